@@ -1,0 +1,65 @@
+"""The `hologram` command line.
+
+Each sub-command lives in its own module with two functions, `register(subparsers)` and `run(args)`, so
+adding a command never touches the others. Errors a user can fix are `HologramError`s: printed to stderr
+with their location and fix, exit code 1, no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from hologram._version import __version__
+from hologram.cli import build_cmd, check_cmd, inspect_cmd
+from hologram.errors import HologramError
+
+COMMANDS = (build_cmd, inspect_cmd, check_cmd)
+
+DESCRIPTION = """\
+Hologram is an agent kernel built from plugins. Plugins declare in TOML manifests the facilities they
+provide and require; `hologram build` resolves them into a locked start-up graph (hologram.lock), and
+`hologram up` launches every plugin the moment what it needs is ready.
+
+First steps:
+  hologram build                 resolve manifests into ./hologram.lock
+  hologram graph --format text   see what starts after what
+  hologram why notes.store       who provides a facility, who needs it
+  hologram check path/to/repo    lint a plugin's manifest (for plugin CI)
+"""
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hologram",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Run `hologram COMMAND --help` for a command's options and examples. Docs: docs/",
+    )
+    parser.add_argument("--version", action="version", version=f"hologram {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMANDS:
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    try:
+        code: int = args.run(args)
+    except HologramError as exc:
+        print(exc.render(), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

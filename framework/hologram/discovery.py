@@ -1,0 +1,120 @@
+"""Find plugin manifests: built-ins, installed distributions, and directories the user names.
+
+Third-party plugins are ordinary Python distributions that declare an entry point in the group
+`hologram.plugins`. The entry point's value names the package that holds the manifest
+(`hologram_weather` → `hologram_weather/plugin.toml`) or a file inside it
+(`hologram_weather:manifests/weather.toml`). We locate the package with `importlib.util.find_spec`, which
+does not execute it: building the lock must never run third-party code.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+
+from hologram.errors import HologramError, Problem
+from hologram.manifest import LoadedManifest, load_manifest
+
+ENTRY_POINT_GROUP = "hologram.plugins"
+DEFAULT_MANIFEST_FILE = "plugin.toml"
+
+
+def builtin_manifest_dir() -> Path:
+    """Built-in manifests: inside the installed wheel, or `manifests/` of a source checkout."""
+    package_dir = Path(__file__).resolve().parent
+    installed = package_dir / "_builtin_manifests"
+    if installed.is_dir():
+        return installed
+    return package_dir.parent.parent / "manifests"
+
+
+@dataclass
+class Discovery:
+    """What was found, plus problems with third-party sources that were skipped (not fatal by default)."""
+
+    manifests: list[LoadedManifest] = field(default_factory=list)
+    skipped: list[Problem] = field(default_factory=list)
+
+
+def _manifest_files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.glob("*.toml") if p.is_file())
+
+
+def _entry_point_manifest(ep: EntryPoint) -> Path:
+    package, _, relative = ep.value.partition(":")
+    package = package.strip()
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError) as exc:
+        raise HologramError(Problem(f"cannot locate package {package!r}: {exc}")) from None
+    if spec is None or not spec.submodule_search_locations:
+        raise HologramError(
+            Problem(
+                f"entry point {ep.name!r} names {package!r}, which is not an installed package",
+                hint="the entry point's value must be the package that holds plugin.toml",
+            )
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / (relative.strip() or DEFAULT_MANIFEST_FILE)
+    if not path.is_file():
+        raise HologramError(
+            Problem(f"entry point {ep.name!r}: no manifest at {path}", hint="ship plugin.toml in the package")
+        )
+    return path
+
+
+def _from_entry_points(found: Discovery, strict: bool, eps: Iterable[EntryPoint]) -> None:
+    for ep in sorted(eps, key=lambda e: (e.name, e.value)):
+        dist = ep.dist.name if ep.dist is not None else "unknown distribution"
+        try:
+            path = _entry_point_manifest(ep)
+            found.manifests.append(load_manifest(path, source=f"entry-point:{dist}"))
+        except HologramError as exc:
+            problems = [
+                Problem(
+                    f"plugin from {dist} (entry point {ep.name!r}) skipped: {p.message}",
+                    file=p.file,
+                    line=p.line,
+                    key=p.key,
+                    hint=p.hint,
+                )
+                for p in exc.problems
+            ]
+            if strict:
+                raise HologramError(problems) from None
+            found.skipped.extend(problems)
+
+
+def discover(
+    extra_dirs: Sequence[Path] = (),
+    *,
+    builtins: bool = True,
+    installed: bool = True,
+    strict: bool = False,
+) -> Discovery:
+    """Load every manifest from the enabled sources; invalid manifests in named sources are fatal."""
+    found = Discovery()
+    problems: list[Problem] = []
+    directories: list[tuple[Path, str]] = []
+    if builtins:
+        directories.append((builtin_manifest_dir(), "builtin"))
+    directories.extend((Path(d), "path") for d in extra_dirs)
+    for directory, source in directories:
+        if not directory.is_dir():
+            problems.append(Problem("manifest directory does not exist", file=str(directory), hint="check the -m path"))
+            continue
+        for path in _manifest_files(directory):
+            try:
+                found.manifests.append(load_manifest(path, source=source))
+            except HologramError as exc:
+                problems.extend(exc.problems)
+    if installed:
+        try:
+            _from_entry_points(found, strict, entry_points(group=ENTRY_POINT_GROUP))
+        except HologramError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise HologramError(problems)
+    return found

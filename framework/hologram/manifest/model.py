@@ -1,0 +1,250 @@
+"""The plugin manifest: a public contract, so the model is strict and every field is documented.
+
+Unknown keys are errors (`extra="forbid"`) because a typo in a manifest (`require = [...]`) would otherwise
+silently drop a dependency and surface much later as a confusing start-up order.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from packaging.version import InvalidVersion, Version
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from hologram.facility import (
+    KERNEL,
+    NAME_PATTERN,
+    FacilitySyntaxError,
+    Provided,
+    Required,
+    parse_provided,
+    parse_required,
+)
+
+MANIFEST_VERSION = 1
+STAGE_NAMES = (
+    "on_input",
+    "pre_action",
+    "post_action",
+    "before_toolcall",
+    "after_toolcall",
+    "before_output",
+    "after_output",
+)
+TOOL_STAGES = frozenset({"before_toolcall", "after_toolcall"})
+TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class RunSpec(_Strict):
+    """How the plugin runs: exactly one of `module`, `command` or `inproc`."""
+
+    module: str | None = Field(None, description="Python module run as `python -m MODULE` in a separate process.")
+    command: list[str] | None = Field(
+        None, min_length=1, description="Any executable and its arguments, e.g. ['node', 'main.js']."
+    )
+    inproc: str | None = Field(
+        None, description="Python module imported into the kernel process (trusted, hot-path plugins)."
+    )
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables.")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> RunSpec:
+        chosen = [k for k in ("module", "command", "inproc") if getattr(self, k) is not None]
+        if len(chosen) != 1:
+            raise ValueError(
+                f"set exactly one of 'module', 'command' or 'inproc' (found {', '.join(chosen) if chosen else 'none'})"
+            )
+        return self
+
+    @property
+    def kind(self) -> Literal["module", "command", "inproc"]:
+        if self.module is not None:
+            return "module"
+        return "command" if self.command is not None else "inproc"
+
+
+class PluginInfo(_Strict):
+    name: Annotated[str, Field(pattern=rf"^{NAME_PATTERN}$", max_length=64)] = Field(
+        description="Unique plugin name: lowercase letters, digits, '-' and '_', starting with a letter."
+    )
+    version: str = Field(description="The plugin's version (PEP 440, e.g. '0.1.0').")
+    description: str = Field("", description="One line for humans; does not affect the lock.")
+    run: RunSpec
+
+    @field_validator("name")
+    @classmethod
+    def _not_reserved(cls, name: str) -> str:
+        if name == KERNEL:
+            raise ValueError("'kernel' is reserved for the kernel node; choose another plugin name")
+        return name
+
+    @field_validator("version")
+    @classmethod
+    def _pep440(cls, version: str) -> str:
+        try:
+            Version(version)
+        except InvalidVersion:
+            raise ValueError(f"{version!r} is not a valid version: write e.g. '0.1.0'") from None
+        return version
+
+
+def _check_all(values: list[str], parse: Any) -> list[str]:
+    for text in values:
+        try:
+            parse(text)
+        except FacilitySyntaxError as exc:
+            raise ValueError(str(exc)) from None
+    if len(set(values)) != len(values):
+        dupes = sorted({v for v in values if values.count(v) > 1})
+        raise ValueError(f"listed twice: {', '.join(dupes)}")
+    return values
+
+
+class Facilities(_Strict):
+    provides: list[str] = Field(
+        default_factory=list, description="Facilities this plugin offers: 'name' or 'name@version'."
+    )
+    requires: list[str] = Field(
+        default_factory=list,
+        description="Facilities that must be provided by someone: 'name', 'name@>=1,<2', 'name:plugin'.",
+    )
+    after_if_present: list[str] = Field(
+        default_factory=list, description="Ordering only: start after these if some plugin provides them."
+    )
+
+    @field_validator("provides")
+    @classmethod
+    def _provides(cls, values: list[str]) -> list[str]:
+        _check_all(values, parse_provided)
+        for text in values:
+            if text.split("@")[0].split(".")[0] == KERNEL:
+                raise ValueError(f"{text!r}: facilities under 'kernel.' are provided by the kernel only")
+        return values
+
+    @field_validator("requires", "after_if_present")
+    @classmethod
+    def _requires(cls, values: list[str]) -> list[str]:
+        return _check_all(values, parse_required)
+
+    def provided(self) -> list[Provided]:
+        return [parse_provided(t) for t in self.provides]
+
+    def required(self) -> list[Required]:
+        return [parse_required(t) for t in self.requires]
+
+    def optional(self) -> list[Required]:
+        return [parse_required(t) for t in self.after_if_present]
+
+
+class StageHook(_Strict):
+    order: int = Field(100, description="Lower runs first; ties are broken by plugin name.")
+    scope: Literal["all", "own_tools"] = Field(
+        "all", description="For tool stages: 'own_tools' sees only calls to this plugin's tools."
+    )
+    timeout_s: float = Field(10.0, gt=0, description="A hook slower than this is skipped and recorded.")
+
+
+class Stages(_Strict):
+    on_input: StageHook | None = None
+    pre_action: StageHook | None = None
+    post_action: StageHook | None = None
+    before_toolcall: StageHook | None = None
+    after_toolcall: StageHook | None = None
+    before_output: StageHook | None = None
+    after_output: StageHook | None = None
+
+    @model_validator(mode="after")
+    def _scope_only_on_tool_stages(self) -> Stages:
+        for name in STAGE_NAMES:
+            hook = getattr(self, name)
+            if hook is not None and hook.scope == "own_tools" and name not in TOOL_STAGES:
+                raise ValueError(f"{name}: scope 'own_tools' only applies to before_toolcall and after_toolcall")
+        return self
+
+    def hooked(self) -> dict[str, StageHook]:
+        return {n: h for n in STAGE_NAMES if (h := getattr(self, n)) is not None}
+
+
+class Tool(_Strict):
+    name: Annotated[str, Field(pattern=TOOL_NAME_PATTERN)] = Field(
+        description="Model-visible tool name: letters, digits, '_' and '-', at most 64 characters."
+    )
+    description: str = Field(min_length=1, description="What the tool does, written for the model.")
+    parallel_safe: bool = Field(False, description="True if calls may run concurrently with other parallel-safe calls.")
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}},
+        description="JSON Schema of the arguments; must be of type 'object'.",
+    )
+
+    @field_validator("parameters")
+    @classmethod
+    def _object_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        if schema.get("type") != "object":
+            raise ValueError('the parameters schema must have type = "object"')
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
+        try:
+            Draft202012Validator.check_schema(schema)
+        except SchemaError as exc:
+            raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
+        return schema
+
+
+class Start(_Strict):
+    timeout_s: float = Field(30.0, gt=0, description="Not ready by then: start failed.")
+    restart: Literal["never", "on-failure", "always"] = Field(
+        "on-failure", description="Restart policy after the process exits."
+    )
+
+
+class Manifest(_Strict):
+    """A plugin manifest (`manifests/NAME.toml`)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        json_schema_extra={"$id": "https://hologram.dev/schema/manifest-1.json"},
+        title="Hologram plugin manifest",
+    )
+
+    manifest_version: Literal[1] = Field(1, description="Version of this manifest format; currently 1.")
+    plugin: PluginInfo
+    facilities: Facilities = Field(default_factory=lambda: Facilities())
+    stages: Stages = Field(default_factory=lambda: Stages())
+    tools: list[Tool] = Field(default_factory=list)
+    start: Start = Field(default_factory=lambda: Start())
+    config: dict[str, Any] = Field(
+        default_factory=dict, description="Default configuration handed to the plugin at initialize."
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Manifest:
+        names = [t.name for t in self.tools]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"tools: duplicate tool name(s) {', '.join(dupes)}")
+        offered = {p.name for p in self.facilities.provided()}
+        for req in self.facilities.required():
+            if req.name in offered:
+                raise ValueError(
+                    f"facilities.requires: {str(req)!r} is provided by this plugin itself; "
+                    "a plugin cannot require its own facility"
+                )
+        if self.plugin.run.inproc is not None and self.plugin.run.env:
+            raise ValueError("plugin.run.env cannot be used with inproc plugins (they share the kernel)")
+        return self
+
+
+def relevant_content(manifest: Manifest) -> dict[str, Any]:
+    """The part of a manifest that affects the lock: everything but human-facing descriptions."""
+    data = manifest.model_dump(mode="json", exclude_defaults=False)
+    data["plugin"].pop("description", None)
+    for tool in data["tools"]:
+        tool.pop("description", None)
+    return data

@@ -1,0 +1,1 @@
+"""The built-in plugins shipped with Hologram, one sub-package each."""
