@@ -1,0 +1,156 @@
+"""The provider chain: retry, back off, fall back, cool down, and say what happened.
+
+Policy, by error class (see `errors.py`):
+
+- transient (timeouts, connection errors, 408/409/429/5xx, a stream cut before output): retry the same
+  provider up to ``max_retries`` times, sleeping 1 s, 2 s, 3 s (the last value repeats), or the server's
+  Retry-After when it sent one, capped at ``retry_after_cap``; then fall back to the next provider;
+- 401/402/403: fall back at once and cool the provider down for ``cooldown_s`` (skipped until then);
+- 400/422: raise at once with the vendor's message: the request is wrong and would be wrong everywhere;
+  a context-length 400 is a `ContextOverflowError` so the memory layer can prune and call again;
+- anything after output reached the caller: `StreamInterruptedError`, no retry, no fallback.
+
+``sleep`` and ``clock`` are injectable so tests assert the waits without waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+
+import httpx
+import pluggy
+
+from hologram.llm.adapters import known_kinds, make_adapter_manager
+from hologram.llm.client import OnDelta, ProviderClient
+from hologram.llm.errors import (
+    AllProvidersFailed,
+    LLMConfigError,
+    LLMError,
+    ProviderAuthError,
+    ProviderError,
+    RequestRejectedError,
+    StreamInterruptedError,
+    TransientProviderError,
+)
+from hologram.llm.settings import ProviderSettings
+from hologram.llm.types import ChatRequest, ChatResult, Delta, Done, StreamEvent
+
+DEFAULT_BACKOFF = (1.0, 2.0, 3.0)
+
+
+class ProviderChain:
+    """Providers tried in order. Safe to share between concurrent turns (no per-call state is kept)."""
+
+    def __init__(
+        self,
+        providers: Sequence[ProviderSettings],
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        plugin_manager: pluggy.PluginManager | None = None,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        backoff: Sequence[float] = DEFAULT_BACKOFF,
+        retry_after_cap: float = 30.0,
+        cooldown_s: float = 300.0,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        if not providers:
+            raise LLMConfigError("no LLM provider configured")
+        names = [p.name for p in providers]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise LLMConfigError(f"duplicate provider names: {', '.join(duplicates)}")
+        self._pm = plugin_manager or make_adapter_manager()
+        kinds = known_kinds(self._pm)
+        for p in providers:
+            if p.kind not in kinds:
+                raise LLMConfigError(f"{p.name}: unknown provider kind {p.kind!r} (known: {', '.join(sorted(kinds))})")
+        if not backoff:
+            raise LLMConfigError("backoff needs at least one value")
+        self._http = httpx.AsyncClient(transport=transport)
+        self._clients = [ProviderClient(p, self._pm, self._http, env) for p in providers]
+        self._sleep = sleep
+        self._clock = clock
+        self._backoff = tuple(backoff)
+        self._retry_after_cap = retry_after_cap
+        self._cooldown_s = cooldown_s
+        self._cooling: dict[str, tuple[float, ProviderError]] = {}
+
+    @property
+    def providers(self) -> list[ProviderSettings]:
+        return [c.settings for c in self._clients]
+
+    def cooling_down(self) -> dict[str, float]:
+        """Seconds left of each provider's cooldown."""
+        now = self._clock()
+        return {name: until - now for name, (until, _) in self._cooling.items() if until > now}
+
+    def _delay(self, attempt: int, err: TransientProviderError) -> float:
+        if err.retry_after is not None:
+            return min(err.retry_after, self._retry_after_cap)
+        return self._backoff[min(attempt, len(self._backoff) - 1)]
+
+    async def _try_provider(self, client: ProviderClient, request: ChatRequest, on_delta: OnDelta | None) -> ChatResult:
+        attempt = 0
+        while True:
+            try:
+                return await client.complete(request, on_delta)
+            except TransientProviderError as err:
+                if attempt >= client.settings.max_retries:
+                    raise
+                await self._sleep(self._delay(attempt, err))
+                attempt += 1
+
+    async def complete(self, request: ChatRequest, on_delta: OnDelta | None = None) -> ChatResult:
+        """One chat completion; ``on_delta`` receives content and reasoning pieces as they stream."""
+        attempts: list[tuple[str, LLMError]] = []
+        for client in self._clients:
+            name = client.settings.name
+            cooling = self._cooling.get(name)
+            if cooling is not None and cooling[0] > self._clock():
+                left = cooling[0] - self._clock()
+                attempts.append((name, LLMError(f"skipped, cooling down for {left:.0f}s after: {cooling[1]}")))
+                continue
+            try:
+                return await self._try_provider(client, request, on_delta)
+            except (RequestRejectedError, StreamInterruptedError):
+                raise
+            except ProviderAuthError as err:
+                self._cooling[name] = (self._clock() + self._cooldown_s, err)
+                attempts.append((name, err))
+            except (ProviderError, LLMConfigError) as err:
+                attempts.append((name, err))
+        raise AllProvidersFailed(attempts, len(self._clients))
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        """`complete` as an async iterator: `Delta` events, then one `Done` with the result."""
+        queue: asyncio.Queue[Delta | None] = asyncio.Queue()
+
+        async def run() -> ChatResult:
+            try:
+                return await self.complete(request, queue.put)
+            finally:
+                queue.put_nowait(None)
+
+        task = asyncio.ensure_future(run())
+        try:
+            while (delta := await queue.get()) is not None:
+                yield delta
+            yield Done(await task)
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> ProviderChain:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

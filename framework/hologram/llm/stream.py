@@ -1,0 +1,95 @@
+"""Server-sent events and the accumulation of streamed deltas into one result.
+
+Tool-call deltas are keyed by ``index`` as OpenAI specifies, *and* by ``id``: some OpenAI-compatible
+servers send every call with index 0, and keying by index alone then glues two calls into one with
+concatenated arguments. A delta that carries an ``id`` we have not seen starts a new call even if its
+index is taken; a delta without an id continues the call most recently started at its index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from hologram.llm.types import ToolCall, Usage
+
+
+async def sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
+    """The ``data`` payloads of an SSE stream (multi-line data joined by newlines, comments skipped)."""
+    buf: list[str] = []
+    async for line in lines:
+        if line == "":
+            if buf:
+                yield "\n".join(buf)
+                buf = []
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        if name == "data":
+            buf.append(value[1:] if value.startswith(" ") else value)
+    if buf:
+        yield "\n".join(buf)
+
+
+@dataclass
+class _CallBuf:
+    id: str
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+@dataclass
+class StreamAccumulator:
+    """Everything one streamed response has said so far. One per call, never reused."""
+
+    content: list[str] = field(default_factory=list)
+    reasoning: list[str] | None = None
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    model: str = ""
+    done: bool = False
+    _calls: list[_CallBuf] = field(default_factory=list)
+    _by_id: dict[str, _CallBuf] = field(default_factory=dict)
+    _by_index: dict[int, _CallBuf] = field(default_factory=dict)
+
+    def add_content(self, text: str) -> None:
+        self.content.append(text)
+
+    def add_reasoning(self, text: str) -> None:
+        if self.reasoning is None:
+            self.reasoning = []
+        self.reasoning.append(text)
+
+    def add_tool_delta(self, index: int, call_id: str | None, name: str | None, arguments: str | None) -> None:
+        buf: _CallBuf | None
+        if call_id:
+            buf = self._by_id.get(call_id)
+            if buf is None:
+                buf = _CallBuf(call_id)
+                self._by_id[call_id] = buf
+                self._calls.append(buf)
+            self._by_index[index] = buf
+        else:
+            buf = self._by_index.get(index)
+            if buf is None:  # a server that never sends ids: index is all we have
+                buf = _CallBuf("")
+                self._by_index[index] = buf
+                self._calls.append(buf)
+        if name and not buf.name:
+            buf.name = name
+        if arguments:
+            buf.arguments.append(arguments)
+
+    @property
+    def has_output(self) -> bool:
+        return bool(self.content) or bool(self.reasoning) or bool(self._calls)
+
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        return tuple(ToolCall(c.id, c.name, "".join(c.arguments)) for c in self._calls)
+
+    def text(self) -> str:
+        return "".join(self.content)
+
+    def reasoning_text(self) -> str | None:
+        return None if self.reasoning is None else "".join(self.reasoning)

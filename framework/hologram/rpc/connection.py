@@ -1,0 +1,310 @@
+"""A symmetric JSON-RPC 2.0 connection over a pair of byte streams (one JSON object per line).
+
+The same class runs on both sides: the kernel wraps a child's stdout/stdin, a plugin wraps its own
+stdin/stdout. Both sides may send requests at any time and many may be in flight in each direction; they
+are matched by id. The read loop (`serve`) is the only reader and never raises because of what the peer
+sent: garbage is counted, reported and answered where JSON-RPC says so, and reading goes on. A plugin
+printing junk must cost the kernel a log line, not a crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from .errors import (
+    INTERNAL_ERROR,
+    MESSAGE_TOO_LARGE,
+    METHOD_NOT_FOUND,
+    ConnectionClosed,
+    RequestTimeout,
+    RpcError,
+)
+from .framing import (
+    DEFAULT_MAX_LINE,
+    LineSplitter,
+    Malformed,
+    Request,
+    RequestId,
+    Response,
+    encode,
+    excerpt,
+    parse_line,
+)
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Any], Awaitable[Any]]
+MalformedCallback = Callable[[str, str], None]
+
+READ_CHUNK = 256 * 1024
+_FORGET_TIMED_OUT = 1024  # ids of timed-out requests remembered, so late answers are not "garbage"
+
+
+def _structured(params: Any) -> Any:
+    """JSON-RPC params are by-name (object) or by-position (array); a bare value is a caller bug."""
+    if not isinstance(params, (dict, list, tuple)):
+        raise TypeError(f"params must be a dict or a list, not {type(params).__name__}")
+    return params
+
+
+class ByteReader(Protocol):
+    """What `serve` needs from the input side; `asyncio.StreamReader` fits."""
+
+    async def read(self, n: int = -1) -> bytes: ...
+
+
+class ByteWriter(Protocol):
+    """What the connection needs from the output side; `asyncio.StreamWriter` fits."""
+
+    def write(self, data: bytes) -> None: ...
+
+    async def drain(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def is_closing(self) -> bool: ...
+
+
+class Connection:
+    """One JSON-RPC peer. Register handlers, run `serve()` as a task, then `request`/`notify`.
+
+    Handlers are `async def handler(params) -> result`; `params` is the JSON value as sent (dict, list or
+    None). Each incoming request runs in its own task, so a handler may itself call back into the peer.
+    """
+
+    def __init__(
+        self,
+        reader: ByteReader,
+        writer: ByteWriter,
+        *,
+        name: str,
+        max_line: int = DEFAULT_MAX_LINE,
+        on_malformed: MalformedCallback | None = None,
+    ) -> None:
+        self.name = name
+        self.max_line = max_line
+        self.malformed_count = 0
+        self.peer_error_count = 0  # error responses with id null: the peer says *we* sent garbage
+        self._reader = reader
+        self._writer = writer
+        self._on_malformed = on_malformed
+        self._handlers: dict[str, Handler] = {}
+        self._pending: dict[RequestId, asyncio.Future[Any]] = {}
+        self._timed_out: collections.deque[RequestId] = collections.deque(maxlen=_FORGET_TIMED_OUT)
+        self._ids = itertools.count(1)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    # -- public API -------------------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def pending_count(self) -> int:
+        """Outgoing requests still waiting for an answer."""
+        return len(self._pending)
+
+    def register(self, method: str, handler: Handler) -> None:
+        """Route incoming `method` (request or notification) to `handler`. Re-registering replaces."""
+        self._handlers[method] = handler
+
+    async def request(self, method: str, params: Any = None, timeout: float | None = None) -> Any:
+        """Send a request and wait for its result. Raises RpcError, RequestTimeout or ConnectionClosed."""
+        if self._closed:
+            raise ConnectionClosed(f"{self.name}: connection closed")
+        msg_id = next(self._ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+        if params is not None:
+            message["params"] = _structured(params)
+        line = self._encode_checked(message)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[msg_id] = future
+        try:
+            await self._send(line)
+            if timeout is None:
+                return await future
+            try:
+                return await asyncio.wait_for(future, timeout)
+            except asyncio.TimeoutError:
+                self._timed_out.append(msg_id)
+                raise RequestTimeout(f"{self.name}: {method} got no answer within {timeout} s") from None
+        finally:
+            self._pending.pop(msg_id, None)
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification (no answer). Awaits only for write backpressure."""
+        if self._closed:
+            raise ConnectionClosed(f"{self.name}: connection closed")
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = _structured(params)
+        await self._send(self._encode_checked(message))
+
+    async def serve(self) -> None:
+        """Read and dispatch until EOF. Never raises for bad input; on EOF pending requests fail."""
+        splitter = LineSplitter(self.max_line, self._oversized)
+        try:
+            while True:
+                try:
+                    chunk = await self._reader.read(READ_CHUNK)
+                except (ConnectionError, OSError) as exc:
+                    log.debug("%s: read failed: %s", self.name, exc)
+                    break
+                if not chunk:
+                    break
+                for line in splitter.feed(chunk):
+                    self._dispatch(line)
+        finally:
+            self._fail_pending(ConnectionClosed(f"{self.name}: peer closed the connection"))
+
+    def close(self) -> None:
+        """Stop: fail pending requests, cancel running handlers, close the writer. Idempotent."""
+        if self._closed:
+            return
+        self._fail_pending(ConnectionClosed(f"{self.name}: connection closed"))
+        for task in list(self._tasks):
+            task.cancel()
+        with contextlib.suppress(Exception):
+            self._writer.close()
+
+    # -- internals --------------------------------------------------------------------------------------
+
+    def _encode_checked(self, message: dict[str, Any]) -> bytes:
+        line = encode(message)
+        if len(line) > self.max_line:
+            raise RpcError(
+                MESSAGE_TOO_LARGE,
+                f"message of {len(line)} bytes exceeds the {self.max_line}-byte line limit; "
+                "send bulk data through the arena",
+            )
+        return line
+
+    async def _send(self, line: bytes) -> None:
+        if self._writer.is_closing():
+            raise ConnectionClosed(f"{self.name}: connection closed")
+        try:
+            self._writer.write(line)  # one write per message: lines never interleave
+            await self._writer.drain()
+        except (ConnectionError, RuntimeError, OSError) as exc:
+            raise ConnectionClosed(f"{self.name}: write failed: {exc}") from exc
+
+    def _fail_pending(self, exc: ConnectionClosed) -> None:
+        self._closed = True
+        pending, self._pending = self._pending, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(exc)
+
+    def _report(self, line: bytes | bytearray, reason: str) -> None:
+        self.malformed_count += 1
+        text = excerpt(line)
+        log.warning("%s: malformed input (%s): %s", self.name, reason, text)
+        if self._on_malformed is not None:
+            try:
+                self._on_malformed(text, reason)
+            except Exception:  # a broken callback must not stop the read loop
+                log.exception("%s: on_malformed callback failed", self.name)
+
+    def _oversized(self, head: bytes) -> None:
+        reason = f"line exceeds {self.max_line} bytes"
+        self._report(head, reason)
+        self._spawn(self._reply_error(None, RpcError(MESSAGE_TOO_LARGE, reason, {"limit": self.max_line})))
+
+    def _dispatch(self, line: bytearray) -> None:
+        message = parse_line(line)
+        if message is None:
+            return
+        if isinstance(message, Response):
+            self._on_response(line, message)
+        elif isinstance(message, Request):
+            self._on_request(message)
+        else:
+            self._on_bad(line, message)
+
+    def _on_bad(self, line: bytearray, message: Malformed) -> None:
+        self._report(line, message.reason)
+        if message.reply is not None:
+            self._spawn(self._reply_error(message.id, message.reply))
+
+    def _on_response(self, line: bytearray, response: Response) -> None:
+        future = self._pending.pop(response.id, None)
+        if future is None:
+            if response.id is None and response.error is not None:
+                self.peer_error_count += 1
+                log.warning("%s: peer reported an error with our output: %s", self.name, response.error)
+            elif response.id not in self._timed_out:
+                self._report(line, f"response to unknown id {response.id!r}")
+            return
+        if future.done():  # cancelled by the caller meanwhile
+            return
+        if response.error is not None:
+            future.set_exception(response.error)
+        else:
+            future.set_result(response.result)
+
+    def _on_request(self, request: Request) -> None:
+        handler = self._handlers.get(request.method)
+        if handler is None:
+            if not request.is_notification:
+                error = RpcError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+                self._spawn(self._reply_error(request.id, error))
+            else:
+                log.debug("%s: no handler for notification %s", self.name, request.method)
+            return
+        self._spawn(self._run_handler(handler, request))
+
+    def _spawn(self, coro: Awaitable[None]) -> None:
+        task: asyncio.Task[None] = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run_handler(self, handler: Handler, request: Request) -> None:
+        try:
+            result = await handler(request.params)
+        except RpcError as exc:
+            error = exc
+        except asyncio.CancelledError:
+            if request.is_notification or self._closed:
+                raise
+            error = RpcError(INTERNAL_ERROR, "request cancelled")
+        except Exception as exc:
+            log.exception("%s: handler for %s failed", self.name, request.method)
+            error = RpcError(INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+        else:
+            if request.is_notification:
+                return
+            try:
+                line = self._encode_checked({"jsonrpc": "2.0", "id": request.id, "result": result})
+            except RpcError as exc:
+                error = exc
+            except (TypeError, ValueError) as exc:
+                error = RpcError(INTERNAL_ERROR, f"result is not JSON-serialisable: {exc}")
+            else:
+                await self._send_quietly(line)
+                return
+        if request.is_notification:
+            log.warning("%s: notification handler %s failed: %s", self.name, request.method, error)
+            return
+        await self._reply_error(request.id, error)
+
+    async def _reply_error(self, msg_id: RequestId, error: RpcError) -> None:
+        try:
+            line = self._encode_checked({"jsonrpc": "2.0", "id": msg_id, "error": error.to_json()})
+        except (RpcError, TypeError, ValueError):
+            line = encode({"jsonrpc": "2.0", "id": msg_id, "error": {"code": error.code, "message": error.message}})
+        await self._send_quietly(line)
+
+    async def _send_quietly(self, line: bytes) -> None:
+        """Answers to a peer that went away are dropped: there is nobody left to tell."""
+        try:
+            await self._send(line)
+        except ConnectionClosed as exc:
+            log.debug("%s: dropping answer: %s", self.name, exc)

@@ -1,0 +1,86 @@
+"""Error codes and exception types of the plugin protocol.
+
+One module so that the kernel, the SDK and plugins written against the documentation agree on the numbers.
+JSON-RPC reserves -32768..-32000; within that, -32099..-32000 is "implementation-defined server errors",
+which is where Hologram's own protocol-level codes live. Plugins that want their own application errors use
+codes >= 1 (positive), so they can never collide with the protocol.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Standard JSON-RPC 2.0 codes.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+# Hologram protocol codes, range -32099..-32000. Unassigned codes in this range are reserved.
+APPLICATION_ERROR = -32000  # a handler failed on purpose (tool error, hook denied …); message says why
+VERSION_MISMATCH = -32001  # initialize: protocol versions are incompatible
+NOT_READY = -32002  # the facility/tool/stage is unknown or its provider is not ready
+SHUTTING_DOWN = -32003  # the peer is stopping and accepts no new work
+BAD_REF = -32004  # an arena reference is out of bounds, unknown or already freed
+MESSAGE_TOO_LARGE = -32005  # a control line exceeded the peer's line limit
+TIMEOUT = -32006  # the callee gave up waiting on something it depends on
+
+HOLOGRAM_CODE_MIN = -32099
+HOLOGRAM_CODE_MAX = -32000
+
+
+class RpcError(Exception):
+    """An error that travels over the wire as a JSON-RPC error object.
+
+    Raise it from a handler to answer with exactly this code/message/data; `Connection.request` raises it
+    when the peer answers with an error.
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_json(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    def __repr__(self) -> str:
+        return f"RpcError({self.code}, {self.message!r}, data={self.data!r})"
+
+    def __str__(self) -> str:
+        return f"[{self.code}] {self.message}"
+
+
+class ConnectionClosed(ConnectionError):
+    """The connection ended (EOF, broken pipe or `close()`); pending and new requests fail with this."""
+
+
+class RequestTimeout(TimeoutError):
+    """`Connection.request(..., timeout=…)` got no answer in time. The late answer, if any, is dropped."""
+
+
+class ArenaError(Exception):
+    """A misuse of an arena: bad reference, double free, writing to a read-only mapping."""
+
+
+class BadRef(ArenaError):
+    """A reference that does not point inside the arena (or at a live allocation, for the owner)."""
+
+
+class ArenaFull(ArenaError):
+    """No free region is large enough. Callers fall back to inline (base64) data on the control line."""
+
+    def __init__(self, needed: int, free: int, largest: int) -> None:
+        super().__init__(f"arena full: need {needed} bytes, {free} free in total, largest free region {largest} bytes")
+        self.needed = needed
+        self.free = free
+        self.largest = largest
+
+
+class RingError(Exception):
+    """The event ring was misused (record larger than the ring allows, bad layout when attaching)."""

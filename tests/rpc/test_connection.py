@@ -1,0 +1,196 @@
+"""JSON-RPC over a real child process's stdin/stdout (fork/exec, asyncio on both sides)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from typing import Any
+
+import pytest
+
+from hologram.rpc import (
+    APPLICATION_ERROR,
+    INTERNAL_ERROR,
+    MESSAGE_TOO_LARGE,
+    METHOD_NOT_FOUND,
+    ConnectionClosed,
+    RequestTimeout,
+    RpcError,
+)
+
+from .helpers import run, spawn_child
+
+pytestmark = pytest.mark.slow
+
+
+def test_round_trip_and_clean_exit_on_stdin_close() -> None:
+    async def main() -> int:
+        async with spawn_child() as child:
+            params = {"text": "héllo\nworld ✓", "n": [1, 2.5, None, True], "nested": {"a": {"b": []}}}
+            assert await child.conn.request("echo", params) == params
+            assert await child.conn.request("echo", [1, 2]) == [1, 2]
+            assert await child.conn.request("echo") is None
+            with pytest.raises(TypeError):
+                await child.conn.request("echo", "bare")
+            proc = child.proc
+        return await proc.wait()
+
+    assert run(main()) == 0  # the child saw EOF on stdin, its serve() returned, it exited cleanly
+
+
+def test_concurrent_requests_are_matched_by_id() -> None:
+    async def main() -> None:
+        async with spawn_child() as child:
+            n = 20
+            # later requests finish first, so answers come back in reverse order
+            start = time.monotonic()
+            results = await asyncio.gather(
+                *(child.conn.request("sleep", {"s": 0.05 + 0.01 * (n - i), "value": i}) for i in range(n))
+            )
+            elapsed = time.monotonic() - start
+            assert results == list(range(n))
+            assert await child.conn.request("max_active") == n  # the child really ran them all at once
+            assert elapsed < 0.05 + 0.01 * n + 1.0
+
+    run(main())
+
+
+def test_requests_in_both_directions_at_once() -> None:
+    async def main() -> None:
+        async with spawn_child() as child:
+            active = 0
+            peak = 0
+
+            async def add(params: Any) -> Any:
+                nonlocal active, peak
+                active += 1
+                peak = max(peak, active)
+                await asyncio.sleep(0.05)
+                active -= 1
+                return params["a"] + params["b"]
+
+            child.conn.register("parent/add", add)
+            calls = [
+                child.conn.request("call_back", {"method": "parent/add", "params": {"a": i, "b": 100}})
+                for i in range(10)
+            ]
+            assert await asyncio.gather(*calls) == [i + 100 for i in range(10)]
+            assert peak == 10  # the child's nested requests overlapped in the kernel's handlers
+
+    run(main())
+
+
+def test_handler_errors_become_error_responses_and_the_connection_lives() -> None:
+    async def main() -> None:
+        async with spawn_child() as child:
+            with pytest.raises(RpcError) as rpc_err:
+                await child.conn.request("fail", {"kind": "rpc"})
+            assert (rpc_err.value.code, rpc_err.value.message) == (APPLICATION_ERROR, "tool said no")
+            assert rpc_err.value.data == {"why": "test"}
+            with pytest.raises(RpcError) as internal:
+                await child.conn.request("fail", {"kind": "other"})
+            assert internal.value.code == INTERNAL_ERROR and "ValueError: boom" in internal.value.message
+            with pytest.raises(RpcError) as missing:
+                await child.conn.request("no/such/method")
+            assert missing.value.code == METHOD_NOT_FOUND
+
+            async def unserialisable(params: Any) -> Any:
+                return object()
+
+            child.conn.register("parent/bad", unserialisable)
+            with pytest.raises(RpcError) as bad:
+                await child.conn.request("call_back", {"method": "parent/bad"})
+            assert bad.value.code == INTERNAL_ERROR and "not JSON-serialisable" in bad.value.message
+            assert await child.conn.request("echo", ["still alive"]) == ["still alive"]
+
+    run(main())
+
+
+GARBAGE = [
+    "garbage\n",
+    '{"jsonrpc":"2.0","id":\n',  # half JSON
+    '{"jsonrpc":"1.0","method":"x","id":5}\n',  # wrong version
+    '{"jsonrpc":"2.0","id":999999,"result":1}\n',  # answer to a request never sent
+    "[1,2]\n",  # batch
+    "\xff\xfe\n",  # not UTF-8
+]
+
+
+def test_garbage_from_the_child_is_counted_and_reading_continues() -> None:
+    async def main() -> None:
+        async with spawn_child() as child:
+            assert await child.conn.request("raw", {"data": "".join(GARBAGE)}) == "ok"
+            assert child.conn.malformed_count == len(GARBAGE)
+            reasons = [reason for _, reason in child.malformed]
+            assert any(r.startswith("not JSON") for r in reasons)
+            assert any("jsonrpc must be '2.0'" in r for r in reasons)
+            assert any("unknown id 999999" in r for r in reasons)
+            assert any("batch" in r for r in reasons)
+            assert child.malformed[0][0] == "garbage"
+            assert await child.conn.request("echo", [1]) == [1]
+
+    run(main())
+
+
+def test_garbage_to_the_child_is_answered_with_parse_errors() -> None:
+    async def main() -> None:
+        async with spawn_child() as child:
+            child.stdin.write(b"not json\n{half\n")
+            assert await child.conn.request("echo", ["x"]) == ["x"]
+            assert (await child.conn.request("stats"))["malformed"] == 2
+            # the child answered each parse error with an id-null error: we count them, not as garbage
+            assert child.conn.peer_error_count == 2
+            assert child.conn.malformed_count == 0
+
+    run(main())
+
+
+def test_oversized_lines_are_dropped_in_both_directions() -> None:
+    async def main() -> None:
+        async with spawn_child(max_line=1024 * 1024) as child:
+            # child → kernel: 2 MiB line against a 1 MiB limit
+            assert await child.conn.request("raw", {"data": "x", "repeat": 2 * 1024 * 1024, "tail": "\n"}) == "ok"
+            assert child.conn.malformed_count == 1
+            assert "exceeds" in child.malformed[0][1]
+            # kernel → child: a 17 MiB line against the child's default 16 MiB limit
+            child.stdin.write(b"y" * (17 * 1024 * 1024) + b"\n")
+            assert await child.conn.request("echo", ["after"]) == ["after"]
+            assert (await child.conn.request("stats"))["malformed"] == 1
+            assert child.conn.peer_error_count == 1
+            # our own oversized message is refused before it is sent
+            with pytest.raises(RpcError) as too_big:
+                await child.conn.request("echo", ["z" * (2 * 1024 * 1024)])
+            assert too_big.value.code == MESSAGE_TOO_LARGE
+            assert await child.conn.request("echo", ["still fine"]) == ["still fine"]
+
+    run(main(), timeout=60)
+
+
+def test_eof_fails_pending_requests() -> None:
+    # a "plugin" that reads one request and exits without answering
+    silent = [sys.executable, "-c", "import sys; sys.stdin.readline()"]
+
+    async def main() -> None:
+        async with spawn_child(argv=silent) as child:
+            with pytest.raises(ConnectionClosed):
+                await child.conn.request("echo", [1], timeout=10)
+            await asyncio.wait_for(child.serve, 5)  # serve() returned normally on EOF
+            assert child.conn.closed and child.conn.pending_count == 0
+            with pytest.raises(ConnectionClosed):
+                await child.conn.request("echo", [2])
+
+    run(main())
+
+
+def test_timeout_and_late_answer_is_not_garbage() -> None:
+    async def main() -> None:
+        async with spawn_child() as child:
+            with pytest.raises(RequestTimeout):
+                await child.conn.request("sleep", {"s": 0.3, "value": 1}, timeout=0.05)
+            assert child.conn.pending_count == 0
+            await asyncio.sleep(0.5)  # the late answer arrives meanwhile
+            assert await child.conn.request("echo", [2]) == [2]
+            assert child.conn.malformed_count == 0
+
+    run(main())
