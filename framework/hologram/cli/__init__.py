@@ -12,10 +12,10 @@ import sys
 from collections.abc import Sequence
 
 from hologram._version import __version__
-from hologram.cli import build_cmd, check_cmd, inspect_cmd
+from hologram.cli import build_cmd, check_cmd, inspect_cmd, status_cmd, up_cmd
 from hologram.errors import HologramError
 
-COMMANDS = (build_cmd, inspect_cmd, check_cmd)
+COMMANDS = (build_cmd, up_cmd, status_cmd, inspect_cmd, check_cmd)
 
 DESCRIPTION = """\
 Hologram is an agent kernel built from plugins. Plugins declare in TOML manifests the facilities they
@@ -24,6 +24,8 @@ provide and require; `hologram build` resolves them into a locked start-up graph
 
 First steps:
   hologram build                 resolve manifests into ./hologram.lock
+  hologram up                    start the kernel and the plugins (Ctrl-C stops)
+  hologram status                what runs, what waits, and why
   hologram graph --format text   see what starts after what
   hologram why notes.store       who provides a facility, who needs it
   hologram check path/to/repo    lint a plugin's manifest (for plugin CI)

@@ -3,7 +3,6 @@
 from hologram.manifest.load import LoadedManifest, content_hash, load_manifest, parse_manifest
 from hologram.manifest.model import (
     MANIFEST_VERSION,
-    STAGE_NAMES,
     TOOL_STAGES,
     Facilities,
     Manifest,
@@ -16,6 +15,7 @@ from hologram.manifest.model import (
     relevant_content,
 )
 from hologram.manifest.schema import manifest_json_schema, manifest_json_schema_text
+from hologram.protocol import STAGE_NAMES
 
 __all__ = [
     "MANIFEST_VERSION",

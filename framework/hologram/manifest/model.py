@@ -20,17 +20,9 @@ from hologram.facility import (
     parse_provided,
     parse_required,
 )
+from hologram.protocol import STAGE_NAMES
 
 MANIFEST_VERSION = 1
-STAGE_NAMES = (
-    "on_input",
-    "pre_action",
-    "post_action",
-    "before_toolcall",
-    "after_toolcall",
-    "before_output",
-    "after_output",
-)
 TOOL_STAGES = frozenset({"before_toolcall", "after_toolcall"})
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 

@@ -1,0 +1,256 @@
+"""`hologram ask` and `hologram chat`: talk to the running kernel's agent, with the answer streamed.
+
+The client speaks the control socket's JSON-RPC with the kernel's own `Connection` class: it sends ``ask``
+and, until the answer comes, prints ``turn/delta`` notifications as they arrive and answers
+``turn/approval`` requests by asking the person at the terminal. Ctrl-C during a turn sends
+``turn/cancel``: the kernel stops the turn and closes its open tool calls, so the session stays valid.
+
+Reasoning is printed dimmed on a terminal; when stdout is not a terminal it goes to stderr, so
+``hologram ask "…" > answer.txt`` captures the answer alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from hologram.cli._common import command_parser
+from hologram.cli.up_cmd import add_data_option
+from hologram.errors import HologramError, Problem
+from hologram.rpc import Connection, ConnectionClosed, RpcError
+from hologram.supervisor.control import check_socket_path, socket_path
+
+DIM, RESET = "\x1b[2m", "\x1b[0m"
+
+ASK_DETAILS = """\
+Sends TEXT to the agent of the kernel running with this data directory (start it with `hologram up`) and
+streams the answer. Without --session a new session is started; its id is printed on stderr at the end,
+pass it to --session to continue the conversation.
+
+examples:
+  hologram ask "what is in my notes about paris?"
+  hologram ask --session 3f2a9c1d0b7e "and in london?"
+  hologram ask "summarise" > summary.txt          reasoning goes to stderr when stdout is a file
+"""
+
+CHAT_DETAILS = """\
+An interactive conversation with the agent. Ctrl-C while the agent works cancels that turn (the session
+stays valid); Ctrl-C or Ctrl-D at the prompt leaves. Tool calls that need approval ask you here.
+
+examples:
+  hologram chat
+  hologram chat --session 3f2a9c1d0b7e            continue an earlier session
+"""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    ask = command_parser(subparsers, "ask", "ask the running kernel's agent one question", ASK_DETAILS)
+    add_data_option(ask)
+    ask.add_argument("--session", metavar="ID", help="continue this session (default: a new one)")
+    ask.add_argument("--no-reasoning", action="store_true", help="do not print the model's reasoning")
+    ask.add_argument("--json", action="store_true", help="print the final result as JSON instead of streaming")
+    ask.add_argument("text", nargs="+", metavar="TEXT", help="what to ask")
+    ask.set_defaults(run=run_ask)
+
+    chat = command_parser(subparsers, "chat", "talk with the running kernel's agent", CHAT_DETAILS)
+    add_data_option(chat)
+    chat.add_argument("--session", metavar="ID", help="continue this session (default: a new one)")
+    chat.add_argument("--no-reasoning", action="store_true", help="do not print the model's reasoning")
+    chat.set_defaults(run=run_chat)
+
+
+class Printer:
+    """Streams deltas: reasoning dimmed (or on stderr), then the answer."""
+
+    def __init__(self, out: TextIO, err: TextIO, *, reasoning: bool, quiet: bool = False) -> None:
+        self.out, self.err = out, err
+        self.reasoning = reasoning
+        self.quiet = quiet
+        self.tty = out.isatty()
+        self.mode = ""  # "", "reasoning" or "content": what was printed last
+        self.streamed = ""  # content of the current step as streamed
+
+    def delta(self, kind: str, text: str) -> None:
+        if self.quiet:
+            return
+        if kind == "reasoning":
+            if not self.reasoning:
+                return
+            if self.tty:
+                self.out.write(DIM + text + RESET)
+                self.out.flush()
+            else:
+                self.err.write(text)
+                self.err.flush()
+            self.mode = "reasoning"
+            return
+        if self.mode == "reasoning" and self.tty:
+            self.out.write("\n\n")
+        elif self.mode == "reasoning":
+            self.err.write("\n")
+        self.mode = "content"
+        self.streamed += text
+        self.out.write(text)
+        self.out.flush()
+
+    def event(self, event: dict[str, Any]) -> None:
+        if self.quiet:
+            return
+        if event.get("type") == "tool_call":
+            if self.streamed:
+                self.out.write("\n")
+            self.streamed = ""  # the final answer is what the last step streams
+            args = json.dumps(event.get("arguments"), ensure_ascii=False)
+            line = f"[tool {event.get('name')} {args[:200]}]"
+            self.err.write((DIM + line + RESET if self.err.isatty() else line) + "\n")
+            self.err.flush()
+
+    def finish(self, output: str) -> None:
+        if self.quiet:
+            return
+        # before_output hooks may have reformatted what was streamed: show what was added, or all of it
+        if output.startswith(self.streamed):
+            self.out.write(output[len(self.streamed) :])
+        else:
+            self.out.write(("\n" if self.streamed else "") + output)
+        self.out.write("\n")
+        self.out.flush()
+
+
+async def _connect(data_dir: Path) -> Connection:
+    path = socket_path(data_dir)
+    check_socket_path(path)
+    try:
+        reader, writer = await asyncio.open_unix_connection(str(path))
+    except (FileNotFoundError, ConnectionRefusedError):
+        raise HologramError(
+            Problem(
+                "no kernel is running with this data directory",
+                file=str(path),
+                hint="start one with `hologram up` (or pass the --data directory it uses)",
+            )
+        ) from None
+    return Connection(reader, writer, name="cli")
+
+
+async def _prompt_approval(params: Any, interactive: bool) -> dict[str, Any]:
+    if not interactive or not isinstance(params, dict):
+        return {"approved": False, "reason": "not interactive"}
+    summary = params.get("summary") or f"{params.get('tool')} {json.dumps(params.get('arguments'))}"
+    question = f"\n{params.get('plugin')} asks to run: {summary}\nallow? [y/N] "
+    answer = await asyncio.get_running_loop().run_in_executor(None, _read_line, question)
+    approved = answer.strip().lower() in ("y", "yes")
+    return {"approved": approved, "reason": "approved by the user" if approved else "refused by the user"}
+
+
+def _read_line(question: str) -> str:
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    return sys.stdin.readline()
+
+
+async def one_turn(
+    data_dir: Path, text: str, session: str | None, printer: Printer, *, interactive: bool
+) -> dict[str, Any]:
+    """Run one turn; Ctrl-C cancels it on the kernel's side. Returns the `ask` result."""
+    connection = await _connect(data_dir)
+    state: dict[str, Any] = {"session": session}
+
+    async def started(params: Any) -> None:
+        state["session"] = params.get("session") if isinstance(params, dict) else session
+
+    async def delta(params: Any) -> None:
+        printer.delta(str(params.get("kind")), str(params.get("text", "")))
+
+    async def event(params: Any) -> None:
+        printer.event(params if isinstance(params, dict) else {})
+
+    async def approval(params: Any) -> dict[str, Any]:
+        return await _prompt_approval(params, interactive)
+
+    for method, handler in (
+        ("turn/started", started),
+        ("turn/delta", delta),
+        ("turn/event", event),
+        ("turn/approval", approval),
+    ):
+        connection.register(method, handler)
+    serving = asyncio.ensure_future(connection.serve())
+    loop = asyncio.get_running_loop()
+    cancelled = asyncio.Event()
+    background: set[asyncio.Future[None]] = set()
+
+    def on_sigint() -> None:
+        cancelled.set()
+        if state["session"]:
+            request = connection.request("turn/cancel", {"session": state["session"]})
+            background.add(asyncio.ensure_future(_quiet(request)))
+
+    loop.add_signal_handler(signal.SIGINT, on_sigint)
+    try:
+        params = {"text": text, "interactive": interactive, **({"session": session} if session else {})}
+        result: dict[str, Any] = await connection.request("ask", params)
+        if cancelled.is_set():
+            result["cancelled"] = True
+        return result
+    except RpcError as exc:
+        sid = (exc.data or {}).get("session") if isinstance(exc.data, dict) else None
+        raise HologramError(Problem(exc.message, hint=f"session {sid}" if sid else None)) from None
+    except ConnectionClosed:
+        raise HologramError(Problem("the kernel closed the connection (did it stop?)")) from None
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        connection.close()
+        serving.cancel()
+        with contextlib.suppress(BaseException):
+            await serving
+
+
+async def _quiet(awaitable: Any) -> None:
+    with contextlib.suppress(Exception):
+        await awaitable
+
+
+def run_ask(args: argparse.Namespace) -> int:
+    text = " ".join(args.text)
+    printer = Printer(sys.stdout, sys.stderr, reasoning=not args.no_reasoning, quiet=args.json)
+    result = asyncio.run(one_turn(args.data, text, args.session, printer, interactive=sys.stdin.isatty()))
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+        return 0
+    if result.get("cancelled"):
+        print(f"\n(cancelled; session {result.get('session')})", file=sys.stderr)
+        return 130
+    printer.finish(str(result.get("output", "")))
+    print(f"session {result.get('session')}", file=sys.stderr)
+    return 0
+
+
+def run_chat(args: argparse.Namespace) -> int:
+    session: str | None = args.session
+    print("hologram chat: Ctrl-C cancels a turn, Ctrl-D or Ctrl-C at the prompt leaves.", file=sys.stderr)
+    while True:
+        try:
+            text = input("you> ")
+        except (EOFError, KeyboardInterrupt):
+            print(file=sys.stderr)
+            return 0
+        if not text.strip():
+            continue
+        printer = Printer(sys.stdout, sys.stderr, reasoning=not args.no_reasoning)
+        try:
+            result = asyncio.run(one_turn(args.data, text, session, printer, interactive=True))
+        except HologramError as exc:
+            print(exc.render(), file=sys.stderr)
+            continue
+        session = result.get("session") or session
+        if result.get("cancelled"):
+            print("\n(turn cancelled)", file=sys.stderr)
+            continue
+        printer.finish(str(result.get("output", "")))

@@ -1,0 +1,67 @@
+"""Live start-up progress for `hologram up`: a line per state change, colour and a summary on a terminal.
+
+On a terminal the lines carry symbols and colours; elsewhere (CI logs, `make up | tee`) they are plain and
+timestamped, so the output reads well in both.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+from hologram.supervisor import ManagedPlugin, State, Supervisor
+
+_SYMBOLS = {
+    State.WAITING: ("·", "2"),
+    State.STARTING: ("…", "36"),
+    State.READY: ("✓", "32"),
+    State.CRASHED: ("!", "33"),
+    State.STOPPING: ("…", "2"),
+    State.STOPPED: ("■", "2"),
+    State.FAILED: ("✗", "31"),
+}
+
+
+class Progress:
+    def __init__(self, supervisor: Supervisor, stream: TextIO = sys.stdout) -> None:
+        self.supervisor = supervisor
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.started = time.monotonic()
+        self.summarised = False
+        self.width = max((len(n) for n in supervisor.plugins), default=6)
+
+    def __call__(self, plugin: ManagedPlugin) -> None:
+        if plugin.state is State.WAITING and not plugin.reason:
+            return  # the initial and post-restart waiting state is noise; a blocker shows up in status
+        elapsed = time.monotonic() - self.started
+        symbol, colour = _SYMBOLS[plugin.state]
+        detail = f"  {plugin.reason}" if plugin.reason else ""
+        name = plugin.name.ljust(self.width)
+        if self.tty:
+            line = f"  \x1b[{colour}m{symbol}\x1b[0m {name} {plugin.state.value:<9}\x1b[2m{detail}\x1b[0m"
+        else:
+            line = f"[{elapsed:7.2f}s] {name} {plugin.state.value:<9}{detail}"
+        print(line, file=self.stream, flush=True)
+        if not self.summarised and self.settled():
+            self.summarised = True
+            self.summary()
+
+    def settled(self) -> bool:
+        plugins = self.supervisor.plugins.values()
+        return all(p.state.settled or (p.state is State.WAITING and self.supervisor.blockers(p)) for p in plugins)
+
+    def summary(self) -> None:
+        counts: dict[str, int] = {}
+        for plugin in self.supervisor.plugins.values():
+            counts[plugin.state.value] = counts.get(plugin.state.value, 0) + 1
+        parts = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+        elapsed = time.monotonic() - self.started
+        text = (
+            f"Hologram is up in {elapsed:.2f} s: {parts or 'no plugins'}. `hologram status` for details; Ctrl-C stops."
+        )
+        print(("\x1b[1m" + text + "\x1b[0m") if self.tty else text, file=self.stream, flush=True)
+        for plugin in self.supervisor.plugins.values():
+            if plugin.state is State.WAITING:
+                print(f"  {plugin.name}: {self.supervisor.waiting_reason(plugin)}", file=self.stream, flush=True)

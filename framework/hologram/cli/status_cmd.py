@@ -1,0 +1,87 @@
+"""`hologram status` and `hologram plugin restart|stop|start`: talk to the running kernel."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from hologram.cli._common import command_parser
+from hologram.cli.up_cmd import add_data_option
+from hologram.supervisor.control import call
+
+STATUS_DETAILS = """\
+Every plugin of the running kernel with its state (waiting, starting, ready, crashed, stopping, stopped,
+failed), pid, restarts, uptime and, for a waiting plugin, the facilities it waits on and why.
+
+examples:
+  hologram status
+  hologram status --json | jq '.plugins[] | select(.state != "ready")'
+"""
+
+PLUGIN_DETAILS = """\
+restart  stop (if running) and start again; also re-enables automatic restarts after a crash loop
+stop     stop and keep stopped (no automatic restart)
+start    start a stopped or failed plugin
+
+examples:
+  hologram plugin restart notes
+"""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    status = command_parser(subparsers, "status", "show the running kernel's plugins", STATUS_DETAILS)
+    add_data_option(status)
+    status.add_argument("--json", action="store_true", help="machine-readable output")
+    status.set_defaults(run=run_status)
+
+    plugin = command_parser(
+        subparsers, "plugin", "restart, stop or start a plugin of the running kernel", PLUGIN_DETAILS
+    )
+    plugin.add_argument("action", choices=("restart", "stop", "start"))
+    plugin.add_argument("name", metavar="NAME")
+    add_data_option(plugin)
+    plugin.set_defaults(run=run_plugin)
+
+
+def _format_uptime(seconds: Any) -> str:
+    if seconds is None:
+        return "-"
+    seconds = float(seconds)
+    if seconds < 120:
+        return f"{seconds:.1f}s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds / 3600:.1f}h"
+
+
+def run_status(args: argparse.Namespace) -> int:
+    status = call(args.data, "status")
+    if args.json:
+        print(json.dumps(status, indent=2, sort_keys=True))
+        return 0
+    kernel = status["kernel"]
+    uptime = _format_uptime(kernel["uptime_s"])
+    print(f"kernel {kernel['version']}  pid {kernel['pid']}  up {uptime}  data {kernel['data_dir']}")
+    rows = [("PLUGIN", "STATE", "PID", "RESTARTS", "UPTIME", "DETAIL")]
+    for plugin in status["plugins"]:
+        rows.append(
+            (
+                plugin["name"],
+                plugin["state"],
+                str(plugin["pid"] or "-"),
+                str(plugin["restarts"]),
+                _format_uptime(plugin["uptime_s"]),
+                plugin["reason"] or "",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    for row in rows:
+        print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:5])) + "  " + row[5])
+    return 0
+
+
+def run_plugin(args: argparse.Namespace) -> int:
+    call(args.data, f"plugin/{args.action}", {"name": args.name})
+    print(f"{args.name}: {args.action} done")
+    return 0

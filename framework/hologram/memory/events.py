@@ -1,0 +1,85 @@
+"""The event model memory scores and prunes: a flat, storage-agnostic view of an L1 event.
+
+The session layer owns the full event (input, reasoning, response, tool calls and results, media blocks,
+channel, scene...). Memory only needs what scoring and budgeting use, so the session builds one
+:class:`MemoryEvent` per L1 event on entry, with its vectors computed then (never at prune time):
+
+* ``text`` — everything the model will read back, reasoning included (issue 5 §6: reasoning is part of the
+  event, counts toward its tokens and toward its vectors), flattened by :func:`event_text`;
+* ``tokens`` — what keeping it costs in the prompt;
+* ``group`` — a tool call and its results share a group and are kept or pruned together (the provider APIs
+  reject a result without its call, and a call without its result is useless).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from hologram.memory.tfidf import TermVector
+from hologram.memory.tokens import estimate_tokens
+from hologram.memory.vectors import DenseVector
+
+__all__ = ["MemoryEvent", "Query", "event_text", "make_event"]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MemoryEvent:
+    """One prunable unit of history (see module docstring)."""
+
+    id: str
+    timestamp: float
+    text: str
+    tokens: int
+    group: str | None = None
+    dense: DenseVector | None = None
+    terms: TermVector | None = None
+
+    @property
+    def group_key(self) -> str:
+        """Events with the same key move together; an event without a group is its own group."""
+        return self.group if self.group is not None else f"\x00{self.id}"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Query:
+    """What history is scored against: the current input, with vectors made the same way as events'."""
+
+    text: str
+    terms: TermVector
+    dense: DenseVector | None = None
+
+
+def event_text(
+    *,
+    input: str = "",
+    reasoning: str = "",
+    response: str = "",
+    tool_calls: Iterable[str] = (),
+    tool_results: Iterable[str] = (),
+    media_text: Iterable[str] = (),
+) -> str:
+    """Flatten an event's parts into the text used for its vectors and token estimate, in reading order."""
+    parts = [input, reasoning, response, *tool_calls, *tool_results, *media_text]
+    return "\n".join(p for p in parts if p)
+
+
+def make_event(
+    id: str,
+    timestamp: float,
+    text: str,
+    *,
+    group: str | None = None,
+    dense: DenseVector | None = None,
+    tokens: int | None = None,
+) -> MemoryEvent:
+    """Build an event with its lexical vector and token estimate (the dense vector comes from the embedder)."""
+    return MemoryEvent(
+        id=id,
+        timestamp=timestamp,
+        text=text,
+        tokens=estimate_tokens(text) if tokens is None else tokens,
+        group=group,
+        dense=dense,
+        terms=TermVector.from_text(text),
+    )

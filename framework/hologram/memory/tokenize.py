@@ -1,0 +1,304 @@
+"""Terms for lexical (TF-IDF/BM25) scoring, for Chinese and every other script.
+
+Chinese has no spaces, so words come from jieba (search mode, which also emits the sub-words of long
+compounds: 北京大学 → 北京, 大学, 北京大学, which is what recall wants). jieba's dictionary costs ~1-1.5 s and
+~90 MB to load, so it is loaded once, in a daemon thread, started by :func:`warm_up` (the kernel calls it at
+start-up) or by the first text that contains Han characters. Until it is ready we never wait for it: Han runs
+are split into overlapping character bigrams (plus single characters), the classic segmentation-free
+indexing for Chinese, and the result is tagged with analyzer ``"cjk-bigram"`` instead of ``"jieba"`` so that a
+store can re-analyse those few events later if it cares.
+
+Other scripts: lower-cased Unicode word runs (``\\w+``), a small English stop-word list and a light
+plural/possessive stemmer. That is deliberately simple: dense vectors carry the semantics, the lexical side
+is there for names, numbers and rare words, where exact match is what matters.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from typing import Any
+
+from hologram.memory.tokens import CJK_RE
+
+__all__ = [
+    "ANALYZER_BIGRAM",
+    "ANALYZER_JIEBA",
+    "jieba_ready",
+    "tokenize",
+    "tokenize_tagged",
+    "wait_for_jieba",
+    "warm_up",
+]
+
+ANALYZER_JIEBA = "jieba"
+ANALYZER_BIGRAM = "cjk-bigram"
+
+_HAN_RUN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_OTHER_CJK_RUN = re.compile("[\u3040-\u30ff\uac00-\ud7af]+")  # kana, hangul: bigrams always
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+# Function words that carry no topical signal; IDF would mostly discount them anyway, but dropping them
+# keeps query term lists short (prune latency) and stops "the"/"did" from contributing noise to fusion.
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "do",
+        "does",
+        "did",
+        "doing",
+        "have",
+        "has",
+        "had",
+        "having",
+        "i",
+        "me",
+        "my",
+        "mine",
+        "we",
+        "us",
+        "our",
+        "you",
+        "your",
+        "he",
+        "him",
+        "his",
+        "she",
+        "her",
+        "it",
+        "its",
+        "they",
+        "them",
+        "their",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "then",
+        "than",
+        "so",
+        "such",
+        "not",
+        "no",
+        "nor",
+        "too",
+        "very",
+        "can",
+        "could",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "may",
+        "might",
+        "must",
+        "just",
+        "also",
+        "about",
+        "into",
+        "over",
+        "under",
+        "again",
+        "further",
+        "once",
+        "how",
+        "when",
+        "where",
+        "why",
+        "all",
+        "any",
+        "both",
+        "each",
+        "few",
+        "more",
+        "most",
+        "other",
+        "some",
+        "own",
+        "same",
+        "s",
+        "t",
+        "don",
+        "now",
+        "ll",
+        "re",
+        "ve",
+        "d",
+        "m",
+        "o",
+        "y",
+    ]
+)
+_CJK_STOP = frozenset(
+    [
+        "的",
+        "了",
+        "是",
+        "在",
+        "和",
+        "也",
+        "就",
+        "都",
+        "而",
+        "及",
+        "与",
+        "着",
+        "或",
+        "一个",
+        "没有",
+        "我们",
+        "你们",
+        "他们",
+        "吗",
+        "呢",
+        "吧",
+        "啊",
+        "，",
+        "。",
+        "？",
+        "！",
+        "、",
+    ]
+)
+
+_log = logging.getLogger(__name__)
+_lock = threading.Lock()
+_ready = threading.Event()
+_thread: threading.Thread | None = None
+_jieba: Any = None
+
+
+def _load_jieba() -> None:
+    global _jieba
+    try:
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+        jieba.initialize()
+        _jieba = jieba
+    except Exception:  # a broken or missing jieba must not take the kernel down: bigrams keep working
+        _log.warning("jieba unavailable; Chinese text is indexed by character bigrams", exc_info=True)
+    finally:
+        _ready.set()
+
+
+def warm_up() -> None:
+    """Start loading jieba's dictionary in a background thread (idempotent, returns at once)."""
+    global _thread
+    with _lock:
+        if _thread is None:
+            _thread = threading.Thread(target=_load_jieba, name="hologram-jieba-load", daemon=True)
+            _thread.start()
+
+
+def jieba_ready() -> bool:
+    """True once jieba is loaded and will be used for Han text."""
+    return _ready.is_set() and _jieba is not None
+
+
+def wait_for_jieba(timeout: float | None = None) -> bool:
+    """Block until the background load finished (for tests, benchmarks and batch jobs, never a reply)."""
+    warm_up()
+    _ready.wait(timeout)
+    return jieba_ready()
+
+
+def _stem(word: str) -> str:
+    """Strip English plural/possessive endings so "paintings" meets "painting" (cheap, conservative)."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _bigrams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return list(run) + [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def _words(segment: str) -> list[str]:
+    out: list[str] = []
+    for match in _WORD.finditer(segment.lower()):
+        word = match.group()
+        if word in _STOP:
+            continue
+        out.append(_stem(word))
+    return out
+
+
+def tokenize_tagged(text: str) -> tuple[list[str], str]:
+    """Split `text` into index terms; return them with the analyzer used for Han runs.
+
+    Never blocks on jieba: if Han text arrives before the dictionary is loaded, the load is started and
+    this text is analysed with bigrams (tag ``"cjk-bigram"``).
+    """
+    terms: list[str] = []
+    analyzer = ANALYZER_JIEBA
+    if CJK_RE.search(text) is None:  # the common case: no CJK at all
+        return _words(text), analyzer
+    pos = 0
+
+    han_runs = list(_HAN_RUN.finditer(text))
+    if han_runs and not jieba_ready():
+        warm_up()
+        analyzer = ANALYZER_BIGRAM
+    for run in han_runs:
+        terms.extend(_words_other_cjk(text[pos : run.start()]))
+        pos = run.end()
+        if analyzer == ANALYZER_JIEBA:
+            terms.extend(w for w in _jieba.lcut_for_search(run.group()) if w not in _CJK_STOP)
+        else:
+            terms.extend(w for w in _bigrams(run.group()) if w not in _CJK_STOP)
+    terms.extend(_words_other_cjk(text[pos:]))
+    return terms, analyzer
+
+
+def _words_other_cjk(segment: str) -> list[str]:
+    """Words of a segment without Han characters: kana/hangul runs as bigrams, the rest as words."""
+    out: list[str] = []
+    pos = 0
+    for run in _OTHER_CJK_RUN.finditer(segment):
+        out.extend(_words(segment[pos : run.start()]))
+        out.extend(_bigrams(run.group()))
+        pos = run.end()
+    out.extend(_words(segment[pos:]))
+    return out
+
+
+def tokenize(text: str) -> list[str]:
+    """Index terms of `text` (see :func:`tokenize_tagged`)."""
+    return tokenize_tagged(text)[0]

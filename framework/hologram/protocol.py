@@ -1,0 +1,62 @@
+"""The plugin protocol's method set (version 1): the one place both the kernel and the SDK take names from.
+
+The wire format (JSON-RPC 2.0, one object per line on the plugin's stdin/stdout, arenas, the event ring) is
+in `hologram.rpc`; the reference for authors in other languages is docs/protocol.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+PROTOCOL_VERSION = 1
+
+STAGE_NAMES = (
+    "on_input",
+    "pre_action",
+    "post_action",
+    "before_toolcall",
+    "after_toolcall",
+    "before_output",
+    "after_output",
+)
+
+# kernel → plugin requests
+INITIALIZE = "initialize"
+TOOL_INVOKE = "tool/invoke"
+STAGE_INVOKE = "stage/invoke"
+FACILITY_CALL = "facility/call"  # also plugin → kernel: the kernel routes it to the provider
+SHUTDOWN = "shutdown"
+# kernel → plugin notifications
+FACILITY_STATUS = "facility/status"  # a required facility went away or came back
+# plugin → kernel notifications and requests
+FACILITY_READY = "facility/ready"
+EVENT_SUBSCRIBE = "event/subscribe"
+EVENT_PUBLISH = "event/publish"
+TOOL_REGISTER = "tool/register"
+ARENA_RELEASE = "arena/release"
+
+ENV_PLUGIN = "HOLOGRAM_PLUGIN"
+ENV_PROTOCOL = "HOLOGRAM_PROTOCOL"
+
+
+class InitializeParams(TypedDict):
+    protocol: int
+    kernel_version: str
+    plugin: dict[str, Any]  # name, version, provides, requires ({facility: provider})
+    config: dict[str, Any]
+    data_dir: str
+    arenas: dict[str, Any]  # {"kernel": ArenaSpec (kernel writes), "plugin": ArenaSpec (plugin writes)}
+    events: dict[str, Any]  # {"ring": RingSpec, "eventfd": int}
+
+
+class InitializeResult(TypedDict, total=False):
+    protocol: int
+    sdk: str
+    tools: list[dict[str, Any]]  # tools registered at start, in addition to the manifest's
+    stages: list[str]
+    methods: dict[str, list[str]]  # facility → method names this plugin serves
+
+
+def facility_name(text: str) -> str:
+    """`notes.store@1` → `notes.store`: readiness and calls are keyed by name, versions were checked at build."""
+    return text.split("@", 1)[0].split(":", 1)[0]

@@ -1,0 +1,189 @@
+"""The plugin author's API: a `Plugin` object and its decorators.
+
+An author writes plain (async or sync) functions and decorates them; the protocol — handshake, routing,
+arenas, events — is handled by `hologram.sdk.runtime`. The same object runs out of process (`plugin.run()`
+under `python -m`) or in the kernel (`run.inproc`), so moving a plugin between the two is a manifest edit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Collection
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from hologram.protocol import STAGE_NAMES
+
+if TYPE_CHECKING:
+    from hologram.sdk.runtime import Runtime
+
+F = TypeVar("F", bound=Callable[..., Any])
+EventHandler = Callable[[dict[str, Any]], Any]
+
+
+@dataclass
+class ToolSpec:
+    name: str
+    handler: Callable[..., Any]
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+    parallel_safe: bool | None = None
+
+    def wants_context(self) -> bool:
+        return "ctx" in inspect.signature(self.handler).parameters
+
+
+@dataclass
+class ToolContext:
+    """What a tool handler may ask for by declaring a `ctx` parameter."""
+
+    call_id: str
+    session_id: str | None
+    plugin: Plugin
+
+
+@dataclass
+class Subscription:
+    types: frozenset[str] | None
+    handler: EventHandler
+
+
+@dataclass
+class StartContext:
+    """Handed to `@plugin.on_start` functions: configuration and where to keep data."""
+
+    config: dict[str, Any]
+    data_dir: str
+    plugin: Plugin
+    requires: dict[str, str] = field(default_factory=dict)
+
+
+async def call_maybe_async(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Await coroutine functions; run plain functions in a thread so they cannot stall the event loop."""
+    if inspect.iscoroutinefunction(function):
+        return await function(*args, **kwargs)
+    return await asyncio.to_thread(function, *args, **kwargs)
+
+
+class FacilityClient:
+    """Calls methods of a facility some other plugin (or the kernel) provides; the kernel routes them."""
+
+    def __init__(self, plugin: Plugin, facility: str) -> None:
+        self._plugin = plugin
+        self.facility = facility
+
+    async def call(self, method: str, timeout: float | None = 30.0, **params: Any) -> Any:
+        return await self._plugin.runtime.call_facility(self.facility, method, params, timeout)
+
+
+class Plugin:
+    """Declare a plugin's tools, stage hooks, facility methods and start-up code."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.tools: dict[str, ToolSpec] = {}
+        self.stages: dict[str, Callable[..., Any]] = {}
+        self.methods: dict[str, dict[str, Callable[..., Any]]] = {}
+        self.start_hooks: list[Callable[[StartContext], Awaitable[None] | None]] = []
+        self.stop_hooks: list[Callable[[], Awaitable[None] | None]] = []
+        self.subscriptions: list[Subscription] = []
+        self.facility_hooks: list[Callable[[str, bool], Awaitable[None] | None]] = []
+        self.auto_ready = True
+        self._runtime: Runtime | None = None
+
+    # -- declarations ---------------------------------------------------------------------------------
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        description: str | None = None,
+        parameters: dict[str, Any] | None = None,
+        parallel_safe: bool | None = None,
+    ) -> Callable[[F], F]:
+        """A model-callable tool. Its schema comes from the manifest, or from here for runtime tools."""
+
+        def register(function: F) -> F:
+            tool_name = name or function.__name__
+            self.tools[tool_name] = ToolSpec(tool_name, function, description, parameters, parallel_safe)
+            return function
+
+        return register
+
+    def stage(self, stage: str) -> Callable[[F], F]:
+        """A hook for one of the seven stages; it receives the stage context and may return changes."""
+        if stage not in STAGE_NAMES:
+            raise ValueError(f"unknown stage {stage!r}; stages are: {', '.join(STAGE_NAMES)}")
+
+        def register(function: F) -> F:
+            self.stages[stage] = function
+            return function
+
+        return register
+
+    def method(self, facility: str, name: str | None = None) -> Callable[[F], F]:
+        """A method of a facility this plugin provides, callable by consumers through the kernel."""
+
+        def register(function: F) -> F:
+            self.methods.setdefault(facility, {})[name or function.__name__] = function
+            return function
+
+        return register
+
+    def on_start(self, function: F) -> F:
+        """Runs after the handshake; the place to open files and connections, then `await ready(...)`."""
+        self.start_hooks.append(function)
+        return function
+
+    def on_stop(self, function: F) -> F:
+        """Runs when the kernel asks the plugin to shut down."""
+        self.stop_hooks.append(function)
+        return function
+
+    def on_facility_status(self, function: F) -> F:
+        """Told `(facility, ready)` when a facility this plugin requires goes away or comes back."""
+        self.facility_hooks.append(function)
+        return function
+
+    def subscribe(self, types: Collection[str] | None = None) -> Callable[[F], F]:
+        """Receive kernel broadcast events (content_delta, tool_call, …) of these types (None: all)."""
+
+        def register(function: F) -> F:
+            self.subscriptions.append(Subscription(None if types is None else frozenset(types), function))
+            return function
+
+        return register
+
+    # -- at run time ----------------------------------------------------------------------------------
+
+    @property
+    def runtime(self) -> Runtime:
+        if self._runtime is None:
+            raise RuntimeError(f"plugin {self.name!r} is not running; start it with plugin.run()")
+        return self._runtime
+
+    async def ready(self, *facilities: str) -> None:
+        """Announce that these provided facilities can be used now; dependents start at this moment."""
+        for facility in facilities:
+            await self.runtime.announce_ready(facility)
+
+    def facility(self, name: str) -> FacilityClient:
+        return FacilityClient(self, name)
+
+    async def publish(self, event: dict[str, Any]) -> None:
+        """Broadcast an event through the kernel's event ring."""
+        await self.runtime.publish(event)
+
+    def blob(self, data: bytes) -> dict[str, Any]:
+        """Wrap bytes for a result or call: an arena reference when it fits, inline base64 otherwise."""
+        return self.runtime.blob(data)
+
+    def read_blob(self, blob: Any) -> bytes:
+        return self.runtime.read_blob(blob)
+
+    def run(self) -> None:
+        """Entry point of an out-of-process plugin: speak the protocol on stdin/stdout until shutdown."""
+        from hologram.sdk.runtime import run_stdio
+
+        run_stdio(self)

@@ -1,0 +1,269 @@
+"""The plugin side of the protocol: handshake, request routing, arenas and event subscriptions.
+
+Authors never touch this module; `Plugin.run()` and the kernel's in-process loader use it. Every handler
+turns an author's exception into a protocol-level error result, so a buggy tool costs one failed call, not
+the plugin process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import logging
+import sys
+from typing import Any
+
+from hologram import protocol
+from hologram._version import __version__
+from hologram.rpc import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    VERSION_MISMATCH,
+    Arena,
+    ArenaFull,
+    AsyncRingReader,
+    ByteReader,
+    ByteWriter,
+    Connection,
+    RingReader,
+    RpcError,
+    from_blob,
+    open_stdio,
+    to_blob,
+)
+from hologram.sdk.plugin import Plugin, StartContext, ToolContext, call_maybe_async
+
+log = logging.getLogger("hologram.sdk")
+SDK_NAME = f"hologram-sdk/{__version__}"
+
+
+def tool_result(value: Any, runtime: Runtime) -> dict[str, Any]:
+    """Normalise what a tool returned into the protocol's result shape."""
+    if isinstance(value, dict) and "content" in value:
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"content": f"<{len(value)} bytes>", "blob": runtime.blob(bytes(value))}
+    if isinstance(value, str):
+        return {"content": value}
+    return {"content": json.dumps(value, ensure_ascii=False, default=str)}
+
+
+class Runtime:
+    """One running instance of a plugin, bound to one connection to the kernel."""
+
+    def __init__(self, plugin: Plugin, reader: ByteReader, writer: ByteWriter) -> None:
+        self.plugin = plugin
+        self.connection = Connection(reader, writer, name=f"{plugin.name}→kernel")
+        self.config: dict[str, Any] = {}
+        self.provides: list[str] = []
+        self.announced: set[str] = set()
+        self.kernel_arena: Arena | None = None
+        self.own_arena: Arena | None = None
+        self._ring: AsyncRingReader | None = None
+        self._stopping = asyncio.Event()
+        self._background: set[asyncio.Task[Any]] = set()
+        for method, handler in (
+            (protocol.INITIALIZE, self._initialize),
+            (protocol.TOOL_INVOKE, self._tool_invoke),
+            (protocol.STAGE_INVOKE, self._stage_invoke),
+            (protocol.FACILITY_CALL, self._facility_call),
+            (protocol.FACILITY_STATUS, self._facility_status),
+            (protocol.SHUTDOWN, self._shutdown),
+        ):
+            self.connection.register(method, handler)
+        plugin._runtime = self
+
+    # -- serving --------------------------------------------------------------------------------------
+
+    async def serve(self) -> None:
+        """Serve until the kernel closes the channel or asks us to shut down."""
+        serving = asyncio.ensure_future(self.connection.serve())
+        stopping = asyncio.ensure_future(self._stopping.wait())
+        try:
+            await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (serving, stopping, *self._background):
+                task.cancel()
+            if self._ring is not None:
+                self._ring.close()
+            self.connection.close()
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # -- handlers -------------------------------------------------------------------------------------
+
+    async def _initialize(self, params: Any) -> dict[str, Any]:
+        if not isinstance(params, dict):
+            raise RpcError(INVALID_PARAMS, "initialize expects an object")
+        version = params.get("protocol")
+        if version != protocol.PROTOCOL_VERSION:
+            raise RpcError(
+                VERSION_MISMATCH,
+                f"plugin {self.plugin.name} ({SDK_NAME}) speaks protocol {protocol.PROTOCOL_VERSION}, "
+                f"the kernel offered {version!r}: install matching versions of hologram and the plugin",
+            )
+        self.config = dict(params.get("config") or {})
+        info = params.get("plugin") or {}
+        self.provides = [protocol.facility_name(f) for f in info.get("provides", [])]
+        arenas = params.get("arenas") or {}
+        if "kernel" in arenas:
+            self.kernel_arena = Arena.attach(arenas["kernel"])
+        if "plugin" in arenas:
+            self.own_arena = Arena.attach(arenas["plugin"], allocate=True)
+        events = params.get("events")
+        if events and self.plugin.subscriptions:
+            await self._subscribe(events)
+        context = StartContext(
+            self.config, str(params.get("data_dir", ".")), self.plugin, dict(info.get("requires", {}))
+        )
+        self._spawn(self._start(context))
+        return {
+            "protocol": protocol.PROTOCOL_VERSION,
+            "sdk": SDK_NAME,
+            "tools": [
+                {
+                    k: v
+                    for k, v in (
+                        ("name", t.name),
+                        ("description", t.description),
+                        ("parameters", t.parameters),
+                        ("parallel_safe", t.parallel_safe),
+                    )
+                    if v is not None
+                }
+                for t in self.plugin.tools.values()
+            ],
+            "stages": sorted(self.plugin.stages),
+            "methods": {facility: sorted(methods) for facility, methods in self.plugin.methods.items()},
+        }
+
+    async def _start(self, context: StartContext) -> None:
+        await asyncio.sleep(0)  # let the initialize answer go out first
+        try:
+            for hook in self.plugin.start_hooks:
+                await call_maybe_async(hook, context)
+        except Exception:
+            log.exception("%s: on_start failed; the plugin exits so the kernel can report it", self.plugin.name)
+            self._stopping.set()
+            sys.exit(3)
+        if self.plugin.auto_ready:
+            for facility in self.provides:
+                if facility not in self.announced:
+                    await self.announce_ready(facility)
+
+    async def _subscribe(self, events: dict[str, Any]) -> None:
+        types: set[str] | None = set()
+        for subscription in self.plugin.subscriptions:
+            if subscription.types is None:
+                types = None
+                break
+            assert types is not None
+            types |= subscription.types
+        reader = RingReader(events["ring"], types=types)
+        self._ring = AsyncRingReader(reader, int(events["eventfd"]))
+        await self.connection.request(protocol.EVENT_SUBSCRIBE, {"types": None if types is None else sorted(types)})
+        self._spawn(self._pump_events())
+
+    async def _pump_events(self) -> None:
+        assert self._ring is not None
+        async for batch in self._ring:
+            for event in batch.events:
+                data = event.data()
+                if batch.missed:
+                    data = {**data, "missed_before": batch.missed}
+                for subscription in self.plugin.subscriptions:
+                    if subscription.types is None or event.type in subscription.types:
+                        try:
+                            await call_maybe_async(subscription.handler, data)
+                        except Exception:
+                            log.exception("%s: event handler failed on %s", self.plugin.name, event.type)
+
+    async def _tool_invoke(self, params: Any) -> dict[str, Any]:
+        name = params.get("name") if isinstance(params, dict) else None
+        spec = self.plugin.tools.get(str(name))
+        if spec is None:
+            raise RpcError(METHOD_NOT_FOUND, f"plugin {self.plugin.name} has no tool {name!r}")
+        arguments = params.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            raise RpcError(INVALID_PARAMS, "tool arguments must be an object")
+        kwargs = dict(arguments)
+        if spec.wants_context():
+            kwargs["ctx"] = ToolContext(str(params.get("call_id", "")), params.get("session_id"), self.plugin)
+        try:
+            value = await call_maybe_async(spec.handler, **kwargs)
+        except TypeError as exc:
+            return {"content": f"error: bad arguments for {spec.name}: {exc}", "is_error": True}
+        except Exception as exc:
+            log.exception("%s: tool %s failed", self.plugin.name, spec.name)
+            return {"content": f"error: {type(exc).__name__}: {exc}", "is_error": True}
+        return tool_result(value, self)
+
+    async def _stage_invoke(self, params: Any) -> dict[str, Any]:
+        stage = params.get("stage") if isinstance(params, dict) else None
+        handler = self.plugin.stages.get(str(stage))
+        if handler is None:
+            raise RpcError(METHOD_NOT_FOUND, f"plugin {self.plugin.name} does not hook {stage!r}")
+        result = await call_maybe_async(handler, params.get("context") or {})
+        return {"result": result}
+
+    async def _facility_call(self, params: Any) -> Any:
+        if not isinstance(params, dict):
+            raise RpcError(INVALID_PARAMS, "facility/call expects an object")
+        facility, method = str(params.get("facility")), str(params.get("method"))
+        handler = self.plugin.methods.get(facility, {}).get(method)
+        if handler is None:
+            raise RpcError(METHOD_NOT_FOUND, f"{self.plugin.name} serves no method {method!r} on {facility!r}")
+        arguments = params.get("params") or {}
+        return await call_maybe_async(handler, **arguments)
+
+    async def _facility_status(self, params: Any) -> None:
+        for hook in self.plugin.facility_hooks:
+            await call_maybe_async(hook, str(params.get("facility")), bool(params.get("ready")))
+
+    async def _shutdown(self, params: Any) -> dict[str, Any]:
+        for hook in self.plugin.stop_hooks:
+            with contextlib.suppress(Exception):
+                await call_maybe_async(hook)
+        asyncio.get_running_loop().call_soon(self._stopping.set)
+        return {}
+
+    # -- calls made by the plugin ---------------------------------------------------------------------
+
+    async def announce_ready(self, facility: str) -> None:
+        name = protocol.facility_name(facility)
+        self.announced.add(name)
+        await self.connection.notify(protocol.FACILITY_READY, {"facility": name})
+
+    async def call_facility(self, facility: str, method: str, params: dict[str, Any], timeout: float | None) -> Any:
+        return await self.connection.request(
+            protocol.FACILITY_CALL, {"facility": facility, "method": method, "params": params}, timeout=timeout
+        )
+
+    async def publish(self, event: dict[str, Any]) -> None:
+        await self.connection.notify(protocol.EVENT_PUBLISH, {"event": event})
+
+    def blob(self, data: bytes) -> dict[str, Any]:
+        try:
+            return to_blob(data, self.own_arena)
+        except ArenaFull:
+            return {"base64": base64.b64encode(data).decode("ascii")}
+
+    def read_blob(self, blob: Any) -> bytes:
+        arenas = {a.id: a for a in (self.kernel_arena, self.own_arena) if a is not None}
+        return from_blob(blob, arenas)
+
+
+async def serve_stdio(plugin: Plugin) -> None:
+    reader, writer = await open_stdio()
+    await Runtime(plugin, reader, writer).serve()
+
+
+def run_stdio(plugin: Plugin) -> None:
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve_stdio(plugin))

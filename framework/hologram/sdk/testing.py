@@ -1,0 +1,155 @@
+"""The conformance kit: run a plugin as a real process, the way the kernel does, and call it.
+
+    async with PluginHarness.from_manifest("manifests/notes.toml") as harness:
+        result = await harness.call_tool("notes_create", {"title": "a", "body": "b"})
+        assert not result.get("is_error")
+
+The harness uses the kernel's own supervisor, so a plugin that passes here passes under `hologram up`:
+same spawn, same handshake, same readiness rules, same facility routing. Facilities the plugin requires
+from other plugins can be stubbed with `provide=` (facility → {method: function}).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from hologram import protocol
+from hologram.facility import KERNEL, KERNEL_FACILITIES
+from hologram.manifest import load_manifest
+from hologram.rpc import RingWriter
+from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor
+
+
+class PluginHarness:
+    def __init__(
+        self,
+        spec: PluginSpec,
+        *,
+        data_dir: Path | None = None,
+        provide: dict[str, dict[str, Callable[..., Any]]] | None = None,
+    ) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="hologram-harness-") if data_dir is None else None
+        self.data_dir = Path(self._tmp.name) if self._tmp else Path(data_dir)  # type: ignore[arg-type]
+        stubbed = dict(provide or {})
+        # Everything the plugin requires is served by the harness's kernel node.
+        entry = dict(spec.entry)
+        entry["requires"] = {f: KERNEL for f in entry.get("requires", {})}
+        entry["after-if-present"] = {}
+        self.spec = PluginSpec(entry, spec.manifest, spec.manifest_dir)
+        kernel_facilities = [f"{KERNEL}.{f}" for f in KERNEL_FACILITIES] + [
+            protocol.facility_name(f) for f in spec.entry.get("requires", {})
+        ]
+        self.ring = RingWriter(64 * 1024)
+        self.supervisor = Supervisor([self.spec], self.data_dir, kernel_facilities=kernel_facilities, ring=self.ring)
+        self.supervisor.kernel_methods.update(stubbed)
+        self.calls: list[tuple[str, str, dict[str, Any]]] = []
+
+    @classmethod
+    def from_manifest(
+        cls,
+        path: str | Path,
+        *,
+        config: dict[str, Any] | None = None,
+        data_dir: Path | None = None,
+        provide: dict[str, dict[str, Callable[..., Any]]] | None = None,
+    ) -> PluginHarness:
+        loaded = load_manifest(Path(path))
+        manifest = loaded.manifest
+        if config:
+            manifest = manifest.model_copy(update={"config": {**manifest.config, **config}})
+        entry = {
+            "name": manifest.plugin.name,
+            "version": manifest.plugin.version,
+            "run": manifest.plugin.run.model_dump(mode="json", exclude_defaults=True),
+            "provides": list(manifest.facilities.provides),
+            "requires": {r: KERNEL for r in manifest.facilities.requires},
+            "start": manifest.start.model_dump(mode="json"),
+        }
+        return cls(PluginSpec(entry, manifest, loaded.path.parent), data_dir=data_dir, provide=provide)
+
+    @property
+    def plugin(self) -> ManagedPlugin:
+        return self.supervisor.plugins[self.spec.name]
+
+    async def start(self) -> None:
+        self.supervisor.start()
+        deadline = asyncio.get_running_loop().time() + self.spec.start_timeout_s + 5
+        while self.plugin.state not in (State.READY, State.FAILED, State.CRASHED):
+            if asyncio.get_running_loop().time() > deadline:
+                break
+            await asyncio.sleep(0.01)
+        if self.plugin.state is not State.READY:
+            raise RuntimeError(
+                f"plugin {self.spec.name} did not become ready: {self.plugin.state.value}: {self.plugin.reason}"
+            )
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        call_id: str = "call_1",
+        session_id: str | None = "test",
+        timeout: float = 60,
+    ) -> dict[str, Any]:
+        """Invoke a tool exactly as the agent turn does; returns the plugin's result object."""
+        connection = self._connection()
+        params = {"name": name, "arguments": arguments or {}, "call_id": call_id, "session_id": session_id}
+        result: dict[str, Any] = await connection.request(protocol.TOOL_INVOKE, params, timeout=timeout)
+        return result
+
+    async def call_stage(self, stage: str, context: dict[str, Any], timeout: float = 30) -> Any:
+        connection = self._connection()
+        answer = await connection.request(protocol.STAGE_INVOKE, {"stage": stage, "context": context}, timeout=timeout)
+        return answer.get("result") if isinstance(answer, dict) else answer
+
+    async def call_facility(self, facility: str, method: str, timeout: float = 30, **params: Any) -> Any:
+        """Call a facility method the plugin provides, as another plugin would through the kernel."""
+        connection = self._connection()
+        request = {"facility": facility, "method": method, "params": params, "caller": "harness"}
+        return await connection.request(protocol.FACILITY_CALL, request, timeout=timeout)
+
+    def read_blob(self, blob: Any) -> bytes:
+        from hologram.rpc import from_blob
+
+        runtime = self.plugin.runtime
+        assert runtime is not None
+        return from_blob(blob, {a.id: a for a in runtime.arenas})
+
+    @property
+    def tools(self) -> dict[str, dict[str, Any]]:
+        return self.plugin.tools
+
+    def _connection(self) -> Any:
+        runtime = self.plugin.runtime
+        if runtime is None:
+            raise RuntimeError(
+                f"plugin {self.spec.name} is not running ({self.plugin.state.value}: {self.plugin.reason})"
+            )
+        return runtime.connection
+
+    async def stop(self) -> None:
+        await self.supervisor.shutdown()
+        self.ring.close()
+        if self._tmp is not None:
+            with contextlib.suppress(OSError):
+                self._tmp.cleanup()
+
+    async def __aenter__(self) -> PluginHarness:
+        try:
+            await self.start()
+        except BaseException:
+            await self.stop()
+            raise
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()

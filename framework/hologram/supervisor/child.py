@@ -1,0 +1,69 @@
+"""Spawning a plugin process: argv, environment, inherited fds, and dying with the kernel.
+
+Children start in their own session, so a Ctrl-C in the terminal reaches only the kernel, which then stops
+plugins in reverse dependency order instead of all of them dying at once. Each child also asks Linux to
+SIGKILL it when the kernel dies (PR_SET_PDEATHSIG), so even `kill -9` of the kernel leaves no orphans.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import os
+import signal
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from hologram import protocol
+from hologram.rpc.streams import spawn
+
+_PR_SET_PDEATHSIG = 1
+_prctl: Any
+try:  # resolved before any fork: the child must not load libraries between fork and exec
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):  # pragma: no cover - not Linux
+    _prctl = None
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    if _prctl is not None:
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:  # the kernel died between fork and prctl
+        os._exit(1)
+
+
+def plugin_argv(run: Mapping[str, object], manifest_dir: Path | None) -> list[str]:
+    if "module" in run:
+        return [sys.executable, "-m", str(run["module"])]
+    command = [str(part) for part in run["command"]]  # type: ignore[attr-defined]
+    executable = command[0]
+    # `./plugin.sh` is relative to the manifest, so a plugin directory can be moved as a whole.
+    if manifest_dir is not None and (executable.startswith("./") or executable.startswith("../")):
+        command[0] = str((manifest_dir / executable).resolve())
+    return command
+
+
+def plugin_env(name: str, extra: Mapping[str, str]) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(extra)
+    env[protocol.ENV_PLUGIN] = name
+    env[protocol.ENV_PROTOCOL] = str(protocol.PROTOCOL_VERSION)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+async def spawn_plugin(
+    argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, pass_fds: Sequence[int]
+) -> tuple[asyncio.subprocess.Process, asyncio.StreamReader, asyncio.StreamWriter]:
+    parent = os.getpid()
+    return await spawn(
+        argv,
+        pass_fds=pass_fds,
+        env=dict(env),
+        cwd=str(cwd),
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=lambda: _die_with_parent(parent),
+    )

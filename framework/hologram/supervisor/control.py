@@ -1,0 +1,136 @@
+"""The running kernel's control socket: `hologram status`, `hologram plugin …` and later clients talk here.
+
+A Unix socket in the data directory (mode 0600) speaking the same line-delimited JSON-RPC as plugins, so
+there is one protocol implementation to trust. Only the user who owns the data directory can connect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from hologram.errors import HologramError, Problem
+from hologram.rpc import Connection, RpcError
+
+SOCKET_NAME = "hologram.sock"
+UNIX_PATH_MAX = 107
+Method = Callable[[dict[str, Any]], Awaitable[Any]]
+
+
+def socket_path(data_dir: Path) -> Path:
+    return data_dir / SOCKET_NAME
+
+
+def check_socket_path(path: Path) -> None:
+    if len(os.fsencode(path)) > UNIX_PATH_MAX:
+        raise HologramError(
+            Problem(
+                f"the control socket path is {len(os.fsencode(path))} bytes; Unix sockets allow {UNIX_PATH_MAX}",
+                file=str(path),
+                hint="use a shorter --data directory",
+            )
+        )
+
+
+class ControlServer:
+    def __init__(self, path: Path, methods: dict[str, Method]) -> None:
+        self.path = path
+        self.methods = methods
+        self._server: asyncio.AbstractServer | None = None
+        self._connections: set[Connection] = set()
+
+    async def start(self) -> None:
+        check_socket_path(self.path)
+        if self.path.exists():
+            if await _answers(self.path):
+                raise HologramError(
+                    Problem(
+                        "a kernel is already running with this data directory",
+                        file=str(self.path),
+                        hint="stop it first (Ctrl-C in its terminal), or use another --data directory",
+                    )
+                )
+            self.path.unlink()  # left over from a kernel that was killed
+        old_umask = os.umask(0o177)
+        try:
+            self._server = await asyncio.start_unix_server(self._serve, path=str(self.path))
+        finally:
+            os.umask(old_umask)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connection = Connection(reader, writer, name="control")
+        for name, method in self.methods.items():
+            connection.register(name, _wrap(method))
+        self._connections.add(connection)
+        try:
+            await connection.serve()
+        finally:
+            self._connections.discard(connection)
+            connection.close()
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            for connection in list(self._connections):
+                connection.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 2)
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+
+def _wrap(method: Method) -> Callable[[Any], Awaitable[Any]]:
+    async def handler(params: Any) -> Any:
+        try:
+            return await method(params if isinstance(params, dict) else {})
+        except KeyError as exc:
+            raise RpcError(1, str(exc.args[0]) if exc.args else str(exc)) from None
+
+    return handler
+
+
+async def _answers(path: Path) -> bool:
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), 1)
+    except (OSError, asyncio.TimeoutError):
+        return False
+    writer.close()
+    return True
+
+
+def call(data_dir: Path, method: str, params: dict[str, Any] | None = None, timeout: float = 60.0) -> Any:
+    """Blocking client for CLI commands: one request over the control socket."""
+    path = socket_path(data_dir)
+    check_socket_path(path)
+    request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(timeout)
+            sock.connect(str(path))
+            sock.sendall(json.dumps(request).encode() + b"\n")
+            buffer = b""
+            while not buffer.endswith(b"\n"):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                buffer += chunk
+    except (FileNotFoundError, ConnectionRefusedError):
+        raise HologramError(
+            Problem(
+                "no kernel is running with this data directory",
+                file=str(path),
+                hint="start one with `hologram up` (or pass the --data directory it uses)",
+            )
+        ) from None
+    except TimeoutError:
+        raise HologramError(Problem(f"the kernel did not answer {method!r} within {timeout:g} s")) from None
+    answer = json.loads(buffer or b"{}")
+    if "error" in answer:
+        raise HologramError(Problem(str(answer["error"].get("message", answer["error"]))))
+    return answer.get("result")

@@ -1,0 +1,457 @@
+"""The supervisor: follows the lock event-driven, routes facility calls, and applies the crash policy.
+
+Scheduling rule: a plugin is spawned the moment every facility it requires has been announced ready by its
+provider (and every `after_if_present` facility is ready, or its provider has given up). There are no waves
+and no levels, so start-up time approaches the graph's critical path. Nothing here re-solves the graph: the
+order and the provider of every facility come from the lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from hologram import protocol
+from hologram.facility import KERNEL
+from hologram.rpc import NOT_READY, RingWriter, RpcError
+from hologram.supervisor.managed import Handlers, ManagedPlugin, PluginSpec, StartFailed
+from hologram.supervisor.state import State
+
+log = logging.getLogger("hologram.supervisor")
+
+KernelMethod = Callable[..., Any]
+ChangeListener = Callable[[ManagedPlugin], None]
+
+
+class Supervisor:
+    def __init__(
+        self,
+        specs: Iterable[PluginSpec],
+        data_dir: Path,
+        *,
+        kernel_facilities: Iterable[str],
+        ring: RingWriter | None = None,
+    ) -> None:
+        self.data_dir = data_dir
+        self.ring = ring or RingWriter()
+        self.kernel_facilities = {protocol.facility_name(f) for f in kernel_facilities}
+        self.kernel_methods: dict[str, dict[str, KernelMethod]] = {}
+        self.listeners: list[ChangeListener] = []
+        handlers = Handlers(self._facility_ready, self._facility_call, self._event_publish, self._exited)
+        self.plugins: dict[str, ManagedPlugin] = {}
+        for spec in specs:
+            self.plugins[spec.name] = ManagedPlugin(spec, data_dir / "plugins" / spec.name, self.ring, handlers)
+        self.order = list(self.plugins)
+        self.dependents: dict[str, set[str]] = {name: set() for name in self.plugins}
+        for plugin in self.plugins.values():
+            for provider in self._providers_of(plugin):
+                if provider in self.dependents:
+                    self.dependents[provider].add(plugin.name)
+        self.started_at = time.monotonic()
+        self.kernel_ready = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._restart_timers: dict[str, asyncio.TimerHandle] = {}
+        self._shutting_down = False
+
+    # -- the graph walk --------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """The kernel is up: its facilities are ready; spawn whatever can go now."""
+        self.kernel_ready = True
+        self.started_at = time.monotonic()
+        self.schedule()
+
+    def schedule(self) -> None:
+        if self._shutting_down:
+            return
+        for name in self.order:
+            plugin = self.plugins[name]
+            if plugin.state is State.WAITING and plugin.wanted and not self.blockers(plugin):
+                self._launch(plugin)
+
+    def _providers_of(self, plugin: ManagedPlugin) -> set[str]:
+        providers = set(plugin.spec.requires.values())
+        for names in plugin.spec.optional.values():
+            providers.update(names)
+        return providers
+
+    def facility_is_ready(self, provider: str, facility: str) -> bool:
+        if provider == KERNEL:
+            return self.kernel_ready and facility in self.kernel_facilities
+        other = self.plugins.get(provider)
+        return other is not None and other.state.running and facility in other.ready_facilities
+
+    def blockers(self, plugin: ManagedPlugin) -> list[tuple[str, str]]:
+        """(facility, provider) pairs this plugin still waits for."""
+        waiting = [(f, p) for f, p in plugin.spec.requires.items() if not self.facility_is_ready(p, f)]
+        for facility, providers in plugin.spec.optional.items():
+            for provider in providers:
+                other = self.plugins.get(provider)
+                gave_up = other is not None and (other.state is State.FAILED or not other.wanted)
+                if not gave_up and not self.facility_is_ready(provider, facility):
+                    waiting.append((facility, provider))
+        return sorted(waiting)
+
+    def waiting_reason(self, plugin: ManagedPlugin) -> str:
+        parts = []
+        for facility, provider in self.blockers(plugin):
+            other = self.plugins.get(provider)
+            if other is None:
+                parts.append(f"{facility} from {provider}")
+            elif other.state in (State.FAILED, State.CRASHED, State.STOPPED):
+                why = f": {other.reason}" if other.reason else ""
+                parts.append(f"{facility} from {provider}, which {other.state.value}{why}")
+            else:
+                parts.append(f"{facility} from {provider} ({other.state.value})")
+        return "waiting on " + "; ".join(parts) if parts else ""
+
+    def _launch(self, plugin: ManagedPlugin) -> None:
+        self._set(plugin, State.STARTING, "")
+        self._spawn_task(self._run_start(plugin))
+
+    async def _run_start(self, plugin: ManagedPlugin) -> None:
+        try:
+            await plugin.start()
+        except StartFailed as exc:
+            if plugin.state is not State.STARTING:  # stopped or shut down meanwhile: not a failure
+                return
+            log.error("[%s] start failed: %s", plugin.name, exc)
+            plugin.reason = f"start failed: {exc}"
+            runtime = plugin.runtime
+            if runtime is not None:
+                plugin.stop_requested = True  # its exit is the consequence of the failure, not a new crash
+                plugin.kill()
+                await asyncio.gather(*runtime.tasks, return_exceptions=True)
+            self._after_failure(plugin, permanent=exc.permanent)
+            return
+        if plugin.state is State.STARTING:
+            elapsed = (plugin.ready_at or 0) - (plugin.started_at or 0)
+            self._set(plugin, State.READY, f"ready in {elapsed:.2f} s")
+
+    def _spawn_task(self, coroutine: Any) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- events from plugins ---------------------------------------------------------------------------
+
+    def _facility_ready(self, plugin: ManagedPlugin, facility: str) -> None:
+        log.info("[%s] facility %s ready", plugin.name, facility)
+        self._tell_dependents(plugin, facility, ready=True)
+        self.schedule()
+
+    def _exited(self, plugin: ManagedPlugin, code: int | None, description: str) -> None:
+        lost = sorted(plugin.ready_facilities)
+        plugin.ready_facilities.clear()
+        for facility in lost:
+            self._tell_dependents(plugin, facility, ready=False)
+        if plugin.state is State.STARTING:
+            return  # _run_start sees the exit and applies the policy, once
+        if plugin.stop_requested or self._shutting_down:
+            if plugin.state is State.READY:  # exited on its own during shutdown; the stopper sets the rest
+                self._set(plugin, State.STOPPED, "exited")
+            return
+        log.warning("[%s] %s", plugin.name, description)
+        restart = plugin.spec.restart
+        if restart == "never" or (restart == "on-failure" and code == 0):
+            state = State.STOPPED if code == 0 else State.FAILED
+            self._set(plugin, state, f"{description} (restart = {restart})")
+            self.schedule()  # after_if_present dependents no longer wait for it
+            return
+        plugin.reason = description
+        self._after_failure(plugin, permanent=False)
+
+    def _after_failure(self, plugin: ManagedPlugin, *, permanent: bool) -> None:
+        if permanent or plugin.spec.restart == "never":
+            self._set(plugin, State.FAILED, plugin.reason)
+            self.schedule()
+            return
+        delay = plugin.crash_policy.record_crash()
+        if delay is None:
+            self._set(
+                plugin,
+                State.FAILED,
+                f"{plugin.reason}; crashed {plugin.crash_policy.recent_crashes} times within "
+                f"{plugin.crash_policy.window_s / 60:g} minutes, automatic restarts stopped "
+                f"(run `hologram plugin restart {plugin.name}`)",
+            )
+            self.schedule()
+            return
+        self._set(plugin, State.CRASHED, f"{plugin.reason}; restarting in {delay:g} s")
+        loop = asyncio.get_running_loop()
+        self._restart_timers[plugin.name] = loop.call_later(delay, self._restart_after_crash, plugin)
+
+    def _restart_after_crash(self, plugin: ManagedPlugin) -> None:
+        self._restart_timers.pop(plugin.name, None)
+        if plugin.state is State.CRASHED and plugin.wanted and not self._shutting_down:
+            plugin.restarts += 1
+            self._set(plugin, State.WAITING, "")
+            self.schedule()
+
+    def _tell_dependents(self, plugin: ManagedPlugin, facility: str, *, ready: bool) -> None:
+        for name in sorted(self.dependents.get(plugin.name, ())):
+            dependent = self.plugins[name]
+            runtime = dependent.runtime
+            wants = facility in dependent.spec.requires or facility in dependent.spec.optional
+            if runtime is not None and wants and not runtime.connection.closed:
+                self._spawn_task(
+                    _quietly(
+                        runtime.connection.notify(protocol.FACILITY_STATUS, {"facility": facility, "ready": ready})
+                    )
+                )
+
+    async def _facility_call(self, caller: ManagedPlugin, params: Any) -> Any:
+        if not isinstance(params, dict):
+            raise RpcError(-32602, "facility/call expects an object")
+        facility = protocol.facility_name(str(params.get("facility", "")))
+        method = str(params.get("method", ""))
+        provider = caller.spec.requires.get(facility)
+        if provider is None:
+            optional = caller.spec.optional.get(facility, [])
+            provider = optional[0] if optional else None
+        if provider is None:
+            raise RpcError(
+                NOT_READY,
+                f"{caller.name} does not require {facility!r}: add it to facilities.requires and run hologram build",
+            )
+        arguments = params.get("params") or {}
+        if provider == KERNEL:
+            handler = self.kernel_methods.get(facility, {}).get(method)
+            if handler is None:
+                raise RpcError(-32601, f"the kernel serves no method {method!r} on {facility!r}")
+            result = handler(caller=caller.name, **arguments)
+            return await result if asyncio.iscoroutine(result) else result
+        target = self.plugins[provider]
+        if not self.facility_is_ready(provider, facility) or target.runtime is None:
+            raise RpcError(NOT_READY, f"{facility} is not ready: {provider} is {target.state.value}")
+        return await target.runtime.connection.request(
+            protocol.FACILITY_CALL,
+            {"facility": facility, "method": method, "params": arguments, "caller": caller.name},
+        )
+
+    def _event_publish(self, plugin: ManagedPlugin, event: Any) -> None:
+        if isinstance(event, dict) and isinstance(event.get("type"), str):
+            self.ring.publish({**event, "source": plugin.name})
+
+    def _set(self, plugin: ManagedPlugin, state: State, reason: str) -> None:
+        plugin.state = state
+        plugin.reason = reason
+        for listener in list(self.listeners):
+            try:
+                listener(plugin)
+            except Exception:  # a broken progress display must not stop the kernel
+                log.exception("state listener failed")
+
+    # -- what the agent turn uses ------------------------------------------------------------------------
+
+    def tool_catalog(self) -> list[dict[str, Any]]:
+        """Tools of plugins that are ready now; a crashed plugin's tools are detached with it."""
+        return [
+            {**tool, "plugin": plugin.name}
+            for name in self.order
+            if (plugin := self.plugins[name]).state is State.READY
+            for tool in plugin.tools.values()
+        ]
+
+    def stage_hooks(self, stage: str) -> list[str]:
+        """Ready plugins hooking `stage`, in lock order for that stage is applied by the caller."""
+        return [n for n in self.order if self.plugins[n].state is State.READY and stage in self.plugins[n].stages]
+
+    async def invoke_tool(
+        self,
+        plugin_name: str,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        call_id: str,
+        session_id: str | None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Run one tool call in its plugin. Raises RpcError / ConnectionClosed / RequestTimeout."""
+        plugin = self._get(plugin_name)
+        if plugin.state is not State.READY or plugin.runtime is None:
+            raise RpcError(NOT_READY, f"plugin {plugin_name} is {plugin.state.value}")
+        params = {"name": tool, "arguments": arguments, "call_id": call_id, "session_id": session_id}
+        result = await plugin.runtime.connection.request(protocol.TOOL_INVOKE, params, timeout=timeout)
+        return result if isinstance(result, dict) else {"content": str(result)}
+
+    async def invoke_stage(self, plugin_name: str, stage: str, context: dict[str, Any], *, timeout: float) -> Any:
+        """Run one plugin's hook for `stage`; returns what the hook returned (changes, deny, respond)."""
+        plugin = self._get(plugin_name)
+        if plugin.state is not State.READY or plugin.runtime is None:
+            raise RpcError(NOT_READY, f"plugin {plugin_name} is {plugin.state.value}")
+        answer = await plugin.runtime.connection.request(
+            protocol.STAGE_INVOKE, {"stage": stage, "context": context}, timeout=timeout
+        )
+        return answer.get("result") if isinstance(answer, dict) else answer
+
+    # -- commands --------------------------------------------------------------------------------------
+
+    def _cancel_restart(self, plugin: ManagedPlugin) -> None:
+        timer = self._restart_timers.pop(plugin.name, None)
+        if timer is not None:
+            timer.cancel()
+
+    async def stop_plugin(self, name: str, reason: str = "stopped by `hologram plugin stop`") -> None:
+        plugin = self._get(name)
+        plugin.wanted = False
+        self._cancel_restart(plugin)
+        if plugin.state.running:
+            self._set(plugin, State.STOPPING, "")
+            plugin.reason = reason
+            await plugin.stop()
+        self._set(plugin, State.STOPPED, reason)
+        self.schedule()
+
+    async def start_plugin(self, name: str) -> None:
+        plugin = self._get(name)
+        plugin.wanted = True
+        plugin.crash_policy.reset()
+        self._cancel_restart(plugin)
+        if not plugin.state.running:
+            self._set(plugin, State.WAITING, "")
+            self.schedule()
+
+    async def restart_plugin(self, name: str) -> None:
+        plugin = self._get(name)
+        if plugin.state.running:
+            self._set(plugin, State.STOPPING, "")
+            plugin.reason = "restarting"
+            await plugin.stop()
+            self._set(plugin, State.STOPPED, "restarting")
+        plugin.restarts += 1
+        await self.start_plugin(name)
+
+    def _get(self, name: str) -> ManagedPlugin:
+        plugin = self.plugins.get(name)
+        if plugin is None:
+            raise KeyError(f"no plugin named {name!r}; `hologram status` lists them")
+        return plugin
+
+    async def shutdown(self) -> None:
+        """Stop every plugin in reverse dependency order: a plugin stops once all its dependents have."""
+        self._shutting_down = True
+        for timer in self._restart_timers.values():
+            timer.cancel()
+        self._restart_timers.clear()
+        done = {name: asyncio.Event() for name in self.plugins}
+
+        async def stop_one(plugin: ManagedPlugin) -> None:
+            for dependent in self.dependents.get(plugin.name, ()):
+                await done[dependent].wait()
+            if plugin.state.running:
+                self._set(plugin, State.STOPPING, "")
+                await plugin.stop()
+                self._set(plugin, State.STOPPED, "stopped at shutdown")
+            done[plugin.name].set()
+
+        await asyncio.gather(*(stop_one(p) for p in self.plugins.values()), return_exceptions=True)
+        for task in list(self._tasks):
+            task.cancel()
+
+    def dependents_closure(self, names: Iterable[str]) -> list[str]:
+        """The named plugins and everything that depends on them, transitively, in start order."""
+        seen: set[str] = set()
+        queue = [n for n in names if n in self.plugins]
+        while queue:
+            name = queue.pop()
+            if name not in seen:
+                seen.add(name)
+                queue.extend(self.dependents.get(name, ()))
+        return [n for n in self.order if n in seen]
+
+    async def restart_many(self, names: Iterable[str]) -> list[str]:
+        """Stop the named plugins and their dependents (dependents first), then start them again."""
+        affected = self.dependents_closure(names)
+        for name in reversed(affected):
+            plugin = self.plugins[name]
+            self._cancel_restart(plugin)
+            if plugin.state.running:
+                self._set(plugin, State.STOPPING, "")
+                plugin.reason = "restarting"
+                await plugin.stop()
+        for name in affected:
+            plugin = self.plugins[name]
+            plugin.crash_policy.reset()
+            plugin.restarts += 1
+            if plugin.wanted:
+                self._set(plugin, State.WAITING, "")
+        self.schedule()
+        return affected
+
+    async def replace_specs(self, specs: Iterable[PluginSpec]) -> list[str]:
+        """Adopt a rebuilt lock: plugins whose lock entry changed (and their dependents) restart; removed
+        plugins stop; new ones start when ready. Unchanged plugins keep running untouched."""
+        new = {spec.name: spec for spec in specs}
+        changed = [n for n, s in new.items() if n in self.plugins and self.plugins[n].spec.entry != s.entry]
+        removed = [n for n in self.plugins if n not in new]
+        affected = self.dependents_closure(changed + removed)
+        for name in reversed(affected):
+            plugin = self.plugins[name]
+            self._cancel_restart(plugin)
+            if plugin.state.running:
+                self._set(plugin, State.STOPPING, "")
+                plugin.reason = "restarting: its manifest changed"
+                await plugin.stop()
+        handlers = next(iter(self.plugins.values())).handlers if self.plugins else None
+        for name in removed:
+            self._set(self.plugins[name], State.STOPPED, "removed from the lock")
+            del self.plugins[name]
+        for name, spec in new.items():
+            if name in self.plugins:
+                self.plugins[name].spec = spec
+            else:
+                if handlers is None:
+                    handlers = Handlers(self._facility_ready, self._facility_call, self._event_publish, self._exited)
+                self.plugins[name] = ManagedPlugin(spec, self.data_dir / "plugins" / name, self.ring, handlers)
+        self.order = list(new)
+        self.dependents = {name: set() for name in self.plugins}
+        for plugin in self.plugins.values():
+            for provider in self._providers_of(plugin):
+                if provider in self.dependents:
+                    self.dependents[provider].add(plugin.name)
+        for name in affected:
+            if name in self.plugins and self.plugins[name].wanted:
+                self.plugins[name].restarts += 1
+                self._set(self.plugins[name], State.WAITING, "")
+        self.schedule()
+        return [n for n in affected if n in self.plugins]
+
+    # -- status ----------------------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        plugins = []
+        for name in self.order:
+            plugin = self.plugins[name]
+            waiting = (
+                [{"facility": f, "provider": p} for f, p in self.blockers(plugin)]
+                if plugin.state is State.WAITING
+                else []
+            )
+            uptime = plugin.uptime_s
+            plugins.append(
+                {
+                    "name": name,
+                    "state": plugin.state.value,
+                    "pid": plugin.pid,
+                    "restarts": plugin.restarts,
+                    "uptime_s": None if uptime is None else round(uptime, 3),
+                    "provides": plugin.spec.provides,
+                    "ready_facilities": sorted(plugin.ready_facilities),
+                    "waiting_on": waiting,
+                    "reason": self.waiting_reason(plugin) if plugin.state is State.WAITING else plugin.reason,
+                    "tools": sorted(plugin.tools),
+                }
+            )
+        return {"plugins": plugins}
+
+
+async def _quietly(coroutine: Any) -> None:
+    try:
+        await coroutine
+    except Exception as exc:  # a dependent that went away while being told is not an error
+        log.debug("notification failed: %s", exc)

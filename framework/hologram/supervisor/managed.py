@@ -1,0 +1,448 @@
+"""One plugin under supervision: its process, its connection, its readiness, and how it stops.
+
+The supervisor decides *when* a plugin starts and what a crash means for the graph; this class knows *how*
+to start it (spawn, handshake, wait for readiness within the start timeout) and how to stop it (shutdown
+request, then SIGTERM, then SIGKILL, each after a grace period).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import os
+import signal
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hologram import protocol
+from hologram._version import __version__
+from hologram.manifest import Manifest
+from hologram.rpc import (
+    VERSION_MISMATCH,
+    Arena,
+    Connection,
+    ConnectionClosed,
+    RequestTimeout,
+    RpcError,
+    new_eventfd,
+)
+from hologram.supervisor.child import plugin_argv, plugin_env, spawn_plugin
+from hologram.supervisor.crash import CrashPolicy
+from hologram.supervisor.memory_pipe import memory_pipe_pair
+from hologram.supervisor.state import State
+
+if TYPE_CHECKING:
+    from hologram.rpc import RingWriter
+
+log = logging.getLogger("hologram.supervisor")
+
+SHUTDOWN_GRACE_S = 3.0  # answer to `shutdown` and exit
+TERM_GRACE_S = 2.0  # exit after SIGTERM
+MALFORMED_LIMIT = 50  # this many malformed lines …
+MALFORMED_WINDOW_S = 10.0  # … within this window restart the plugin
+ARENA_SIZE = 32 * 1024 * 1024  # virtual: memfd pages cost memory only when written
+
+
+class StartFailed(Exception):
+    """The plugin did not get to ready; `permanent` failures are not retried (e.g. protocol mismatch)."""
+
+    def __init__(self, message: str, *, permanent: bool = False) -> None:
+        super().__init__(message)
+        self.permanent = permanent
+
+
+@dataclass
+class PluginSpec:
+    """What the supervisor knows about a plugin before starting it: its lock entry and its manifest."""
+
+    entry: dict[str, Any]
+    manifest: Manifest | None
+    manifest_dir: Path | None
+
+    @property
+    def name(self) -> str:
+        return str(self.entry["name"])
+
+    @property
+    def provides(self) -> list[str]:
+        return [protocol.facility_name(f) for f in self.entry.get("provides", [])]
+
+    @property
+    def requires(self) -> dict[str, str]:
+        return {protocol.facility_name(k): v for k, v in self.entry.get("requires", {}).items()}
+
+    @property
+    def optional(self) -> dict[str, list[str]]:
+        return {protocol.facility_name(k): list(v) for k, v in self.entry.get("after-if-present", {}).items()}
+
+    @property
+    def start_timeout_s(self) -> float:
+        return float(self.entry.get("start", {}).get("timeout_s", 30.0))
+
+    @property
+    def restart(self) -> str:
+        return str(self.entry.get("start", {}).get("restart", "on-failure"))
+
+
+@dataclass
+class Handlers:
+    """Callbacks into the supervisor for what a plugin asks of the kernel."""
+
+    facility_ready: Callable[[ManagedPlugin, str], None]
+    facility_call: Callable[[ManagedPlugin, Any], Awaitable[Any]]
+    event_publish: Callable[[ManagedPlugin, Any], None]
+    exited: Callable[[ManagedPlugin, int | None, str], None]
+
+
+@dataclass
+class Runtime:
+    """Everything that exists only while the plugin runs; dropped as a whole when it exits."""
+
+    connection: Connection
+    arenas: list[Arena]
+    eventfd: int
+    process: asyncio.subprocess.Process | None = None
+    tasks: list[asyncio.Task[Any]] = field(default_factory=list)
+    malformed: deque[float] = field(default_factory=deque)
+
+
+class ManagedPlugin:
+    def __init__(self, spec: PluginSpec, data_dir: Path, ring: RingWriter, handlers: Handlers) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.data_dir = data_dir
+        self.ring = ring
+        self.handlers = handlers
+        self.state = State.WAITING
+        self.reason = ""
+        self.wanted = True  # False after `hologram plugin stop`: never started automatically
+        self.restarts = 0
+        self.started_at: float | None = None
+        self.ready_at: float | None = None
+        self.ready_facilities: set[str] = set()
+        self.crash_policy = CrashPolicy()
+        self.tools: dict[str, dict[str, Any]] = {}
+        self.stages: list[str] = []
+        self.methods: dict[str, list[str]] = {}
+        self.runtime: Runtime | None = None
+        self.stop_requested = False
+        self.exit_description = ""
+        self.kill_reason = ""  # why the kernel killed it, reported instead of the bare signal
+        self._all_ready = asyncio.Event()
+        self._gone = asyncio.Event()
+
+    # -- facts ----------------------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        if self.runtime is None:
+            return None
+        return self.runtime.process.pid if self.runtime.process is not None else os.getpid()
+
+    @property
+    def uptime_s(self) -> float | None:
+        return None if self.started_at is None or not self.state.running else time.monotonic() - self.started_at
+
+    # -- starting -------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Spawn, handshake and wait until every provided facility is ready. Raises StartFailed."""
+        self.stop_requested = False
+        self.exit_description = ""
+        self.ready_facilities.clear()
+        self._all_ready.clear()
+        self._gone.clear()
+        self.started_at = time.monotonic()
+        self.ready_at = None
+        deadline = self.started_at + self.spec.start_timeout_s
+        try:
+            await self._spawn()
+        except OSError as exc:
+            raise StartFailed(f"cannot start: {exc.strerror or exc}") from exc
+        except ImportError as exc:
+            raise StartFailed(f"cannot import in-process plugin: {exc}", permanent=True) from exc
+        assert self.runtime is not None
+        try:
+            answer = await self.runtime.connection.request(
+                protocol.INITIALIZE, self._initialize_params(), timeout=max(0.01, deadline - time.monotonic())
+            )
+        except RequestTimeout:
+            raise StartFailed(f"no answer to initialize within {self.spec.start_timeout_s:g} s") from None
+        except ConnectionClosed:
+            await self._gone.wait()
+            raise StartFailed(f"{self.exit_description} during the handshake (see its log)") from None
+        except RpcError as exc:
+            raise StartFailed(f"refused the handshake: {exc}", permanent=exc.code == VERSION_MISMATCH) from None
+        self._accept_handshake(answer)
+        if not self.spec.provides:
+            self._all_ready.set()
+        ready = asyncio.ensure_future(self._all_ready.wait())
+        gone = asyncio.ensure_future(self._gone.wait())
+        try:
+            await asyncio.wait(
+                {ready, gone}, timeout=max(0.01, deadline - time.monotonic()), return_when="FIRST_COMPLETED"
+            )
+        finally:
+            ready.cancel()
+            gone.cancel()
+        if self._gone.is_set():
+            raise StartFailed(f"{self.exit_description} before it was ready (see its log)")
+        if not self._all_ready.is_set():
+            missing = sorted(set(self.spec.provides) - self.ready_facilities)
+            raise StartFailed(
+                f"not ready within {self.spec.start_timeout_s:g} s (never announced {', '.join(missing)})"
+            )
+        self.ready_at = time.monotonic()
+
+    def _initialize_params(self) -> dict[str, Any]:
+        assert self.runtime is not None
+        kernel_arena, plugin_arena = self.runtime.arenas
+        manifest = self.spec.manifest
+        return {
+            "protocol": protocol.PROTOCOL_VERSION,
+            "kernel_version": __version__,
+            "plugin": {
+                "name": self.name,
+                "version": self.spec.entry.get("version"),
+                "provides": self.spec.provides,
+                "requires": self.spec.requires,
+            },
+            "config": dict(manifest.config) if manifest is not None else {},
+            "data_dir": str(self.data_dir),
+            "arenas": {"kernel": kernel_arena.spec(), "plugin": plugin_arena.spec()},
+            "events": {"ring": self.ring.spec(), "eventfd": self.runtime.eventfd},
+        }
+
+    def _accept_handshake(self, answer: Any) -> None:
+        if not isinstance(answer, dict) or answer.get("protocol") != protocol.PROTOCOL_VERSION:
+            got = answer.get("protocol") if isinstance(answer, dict) else answer
+            raise StartFailed(
+                f"speaks protocol {got!r}, this kernel speaks {protocol.PROTOCOL_VERSION}: "
+                "install matching versions of hologram and the plugin",
+                permanent=True,
+            )
+        tools = {}
+        if self.spec.manifest is not None:
+            for tool in self.spec.manifest.tools:
+                tools[tool.name] = tool.model_dump(mode="json")
+        for tool in answer.get("tools") or []:
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                tools[tool["name"]] = {**tools.get(tool["name"], {}), **tool}
+        self.tools = tools
+        self.stages = [s for s in answer.get("stages") or [] if isinstance(s, str)]
+        self.methods = {k: list(v) for k, v in (answer.get("methods") or {}).items() if isinstance(v, list)}
+
+    async def _spawn(self) -> None:
+        kernel_arena = Arena.create(ARENA_SIZE, f"{self.name}.kernel")
+        plugin_arena = Arena.create(ARENA_SIZE, f"{self.name}.plugin", allocate=False)
+        eventfd = new_eventfd()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        run = self.spec.entry.get("run", {})
+        process = None
+        try:
+            if "inproc" in run:
+                reader, writer, serve = self._inproc(str(run["inproc"]))
+            else:
+                argv = plugin_argv(run, self.spec.manifest_dir)
+                cwd = self.spec.manifest_dir if "command" in run and self.spec.manifest_dir else self.data_dir
+                process, reader, writer = await spawn_plugin(
+                    argv,
+                    env=plugin_env(self.name, run.get("env", {})),
+                    cwd=cwd,
+                    pass_fds=[kernel_arena.fd, plugin_arena.fd, eventfd, self.ring.spec()["fd"]],
+                )
+                serve = None
+        except BaseException:
+            for arena in (kernel_arena, plugin_arena):
+                arena.close()
+            os.close(eventfd)
+            raise
+        connection = Connection(reader, writer, name=f"kernel→{self.name}", on_malformed=self._on_malformed)
+        self._register(connection)
+        runtime = Runtime(connection, [kernel_arena, plugin_arena], eventfd, process)
+        self.runtime = runtime
+        runtime.tasks.append(asyncio.ensure_future(connection.serve()))
+        if process is not None:
+            assert process.stderr is not None
+            runtime.tasks.append(asyncio.ensure_future(self._pump_stderr(process.stderr)))
+            runtime.tasks.append(asyncio.ensure_future(self._watch_process(runtime, process)))
+        else:
+            assert serve is not None
+            runtime.tasks.append(asyncio.ensure_future(self._watch_inproc(runtime, serve)))
+
+    def _inproc(self, module_name: str) -> tuple[Any, Any, Awaitable[None]]:
+        from hologram.sdk import Plugin
+        from hologram.sdk.runtime import Runtime as PluginRuntime
+
+        module = importlib.import_module(module_name)
+        plugin = getattr(module, "plugin", None)
+        if not isinstance(plugin, Plugin):
+            raise ImportError(f"{module_name} has no module-level `plugin = Plugin(...)`")
+        (kernel_reader, kernel_writer), (plugin_reader, plugin_writer) = memory_pipe_pair()
+        return kernel_reader, kernel_writer, PluginRuntime(plugin, plugin_reader, plugin_writer).serve()
+
+    def _register(self, connection: Connection) -> None:
+        async def facility_ready(params: Any) -> None:
+            facility = protocol.facility_name(str(params.get("facility", ""))) if isinstance(params, dict) else ""
+            if facility not in self.spec.provides:
+                log.warning("%s announced %r, which its manifest does not provide; ignored", self.name, facility)
+                return
+            self.ready_facilities.add(facility)
+            self.handlers.facility_ready(self, facility)
+            if self.ready_facilities >= set(self.spec.provides):
+                self._all_ready.set()
+
+        async def facility_call(params: Any) -> Any:
+            return await self.handlers.facility_call(self, params)
+
+        async def subscribe(params: Any) -> dict[str, Any]:
+            types = params.get("types") if isinstance(params, dict) else None
+            if self.runtime is not None:
+                self.ring.add_waker(self.runtime.eventfd, None if types is None else [str(t) for t in types])
+            return {"subscribed": types}
+
+        async def publish(params: Any) -> None:
+            self.handlers.event_publish(self, params.get("event") if isinstance(params, dict) else None)
+
+        async def register_tools(params: Any) -> dict[str, Any]:
+            for tool in params.get("tools", []) if isinstance(params, dict) else []:
+                if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                    self.tools[tool["name"]] = tool
+            return {"tools": sorted(self.tools)}
+
+        async def release(params: Any) -> None:
+            if self.runtime is not None and isinstance(params, dict):
+                with contextlib.suppress(Exception):
+                    self.runtime.arenas[0].free(params["ref"])
+
+        for method, handler in (
+            (protocol.FACILITY_READY, facility_ready),
+            (protocol.FACILITY_CALL, facility_call),
+            (protocol.EVENT_SUBSCRIBE, subscribe),
+            (protocol.EVENT_PUBLISH, publish),
+            (protocol.TOOL_REGISTER, register_tools),
+            (protocol.ARENA_RELEASE, release),
+        ):
+            connection.register(method, handler)
+
+    def _on_malformed(self, excerpt: str, reason: str) -> None:
+        log.warning("[%s] malformed line from plugin (%s): %s", self.name, reason, excerpt)
+        runtime = self.runtime
+        if runtime is None:
+            return
+        now = time.monotonic()
+        runtime.malformed.append(now)
+        while runtime.malformed and now - runtime.malformed[0] > MALFORMED_WINDOW_S:
+            runtime.malformed.popleft()
+        if len(runtime.malformed) >= MALFORMED_LIMIT and runtime.process is not None:
+            log.error("[%s] %d malformed lines in %g s: restarting it", self.name, MALFORMED_LIMIT, MALFORMED_WINDOW_S)
+            self.kill_reason = f"killed after {MALFORMED_LIMIT} malformed lines within {MALFORMED_WINDOW_S:g} s"
+            runtime.malformed.clear()
+            _kill_group(runtime.process, signal.SIGKILL)
+
+    async def _pump_stderr(self, stream: asyncio.StreamReader) -> None:
+        plugin_log = logging.getLogger(f"hologram.plugin.{self.name}")
+        while True:
+            line = await stream.readline()
+            if not line:
+                return
+            plugin_log.info("[%s] %s", self.name, line.decode("utf-8", "replace").rstrip())
+
+    async def _watch_process(self, runtime: Runtime, process: asyncio.subprocess.Process) -> None:
+        code = await process.wait()
+        await asyncio.sleep(0)  # let the stderr pump drain what the process said last
+        self.exit_description = self.kill_reason or _describe_exit(code)
+        self.kill_reason = ""
+        self._cleanup(runtime)
+        self.handlers.exited(self, code, self.exit_description)
+
+    async def _watch_inproc(self, runtime: Runtime, serve: Awaitable[None]) -> None:
+        try:
+            await serve
+            code, description = 0, "returned"
+        except Exception as exc:
+            log.exception("[%s] in-process plugin failed", self.name)
+            code, description = 1, f"raised {type(exc).__name__}: {exc}"
+        self.exit_description = description
+        self._cleanup(runtime)
+        self.handlers.exited(self, code, description)
+
+    def _cleanup(self, runtime: Runtime) -> None:
+        if self.runtime is runtime:
+            self.runtime = None
+        self._gone.set()
+        runtime.connection.close()
+        self.ring.remove_waker(runtime.eventfd)
+        with contextlib.suppress(OSError):
+            os.close(runtime.eventfd)
+        for arena in runtime.arenas:
+            arena.close()
+        for task in runtime.tasks:
+            if task is not asyncio.current_task():
+                task.cancel()
+
+    # -- stopping -------------------------------------------------------------------------------------
+
+    async def stop(self) -> None:
+        """Shutdown request, then SIGTERM, then SIGKILL; returns when the plugin is gone."""
+        runtime = self.runtime
+        if runtime is None:
+            return
+        self.stop_requested = True
+        with contextlib.suppress(RpcError, ConnectionClosed, RequestTimeout):
+            await runtime.connection.request(protocol.SHUTDOWN, {}, timeout=SHUTDOWN_GRACE_S)
+        process = runtime.process
+        if process is None:  # in-process: the runtime stops serving after answering shutdown
+            runtime.connection.close()
+            await asyncio.gather(*runtime.tasks, return_exceptions=True)
+            return
+        if await _exited_within(process, SHUTDOWN_GRACE_S):
+            return
+        log.warning("[%s] did not exit after shutdown; sending SIGTERM", self.name)
+        _kill_group(process, signal.SIGTERM)
+        if await _exited_within(process, TERM_GRACE_S):
+            return
+        log.warning("[%s] did not exit after SIGTERM; sending SIGKILL", self.name)
+        _kill_group(process, signal.SIGKILL)
+        await process.wait()
+
+    def kill(self) -> None:
+        """Immediate SIGKILL (start timeouts, runaway plugins)."""
+        if self.runtime is not None and self.runtime.process is not None:
+            _kill_group(self.runtime.process, signal.SIGKILL)
+        elif self.runtime is not None:
+            self.runtime.connection.close()
+
+
+async def _exited_within(process: asyncio.subprocess.Process, seconds: float) -> bool:
+    try:
+        await asyncio.wait_for(process.wait(), seconds)
+        return True
+    except asyncio.TimeoutError:
+        return False
+
+
+def _kill_group(process: asyncio.subprocess.Process, sig: signal.Signals) -> None:
+    """Signal the plugin's whole process group (it runs in its own session), so its children go too."""
+    try:
+        os.killpg(process.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(sig)
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "exited"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with code {code}"

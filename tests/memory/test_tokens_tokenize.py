@@ -1,0 +1,85 @@
+"""Token estimates and index terms, for English, Chinese and mixed text."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from hologram.memory import tokenize as tok
+from hologram.memory.tokens import estimate_tokens
+
+
+def test_estimate_english_is_chars_over_four() -> None:
+    assert estimate_tokens("a" * 40) == 10
+    assert estimate_tokens("a" * 41) == 11
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("a") == 1
+
+
+def test_estimate_counts_each_chinese_character_as_a_token() -> None:
+    text = "如何重置我的密码"  # 8 Han characters
+    assert estimate_tokens(text) == 8
+    # chars/4 would say 2 and overflow the window by 4x on Chinese history
+    assert estimate_tokens(text) > len(text) // 4
+
+
+def test_estimate_mixed_text_adds_both_parts() -> None:
+    assert estimate_tokens("密码 password") == 2 + 3  # 2 Han + ceil(9 / 4)
+
+
+def test_english_terms_drop_stopwords_and_plurals() -> None:
+    assert tok.tokenize("What are the Paintings of Caroline's friends?") == ["painting", "caroline", "friend"]
+
+
+def test_chinese_terms_use_jieba_words_once_loaded() -> None:
+    assert tok.wait_for_jieba(timeout=60)
+    terms, analyzer = tok.tokenize_tagged("如何重置我的密码")
+    assert analyzer == tok.ANALYZER_JIEBA
+    assert "密码" in terms and "重置" in terms
+    assert "的" not in terms  # stop word
+
+
+def test_mixed_text_keeps_both_scripts() -> None:
+    assert tok.wait_for_jieba(timeout=60)
+    terms = tok.tokenize("我买了 iPhones 在北京")
+    assert "iphone" in terms and "北京" in terms
+
+
+def test_han_text_never_waits_for_jieba(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before the dictionary is loaded, Han text is analysed by bigrams at once and the load starts in the
+    background: the first reply never pays for jieba."""
+    release = threading.Event()
+    started = threading.Event()
+
+    def slow_load() -> None:
+        started.set()
+        release.wait(10)
+        tok._ready.set()
+
+    monkeypatch.setattr(tok, "_ready", threading.Event())
+    monkeypatch.setattr(tok, "_thread", None)
+    monkeypatch.setattr(tok, "_jieba", None)
+    monkeypatch.setattr(tok, "_load_jieba", slow_load)
+    try:
+        terms, analyzer = tok.tokenize_tagged("重置密码")
+        assert analyzer == tok.ANALYZER_BIGRAM
+        assert "密码" in terms and "重置" in terms and "置密" in terms
+        assert started.wait(5), "the background load was not started"
+        assert not tok.jieba_ready()
+    finally:
+        release.set()
+        if tok._thread is not None:
+            tok._thread.join(5)
+
+
+def test_warm_up_starts_one_thread_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    monkeypatch.setattr(tok, "_thread", None)
+    monkeypatch.setattr(tok, "_ready", threading.Event())
+    monkeypatch.setattr(tok, "_load_jieba", lambda: calls.append(1))
+    tok.warm_up()
+    tok.warm_up()
+    assert tok._thread is not None
+    tok._thread.join(5)
+    assert calls == [1]
