@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+CODE := framework plugins tests tools
 
 .PHONY: install up test lint typecheck unit bench clean schema
 
@@ -22,8 +23,8 @@ up: install
 	$(BIN)/hologram up
 
 lint: install
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	$(BIN)/ruff check $(CODE)
+	$(BIN)/ruff format --check $(CODE)
 
 typecheck: install
 	$(BIN)/mypy
