@@ -41,6 +41,7 @@ def test_dependent_starts_when_its_requirement_is_ready_not_after_unrelated_plug
 
 def test_start_timeout_fails_the_plugin_and_blocks_only_its_dependents(tmp_path: Path) -> None:
     write_plugin(tmp_path, "stuck", provides=["stuck.f"], config={"never_ready": True}, timeout_s=1, restart="never")
+    write_plugin(tmp_path, "mute", provides=["mute.f"], timeout_s=1, restart="never", env={"TESTPLUG_SKIP_READY": "1"})
     write_plugin(tmp_path, "victim", requires=["stuck.f"])
     write_plugin(tmp_path, "bystander", provides=["ok.f"])
 
@@ -51,7 +52,9 @@ def test_start_timeout_fails_the_plugin_and_blocks_only_its_dependents(tmp_path:
             await wait_state(supervisor, "stuck", State.FAILED)
             await wait_state(supervisor, "bystander", State.READY)
             stuck = supervisor.plugins["stuck"]
-            assert stuck.reason == "start failed: not ready within 1 s (never announced stuck.f)"
+            assert stuck.reason == "start failed: not ready within 1 s (no answer to initialize)"
+            await wait_state(supervisor, "mute", State.FAILED)
+            assert supervisor.plugins["mute"].reason == "start failed: not ready within 1 s (never announced mute.f)"
             assert stuck.pid is None, "the stuck process was killed"
             victim = supervisor.snapshot()["plugins"][
                 [p["name"] for p in supervisor.snapshot()["plugins"]].index("victim")

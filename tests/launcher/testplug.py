@@ -17,6 +17,7 @@ from hologram.sdk import Plugin, StartContext
 
 NAME = os.environ.get("HOLOGRAM_PLUGIN", "testplug")
 plugin = Plugin(NAME)
+plugin.auto_ready = not os.environ.get("TESTPLUG_SKIP_READY")  # started, but never announces its facility
 config: dict[str, Any] = {}
 
 

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 from pathlib import Path
 
+from hologram.agent import attach_agent
 from hologram.cli._common import add_lock_option, command_parser
 from hologram.cli.progress import Progress
 from hologram.errors import HologramError, Problem
@@ -71,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _serve(lock: Lock, graph: Graph, data_dir: Path, args: argparse.Namespace) -> int:
     kernel = Kernel(lock, graph, data_dir)
+    service = attach_agent(kernel)
     kernel.add_listener(Progress(kernel.supervisor))
     if args.watch:
         from hologram.supervisor.watch import watch
@@ -82,5 +84,6 @@ async def _serve(lock: Lock, graph: Graph, data_dir: Path, args: argparse.Namesp
             task.cancel()
     else:
         await kernel.run()
+    await service.aclose()
     print("Hologram stopped.")
     return 0

@@ -69,12 +69,14 @@ async def call_maybe_async(function: Callable[..., Any], *args: Any, **kwargs: A
 class FacilityClient:
     """Calls methods of a facility some other plugin (or the kernel) provides; the kernel routes them."""
 
-    def __init__(self, plugin: Plugin, facility: str) -> None:
+    def __init__(self, plugin: Plugin, facility: str, timeout: float | None = 60.0) -> None:
         self._plugin = plugin
         self.facility = facility
+        self.timeout = timeout
 
-    async def call(self, method: str, timeout: float | None = 30.0, **params: Any) -> Any:
-        return await self._plugin.runtime.call_facility(self.facility, method, params, timeout)
+    async def call(self, method: str, /, **params: Any) -> Any:
+        """Call `method` with keyword parameters (any names, `method` and `timeout` included)."""
+        return await self._plugin.runtime.call_facility(self.facility, method, params, self.timeout)
 
 
 class Plugin:
@@ -168,8 +170,9 @@ class Plugin:
         for facility in facilities:
             await self.runtime.announce_ready(facility)
 
-    def facility(self, name: str) -> FacilityClient:
-        return FacilityClient(self, name)
+    def facility(self, name: str, *, timeout: float | None = 60.0) -> FacilityClient:
+        """A client for a facility this plugin requires; calls wait at most `timeout` seconds."""
+        return FacilityClient(self, name, timeout)
 
     async def publish(self, event: dict[str, Any]) -> None:
         """Broadcast an event through the kernel's event ring."""

@@ -10,14 +10,19 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import ctypes
+import inspect
 import json
 import logging
+import os
+import signal
 import sys
 from typing import Any
 
 from hologram import protocol
 from hologram._version import __version__
 from hologram.rpc import (
+    APPLICATION_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     VERSION_MISMATCH,
@@ -121,7 +126,7 @@ class Runtime:
         context = StartContext(
             self.config, str(params.get("data_dir", ".")), self.plugin, dict(info.get("requires", {}))
         )
-        self._spawn(self._start(context))
+        await self._start(context)
         return {
             "protocol": protocol.PROTOCOL_VERSION,
             "sdk": SDK_NAME,
@@ -143,14 +148,18 @@ class Runtime:
         }
 
     async def _start(self, context: StartContext) -> None:
-        await asyncio.sleep(0)  # let the initialize answer go out first
+        """Run the author's start code before answering `initialize`.
+
+        So "initialize answered" means "started": a plugin that provides nothing is ready at that moment
+        (protocol rule), and no tool call can reach handlers whose state `on_start` has not built yet.
+        Facility calls and `ready()` work inside `on_start`: the connection serves both ways meanwhile.
+        """
         try:
             for hook in self.plugin.start_hooks:
                 await call_maybe_async(hook, context)
-        except Exception:
-            log.exception("%s: on_start failed; the plugin exits so the kernel can report it", self.plugin.name)
-            self._stopping.set()
-            sys.exit(3)
+        except Exception as exc:
+            log.exception("%s: on_start failed", self.plugin.name)
+            raise RpcError(APPLICATION_ERROR, f"on_start failed: {type(exc).__name__}: {exc}") from exc
         if self.plugin.auto_ready:
             for facility in self.provides:
                 if facility not in self.announced:
@@ -195,9 +204,11 @@ class Runtime:
         if spec.wants_context():
             kwargs["ctx"] = ToolContext(str(params.get("call_id", "")), params.get("session_id"), self.plugin)
         try:
-            value = await call_maybe_async(spec.handler, **kwargs)
+            inspect.signature(spec.handler).bind(**kwargs)
         except TypeError as exc:
             return {"content": f"error: bad arguments for {spec.name}: {exc}", "is_error": True}
+        try:
+            value = await call_maybe_async(spec.handler, **kwargs)
         except Exception as exc:
             log.exception("%s: tool %s failed", self.plugin.name, spec.name)
             return {"content": f"error: {type(exc).__name__}: {exc}", "is_error": True}
@@ -218,7 +229,9 @@ class Runtime:
         handler = self.plugin.methods.get(facility, {}).get(method)
         if handler is None:
             raise RpcError(METHOD_NOT_FOUND, f"{self.plugin.name} serves no method {method!r} on {facility!r}")
-        arguments = params.get("params") or {}
+        arguments = dict(params.get("params") or {})
+        if "caller" in inspect.signature(handler).parameters:
+            arguments["caller"] = params.get("caller")
         return await call_maybe_async(handler, **arguments)
 
     async def _facility_status(self, params: Any) -> None:
@@ -258,12 +271,28 @@ class Runtime:
         return from_blob(blob, arenas)
 
 
+def die_with_kernel() -> None:
+    """Ask Linux to kill this plugin when the kernel dies, and leave if it already has.
+
+    The kernel sets the same death signal when it spawns us; doing it here too closes the window between
+    fork and that prctl, in which a kernel killed with -9 would leave us running.
+    """
+    kernel_pid = os.environ.get("HOLOGRAM_KERNEL_PID")
+    if not kernel_pid or not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != int(kernel_pid):
+        os._exit(1)
+
+
 async def serve_stdio(plugin: Plugin) -> None:
     reader, writer = await open_stdio()
     await Runtime(plugin, reader, writer).serve()
 
 
 def run_stdio(plugin: Plugin) -> None:
+    die_with_kernel()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve_stdio(plugin))

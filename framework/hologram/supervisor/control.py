@@ -12,6 +12,7 @@ import json
 import os
 import socket
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,9 @@ from hologram.rpc import Connection, RpcError
 SOCKET_NAME = "hologram.sock"
 UNIX_PATH_MAX = 107
 Method = Callable[[dict[str, Any]], Awaitable[Any]]
+# The client connection whose request is being handled: methods that stream (a turn's deltas) or ask back
+# (approvals) talk to it. Request handlers run in tasks created by the connection, which copy this context.
+current_connection: ContextVar[Connection | None] = ContextVar("current_connection", default=None)
 
 
 def socket_path(data_dir: Path) -> Path:
@@ -68,6 +72,7 @@ class ControlServer:
         for name, method in self.methods.items():
             connection.register(name, _wrap(method))
         self._connections.add(connection)
+        current_connection.set(connection)
         try:
             await connection.serve()
         finally:

@@ -173,7 +173,7 @@ class ManagedPlugin:
                 protocol.INITIALIZE, self._initialize_params(), timeout=max(0.01, deadline - time.monotonic())
             )
         except RequestTimeout:
-            raise StartFailed(f"no answer to initialize within {self.spec.start_timeout_s:g} s") from None
+            raise StartFailed(f"not ready within {self.spec.start_timeout_s:g} s (no answer to initialize)") from None
         except ConnectionClosed:
             await self._gone.wait()
             raise StartFailed(f"{self.exit_description} during the handshake (see its log)") from None

@@ -1,0 +1,278 @@
+"""The agent turn: on_input → pre_action → [LLM → post_action → tools] … → before_output → send → after_output.
+
+The loop ends when the model answers without tool calls, when every call of a response was denied, when a
+hook responds, or at ``max_steps`` LLM calls: the last allowed call is told so (a system note, and
+``tool_choice = "none"``), and calls it makes anyway get a "not run" result.
+
+Everything the loop learns is persisted the moment it is known: the input, each response (with *its own*
+reasoning and usage), each tool result in call order, the delivered output. If the turn is cancelled (the
+user pressed Ctrl-C, the client went away) or fails, the calls still open get a synthetic error result
+before the exception leaves, so the stored session is always a valid history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from hologram.agent.executor import Executor, Outcome, PluginInvoke
+from hologram.agent.tools import ToolRegistry
+from hologram.llm import ChatRequest, ChatResult, Delta, Message, StreamInterruptedError, ToolCall
+from hologram.sessions import SessionStore, messages_from_events
+from hologram.settings import AgentSettings
+from hologram.stages import StageContext, StageDispatcher
+
+log = logging.getLogger("hologram.agent")
+
+OnEvent = Callable[[dict[str, Any]], "Awaitable[None] | None"]
+CANCELLED = "error: the turn was cancelled before this call finished"
+STEP_LIMIT_NOTE = (
+    "Step limit reached: this is LLM call {n} of at most {n} in this turn. Tools are disabled now; "
+    "answer the user with what you have and say what is left undone."
+)
+
+
+class Completer(Protocol):
+    async def complete(self, request: ChatRequest, on_delta: Any = None) -> ChatResult: ...
+
+
+class TurnError(Exception):
+    """The turn could not produce an answer (every provider failed, a request was rejected, …)."""
+
+
+@dataclass
+class TurnResult:
+    session_id: str
+    turn_id: str
+    output: str
+    steps: int
+    ended_by: str  # answer | denied | respond | max_steps
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    usage: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Agent:
+    """Runs turns. One instance serves every session of a kernel; concurrent turns are independent."""
+
+    def __init__(
+        self,
+        *,
+        llm: Completer | None,
+        store: SessionStore,
+        tools: ToolRegistry,
+        stages: StageDispatcher,
+        settings: AgentSettings | None = None,
+        invoke_plugin: PluginInvoke | None = None,
+        publish: Callable[[dict[str, Any]], Any] | None = None,
+        no_llm_message: str = "no LLM provider is configured",
+    ) -> None:
+        self.llm = llm
+        self.store = store
+        self.tools = tools
+        self.stages = stages
+        self.settings = settings or AgentSettings()
+        self.executor = Executor(stages, invoke_plugin, timeout_s=self.settings.tool_timeout_s)
+        self.publish = publish
+        self.no_llm_message = no_llm_message
+
+    async def run_turn(
+        self,
+        text: str,
+        *,
+        session_id: str | None = None,
+        channel: str | None = None,
+        on_event: OnEvent | None = None,
+        turn_id: str | None = None,
+    ) -> TurnResult:
+        channel = channel or self.settings.channel
+        sid = session_id or self.store.create_session(channel)
+        if session_id is not None and not self.store.exists(session_id):
+            self.store.create_session(channel, session_id)
+        self.store.repair(sid)  # calls left open by a turn the kernel did not live to finish
+        turn = _Turn(self, sid, turn_id or uuid.uuid4().hex[:12], channel, on_event)
+        return await turn.run(text)
+
+
+class _Turn:
+    def __init__(self, agent: Agent, sid: str, turn_id: str, channel: str, on_event: OnEvent | None) -> None:
+        self.agent = agent
+        self.store = agent.store
+        self.sid = sid
+        self.turn_id = turn_id
+        self.channel = channel
+        self.on_event = on_event
+        self.ctx = StageContext(sid, turn_id, channel, system=agent.settings.system_prompt)
+        self.open_calls: dict[tuple[int, str], str] = {}  # (response seq, call id) → tool name
+        self.history: list[Message] = []
+        self.usage: list[dict[str, Any]] = []
+        self.pending_events: list[Awaitable[Any]] = []
+
+    # -- events to the channel and the ring ------------------------------------------------------------
+
+    def emit(self, event: dict[str, Any]) -> None:
+        event = {**event, "session": self.sid, "turn": self.turn_id}
+        if self.agent.publish is not None:
+            try:
+                self.agent.publish(event)
+            except Exception:  # the ring is best effort; the turn is not
+                log.exception("publishing %s failed", event.get("type"))
+        if self.on_event is not None:
+            result = self.on_event(event)
+            if inspect.isawaitable(result):
+                self.pending_events.append(result)
+
+    async def flush(self) -> None:
+        pending, self.pending_events = self.pending_events, []
+        for awaitable in pending:
+            try:
+                await awaitable
+            except Exception as exc:  # a client that went away must not fail the turn
+                log.debug("channel event failed: %s", exc)
+
+    async def on_delta(self, delta: Delta) -> None:
+        self.emit({"type": "content_delta" if delta.kind == "content" else "reasoning", "text": delta.text})
+        await self.flush()
+
+    # -- the loop -------------------------------------------------------------------------------------
+
+    async def run(self, text: str) -> TurnResult:
+        try:
+            return await self._run(text)
+        finally:
+            if self.open_calls:
+                self.store.close_calls(self.sid, [(s, c, n) for (s, c), n in self.open_calls.items()], CANCELLED)
+                self.open_calls.clear()
+            await self.flush()
+
+    async def _run(self, text: str) -> TurnResult:
+        agent, ctx, stages = self.agent, self.ctx, self.agent.stages
+        ctx.input = text
+        if await stages.run("on_input", ctx) and ctx.respond is not None:
+            self._persist_input(text)
+            return await self._short_circuit(0)
+        if agent.llm is None:
+            raise TurnError(agent.no_llm_message)
+        self._persist_input(text)
+        self.history = messages_from_events(self.store.events(self.sid))
+        if await stages.run("pre_action", ctx) and ctx.respond is not None:
+            return await self._short_circuit(0)
+        max_steps = agent.settings.max_steps
+        for step in range(1, max_steps + 1):
+            last = step == max_steps
+            tools = agent.tools.snapshot()
+            messages = [Message.system(ctx.system), *self.history]
+            if last and tools.schemas():
+                messages.append(Message.system(STEP_LIMIT_NOTE.format(n=max_steps)))
+            request = ChatRequest(
+                messages, tools=tools.schemas(), tool_choice="none" if last and tools.schemas() else None
+            )
+            result = await self._complete(request)
+            seq = self._persist_response(result)
+            ctx.step, ctx.content, ctx.reasoning = step, result.content, result.reasoning
+            ctx.tool_calls = [c.to_dict() for c in result.tool_calls]
+            if await stages.run("post_action", ctx) and ctx.respond is not None:
+                self._close(seq, result.tool_calls, f"not run: {ctx.responded_by} answered instead")
+                return await self._short_circuit(step)
+            if not result.tool_calls:
+                return await self._finish(ctx.content or "", step, "answer")
+            if last:
+                self._close(seq, result.tool_calls, f"not run: the step limit of {max_steps} LLM calls was reached")
+                return await self._finish(ctx.content or STEP_LIMIT_NOTE.format(n=max_steps), step, "max_steps")
+
+            def record(call: ToolCall, outcome: Outcome, seq: int = seq) -> None:
+                self._record(seq, call, outcome)
+
+            report = await agent.executor.run_batch(result.tool_calls, tools, ctx, record, self.emit)
+            await self.flush()
+            if report.all_denied:
+                reasons = "; ".join(o.content for o in report.outcomes)
+                return await self._finish(ctx.content or f"Every tool call was denied: {reasons}", step, "denied")
+        raise AssertionError("unreachable: the last step always returns")
+
+    async def _complete(self, request: ChatRequest) -> ChatResult:
+        assert self.agent.llm is not None
+        try:
+            return await self.agent.llm.complete(request, self.on_delta)
+        except StreamInterruptedError as exc:
+            if exc.partial_content or exc.partial_reasoning:  # what the user saw stays in the history
+                data = {"content": exc.partial_content, "reasoning": exc.partial_reasoning or None}
+                self.store.append(self.sid, "response", {**data, "interrupted": True}, turn=self.turn_id)
+            raise TurnError(str(exc)) from exc
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            raise TurnError(str(exc)) from exc
+
+    # -- persistence ----------------------------------------------------------------------------------
+
+    def _persist_input(self, original: str) -> None:
+        data: dict[str, Any] = {"text": self.ctx.input}
+        if self.ctx.input != original:
+            data["original"] = original
+        self.store.append(self.sid, "input", data, turn=self.turn_id, channel=self.channel)
+
+    def _persist_response(self, result: ChatResult) -> int:
+        usage = None if result.usage is None else dict(vars(result.usage))
+        if usage is not None:
+            self.usage.append(usage)
+        data = {
+            "content": result.content,
+            "reasoning": result.reasoning,  # this response's own, verbatim (None: it carried none)
+            "tool_calls": [c.to_dict() for c in result.tool_calls],
+            "usage": usage,
+            "finish_reason": result.finish_reason,
+            "provider": result.provider,
+            "model": result.model,
+        }
+        seq = self.store.append(self.sid, "response", data, turn=self.turn_id, channel=self.channel)
+        for call in result.tool_calls:
+            self.open_calls[(seq, call.id)] = call.name
+        self.history.append(result.to_message())
+        return seq
+
+    def _record(self, seq: int, call: ToolCall, outcome: Outcome) -> None:
+        data = {"name": call.name, "content": outcome.content, "is_error": outcome.is_error, "status": outcome.status}
+        self.store.add_result(self.sid, seq, call.id, data, turn=self.turn_id, channel=self.channel)
+        self.open_calls.pop((seq, call.id), None)
+        self.history.append(Message.tool(call.id, outcome.content))
+        self.emit(
+            {
+                "type": "tool_result",
+                "id": call.id,
+                "name": call.name,
+                "is_error": outcome.is_error,
+                "status": outcome.status,
+                "content": outcome.content[:2000],
+            }
+        )
+
+    def _close(self, seq: int, calls: tuple[ToolCall, ...], reason: str) -> None:
+        for call in calls:
+            self._record(seq, call, Outcome(reason, True, "skipped"))
+
+    async def _short_circuit(self, step: int) -> TurnResult:
+        text = str(self.ctx.respond)
+        data: dict[str, Any] = {"content": text, "reasoning": None, "tool_calls": [], "by": self.ctx.responded_by}
+        self.store.append(self.sid, "response", data, turn=self.turn_id, channel=self.channel)
+        self.emit({"type": "content_delta", "text": text, "by": self.ctx.responded_by})
+        return await self._finish(text, step, "respond")
+
+    async def _finish(self, text: str, steps: int, ended_by: str) -> TurnResult:
+        ctx, stages = self.ctx, self.agent.stages
+        ctx.output = text
+        await stages.run("before_output", ctx)
+        self.store.append(
+            self.sid,
+            "output",
+            {"text": ctx.output, "ended_by": ended_by, "errors": ctx.errors},
+            turn=self.turn_id,
+            channel=self.channel,
+        )
+        self.emit({"type": "agent_output", "text": ctx.output, "ended_by": ended_by})
+        await stages.run("after_output", ctx)
+        return TurnResult(self.sid, self.turn_id, ctx.output, steps, ended_by, list(ctx.errors), self.usage)

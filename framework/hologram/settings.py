@@ -1,0 +1,169 @@
+"""User settings: ``<data>/settings.toml`` (LLM providers with their keys, agent options).
+
+The file holds API keys, so it is kept at mode 0600: created that way, and tightened (with a warning) when
+found readable by others. Errors name the file, the line and the key; no message ever echoes a value, so a
+mistyped key cannot leak into a terminal or a log.
+
+    [agent]
+    max_steps = 16            # LLM calls per turn; the last one is told it is the last
+    system_prompt = "…"
+    tool_timeout_s = 120
+
+    [[providers]]             # see docs/providers.md; order = fallback order
+    name = "deepseek"
+    kind = "deepseek"
+    base_url = "https://api.deepseek.com"
+    api_key_env = "DEEPSEEK_API_KEY"
+    model = "deepseek-chat"
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+import tomli
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from hologram.errors import HologramError, Problem
+from hologram.llm import ProviderSettings
+
+log = logging.getLogger("hologram.settings")
+SETTINGS_NAME = "settings.toml"
+DEFAULT_SYSTEM_PROMPT = "You are Hologram, a helpful assistant. Use the tools you are given when they help."
+
+TEMPLATE = """\
+# Hologram settings. This file holds API keys: keep it private (mode 0600).
+# Docs: docs/settings.md (agent options) and docs/providers.md (providers).
+
+[agent]
+# max_steps = 16
+
+# Add at least one provider; the first is tried first, the others are fallbacks.
+# [[providers]]
+# name = "deepseek"
+# kind = "deepseek"                    # or "openai" for any OpenAI-compatible endpoint
+# base_url = "https://api.deepseek.com"
+# api_key_env = "DEEPSEEK_API_KEY"     # or api_key = "sk-..."
+# model = "deepseek-chat"
+"""
+
+NO_PROVIDER_HINT = (
+    "add a provider to {path}, for example:\n"
+    "    [[providers]]\n"
+    '    name = "deepseek"\n'
+    '    kind = "deepseek"\n'
+    '    base_url = "https://api.deepseek.com"\n'
+    '    api_key_env = "DEEPSEEK_API_KEY"\n'
+    '    model = "deepseek-chat"\n'
+    "  then restart `hologram up`"
+)
+
+
+class AgentSettings(BaseModel):
+    """The ``[agent]`` table."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_steps: int = Field(16, ge=1, le=1000, description="LLM calls per turn at most")
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    tool_timeout_s: float = Field(120.0, gt=0, description="a tool call slower than this gets an error result")
+    channel: str = "cli"
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    agent: AgentSettings = Field(default_factory=lambda: AgentSettings())
+    providers: list[ProviderSettings] = Field(default_factory=list)
+    path: Path | None = Field(default=None, exclude=True)
+
+    def no_provider_message(self) -> str:
+        return "no LLM provider is configured; " + NO_PROVIDER_HINT.format(path=self.path or SETTINGS_NAME)
+
+
+def settings_path(data_dir: Path) -> Path:
+    return data_dir / SETTINGS_NAME
+
+
+def ensure_private(path: Path) -> None:
+    """Create the file 0600 (from the template) or tighten its mode to 0600."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(TEMPLATE)
+        return
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        log.warning("%s was readable by others (mode %o); set it to 0600", path, mode)
+        path.chmod(0o600)
+
+
+def load_settings(data_dir: Path, *, create: bool = True) -> Settings:
+    """Read ``<data>/settings.toml``; raises `HologramError` with file, line and key on any problem."""
+    path = settings_path(data_dir)
+    if create:
+        ensure_private(path)
+    elif not path.exists():
+        return Settings(path=path)
+    text = path.read_text(encoding="utf-8")
+    try:
+        raw = tomli.loads(text)
+    except tomli.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None) or _line_from_message(str(exc))
+        raise HologramError(Problem(f"not valid TOML: {exc}", file=str(path), line=line)) from None
+    try:
+        return Settings.model_validate({**raw, "path": path})
+    except ValidationError as exc:
+        raise HologramError([_problem(path, text, err) for err in exc.errors()]) from None
+
+
+def _problem(path: Path, text: str, err: Any) -> Problem:
+    loc = [part for part in err.get("loc", ()) if part not in ("function-after",)]
+    key = ".".join(str(p) for p in loc)
+    message = str(err.get("msg", "invalid value"))  # never the input: it may be a key
+    if err.get("type") == "extra_forbidden":
+        message = "unknown key"
+    return Problem(message, file=str(path), line=_locate(text, loc), key=key or None)
+
+
+def _line_from_message(message: str) -> int | None:
+    match = re.search(r"line (\d+)", message)
+    return int(match.group(1)) if match else None
+
+
+def _locate(text: str, loc: list[Any]) -> int | None:
+    """The line of ``loc`` (e.g. ['providers', 1, 'base_url']): the key's line, else its table's header."""
+    if not loc:
+        return None
+    lines = text.splitlines()
+    table = str(loc[0])
+    index = loc[1] if len(loc) > 1 and isinstance(loc[1], int) else None
+    key = next((str(p) for p in loc[1:] if not isinstance(p, int)), None)
+    header = re.compile(rf"^\s*\[\[\s*{re.escape(table)}\s*\]\]" if index is not None else rf"^\s*\[\s*{table}\s*\]")
+    seen = -1
+    start = None
+    for number, line in enumerate(lines, 1):
+        if header.match(line):
+            seen += 1
+            if index is None or seen == index:
+                start = number
+                break
+    if start is None:
+        top = re.compile(rf"^\s*{re.escape(table)}\s*=")
+        return next((n for n, line in enumerate(lines, 1) if top.match(line)), None)
+    if key is None:
+        return start
+    assignment = re.compile(rf"^\s*{re.escape(key)}\s*=")
+    for number in range(start + 1, len(lines) + 1):
+        line = lines[number - 1]
+        if re.match(r"^\s*\[", line):
+            break
+        if assignment.match(line):
+            return number
+    return start

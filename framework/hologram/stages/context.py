@@ -1,0 +1,143 @@
+"""The stage context: what a hook sees, what it may change, and how its answer is folded in.
+
+One `StageContext` lives for a turn; tool stages get a per-call copy (`for_call`) that shares the turn's
+``data`` and ``errors``. Hooks never get the object itself: they get `view(stage)`, a fresh JSON-able dict
+with only the fields of that stage, and hand back changes that `apply` checks field by field. That keeps
+remote and in-process hooks on exactly the same contract, and a hook cannot corrupt kernel state by
+mutating what it was given.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+log = logging.getLogger("hologram.stages")
+
+TOOL_STAGES = frozenset({"before_toolcall", "after_toolcall"})
+
+# stage -> (fields shown, fields a hook may set besides data/deny/respond)
+VISIBLE: dict[str, tuple[str, ...]] = {
+    "on_input": ("input",),
+    "pre_action": ("input", "system"),
+    "post_action": ("input", "content", "reasoning", "tool_calls"),
+    "before_toolcall": ("tool_call",),
+    "after_toolcall": ("tool_call", "result"),
+    "before_output": ("input", "output"),
+    "after_output": ("input", "output"),
+}
+WRITABLE: dict[str, dict[str, type]] = {
+    "on_input": {"input": str, "respond": str},
+    "pre_action": {"system": str, "respond": str},
+    "post_action": {"content": str, "respond": str},
+    "before_toolcall": {"arguments": dict, "deny": str, "respond": str},
+    "after_toolcall": {"content": str, "is_error": bool},
+    "before_output": {"output": str},
+    "after_output": {},
+}
+
+HookFn = Callable[[dict[str, Any]], Awaitable[Any] | Any]
+
+
+@dataclass(frozen=True)
+class HookCall:
+    """What a hookimpl hands the dispatcher: run ``run(view)`` for ``plugin`` within ``timeout_s``."""
+
+    plugin: str
+    run: Callable[[dict[str, Any]], Awaitable[Any]]
+    timeout_s: float
+    remote: bool
+
+
+@dataclass
+class StageContext:
+    """The state of one turn as stage hooks see it. See `hologram.stages.hookspecs` for the contract."""
+
+    session_id: str
+    turn_id: str
+    channel: str = "cli"
+    step: int = 0
+    input: str = ""
+    system: str = ""
+    content: str | None = None
+    reasoning: str | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_call: dict[str, Any] | None = None  # {id, name, plugin, arguments}
+    result: dict[str, Any] | None = None  # {content, is_error}
+    output: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    denied: str | None = None  # "denied by PLUGIN: REASON"
+    respond: str | None = None
+    responded_by: str | None = None
+
+    def for_call(self, call: dict[str, Any]) -> StageContext:
+        """A copy for one tool call; ``data`` and ``errors`` stay shared with the turn."""
+        return replace(self, tool_call=call, result=None, denied=None, respond=None, responded_by=None)
+
+    @property
+    def call_plugin(self) -> str | None:
+        return None if self.tool_call is None else self.tool_call.get("plugin")
+
+    def view(self, stage: str) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "stage": stage,
+            "session_id": self.session_id,
+            "turn_id": self.turn_id,
+            "channel": self.channel,
+            "step": self.step,
+            "data": copy.deepcopy(self.data),
+        }
+        for name in VISIBLE[stage]:
+            out[name] = copy.deepcopy(getattr(self, name))
+        return out
+
+    def record_error(self, plugin: str, stage: str, error: str) -> None:
+        log.warning("stage %s: hook of %s failed: %s", stage, plugin, error)
+        self.errors.append({"plugin": plugin, "stage": stage, "error": error})
+
+    def apply(self, stage: str, plugin: str, answer: Any) -> bool:
+        """Fold one hook's answer in; returns True when it ends the stage (deny or respond)."""
+        if answer is None:
+            return False
+        if not isinstance(answer, Mapping):
+            self.record_error(plugin, stage, f"a hook must return a dict or None, not {type(answer).__name__}")
+            return False
+        allowed = WRITABLE[stage]
+        stop = False
+        for key, value in answer.items():
+            if key == "data":
+                if isinstance(value, Mapping):
+                    self.data.update(value)
+                else:
+                    self.record_error(plugin, stage, "data must be an object")
+                continue
+            expected = allowed.get(key)
+            if expected is None:
+                settable = ", ".join(["data", *allowed]) or "data"
+                self.record_error(plugin, stage, f"{stage} cannot set {key!r} (it may set: {settable})")
+                continue
+            if not isinstance(value, expected):
+                self.record_error(plugin, stage, f"{key} must be {expected.__name__}, not {type(value).__name__}")
+                continue
+            stop = self._set(stage, plugin, key, value) or stop
+        return stop
+
+    def _set(self, stage: str, plugin: str, key: str, value: Any) -> bool:
+        if key == "deny":
+            self.denied = f"denied by {plugin}: {value}"
+            return True
+        if key == "respond":
+            self.respond, self.responded_by = value, plugin
+            return True
+        if key == "arguments":
+            assert self.tool_call is not None
+            self.tool_call = {**self.tool_call, "arguments": dict(value)}
+        elif key in ("content", "is_error") and stage == "after_toolcall":
+            self.result = {**(self.result or {}), key: value}
+        else:
+            setattr(self, key, value)
+        return False

@@ -1,0 +1,111 @@
+"""calendar: events in an `.ics` file — add (with a time zone), list by range, delete by uid.
+
+Times without an offset are wall-clock times in the call's `timezone` (default `config.timezone`, "UTC");
+listing shows every time with its offset in the zone asked for. See times.py for the DST rules.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from datetime import timezone as _timezone
+from pathlib import Path
+from typing import Any
+
+from hologram.sdk import Plugin, StartContext
+from hologram_plugins.calendar.store import CalendarFile
+from hologram_plugins.calendar.times import ONE_DAY, TimeError, parse_date, parse_instant, show, utc, zone
+
+plugin = Plugin("calendar")
+UTC = _timezone.utc  # tools take a `timezone` argument, which shadows the module name inside them
+
+
+class State:
+    file: CalendarFile
+    timezone = "UTC"
+
+
+@plugin.on_start
+def _start(ctx: StartContext) -> None:
+    State.file = CalendarFile(Path(ctx.data_dir) / str(ctx.config.get("file", "calendar.ics")))
+    State.timezone = str(ctx.config.get("timezone", "UTC"))
+    zone(State.timezone, "UTC")  # a bad configured zone fails the start, where it is visible
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {"content": f"error: {message}", "is_error": True}
+
+
+@plugin.tool("calendar_add")
+def calendar_add(
+    summary: str,
+    start: str,
+    end: str | None = None,
+    duration_minutes: float | None = None,
+    timezone: str | None = None,
+    all_day: bool = False,
+    location: str = "",
+    description: str = "",
+) -> dict[str, Any] | str:
+    try:
+        tz = zone(timezone, State.timezone)
+        first: datetime | date
+        last: datetime | date
+        if all_day:
+            first = parse_date(start)
+            last = parse_date(end) + ONE_DAY if end else first + ONE_DAY  # DTEND of a date is exclusive
+            if last <= first:
+                return _error("end is before start")
+        else:
+            first = parse_instant(start, tz)
+            if end:
+                last = parse_instant(end, tz)
+            else:
+                # Durations are absolute: 60 minutes from 01:30 on the spring-forward night ends at 03:30.
+                minutes = 60.0 if duration_minutes is None else float(duration_minutes)
+                last = (first.astimezone(UTC) + timedelta(minutes=minutes)).astimezone(tz)
+            if utc(last, tz) <= utc(first, tz):
+                return _error(f"the event must end after it starts ({show(first, tz)} → {show(last, tz)})")
+    except TimeError as exc:
+        return _error(str(exc))
+    uid = State.file.add(summary, first, last, location, description)
+    if all_day:
+        return f"added {summary!r} on {first} (all day) [uid {uid}]"
+    length = utc(last, tz) - utc(first, tz)
+    return f"added {summary!r}: {show(first, tz)} – {show(last, tz)} ({_length(length)}) [uid {uid}]"
+
+
+def _length(delta: timedelta) -> str:
+    minutes = int(delta.total_seconds() // 60)
+    hours, minutes = divmod(minutes, 60)
+    return " ".join(part for part in (f"{hours} h" if hours else "", f"{minutes} min" if minutes else "") if part)
+
+
+@plugin.tool("calendar_list")
+def calendar_list(
+    start: str | None = None, end: str | None = None, timezone: str | None = None
+) -> dict[str, Any] | str:
+    try:
+        tz = zone(timezone, State.timezone)
+        now = datetime.now(tz).replace(second=0, microsecond=0)
+        first = parse_instant(start, tz) if start else now.replace(hour=0, minute=0)
+        if end:
+            last = parse_instant(end, tz)
+            if len(end.strip()) == 10:  # a bare end date includes that whole day
+                last = (utc(last, tz) + ONE_DAY).astimezone(tz)
+        else:
+            last = (utc(first, tz) + timedelta(days=7)).astimezone(tz)
+    except TimeError as exc:
+        return _error(str(exc))
+    entries = State.file.between(utc(first, tz), utc(last, tz), tz)
+    span = f"{show(first, tz)} – {show(last, tz)}"
+    if not entries:
+        return f"no events between {span}"
+    return f"{len(entries)} event(s) between {span} ({tz.key}):\n" + "\n".join(e.line(tz) for e in entries)
+
+
+@plugin.tool("calendar_delete")
+def calendar_delete(uid: str) -> dict[str, Any] | str:
+    removed = State.file.delete(uid.strip())
+    if removed is None:
+        return _error(f"no event with uid {uid!r}; calendar_list shows the uids")
+    return f"deleted {removed.summary!r} [uid {removed.uid}]"

@@ -1,0 +1,116 @@
+"""notes: Markdown notes on disk for the model, and the `notes.store` facility for other plugins.
+
+Tools and facility methods share one `NoteStore`, so a note another plugin `put`s is what the model reads.
+Files live in `config.folder` (relative to the plugin's data dir; default `notes`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hologram.sdk import Plugin, StartContext
+from hologram_plugins.notes.store import Note, NoteError, NoteStore
+
+plugin = Plugin("notes")
+FACILITY = "notes.store"
+
+
+class State:
+    store: NoteStore
+
+
+@plugin.on_start
+def _start(ctx: StartContext) -> None:
+    State.store = NoteStore(Path(ctx.data_dir) / str(ctx.config.get("folder", "notes")))
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {"content": f"error: {message}", "is_error": True}
+
+
+def _tags(tags: list[str] | None) -> list[str] | None:
+    return None if tags is None else [str(t).strip() for t in tags if str(t).strip()]
+
+
+def _show(note: Note) -> str:
+    tags = f"tags: {', '.join(note.tags)}\n" if note.tags else ""
+    return f"# {note.title}\n{tags}updated: {note.updated}\n\n{note.body}"
+
+
+# -- tools ----------------------------------------------------------------------------------------------
+
+
+@plugin.tool("notes_create")
+def notes_create(title: str, body: str, tags: list[str] | None = None) -> dict[str, Any] | str:
+    try:
+        note = State.store.create(title, body, _tags(tags))
+    except NoteError as exc:
+        return _error(str(exc))
+    return f"created note {note.title!r}"
+
+
+@plugin.tool("notes_read")
+def notes_read(title: str) -> dict[str, Any] | str:
+    try:
+        note = State.store.get(title)
+    except NoteError as exc:
+        return _error(str(exc))
+    if note is None:
+        return _error(f"no note titled {title!r}{State.store.suggest(title)}")
+    return _show(note)
+
+
+@plugin.tool("notes_update")
+def notes_update(
+    title: str, body: str | None = None, append: str | None = None, tags: list[str] | None = None
+) -> dict[str, Any] | str:
+    if body is None and append is None and tags is None:
+        return _error("give body (to replace the text), append (to add to it) or tags")
+    try:
+        note = State.store.update(title, body, append, _tags(tags))
+    except NoteError as exc:
+        return _error(str(exc))
+    return f"updated note {note.title!r} ({len(note.body)} characters)"
+
+
+@plugin.tool("notes_list")
+def notes_list(tag: str | None = None, limit: int = 100) -> str:
+    notes = State.store.listing(tag)
+    if not notes:
+        return "no notes" + (f" tagged {tag!r}" if tag else "")
+    lines = [f"- {n.title}" + (f"  [{', '.join(n.tags)}]" if n.tags else "") + f"  ({n.updated})" for n in notes]
+    more = len(lines) - limit
+    return "\n".join(lines[:limit] + ([f"… and {more} more"] if more > 0 else []))
+
+
+@plugin.tool("notes_search")
+def notes_search(query: str, limit: int = 10) -> str:
+    hits = State.store.search(query, limit)
+    if not hits:
+        return f"no notes contain {query!r}"
+    return "\n".join(f"- {note.title}: {text}" for note, _, text in hits)
+
+
+# -- the notes.store facility (called by other plugins through the kernel) -------------------------------
+
+
+@plugin.method(FACILITY, "get")
+def get(title: str) -> dict[str, Any] | None:
+    note = State.store.get(title)
+    return note.as_dict() if note else None
+
+
+@plugin.method(FACILITY, "put")
+def put(title: str, body: str, tags: list[str] | None = None) -> dict[str, Any]:
+    return State.store.put(title, body, _tags(tags)).as_dict()
+
+
+@plugin.method(FACILITY, "search")
+def search(query: str, limit: int = 10) -> list[dict[str, Any]]:
+    return [{"title": n.title, "snippet": s, "score": score} for n, score, s in State.store.search(query, limit)]
+
+
+@plugin.method(FACILITY, "list")
+def list_notes(tag: str | None = None) -> list[dict[str, Any]]:
+    return [{"title": n.title, "tags": n.tags, "updated": n.updated} for n in State.store.listing(tag)]

@@ -1,0 +1,75 @@
+"""shell: run a command with `bash -c` in the workspace, after approval, with a timeout and an output cap.
+
+The shell is not a sandbox — a command can touch anything the user can — so the approval policy is the
+security boundary (see policy.py), enforced twice: in this plugin's `before_toolcall` hook and again inside
+`shell_run`. Output is streamed as `tool_output` events while the command runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hologram.sdk import Plugin, StartContext, ToolContext
+from hologram_plugins.files.workspace import workspace_root
+from hologram_plugins.shell.policy import Approvals, Policy, ask_policy, call_from_context, refusal
+from hologram_plugins.shell.runner import child_env, run_process
+
+plugin = Plugin("shell")
+TOOLS = frozenset({"shell_run"})
+
+
+class State:
+    workspace: Path
+    policy = Policy()
+    approvals = Approvals()
+    timeout_s = 60.0
+    max_timeout_s = 600.0
+    max_output_bytes = 64 * 1024
+
+
+@plugin.on_start
+def _start(ctx: StartContext) -> None:
+    State.workspace = workspace_root(ctx.config, ctx.data_dir)
+    State.policy = Policy.from_config(ctx.config)
+    State.timeout_s = float(ctx.config.get("timeout_s", State.timeout_s))
+    State.max_timeout_s = float(ctx.config.get("max_timeout_s", State.max_timeout_s))
+    State.max_output_bytes = int(ctx.config.get("max_output_bytes", State.max_output_bytes))
+
+
+@plugin.stage("before_toolcall")
+async def before_toolcall(context: dict[str, Any]) -> dict[str, Any] | None:
+    call = call_from_context(context)
+    if call is None or call.tool not in TOOLS:
+        return None
+    command = call.arguments.get("command")
+    command = command if isinstance(command, str) else None
+    summary = f"Run a shell command in {State.workspace}:\n{command}"
+    reason = await ask_policy(plugin, State.policy, State.approvals, call, summary, command)
+    return None if reason is None else {"deny": reason}
+
+
+@plugin.tool("shell_run")
+async def shell_run(ctx: ToolContext, command: str, timeout_s: float | None = None) -> dict[str, Any]:
+    arguments: dict[str, Any] = {"command": command}
+    if timeout_s is not None:
+        arguments["timeout_s"] = timeout_s
+    refused = refusal(State.policy, State.approvals, ctx, arguments)
+    if refused is not None:
+        return {"content": f"error: shell_run {refused}", "is_error": True}
+    limit = min(float(timeout_s or State.timeout_s), State.max_timeout_s)
+
+    async def stream(name: str, text: str) -> None:
+        event = {"type": "tool_output", "tool": "shell_run", "call_id": ctx.call_id, "session_id": ctx.session_id}
+        await plugin.publish({**event, "stream": name, "text": text})
+
+    result = await run_process(
+        ["bash", "-c", command],
+        cwd=State.workspace,
+        timeout_s=limit,
+        max_output_bytes=State.max_output_bytes,
+        on_chunk=stream,
+        env=child_env({"PWD": str(State.workspace)}),
+    )
+    # A non-zero exit or a timeout is a result the model should read, not a failed call: the footer says it.
+    return {"content": result.summary(State.max_output_bytes, limit)}

@@ -1,0 +1,75 @@
+"""web: fetch a URL and return its readable text, within size and time limits, never into private networks.
+
+The network rules (deny-list, SSRF guard, redirect re-checks) are in guard.py and fetch.py and are shared
+with the rss plugin, so a feed URL cannot be used to reach what web_fetch may not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+
+import httpx
+
+from hologram.sdk import Plugin, StartContext
+from hologram_plugins.web.fetch import guarded_get
+from hologram_plugins.web.guard import Blocked, NetPolicy
+from hologram_plugins.web.html_text import html_to_text
+
+plugin = Plugin("web")
+TEXT_TYPES = ("application/json", "application/xml", "application/javascript", "application/x-yaml", "+xml", "+json")
+
+
+class State:
+    policy = NetPolicy()
+    max_bytes = 2 * 1024 * 1024
+    timeout_s = 20.0
+    max_chars = 20_000
+
+
+@plugin.on_start
+def _start(ctx: StartContext) -> None:
+    State.policy = NetPolicy.from_config(ctx.config)
+    State.max_bytes = int(ctx.config.get("max_bytes", State.max_bytes))
+    State.timeout_s = float(ctx.config.get("timeout_s", State.timeout_s))
+    State.max_chars = int(ctx.config.get("max_chars", State.max_chars))
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {"content": f"error: {message}", "is_error": True}
+
+
+@plugin.tool("web_fetch")
+async def web_fetch(url: str, max_chars: int | None = None, raw: bool = False) -> dict[str, Any] | str:
+    limit = min(int(max_chars or State.max_chars), State.max_chars * 5)
+    try:
+        page = await guarded_get(url, State.policy, max_bytes=State.max_bytes, timeout_s=State.timeout_s)
+    except Blocked as exc:
+        return _error(str(exc))
+    except asyncio.TimeoutError:
+        return _error(f"{url} did not answer within {State.timeout_s:g} s")
+    except httpx.HTTPError as exc:
+        return _error(f"fetching {url} failed: {type(exc).__name__}: {exc}")
+    kind = page.content_type
+    if not (kind.startswith("text/") or kind.endswith(TEXT_TYPES) or kind in TEXT_TYPES or not kind):
+        return _error(f"{page.url} is {kind} ({len(page.body)} bytes), not text; web_fetch returns text only")
+    text = page.text()
+    title = ""
+    if kind in ("text/html", "application/xhtml+xml") and not raw:
+        title, text = html_to_text(text, page.url)
+    elif kind.endswith("json") and not raw:
+        with contextlib.suppress(ValueError):
+            text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    header = f"{title}\n" if title else ""
+    header += f"URL: {page.url}\nStatus: {page.status}\n"
+    notes = []
+    if page.truncated:
+        notes.append(f"the page is larger than {State.max_bytes} bytes; only the beginning was downloaded")
+    if len(text) > limit:
+        notes.append(f"text cut at {limit} of {len(text)} characters")
+        text = text[:limit]
+    footer = f"\n\n[{'; '.join(notes)}]" if notes else ""
+    result = f"{header}\n{text}{footer}"
+    return _error(result) if page.status >= 400 else result

@@ -1,0 +1,49 @@
+"""settings.toml: created private, tightened, and errors that name file, line and key without values."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from hologram.errors import HologramError
+from hologram.settings import load_settings, settings_path
+
+
+def test_created_0600_with_a_template_and_no_provider_message(tmp_path: Path) -> None:
+    settings = load_settings(tmp_path)
+    path = settings_path(tmp_path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert settings.providers == []
+    message = settings.no_provider_message()
+    assert str(path) in message and "[[providers]]" in message and "base_url" in message
+
+
+def test_loose_mode_is_tightened(tmp_path: Path) -> None:
+    path = settings_path(tmp_path)
+    path.write_text("[agent]\nmax_steps = 3\n")
+    path.chmod(0o644)
+    assert load_settings(tmp_path).agent.max_steps == 3
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_errors_name_line_and_key_and_never_the_secret(tmp_path: Path) -> None:
+    path = settings_path(tmp_path)
+    path.write_text(
+        '[agent]\nmax_steps = 4\n\n[[providers]]\nname = "a"\nbase_url = "http://x"\nmodel = "m"\n\n'
+        '[[providers]]\nname = "b"\nbase_url = "ftp://nope"\nmodel = "m"\napi_key = "sk-SECRET"\n'
+        'api_key_env = "K"\ncolour = "red"\n'
+    )
+    with pytest.raises(HologramError) as info:
+        load_settings(tmp_path)
+    text = info.value.render()
+    assert f"{path}:11: error: providers.1.base_url: " in text
+    assert f"{path}:15: error: providers.1.colour: unknown key" in text
+    assert "sk-SECRET" not in text
+
+
+def test_toml_syntax_error_has_the_line(tmp_path: Path) -> None:
+    settings_path(tmp_path).write_text("[agent]\nmax_steps = = 3\n")
+    with pytest.raises(HologramError, match=r"settings.toml:2: error: not valid TOML"):
+        load_settings(tmp_path)

@@ -1,0 +1,190 @@
+"""Stage dispatch: lock order through pluggy's LIFO, the hook contract, scope, and failing hooks."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hologram.lock import Lock
+from hologram.stages import FunctionHook, StageContext, StageDispatcher, install_from_lock
+from hologram.supervisor import PluginSpec, State, Supervisor
+
+
+def ctx(**kw: Any) -> StageContext:
+    return StageContext("s1", "t1", **kw)
+
+
+def recorder(name: str, seen: list[str], answer: Any = None) -> FunctionHook:
+    def hook(view: dict[str, Any]) -> Any:
+        seen.append(name)
+        return answer
+
+    return hook  # type: ignore[return-value]
+
+
+def test_register_all_runs_in_the_given_order_although_pluggy_is_lifo() -> None:
+    """Mutation check: registering in forward order in `_reregister` (no `reversed`) turns this red
+    (pluggy then calls c, b, a)."""
+    seen: list[str] = []
+    d = StageDispatcher()
+    d.register_all("on_input", [(n, FunctionHook(n, "on_input", recorder(n, seen))) for n in ("a", "b", "c")])
+    d.register("on_input", "z", FunctionHook("z", "on_input", recorder("z", seen)))
+    d.register("on_input", "first", FunctionHook("first", "on_input", recorder("first", seen)), first=True)
+    asyncio.run(d.run("on_input", ctx(input="hi")))
+    assert seen == ["first", "a", "b", "c", "z"]
+    assert d.order("on_input") == seen
+
+
+def test_each_stage_has_its_own_order() -> None:
+    seen: list[str] = []
+    d = StageDispatcher()
+    d.register_all("on_input", [(n, FunctionHook(n, "on_input", recorder(n, seen))) for n in ("a", "b")])
+    d.register_all("before_output", [(n, FunctionHook(n, "before_output", recorder(n, seen))) for n in ("b", "a")])
+    asyncio.run(d.run("on_input", ctx()))
+    asyncio.run(d.run("before_output", ctx()))
+    assert seen == ["a", "b", "b", "a"]
+
+
+def test_install_from_lock_follows_lock_order_and_detaches_plugins_that_are_not_ready(tmp_path: Path) -> None:
+    """Real supervisor objects (not started): in-process plugins get direct function hooks, others RPC proxies."""
+    pkg = tmp_path / "inproc_stage_mod.py"
+    pkg.write_text(
+        textwrap.dedent(
+            """
+            from hologram.sdk import Plugin
+            plugin = Plugin("c")
+            SEEN = []
+            @plugin.stage("on_input")
+            def hook(ctx):
+                SEEN.append(ctx["input"])
+                return {"input": ctx["input"] + "!"}
+            """
+        )
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        entries = [
+            {"name": "kernel"},
+            {
+                "name": "a",
+                "run": {"module": "x"},
+                "stages": {"on_input": {"order": 20, "scope": "all", "timeout_s": 1}},
+            },
+            {"name": "c", "run": {"inproc": "inproc_stage_mod"}, "stages": {"on_input": {"order": 5}}},
+        ]
+        lock = Lock(tmp_path / "hologram.lock", {"stages": {"on_input": ["c", "a"]}, "plugin": entries})
+        sup = Supervisor([PluginSpec(e, None, None) for e in entries[1:]], tmp_path, kernel_facilities=[])
+        d = StageDispatcher()
+        install_from_lock(d, lock, sup)
+        assert d.order("on_input") == ["c", "a"]
+        c = ctx(input="hi")
+        assert asyncio.run(d.run("on_input", c)) is False
+        assert c.input == "hi" and c.errors == []  # nobody ready: every hook detached
+        for name in ("a", "c"):
+            sup.plugins[name].state = State.READY
+            sup.plugins[name].stages = ["on_input"]
+        c = ctx(input="hi")
+        asyncio.run(d.run("on_input", c))
+        assert c.input == "hi!"  # c ran in process, first
+        assert [e["plugin"] for e in c.errors] == ["a"]  # a's proxy tried RPC: no runtime → recorded
+        assert "not ready" in c.errors[0]["error"] or "ready" in c.errors[0]["error"]
+    finally:
+        sys.path.remove(str(tmp_path))
+
+
+def test_deny_stops_the_stage_and_names_the_plugin() -> None:
+    seen: list[str] = []
+    d = StageDispatcher()
+    d.register_all(
+        "before_toolcall",
+        [
+            ("guard", FunctionHook("guard", "before_toolcall", recorder("guard", seen, {"deny": "no shell today"}))),
+            ("later", FunctionHook("later", "before_toolcall", recorder("later", seen))),
+        ],
+    )
+    c = ctx().for_call({"id": "c1", "name": "sh", "plugin": "shell", "arguments": {}})
+    assert asyncio.run(d.run("before_toolcall", c)) is True
+    assert c.denied == "denied by guard: no shell today"
+    assert seen == ["guard"]
+
+
+def test_rewrite_and_respond_and_data() -> None:
+    d = StageDispatcher()
+    d.register(
+        "before_toolcall",
+        "r",
+        FunctionHook("r", "before_toolcall", lambda v: {"arguments": {"x": 2}, "data": {"k": 1}}),
+    )
+    c = ctx().for_call({"id": "c1", "name": "f", "plugin": "p", "arguments": {"x": 1}})
+    asyncio.run(d.run("before_toolcall", c))
+    assert c.tool_call is not None and c.tool_call["arguments"] == {"x": 2}
+    assert c.data == {"k": 1}
+    d.register("on_input", "bot", FunctionHook("bot", "on_input", lambda v: {"respond": "closed"}))
+    c2 = ctx(input="hi")
+    assert asyncio.run(d.run("on_input", c2)) is True
+    assert (c2.respond, c2.responded_by) == ("closed", "bot")
+
+
+def test_bad_answers_failures_and_timeouts_are_recorded_and_the_stage_goes_on() -> None:
+    async def slow(view: dict[str, Any]) -> None:
+        await asyncio.sleep(5)
+
+    def boom(view: dict[str, Any]) -> None:
+        raise RuntimeError("kaput")
+
+    d = StageDispatcher()
+    d.register_all(
+        "on_input",
+        [
+            ("slow", FunctionHook("slow", "on_input", slow, timeout_s=0.05)),
+            ("boom", FunctionHook("boom", "on_input", boom)),
+            ("odd", FunctionHook("odd", "on_input", lambda v: {"output": "x", "input": 3})),
+            ("list", FunctionHook("list", "on_input", lambda v: [1])),
+            ("ok", FunctionHook("ok", "on_input", lambda v: {"input": v["input"].upper()})),
+        ],
+    )
+    c = ctx(input="hi")
+    asyncio.run(d.run("on_input", c))
+    assert c.input == "HI"
+    errors = {(e["plugin"], e["error"].split(":")[0]) for e in c.errors}
+    assert ("slow", "timed out after 0.05 s") in errors
+    assert any(p == "boom" and "kaput" in e["error"] for e in c.errors for p in [e["plugin"]])
+    assert any("on_input cannot set 'output'" in e["error"] for e in c.errors)
+    assert any("input must be str, not int" in e["error"] for e in c.errors)
+    assert any(e["plugin"] == "list" for e in c.errors)
+
+
+def test_own_tools_scope_sees_only_its_plugins_calls() -> None:
+    seen: list[str] = []
+    d = StageDispatcher()
+    d.register(
+        "before_toolcall", "notes", FunctionHook("notes", "before_toolcall", recorder("notes", seen), scope="own_tools")
+    )
+    d.register("before_toolcall", "audit", FunctionHook("audit", "before_toolcall", recorder("audit", seen)))
+    for plugin in ("notes", "shell"):
+        asyncio.run(
+            d.run("before_toolcall", ctx().for_call({"id": "1", "name": "t", "plugin": plugin, "arguments": {}}))
+        )
+    assert seen == ["notes", "audit", "audit"]
+
+
+def test_hooks_get_a_copy_they_cannot_corrupt() -> None:
+    def vandal(view: dict[str, Any]) -> None:
+        view["data"]["x"] = 1
+        view["tool_call"]["arguments"]["x"] = 99
+
+    d = StageDispatcher()
+    d.register("before_toolcall", "v", FunctionHook("v", "before_toolcall", vandal))
+    c = ctx().for_call({"id": "1", "name": "t", "plugin": "p", "arguments": {"x": 1}})
+    asyncio.run(d.run("before_toolcall", c))
+    assert c.data == {} and c.tool_call is not None and c.tool_call["arguments"] == {"x": 1}
+
+
+def test_unknown_stage_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown stage"):
+        StageDispatcher().register("on_lunch", "p", FunctionHook("p", "on_lunch", lambda v: None))

@@ -1,0 +1,161 @@
+"""A real `hologram up` for the e2e tests: manifests, lock, settings pointing at strict mocks, the process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hologram.supervisor.control import call
+from mock_llm import MockLLM
+
+PLUGINS = Path(__file__).resolve().parent / "plugins"
+HOLOGRAM = [sys.executable, "-m", "hologram"]
+
+TOOLS_MANIFEST = """\
+[plugin]
+name = "e2e-tools"
+version = "0.1.0"
+description = "e2e tools"
+run = {{ module = "e2e_tools", env = {{ PYTHONPATH = "{path}" }} }}
+
+[stages]
+before_toolcall = {{ order = 10 }}
+on_input = {{ order = 10 }}
+
+[[tools]]
+name = "lookup"
+description = "look x up"
+parallel_safe = true
+parameters = {{ type = "object", properties = {{ x = {{ type = "integer" }} }}, required = ["x"] }}
+
+[[tools]]
+name = "crash"
+description = "dies mid-call"
+parallel_safe = false
+parameters = {{ type = "object", properties = {{ x = {{ type = "integer" }} }}, required = ["x"] }}
+
+[start]
+restart = "always"
+"""
+
+INPROC_MANIFEST = """\
+[plugin]
+name = "e2e-inproc"
+version = "0.1.0"
+description = "e2e in-process hook"
+run = { inproc = "e2e_inproc" }
+
+[stages]
+before_output = { order = 50 }
+"""
+
+
+def env() -> dict[str, str]:
+    out = dict(os.environ)
+    out["PYTHONPATH"] = os.pathsep.join([str(PLUGINS), out.get("PYTHONPATH", "")])
+    return out
+
+
+class E2EKernel:
+    def __init__(self, root: Path, mocks: list[MockLLM]) -> None:
+        self.root = root
+        self.data = root / "data"
+        self.lock = root / "hologram.lock"
+        self.mocks = mocks
+        self.process: subprocess.Popen[str] | None = None
+        manifests = root / "manifests"
+        manifests.mkdir(parents=True, exist_ok=True)
+        (manifests / "e2e-tools.toml").write_text(TOOLS_MANIFEST.format(path=PLUGINS))
+        (manifests / "e2e-inproc.toml").write_text(INPROC_MANIFEST)
+        self.hologram("build", "--no-discover", "-m", str(manifests), "-o", str(self.lock), check=True)
+        self.data.mkdir(exist_ok=True)
+        settings = "[agent]\nmax_steps = 6\n"
+        for i, mock in enumerate(mocks):
+            settings += (
+                f'\n[[providers]]\nname = "p{i + 1}"\nkind = "deepseek"\nbase_url = "{mock.base_url}"\n'
+                f'model = "deepseek-chat"\nthinking = true\nmax_retries = 0\ntimeout_s = 10\n'
+            )
+        path = self.data / "settings.toml"
+        path.write_text(settings)
+        path.chmod(0o600)
+
+    def hologram(self, *args: str, check: bool = False, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [*HOLOGRAM, *args], capture_output=True, text=True, env=env(), cwd=self.root, timeout=timeout
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(f"hologram {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+        return result
+
+    def ask(self, text: str, *extra: str) -> subprocess.CompletedProcess[str]:
+        return self.hologram("ask", "--data", str(self.data), *extra, text)
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [*HOLOGRAM, "up", "--lock", str(self.lock), "--data", str(self.data)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env(),
+            cwd=self.root,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"hologram up exited: {self.process.stdout.read() if self.process.stdout else ''}")
+            try:
+                status = call(self.data, "status", timeout=2)
+            except Exception:
+                time.sleep(0.1)
+                continue
+            if all(p["state"] == "ready" for p in status["plugins"]):
+                return
+            time.sleep(0.1)
+        raise AssertionError("kernel did not get ready")
+
+    def status(self) -> dict[str, Any]:
+        result: dict[str, Any] = call(self.data, "status")
+        return result
+
+    def events(self, session: str) -> dict[str, Any]:
+        result: dict[str, Any] = call(self.data, "sessions/events", {"session": session})
+        return result
+
+    def wait_ready(self, plugin: str, timeout: float = 15) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            states = {p["name"]: p["state"] for p in self.status()["plugins"]}
+            if states.get(plugin) == "ready":
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"{plugin} not ready again")
+
+    def stop(self) -> str:
+        if self.process is None:
+            return ""
+        self.process.send_signal(signal.SIGINT)
+        try:
+            out, _ = self.process.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            out, _ = self.process.communicate()
+        self.process = None
+        return out
+
+
+def session_of(result: subprocess.CompletedProcess[str]) -> str:
+    for line in result.stderr.splitlines()[::-1]:
+        if line.startswith("session "):
+            return line.split()[1]
+    raise AssertionError(f"no session id in: {result.stderr}")
+
+
+def as_json(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
