@@ -32,6 +32,16 @@ def _warnings(manifest: Manifest, path: Path) -> list[Problem]:
         undocumented = sorted(
             name for name, schema in properties.items() if isinstance(schema, dict) and "description" not in schema
         )
+        if tool.parameters.get("additionalProperties") is not False:
+            found.append(
+                Problem(
+                    "the parameters schema accepts keys it does not list",
+                    file=str(path),
+                    key=f"tools[{index}].parameters",
+                    hint="set additionalProperties = false, so an invented argument is refused before the call "
+                    "(and before any approval prompt) instead of failing inside the tool",
+                )
+            )
         if undocumented:
             found.append(
                 Problem(

@@ -22,6 +22,7 @@ from hologram.facility import KERNEL
 from hologram.graph import Graph
 from hologram.lock import Lock
 from hologram.rpc import RingWriter
+from hologram.settings import load_settings
 from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor
 from hologram.supervisor.control import ControlServer, socket_path
 
@@ -72,8 +73,16 @@ class Kernel:
         self.data_dir = data_dir
         self.ring = RingWriter()
         kernel_entry = lock.plugin(KERNEL) or {}
+        self.settings = load_settings(data_dir)
+        specs = plugin_specs(lock, graph)
+        for name in sorted(set(self.settings.plugins) - {s.name for s in specs}):
+            log.warning("settings: [plugins.%s] configures a plugin that is not in the lock; ignored", name)
         self.supervisor = Supervisor(
-            plugin_specs(lock, graph), data_dir, kernel_facilities=kernel_entry.get("provides", []), ring=self.ring
+            specs,
+            data_dir,
+            kernel_facilities=kernel_entry.get("provides", []),
+            ring=self.ring,
+            plugin_config=self.settings.plugins,
         )
         self.started_at = time.monotonic()
         self.stop_requested = asyncio.Event()

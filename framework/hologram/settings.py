@@ -80,6 +80,10 @@ class Settings(BaseModel):
 
     agent: AgentSettings = Field(default_factory=lambda: AgentSettings())
     providers: list[ProviderSettings] = Field(default_factory=list)
+    plugins: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="[plugins.NAME] tables: configuration merged over the plugin manifest's [config]",
+    )
     path: Path | None = Field(default=None, exclude=True)
 
     def no_provider_message(self) -> str:

@@ -87,7 +87,7 @@ def test_check_lints_files_and_repos(tmp_path: Path, capsys: pytest.CaptureFixtu
         "good",
         extra=(
             '[[tools]]\nname = "t"\ndescription = "d"\n'
-            'parameters = { type = "object", properties = { a = { type = "string" } } }\n'
+            'parameters = { type = "object", additionalProperties = false, properties = { a = { type = "string" } } }\n'
         ),
     )
     assert main(["check", str(good)]) == 0

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from hologram.check import check
 from hologram.errors import HologramError
 from hologram.facility import parse_provided, parse_required
 from hologram.manifest import load_manifest, manifest_json_schema_text, parse_manifest
@@ -185,3 +186,4 @@ def test_builtin_manifests_are_valid() -> None:
     for path in sorted((ROOT / "manifests").glob("*.toml")):
         loaded = load_manifest(path, source="builtin")
         assert loaded.name == path.stem, f"{path}: the file name should be the plugin name"
+        assert check(path).warnings == [], f"{path}: `hologram check` warns"

@@ -143,6 +143,19 @@ def test_status_json_restart_and_clean_stop(up: Any, tmp_path: Path) -> None:
 STUCK = Path(__file__).with_name("stuckplug.py")
 
 
+def test_settings_plugins_table_overrides_manifest_config(up: Any, tmp_path: Path) -> None:
+    write_plugin(tmp_path, "alpha", provides=["alpha.f"], config={"colour": "red", "size": 1})
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "settings.toml").write_text('[plugins.alpha]\ncolour = "blue"\n\n[plugins.ghost]\nx = 1\n')
+    kernel = up()
+    kernel.wait_state("alpha", "ready")
+    start = next(e for e in events(tmp_path) if e["plugin"] == "alpha" and e["event"] == "start")
+    assert start["config"]["colour"] == "blue", "the user's settings win"
+    assert start["config"]["size"] == 1, "manifest defaults stay for keys the user did not set"
+    log = next((kernel.data / "logs").glob("*.log")).read_text()
+    assert "[plugins.ghost] configures a plugin that is not in the lock; ignored" in log
+
+
 def test_kill_9_of_the_kernel_leaves_no_plugin_behind(up: Any, tmp_path: Path) -> None:
     """`wedged` never reads stdin, so only PR_SET_PDEATHSIG can end it (mutation: without prctl, red)."""
     write_plugin(tmp_path, "orphan-a", provides=["a.f"])

@@ -38,7 +38,7 @@ async def crash_later(seconds: float) -> None:
 @plugin.on_start
 async def start(ctx: StartContext) -> None:
     config.update(ctx.config)
-    record("start")
+    record("start", config=ctx.config)
     if config.get("crash_on_start"):
         record("crash")
         os._exit(2)

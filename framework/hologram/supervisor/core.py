@@ -35,8 +35,10 @@ class Supervisor:
         *,
         kernel_facilities: Iterable[str],
         ring: RingWriter | None = None,
+        plugin_config: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         self.data_dir = data_dir
+        self.plugin_config = dict(plugin_config or {})
         self.ring = ring or RingWriter()
         self.kernel_facilities = {protocol.facility_name(f) for f in kernel_facilities}
         self.kernel_methods: dict[str, dict[str, KernelMethod]] = {}
@@ -44,7 +46,7 @@ class Supervisor:
         handlers = Handlers(self._facility_ready, self._facility_call, self._event_publish, self._exited)
         self.plugins: dict[str, ManagedPlugin] = {}
         for spec in specs:
-            self.plugins[spec.name] = ManagedPlugin(spec, data_dir / "plugins" / spec.name, self.ring, handlers)
+            self.plugins[spec.name] = self._managed(spec, handlers)
         self.order = list(self.plugins)
         self.dependents: dict[str, set[str]] = {name: set() for name in self.plugins}
         for plugin in self.plugins.values():
@@ -56,6 +58,10 @@ class Supervisor:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._restart_timers: dict[str, asyncio.TimerHandle] = {}
         self._shutting_down = False
+
+    def _managed(self, spec: PluginSpec, handlers: Handlers) -> ManagedPlugin:
+        directory = self.data_dir / "plugins" / spec.name
+        return ManagedPlugin(spec, directory, self.ring, handlers, self.plugin_config.get(spec.name))
 
     # -- the graph walk --------------------------------------------------------------------------------
 
@@ -407,7 +413,7 @@ class Supervisor:
             else:
                 if handlers is None:
                     handlers = Handlers(self._facility_ready, self._facility_call, self._event_publish, self._exited)
-                self.plugins[name] = ManagedPlugin(spec, self.data_dir / "plugins" / name, self.ring, handlers)
+                self.plugins[name] = self._managed(spec, handlers)
         self.order = list(new)
         self.dependents = {name: set() for name in self.plugins}
         for plugin in self.plugins.values():

@@ -113,8 +113,16 @@ class Runtime:
 
 
 class ManagedPlugin:
-    def __init__(self, spec: PluginSpec, data_dir: Path, ring: RingWriter, handlers: Handlers) -> None:
+    def __init__(
+        self,
+        spec: PluginSpec,
+        data_dir: Path,
+        ring: RingWriter,
+        handlers: Handlers,
+        config_override: dict[str, Any] | None = None,
+    ) -> None:
         self.spec = spec
+        self.config_override = dict(config_override or {})  # the user's [plugins.NAME] from settings.toml
         self.name = spec.name
         self.data_dir = data_dir
         self.ring = ring
@@ -213,7 +221,7 @@ class ManagedPlugin:
                 "provides": self.spec.provides,
                 "requires": self.spec.requires,
             },
-            "config": dict(manifest.config) if manifest is not None else {},
+            "config": {**(dict(manifest.config) if manifest is not None else {}), **self.config_override},
             "data_dir": str(self.data_dir),
             "arenas": {"kernel": kernel_arena.spec(), "plugin": plugin_arena.spec()},
             "events": {"ring": self.ring.spec(), "eventfd": self.runtime.eventfd},

@@ -1,0 +1,344 @@
+"""End to end with the built-in tool plugins: `hologram build` (built-ins discovered, no `--no-discover`),
+a real `hologram up`, the strict DeepSeek mock on loopback, and a control-socket client that streams the
+turn and answers the kernel's `turn/approval` requests itself (as `hologram ask` does at a terminal).
+
+One scripted turn uses notes + files + shell: a serial batch (`notes_create`, `files_write`: not
+parallel_safe), a concurrent batch (`notes_read` ×3, `files_read`: all parallel_safe), an approved
+`shell_run`, then the answer. That the concurrent batch really overlapped is proven, not timed: two of its
+notes are FIFOs ("gates"), and a thread holds the first gate's reader blocked until the second gate has a
+reader too — which can only happen if both calls are in flight at once (see `Gates`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hologram.rpc import Connection
+from hologram.sessions import SessionStore, pairing_problems
+from hologram.supervisor.control import socket_path
+from mock_llm import MockLLM
+
+from .kernel import E2EKernel
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+BUILTINS = {"files", "shell", "code", "notes", "calendar", "rss", "web"}
+Answer = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class BuiltinKernel(E2EKernel):
+    """`E2EKernel`, but with the lock `hologram build` makes from the built-in manifests (discovery on)."""
+
+    def __init__(self, root: Path, mock: MockLLM) -> None:  # no super(): that one builds --no-discover
+        self.root = root
+        self.data = root / "data"
+        self.lock = root / "hologram.lock"
+        self.mocks = [mock]
+        self.process = None
+        self.hologram("build", check=True)  # cwd = root: ./hologram.lock from built-ins + installed plugins
+        self.data.mkdir(exist_ok=True)
+        path = self.data / "settings.toml"
+        path.write_text(
+            "[agent]\nmax_steps = 8\ntool_timeout_s = 30\n\n"
+            f'[[providers]]\nname = "mock"\nkind = "deepseek"\nbase_url = "{mock.base_url}"\n'
+            'model = "deepseek-chat"\nthinking = true\nmax_retries = 0\ntimeout_s = 10\n'
+        )
+        path.chmod(0o600)
+
+    @property
+    def workspace(self) -> Path:
+        return self.data / "workspace"  # the shipped manifests: workspace = "../../workspace"
+
+    @property
+    def notes(self) -> Path:
+        return self.data / "plugins" / "notes" / "notes"
+
+
+@dataclass
+class ClientLog:
+    """What one control-socket client saw during its `ask`."""
+
+    started: list[dict[str, Any]] = field(default_factory=list)
+    deltas: list[tuple[str, str]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    approvals: list[dict[str, Any]] = field(default_factory=list)
+    result: dict[str, Any] = field(default_factory=dict)
+
+    def text(self, kind: str = "content") -> str:
+        return "".join(t for k, t in self.deltas if k == kind)
+
+
+async def _ask(data: Path, text: str, answer: Answer, interactive: bool) -> ClientLog:
+    reader, writer = await asyncio.open_unix_connection(str(socket_path(data)))
+    connection = Connection(reader, writer, name="e2e-client")
+    log = ClientLog()
+
+    async def started(params: Any) -> None:
+        log.started.append(params)
+
+    async def delta(params: Any) -> None:
+        log.deltas.append((str(params.get("kind")), str(params.get("text", ""))))
+
+    async def event(params: Any) -> None:
+        log.events.append(params)
+
+    async def approval(params: Any) -> dict[str, Any]:
+        log.approvals.append(params)
+        return answer(params)
+
+    for method, handler in (
+        ("turn/started", started),
+        ("turn/delta", delta),
+        ("turn/event", event),
+        ("turn/approval", approval),
+    ):
+        connection.register(method, handler)
+    serving = asyncio.ensure_future(connection.serve())
+    try:
+        params = {"text": text, "interactive": interactive}
+        log.result = await asyncio.wait_for(connection.request("ask", params), 30)
+    finally:
+        connection.close()
+        serving.cancel()
+        with contextlib.suppress(BaseException):
+            await serving
+    return log
+
+
+def ask(kernel: BuiltinKernel, text: str, answer: Answer, *, interactive: bool = True) -> ClientLog:
+    return asyncio.run(_ask(kernel.data, text, answer, interactive))
+
+
+def approve(params: dict[str, Any]) -> dict[str, Any]:
+    return {"approved": True, "reason": "approved by the test"}
+
+
+def refuse(params: dict[str, Any]) -> dict[str, Any]:
+    return {"approved": False, "reason": "not today"}
+
+
+def call(call_id: str, name: str, **arguments: Any) -> dict[str, str]:
+    return {"id": call_id, "name": name, "arguments": json.dumps(arguments)}
+
+
+def tool_messages(body: dict[str, Any]) -> dict[str, str]:
+    return {m["tool_call_id"]: m["content"] for m in body["messages"] if m["role"] == "tool"}
+
+
+NOTE = '---\ntitle: "{title}"\ntags: []\ncreated: "2025-01-01T00:00:00+00:00"\nupdated: "2025-01-01T00:00:00+00:00"\n---\n\n{body}\n'
+
+
+class Gates(threading.Thread):
+    """Notes that are FIFOs, to prove that `notes_read` calls of one batch were in flight at the same time.
+
+    `NoteStore.get` opens `<slug>.md`; on a FIFO that open blocks until a writer comes. This thread opens
+    each FIFO for writing with O_NONBLOCK, which succeeds only while a reader is waiting, and *keeps* it open
+    without writing, so the reader stays blocked (its call cannot finish). `overlapped` becomes true when
+    every gate has a reader at once — impossible if the calls ran one after another. Then each FIFO is
+    replaced by a regular file with the same note (so later opens, e.g. the store's second read, never
+    block) and the held readers get the note and EOF. With no overlap within `wait_s` the gates open anyway,
+    so a serial executor fails the assertion instead of hanging the turn.
+    """
+
+    def __init__(self, folder: Path, titles: list[str], wait_s: float = 8.0) -> None:
+        super().__init__(daemon=True)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.paths = {title: folder / f"{title}.md" for title in titles}
+        for path in self.paths.values():
+            os.mkfifo(path)
+        self.wait_s = wait_s
+        self.overlapped = False
+        self.held_at: dict[str, float] = {}
+
+    def run(self) -> None:
+        held: dict[str, int] = {}
+        deadline = time.monotonic() + self.wait_s
+        while len(held) < len(self.paths) and time.monotonic() < deadline:
+            for title, path in self.paths.items():
+                if title not in held:
+                    with contextlib.suppress(OSError):  # ENXIO: no reader yet
+                        held[title] = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+                        self.held_at[title] = time.monotonic()
+            time.sleep(0.005)
+        self.overlapped = len(held) == len(self.paths)
+        for title, path in self.paths.items():
+            note = NOTE.format(title=title, body=f"{title} was read concurrently").encode()
+            tmp = path.with_suffix(".tmp")
+            tmp.write_bytes(note)
+            os.replace(tmp, path)  # a reader already blocked on the FIFO keeps its inode
+            if title in held:
+                os.write(held[title], note)
+                os.close(held[title])
+
+
+@pytest.fixture(scope="module")
+def mock() -> Iterator[MockLLM]:
+    with MockLLM("deepseek") as m:
+        yield m
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM) -> Iterator[BuiltinKernel]:
+    k = BuiltinKernel(tmp_path_factory.mktemp("tools"), mock)
+    k.start()
+    yield k
+    k.stop()
+
+
+@pytest.fixture(autouse=True)
+def fresh(mock: MockLLM) -> None:
+    mock.reset()
+
+
+def test_the_lock_has_every_builtin_and_its_graph_is_the_one_in_the_readme(kernel: BuiltinKernel) -> None:
+    names = {p["name"] for p in kernel.status()["plugins"]}
+    assert names >= BUILTINS, names
+    graph = kernel.hologram("graph", "--format", "mermaid", "--lock", str(kernel.lock), check=True).stdout
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Built-in plugins", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```mermaid\n(.*?)```", section, re.S)
+    assert block is not None, "README: no ```mermaid block in the 'Built-in plugins' section"
+    assert block.group(1).strip() == graph.strip(), "README graph is stale: paste `hologram graph --format mermaid`"
+
+
+def test_one_turn_uses_notes_files_and_an_approved_shell_with_a_concurrent_batch(
+    kernel: BuiltinKernel, mock: MockLLM
+) -> None:
+    todo = "buy milk\nbake bread\n"
+    command = "wc -l plan/todo.txt && echo shell-was-here > shell-marker.txt"
+    answer = "Noted, planned, and the plan has 2 lines."
+    mock.script(
+        [
+            {  # serial: neither tool is parallel_safe
+                "reasoning_content": "write things down",
+                "tool_calls": [
+                    call("c1", "notes_create", title="Groceries", body="- milk\n- bread", tags=["home"]),
+                    call("c2", "files_write", path="plan/todo.txt", content=todo),
+                ],
+            },
+            {  # concurrent: every tool is parallel_safe; two of the notes are the FIFO gates
+                "reasoning_content": "read them back, all at once",
+                "tool_calls": [
+                    call("c3", "notes_read", title="gate-a"),
+                    call("c4", "files_read", path="plan/todo.txt"),
+                    call("c5", "notes_read", title="Groceries"),
+                    call("c6", "notes_read", title="gate-b"),
+                ],
+            },
+            {"reasoning_content": "count the lines", "tool_calls": [call("c7", "shell_run", command=command)]},
+            {"reasoning_content": "done", "content": answer},
+        ]
+    )
+    gates = Gates(kernel.notes, ["gate-a", "gate-b"])
+    gates.start()
+    log = ask(kernel, "plan my shopping", approve)
+    gates.join(10)
+
+    # the answer streamed to the client, and the turn ended with it
+    assert log.result["output"] == answer and log.result["ended_by"] == "answer", log.result
+    assert log.text("content") == answer
+    assert "count the lines" in log.text("reasoning")
+    session = log.result["session"]
+    assert log.started == [{"session": session}]
+
+    # the approval request reached the client, once, with the command
+    assert len(log.approvals) == 1, log.approvals
+    request = log.approvals[0]
+    assert (request["session"], request["plugin"], request["tool"]) == (session, "shell", "shell_run")
+    assert request["arguments"] == {"command": command}
+    assert command in request["summary"]
+
+    # the concurrent batch overlapped
+    assert gates.overlapped, f"the parallel_safe batch ran serially (gates held: {sorted(gates.held_at)})"
+
+    # effects on disk
+    assert (kernel.workspace / "plan" / "todo.txt").read_text() == todo
+    note = (kernel.notes / "Groceries.md").read_text()
+    assert note.startswith("---\n") and '"Groceries"' in note and '"home"' in note and note.endswith("- milk\n- bread")
+    assert (kernel.workspace / "shell-marker.txt").read_text() == "shell-was-here\n"
+
+    # what the model saw: no 400s, every result, the shell output
+    assert mock.rejections == [] and all(r.status == 200 for r in mock.requests), [r.status for r in mock.requests]
+    assert len(mock.requests) == 4
+    seen = tool_messages(mock.requests[-1].body)
+    assert list(seen) == ["c1", "c2", "c3", "c4", "c5", "c6", "c7"]  # results in call order
+    assert "Groceries" in seen["c1"]
+    assert "gate-a was read concurrently" in seen["c3"] and "gate-b was read concurrently" in seen["c6"]
+    assert "buy milk" in seen["c4"] and "bake bread" in seen["c4"]
+    assert "- milk" in seen["c5"]
+    assert re.search(r"^2 plan/todo\.txt$", seen["c7"], re.M), seen["c7"]
+    assert "[exit code 0" in seen["c7"]
+    assert not any(m.startswith("error") or m.startswith("denied") for m in seen.values()), seen
+
+    # the client was told about every call and every result, results in call order
+    calls = [e["id"] for e in log.events if e.get("type") == "tool_call"]
+    results = [e["id"] for e in log.events if e.get("type") == "tool_result"]
+    assert sorted(calls) == sorted(results) == [f"c{i}" for i in range(1, 8)]
+    assert results == [f"c{i}" for i in range(1, 8)]
+
+    # the persisted session pairs every call with exactly one result — through the control socket ...
+    stored = kernel.events(session)
+    made = [c["id"] for e in stored["events"] if e["kind"] == "response" for c in e["data"].get("tool_calls") or []]
+    answered = [e["call_id"] for e in stored["events"] if e["kind"] == "tool_result"]
+    assert made == answered == [f"c{i}" for i in range(1, 8)]
+    assert all(not e["data"]["is_error"] for e in stored["events"] if e["kind"] == "tool_result")
+    assert [e["kind"] for e in stored["events"]][-2:] == ["response", "output"]
+    # ... and on disk, with each result linked to the response that made its call
+    assert pairing_problems(SessionStore(kernel.data / "sessions.db").events(session)) == []
+
+
+def test_a_refused_shell_call_is_denied_and_does_not_run(kernel: BuiltinKernel, mock: MockLLM) -> None:
+    marker = kernel.workspace / "refused-marker.txt"
+    mock.script(
+        [
+            {
+                "reasoning_content": "try the shell",
+                "tool_calls": [
+                    call("d1", "shell_run", command=f"touch {marker.name}"),
+                    call("d2", "files_list", path="."),
+                ],
+            },
+            {"reasoning_content": "ok", "content": "I was not allowed to."},
+        ]
+    )
+    log = ask(kernel, "touch a file", refuse)
+    assert log.result["output"] == "I was not allowed to.", log.result
+    assert [a["arguments"] for a in log.approvals] == [{"command": f"touch {marker.name}"}]
+    seen = tool_messages(mock.requests[-1].body)
+    assert seen["d1"].startswith("denied by shell: "), seen
+    assert "not today" in seen["d1"]
+    assert not seen["d2"].startswith(("error", "denied")), seen  # the other call of the batch still ran
+    assert not marker.exists()
+    assert mock.rejections == []
+    assert pairing_problems(SessionStore(kernel.data / "sessions.db").events(log.result["session"])) == []
+
+
+def test_a_client_that_cannot_approve_gets_its_only_call_denied_and_the_turn_ends(
+    kernel: BuiltinKernel, mock: MockLLM
+) -> None:
+    """A non-interactive client (a script, `hologram ask` without a terminal) is never asked; when every call
+    of a response is denied the turn ends there, without asking the model again."""
+    marker = kernel.workspace / "unasked-marker.txt"
+    mock.script([{"reasoning_content": "r", "tool_calls": [call("n1", "shell_run", command=f"touch {marker.name}")]}])
+    log = ask(kernel, "touch it", approve, interactive=False)
+    assert log.approvals == []
+    assert log.result["ended_by"] == "denied", log.result
+    assert "denied by shell: " in log.result["output"] and "not interactive" in log.result["output"]
+    assert len(mock.requests) == 1 and mock.rejections == []
+    assert not marker.exists()
+    stored = kernel.events(log.result["session"])
+    results = [e for e in stored["events"] if e["kind"] == "tool_result"]
+    assert [(e["call_id"], e["data"]["status"]) for e in results] == [("n1", "denied")]
