@@ -6,6 +6,7 @@ import argparse
 import asyncio
 from pathlib import Path
 
+from hologram import _loop
 from hologram.agent import attach_agent
 from hologram.cli._common import add_lock_option, command_parser
 from hologram.cli.progress import Progress
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     data_dir = prepare_data_dir(args.data)
     log_path = open_log_file(data_dir)
     print(f"Hologram kernel starting: lock {lock_path}, data {data_dir}, log {log_path}")
-    return asyncio.run(_serve(lock, graph, data_dir, args))
+    return _loop.run(_serve(lock, graph, data_dir, args))
 
 
 async def _serve(lock: Lock, graph: Graph, data_dir: Path, args: argparse.Namespace) -> int:

@@ -29,7 +29,8 @@ async def open_pipe_streams(
     read_transport, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)
     )
-    read_transport.max_size = READ_SIZE  # type: ignore[attr-defined]  # see module docstring
+    if hasattr(read_transport, "max_size"):  # asyncio's pipe transport; uvloop's reads 64 KiB itself
+        read_transport.max_size = READ_SIZE  # see module docstring
     transport, protocol = await loop.connect_write_pipe(
         asyncio.streams.FlowControlMixin, os.fdopen(write_fd, "wb", buffering=0)
     )

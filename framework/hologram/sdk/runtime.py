@@ -19,7 +19,7 @@ import signal
 import sys
 from typing import Any
 
-from hologram import protocol
+from hologram import _loop, protocol
 from hologram._version import __version__
 from hologram.rpc import (
     APPLICATION_ERROR,
@@ -295,4 +295,4 @@ def run_stdio(plugin: Plugin) -> None:
     die_with_kernel()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve_stdio(plugin))
+        _loop.run(serve_stdio(plugin))
