@@ -23,6 +23,7 @@ import sys
 import time
 from typing import Any
 
+from hologram import _loop
 from hologram.rpc import Arena, Connection, open_stdio, parse_ref, spawn
 
 MB = 1_000_000
@@ -234,13 +235,14 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the raw numbers as JSON")
     args = parser.parse_args()
     if args.child:
-        asyncio.run(child_main())
+        _loop.run(child_main())
         return
     if args.child_raw:
         raw_child_main()
         return
     t0 = time.monotonic()
-    result = asyncio.run(kernel_main(args))
+    result = _loop.run(kernel_main(args))
+    print(f"event loop: {_loop.loop_name()} (HOLOGRAM_EVENT_LOOP=asyncio for the stdlib loop)")
     if args.json:
         print(json.dumps(result, indent=2))
     else:
