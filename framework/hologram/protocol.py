@@ -55,6 +55,7 @@ class InitializeResult(TypedDict, total=False):
     tools: list[dict[str, Any]]  # tools registered at start, in addition to the manifest's
     stages: list[str]
     methods: dict[str, list[str]]  # facility → method names this plugin serves
+    facility_loss: str  # "survive": keep me running when a required facility goes; "restart" (default)
 
 
 def facility_name(text: str) -> str:

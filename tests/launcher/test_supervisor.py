@@ -131,6 +131,37 @@ def test_kill_9_of_a_plugin_detaches_it_and_the_kernel_keeps_serving(tmp_path: P
     asyncio.run(scenario())
 
 
+def test_dependents_that_cannot_live_without_a_crashed_provider_are_restarted(tmp_path: Path) -> None:
+    """`needy` has no facility/status handler: it goes back to waiting and restarts when `store` is back.
+    `hardy` listens for facility/status, declares it survives, keeps its process and is told both ways."""
+    write_plugin(tmp_path, "store", provides=["store.f"])
+    write_plugin(tmp_path, "needy", provides=["needy.f"], requires=["store.f"])
+    write_plugin(tmp_path, "hardy", requires=["store.f"], env={"TESTPLUG_SURVIVE": "1"})
+    write_plugin(tmp_path, "top", requires=["needy.f"])
+
+    async def scenario() -> None:
+        supervisor = supervisor_for(tmp_path)
+        supervisor.start()
+        try:
+            for name in ("store", "needy", "hardy", "top"):
+                await wait_state(supervisor, name, State.READY)
+            pids = {n: supervisor.plugins[n].pid for n in ("store", "needy", "hardy", "top")}
+            assert pids["store"] is not None
+            os.kill(pids["store"], signal.SIGKILL)
+            await wait_for(lambda: supervisor.plugins["needy"].pid not in (None, pids["needy"]), timeout=15)
+            for name in ("store", "needy", "top"):
+                await wait_state(supervisor, name, State.READY)
+            assert supervisor.plugins["hardy"].pid == pids["hardy"], "a plugin that copes keeps running"
+            assert supervisor.plugins["top"].pid != pids["top"], "the restart cascades to what needed needy"
+            assert supervisor.plugins["needy"].restarts == 1
+        finally:
+            await supervisor.shutdown()
+
+    asyncio.run(scenario())
+    told = [(e["facility"], e["ready"]) for e in events(tmp_path) if e["event"] == "facility_status"]
+    assert told[:2] == [("store.f", False), ("store.f", True)]
+
+
 def test_garbage_on_stdout_is_counted_and_repeated_garbage_restarts_the_plugin(tmp_path: Path) -> None:
     write_plugin(tmp_path, "noisy", provides=["noisy.f"], config={"garbage_lines": 3})
     write_plugin(tmp_path, "flood", config={"garbage_lines": 60}, restart="on-failure")

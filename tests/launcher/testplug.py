@@ -67,6 +67,13 @@ async def big(size: int) -> bytes:
     return bytes(range(256)) * (size // 256)
 
 
+if os.environ.get("TESTPLUG_SURVIVE"):
+
+    @plugin.on_facility_status
+    def on_status(facility: str, ready: bool) -> None:
+        record("facility_status", facility=facility, ready=ready)
+
+
 @plugin.subscribe(["greeting"])
 def on_greeting(event: dict[str, Any]) -> None:
     record("event", data=event)

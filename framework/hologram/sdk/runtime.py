@@ -145,6 +145,9 @@ class Runtime:
             ],
             "stages": sorted(self.plugin.stages),
             "methods": {facility: sorted(methods) for facility, methods in self.plugin.methods.items()},
+            # A plugin that listens for facility/status copes with a provider going away; one that does not
+            # is restarted by the kernel once the provider is back.
+            "facility_loss": "survive" if self.plugin.facility_hooks else "restart",
         }
 
     async def _start(self, context: StartContext) -> None:

@@ -155,6 +155,8 @@ class Supervisor:
         plugin.ready_facilities.clear()
         for facility in lost:
             self._tell_dependents(plugin, facility, ready=False)
+        if not self._shutting_down:
+            self._restart_dependents_that_need(plugin, set(lost))
         if plugin.state is State.STARTING:
             return  # _run_start sees the exit and applies the policy, once
         if plugin.stop_requested or self._shutting_down:
@@ -195,6 +197,32 @@ class Supervisor:
         self._restart_timers.pop(plugin.name, None)
         if plugin.state is State.CRASHED and plugin.wanted and not self._shutting_down:
             plugin.restarts += 1
+            self._set(plugin, State.WAITING, "")
+            self.schedule()
+
+    def _restart_dependents_that_need(self, provider: ManagedPlugin, lost: set[str]) -> None:
+        """Dependents that cannot live without a lost facility go back to waiting for it.
+
+        A plugin declares at initialize whether it copes (`facility_loss = "survive"`, which the SDK sends
+        when the author listens for facility/status); the others are stopped now and started again, like at
+        start-up, the moment the provider announces the facility again.
+        """
+        for name in sorted(self.dependents.get(provider.name, ())):
+            dependent = self.plugins[name]
+            if dependent.state not in (State.STARTING, State.READY) or dependent.survives_facility_loss:
+                continue  # a plugin already stopping is on its way out anyway
+            needed = {f for f, p in dependent.spec.requires.items() if p == provider.name} & lost
+            if needed:
+                why = f"lost {', '.join(sorted(needed))} from {provider.name}"
+                self._spawn_task(self._send_back_to_waiting(dependent, why))
+
+    async def _send_back_to_waiting(self, plugin: ManagedPlugin, why: str) -> None:
+        log.warning("[%s] %s; restarting it when that is back", plugin.name, why)
+        self._set(plugin, State.STOPPING, "")
+        plugin.reason = f"restarting: {why}"
+        await plugin.stop()
+        plugin.restarts += 1
+        if plugin.wanted and not self._shutting_down:
             self._set(plugin, State.WAITING, "")
             self.schedule()
 

@@ -137,6 +137,7 @@ class ManagedPlugin:
         self.crash_policy = CrashPolicy()
         self.tools: dict[str, dict[str, Any]] = {}
         self.stages: list[str] = []
+        self.survives_facility_loss = False
         self.methods: dict[str, list[str]] = {}
         self.runtime: Runtime | None = None
         self.stop_requested = False
@@ -245,6 +246,7 @@ class ManagedPlugin:
         self.tools = tools
         self.stages = [s for s in answer.get("stages") or [] if isinstance(s, str)]
         self.methods = {k: list(v) for k, v in (answer.get("methods") or {}).items() if isinstance(v, list)}
+        self.survives_facility_loss = answer.get("facility_loss") == "survive"
 
     async def _spawn(self) -> None:
         kernel_arena = Arena.create(ARENA_SIZE, f"{self.name}.kernel")
