@@ -14,6 +14,18 @@ method goes through the same ``prune()`` (same pinning, grouping and budget rule
 
 Hyperparameters of ours were fixed on principle and checked on a dev split (conversations 26, 30, 41); the
 held-out column is the other seven conversations. Embeddings are cached in a temp dir between runs.
+
+Cold context (L2): the question is run as a ``coldcontext_query`` search (``ColdIndex.top``, the ranking
+``ColdStore.search`` uses; SQLite only stores) over an L2 made two ways: *stream* — the conversation was pruned
+against its latest turn as it arrived, L2 is what that moved out (the situation the tool exists for: the
+question comes later and its evidence was pruned for other reasons); *same* — L2 is what pruning against this
+very question moved out (the scorer's own residue: by construction it ranks those turns low again).
+cold@k = share of the question's evidence turns in L2 found in the top k, over questions with any; "L1+cold@k"
+= share of all evidence turns either in L1 or found.
+
+Scale (``--no-scale`` skips): prune of a 1,000-event session; a real on-disk ``ColdStore`` with 100k synthetic
+events (Zipfian vocabulary, 512-d vectors): put, reopen (index rebuild) and ``search`` latency, lexical + dense;
+``--fts5`` adds the SQLite FTS5 ``bm25()`` alternative for the lexical half on the same documents.
 """
 
 from __future__ import annotations
@@ -42,11 +54,13 @@ from hologram.memory import (
     Query,
     TermVector,
     TfidfIndex,
-    VectorIndex,
     load_embedder,
     make_event,
     prune,
 )
+from hologram.memory.blocks import EventRecord, build_event
+from hologram.memory.cold import ColdStore
+from hologram.memory.coldindex import ColdIndex, IndexEntry
 from hologram.memory.embed import Embedder
 from hologram.memory.score import Scorer, dense_scores
 
@@ -170,6 +184,54 @@ def _ranks(x: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------- the run
 
 
+class ColdStats:
+    """recall@5/@10 of cold search over L2, and of L1 and L2 together, per protocol and budget."""
+
+    def __init__(self) -> None:
+        self.at: dict[tuple[str, int, int], list[float]] = {}
+        self.joint: dict[tuple[str, int, int], list[float]] = {}
+        self.l1: dict[tuple[str, int], list[float]] = {}
+
+    def add(
+        self, protocol: str, budget: int, l2: ColdIndex, query: Query, evidence: set[str], kept: int, lat: list[float]
+    ) -> None:
+        """One question: `kept` of its evidence turns are in L1, the rest of those in `l2` may be found."""
+        in_l2 = {e for e in evidence if e in l2}
+        top: list[str] = []
+        if in_l2:
+            start = time.perf_counter()
+            top = [eid for eid, _ in l2.top(query, 10)]
+            lat.append((time.perf_counter() - start) * 1000)
+        self.l1.setdefault((protocol, budget), []).append(kept / len(evidence))
+        for k in (5, 10):
+            found = len(in_l2 & set(top[:k]))
+            if in_l2:
+                self.at.setdefault((protocol, budget, k), []).append(found / len(in_l2))
+            self.joint.setdefault((protocol, budget, k), []).append((kept + found) / len(evidence))
+
+    def report(self, budgets: Sequence[int]) -> None:
+        print("cold context: recall of coldcontext_query's search (ColdIndex.top) over L2, queried with the question")
+        print("  stream = L2 holds what pruning against the conversation's latest turn moved out;")
+        print("  same   = L2 holds what pruning against this very question moved out (the ranker's own residue)")
+        header = (
+            f"{'protocol':>8} | {'budget':>6} | {'q in L2':>7} | {'cold@5':>6} | {'cold@10':>7} | "
+            f"{'L1 only':>7} | {'L1+cold@5':>9} | {'L1+cold@10':>10}"
+        )
+        print(header)
+        print("-" * len(header))
+        for protocol in ("stream", "same"):
+            for b in budgets:
+                at5 = self.at.get((protocol, b, 5), [])
+                at10 = self.at.get((protocol, b, 10), [])
+                print(
+                    f"{protocol:>8} | {b:>6} | {len(at5):>7} | {statistics.fmean(at5 or [0.0]):>6.3f} | "
+                    f"{statistics.fmean(at10 or [0.0]):>7.3f} | {statistics.fmean(self.l1[(protocol, b)]):>7.3f} | "
+                    f"{statistics.fmean(self.joint[(protocol, b, 5)]):>9.3f} | "
+                    f"{statistics.fmean(self.joint[(protocol, b, 10)]):>10.3f}"
+                )
+        print("(q in L2 = questions with an evidence turn in L2, over which cold@k is averaged; L1 columns: all)")
+
+
 def percentile(xs: list[float], p: float) -> float:
     s = sorted(xs)
     return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))]
@@ -185,6 +247,8 @@ def run_locomo(data_dir: Path, budgets: list[int], pinned: int, cache_dir: Path,
     recall: dict[tuple[str, int], list[float]] = {(m, b): [] for m in methods for b in budgets}
     held: dict[tuple[str, int], list[float]] = {(m, b): [] for m in methods for b in budgets}
     lat_ours: list[float] = []
+    lat_cold: list[float] = []
+    cold = ColdStats()
     t0 = time.perf_counter()
     for conv in convs:
         texts = [t for _, t in conv.turns]
@@ -201,6 +265,22 @@ def run_locomo(data_dir: Path, budgets: list[int], pinned: int, cache_dir: Path,
             index.add(ev.terms)
             events.append(ev)
         ours = HybridScorer(index)
+        entries = {
+            e.id: IndexEntry(e.id, conv.name, i * 1000, None, e.terms, e.dense)
+            for i, e in enumerate(events)
+            if e.terms is not None
+        }
+        # "stream": the session was pruned against its latest turn as it arrived; its L2 is what that prune
+        # moved out. Each question then searches that L2 (the situation coldcontext_query exists for).
+        last = events[-1]
+        at_end = Query(last.text, last.terms or TermVector.from_text(last.text), last.dense)
+        streamed: dict[int, tuple[set[str], ColdIndex]] = {}
+        for b in budgets:
+            res_end = prune(events, at_end, b, pinned_recent=pinned, scorer=ours)
+            l2 = ColdIndex()
+            for e in res_end.pruned:
+                l2.add(entries[e.id])
+            streamed[b] = ({e.id for e in res_end.kept}, l2)
         bm25 = OkapiBM25(texts)
         newest = Newest()
         for qi, q in enumerate(conv.questions):
@@ -227,6 +307,17 @@ def run_locomo(data_dir: Path, budgets: list[int], pinned: int, cache_dir: Path,
                         res = prune(events, query, b, pinned_recent=pinned, scorer=fixed[m])
                     kept = sum(1 for e in res.kept if e.id in evidence)
                     r = kept / len(evidence)
+                    if m == "ours":
+                        # "same": L2 = what pruning against this very question moved out
+                        l2_same = ColdIndex()
+                        if any(e.id in evidence for e in res.pruned):
+                            for e in res.pruned:
+                                l2_same.add(entries[e.id])
+                        cold.add("same", b, l2_same, query, evidence, kept, lat_cold)
+                    if m == "truncation":
+                        kept_ids, l2_stream = streamed[b]
+                        n_kept = len(evidence & kept_ids)
+                        cold.add("stream", b, l2_stream, query, evidence, n_kept, lat_cold)
                     recall[(m, b)].append(r)
                     if conv.name not in DEV_SPLIT:
                         held[(m, b)].append(r)
@@ -245,10 +336,17 @@ def run_locomo(data_dir: Path, budgets: list[int], pinned: int, cache_dir: Path,
         f"prune latency (ours, ~{len(events)}-event history): p50 {percentile(lat_ours, 50):.2f} ms, "
         f"p99 {percentile(lat_ours, 99):.2f} ms over {len(lat_ours)} prunes; LoCoMo pass {elapsed:.1f} s"
     )
+    print()
+    cold.report(budgets)
+    if lat_cold:
+        print(
+            f"cold query latency (top-10 over a conversation's L2): p50 {percentile(lat_cold, 50):.2f} ms, "
+            f"p99 {percentile(lat_cold, 99):.2f} ms over {len(lat_cold)} queries"
+        )
 
 
-def run_scale(seed: int = 0) -> None:
-    """Synthetic: prune a 1,000-event session; cold top-k over 100k L2 vectors (vectors precomputed)."""
+def run_scale(seed: int = 0, fts5: bool = False) -> None:
+    """Synthetic: prune a 1,000-event session; then the 100k-event cold store (:func:`run_cold_scale`)."""
     rng = np.random.default_rng(seed)
     vocab = [f"w{i}" for i in range(5000)]
     fp, dim = "synthetic/512", 512
@@ -282,20 +380,102 @@ def run_scale(seed: int = 0) -> None:
         f"p99 {percentile(lat, 99):.2f} ms (target p50 < 10 ms)"
     )
 
-    cold = VectorIndex(fp, dim, capacity=100_000)
-    big = unit(100_000)
-    for i in range(100_000):
-        cold.add(f"c{i}", DenseVector(fp, big[i]))
+    run_cold_scale(rng, fts5=fts5)
+
+
+def run_cold_scale(rng: np.random.Generator, n: int = 100_000, fts5: bool = False) -> None:
+    """A real on-disk ColdStore with `n` events: put (batches of 1,000, FULL sync), reopen, search."""
+    fp, dim = "synthetic/512", 512
+    vocab_size = 20_000
+    cdf = np.cumsum(1.0 / np.arange(1, vocab_size + 1) ** 0.9)
+    cdf /= cdf[-1]
+
+    def words(k: int) -> list[str]:
+        return [f"w{j}" for j in np.searchsorted(cdf, rng.random(k)).tolist()]
+
+    t = time.perf_counter()
+    records = []
+    for start in range(0, n, 1000):
+        m = min(1000, n - start)
+        mat = rng.standard_normal((m, dim)).astype(np.float32)
+        mat /= np.linalg.norm(mat, axis=1, keepdims=True)
+        for i in range(m):
+            k = start + i
+            text = " ".join(words(int(rng.integers(5, 40))))
+            terms = TermVector.from_terms(text.split())
+            records.append(
+                build_event(
+                    timestamp=1_700_000_000 + k, input=text, session=f"s{k // 500}", dense=DenseVector(fp, mat[i]),
+                    terms=terms,
+                )
+            )  # fmt: skip
+    made = time.perf_counter() - t
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "cold.db"
+        store = ColdStore(path)
+        t = time.perf_counter()
+        for start in range(0, n, 1000):
+            store.put(records[start : start + 1000])
+        put_s = time.perf_counter() - t
+        store.close()
+        size_mb = sum(f.stat().st_size for f in Path(tmp).iterdir()) / 1e6
+        t = time.perf_counter()
+        store = ColdStore(path)
+        open_s = time.perf_counter() - t
+        queries = []
+        for _ in range(100):
+            qv = rng.standard_normal(dim).astype(np.float32)
+            qw = words(8)
+            queries.append(Query(" ".join(qw), TermVector.from_terms(qw), DenseVector(fp, qv / np.linalg.norm(qv))))
+        lat, lex, den = [], [], []
+        for query in queries:
+            start_t = time.perf_counter()
+            store.search(query, 10)
+            lat.append((time.perf_counter() - start_t) * 1000)
+            start_t = time.perf_counter()
+            store.index.bm25(query.terms)
+            lex.append((time.perf_counter() - start_t) * 1000)
+            start_t = time.perf_counter()
+            store.index.cosine(query.dense)
+            den.append((time.perf_counter() - start_t) * 1000)
+        print(
+            f"scale: ColdStore with {n:,} events: made in {made:.1f} s, put {put_s:.1f} s "
+            f"({n // 1000} durable batches), {size_mb:.0f} MB on disk, reopen + index rebuild {open_s:.1f} s"
+        )
+        print(
+            f"scale: cold query (BM25 + dense + fusion + smoothing, top-10) over {n:,} L2 events: "
+            f"p50 {percentile(lat, 50):.2f} ms, p99 {percentile(lat, 99):.2f} ms (target p50 < 50 ms); "
+            f"of which BM25 p50 {percentile(lex, 50):.2f} ms, dense scan p50 {percentile(den, 50):.2f} ms"
+        )
+        store.close()
+        if fts5:
+            _fts5_compare(Path(tmp) / "fts.db", records, queries)
+
+
+def _fts5_compare(path: Path, records: Sequence[EventRecord], queries: Sequence[Query]) -> None:
+    """The alternative for the lexical half: SQLite FTS5 ranked by its bm25(), same documents and queries."""
+    import sqlite3
+
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("CREATE VIRTUAL TABLE fts USING fts5(terms, detail=column)")
+    t = time.perf_counter()
+    db.execute("BEGIN")
+    db.executemany("INSERT INTO fts(rowid, terms) VALUES (?, ?)", ((i + 1, r.text) for i, r in enumerate(records)))
+    db.execute("COMMIT")
+    ins = time.perf_counter() - t
     lat = []
-    for _ in range(100):
-        qv = DenseVector(fp, unit(1)[0])
-        start = time.perf_counter()
-        cold.search(qv, 10)
-        lat.append((time.perf_counter() - start) * 1000)
+    for query in queries[:30]:
+        match = " OR ".join(f'"{w}"' for w in query.terms.counts)
+        t = time.perf_counter()
+        db.execute(
+            "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT 10", (match,)
+        ).fetchall()
+        lat.append((time.perf_counter() - t) * 1000)
     print(
-        f"scale: cold top-10 over 100k L2 vectors: p50 {percentile(lat, 50):.2f} ms, "
-        f"p99 {percentile(lat, 99):.2f} ms (target p50 < 50 ms)"
+        f"scale: FTS5 alternative (lexical only): insert {ins:.1f} s, bm25 top-10 p50 {percentile(lat, 50):.1f} ms, "
+        f"p99 {percentile(lat, 99):.1f} ms over {len(lat)} queries"
     )
+    db.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -306,12 +486,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--embedder", choices=("onnx", "numpy"), default="onnx")
     ap.add_argument("--cache-dir", type=Path, default=Path(tempfile.gettempdir()) / "hologram-bench-embed")
     ap.add_argument("--no-scale", action="store_true", help="skip the synthetic scale test")
+    ap.add_argument("--fts5", action="store_true", help="also time SQLite FTS5 bm25() on the 100k documents")
     args = ap.parse_args(argv)
     os.makedirs(args.cache_dir, exist_ok=True)
     run_locomo(args.data_dir, [int(b) for b in args.budgets.split(",")], args.pinned, args.cache_dir, args.embedder)
     if not args.no_scale:
         print()
-        run_scale()
+        run_scale(fts5=args.fts5)
     return 0
 
 

@@ -1,0 +1,144 @@
+"""Overflow recovery: before every LLM request, is the prompt too big for the window? If so, prune now.
+
+The check is the ratio of accumulated prompt tokens (estimated) to the provider's context window. Above
+:data:`OVERFLOW_THRESHOLD` (1.25, DESIGN.md) the turn prunes L1 synchronously to the history budget, moves the
+pruned events to cold context (durably, before L1 forgets them), and adds **one short system note** telling the
+model what moved and that ``coldcontext_query`` brings it back. The threshold is above 1.0 on purpose: token
+counts are chars/4 estimates, and the regular prune between turns keeps L1 near 80 % of the window; recovery is
+for the turn that outgrew it (a large tool result, a pasted file), not for estimation noise.
+
+A provider's context-length error goes through the same path (:meth:`OverflowGuard.on_context_error`) before
+any fallback provider is tried. At most :data:`MAX_RECOVERIES` recoveries per turn; the next one ends the
+turn with :class:`ContextOverflowError`, whose message says what to do. Each further recovery in a turn aims
+lower (×0.75): if the first one was not enough, our estimate undercounts this content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hologram.memory.blocks import EventRecord
+from hologram.memory.cold import ColdStore
+from hologram.memory.events import Query
+from hologram.memory.prune import DEFAULT_PINNED, prune
+from hologram.memory.score import Scorer
+
+__all__ = [
+    "MAX_RECOVERIES",
+    "OVERFLOW_THRESHOLD",
+    "TARGET_FILL",
+    "ContextOverflowError",
+    "OverflowGuard",
+    "Recovery",
+    "history_budget",
+    "overflow_note",
+    "overflow_ratio",
+    "recover",
+]
+
+OVERFLOW_THRESHOLD = 1.25
+MAX_RECOVERIES = 2
+#: Share of the window the prompt aims to fill after a prune (the rest is the reply's room).
+TARGET_FILL = 0.8
+_SHRINK_PER_RETRY = 0.75
+_NOTE_ITEMS = 5
+_SNIPPET = 60
+
+
+class ContextOverflowError(RuntimeError):
+    """The prompt still does not fit after the allowed recoveries; the turn ends with this message."""
+
+
+def overflow_ratio(accumulated_tokens: int, window: int) -> float:
+    """Prompt tokens / context window (inf for a window of 0: anything overflows it)."""
+    if window <= 0:
+        return float("inf") if accumulated_tokens > 0 else 0.0
+    return accumulated_tokens / window
+
+
+def history_budget(window: int, fixed_tokens: int, *, fill: float = TARGET_FILL) -> int:
+    """Tokens left for L1 history: `fill` of the window minus what every request carries anyway (system
+    prompt, tool schemas, injected memory, the current input)."""
+    return max(0, int(window * fill) - fixed_tokens)
+
+
+class OverflowGuard:
+    """One per turn: decides when to recover and counts recoveries (at most :data:`MAX_RECOVERIES`)."""
+
+    def __init__(
+        self, window: int, *, threshold: float = OVERFLOW_THRESHOLD, max_recoveries: int = MAX_RECOVERIES
+    ) -> None:
+        self.window = window
+        self.threshold = threshold
+        self.max_recoveries = max_recoveries
+        self.recoveries = 0
+
+    def needs_recovery(self, accumulated_tokens: int) -> bool:
+        """Call before every LLM request with the estimated prompt size."""
+        return overflow_ratio(accumulated_tokens, self.window) > self.threshold
+
+    def begin_recovery(self, reason: str) -> float:
+        """Account for one recovery and return the fill to prune to; raises after `max_recoveries`."""
+        if self.recoveries >= self.max_recoveries:
+            raise ContextOverflowError(
+                f"the conversation does not fit the model's context window ({self.window} tokens) even after "
+                f"{self.recoveries} recoveries this turn ({reason}); start a new session, shorten the input, "
+                "or choose a model with a larger window"
+            )
+        self.recoveries += 1
+        return TARGET_FILL * _SHRINK_PER_RETRY ** (self.recoveries - 1)
+
+    def on_context_error(self) -> float:
+        """The provider rejected the request as too long: same path, counted the same way."""
+        return self.begin_recovery("the provider reported a context-length error")
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    kept: list[EventRecord]
+    moved: list[EventRecord]
+    note: str
+    """The system note for the model ('' when nothing moved)."""
+    kept_tokens: int
+    over_budget: bool
+
+
+def recover(
+    l1: Sequence[EventRecord],
+    query: Query,
+    store: ColdStore,
+    *,
+    budget_tokens: int,
+    pinned_recent: int = DEFAULT_PINNED,
+    scorer: Scorer | None = None,
+    now: float | None = None,
+) -> Recovery:
+    """Prune `l1` to `budget_tokens` against `query` and move the pruned events to L2 (durable first).
+
+    Returns what L1 keeps (time order) and the note. If the store write fails it raises and L1 is unchanged.
+    """
+    by_id = {r.id: r for r in l1}
+    result = prune([r.to_memory_event() for r in l1], query, budget_tokens, pinned_recent=pinned_recent, scorer=scorer)
+    moved = [by_id[e.id] for e in result.pruned]
+    if moved:
+        store.put(moved, now=now)
+    kept = [by_id[e.id] for e in result.kept]
+    return Recovery(kept, moved, overflow_note(moved), result.kept_tokens, result.over_budget)
+
+
+def overflow_note(moved: Sequence[EventRecord]) -> str:
+    """One short system note: how much moved to cold context, a few snippets, and how to get it back."""
+    if not moved:
+        return ""
+    tokens = sum(r.tokens for r in moved)
+    snippets = []
+    for r in moved[:_NOTE_ITEMS]:
+        first = " ".join(r.text.split())
+        snippets.append(f'"{first[:_SNIPPET]}{"…" if len(first) > _SNIPPET else ""}"')
+    more = f" and {len(moved) - _NOTE_ITEMS} more" if len(moved) > _NOTE_ITEMS else ""
+    return (
+        f"[memory] The conversation outgrew the context window, so {len(moved)} earlier event(s) (~{tokens} tokens) "
+        f"were moved to cold context: {', '.join(snippets)}{more}. "
+        "Call coldcontext_query to bring any of them back."
+    )
