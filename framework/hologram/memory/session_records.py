@@ -1,0 +1,100 @@
+"""Session events as memory events: the record of each session-log event, token costs, the note, and the
+:class:`Prepared` result of :meth:`~hologram.memory.session_memory.SessionMemory.prepare`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from hologram.llm import Message
+from hologram.memory.blocks import EventRecord, build_event
+from hologram.memory.events import MemoryEvent
+from hologram.sessions import Event
+
+__all__ = ["MESSAGE_OVERHEAD", "Prepared", "prune_note", "record_of", "scoring_view", "token_cost"]
+
+#: Tokens a chat message costs beyond its text (role, separators): counted per memory event.
+MESSAGE_OVERHEAD = 4
+_NOTE_ITEMS = 5
+_SNIPPET = 60
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What to send: the kept L1 history and, when this call moved anything to L2, one note for the model."""
+
+    messages: list[Message]
+    """The history (L1, log order) as chat messages; the system prompt is not included."""
+    note: Message | None
+    """A short system message naming what moved to cold context (None when nothing moved)."""
+    pruned: list[str]
+    """Event ids (``ev_…``) moved to L2 by this call, in time order."""
+    pruned_seqs: list[int] = field(default_factory=list)
+    """The same events as session-log sequence numbers."""
+    kept_tokens: int = 0
+    budget_tokens: int = 0
+    over_budget: bool = False
+    """The newest event alone exceeds the budget (the overflow guard decides what happens then)."""
+
+    def request_messages(self, system: str) -> list[Message]:
+        """``[system prompt, note?, *history]``: the message list of an LLM request."""
+        head = [Message.system(system)]
+        if self.note is not None:
+            head.append(self.note)
+        return [*head, *self.messages]
+
+
+def prune_note(moved: Sequence[EventRecord]) -> str:
+    """The note after a regular prune: how much moved, a few snippets, how to bring it back."""
+    if not moved:
+        return ""
+    tokens = sum(r.tokens for r in moved)
+    snippets = []
+    for r in moved[:_NOTE_ITEMS]:
+        first = " ".join(r.text.split())
+        snippets.append(f'"{first[:_SNIPPET]}{"…" if len(first) > _SNIPPET else ""}"')
+    more = f" and {len(moved) - _NOTE_ITEMS} more" if len(moved) > _NOTE_ITEMS else ""
+    return (
+        f"[memory] {len(moved)} earlier event(s) (~{tokens} tokens) less related to the current request were "
+        f"moved to cold context: {', '.join(snippets)}{more}. Call coldcontext_query to bring any of them back."
+    )
+
+
+def record_of(event: Event) -> EventRecord | None:
+    """The memory event of one session event (None for kinds that produce no message, e.g. ``output``)."""
+    data = event.data
+    common: dict[str, Any] = {
+        "timestamp": event.ts,
+        "session": event.session,
+        "origin": f"{event.session}:{event.seq:012d}",
+        "channel": event.channel,
+    }
+    if event.kind == "input":
+        return build_event(input=str(data.get("text", "")), **common)
+    if event.kind == "response":
+        reasoning = data.get("reasoning")
+        if reasoning is None:
+            reasoning = data.get("reasoning_content")
+        calls = [c for c in data.get("tool_calls") or [] if isinstance(c, Mapping)]
+        return build_event(
+            reasoning=str(reasoning or ""),
+            response=str(data.get("content") or ""),
+            tool_calls=calls,
+            group=f"call:{event.seq}" if calls else None,
+            **common,
+        )
+    if event.kind == "tool_result" and event.call_id:
+        result = {"call_id": event.call_id, "name": data.get("name"), "content": str(data.get("content", ""))}
+        group = f"call:{event.call_of}" if event.call_of is not None else None
+        return build_event(tool_results=[result], group=group, **common)
+    return None
+
+
+def token_cost(record: EventRecord) -> int:
+    return record.tokens + MESSAGE_OVERHEAD
+
+
+def scoring_view(event: Event, record: EventRecord) -> MemoryEvent:
+    """The scoring view, ordered by log position (wall-clock times can repeat or step back)."""
+    return replace(record.to_memory_event(), timestamp=float(event.seq), tokens=token_cost(record))
