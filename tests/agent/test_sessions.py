@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hologram.llm import Message, ToolCall
-from hologram.sessions import SessionError, SessionStore, messages_from_events, pairing_problems
+from hologram.sessions import HistoryCache, SessionError, SessionStore, messages_from_events, pairing_problems
 
 
 def response(*call_ids: str, reasoning: str | None = None, content: str | None = None) -> dict[str, object]:
@@ -103,3 +104,59 @@ def test_a_session_written_by_an_older_version_still_loads_and_continues(tmp_pat
     seq = store.append("old", "response", response("call_2", reasoning="new"))
     store.add_result("old", seq, "call_2", {"content": "x"})
     assert pairing_problems(store.events("old")) == []
+
+
+def test_a_batch_is_one_group_commit_and_a_slow_batch_commits_within_the_delay(tmp_path: Path) -> None:
+    """`SessionStore.deferred`: results written in the block are invisible to another connection (not
+    committed) until the block ends or ``commit_delay_s`` passes.
+    Mutation checks (done): `_begin` not opening a transaction → the first "not yet visible" assertion is
+    red; `_begin` not starting its timer → the "committed by the timer" assertion is red."""
+    store = SessionStore(tmp_path / "s.db", commit_delay_s=0.05)
+    sid = store.create_session()
+    calls = [{"id": f"c{i}", "name": "t", "arguments": "{}"} for i in range(10)]
+    seq = store.append(sid, "response", {"content": None, "tool_calls": calls})
+    reader = sqlite3.connect(tmp_path / "s.db")
+
+    def visible() -> int:
+        return int(reader.execute("SELECT COUNT(*) FROM events WHERE kind='tool_result'").fetchone()[0])
+
+    async def batch() -> None:
+        with store.deferred():
+            for i in range(5):
+                store.add_result(sid, seq, f"c{i}", {"content": f"v{i}"})
+            assert visible() == 0, "results were committed one by one"
+            await asyncio.sleep(0.3)
+            assert visible() == 5, "the timer did not commit the finished results"
+            for i in range(5, 10):
+                store.add_result(sid, seq, f"c{i}", {"content": f"v{i}"})
+            assert visible() == 5
+        assert visible() == 10
+
+    before = store.commits
+    asyncio.run(batch())
+    assert store.commits - before == 2  # the timer's and the block's
+    with pytest.raises(SessionError), store.deferred():  # a refused write in a group leaves the store usable
+        store.add_result(sid, seq, "c0", {"content": "again"})
+    assert pairing_problems(store.events(sid)) == []
+    reader.close()
+    store.close()
+
+
+def test_the_history_cache_reads_incrementally_and_equals_a_full_rebuild(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "s.db")
+    cache = HistoryCache(store, max_sessions=1)
+    sid = store.create_session()
+    store.append(sid, "input", {"text": "q1"})
+    seq = store.append(sid, "response", response("c1", "c2", reasoning="r1"))
+    assert cache.messages(sid) == messages_from_events(store.events(sid))
+    store.add_result(sid, seq, "c1", {"content": "v1"})
+    first = cache.messages(sid)
+    first.append(Message.user("a caller's own append does not leak into the cache"))
+    store.close_calls(sid, [(seq, "c2", "f")])  # a synthetic result, appended after the fact
+    store.append(sid, "response", response(content="done"))
+    other = store.create_session()
+    store.append(other, "input", {"text": "elsewhere"})
+    assert [m.role for m in cache.messages(other)] == ["user"]  # evicts sid (max_sessions=1)
+    assert cache.messages(sid) == messages_from_events(store.events(sid))
+    assert [m.role for m in cache.messages(sid)] == ["user", "assistant", "tool", "tool", "assistant"]
+    store.close()

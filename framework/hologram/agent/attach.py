@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from hologram.agent.channel import Channel, calling_connection
 from hologram.agent.tools import ToolRegistry
-from hologram.agent.turn import Agent, TurnError
+from hologram.agent.turn import DEFAULT_CONTEXT_WINDOW, Agent, TurnError
 from hologram.llm import LLMConfigError, ProviderChain
+from hologram.memory.session_memory import SessionMemory
 from hologram.rpc import RpcError
 from hologram.sessions import SessionStore, messages_from_events
 from hologram.settings import Settings, load_settings
@@ -29,9 +30,11 @@ from hologram.stages import StageDispatcher, install_from_lock
 
 if TYPE_CHECKING:
     from hologram.kernel import Kernel
+    from hologram.lock import Lock
 
 log = logging.getLogger("hologram.agent")
 TURN_FAILED = 2  # JSON-RPC error code of a turn that could not answer (message: why)
+CLIENT_POLL_S = 0.2  # how often a running turn checks that its client is still connected
 
 
 @dataclass
@@ -65,6 +68,7 @@ class AgentService:
             task = asyncio.ensure_future(self.agent.run_turn(text, session_id=sid, on_event=channel.event))
             active = ActiveTurn(task, channel)
             self.active[sid] = active
+            watcher = asyncio.ensure_future(self._watch_client(sid, active))
             await channel.send("turn/started", {"session": sid})
             try:
                 result = await task
@@ -78,6 +82,7 @@ class AgentService:
             except TurnError as exc:
                 raise RpcError(TURN_FAILED, str(exc), {"session": sid}) from None
             finally:
+                watcher.cancel()
                 self.active.pop(sid, None)
         return {
             "session": result.session_id,
@@ -88,6 +93,27 @@ class AgentService:
             "errors": result.errors,
             "usage": result.usage,
         }
+
+    async def _watch_client(self, sid: str, active: ActiveTurn) -> None:
+        """Cancel the turn when its client goes away (killed, closed its socket) without ``turn/cancel``.
+
+        Decided: a turn nobody is listening to is stopped, like a Ctrl-C, rather than finished — its
+        answer would be delivered nowhere, and a tool loop could run on for minutes. The connection is
+        polled (`CLIENT_POLL_S`) because the control server does not cancel the handlers of a connection
+        that reached EOF (`Connection.close` is a no-op once `serve` has marked it closed).
+
+        Mutation check (done): returning at once from here turns
+        tests/e2e/test_agent_interactive.py::test_a_killed_ask_client_makes_the_kernel_cancel_the_turn red."""
+        connection = active.channel.connection
+        if connection is None:
+            return
+        while not active.task.done():
+            if connection.closed:
+                log.info("the client of session %s went away; its turn is cancelled", sid)
+                active.cancel_requested = True
+                active.task.cancel()
+                return
+            await asyncio.sleep(CLIENT_POLL_S)
 
     async def cancel(self, params: dict[str, Any]) -> dict[str, Any]:
         active = self.active.get(str(params.get("session")))
@@ -101,7 +127,11 @@ class AgentService:
         return {"sessions": self.agent.store.list_sessions()}
 
     async def session_events(self, params: dict[str, Any]) -> dict[str, Any]:
-        events = self.agent.store.events(str(params.get("session")))
+        sid = str(params.get("session"))
+        lock = self._locks.get(sid)
+        if lock is None or not lock.locked():  # no turn of ours is writing it: close what a crash left open
+            self.agent.store.repair(sid)
+        events = self.agent.store.events(sid)
         return {
             "events": [
                 {"seq": e.seq, "kind": e.kind, "ts": e.ts, "turn": e.turn, "call_id": e.call_id, "data": e.data}
@@ -122,10 +152,42 @@ class AgentService:
         return await active.channel.approve(request)
 
     async def aclose(self) -> None:
+        if self.agent.memory is not None:
+            await self.agent.memory.aclose()
         llm = self.agent.llm
         if isinstance(llm, ProviderChain):
             await llm.aclose()
         self.agent.store.close()
+
+
+class StageOrderSync:
+    """Keeps the dispatcher's hooks and order equal to ``kernel.lock``'s. Called before every turn (and once
+    at attach): when the lock object or its content hash changed — `hologram up --watch` rebuilt it and
+    `hologram.supervisor.watch.rebuild` assigned ``kernel.lock`` — the stage hooks are installed again
+    from it. The hooks are shared by all sessions, so turns already running see the new order from their
+    next stage on (a stage in progress finishes with the hooks it started with). The check is an identity
+    and a string comparison per turn; nothing outside the agent package has to call it.
+
+    Mutation check (done): making ``__call__`` return without re-installing turns
+    tests/agent/test_stage_order_sync.py and tests/e2e/test_agent_watch.py red (the hooks keep the old
+    order; a new plugin's hook is missing)."""
+
+    def __init__(self, kernel: Kernel, stages: StageDispatcher) -> None:
+        self.kernel = kernel
+        self.stages = stages
+        self._lock: Lock | None = None  # the lock object installed, and its hash then
+        self._hash = ""
+        self.installs = 0
+
+    def __call__(self) -> None:
+        lock = self.kernel.lock
+        if lock is self._lock and lock.content_hash == self._hash:
+            return
+        install_from_lock(self.stages, lock, self.kernel.supervisor)
+        self._lock, self._hash = lock, lock.content_hash
+        self.installs += 1
+        if self.installs > 1:
+            log.info("stage order re-installed from the rebuilt lock (%s)", lock.content_hash[:12])
 
 
 def build_chain(settings: Settings) -> tuple[ProviderChain | None, str]:
@@ -147,16 +209,25 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> AgentSe
         print(f"hologram: {problem}", file=sys.stderr)
     supervisor = kernel.supervisor
     stages = StageDispatcher()
-    install_from_lock(stages, kernel.lock, supervisor)
+    sync = StageOrderSync(kernel, stages)
+    sync()
+    store = SessionStore.in_data_dir(kernel.data_dir)
+    memory = SessionMemory.open(kernel.data_dir, store)
+    tools = ToolRegistry(supervisor.tool_catalog)
+    tools.add_kernel_tool(memory.kernel_tool())
+    windows = [p.context_window for p in settings.providers if p.context_window]
     agent = Agent(
         llm=chain,
-        store=SessionStore.in_data_dir(kernel.data_dir),
-        tools=ToolRegistry(supervisor.tool_catalog),
+        store=store,
+        tools=tools,
+        memory=memory,
+        context_window=min(windows) if windows else DEFAULT_CONTEXT_WINDOW,
         stages=stages,
         settings=settings.agent,
         invoke_plugin=supervisor.invoke_tool,
         publish=kernel.ring.publish,
         no_llm_message=problem,
+        before_turn=sync,
     )
     service = AgentService(agent, settings)
     kernel.control.methods.update(

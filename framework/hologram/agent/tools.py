@@ -21,6 +21,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from hologram.agent.fastcheck import Check, compile_check
+
 log = logging.getLogger("hologram.agent")
 KERNEL = "kernel"
 
@@ -69,9 +71,15 @@ class Tool:
 class ToolSet:
     """The tools of one LLM step (a snapshot: the catalog may change while a batch runs)."""
 
-    def __init__(self, tools: dict[str, Tool], validators: dict[str, Draft202012Validator | None]) -> None:
+    def __init__(
+        self,
+        tools: dict[str, Tool],
+        validators: dict[str, Draft202012Validator | None],
+        fast: dict[str, Check | None] | None = None,
+    ) -> None:
         self.tools = tools
         self._validators = validators
+        self._fast = fast or {}
         self._schemas = [tool.schema() for tool in tools.values()]
 
     def get(self, name: str) -> Tool | None:
@@ -96,6 +104,9 @@ class ToolSet:
         validator = self._validators.get(tool.name)
         if validator is None:
             return None
+        fast = self._fast.get(tool.name)
+        if fast is not None and fast(value):  # valid for the common subset: skip jsonschema (fastcheck.py)
+            return None
         errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
         if not errors:
             return None
@@ -109,7 +120,8 @@ class ToolRegistry:
     def __init__(self, catalog: Catalog | None = None) -> None:
         self._catalog = catalog or (lambda: [])
         self._kernel: dict[str, KernelTool] = {}
-        self._validators: dict[tuple[str, str], tuple[Mapping[str, Any], Draft202012Validator | None]] = {}
+        self._validators: dict[tuple[str, str], tuple[Mapping[str, Any], Draft202012Validator | None, Check | None]]
+        self._validators = {}
         self._warned: set[tuple[str, str]] = set()
 
     def add_kernel_tool(self, tool: KernelTool) -> None:
@@ -118,25 +130,29 @@ class ToolRegistry:
     def remove_kernel_tool(self, name: str) -> None:
         self._kernel.pop(name, None)
 
-    def _validator(self, plugin: str, name: str, schema: Mapping[str, Any]) -> Draft202012Validator | None:
+    def _validator(
+        self, plugin: str, name: str, schema: Mapping[str, Any]
+    ) -> tuple[Draft202012Validator | None, Check | None]:
         cached = self._validators.get((plugin, name))
         if cached is not None and cached[0] == schema:
-            return cached[1]
+            return cached[1], cached[2]
         try:
             Draft202012Validator.check_schema(schema)
             validator: Draft202012Validator | None = Draft202012Validator(schema)
         except SchemaError as exc:
             log.warning("tool %s of %s has an invalid schema (%s); its arguments are not checked", name, plugin, exc)
             validator = None
-        self._validators[(plugin, name)] = (dict(schema), validator)
-        return validator
+        fast = compile_check(dict(schema)) if validator is not None else None
+        self._validators[(plugin, name)] = (dict(schema), validator, fast)
+        return validator, fast
 
     def snapshot(self) -> ToolSet:
         tools: dict[str, Tool] = {}
         validators: dict[str, Draft202012Validator | None] = {}
+        fast: dict[str, Check | None] = {}
         for kt in self._kernel.values():
             tools[kt.name] = Tool(kt.name, kt.description, kt.parameters, kt.parallel_safe, KERNEL, kt.handler)
-            validators[kt.name] = self._validator(KERNEL, kt.name, kt.parameters)
+            validators[kt.name], fast[kt.name] = self._validator(KERNEL, kt.name, kt.parameters)
         for entry in self._catalog():
             name, plugin = str(entry.get("name", "")), str(entry.get("plugin", ""))
             if not name:
@@ -156,5 +172,5 @@ class ToolRegistry:
                 bool(entry.get("parallel_safe", False)),
                 plugin,
             )
-            validators[name] = self._validator(plugin, name, parameters)
-        return ToolSet(tools, validators)
+            validators[name], fast[name] = self._validator(plugin, name, parameters)
+        return ToolSet(tools, validators, fast)

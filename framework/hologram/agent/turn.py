@@ -5,7 +5,10 @@ hook responds, or at ``max_steps`` LLM calls: the last allowed call is told so (
 ``tool_choice = "none"``), and calls it makes anyway get a "not run" result.
 
 Everything the loop learns is persisted the moment it is known: the input, each response (with *its own*
-reasoning and usage), each tool result in call order, the delivered output. If the turn is cancelled (the
+reasoning and usage), each tool result in call order, the delivered output. The results of one batch are
+group-committed (`SessionStore.deferred`: at the batch's end, or within ``commit_delay_s``); a result lost
+to a crash in that window is an unanswered call, which `SessionStore.repair` closes when the session is
+next loaded. If the turn is cancelled (the
 user pressed Ctrl-C, the client went away) or fails, the calls still open get a synthetic error result
 before the exception leaves, so the stored session is always a valid history.
 """
@@ -14,23 +17,36 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hologram.agent.executor import Executor, Outcome, PluginInvoke
 from hologram.agent.tools import ToolRegistry
 from hologram.llm import ChatRequest, ChatResult, Delta, Message, StreamInterruptedError, ToolCall
-from hologram.sessions import SessionStore, messages_from_events
+from hologram.llm import ContextOverflowError as LLMContextOverflowError
+from hologram.memory.overflow import ContextOverflowError as MemoryOverflowError
+from hologram.memory.overflow import OverflowGuard
+from hologram.memory.tokens import estimate_tokens
+from hologram.sessions import HistoryCache, SessionStore
 from hologram.settings import AgentSettings
 from hologram.stages import StageContext, StageDispatcher
+
+if TYPE_CHECKING:
+    from hologram.memory.session_memory import SessionMemory
 
 log = logging.getLogger("hologram.agent")
 
 OnEvent = Callable[[dict[str, Any]], "Awaitable[None] | None"]
 CANCELLED = "error: the turn was cancelled before this call finished"
+DEFAULT_CONTEXT_WINDOW = 64_000  # tokens, when the provider's settings do not say
+COLD_CONTEXT_NOTE = (
+    "{n} earlier events of this conversation were moved to cold context to fit the window; "
+    "coldcontext_query searches them and brings the ones you need back."
+)
 STEP_LIMIT_NOTE = (
     "Step limit reached: this is LLM call {n} of at most {n} in this turn. Tools are disabled now; "
     "answer the user with what you have and say what is left undone."
@@ -70,15 +86,22 @@ class Agent:
         invoke_plugin: PluginInvoke | None = None,
         publish: Callable[[dict[str, Any]], Any] | None = None,
         no_llm_message: str = "no LLM provider is configured",
+        before_turn: Callable[[], None] | None = None,
+        memory: SessionMemory | None = None,
+        context_window: int = DEFAULT_CONTEXT_WINDOW,
     ) -> None:
+        self.memory = memory  # None: the whole session history goes to the model (tests, memory off)
+        self.context_window = context_window
         self.llm = llm
         self.store = store
         self.tools = tools
         self.stages = stages
         self.settings = settings or AgentSettings()
         self.executor = Executor(stages, invoke_plugin, timeout_s=self.settings.tool_timeout_s)
+        self.history = HistoryCache(store)  # each session's messages, read incrementally
         self.publish = publish
         self.no_llm_message = no_llm_message
+        self.before_turn = before_turn  # e.g. re-install the stage order of a rebuilt lock (attach.py)
 
     async def run_turn(
         self,
@@ -89,6 +112,8 @@ class Agent:
         on_event: OnEvent | None = None,
         turn_id: str | None = None,
     ) -> TurnResult:
+        if self.before_turn is not None:
+            self.before_turn()
         channel = channel or self.settings.channel
         sid = session_id or self.store.create_session(channel)
         if session_id is not None and not self.store.exists(session_id):
@@ -158,20 +183,27 @@ class _Turn:
         if agent.llm is None:
             raise TurnError(agent.no_llm_message)
         self._persist_input(text)
-        self.history = messages_from_events(self.store.events(self.sid))
+        self.history = self.agent.history.messages(self.sid)
         if await stages.run("pre_action", ctx) and ctx.respond is not None:
             return await self._short_circuit(0)
         max_steps = agent.settings.max_steps
+        guard = OverflowGuard(agent.context_window)  # at most two recoveries per turn
         for step in range(1, max_steps + 1):
             last = step == max_steps
             tools = agent.tools.snapshot()
-            messages = [Message.system(ctx.system), *self.history]
-            if last and tools.schemas():
-                messages.append(Message.system(STEP_LIMIT_NOTE.format(n=max_steps)))
-            request = ChatRequest(
-                messages, tools=tools.schemas(), tool_choice="none" if last and tools.schemas() else None
-            )
-            result = await self._complete(request)
+            provider_overflow = False
+            while True:
+                messages = await self._request_messages(tools, guard, provider_overflow=provider_overflow)
+                if last and tools.schemas():
+                    messages.append(Message.system(STEP_LIMIT_NOTE.format(n=max_steps)))
+                request = ChatRequest(
+                    messages, tools=tools.schemas(), tool_choice="none" if last and tools.schemas() else None
+                )
+                try:
+                    result = await self._complete(request)
+                    break
+                except LLMContextOverflowError:  # the provider's word: prune through the same path, retry
+                    provider_overflow = True
             seq = self._persist_response(result)
             ctx.step, ctx.content, ctx.reasoning = step, result.content, result.reasoning
             ctx.tool_calls = [c.to_dict() for c in result.tool_calls]
@@ -187,12 +219,48 @@ class _Turn:
             def record(call: ToolCall, outcome: Outcome, seq: int = seq) -> None:
                 self._record(seq, call, outcome)
 
-            report = await agent.executor.run_batch(result.tool_calls, tools, ctx, record, self.emit)
+            with self.store.deferred():  # the batch's results: one commit (see SessionStore.deferred)
+                report = await agent.executor.run_batch(result.tool_calls, tools, ctx, record, self.emit)
             await self.flush()
             if report.all_denied:
                 reasons = "; ".join(o.content for o in report.outcomes)
                 return await self._finish(ctx.content or f"Every tool call was denied: {reasons}", step, "denied")
         raise AssertionError("unreachable: the last step always returns")
+
+    async def _request_messages(self, tools: Any, guard: OverflowGuard, *, provider_overflow: bool) -> list[Message]:
+        """The request's messages: the L1 history pruned against this turn's input by the memory layer.
+
+        Before every request the accumulated tokens are compared with the window (ratio 1.25, at most two
+        recoveries per turn); a provider's context-length error takes the same recovery path.
+        """
+        agent, ctx = self.agent, self.ctx
+        if agent.memory is None:
+            if provider_overflow:
+                raise TurnError("the conversation no longer fits the model's context window (memory is off)")
+            return [Message.system(ctx.system), *self.history]
+        fixed = estimate_tokens(ctx.system) + estimate_tokens(json.dumps(tools.schemas(), ensure_ascii=False))
+        query = ctx.input or ""
+        window = agent.context_window
+        try:
+            if provider_overflow:
+                prepared = await agent.memory.recover(
+                    self.sid, query, window_tokens=window, fixed_tokens=fixed, guard=guard, provider_error=True
+                )
+            else:
+                prepared = await agent.memory.prepare(self.sid, query, window_tokens=window, fixed_tokens=fixed)
+                if guard.needs_recovery(fixed + prepared.kept_tokens):
+                    prepared = await agent.memory.recover(
+                        self.sid, query, window_tokens=window, fixed_tokens=fixed, guard=guard
+                    )
+        except MemoryOverflowError as exc:
+            raise TurnError(str(exc)) from exc
+        if prepared.pruned:
+            self.emit({"type": "memory_pruned", "events": len(prepared.pruned)})
+        messages = prepared.request_messages(ctx.system)
+        if prepared.note is None and (cold := agent.memory.cold_ids(self.sid)):
+            # Standing reminder: without it the model forgets, a few requests later, that there is more.
+            messages.insert(1, Message.system(COLD_CONTEXT_NOTE.format(n=len(cold))))
+        return messages
 
     async def _complete(self, request: ChatRequest) -> ChatResult:
         assert self.agent.llm is not None
@@ -203,7 +271,7 @@ class _Turn:
                 data = {"content": exc.partial_content, "reasoning": exc.partial_reasoning or None}
                 self.store.append(self.sid, "response", {**data, "interrupted": True}, turn=self.turn_id)
             raise TurnError(str(exc)) from exc
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, LLMContextOverflowError):
             raise
         except Exception as exc:
             raise TurnError(str(exc)) from exc
@@ -252,8 +320,9 @@ class _Turn:
         )
 
     def _close(self, seq: int, calls: tuple[ToolCall, ...], reason: str) -> None:
-        for call in calls:
-            self._record(seq, call, Outcome(reason, True, "skipped"))
+        with self.store.deferred():
+            for call in calls:
+                self._record(seq, call, Outcome(reason, True, "skipped"))
 
     async def _short_circuit(self, step: int) -> TurnResult:
         text = str(self.ctx.respond)

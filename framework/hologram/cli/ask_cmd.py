@@ -3,7 +3,9 @@
 The client speaks the control socket's JSON-RPC with the kernel's own `Connection` class: it sends ``ask``
 and, until the answer comes, prints ``turn/delta`` notifications as they arrive and answers
 ``turn/approval`` requests by asking the person at the terminal. Ctrl-C during a turn sends
-``turn/cancel``: the kernel stops the turn and closes its open tool calls, so the session stays valid.
+``turn/cancel``: the kernel stops the turn and closes its open tool calls, so the session stays valid; a
+second Ctrl-C stops waiting and closes the connection (the kernel cancels a turn whose client went away).
+tests/e2e/test_agent_interactive.py drives both commands in a real pseudo-terminal.
 
 Reasoning is printed dimmed on a terminal; when stdout is not a terminal it goes to stderr, so
 ``hologram ask "…" > answer.txt`` captures the answer alone.
@@ -15,6 +17,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -144,15 +147,36 @@ async def _prompt_approval(params: Any, interactive: bool) -> dict[str, Any]:
         return {"approved": False, "reason": "not interactive"}
     summary = params.get("summary") or f"{params.get('tool')} {json.dumps(params.get('arguments'))}"
     question = f"\n{params.get('plugin')} asks to run: {summary}\nallow? [y/N] "
-    answer = await asyncio.get_running_loop().run_in_executor(None, _read_line, question)
+    answer = await _read_line(question)
     approved = answer.strip().lower() in ("y", "yes")
     return {"approved": approved, "reason": "approved by the user" if approved else "refused by the user"}
 
 
-def _read_line(question: str) -> str:
+async def _read_line(question: str) -> str:
+    """Ask on stderr, read one line from the terminal without a thread: a Ctrl-C (the turn is cancelled,
+    the connection closed, this handler cancelled) leaves nothing blocked on stdin — a reader thread would
+    keep `asyncio.run` from returning until Enter, and in `chat` would steal the next line typed.
+    Mutation check (done): the former ``run_in_executor(None, sys.stdin.readline)`` makes
+    tests/e2e/test_agent_interactive.py::test_ctrl_c_at_the_approval_prompt_cancels_at_once red."""
     sys.stderr.write(question)
     sys.stderr.flush()
-    return sys.stdin.readline()
+    loop = asyncio.get_running_loop()
+    fd = sys.stdin.fileno()
+    line: asyncio.Future[str] = loop.create_future()
+
+    def readable() -> None:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            data = b""
+        if not line.done():
+            line.set_result(data.decode(errors="replace"))
+
+    loop.add_reader(fd, readable)
+    try:
+        return await line
+    finally:
+        loop.remove_reader(fd)
 
 
 async def one_turn(
@@ -164,6 +188,8 @@ async def one_turn(
 
     async def started(params: Any) -> None:
         state["session"] = params.get("session") if isinstance(params, dict) else session
+        if cancelled.is_set():  # Ctrl-C came before the kernel said which session the turn is in
+            send_cancel()
 
     async def delta(params: Any) -> None:
         printer.delta(str(params.get("kind")), str(params.get("text", "")))
@@ -186,11 +212,18 @@ async def one_turn(
     cancelled = asyncio.Event()
     background: set[asyncio.Future[None]] = set()
 
+    def send_cancel() -> None:
+        request = connection.request("turn/cancel", {"session": state["session"]})
+        background.add(asyncio.ensure_future(_quiet(request)))
+
     def on_sigint() -> None:
+        if cancelled.is_set():  # a second Ctrl-C: stop waiting; the kernel cancels a turn whose client left
+            state["abandoned"] = True
+            connection.close()
+            return
         cancelled.set()
         if state["session"]:
-            request = connection.request("turn/cancel", {"session": state["session"]})
-            background.add(asyncio.ensure_future(_quiet(request)))
+            send_cancel()
 
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
@@ -203,6 +236,8 @@ async def one_turn(
         sid = (exc.data or {}).get("session") if isinstance(exc.data, dict) else None
         raise HologramError(Problem(exc.message, hint=f"session {sid}" if sid else None)) from None
     except ConnectionClosed:
+        if state.get("abandoned"):
+            return {"session": state["session"], "cancelled": True, "output": ""}
         raise HologramError(Problem("the kernel closed the connection (did it stop?)")) from None
     finally:
         loop.remove_signal_handler(signal.SIGINT)

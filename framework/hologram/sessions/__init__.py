@@ -1,12 +1,13 @@
 """Durable conversations: SQLite (WAL) events in ``<data>/sessions.db`` and the history built from them."""
 
-from hologram.sessions.history import messages_from_events, pairing_problems, response_message
+from hologram.sessions.history import HistoryCache, messages_from_events, pairing_problems, response_message
 from hologram.sessions.store import DB_NAME, NO_RESULT, Event, SessionError, SessionStore
 
 __all__ = [
     "DB_NAME",
     "NO_RESULT",
     "Event",
+    "HistoryCache",
     "SessionError",
     "SessionStore",
     "messages_from_events",

@@ -73,7 +73,7 @@ class StageDispatcher:
             self.calls += 1
             started = time.monotonic()
             try:
-                answer = call.run(ctx.view(stage))
+                answer = call.run(ctx.view(stage, private=not call.remote))
                 if inspect.isawaitable(answer):
                     answer = await (asyncio.wait_for(answer, call.timeout_s) if not call.remote else answer)
             except asyncio.TimeoutError:

@@ -1,0 +1,94 @@
+"""`hologram up --watch` adopts a rebuilt lock by assigning ``kernel.lock``; the agent re-installs the stage
+hooks from it before the next turn (`StageOrderSync`, wired as `Agent.before_turn` by `attach_agent`).
+
+Real objects: `Lock`, `Supervisor` (not started; the plugins are marked ready by hand), in-process SDK
+plugins whose hooks run in the turn, and the turn loop with an instant scripted LLM.
+
+Mutation check (done): making `StageOrderSync.__call__` return before re-installing turns
+``test_a_rebuilt_lock_reorders_the_hooks_before_the_next_turn`` red (the second turn still runs a, b and
+never c).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from hologram.agent import Agent, ToolRegistry
+from hologram.agent.attach import StageOrderSync
+from hologram.llm import ChatRequest, ChatResult
+from hologram.lock import Lock
+from hologram.sessions import SessionStore
+from hologram.stages import StageDispatcher
+from hologram.supervisor import PluginSpec, State, Supervisor
+
+HOOK = """
+from hologram.sdk import Plugin
+plugin = Plugin("{name}")
+
+@plugin.stage("on_input")
+def hook(ctx):
+    return {{"input": ctx["input"] + " {name}"}}
+"""
+
+
+class Instant:
+    async def complete(self, request: ChatRequest, on_delta: Any = None) -> ChatResult:
+        return ChatResult("ok", None, (), None, "stop")
+
+
+@pytest.fixture
+def modules(tmp_path: Path) -> Iterator[None]:
+    for name in ("a", "b", "c"):
+        (tmp_path / f"order_sync_{name}.py").write_text(textwrap.dedent(HOOK.format(name=name)))
+    sys.path.insert(0, str(tmp_path))
+    yield
+    sys.path.remove(str(tmp_path))
+    for name in ("a", "b", "c"):
+        sys.modules.pop(f"order_sync_{name}", None)
+
+
+def entry(name: str, order: int) -> dict[str, Any]:
+    return {"name": name, "run": {"inproc": f"order_sync_{name}"}, "stages": {"on_input": {"order": order}}}
+
+
+def lock(path: Path, content_hash: str, order: list[str]) -> Lock:
+    entries = [{"name": "kernel"}, *(entry(n, 10 * (i + 1)) for i, n in enumerate(order))]
+    return Lock(path, {"content-hash": content_hash, "stages": {"on_input": order}, "plugin": entries})
+
+
+def inputs(store: SessionStore, sid: str) -> list[str]:
+    return [str(e.data["text"]) for e in store.events(sid) if e.kind == "input"]
+
+
+def test_a_rebuilt_lock_reorders_the_hooks_before_the_next_turn(tmp_path: Path, modules: None) -> None:
+    path = tmp_path / "hologram.lock"
+    specs = [PluginSpec(entry(n, 10), None, None) for n in ("a", "b", "c")]
+    supervisor = Supervisor(specs, tmp_path, kernel_facilities=[])
+    for plugin in supervisor.plugins.values():
+        plugin.state = State.READY
+    kernel = SimpleNamespace(lock=lock(path, "h1", ["a", "b"]), supervisor=supervisor)
+    stages = StageDispatcher()
+    sync = StageOrderSync(kernel, stages)  # type: ignore[arg-type]
+    sync()
+    store = SessionStore(tmp_path / "sessions.db")
+    agent = Agent(llm=Instant(), store=store, tools=ToolRegistry(), stages=stages, before_turn=sync)
+
+    asyncio.run(agent.run_turn("x", session_id="s"))
+    kernel.lock = lock(path, "h2", ["c", "b", "a"])  # what watch.rebuild does
+    asyncio.run(agent.run_turn("y", session_id="s"))
+    asyncio.run(agent.run_turn("z", session_id="s"))
+    assert inputs(store, "s") == ["x a b", "y c b a", "z c b a"]
+    assert sync.installs == 2  # once at attach, once for the rebuilt lock; unchanged locks cost nothing
+
+    kernel.lock = lock(path, "h2", ["a", "c"])  # a new Lock object with the same hash is re-read too
+    asyncio.run(agent.run_turn("w", session_id="s"))
+    assert inputs(store, "s")[-1] == "w a c"
+    store.close()

@@ -1,0 +1,135 @@
+"""Memory end to end: a real `hologram up` whose provider has a small context window, the strict mock as the
+vendor, `hologram ask` as the client. History is pruned by relevance (not truncated), the model is told what
+moved, `coldcontext_query` brings it back, and a vendor's context-length 400 goes through the same recovery.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hologram.sessions import SessionStore, pairing_problems
+from mock_llm import MockLLM
+
+from .kernel import E2EKernel, session_of
+
+pytestmark = pytest.mark.slow
+
+TOPICS = [
+    "gardening tomatoes in clay soil needs compost and patience",
+    "the history of the Hanseatic league and its trading cities",
+    "how sourdough starters ferment flour with wild yeast",
+    "repairing a bicycle chain with a quick link tool",
+    "the migration routes of arctic terns across oceans",
+    "tuning a violin by ear against an A at 440 hertz",
+    "why lighthouses used Fresnel lenses to focus light",
+    "brewing green tea at lower temperatures than black tea",
+    "the rules of curling and why sweeping changes the path",
+    "knitting a scarf with a simple garter stitch pattern",
+    "the geology of basalt columns at the Giant's Causeway",
+    "training a puppy to walk on a loose leash",
+]
+
+
+def filler(index: int) -> str:
+    topic = TOPICS[index % len(TOPICS)]
+    return f"Let me tell you about {topic}. " * 6
+
+
+def kernel_with(root: Path, mock: MockLLM, context_window: int) -> E2EKernel:
+    kernel = E2EKernel(root, [mock])
+    settings = kernel.data / "settings.toml"
+    settings.write_text(
+        settings.read_text().replace("thinking = true\n", f"thinking = true\ncontext_window = {context_window}\n")
+    )
+    kernel.start()
+    return kernel
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Iterator[tuple[E2EKernel, MockLLM]]:
+    with MockLLM("deepseek") as mock:
+        kernel = kernel_with(tmp_path, mock, context_window=1800)
+        try:
+            yield kernel, mock
+        finally:
+            kernel.stop()
+
+
+def said(request_body: dict[str, object]) -> str:
+    return json.dumps(request_body["messages"], ensure_ascii=False)
+
+
+def test_relevant_history_survives_pruning_and_cold_context_is_recalled(small: tuple[E2EKernel, MockLLM]) -> None:
+    kernel, mock = small
+    mock.script([{"reasoning_content": "noted", "content": "I will remember it."}])
+    first = kernel.ask("Please remember: my locker combination is 4-8-15-16.")
+    assert first.returncode == 0, first.stderr
+    session = session_of(first)
+    for index in range(len(TOPICS)):
+        mock.script([{"reasoning_content": "ok", "content": f"Thanks for topic {index}."}])
+        result = kernel.ask(filler(index), "--session", session)
+        assert result.returncode == 0, result.stderr
+    mock.script([{"reasoning_content": "look it up", "content": "It is 4-8-15-16."}])
+    asked = kernel.ask("What is my locker combination?", "--session", session)
+    assert asked.returncode == 0, asked.stderr
+    sent = said(mock.requests[-1].body)
+    assert "4-8-15-16" in sent, "the relevant old turn was kept although it is the oldest"
+    assert "Hanseatic" not in sent, "an irrelevant middle turn was pruned, not the relevant one"
+    assert "coldcontext_query" in sent, "the model is told what moved and how to bring it back"
+    # The model asks for the pruned conversation about the Hanseatic league; it comes back as the tool result.
+    mock.script(
+        [
+            {
+                "reasoning_content": "recall",
+                "tool_calls": [
+                    {
+                        "id": "cq1",
+                        "name": "coldcontext_query",
+                        "arguments": json.dumps({"query": "Hanseatic league trading cities"}),
+                    }
+                ],
+            },
+            {"reasoning_content": "done", "content": "You told me about the Hanseatic league."},
+        ]
+    )
+    recalled = kernel.ask("What did I say about the Hanseatic league?", "--session", session)
+    assert recalled.returncode == 0, recalled.stderr
+    tool_messages = [m for m in mock.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert any("Hanseatic" in str(m["content"]) for m in tool_messages), tool_messages
+    assert mock.rejections == []
+    store = SessionStore(kernel.data / "sessions.db")
+    assert pairing_problems(store.events(session)) == []
+
+
+def test_a_vendor_context_length_error_is_recovered_by_pruning(tmp_path: Path) -> None:
+    """The kernel believes the window is large; the vendor's real limit is smaller and answers 400
+    context_length_exceeded. The turn prunes through the overflow path and the retry succeeds.
+    Mutation check (done): turning the provider's ContextOverflowError straight into a TurnError in
+    agent/turn.py (no recovery) makes this test red."""
+    with MockLLM("deepseek", max_context_tokens=1200) as mock:
+        kernel = kernel_with(tmp_path, mock, context_window=8000)
+        try:
+            mock.script([{"reasoning_content": "ok", "content": "first"}])
+            first = kernel.ask("Remember the password swordfish.")
+            session = session_of(first)
+            for index in range(10):
+                mock.script([{"reasoning_content": "ok", "content": f"fine {index}"}])
+                result = kernel.ask(filler(index) * 2, "--session", session)
+                assert result.returncode == 0, result.stderr
+            mock.script([{"reasoning_content": "r", "content": "The password is swordfish."}])
+            result = kernel.ask("What was the password?", "--session", session)
+            assert result.returncode == 0, result.stderr
+            assert result.stdout.strip() == "The password is swordfish."
+            statuses = [r.status for r in mock.requests]
+            assert 400 in statuses, "the vendor refused a request over its real limit"
+            refused = statuses.index(400)
+            assert statuses[refused + 1] == 200, f"the same step was retried after pruning: {statuses}"
+            assert "swordfish" in said(mock.requests[-1].body), "the relevant turn survived the recovery"
+            store = SessionStore(kernel.data / "sessions.db")
+            assert pairing_problems(store.events(session)) == []
+        finally:
+            kernel.stop()
