@@ -127,18 +127,23 @@ def recover(
     return Recovery(kept, moved, overflow_note(moved), result.kept_tokens, result.over_budget)
 
 
-def overflow_note(moved: Sequence[EventRecord]) -> str:
-    """One short system note: how much moved to cold context, a few snippets, and how to get it back."""
-    if not moved:
-        return ""
+def describe_moved(moved: Sequence[EventRecord]) -> tuple[str, str]:
+    """("N earlier event(s) (~T tokens)", '"snippet", … and K more'): the parts every memory note shares."""
     tokens = sum(r.tokens for r in moved)
     snippets = []
     for r in moved[:_NOTE_ITEMS]:
         first = " ".join(r.text.split())
         snippets.append(f'"{first[:_SNIPPET]}{"…" if len(first) > _SNIPPET else ""}"')
     more = f" and {len(moved) - _NOTE_ITEMS} more" if len(moved) > _NOTE_ITEMS else ""
+    return f"{len(moved)} earlier event(s) (~{tokens} tokens)", f"{', '.join(snippets)}{more}"
+
+
+def overflow_note(moved: Sequence[EventRecord]) -> str:
+    """One short system note: how much moved to cold context, a few snippets, and how to get it back."""
+    if not moved:
+        return ""
+    amount, snippets = describe_moved(moved)
     return (
-        f"[memory] The conversation outgrew the context window, so {len(moved)} earlier event(s) (~{tokens} tokens) "
-        f"were moved to cold context: {', '.join(snippets)}{more}. "
-        "Call coldcontext_query to bring any of them back."
+        f"[memory] The conversation outgrew the context window, so {amount} were moved to cold context: "
+        f"{snippets}. Call coldcontext_query to bring any of them back."
     )

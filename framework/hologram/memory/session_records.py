@@ -10,14 +10,13 @@ from typing import Any
 from hologram.llm import Message
 from hologram.memory.blocks import EventRecord, build_event
 from hologram.memory.events import MemoryEvent
+from hologram.memory.overflow import describe_moved
 from hologram.sessions import Event
 
 __all__ = ["MESSAGE_OVERHEAD", "Prepared", "prune_note", "record_of", "scoring_view", "token_cost"]
 
 #: Tokens a chat message costs beyond its text (role, separators): counted per memory event.
 MESSAGE_OVERHEAD = 4
-_NOTE_ITEMS = 5
-_SNIPPET = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,15 +48,10 @@ def prune_note(moved: Sequence[EventRecord]) -> str:
     """The note after a regular prune: how much moved, a few snippets, how to bring it back."""
     if not moved:
         return ""
-    tokens = sum(r.tokens for r in moved)
-    snippets = []
-    for r in moved[:_NOTE_ITEMS]:
-        first = " ".join(r.text.split())
-        snippets.append(f'"{first[:_SNIPPET]}{"…" if len(first) > _SNIPPET else ""}"')
-    more = f" and {len(moved) - _NOTE_ITEMS} more" if len(moved) > _NOTE_ITEMS else ""
+    amount, snippets = describe_moved(moved)
     return (
-        f"[memory] {len(moved)} earlier event(s) (~{tokens} tokens) less related to the current request were "
-        f"moved to cold context: {', '.join(snippets)}{more}. Call coldcontext_query to bring any of them back."
+        f"[memory] {amount} less related to the current request were moved to cold context: {snippets}. "
+        "Call coldcontext_query to bring any of them back."
     )
 
 

@@ -14,8 +14,9 @@ from typing import Any
 from hologram.sdk import Plugin, StartContext, ToolContext
 from hologram_plugins.code.limits import Limits
 from hologram_plugins.files.workspace import workspace_root
-from hologram_plugins.shell.policy import Approvals, Policy, ask_policy, call_from_context, refusal
-from hologram_plugins.shell.runner import child_env, run_process
+from hologram_plugins.shell.approved import run_approved
+from hologram_plugins.shell.policy import Approvals, Policy, ask_policy, call_from_context
+from hologram_plugins.shell.runner import child_env
 
 plugin = Plugin("code")
 TOOLS = frozenset({"code_run"})
@@ -62,22 +63,18 @@ async def code_run(ctx: ToolContext, code: str, timeout_s: float | None = None) 
     arguments: dict[str, Any] = {"code": code}
     if timeout_s is not None:
         arguments["timeout_s"] = timeout_s
-    refused = refusal(State.policy, State.approvals, ctx, arguments)
-    if refused is not None:
-        return {"content": f"error: code_run {refused}", "is_error": True}
-    limit = min(float(timeout_s or State.timeout_s), State.max_timeout_s)
-
-    async def stream(name: str, text: str) -> None:
-        event = {"type": "tool_output", "tool": "code_run", "call_id": ctx.call_id, "session_id": ctx.session_id}
-        await plugin.publish({**event, "stream": name, "text": text})
-
-    result = await run_process(
+    return await run_approved(
+        plugin,
+        "code_run",
+        ctx,
+        arguments,
         [sys.executable, "-I", "-c", code],
-        cwd=State.workspace,
-        timeout_s=limit,
+        policy=State.policy,
+        approvals=State.approvals,
+        workspace=State.workspace,
+        timeout_s=State.timeout_s,
+        max_timeout_s=State.max_timeout_s,
         max_output_bytes=State.max_output_bytes,
-        on_chunk=stream,
         env=child_env({"PYTHONIOENCODING": "utf-8"}),
         preexec=State.limits.preexec(),
     )
-    return {"content": result.summary(State.max_output_bytes, limit)}

@@ -12,8 +12,9 @@ from typing import Any
 
 from hologram.sdk import Plugin, StartContext, ToolContext
 from hologram_plugins.files.workspace import workspace_root
-from hologram_plugins.shell.policy import Approvals, Policy, ask_policy, call_from_context, refusal
-from hologram_plugins.shell.runner import child_env, run_process
+from hologram_plugins.shell.approved import run_approved
+from hologram_plugins.shell.policy import Approvals, Policy, ask_policy, call_from_context
+from hologram_plugins.shell.runner import child_env
 
 plugin = Plugin("shell")
 TOOLS = frozenset({"shell_run"})
@@ -54,22 +55,17 @@ async def shell_run(ctx: ToolContext, command: str, timeout_s: float | None = No
     arguments: dict[str, Any] = {"command": command}
     if timeout_s is not None:
         arguments["timeout_s"] = timeout_s
-    refused = refusal(State.policy, State.approvals, ctx, arguments)
-    if refused is not None:
-        return {"content": f"error: shell_run {refused}", "is_error": True}
-    limit = min(float(timeout_s or State.timeout_s), State.max_timeout_s)
-
-    async def stream(name: str, text: str) -> None:
-        event = {"type": "tool_output", "tool": "shell_run", "call_id": ctx.call_id, "session_id": ctx.session_id}
-        await plugin.publish({**event, "stream": name, "text": text})
-
-    result = await run_process(
+    return await run_approved(
+        plugin,
+        "shell_run",
+        ctx,
+        arguments,
         ["bash", "-c", command],
-        cwd=State.workspace,
-        timeout_s=limit,
+        policy=State.policy,
+        approvals=State.approvals,
+        workspace=State.workspace,
+        timeout_s=State.timeout_s,
+        max_timeout_s=State.max_timeout_s,
         max_output_bytes=State.max_output_bytes,
-        on_chunk=stream,
         env=child_env({"PWD": str(State.workspace)}),
     )
-    # A non-zero exit or a timeout is a result the model should read, not a failed call: the footer says it.
-    return {"content": result.summary(State.max_output_bytes, limit)}
