@@ -43,25 +43,28 @@ class Supervisor:
         self.kernel_facilities = {protocol.facility_name(f) for f in kernel_facilities}
         self.kernel_methods: dict[str, dict[str, KernelMethod]] = {}
         self.listeners: list[ChangeListener] = []
-        handlers = Handlers(self._facility_ready, self._facility_call, self._event_publish, self._exited)
-        self.plugins: dict[str, ManagedPlugin] = {}
-        for spec in specs:
-            self.plugins[spec.name] = self._managed(spec, handlers)
+        self.handlers = Handlers(self._facility_ready, self._facility_call, self._event_publish, self._exited)
+        self.plugins: dict[str, ManagedPlugin] = {spec.name: self._managed(spec) for spec in specs}
         self.order = list(self.plugins)
-        self.dependents: dict[str, set[str]] = {name: set() for name in self.plugins}
-        for plugin in self.plugins.values():
-            for provider in self._providers_of(plugin):
-                if provider in self.dependents:
-                    self.dependents[provider].add(plugin.name)
+        self.dependents: dict[str, set[str]] = {}
+        self._index_dependents()
         self.started_at = time.monotonic()
         self.kernel_ready = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self._restart_timers: dict[str, asyncio.TimerHandle] = {}
         self._shutting_down = False
 
-    def _managed(self, spec: PluginSpec, handlers: Handlers) -> ManagedPlugin:
+    def _managed(self, spec: PluginSpec) -> ManagedPlugin:
         directory = self.data_dir / "plugins" / spec.name
-        return ManagedPlugin(spec, directory, self.ring, handlers, self.plugin_config.get(spec.name))
+        return ManagedPlugin(spec, directory, self.ring, self.handlers, self.plugin_config.get(spec.name))
+
+    def _index_dependents(self) -> None:
+        """provider → the plugins that wait for one of its facilities (requires or after_if_present)."""
+        self.dependents = {name: set() for name in self.plugins}
+        for plugin in self.plugins.values():
+            for provider in self._providers_of(plugin):
+                if provider in self.dependents:
+                    self.dependents[provider].add(plugin.name)
 
     # -- the graph walk --------------------------------------------------------------------------------
 
@@ -401,21 +404,31 @@ class Supervisor:
     async def restart_many(self, names: Iterable[str]) -> list[str]:
         """Stop the named plugins and their dependents (dependents first), then start them again."""
         affected = self.dependents_closure(names)
-        for name in reversed(affected):
+        await self._stop_dependents_first(affected, "restarting")
+        self._back_to_waiting(affected)
+        return affected
+
+    async def _stop_dependents_first(self, names: list[str], reason: str) -> None:
+        """Stop `names` (given in start order) in reverse, so nothing loses a provider while running."""
+        for name in reversed(names):
             plugin = self.plugins[name]
             self._cancel_restart(plugin)
             if plugin.state.running:
                 self._set(plugin, State.STOPPING, "")
-                plugin.reason = "restarting"
+                plugin.reason = reason
                 await plugin.stop()
-        for name in affected:
-            plugin = self.plugins[name]
+
+    def _back_to_waiting(self, names: Iterable[str]) -> None:
+        """Count a restart for each and let the scheduler start them as their facilities become ready."""
+        for name in names:
+            plugin = self.plugins.get(name)
+            if plugin is None:
+                continue
             plugin.crash_policy.reset()
             plugin.restarts += 1
             if plugin.wanted:
                 self._set(plugin, State.WAITING, "")
         self.schedule()
-        return affected
 
     async def replace_specs(self, specs: Iterable[PluginSpec]) -> list[str]:
         """Adopt a rebuilt lock: plugins whose lock entry changed (and their dependents) restart; removed
@@ -424,14 +437,7 @@ class Supervisor:
         changed = [n for n, s in new.items() if n in self.plugins and self.plugins[n].spec.entry != s.entry]
         removed = [n for n in self.plugins if n not in new]
         affected = self.dependents_closure(changed + removed)
-        for name in reversed(affected):
-            plugin = self.plugins[name]
-            self._cancel_restart(plugin)
-            if plugin.state.running:
-                self._set(plugin, State.STOPPING, "")
-                plugin.reason = "restarting: its manifest changed"
-                await plugin.stop()
-        handlers = next(iter(self.plugins.values())).handlers if self.plugins else None
+        await self._stop_dependents_first(affected, "restarting: its manifest changed")
         for name in removed:
             self._set(self.plugins[name], State.STOPPED, "removed from the lock")
             del self.plugins[name]
@@ -439,20 +445,10 @@ class Supervisor:
             if name in self.plugins:
                 self.plugins[name].spec = spec
             else:
-                if handlers is None:
-                    handlers = Handlers(self._facility_ready, self._facility_call, self._event_publish, self._exited)
-                self.plugins[name] = self._managed(spec, handlers)
+                self.plugins[name] = self._managed(spec)
         self.order = list(new)
-        self.dependents = {name: set() for name in self.plugins}
-        for plugin in self.plugins.values():
-            for provider in self._providers_of(plugin):
-                if provider in self.dependents:
-                    self.dependents[provider].add(plugin.name)
-        for name in affected:
-            if name in self.plugins and self.plugins[name].wanted:
-                self.plugins[name].restarts += 1
-                self._set(self.plugins[name], State.WAITING, "")
-        self.schedule()
+        self._index_dependents()
+        self._back_to_waiting(affected)
         return [n for n in affected if n in self.plugins]
 
     # -- status ----------------------------------------------------------------------------------------
