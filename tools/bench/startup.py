@@ -26,6 +26,9 @@ plugin would have; `--no-pyc-cache` keeps the environment as it is (PYTHONDONTWR
 plugin compile the hologram modules it imports at every start). Every plugin process is stopped through
 `Supervisor.shutdown()` before the next launch.
 
+Plugins are spawned as `hologram up` spawns them: by default forked from the zygote (started by the warm-up
+launch, so its own start is not in any measurement); `HOLOGRAM_ZYGOTE=0` measures the classic fork/exec.
+
 Where the time goes is printed per size: for every plugin, the scheduling lag (its last requirement ready →
 spawn begins, the supervisor's share), then exec (spawn → first line of plugin code: fork/exec and interpreter
 start), SDK import, handshake (→ on_start) and ready (on_start → READY, minus the configured delay); and
@@ -53,7 +56,7 @@ from typing import Any
 from hologram.facility import KERNEL
 from hologram.kernel import plugin_specs
 from hologram.lock import Sources, build, build_graph, read_lock
-from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor
+from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor, zygote
 
 HERE = Path(__file__).resolve().parent
 MODULE = "synthetic_plugin"
@@ -444,6 +447,12 @@ def configure_bytecode(scratch: Path, cache: bool) -> str:
     return "private cache (PYTHONPYCACHEPREFIX), warmed"
 
 
+def spawn_mode() -> str:
+    if zygote.enabled():
+        return "forked from the zygote (HOLOGRAM_ZYGOTE=0 for the classic fork/exec of `python -m`)"
+    return "classic fork/exec of `python -m` (HOLOGRAM_ZYGOTE=0; unset it to fork from the zygote)"
+
+
 async def run(args: argparse.Namespace) -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     rng = random.Random(args.seed)
@@ -453,6 +462,7 @@ async def run(args: argparse.Namespace) -> None:
         await launch_dag(scratch / "warm", zero_delay_dag(2))  # fills the bytecode cache, warms the page cache
         cost = await measure_spawn(scratch, "spawn")
         print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}; plugin bytecode: {bytecode}")
+        print(f"plugin spawn: {spawn_mode()}")
         print(
             f"spawn cost, one zero-delay plugin alone (median of 5): {ms(cost.alone)} spawn→READY = exec "
             f"{ms(cost.parts['exec'])} + SDK import {ms(cost.parts['import'])} + handshake "

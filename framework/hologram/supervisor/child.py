@@ -25,6 +25,7 @@ from typing import Any
 
 from hologram import protocol
 from hologram.rpc.streams import spawn
+from hologram.supervisor import zygote
 
 _PR_SET_PDEATHSIG = 1
 _prctl: Any
@@ -69,6 +70,14 @@ def plugin_env(name: str, extra: Mapping[str, str]) -> dict[str, str]:
 async def spawn_plugin(
     argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, pass_fds: Sequence[int]
 ) -> tuple[asyncio.subprocess.Process, asyncio.StreamReader, asyncio.StreamWriter]:
+    # -- zygote (docs/architecture.md "Fast spawn: the zygote"): `python -m MODULE` is forked from a pre-imported
+    # interpreter; None means it cannot serve this one, and the classic spawn below runs. HOLOGRAM_ZYGOTE=0: off.
+    module = zygote.module_of(argv) if zygote.enabled() else None
+    if module is not None:
+        forked = await zygote.spawn_module(module, env=env, cwd=cwd, pass_fds=pass_fds)
+        if forked is not None:
+            return forked
+    # -- end zygote
     parent = os.getpid()
     options: dict[str, Any] = {}
     if SETPRIV is not None:

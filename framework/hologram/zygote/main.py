@@ -1,0 +1,171 @@
+"""The zygote process: import the SDK once, then fork a ready-made interpreter for every `run.module` plugin.
+
+    python -m hologram.zygote.main SOCKET_FD KERNEL_PID
+
+Why: on a small machine a plugin's start-up is CPU-bound — interpreter start plus importing `hologram.sdk`
+(asyncio above all) is ~150-180 ms of CPU per plugin, while a fork of this pre-imported process costs a few
+ms. The kernel (`hologram.supervisor.zygote`) talks to us over a SOCK_SEQPACKET socketpair, one JSON object
+per message:
+
+    kernel → zygote  {"id", "module", "env", "cwd", "fds": [0, 1, 2, target…]} + as many fds (SCM_RIGHTS)
+    zygote → kernel  {"ready": pid} once, after the imports
+                     {"id", "pid"} or {"id", "error"} per request, right after the fork
+                     {"exited": pid, "returncode": n} when a child ends (negative: killed by signal -n)
+
+This process stays single-threaded and runs no event loop, so a forked child inherits neither threads nor a
+loop. Children are reaped from the main loop: SIGCHLD only writes to a wakeup pipe that poll() watches. The
+zygote dies with the kernel (PR_SET_PDEATHSIG, set by setpriv and again here) and leaves when its socket
+closes; its children die with it (their own PR_SET_PDEATHSIG), so nothing outlives the kernel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import socket
+import sys
+from typing import Any
+
+from hologram.zygote import child as zygote_child
+
+PRELOAD = (
+    "asyncio",
+    "json",
+    "logging",
+    "hologram._loop",
+    "hologram.sdk",
+    "hologram.sdk.runtime",
+    "hologram.sdk.plugin",
+)
+# What the SDK imports later, while it starts serving (measured: sys.modules of a forked synthetic plugin at
+# exit minus the zygote's), or what most plugins import; importing is all that happens here — no loop, no
+# thread, no connection exists before the fork. uvloop is optional, like in `hologram._loop`.
+PRELOAD_OPTIONAL = (
+    "pathlib",
+    "concurrent.futures.thread",
+    "queue",
+    "urllib.parse",
+    "ipaddress",
+    "fnmatch",
+    "uvloop",
+)
+MAX_MESSAGE = 1024 * 1024  # a request carries the whole environment; the kernel's send fails above its limit
+MAX_FDS = 64
+
+
+def preload() -> None:
+    """What every SDK plugin imports; children find it in sys.modules instead of importing it again."""
+    import importlib
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    for name in PRELOAD_OPTIONAL:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
+def send(sock: socket.socket, message: dict[str, Any]) -> None:
+    sock.sendall(json.dumps(message).encode())
+
+
+class Zygote:
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.pid = os.getpid()
+        # What a fresh interpreter has; restored in every child before it runs the plugin.
+        self.signal_defaults = {s: signal.getsignal(s) for s in signal.valid_signals() if _settable(s)}
+        self.path = list(sys.path)
+        self.pythonpath = os.environ.get("PYTHONPATH", "")
+        self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)  # only to wake poll() via the wakeup fd
+        signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
+
+    def serve(self) -> None:
+        poller = select.poll()
+        poller.register(self.sock.fileno(), select.POLLIN)
+        poller.register(self.wake_r, select.POLLIN)
+        send(self.sock, {"ready": self.pid})
+        while True:
+            for fd, _ in poller.poll():
+                if fd == self.wake_r:
+                    with contextlib.suppress(BlockingIOError):
+                        while os.read(self.wake_r, 4096):
+                            pass
+                    self.reap()
+                elif not self.receive():
+                    return  # the kernel closed its end
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            send(self.sock, {"exited": pid, "returncode": os.waitstatus_to_exitcode(status)})
+
+    def receive(self) -> bool:
+        data, fds, flags, _ = socket.recv_fds(self.sock, MAX_MESSAGE, MAX_FDS)
+        if not data and not fds:
+            return False
+        request: dict[str, Any] = {}
+        try:
+            request = json.loads(data)
+            if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+                raise ValueError("request truncated")
+            if len(fds) != len(request["fds"]):
+                raise ValueError(f"{len(fds)} fds received for {len(request['fds'])} targets")
+            pid = self.fork(request, fds)
+        except Exception as exc:
+            send(self.sock, {"id": request.get("id"), "error": f"{type(exc).__name__}: {exc}"})
+        else:
+            send(self.sock, {"id": request["id"], "pid": pid})
+        finally:
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        return True
+
+    def fork(self, request: dict[str, Any], fds: list[int]) -> int:
+        pid = os.fork()
+        if pid:
+            return pid
+        code = 1
+        try:
+            self.sock.detach()  # its fd is closed with the others; the object must never close a reused number
+            code = zygote_child.become(
+                request,
+                fds,
+                zygote_pid=self.pid,
+                signal_defaults=self.signal_defaults,
+                zygote_path=self.path,
+                zygote_pythonpath=self.pythonpath,
+            )
+        except BaseException:
+            with contextlib.suppress(Exception):
+                import traceback
+
+                traceback.print_exc()
+        finally:
+            os._exit(code)
+
+
+def _settable(signum: signal.Signals) -> bool:
+    return signum not in (signal.SIGKILL, signal.SIGSTOP) and signal.getsignal(signum) is not None
+
+
+def main(argv: list[str]) -> int:
+    sock_fd, kernel_pid = int(argv[1]), int(argv[2])
+    zygote_child.die_with_parent(kernel_pid)
+    sock = socket.socket(fileno=sock_fd)
+    preload()
+    Zygote(sock).serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
