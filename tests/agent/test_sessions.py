@@ -160,3 +160,27 @@ def test_the_history_cache_reads_incrementally_and_equals_a_full_rebuild(tmp_pat
     assert cache.messages(sid) == messages_from_events(store.events(sid))
     assert [m.role for m in cache.messages(sid)] == ["user", "assistant", "tool", "tool", "assistant"]
     store.close()
+
+
+def test_repair_scans_a_session_once_per_process_then_tracks_open_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`repair` runs at every turn start; after its first check of a session it must not scan it again
+    (that cost O(session): ~2 ms at 2 800 events), yet still close what this process left open.
+    Mutation check (done): returning 0 on the tracked path turns this red (c2 stays open)."""
+    store = SessionStore(tmp_path / "s.db")
+    sid = store.create_session()
+    seq = store.append(sid, "response", response("c1"))
+    assert store.repair(sid) == 1  # first look: the database is checked
+
+    def no_scan(*args: object) -> object:
+        raise AssertionError("scanned the session again")
+
+    monkeypatch.setattr(store, "unanswered", no_scan)
+    monkeypatch.setattr(store, "_may_have_open_calls", no_scan)
+    assert store.repair(sid) == 0
+    seq = store.append(sid, "response", response("c2", "c3"))
+    store.add_result(sid, seq, "c3", {"content": "v3"})
+    assert store.repair(sid) == 1  # c2, known open without a scan
+    assert pairing_problems(store.events(sid)) == []
+    store.close()
