@@ -194,3 +194,37 @@ def test_timeout_and_late_answer_is_not_garbage() -> None:
             assert child.conn.malformed_count == 0
 
     run(main())
+
+
+def test_close_after_eof_still_cancels_the_handlers_of_the_peer_that_left() -> None:
+    """The control server closes a client's connection when it reaches EOF; a handler still working for that
+    client (a long turn) must be cancelled then. Mutation check (done): returning early from close() when
+    EOF had already marked the connection closed leaves the handler running and turns this red."""
+    from hologram.rpc import Connection
+    from hologram.supervisor.memory_pipe import memory_pipe_pair
+
+    async def scenario() -> None:
+        (server_reader, server_writer), (client_reader, client_writer) = memory_pipe_pair()
+        server = Connection(server_reader, server_writer, name="server")
+        started, cancelled = asyncio.Event(), asyncio.Event()
+
+        async def slow(params: object) -> None:
+            started.set()
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                cancelled.set()
+                raise
+
+        server.register("slow", slow)
+        serving = asyncio.ensure_future(server.serve())
+        client_writer.write(b'{"jsonrpc": "2.0", "id": 1, "method": "slow"}\n')
+        await asyncio.wait_for(started.wait(), 5)
+        client_writer.close()  # the client goes away: EOF on the server's side
+        await asyncio.wait_for(serving, 5)
+        assert server.closed
+        server.close()
+        await asyncio.wait_for(cancelled.wait(), 5)
+        del client_reader
+
+    asyncio.run(scenario())

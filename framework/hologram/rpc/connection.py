@@ -166,10 +166,14 @@ class Connection:
             self._fail_pending(ConnectionClosed(f"{self.name}: peer closed the connection"))
 
     def close(self) -> None:
-        """Stop: fail pending requests, cancel running handlers, close the writer. Idempotent."""
-        if self._closed:
-            return
-        self._fail_pending(ConnectionClosed(f"{self.name}: connection closed"))
+        """Stop: fail pending requests, cancel running handlers, close the writer. Idempotent.
+
+        Reaching EOF already marks the connection closed (nothing can be sent any more), but the handlers
+        of the peer's last requests may still be running: they are cancelled here all the same, so work
+        for a peer that went away does not go on.
+        """
+        if not self._closed:
+            self._fail_pending(ConnectionClosed(f"{self.name}: connection closed"))
         for task in list(self._tasks):
             task.cancel()
         with contextlib.suppress(Exception):
