@@ -78,8 +78,11 @@ class WatchingKernel:
 
     def _read(self) -> None:
         assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.output.append(line)
+        try:
+            for line in self.process.stdout:
+                self.output.append(line)
+        except ValueError:  # the pipe was closed by stop() while this thread was reading: the end
+            return
 
     def write_manifest(self, tag: str, order: int) -> None:
         text = MANIFEST.format(tag=tag, path=self.code, order=order)

@@ -14,7 +14,7 @@ import collections
 import contextlib
 import itertools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, Protocol
 
 from .errors import (
@@ -263,7 +263,22 @@ class Connection:
             else:
                 log.debug("%s: no handler for notification %s", self.name, request.method)
             return
-        self._spawn(self._run_handler(handler, request))
+        self._start_eagerly(self._run_handler(handler, request))
+
+    def _start_eagerly(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run a handler's first step now; only a handler that actually waits gets a task.
+
+        Most requests (an echo, a lookup, a facility's getter) finish without awaiting anything; creating a
+        task for them costs an event-loop iteration per request, a measurable part of a ~150 µs round trip.
+        This is what `asyncio.eager_task_factory` does on Python ≥ 3.12, done here for 3.10 and 3.11.
+        """
+        try:
+            pending = coro.send(None)
+        except StopIteration:
+            return
+        task: asyncio.Task[None] = asyncio.ensure_future(_Resumed(coro, pending).run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _spawn(self, coro: Awaitable[None]) -> None:
         task: asyncio.Task[None] = asyncio.ensure_future(coro)
@@ -312,3 +327,34 @@ class Connection:
             await self._send(line)
         except ConnectionClosed as exc:
             log.debug("%s: dropping answer: %s", self.name, exc)
+
+
+class _Resumed:
+    """Continue, inside a Task, a coroutine whose first step already ran (see `_start_eagerly`).
+
+    What the coroutine yields (the future it waits on) is passed up to the Task unchanged, and what the Task
+    sends or throws back (results, cancellation) is passed down, so the coroutine cannot tell the difference.
+    """
+
+    def __init__(self, coro: Coroutine[Any, Any, None], pending: Any) -> None:
+        self._coro = coro
+        self._pending = pending
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        coro, value = self._coro, self._pending
+        while True:
+            try:
+                sent = yield value
+            except BaseException as exc:
+                try:
+                    value = coro.throw(exc)
+                except StopIteration:
+                    return
+                continue
+            try:
+                value = coro.send(sent)
+            except StopIteration:
+                return
+
+    async def run(self) -> None:
+        await self
