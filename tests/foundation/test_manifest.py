@@ -187,3 +187,18 @@ def test_builtin_manifests_are_valid() -> None:
         loaded = load_manifest(path, source="builtin")
         assert loaded.name == path.stem, f"{path}: the file name should be the plugin name"
         assert check(path).warnings == [], f"{path}: `hologram check` warns"
+
+
+def test_published_schema_checks_facility_strings_like_the_model() -> None:
+    """Editors use the schema: it must accept every built-in manifest and reject what the model rejects."""
+    import tomli
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(json.loads((ROOT / "docs" / "manifest.schema.json").read_text(encoding="utf-8")))
+    for path in sorted((ROOT / "manifests").glob("*.toml")):
+        assert not list(validator.iter_errors(tomli.loads(path.read_text(encoding="utf-8")))), path
+    base = {"plugin": {"name": "x", "version": "1", "run": {"module": "m"}}}
+    good = {"provides": ["notes.store@1.2"], "requires": ["llm.provider:deepseek", "notes.store@>=1,<2"]}
+    assert not list(validator.iter_errors({**base, "facilities": good}))
+    for bad in ({"requires": ["Bad.Name"]}, {"provides": ["notes.store:x"]}, {"after_if_present": ["a..b"]}):
+        assert list(validator.iter_errors({**base, "facilities": bad})), bad

@@ -12,6 +12,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from hologram.facility import (
+    FACILITY_PATTERN,
     KERNEL,
     NAME_PATTERN,
     FacilitySyntaxError,
@@ -96,16 +97,30 @@ def _check_all(values: list[str], parse: Any) -> list[str]:
     return values
 
 
+# For editors only (the validators below give the precise message): the shapes of the facility grammar.
+_PROVIDED_PATTERN = rf"^{FACILITY_PATTERN}(@[0-9][0-9A-Za-z.+!-]*)?$"
+_REQUIRED_PATTERN = rf"^{FACILITY_PATTERN}(@[^:]+)?(:{NAME_PATTERN})?$"
+
+
+def _items(pattern: str) -> dict[str, Any]:
+    return {"items": {"type": "string", "pattern": pattern}}
+
+
 class Facilities(_Strict):
     provides: list[str] = Field(
-        default_factory=list, description="Facilities this plugin offers: 'name' or 'name@version'."
+        default_factory=list,
+        description="Facilities this plugin offers: 'name' or 'name@version'.",
+        json_schema_extra=_items(_PROVIDED_PATTERN),
     )
     requires: list[str] = Field(
         default_factory=list,
         description="Facilities that must be provided by someone: 'name', 'name@>=1,<2', 'name:plugin'.",
+        json_schema_extra=_items(_REQUIRED_PATTERN),
     )
     after_if_present: list[str] = Field(
-        default_factory=list, description="Ordering only: start after these if some plugin provides them."
+        default_factory=list,
+        description="Ordering only: start after these if some plugin provides them.",
+        json_schema_extra=_items(_REQUIRED_PATTERN),
     )
 
     @field_validator("provides")
