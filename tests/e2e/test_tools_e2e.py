@@ -289,6 +289,12 @@ def test_one_turn_uses_notes_files_and_an_approved_shell_with_a_concurrent_batch
     assert sorted(calls) == sorted(results) == [f"c{i}" for i in range(1, 8)]
     assert results == [f"c{i}" for i in range(1, 8)]
 
+    # the shell command's output reached the client live, as tool_output events of this session and call
+    # (mutation check, done: not registering the turn's forwarder in agent/attach.py turns this red)
+    output = [e for e in log.events if e.get("type") == "tool_output"]
+    assert output and all(e["session_id"] == session and e["call_id"] == "c7" for e in output), output
+    assert "plan/todo.txt" in "".join(e["text"] for e in output)
+
     # the persisted session pairs every call with exactly one result — through the control socket ...
     stored = kernel.events(session)
     made = [c["id"] for e in stored["events"] if e["kind"] == "response" for c in e["data"].get("tool_calls") or []]

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -47,9 +48,13 @@ class ActiveTurn:
 class AgentService:
     """The agent of one kernel: turns per session (one at a time per session), their clients, approvals."""
 
-    def __init__(self, agent: Agent, settings: Settings) -> None:
+    def __init__(
+        self, agent: Agent, settings: Settings, event_listeners: list[Callable[[dict[str, Any]], None]] | None = None
+    ) -> None:
         self.agent = agent
         self.settings = settings
+        self.event_listeners = event_listeners if event_listeners is not None else []
+        self._forwarding: set[asyncio.Task[None]] = set()
         self.active: dict[str, ActiveTurn] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -68,6 +73,8 @@ class AgentService:
             task = asyncio.ensure_future(self.agent.run_turn(text, session_id=sid, on_event=channel.event))
             active = ActiveTurn(task, channel)
             self.active[sid] = active
+            forward = self._forward_output(sid, channel)
+            self.event_listeners.append(forward)
             watcher = asyncio.ensure_future(self._watch_client(sid, active))
             await channel.send("turn/started", {"session": sid})
             try:
@@ -84,6 +91,7 @@ class AgentService:
             finally:
                 watcher.cancel()
                 self.active.pop(sid, None)
+                self.event_listeners.remove(forward)
         return {
             "session": result.session_id,
             "turn": result.turn_id,
@@ -93,6 +101,17 @@ class AgentService:
             "errors": result.errors,
             "usage": result.usage,
         }
+
+    def _forward_output(self, sid: str, channel: Channel) -> Callable[[dict[str, Any]], None]:
+        """Live output of this session's running tools (shell, code) goes to the turn's client as it comes."""
+
+        def forward(event: dict[str, Any]) -> None:
+            if event.get("type") == "tool_output" and event.get("session_id") == sid:
+                task = asyncio.ensure_future(channel.event(event))
+                self._forwarding.add(task)
+                task.add_done_callback(self._forwarding.discard)
+
+        return forward
 
     async def _watch_client(self, sid: str, active: ActiveTurn) -> None:
         """Cancel the turn when its client goes away (killed, closed its socket) without ``turn/cancel``.
@@ -229,7 +248,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> AgentSe
         no_llm_message=problem,
         before_turn=sync,
     )
-    service = AgentService(agent, settings)
+    service = AgentService(agent, settings, supervisor.event_listeners)
     kernel.control.methods.update(
         {
             "ask": service.ask,

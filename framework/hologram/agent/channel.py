@@ -46,7 +46,7 @@ class Channel:
         if kind in ("content_delta", "reasoning"):
             which = "content" if kind == "content_delta" else "reasoning"
             await self.send("turn/delta", {"kind": which, "text": event.get("text", "")})
-        elif kind in ("tool_call", "tool_result"):
+        elif kind in ("tool_call", "tool_result", "tool_output"):
             await self.send("turn/event", event)
 
     async def approve(self, request: dict[str, Any]) -> dict[str, Any]:

@@ -105,6 +105,11 @@ class Printer:
     def event(self, event: dict[str, Any]) -> None:
         if self.quiet:
             return
+        if event.get("type") == "tool_output":  # a running command's output, as it comes (stderr, dimmed)
+            text = str(event.get("text", ""))
+            self.err.write(DIM + text + RESET if self.err.isatty() else text)
+            self.err.flush()
+            return
         if event.get("type") == "tool_call":
             if self.streamed:
                 self.out.write("\n")

@@ -43,6 +43,9 @@ class Supervisor:
         self.kernel_facilities = {protocol.facility_name(f) for f in kernel_facilities}
         self.kernel_methods: dict[str, dict[str, KernelMethod]] = {}
         self.listeners: list[ChangeListener] = []
+        # In-kernel consumers of plugin events (the running turn forwards its tool_output to its client);
+        # other plugins read the same events from the ring.
+        self.event_listeners: list[Callable[[dict[str, Any]], None]] = []
         self.handlers = Handlers(self._facility_ready, self._facility_call, self._event_publish, self._exited)
         self.plugins: dict[str, ManagedPlugin] = {spec.name: self._managed(spec) for spec in specs}
         self.order = list(self.plugins)
@@ -272,7 +275,13 @@ class Supervisor:
 
     def _event_publish(self, plugin: ManagedPlugin, event: Any) -> None:
         if isinstance(event, dict) and isinstance(event.get("type"), str):
-            self.ring.publish({**event, "source": plugin.name})
+            event = {**event, "source": plugin.name}
+            self.ring.publish(event)
+            for listener in list(self.event_listeners):
+                try:
+                    listener(event)
+                except Exception:  # a broken listener must not cost the plugin its event
+                    log.exception("event listener failed")
 
     def _set(self, plugin: ManagedPlugin, state: State, reason: str) -> None:
         plugin.state = state
