@@ -176,12 +176,6 @@ class Terminal:
 
 
 @pytest.fixture(scope="module")
-def mock() -> Iterator[MockLLM]:
-    with MockLLM("deepseek") as m:
-        yield m
-
-
-@pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM) -> Iterator[E2EKernel]:
     root = tmp_path_factory.mktemp("interactive")
     k = E2EKernel(root, [mock])

@@ -185,12 +185,6 @@ class Gates(threading.Thread):
 
 
 @pytest.fixture(scope="module")
-def mock() -> Iterator[MockLLM]:
-    with MockLLM("deepseek") as m:
-        yield m
-
-
-@pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM) -> Iterator[BuiltinKernel]:
     k = BuiltinKernel(tmp_path_factory.mktemp("tools"), mock)
     k.start()
