@@ -26,8 +26,8 @@ from typing import Any, TextIO
 from hologram.cli._common import command_parser
 from hologram.cli.up_cmd import add_data_option
 from hologram.errors import HologramError, Problem
-from hologram.rpc import Connection, ConnectionClosed, RpcError
-from hologram.supervisor.control import check_socket_path, socket_path
+from hologram.rpc import ConnectionClosed, RpcError
+from hologram.supervisor.control import connect
 
 DIM, RESET = "\x1b[2m", "\x1b[0m"
 
@@ -131,22 +131,6 @@ class Printer:
         self.out.flush()
 
 
-async def _connect(data_dir: Path) -> Connection:
-    path = socket_path(data_dir)
-    check_socket_path(path)
-    try:
-        reader, writer = await asyncio.open_unix_connection(str(path))
-    except (FileNotFoundError, ConnectionRefusedError):
-        raise HologramError(
-            Problem(
-                "no kernel is running with this data directory",
-                file=str(path),
-                hint="start one with `hologram up` (or pass the --data directory it uses)",
-            )
-        ) from None
-    return Connection(reader, writer, name="cli")
-
-
 async def _prompt_approval(params: Any, interactive: bool) -> dict[str, Any]:
     if not interactive or not isinstance(params, dict):
         return {"approved": False, "reason": "not interactive"}
@@ -188,7 +172,7 @@ async def one_turn(
     data_dir: Path, text: str, session: str | None, printer: Printer, *, interactive: bool
 ) -> dict[str, Any]:
     """Run one turn; Ctrl-C cancels it on the kernel's side. Returns the `ask` result."""
-    connection = await _connect(data_dir)
+    connection = await connect(data_dir)
     state: dict[str, Any] = {"session": session}
 
     async def started(params: Any) -> None:

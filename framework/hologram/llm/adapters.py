@@ -27,7 +27,7 @@ from hologram.llm import hookspecs
 from hologram.llm.hookspecs import hookimpl
 from hologram.llm.settings import ProviderSettings
 from hologram.llm.types import ChatRequest, Message, Usage
-from hologram.llm.wire import STANDARD_MESSAGE_FIELDS, GenericAdapter
+from hologram.llm.wire import STANDARD_MESSAGE_FIELDS, GenericAdapter, usage_from_wire
 
 
 class OpenAIAdapter:
@@ -70,17 +70,7 @@ class DeepSeekAdapter:
     def llm_parse_usage(self, kind: str, settings: ProviderSettings, usage: dict[str, Any]) -> Usage | None:
         if kind != "deepseek":
             return None
-        details = usage.get("prompt_tokens_details") or {}
-        completion_details = usage.get("completion_tokens_details") or {}
-        prompt = int(usage.get("prompt_tokens") or 0)
-        completion = int(usage.get("completion_tokens") or 0)
-        return Usage(
-            prompt_tokens=prompt,
-            completion_tokens=completion,
-            total_tokens=int(usage.get("total_tokens") or prompt + completion),
-            cached_tokens=int(usage.get("prompt_cache_hit_tokens") or details.get("cached_tokens") or 0),
-            reasoning_tokens=int(completion_details.get("reasoning_tokens") or 0),
-        )
+        return usage_from_wire(usage, cached_tokens=usage.get("prompt_cache_hit_tokens"))
 
 
 def make_adapter_manager(*plugins: object, entry_points: bool = False) -> pluggy.PluginManager:

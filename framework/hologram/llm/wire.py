@@ -78,6 +78,21 @@ def build_body(pm: pluggy.PluginManager, settings: ProviderSettings, request: Ch
     return body
 
 
+def usage_from_wire(usage: dict[str, Any], cached_tokens: Any = None) -> Usage:
+    """OpenAI's usage object; `cached_tokens` overrides where the vendor reports cache hits (DeepSeek)."""
+    prompt_details = usage.get("prompt_tokens_details") or {}
+    completion_details = usage.get("completion_tokens_details") or {}
+    prompt = int(usage.get("prompt_tokens") or 0)
+    completion = int(usage.get("completion_tokens") or 0)
+    return Usage(
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        total_tokens=int(usage.get("total_tokens") or prompt + completion),
+        cached_tokens=int(cached_tokens or prompt_details.get("cached_tokens") or 0),
+        reasoning_tokens=int(completion_details.get("reasoning_tokens") or 0),
+    )
+
+
 def error_message(text: str) -> str:
     """The vendor's own message from an OpenAI-shaped error body, else the raw text (shortened)."""
     try:
@@ -102,17 +117,7 @@ class GenericAdapter:
 
     @hookimpl(trylast=True)
     def llm_parse_usage(self, kind: str, settings: ProviderSettings, usage: dict[str, Any]) -> Usage:
-        prompt_details = usage.get("prompt_tokens_details") or {}
-        completion_details = usage.get("completion_tokens_details") or {}
-        prompt = int(usage.get("prompt_tokens") or 0)
-        completion = int(usage.get("completion_tokens") or 0)
-        return Usage(
-            prompt_tokens=prompt,
-            completion_tokens=completion,
-            total_tokens=int(usage.get("total_tokens") or prompt + completion),
-            cached_tokens=int(prompt_details.get("cached_tokens") or 0),
-            reasoning_tokens=int(completion_details.get("reasoning_tokens") or 0),
-        )
+        return usage_from_wire(usage)
 
     @hookimpl(trylast=True)
     def llm_parse_response(self, kind: str, settings: ProviderSettings, data: dict[str, Any]) -> ChatResult:

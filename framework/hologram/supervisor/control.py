@@ -109,6 +109,27 @@ async def _answers(path: Path) -> bool:
     return True
 
 
+def _no_kernel(path: Path) -> HologramError:
+    return HologramError(
+        Problem(
+            "no kernel is running with this data directory",
+            file=str(path),
+            hint="start one with `hologram up` (or pass the --data directory it uses)",
+        )
+    )
+
+
+async def connect(data_dir: Path, *, name: str = "cli") -> Connection:
+    """An async client connection, for commands that stream (a turn's deltas, approvals)."""
+    path = socket_path(data_dir)
+    check_socket_path(path)
+    try:
+        reader, writer = await asyncio.open_unix_connection(str(path))
+    except (FileNotFoundError, ConnectionRefusedError):
+        raise _no_kernel(path) from None
+    return Connection(reader, writer, name=name)
+
+
 def call(data_dir: Path, method: str, params: dict[str, Any] | None = None, timeout: float = 60.0) -> Any:
     """Blocking client for CLI commands: one request over the control socket."""
     path = socket_path(data_dir)
@@ -126,13 +147,7 @@ def call(data_dir: Path, method: str, params: dict[str, Any] | None = None, time
                     break
                 buffer += chunk
     except (FileNotFoundError, ConnectionRefusedError):
-        raise HologramError(
-            Problem(
-                "no kernel is running with this data directory",
-                file=str(path),
-                hint="start one with `hologram up` (or pass the --data directory it uses)",
-            )
-        ) from None
+        raise _no_kernel(path) from None
     except TimeoutError:
         raise HologramError(Problem(f"the kernel did not answer {method!r} within {timeout:g} s")) from None
     answer = json.loads(buffer or b"{}")
