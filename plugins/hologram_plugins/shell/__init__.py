@@ -7,12 +7,10 @@ security boundary (see policy.py), enforced twice: in this plugin's `before_tool
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from hologram.sdk import Plugin, StartContext, ToolContext
-from hologram_plugins.files.workspace import workspace_root
-from hologram_plugins.shell.approved import run_approved
+from hologram_plugins.shell.approved import RunSettings, run_approved
 from hologram_plugins.shell.policy import Approvals, Policy, ask_policy, call_from_context
 from hologram_plugins.shell.runner import child_env
 
@@ -21,21 +19,14 @@ TOOLS = frozenset({"shell_run"})
 
 
 class State:
-    workspace: Path
-    policy = Policy()
+    run: RunSettings
     approvals = Approvals()
-    timeout_s = 60.0
-    max_timeout_s = 600.0
-    max_output_bytes = 64 * 1024
 
 
 @plugin.on_start
 def _start(ctx: StartContext) -> None:
-    State.workspace = workspace_root(ctx.config, ctx.data_dir)
-    State.policy = Policy.from_config(ctx.config)
-    State.timeout_s = float(ctx.config.get("timeout_s", State.timeout_s))
-    State.max_timeout_s = float(ctx.config.get("max_timeout_s", State.max_timeout_s))
-    State.max_output_bytes = int(ctx.config.get("max_output_bytes", State.max_output_bytes))
+    policy = Policy.from_config(ctx.config)
+    State.run = RunSettings.from_config(ctx.config, ctx.data_dir, policy=policy, timeout_s=60.0, max_timeout_s=600.0)
 
 
 @plugin.stage("before_toolcall")
@@ -45,8 +36,8 @@ async def before_toolcall(context: dict[str, Any]) -> dict[str, Any] | None:
         return None
     command = call.arguments.get("command")
     command = command if isinstance(command, str) else None
-    summary = f"Run a shell command in {State.workspace}:\n{command}"
-    reason = await ask_policy(plugin, State.policy, State.approvals, call, summary, command)
+    summary = f"Run a shell command in {State.run.workspace}:\n{command}"
+    reason = await ask_policy(plugin, State.run.policy, State.approvals, call, summary, command)
     return None if reason is None else {"deny": reason}
 
 
@@ -61,11 +52,7 @@ async def shell_run(ctx: ToolContext, command: str, timeout_s: float | None = No
         ctx,
         arguments,
         ["bash", "-c", command],
-        policy=State.policy,
+        settings=State.run,
         approvals=State.approvals,
-        workspace=State.workspace,
-        timeout_s=State.timeout_s,
-        max_timeout_s=State.max_timeout_s,
-        max_output_bytes=State.max_output_bytes,
-        env=child_env({"PWD": str(State.workspace)}),
+        env=child_env({"PWD": str(State.run.workspace)}),
     )

@@ -7,13 +7,40 @@ report a non-zero exit or a timeout as a readable result, not as a failed call.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hologram.sdk import Plugin, ToolContext
+from hologram_plugins.files.workspace import workspace_root
 from hologram_plugins.shell.policy import Approvals, Policy, refusal
 from hologram_plugins.shell.runner import run_process
+
+MAX_OUTPUT_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Where and how long an approved command may run, from the plugin's config over its defaults."""
+
+    workspace: Path
+    policy: Policy
+    timeout_s: float
+    max_timeout_s: float
+    max_output_bytes: int = MAX_OUTPUT_BYTES
+
+    @classmethod
+    def from_config(
+        cls, config: Mapping[str, Any], data_dir: str, *, policy: Policy, timeout_s: float, max_timeout_s: float
+    ) -> RunSettings:
+        return cls(
+            workspace=workspace_root(dict(config), data_dir),
+            policy=policy,
+            timeout_s=float(config.get("timeout_s", timeout_s)),
+            max_timeout_s=float(config.get("max_timeout_s", max_timeout_s)),
+            max_output_bytes=int(config.get("max_output_bytes", MAX_OUTPUT_BYTES)),
+        )
 
 
 async def run_approved(
@@ -23,19 +50,15 @@ async def run_approved(
     arguments: dict[str, Any],
     argv: Sequence[str],
     *,
-    policy: Policy,
+    settings: RunSettings,
     approvals: Approvals,
-    workspace: Path,
-    timeout_s: float,
-    max_timeout_s: float,
-    max_output_bytes: int,
     env: dict[str, str],
     preexec: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
-    refused = refusal(policy, approvals, ctx, arguments)
+    refused = refusal(settings.policy, approvals, ctx, arguments)
     if refused is not None:
         return {"content": f"error: {tool} {refused}", "is_error": True}
-    limit = min(float(arguments.get("timeout_s") or timeout_s), max_timeout_s)
+    limit = min(float(arguments.get("timeout_s") or settings.timeout_s), settings.max_timeout_s)
 
     async def stream(name: str, text: str) -> None:
         event = {"type": "tool_output", "tool": tool, "call_id": ctx.call_id, "session_id": ctx.session_id}
@@ -43,11 +66,11 @@ async def run_approved(
 
     result = await run_process(
         argv,
-        cwd=workspace,
+        cwd=settings.workspace,
         timeout_s=limit,
-        max_output_bytes=max_output_bytes,
+        max_output_bytes=settings.max_output_bytes,
         on_chunk=stream,
         env=env,
         preexec=preexec,
     )
-    return {"content": result.summary(max_output_bytes, limit)}
+    return {"content": result.summary(settings.max_output_bytes, limit)}
