@@ -12,7 +12,6 @@ raises because of what a model asked for.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from hologram import _json
 from hologram.agent.fastcheck import Check, compile_check
 
 log = logging.getLogger("hologram.agent")
@@ -92,8 +92,8 @@ class ToolSet:
         """(arguments, None) when valid, (None, message for the model) when not."""
         text = arguments.strip() or "{}"
         try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
+            value = _json.loads(text)
+        except _json.JSONDecodeError as exc:
             return None, f"error: the arguments of {tool.name} are not valid JSON ({exc.msg} at char {exc.pos})"
         if not isinstance(value, dict):
             return None, f"error: the arguments of {tool.name} must be a JSON object, not {type(value).__name__}"

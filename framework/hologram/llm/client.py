@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pluggy
 
+from hologram import _json
 from hologram.llm.errors import ProviderError, StreamInterruptedError, TransientProviderError
 from hologram.llm.settings import ProviderSettings
 from hologram.llm.stream import StreamAccumulator, sse_data
@@ -188,7 +189,7 @@ class ProviderClient:
 
     def _decode(self, data: str) -> dict[str, Any]:
         try:
-            chunk = json.loads(data)
+            chunk = _json.loads(data)
         except ValueError as exc:
             raise TransientProviderError(self.settings.name, f"malformed stream chunk: {data[:200]!r}") from exc
         if not isinstance(chunk, dict):

@@ -6,10 +6,11 @@ be read, tested and re-implemented in another language without the asyncio machi
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from hologram import _json
 
 from .errors import INVALID_REQUEST, PARSE_ERROR, RpcError
 
@@ -19,13 +20,9 @@ EXCERPT_CHARS = 200
 RequestId = int | str | None
 
 
-# One shared encoder: `json.dumps(..., **options)` would build a new JSONEncoder for every message.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
 def encode(message: dict[str, Any]) -> bytes:
-    """One message → one line. `ensure_ascii=False` keeps UTF-8 compact; JSON escapes every newline."""
-    return _ENCODER.encode(message).encode() + b"\n"
+    """One message → one line: compact UTF-8 JSON (`hologram._json`: orjson), which escapes every newline."""
+    return _json.dumps_bytes(message) + b"\n"
 
 
 def excerpt(line: bytes | bytearray, limit: int = EXCERPT_CHARS) -> str:
@@ -71,7 +68,7 @@ def parse_line(line: bytes | bytearray) -> Message | None:
     if not line.strip():
         return None
     try:
-        obj = json.loads(line)
+        obj = _json.loads(line)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         return Malformed(f"not JSON: {exc}", RpcError(PARSE_ERROR, "Parse error"))
     return classify(obj)

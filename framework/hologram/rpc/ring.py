@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import json
 import mmap
 import os
 import struct
@@ -33,6 +32,8 @@ import zlib
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
+
+from hologram import _json
 
 from .errors import RingError
 
@@ -64,7 +65,7 @@ class Event:
     payload: bytes
 
     def data(self) -> Any:
-        return json.loads(self.payload)
+        return _json.loads(self.payload)
 
 
 @dataclass(slots=True)
@@ -125,7 +126,7 @@ class RingWriter:
         etype = event.get("type")
         if not isinstance(etype, str):
             raise RingError("an event needs a string 'type'")
-        payload = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
+        payload = _json.dumps_bytes(event)
         return self.publish_raw(etype, payload)
 
     def publish_raw(self, etype: str, payload: bytes) -> int:
