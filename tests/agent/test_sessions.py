@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -183,4 +184,39 @@ def test_repair_scans_a_session_once_per_process_then_tracks_open_calls(
     store.add_result(sid, seq, "c3", {"content": "v3"})
     assert store.repair(sid) == 1  # c2, known open without a scan
     assert pairing_problems(store.events(sid)) == []
+    store.close()
+
+
+def test_checkpoints_run_in_their_own_thread_never_in_a_commit(tmp_path: Path) -> None:
+    """The store's connection never checkpoints (a checkpoint in a commit stalled the event loop 16-17 ms);
+    the checkpoint thread copies the WAL back, so the log does not grow without bound.
+    Mutation check (done): leaving ``wal_autocheckpoint`` at its default turns the first assert red;
+    a `WalCheckpointer` that never runs the PRAGMA turns the frame count assert red."""
+    store = SessionStore(tmp_path / "sessions.db")
+    assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    checkpointer = store._checkpointer
+    assert checkpointer is not None
+    sid = store.create_session("cli")
+    for i in range(3 * checkpointer.every_commits):
+        store.append(sid, "input", {"text": f"message {i} " + "x" * 2000})
+    # the events reach the database file itself while the store is open: only a checkpoint puts them there
+    deadline = time.monotonic() + 10
+    while (tmp_path / "sessions.db").stat().st_size < 200_000 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert (tmp_path / "sessions.db").stat().st_size >= 200_000
+    assert checkpointer.checkpoints > 0
+    store.close()  # a last checkpoint of what is pending, then the thread stops
+    assert checkpointer._thread is not None and not checkpointer._thread.is_alive()
+    reader = sqlite3.connect(tmp_path / "sessions.db")
+    assert reader.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 3 * checkpointer.every_commits
+
+
+def test_without_a_checkpoint_thread_the_store_checkpoints_by_itself(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "sessions.db")
+    checkpointer = store._checkpointer
+    assert checkpointer is not None
+    checkpointer.failed = True  # as when the thread could not start or died
+    store.append(store.create_session("cli"), "input", {"text": "hi"})
+    assert store._checkpointer is None
+    assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
     store.close()
