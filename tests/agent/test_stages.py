@@ -188,3 +188,68 @@ def test_hooks_get_a_copy_they_cannot_corrupt() -> None:
 def test_unknown_stage_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown stage"):
         StageDispatcher().register("on_lunch", "p", FunctionHook("p", "on_lunch", lambda v: None))
+
+
+def test_a_batch_asks_pluggy_once_per_stage_and_tool_plugin_and_keeps_the_scope() -> None:
+    """The batch memo (dispatch.py, "Batches"): pluggy is asked once per tool plugin, hooks still run per
+    call, and an ``own_tools`` hook still sees only its plugin's calls.
+    Mutation checks (done): ignoring ``batch`` turns the pluggy count red (3, not 2); a memo key without
+    the call's plugin turns the ``seen`` order red (notes' hook ran for shell's call)."""
+    seen: list[str] = []
+    d = StageDispatcher()
+    d.register(
+        "before_toolcall", "notes", FunctionHook("notes", "before_toolcall", recorder("notes", seen), scope="own_tools")
+    )
+    d.register("before_toolcall", "audit", FunctionHook("audit", "before_toolcall", recorder("audit", seen)))
+    asked: list[str] = []
+    d.pm.add_hookcall_monitoring(lambda name, impls, kwargs: asked.append(name), lambda *a: None)
+    turn = ctx()
+    batch: dict[Any, Any] = {}
+    for i, plugin in enumerate(("notes", "shell", "notes")):
+        call = turn.for_call({"id": str(i), "name": "t", "plugin": plugin, "arguments": {}})
+        asyncio.run(d.run("before_toolcall", call, batch=batch))
+    assert seen == ["notes", "audit", "audit", "notes", "audit"]
+    assert asked == ["before_toolcall", "before_toolcall"]
+    asked.clear()
+    asyncio.run(d.run("before_toolcall", turn.for_call({"id": "9", "name": "t", "plugin": "notes", "arguments": {}})))
+    assert asked == ["before_toolcall"]  # without a batch: asked for the call
+
+
+def test_a_stage_with_a_source_of_its_own_is_asked_for_every_call() -> None:
+    """A plain callable source may decide by anything in the context, so its stage keeps no memo."""
+    d = StageDispatcher()
+    ran: list[str] = []
+
+    def by_tool_name(c: StageContext) -> Any:
+        from hologram.stages import HookCall
+
+        name = (c.tool_call or {}).get("name")
+        return HookCall("picky", lambda view: ran.append(view["tool_call"]["name"]), 1.0, False) if name == "x" else None
+
+    d.register("before_toolcall", "picky", by_tool_name)
+    turn, batch = ctx(), {}
+    for name in ("y", "x", "y", "x"):
+        asyncio.run(d.run("before_toolcall", turn.for_call({"id": name, "name": name, "plugin": "p"}), batch=batch))
+    assert ran == ["x", "x"] and batch == {}
+
+
+def test_a_remote_hook_whose_plugin_stopped_mid_batch_is_skipped_not_failed(tmp_path: Path) -> None:
+    """pluggy's answer is kept for the batch, but a plugin that is no longer ready loses its hook at once
+    (no RPC, no error). Mutation check (done): dropping the readiness check in `RemoteHook._run` turns this
+    red (an RPC attempt, recorded as a failed hook)."""
+    from hologram.stages import RemoteHook
+
+    entry = {"name": "a", "run": {"module": "x"}, "stages": {"after_toolcall": {"order": 1}}}
+    sup = Supervisor([PluginSpec(entry, None, None)], tmp_path, kernel_facilities=[])
+    sup.plugins["a"].state = State.READY
+    sup.plugins["a"].stages = ["after_toolcall"]
+    d = StageDispatcher()
+    d.register("after_toolcall", "a", RemoteHook(sup, "a", "after_toolcall", timeout_s=1, scope="all"))
+    turn, batch = ctx(), {}
+    first = turn.for_call({"id": "1", "name": "t", "plugin": "p"})
+    asyncio.run(d.run("after_toolcall", first, batch=batch))
+    assert len(turn.errors) == 1  # ready but no runtime: the RPC was tried, and failed
+    sup.plugins["a"].state = State.CRASHED
+    second = turn.for_call({"id": "2", "name": "t", "plugin": "p"})
+    asyncio.run(d.run("after_toolcall", second, batch=batch))
+    assert len(batch) == 1 and len(turn.errors) == 1  # the memo was used, and the stopped plugin skipped

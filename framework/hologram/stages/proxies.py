@@ -12,6 +12,8 @@ scope ``own_tools`` sees only calls of its own plugin's tools.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import importlib
 import logging
 from collections.abc import Awaitable, Callable
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from hologram.stages.context import TOOL_STAGES, HookCall, StageContext
 from hologram.stages.dispatch import StageDispatcher
+from hologram.stages.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from hologram.lock import Lock
@@ -32,8 +35,14 @@ def _in_scope(stage: str, scope: str, plugin: str, ctx: StageContext) -> bool:
     return scope != "own_tools" or stage not in TOOL_STAGES or ctx.call_plugin == plugin
 
 
+# Both sources are registered with pluggy as they are: their ``hook`` is the hookimpl (dispatch.py), and
+# calling the source is calling it.
+
+
 class RemoteHook:
     """Forwards one plugin's hook for one stage over RPC."""
+
+    batch_stable = True  # the answer depends on the plugin's state and the call's tool plugin only
 
     def __init__(self, supervisor: Supervisor, plugin: str, stage: str, *, timeout_s: float, scope: str) -> None:
         self.supervisor = supervisor
@@ -41,21 +50,32 @@ class RemoteHook:
         self.stage = stage
         self.timeout_s = timeout_s
         self.scope = scope
+        self._call = HookCall(plugin, self._run, timeout_s, remote=True)  # the same for every call
 
-    def _run(self, view: dict[str, Any]) -> Awaitable[Any]:
+    def _run(self, view: dict[str, Any]) -> Awaitable[Any] | None:
+        if not self._ready():  # stopped since pluggy was asked (in a batch, once per batch): detached
+            return None
         return self.supervisor.invoke_stage(self.plugin, self.stage, view, timeout=self.timeout_s)
 
-    def __call__(self, ctx: StageContext) -> HookCall | None:
+    def _ready(self) -> bool:
         managed = self.supervisor.plugins.get(self.plugin)
-        if managed is None or managed.state.value != "ready" or self.stage not in managed.stages:
+        return managed is not None and managed.state.value == "ready" and self.stage in managed.stages
+
+    @hookimpl
+    def hook(self, ctx: StageContext) -> HookCall | None:
+        if not self._ready():
             return None
         if not _in_scope(self.stage, self.scope, self.plugin, ctx):
             return None
-        return HookCall(self.plugin, self._run, self.timeout_s, remote=True)
+        return self._call
+
+    __call__ = hook
 
 
 class FunctionHook:
     """Calls a Python function in the kernel process; sync functions are called inline, async awaited."""
+
+    batch_stable = True  # the answer depends on the plugin's state and the call's tool plugin only
 
     def __init__(
         self,
@@ -71,14 +91,24 @@ class FunctionHook:
         self.stage = stage
         self.timeout_s = timeout_s
         self.scope = scope
-        self._function = function
         self._resolve = resolve
+        self.own_tools = scope == "own_tools" and stage in TOOL_STAGES  # sees only its own plugin's calls
+        self._call = None if function is None else HookCall(plugin, function, timeout_s, remote=False)
 
-    def __call__(self, ctx: StageContext) -> HookCall | None:
-        function = self._function if self._resolve is None else self._resolve()
-        if function is None or not _in_scope(self.stage, self.scope, self.plugin, ctx):
+    @hookimpl
+    def hook(self, ctx: StageContext) -> HookCall | None:
+        call = self._call
+        if self._resolve is not None:  # an in-process plugin's function: only while it is ready
+            function = self._resolve()
+            if function is None:
+                return None
+            if call is None or call.run is not function:  # the plugin was reloaded
+                call = self._call = HookCall(self.plugin, function, self.timeout_s, remote=False)
+        if call is None or (self.own_tools and ctx.call_plugin != self.plugin):
             return None
-        return HookCall(self.plugin, function, self.timeout_s, remote=False)
+        return call
+
+    __call__ = hook
 
 
 def _inproc_resolver(supervisor: Supervisor, plugin: str, module: str, stage: str) -> Callable[[], Any]:
@@ -93,8 +123,15 @@ def _inproc_resolver(supervisor: Supervisor, plugin: str, module: str, stage: st
         except ImportError:
             return None
         stages = getattr(sdk_plugin, "stages", None)
-        return stages.get(stage) if isinstance(stages, dict) else None
+        function = stages.get(stage) if isinstance(stages, dict) else None
+        if function is None or stage not in getattr(sdk_plugin, "blocking_stages", ()):
+            return function
+        if threaded.get(function) is None:  # ``blocking=True``: in a thread, as out of process (one wrapper)
+            threaded.clear()
+            threaded[function] = functools.partial(asyncio.to_thread, function)
+        return threaded[function]
 
+    threaded: dict[Any, Any] = {}
     return resolve
 
 
