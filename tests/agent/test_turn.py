@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -235,3 +236,36 @@ def test_no_provider_configured_says_what_to_put_in_settings(tmp_path: Path) -> 
     )
     with pytest.raises(TurnError, match=r"no LLM provider is configured; add a provider to .*settings.toml"):
         asyncio.run(agent.run_turn("hi"))
+
+
+@pytest.mark.parametrize("parallel_safe", [True, False], ids=["concurrent", "serial"])
+def test_a_kernel_tool_past_its_timeout_gets_an_error_result_and_the_others_theirs(
+    tmp_path: Path, deepseek: MockLLM, parallel_safe: bool
+) -> None:
+    """The concurrent path has one deadline for the batch (executor.py); the serial path a timeout per call.
+    Either way the slow call gets the timeout result and the fast ones their own, on disk.
+    Mutation check (done): an `expire` that sets ``expired`` but cancels nothing turns [concurrent] red (the
+    turn waits out the slow tool: results are its output, and the elapsed-time assert fails)."""
+    timeline = Timeline()
+    deepseek.script(
+        [
+            {"tool_calls": calls(("a", "quick", '{"x": 1}'), ("b", "slow", '{"x": 2}'), ("c", "quick", '{"x": 3}'))},
+            {"content": "ok"},
+        ]
+    )
+    tools = [
+        sleeper("quick", timeline, parallel_safe=parallel_safe, delay=0.01),
+        sleeper("slow", timeline, parallel_safe=parallel_safe, delay=5.0),
+    ]
+    agent = make_agent(tmp_path, deepseek, tools=tools)
+    agent.executor.timeout_s = 0.3
+    started = time.monotonic()
+    result = asyncio.run(agent.run_turn("go"))
+    assert time.monotonic() - started < 3.0
+    assert results_of(agent, result.session_id) == [
+        ("a", "quick:1"),
+        ("b", "error: slow did not answer within 0.3 s"),
+        ("c", "quick:3"),
+    ]
+    assert timeline.overlapped() is parallel_safe  # the path the test claims to test
+    assert pairing_problems(agent.store.events(result.session_id)) == []
