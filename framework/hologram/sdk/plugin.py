@@ -86,6 +86,7 @@ class Plugin:
         self.name = name
         self.tools: dict[str, ToolSpec] = {}
         self.stages: dict[str, Callable[..., Any]] = {}
+        self.blocking_stages: set[str] = set()  # sync stage hooks that run in a thread (``blocking=True``)
         self.methods: dict[str, dict[str, Callable[..., Any]]] = {}
         self.start_hooks: list[Callable[[StartContext], Awaitable[None] | None]] = []
         self.stop_hooks: list[Callable[[], Awaitable[None] | None]] = []
@@ -113,13 +114,22 @@ class Plugin:
 
         return register
 
-    def stage(self, stage: str) -> Callable[[F], F]:
-        """A hook for one of the seven stages; it receives the stage context and may return changes."""
+    def stage(self, stage: str, *, blocking: bool = False) -> Callable[[F], F]:
+        """A hook for one of the seven stages; it receives the stage context and may return changes.
+
+        A plain (sync) hook runs on the plugin's event loop, not in a thread like tools: hooks sit on the
+        turn's path, once per tool call for the tool stages, and a thread hop cost ~150 µs of a ~250 µs
+        remote hook call (tools/bench/turn.py). Keep it quick; a hook that blocks (disk, network, a model)
+        says ``blocking=True`` to run in a thread, or is an ``async def``."""
         if stage not in STAGE_NAMES:
             raise ValueError(f"unknown stage {stage!r}; stages are: {', '.join(STAGE_NAMES)}")
 
         def register(function: F) -> F:
             self.stages[stage] = function
+            if blocking:
+                self.blocking_stages.add(stage)
+            else:
+                self.blocking_stages.discard(stage)
             return function
 
         return register

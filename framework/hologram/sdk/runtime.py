@@ -12,14 +12,13 @@ import base64
 import contextlib
 import ctypes
 import inspect
-import json
 import logging
 import os
 import signal
 import sys
 from typing import Any
 
-from hologram import _loop, protocol
+from hologram import _json, _loop, protocol
 from hologram._version import __version__
 from hologram.rpc import (
     APPLICATION_ERROR,
@@ -52,7 +51,7 @@ def tool_result(value: Any, runtime: Runtime) -> dict[str, Any]:
         return {"content": f"<{len(value)} bytes>", "blob": runtime.blob(bytes(value))}
     if isinstance(value, str):
         return {"content": value}
-    return {"content": json.dumps(value, ensure_ascii=False, default=str)}
+    return {"content": _json.dumps(value, default=str)}
 
 
 class Runtime:
@@ -222,8 +221,10 @@ class Runtime:
         handler = self.plugin.stages.get(str(stage))
         if handler is None:
             raise RpcError(METHOD_NOT_FOUND, f"plugin {self.plugin.name} does not hook {stage!r}")
-        result = await call_maybe_async(handler, params.get("context") or {})
-        return {"result": result}
+        context = params.get("context") or {}
+        if stage in self.plugin.blocking_stages or inspect.iscoroutinefunction(handler):
+            return {"result": await call_maybe_async(handler, context)}
+        return {"result": handler(context)}  # on the loop: see `Plugin.stage`
 
     async def _facility_call(self, params: Any) -> Any:
         if not isinstance(params, dict):
