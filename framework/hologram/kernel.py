@@ -85,6 +85,7 @@ class Kernel:
             plugin_config=self.settings.plugins,
         )
         self.started_at = time.monotonic()
+        self.heap_frozen = 0  # set once the start-up heap is frozen (cli/up_cmd.py, hologram/_heap.py)
         self.stop_requested = asyncio.Event()
         self.control = ControlServer(socket_path(data_dir), self._control_methods())
         self._register_kernel_facilities()
@@ -122,6 +123,7 @@ class Kernel:
             "uptime_s": round(time.monotonic() - self.started_at, 3),
             "data_dir": str(self.data_dir.resolve()),
             "lock": str(self.lock.path.resolve()),
+            "heap_frozen": self.heap_frozen,  # objects moved out of full collections (hologram/_heap.py)
         }
 
     def _control_methods(self) -> dict[str, Callable[[dict[str, Any]], Any]]:

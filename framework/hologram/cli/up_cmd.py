@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 from hologram import _loop
-from hologram.agent import attach_agent
+from hologram._heap import freeze_when_loaded
+from hologram.agent import AgentService, attach_agent
 from hologram.cli._common import add_lock_option, command_parser
 from hologram.cli.progress import Progress
 from hologram.errors import HologramError, Problem
 from hologram.graph import Graph
 from hologram.kernel import DEFAULT_DATA_DIR, Kernel, open_log_file, prepare_data_dir
 from hologram.lock import Lock, build, build_graph, graph_hash, read_lock
+from hologram.memory.tokenize import wait_if_loading
+
+LOAD_WAIT_S = 180.0  # the longest the heap freeze waits for jieba and the embedding model to load
 
 DETAILS = """\
 Starts the kernel, then each plugin the moment every facility it requires is ready (as announced by its
@@ -74,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
 async def _serve(lock: Lock, graph: Graph, data_dir: Path, args: argparse.Namespace) -> int:
     kernel = Kernel(lock, graph, data_dir)
     service = attach_agent(kernel)
+    settle = asyncio.ensure_future(_settle_heap(kernel, service))
     kernel.add_listener(Progress(kernel.supervisor))
     if args.watch:
         from hologram.supervisor.watch import watch
@@ -85,6 +91,16 @@ async def _serve(lock: Lock, graph: Graph, data_dir: Path, args: argparse.Namesp
             task.cancel()
     else:
         await kernel.run()
+    settle.cancel()
     await service.aclose()
     print("Hologram stopped.")
     return 0
+
+
+async def _settle_heap(kernel: Kernel, service: AgentService) -> None:
+    """Freeze the start-up heap once jieba and the embedding model are loaded (hologram/_heap.py)."""
+    memory = service.agent.memory
+    waits: list[Callable[[], object]] = [lambda: wait_if_loading(LOAD_WAIT_S)]
+    if memory is not None:
+        waits.append(lambda: memory.embedder_ready.wait(LOAD_WAIT_S))
+    kernel.heap_frozen = await freeze_when_loaded(waits)

@@ -235,6 +235,12 @@ def wait_for_jieba(timeout: float | None = None) -> bool:
     return jieba_ready()
 
 
+def wait_if_loading(timeout: float | None = None) -> None:
+    """Block until a background load that was started has finished; return at once if none was."""
+    if _thread is not None:
+        _ready.wait(timeout)
+
+
 def _stem(word: str) -> str:
     """Strip English plural/possessive endings so "paintings" meets "painting" (cheap, conservative)."""
     if len(word) > 4 and word.endswith("ies"):
