@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 
 import pytest
@@ -93,28 +94,16 @@ def slow(ctx):
 if __name__ == "__main__":
     plugin.run()
 """
-HOOKS_MANIFEST = """\
-[plugin]
-name = "hooky"
-version = "0.1.0"
-description = "stage hooks on and off the loop"
-run = {{ module = "hooky", env = {{ PYTHONPATH = "{path}" }} }}
-
-[stages]
-before_output = {{ order = 1 }}
-after_output = {{ order = 1 }}
-"""
-
-
 def test_sync_stage_hooks_run_on_the_plugin_loop_unless_they_say_blocking(tmp_path: Path) -> None:
     """A thread hop was ~150 µs of a ~250 µs remote hook call, so plain hooks run on the loop; a hook that
     blocks opts into a thread. Mutation check (done): sending every sync hook through
     `call_maybe_async` again turns the first assert red."""
     (tmp_path / "hooky.py").write_text(HOOKS)
-    (tmp_path / "hooky.toml").write_text(HOOKS_MANIFEST.format(path=tmp_path))
+    stages = "[stages]\nbefore_output = { order = 1 }\nafter_output = { order = 1 }\n"
+    manifest = write_plugin(tmp_path, "hooky", command=[sys.executable, str(tmp_path / "hooky.py")], extra=stages)
 
     async def scenario() -> None:
-        async with PluginHarness.from_manifest(tmp_path / "hooky.toml") as harness:
+        async with PluginHarness.from_manifest(manifest) as harness:
             quick = await harness.call_stage("before_output", {"stage": "before_output", "output": "hi"})
             assert quick == {"output": "hi @MainThread"}
             slow = await harness.call_stage("after_output", {"stage": "after_output", "output": "hi"})
