@@ -224,7 +224,9 @@ def test_a_stage_with_a_source_of_its_own_is_asked_for_every_call() -> None:
         from hologram.stages import HookCall
 
         name = (c.tool_call or {}).get("name")
-        return HookCall("picky", lambda view: ran.append(view["tool_call"]["name"]), 1.0, False) if name == "x" else None
+        return (
+            HookCall("picky", lambda view: ran.append(view["tool_call"]["name"]), 1.0, False) if name == "x" else None
+        )
 
     d.register("before_toolcall", "picky", by_tool_name)
     turn, batch = ctx(), {}

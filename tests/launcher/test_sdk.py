@@ -94,6 +94,8 @@ def slow(ctx):
 if __name__ == "__main__":
     plugin.run()
 """
+
+
 def test_sync_stage_hooks_run_on_the_plugin_loop_unless_they_say_blocking(tmp_path: Path) -> None:
     """A thread hop was ~150 µs of a ~250 µs remote hook call, so plain hooks run on the loop; a hook that
     blocks opts into a thread. Mutation check (done): sending every sync hook through

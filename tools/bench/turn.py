@@ -57,7 +57,9 @@ class ScriptedLLM:
     def __init__(self, calls: int) -> None:
         self.calls = calls
         self.step = 0
-        self.arguments = [json.dumps({"x": i}) for i in range(calls)]  # built ahead: the mock's work is not the kernel's
+        self.arguments = [
+            json.dumps({"x": i}) for i in range(calls)
+        ]  # built ahead: the mock's work is not the kernel's
 
     async def complete(self, request: ChatRequest, on_delta: Any = None) -> ChatResult:
         self.step += 1
