@@ -25,6 +25,10 @@ a slow tool never holds finished results uncommitted for long. One commit per re
 middle of a call, and `repair` (run when a session is loaded: a turn starts, a client reads it) gives them
 a synthetic error result. Writes of other sessions made while a batch is open join its transaction; they
 are delayed by at most ``commit_delay_s`` too. Everything else (input, responses, output) commits at once.
+Inside a group, the result of a call this process knows to be open (its response was appended here and
+it has no result yet) is buffered and the group's results go in by one ``executemany`` — before the
+commit, before any other write (so seq order is the order things happened) and before any read; a
+result that might be a duplicate takes the single-INSERT path, where the unique index decides.
 """
 
 from __future__ import annotations
@@ -111,6 +115,7 @@ class SessionStore:
         # then on every write goes through this object, so the open calls are known without a scan
         self._open: dict[str, dict[tuple[int, str], str]] = {}
         self._checked: set[str] = set()
+        self._buffered: list[tuple[Any, ...]] = []  # results of the open group not inserted yet (`add_result`)
         self._migrate()
 
     @classmethod
@@ -168,9 +173,16 @@ class SessionStore:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        self._flush()
         if self._db.in_transaction:
             self._db.execute("COMMIT")
             self._committed()
+
+    def _flush(self) -> None:
+        """Insert the buffered results of the open group, in the order they came (one executemany)."""
+        if self._buffered:
+            rows, self._buffered = self._buffered, []
+            self._db.executemany(_INSERT_RESULT_IF_MISSING, rows)
 
     def _committed(self) -> None:
         self.commits += 1
@@ -186,6 +198,7 @@ class SessionStore:
         (autocommit: a single statement is its own transaction — no BEGIN/COMMIT round trips)."""
         if self._deferring:
             self._begin()
+        self._flush()  # buffered results first: seq order is the order events happened
         cursor = self._db.execute(sql, params)
         if not self._db.in_transaction:
             self._committed()
@@ -213,6 +226,7 @@ class SessionStore:
         return sid
 
     def exists(self, session_id: str) -> bool:
+        self._flush()  # reads see the buffered results
         row = self._db.execute("SELECT 1 FROM sessions WHERE id=?", (session_id,)).fetchone()
         if row is None:  # a session known only from its events (written before the sessions table)
             row = self._db.execute("SELECT 1 FROM events WHERE session=? LIMIT 1", (session_id,)).fetchone()
@@ -221,6 +235,7 @@ class SessionStore:
     def list_sessions(self) -> list[dict[str, Any]]:
         """Every session, most recently active first. "updated" is the time of the newest event, computed
         here rather than stored by every append (an UPDATE per event was one more page per commit)."""
+        self._flush()  # reads see the buffered results
         rows = self._db.execute(
             "SELECT s.id, s.created, MAX(s.updated, COALESCE(MAX(e.ts), 0)) AS updated, s.channel, COUNT(e.seq) "
             "FROM sessions s "
@@ -274,11 +289,16 @@ class SessionStore:
             ids = frozenset(str(c.get("id")) for c in (_loads(row[0]).get("tool_calls") or [])) if row else frozenset()
         if call_id not in ids:
             raise SessionError(f"result for call {call_id!r}, which response {call_of} of {session} did not make")
+        row = (session, time.time(), _dumps({**data, "call_id": call_id}), turn, channel, call_of, call_id)
+        opened = self._open.get(session)
+        if self._deferring and opened is not None and opened.pop((call_of, call_id), None) is not None:
+            # a call this process knows to be open cannot have a result yet (every write of the session goes
+            # through this object): buffered, and inserted with the group's other results by one executemany
+            self._begin()
+            self._buffered.append(row)
+            return True
         try:
-            cursor = self._execute_write(
-                _INSERT_RESULT_IF_MISSING if if_missing else _INSERT_RESULT,
-                (session, time.time(), _dumps({**data, "call_id": call_id}), turn, channel, call_of, call_id),
-            )
+            cursor = self._execute_write(_INSERT_RESULT_IF_MISSING if if_missing else _INSERT_RESULT, row)
         except sqlite3.IntegrityError:
             raise SessionError(f"call {call_id!r} of response {call_of} already has a result") from None
         self._open.get(session, {}).pop((call_of, call_id), None)
@@ -286,6 +306,7 @@ class SessionStore:
 
     def events(self, session: str, *, after: int = 0) -> list[Event]:
         """The session's events in order; ``after``: only those with a greater seq (an incremental read)."""
+        self._flush()  # reads see the buffered results
         rows = self._db.execute(
             "SELECT seq, session, kind, ts, data, turn, channel, call_of, call_id FROM events "
             "WHERE session=? AND seq>? ORDER BY seq",
@@ -337,6 +358,7 @@ class SessionStore:
         are not valid JSON count as open, for the full check to look at.
         Mutation check (done): always answering False turns tests/agent/test_crash_recovery.py and the
         repair test of test_sessions.py red."""
+        self._flush()  # reads see the buffered results
         row = self._db.execute(
             "SELECT COALESCE(SUM(CASE WHEN kind='response' THEN (CASE WHEN json_valid(data) "
             "THEN COALESCE(json_array_length(data, '$.tool_calls'), 0) ELSE 1 END) "
