@@ -5,7 +5,9 @@ returns a `HookCall` (what to run, and for which plugin) or ``None`` (this hook 
 plugin is not ready, or the tool call is outside its ``own_tools`` scope). Returning a call instead of
 running it keeps pluggy synchronous and cheap while the hooks themselves may be async and remote: the
 dispatcher (`hologram.stages.dispatch`) then runs the calls one after another, in pluggy's order, each with
-its own timeout, and folds each answer into the context before the next hook sees it.
+its own timeout, and folds each answer into the context before the next hook sees it. For the two tool
+stages, within one batch of calls, the answer is asked once per tool plugin and kept for the batch (a
+source opts in with ``batch_stable = True``; see `hologram.stages.dispatch`, "Batches").
 
 What a hook *function* (an SDK ``@plugin.stage(name)`` function, in or out of process) receives and returns:
 
