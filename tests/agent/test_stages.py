@@ -255,3 +255,47 @@ def test_a_remote_hook_whose_plugin_stopped_mid_batch_is_skipped_not_failed(tmp_
     second = turn.for_call({"id": "2", "name": "t", "plugin": "p"})
     asyncio.run(d.run("after_toolcall", second, batch=batch))
     assert len(batch) == 1 and len(turn.errors) == 1  # the memo was used, and the stopped plugin skipped
+
+
+def test_an_in_process_blocking_hook_runs_in_a_thread_and_a_plain_one_inline(tmp_path: Path) -> None:
+    """``@plugin.stage(name, blocking=True)`` means the same in process as out of it (proxies.py).
+    Mutation check (done): returning the function unwrapped from `_inproc_resolver` turns this red."""
+    (tmp_path / "inproc_threads_mod.py").write_text(
+        textwrap.dedent(
+            """
+            import threading
+            from hologram.sdk import Plugin
+            plugin = Plugin("t")
+
+            @plugin.stage("on_input", blocking=True)
+            def slow(ctx):
+                return {"data": {"slow": threading.current_thread().name}}
+
+            @plugin.stage("pre_action")
+            def quick(ctx):
+                return {"data": {"quick": threading.current_thread().name}}
+            """
+        )
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        entries = [
+            {"name": "kernel"},
+            {"name": "t", "run": {"inproc": "inproc_threads_mod"}, "stages": {"on_input": {}, "pre_action": {}}},
+        ]
+        lock = Lock(tmp_path / "hologram.lock", {"stages": {"on_input": ["t"], "pre_action": ["t"]}, "plugin": entries})
+        sup = Supervisor([PluginSpec(entries[1], None, None)], tmp_path, kernel_facilities=[])
+        sup.plugins["t"].state = State.READY
+        d = StageDispatcher()
+        install_from_lock(d, lock, sup)
+        c = ctx(input="hi")
+
+        async def both() -> None:
+            await d.run("on_input", c)
+            await d.run("pre_action", c)
+
+        asyncio.run(both())
+        assert c.errors == []
+        assert c.data["quick"] == "MainThread" and c.data["slow"] != "MainThread"
+    finally:
+        sys.path.remove(str(tmp_path))
