@@ -25,14 +25,21 @@ from hologram.stages.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from hologram.lock import Lock
-    from hologram.supervisor import Supervisor
+    from hologram.supervisor import ManagedPlugin, Supervisor
 
 log = logging.getLogger("hologram.stages")
 DEFAULT_TIMEOUT_S = 10.0
 
 
-def _in_scope(stage: str, scope: str, plugin: str, ctx: StageContext) -> bool:
-    return scope != "own_tools" or stage not in TOOL_STAGES or ctx.call_plugin == plugin
+def _own_tools(stage: str, scope: str) -> bool:
+    """Whether a hook sees only its own plugin's tool calls (scope ``own_tools``, tool stages only)."""
+    return scope == "own_tools" and stage in TOOL_STAGES
+
+
+def _ready_plugin(supervisor: Supervisor, plugin: str) -> ManagedPlugin | None:
+    """The plugin while it is ready; None when it is unknown, starting, stopped or crashed (detached)."""
+    managed = supervisor.plugins.get(plugin)
+    return managed if managed is not None and managed.state.value == "ready" else None
 
 
 # Both sources are registered with pluggy as they are: their ``hook`` is the hookimpl (dispatch.py), and
@@ -50,6 +57,7 @@ class RemoteHook:
         self.stage = stage
         self.timeout_s = timeout_s
         self.scope = scope
+        self.own_tools = _own_tools(stage, scope)
         self._call = HookCall(plugin, self._run, timeout_s, remote=True)  # the same for every call
 
     def _run(self, view: dict[str, Any]) -> Awaitable[Any] | None:
@@ -58,14 +66,12 @@ class RemoteHook:
         return self.supervisor.invoke_stage(self.plugin, self.stage, view, timeout=self.timeout_s)
 
     def _ready(self) -> bool:
-        managed = self.supervisor.plugins.get(self.plugin)
-        return managed is not None and managed.state.value == "ready" and self.stage in managed.stages
+        managed = _ready_plugin(self.supervisor, self.plugin)
+        return managed is not None and self.stage in managed.stages
 
     @hookimpl
     def hook(self, ctx: StageContext) -> HookCall | None:
-        if not self._ready():
-            return None
-        if not _in_scope(self.stage, self.scope, self.plugin, ctx):
+        if not self._ready() or (self.own_tools and ctx.call_plugin != self.plugin):
             return None
         return self._call
 
@@ -92,7 +98,7 @@ class FunctionHook:
         self.timeout_s = timeout_s
         self.scope = scope
         self._resolve = resolve
-        self.own_tools = scope == "own_tools" and stage in TOOL_STAGES  # sees only its own plugin's calls
+        self.own_tools = _own_tools(stage, scope)
         self._call = None if function is None else HookCall(plugin, function, timeout_s, remote=False)
 
     @hookimpl
@@ -114,9 +120,11 @@ class FunctionHook:
 def _inproc_resolver(supervisor: Supervisor, plugin: str, module: str, stage: str) -> Callable[[], Any]:
     """The SDK plugin's stage function while the plugin is ready, else None (detached)."""
 
+    wrapped: tuple[Any, Any] = (None, None)  # (function, its thread wrapper) for a ``blocking=True`` hook
+
     def resolve() -> Any:
-        managed = supervisor.plugins.get(plugin)
-        if managed is None or managed.state.value != "ready":
+        nonlocal wrapped
+        if _ready_plugin(supervisor, plugin) is None:
             return None
         try:
             sdk_plugin = getattr(importlib.import_module(module), "plugin", None)
@@ -126,12 +134,10 @@ def _inproc_resolver(supervisor: Supervisor, plugin: str, module: str, stage: st
         function = stages.get(stage) if isinstance(stages, dict) else None
         if function is None or stage not in getattr(sdk_plugin, "blocking_stages", ()):
             return function
-        if threaded.get(function) is None:  # ``blocking=True``: in a thread, as out of process (one wrapper)
-            threaded.clear()
-            threaded[function] = functools.partial(asyncio.to_thread, function)
-        return threaded[function]
+        if wrapped[0] is not function:  # ``blocking=True``: in a thread, as out of process (one wrapper)
+            wrapped = (function, functools.partial(asyncio.to_thread, function))
+        return wrapped[1]
 
-    threaded: dict[Any, Any] = {}
     return resolve
 
 
