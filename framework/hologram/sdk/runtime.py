@@ -37,7 +37,7 @@ from hologram.rpc import (
     open_stdio,
     to_blob,
 )
-from hologram.sdk.plugin import Plugin, StartContext, ToolContext, call_maybe_async
+from hologram.sdk.plugin import Plugin, StartContext, ToolContext, call_maybe_async, signature_of
 
 log = logging.getLogger("hologram.sdk")
 SDK_NAME = f"hologram-sdk/{__version__}"
@@ -206,7 +206,7 @@ class Runtime:
         if spec.wants_context():
             kwargs["ctx"] = ToolContext(str(params.get("call_id", "")), params.get("session_id"), self.plugin)
         try:
-            inspect.signature(spec.handler).bind(**kwargs)
+            signature_of(spec.handler).bind(**kwargs)
         except TypeError as exc:
             return {"content": f"error: bad arguments for {spec.name}: {exc}", "is_error": True}
         try:
@@ -234,7 +234,7 @@ class Runtime:
         if handler is None:
             raise RpcError(METHOD_NOT_FOUND, f"{self.plugin.name} serves no method {method!r} on {facility!r}")
         arguments = dict(params.get("params") or {})
-        if "caller" in inspect.signature(handler).parameters:
+        if "caller" in signature_of(handler).parameters:
             arguments["caller"] = params.get("caller")
         return await call_maybe_async(handler, **arguments)
 
