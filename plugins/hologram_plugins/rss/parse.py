@@ -86,17 +86,22 @@ def _item_id(*candidates: str) -> str:
     return ""
 
 
-def _rss_item(element: ET.Element) -> Item:
-    title, link = _text(element, "title"), _text(element, "link")
-    raw = _text(element, "encoded") or _text(element, "description")
+def _item(guid: str, title: str, link: str, raw: str, published: str) -> Item:
+    """One entry of either format; without a guid or link its id is a hash of its content."""
     fallback = hashlib.sha256(f"{title}\n{link}\n{raw}".encode()).hexdigest()[:16]
     return Item(
-        id=_item_id(_text(element, "guid"), link, fallback),
+        id=_item_id(guid, link, fallback),
         title=title or "(untitled)",
         link=link,
-        published=_date(_text(element, "pubDate", "date")),
+        published=_date(published),
         summary=_summary(raw),
     )
+
+
+def _rss_item(element: ET.Element) -> Item:
+    raw = _text(element, "encoded") or _text(element, "description")
+    link = _text(element, "link")
+    return _item(_text(element, "guid"), _text(element, "title"), link, raw, _text(element, "pubDate", "date"))
 
 
 def _atom_link(element: ET.Element) -> str:
@@ -108,16 +113,9 @@ def _atom_link(element: ET.Element) -> str:
 
 
 def _atom_entry(element: ET.Element) -> Item:
-    title, link = _text(element, "title"), _atom_link(element)
     raw = _text(element, "summary", "content")
-    fallback = hashlib.sha256(f"{title}\n{link}\n{raw}".encode()).hexdigest()[:16]
-    return Item(
-        id=_item_id(_text(element, "id"), link, fallback),
-        title=title or "(untitled)",
-        link=link,
-        published=_date(_text(element, "published", "updated")),
-        summary=_summary(raw),
-    )
+    link = _atom_link(element)
+    return _item(_text(element, "id"), _text(element, "title"), link, raw, _text(element, "published", "updated"))
 
 
 def parse_feed(data: bytes) -> Feed:
