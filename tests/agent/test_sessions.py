@@ -199,6 +199,7 @@ def test_checkpoints_run_in_their_own_thread_never_in_a_commit(tmp_path: Path) -
     sid = store.create_session("cli")
     for i in range(3 * checkpointer.every_commits):
         store.append(sid, "input", {"text": f"message {i} " + "x" * 2000})
+
     # the events reach the database file itself while the store is open: only a checkpoint puts them there
     # (the file grows during the PRAGMA, before the thread counts it: wait for both, CI once saw the gap)
     def checkpointed() -> bool:
