@@ -312,10 +312,7 @@ class SessionStore:
             "WHERE session=? AND seq>? ORDER BY seq",
             (session, after),
         ).fetchall()
-        return [
-            Event(r[0], r[1], r[2], float(r[3] or 0.0), _loads(r[4]), r[5], r[6], r[7], r[8] or _call_id(r[4]))
-            for r in rows
-        ]
+        return [_event(r) for r in rows]
 
     def unanswered(self, session: str) -> list[tuple[int, str, str]]:
         """(response seq, call id, tool name) of every call without a result."""
@@ -387,6 +384,12 @@ def _loads(text: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"value": value}
 
 
-def _call_id(text: str | None) -> str | None:
-    value = _loads(text).get("call_id")
-    return None if value is None else str(value)
+def _event(row: tuple[Any, ...]) -> Event:
+    """An `Event` from a row of `events`; its JSON decoded once. A row with no ``call_id`` in its column
+    (written before the column existed) takes the one in its data."""
+    seq, session, kind, ts, text, turn, channel, call_of, call_id = row
+    data = _loads(text)
+    if not call_id:
+        value = data.get("call_id")
+        call_id = None if value is None else str(value)
+    return Event(seq, session, kind, float(ts or 0.0), data, turn, channel, call_of, call_id)
