@@ -26,7 +26,7 @@ from hologram.llm import LLMConfigError, ProviderChain
 from hologram.memory.session_memory import SessionMemory
 from hologram.rpc import RpcError
 from hologram.sessions import SessionStore, messages_from_events
-from hologram.settings import Settings, load_settings
+from hologram.settings import Settings
 from hologram.stages import StageDispatcher, install_from_lock
 
 if TYPE_CHECKING:
@@ -220,8 +220,8 @@ def build_chain(settings: Settings) -> tuple[ProviderChain | None, str]:
 
 
 def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> AgentService:
-    """Give ``kernel`` an agent. Raises `HologramError` for an unreadable settings.toml (file, line, key)."""
-    settings = settings or load_settings(kernel.data_dir)
+    """Give ``kernel`` an agent, with the settings the kernel loaded (``settings``: others, for tests)."""
+    settings = settings or kernel.settings
     chain, problem = build_chain(settings)
     if chain is None:
         log.warning("%s", problem)
