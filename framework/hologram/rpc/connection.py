@@ -276,9 +276,7 @@ class Connection:
             pending = coro.send(None)
         except StopIteration:
             return
-        task: asyncio.Task[None] = asyncio.ensure_future(_Resumed(coro, pending).run())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._spawn(_Resumed(coro, pending).run())
 
     def _spawn(self, coro: Awaitable[None]) -> None:
         task: asyncio.Task[None] = asyncio.ensure_future(coro)
