@@ -10,11 +10,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import ctypes
 import inspect
 import logging
 import os
-import signal
 import sys
 from typing import Any
 
@@ -38,6 +36,7 @@ from hologram.rpc import (
     to_blob,
 )
 from hologram.sdk.plugin import Plugin, StartContext, ToolContext, call_maybe_async, signature_of
+from hologram.zygote.child import ENV_KERNEL_PID, die_with_parent
 
 log = logging.getLogger("hologram.sdk")
 SDK_NAME = f"hologram-sdk/{__version__}"
@@ -281,13 +280,9 @@ def die_with_kernel() -> None:
     The kernel sets the same death signal when it spawns us; doing it here too closes the window between
     fork and that prctl, in which a kernel killed with -9 would leave us running.
     """
-    kernel_pid = os.environ.get("HOLOGRAM_KERNEL_PID")
-    if not kernel_pid or not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() != int(kernel_pid):
-        os._exit(1)
+    kernel_pid = os.environ.get(ENV_KERNEL_PID)
+    if kernel_pid and sys.platform.startswith("linux"):
+        die_with_parent(int(kernel_pid))
 
 
 async def serve_stdio(plugin: Plugin) -> None:

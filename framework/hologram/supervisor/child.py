@@ -14,10 +14,7 @@ which closes the short window between fork and setpriv's prctl.
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import os
-import shutil
-import signal
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -26,24 +23,7 @@ from typing import Any
 from hologram import protocol
 from hologram.rpc.streams import spawn
 from hologram.supervisor import zygote
-
-_PR_SET_PDEATHSIG = 1
-_prctl: Any
-try:  # resolved before any fork: the child must not load libraries between fork and exec
-    _prctl = ctypes.CDLL(None, use_errno=True).prctl
-except (OSError, AttributeError):  # pragma: no cover - not Linux
-    _prctl = None
-
-
-SETPRIV = shutil.which("setpriv")
-ENV_KERNEL_PID = "HOLOGRAM_KERNEL_PID"
-
-
-def _die_with_parent(parent_pid: int) -> None:
-    if _prctl is not None:
-        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent_pid:  # the kernel died between fork and prctl
-        os._exit(1)
+from hologram.zygote.child import ENV_KERNEL_PID, die_with_parent  # prctl resolved before any fork
 
 
 def plugin_argv(run: Mapping[str, object], manifest_dir: Path | None) -> list[str]:
@@ -80,10 +60,9 @@ async def spawn_plugin(
     # -- end zygote
     parent = os.getpid()
     options: dict[str, Any] = {}
-    if SETPRIV is not None:
-        argv = [SETPRIV, "--pdeathsig", "KILL", "--", *argv]
-    else:  # pragma: no cover - util-linux is part of every mainstream Linux base system
-        options["preexec_fn"] = lambda: _die_with_parent(parent)
+    if zygote.SETPRIV is None:  # pragma: no cover - util-linux is part of every mainstream Linux base system
+        options["preexec_fn"] = lambda: die_with_parent(parent)
+    argv = zygote.under_setpriv(argv)
     return await spawn(
         argv,
         pass_fds=pass_fds,

@@ -49,6 +49,12 @@ RUNTIME_APPLIED = frozenset({"PYTHONPATH", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRI
 SETPRIV = shutil.which("setpriv")
 
 
+def under_setpriv(argv: Sequence[str]) -> list[str]:
+    """``argv`` run by ``setpriv --pdeathsig KILL`` (dies with the kernel; see `supervisor.child`), or as it
+    is where setpriv is missing."""
+    return list(argv) if SETPRIV is None else [SETPRIV, "--pdeathsig", "KILL", "--", *argv]
+
+
 class ZygoteUnavailable(Exception):
     """This request cannot go through the zygote; the caller falls back to a classic spawn."""
 
@@ -136,8 +142,7 @@ class ZygoteServer:
     async def start(cls, env: Mapping[str, str]) -> ZygoteServer:
         kernel_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         argv = [sys.executable, "-m", MAIN_MODULE, str(zygote_end.fileno()), str(os.getpid())]
-        if SETPRIV is not None:
-            argv = [SETPRIV, "--pdeathsig", "KILL", "--", *argv]
+        argv = under_setpriv(argv)
         log_r, log_w = os.pipe()
         try:
             popen = subprocess.Popen(

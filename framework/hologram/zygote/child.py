@@ -34,7 +34,7 @@ from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_NAME = 15
-ENV_KERNEL_PID = "HOLOGRAM_KERNEL_PID"  # same name as supervisor.child.ENV_KERNEL_PID (not imported: no cycle)
+ENV_KERNEL_PID = "HOLOGRAM_KERNEL_PID"  # the kernel's pid, for a plugin to check it is still its parent
 
 _prctl: Any
 try:  # resolved in the zygote, before any fork
@@ -44,7 +44,9 @@ except (OSError, AttributeError):  # pragma: no cover - not Linux
 
 
 def die_with_parent(parent_pid: int) -> None:
-    """PR_SET_PDEATHSIG, then leave if the parent already died (the window between fork and prctl)."""
+    """PR_SET_PDEATHSIG, then leave if the parent already died (the window between fork and prctl).
+    The one implementation: the zygote's children, the kernel's `preexec_fn` fallback and SDK plugins
+    (`hologram.sdk.runtime`) call it; this module imports only the standard library, so all can."""
     if _prctl is not None:
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent_pid:
