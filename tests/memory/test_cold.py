@@ -227,10 +227,13 @@ def test_distillation_eligibility_boundaries(store: ColdStore) -> None:
 
 
 def test_smoothing_kernel_does_not_cross_session_boundaries() -> None:
-    from hologram.memory.coldindex import _smooth
+    """The cold index smooths with `neighbour_smooth(..., segment=session)` (coldindex.py).
+    Mutation check (done): ignoring ``segment`` turns the first asserts red."""
+    from hologram.memory.score import neighbour_smooth
 
-    out = _smooth(np.array([10.0, 0.0, 0.0, 0.0, 0.0], dtype=np.float32), np.array([0, 1, 1, 1, 1]), (0.5, 0.25))
+    scores = np.array([10.0, 0.0, 0.0, 0.0, 0.0], dtype=np.float32)
+    out = neighbour_smooth(scores, (0.5, 0.25), segment=np.array([0, 1, 1, 1, 1]))
     assert out[0] == 10.0  # its neighbours are another session (floor 0) and the end
     assert out[1] == out[2] == out[3] == 0.0  # no share of session 0's hit
-    same = _smooth(np.array([10.0, 0.0, 0.0, 0.0], dtype=np.float32), np.array([1, 1, 1, 1]), (0.5, 0.25))
+    same = neighbour_smooth(scores[:4], (0.5, 0.25), segment=np.array([1, 1, 1, 1]))
     assert same[1] == 2.5 and same[2] == 1.25  # within a session: ½ and ¼ of the hit, averaged over both sides

@@ -21,13 +21,12 @@ Removal leaves a tombstone (the slot's ``alive`` flag) so postings never need re
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from hologram.memory.events import Query
-from hologram.memory.score import NEIGHBOUR_WEIGHTS
+from hologram.memory.score import NEIGHBOUR_WEIGHTS, neighbour_smooth, zscore
 from hologram.memory.tfidf import TermVector, TfidfIndex
 from hologram.memory.vectors import DenseVector
 
@@ -251,13 +250,13 @@ class ColdIndex:
             order = order[self.session_code[order] == code] if code is not None else order[:0]
         if order.size == 0 or k <= 0:
             return []
-        lexical = _z(self.bm25(query.terms)[order])
+        lexical = zscore(self.bm25(query.terms)[order])
         cos, mask = self.cosine(query.dense)
         fused = lexical.copy()
         m = mask[order]
         if m.any():
-            fused[m] = 0.5 * lexical[m] + 0.5 * _z(cos[order][m])
-        smoothed = _smooth(fused, self.session_code[order], NEIGHBOUR_WEIGHTS)
+            fused[m] = 0.5 * lexical[m] + 0.5 * zscore(cos[order][m])
+        smoothed = neighbour_smooth(fused, NEIGHBOUR_WEIGHTS, segment=self.session_code[order])
         k = min(k, order.size)
         top = np.argpartition(-smoothed, k - 1)[:k] if k < order.size else np.arange(order.size)
         slots = order[top]
@@ -265,33 +264,3 @@ class ColdIndex:
             range(top.size), key=lambda j: (-float(smoothed[top[j]]), -int(self.ts[slots[j]]), str(self.ids[slots[j]]))
         )
         return [(str(self.ids[int(slots[j])]), float(smoothed[top[j]])) for j in picked]
-
-
-def _z(x: np.ndarray) -> np.ndarray:
-    if x.size == 0:
-        return x.astype(np.float32)
-    std = float(x.std())
-    if std <= 1e-12:
-        return np.zeros(x.shape, dtype=np.float32)
-    out: np.ndarray = ((x - x.mean()) / std).astype(np.float32)
-    return out
-
-
-def _smooth(scores: np.ndarray, segment: np.ndarray, weights: Sequence[float]) -> np.ndarray:
-    """``score.neighbour_smooth`` that does not cross session boundaries (the minimum stands in there)."""
-    n = scores.size
-    if n == 0:
-        return scores
-    floor = float(scores.min())
-    out = scores.astype(np.float64)
-    for k, w in enumerate(weights, start=1):
-        if k >= n:
-            out += w * floor
-            continue
-        left = np.full(n, floor)
-        right = np.full(n, floor)
-        same = segment[k:] == segment[:-k]
-        left[k:] = np.where(same, scores[:-k], floor)
-        right[:-k] = np.where(same, scores[k:], floor)
-        out += w * (left + right) / 2.0
-    return out.astype(np.float32)

@@ -81,8 +81,12 @@ def dense_scores(events: Sequence[MemoryEvent], query: Query) -> tuple[np.ndarra
     return scores, mask
 
 
-def neighbour_smooth(scores: np.ndarray, weights: Sequence[float] = NEIGHBOUR_WEIGHTS) -> np.ndarray:
-    """s_i + sum_k w_k * (s_{i-k} + s_{i+k}) / 2; beyond the ends the minimum score stands in."""
+def neighbour_smooth(
+    scores: np.ndarray, weights: Sequence[float] = NEIGHBOUR_WEIGHTS, segment: np.ndarray | None = None
+) -> np.ndarray:
+    """s_i + sum_k w_k * (s_{i-k} + s_{i+k}) / 2; beyond the ends the minimum score stands in.
+    ``segment``: a label per score (the cold index's session); a neighbour with another label does not
+    count either, the minimum stands in for it too (sessions are not each other's context)."""
     n = scores.size
     if n == 0 or not weights:
         return scores.astype(np.float32)
@@ -94,6 +98,10 @@ def neighbour_smooth(scores: np.ndarray, weights: Sequence[float] = NEIGHBOUR_WE
         else:
             left = np.concatenate([np.full(k, floor), scores[:-k]])
             right = np.concatenate([scores[k:], np.full(k, floor)])
+            if segment is not None:
+                same = segment[k:] == segment[:-k]
+                left[k:] = np.where(same, left[k:], floor)
+                right[:-k] = np.where(same, right[:-k], floor)
         out += w * (left + right) / 2.0
     return out.astype(np.float32)
 
