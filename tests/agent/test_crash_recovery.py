@@ -27,7 +27,6 @@ import pytest
 
 from hologram.agent.attach import AgentService
 from hologram.sessions import SessionStore, pairing_problems
-from hologram.settings import load_settings
 from mock_llm import MockLLM
 
 from .helpers import make_agent
@@ -101,7 +100,7 @@ def test_killed_mid_batch_loads_as_a_valid_history(tmp_path: Path, delay: float,
     mock = MockLLM("deepseek")
     with mock:
         agent = make_agent(tmp_path, mock, thinking=True)
-        service = AgentService(agent, load_settings(tmp_path, create=False))
+        service = AgentService(agent)
         answer = asyncio.run(service.session_events({"session": "s1"}))  # … loading the session closes them
         results: list[dict[str, Any]] = [e for e in answer["events"] if e["kind"] == "tool_result"]
         assert [r["call_id"] for r in results] == ["c0", "c1", "c2", "c3", "c4"]

@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import logging
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +34,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hologram.agent")
 TURN_FAILED = 2  # JSON-RPC error code of a turn that could not answer (message: why)
-CLIENT_POLL_S = 0.2  # how often a running turn checks that its client is still connected
 
 
 @dataclass
@@ -48,12 +46,8 @@ class ActiveTurn:
 class AgentService:
     """The agent of one kernel: turns per session (one at a time per session), their clients, approvals."""
 
-    def __init__(
-        self, agent: Agent, settings: Settings, event_listeners: list[Callable[[dict[str, Any]], None]] | None = None
-    ) -> None:
+    def __init__(self, agent: Agent) -> None:
         self.agent = agent
-        self.settings = settings
-        self.event_listeners = event_listeners if event_listeners is not None else []
         self._forwarding: set[asyncio.Task[None]] = set()
         self.active: dict[str, ActiveTurn] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -73,14 +67,20 @@ class AgentService:
             task = asyncio.ensure_future(self.agent.run_turn(text, session_id=sid, on_event=channel.event))
             active = ActiveTurn(task, channel)
             self.active[sid] = active
-            forward = self._forward_output(sid, channel)
-            self.event_listeners.append(forward)
-            watcher = asyncio.ensure_future(self._watch_client(sid, active))
             await channel.send("turn/started", {"session": sid})
             try:
                 result = await task
             except asyncio.CancelledError:
-                if not active.cancel_requested:  # the client went away: stop the turn too
+                # Decided: a turn nobody listens to is stopped, like a Ctrl-C, rather than finished (its
+                # answer would go nowhere, and a tool loop could run on for minutes). A client that went away
+                # without turn/cancel (killed, socket closed) gets here: the control server closes the
+                # connection at EOF, and `Connection.close` cancels its running handlers, this one included
+                # (the cancellation also reaches ``task``, which this handler awaits).
+                # Mutation check (done): `Connection.close` leaving the handlers of a connection at EOF running
+                # turns tests/e2e/test_agent_interactive.py::test_a_killed_ask_client_makes_the_kernel_cancel_the_turn
+                # red (it was `_watch_client`, a 0.2 s poll of the connection, before close() did this).
+                if not active.cancel_requested:
+                    log.info("the client of session %s went away; its turn is cancelled", sid)
                     task.cancel()
                     with contextlib.suppress(BaseException):
                         await task
@@ -89,9 +89,7 @@ class AgentService:
             except TurnError as exc:
                 raise RpcError(TURN_FAILED, str(exc), {"session": sid}) from None
             finally:
-                watcher.cancel()
                 self.active.pop(sid, None)
-                self.event_listeners.remove(forward)
         return {
             "session": result.session_id,
             "turn": result.turn_id,
@@ -102,37 +100,15 @@ class AgentService:
             "usage": result.usage,
         }
 
-    def _forward_output(self, sid: str, channel: Channel) -> Callable[[dict[str, Any]], None]:
-        """Live output of this session's running tools (shell, code) goes to the turn's client as it comes."""
-
-        def forward(event: dict[str, Any]) -> None:
-            if event.get("type") == "tool_output" and event.get("session_id") == sid:
-                task = asyncio.ensure_future(channel.event(event))
-                self._forwarding.add(task)
-                task.add_done_callback(self._forwarding.discard)
-
-        return forward
-
-    async def _watch_client(self, sid: str, active: ActiveTurn) -> None:
-        """Cancel the turn when its client goes away (killed, closed its socket) without ``turn/cancel``.
-
-        Decided: a turn nobody is listening to is stopped, like a Ctrl-C, rather than finished — its
-        answer would be delivered nowhere, and a tool loop could run on for minutes. The connection is
-        polled (`CLIENT_POLL_S`) because the control server does not cancel the handlers of a connection
-        that reached EOF (`Connection.close` is a no-op once `serve` has marked it closed).
-
-        Mutation check (done): returning at once from here turns
-        tests/e2e/test_agent_interactive.py::test_a_killed_ask_client_makes_the_kernel_cancel_the_turn red."""
-        connection = active.channel.connection
-        if connection is None:
-            return
-        while not active.task.done():
-            if connection.closed:
-                log.info("the client of session %s went away; its turn is cancelled", sid)
-                active.cancel_requested = True
-                active.task.cancel()
-                return
-            await asyncio.sleep(CLIENT_POLL_S)
+    def forward_output(self, event: dict[str, Any]) -> None:
+        """A supervisor event listener: live output of a running tool (shell, code) goes to the client of the
+        turn that called it, as it comes."""
+        sid = event.get("session_id")
+        active = self.active.get(sid) if event.get("type") == "tool_output" and isinstance(sid, str) else None
+        if active is not None:
+            task = asyncio.ensure_future(active.channel.event(event))
+            self._forwarding.add(task)
+            task.add_done_callback(self._forwarding.discard)
 
     async def cancel(self, params: dict[str, Any]) -> dict[str, Any]:
         active = self.active.get(str(params.get("session")))
@@ -248,7 +224,8 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> AgentSe
         no_llm_message=problem,
         before_turn=sync,
     )
-    service = AgentService(agent, settings, supervisor.event_listeners)
+    service = AgentService(agent)
+    supervisor.event_listeners.append(service.forward_output)
     kernel.control.methods.update(
         {
             "ask": service.ask,
