@@ -12,6 +12,7 @@ never c).
 from __future__ import annotations
 
 import asyncio
+import importlib
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -74,6 +75,7 @@ def test_a_rebuilt_lock_reorders_the_hooks_before_the_next_turn(tmp_path: Path, 
     supervisor = Supervisor(specs, tmp_path, kernel_facilities=[])
     for plugin in supervisor.plugins.values():
         plugin.state = State.READY
+        plugin.sdk_plugin = importlib.import_module(f"order_sync_{plugin.name}").plugin  # as its start does
     kernel = SimpleNamespace(lock=lock(path, "h1", ["a", "b"]), supervisor=supervisor)
     stages = StageDispatcher()
     sync = StageOrderSync(kernel, stages)  # type: ignore[arg-type]

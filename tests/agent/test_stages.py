@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import sys
 import textwrap
 from pathlib import Path
@@ -88,6 +89,7 @@ def test_install_from_lock_follows_lock_order_and_detaches_plugins_that_are_not_
         for name in ("a", "c"):
             sup.plugins[name].state = State.READY
             sup.plugins[name].stages = ["on_input"]
+        sup.plugins["c"].sdk_plugin = importlib.import_module("inproc_stage_mod").plugin  # as its start does
         c = ctx(input="hi")
         asyncio.run(d.run("on_input", c))
         assert c.input == "hi!"  # c ran in process, first
@@ -286,6 +288,7 @@ def test_an_in_process_blocking_hook_runs_in_a_thread_and_a_plain_one_inline(tmp
         lock = Lock(tmp_path / "hologram.lock", {"stages": {"on_input": ["t"], "pre_action": ["t"]}, "plugin": entries})
         sup = Supervisor([PluginSpec(entries[1], None, None)], tmp_path, kernel_facilities=[])
         sup.plugins["t"].state = State.READY
+        sup.plugins["t"].sdk_plugin = importlib.import_module("inproc_threads_mod").plugin  # as its start does
         d = StageDispatcher()
         install_from_lock(d, lock, sup)
         c = ctx(input="hi")

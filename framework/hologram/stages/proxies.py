@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import importlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -117,19 +116,18 @@ class FunctionHook:
     __call__ = hook
 
 
-def _inproc_resolver(supervisor: Supervisor, plugin: str, module: str, stage: str) -> Callable[[], Any]:
-    """The SDK plugin's stage function while the plugin is ready, else None (detached)."""
+def _inproc_resolver(supervisor: Supervisor, plugin: str, stage: str) -> Callable[[], Any]:
+    """The SDK plugin's stage function while the plugin is ready, else None (detached). The `Plugin` object
+    is the one the supervisor imported to start it (`ManagedPlugin.sdk_plugin`)."""
 
     wrapped: tuple[Any, Any] = (None, None)  # (function, its thread wrapper) for a ``blocking=True`` hook
 
     def resolve() -> Any:
         nonlocal wrapped
-        if _ready_plugin(supervisor, plugin) is None:
+        managed = _ready_plugin(supervisor, plugin)
+        if managed is None:
             return None
-        try:
-            sdk_plugin = getattr(importlib.import_module(module), "plugin", None)
-        except ImportError:
-            return None
+        sdk_plugin = managed.sdk_plugin
         stages = getattr(sdk_plugin, "stages", None)
         function = stages.get(stage) if isinstance(stages, dict) else None
         if function is None or stage not in getattr(sdk_plugin, "blocking_stages", ()):
@@ -154,7 +152,7 @@ def install_from_lock(dispatcher: StageDispatcher, lock: Lock, supervisor: Super
             run = entry.get("run") or {}
             source: Callable[[StageContext], HookCall | None]
             if "inproc" in run:
-                resolve = _inproc_resolver(supervisor, name, str(run["inproc"]), stage)
+                resolve = _inproc_resolver(supervisor, name, stage)
                 source = FunctionHook(name, stage, timeout_s=timeout_s, scope=scope, resolve=resolve)
             else:
                 source = RemoteHook(supervisor, name, stage, timeout_s=timeout_s, scope=scope)

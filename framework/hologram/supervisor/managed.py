@@ -140,6 +140,7 @@ class ManagedPlugin:
         self.survives_facility_loss = False
         self.methods: dict[str, list[str]] = {}
         self.runtime: Runtime | None = None
+        self.sdk_plugin: Any = None  # an in-process plugin's `Plugin` object (its stage hooks are called directly)
         self.stop_requested = False
         self.exit_description = ""
         self.kill_reason = ""  # why the kernel killed it, reported instead of the bare signal
@@ -294,6 +295,7 @@ class ManagedPlugin:
         plugin = getattr(module, "plugin", None)
         if not isinstance(plugin, Plugin):
             raise ImportError(f"{module_name} has no module-level `plugin = Plugin(...)`")
+        self.sdk_plugin = plugin
         (kernel_reader, kernel_writer), (plugin_reader, plugin_writer) = memory_pipe_pair()
         return kernel_reader, kernel_writer, PluginRuntime(plugin, plugin_reader, plugin_writer).serve()
 
