@@ -127,9 +127,6 @@ class ToolRegistry:
     def add_kernel_tool(self, tool: KernelTool) -> None:
         self._kernel[tool.name] = tool
 
-    def remove_kernel_tool(self, name: str) -> None:
-        self._kernel.pop(name, None)
-
     def _validator(
         self, plugin: str, name: str, schema: Mapping[str, Any]
     ) -> tuple[Draft202012Validator | None, Check | None]:

@@ -51,7 +51,6 @@ class StageDispatcher:
         self.pm = pluggy.PluginManager(PROJECT)
         self.pm.add_hookspecs(StageSpec)
         self._hooks: dict[str, list[tuple[str, HookSource]]] = {stage: [] for stage in STAGE_NAMES}
-        self.calls = 0  # hooks run (for the benchmark and tests)
         self._callers = {stage: getattr(self.pm.hook, stage) for stage in STAGE_NAMES}  # ~0.5 µs per run
         self._batch_stable = dict.fromkeys(STAGE_NAMES, True)  # every source's answer may be kept per batch
 
@@ -80,9 +79,6 @@ class StageDispatcher:
         for plugin, source in reversed(self._hooks[stage]):  # LIFO: the last registered is called first
             self.pm.register(_impl_object(stage, source), name=f"{plugin}/{stage}")
 
-    def has_hooks(self, stage: str) -> bool:
-        return bool(self._hooks[stage])
-
     async def run(self, stage: str, ctx: StageContext, *, batch: BatchMemo | None = None) -> bool:
         """Run the hooks of ``stage`` on ``ctx``; True when one of them denied or responded.
 
@@ -101,7 +97,6 @@ class StageDispatcher:
         current: dict[str, Any] | None = None  # the view as the context is now; shares the kernel's objects
         private: dict[str, Any] | None = None  # the copy in-process hooks get, handed on while == current
         for call in calls:
-            self.calls += 1
             if call.remote:  # serialised before anything else runs: no copy needed
                 view = current = current or ctx.view(stage, private=False)
             else:

@@ -303,10 +303,6 @@ class Supervisor:
             for tool in plugin.tools.values()
         ]
 
-    def stage_hooks(self, stage: str) -> list[str]:
-        """Ready plugins hooking `stage`, in lock order for that stage is applied by the caller."""
-        return [n for n in self.order if self.plugins[n].state is State.READY and stage in self.plugins[n].stages]
-
     async def invoke_tool(
         self,
         plugin_name: str,
