@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hologram.errors import HologramError, Problem
 from hologram.llm import ProviderSettings
+from hologram.manifest.locate import locate
 
 log = logging.getLogger("hologram.settings")
 SETTINGS_NAME = "settings.toml"
@@ -119,8 +119,7 @@ def load_settings(data_dir: Path, *, create: bool = True) -> Settings:
     try:
         raw = tomli.loads(text)
     except tomli.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None) or _line_from_message(str(exc))
-        raise HologramError(Problem(f"not valid TOML: {exc}", file=str(path), line=line)) from None
+        raise HologramError(Problem(f"not valid TOML: {exc}", file=str(path), line=exc.lineno)) from None
     try:
         return Settings.model_validate({**raw, "path": path})
     except ValidationError as exc:
@@ -133,41 +132,4 @@ def _problem(path: Path, text: str, err: Any) -> Problem:
     message = str(err.get("msg", "invalid value"))  # never the input: it may be a key
     if err.get("type") == "extra_forbidden":
         message = "unknown key"
-    return Problem(message, file=str(path), line=_locate(text, loc), key=key or None)
-
-
-def _line_from_message(message: str) -> int | None:
-    match = re.search(r"line (\d+)", message)
-    return int(match.group(1)) if match else None
-
-
-def _locate(text: str, loc: list[Any]) -> int | None:
-    """The line of ``loc`` (e.g. ['providers', 1, 'base_url']): the key's line, else its table's header."""
-    if not loc:
-        return None
-    lines = text.splitlines()
-    table = str(loc[0])
-    index = loc[1] if len(loc) > 1 and isinstance(loc[1], int) else None
-    key = next((str(p) for p in loc[1:] if not isinstance(p, int)), None)
-    header = re.compile(rf"^\s*\[\[\s*{re.escape(table)}\s*\]\]" if index is not None else rf"^\s*\[\s*{table}\s*\]")
-    seen = -1
-    start = None
-    for number, line in enumerate(lines, 1):
-        if header.match(line):
-            seen += 1
-            if index is None or seen == index:
-                start = number
-                break
-    if start is None:
-        top = re.compile(rf"^\s*{re.escape(table)}\s*=")
-        return next((n for n, line in enumerate(lines, 1) if top.match(line)), None)
-    if key is None:
-        return start
-    assignment = re.compile(rf"^\s*{re.escape(key)}\s*=")
-    for number in range(start + 1, len(lines) + 1):
-        line = lines[number - 1]
-        if re.match(r"^\s*\[", line):
-            break
-        if assignment.match(line):
-            return number
-    return start
+    return Problem(message, file=str(path), line=locate(text, loc), key=key or None)
