@@ -198,6 +198,32 @@ def test_nothing_moves_while_history_fits(mem: SessionMemory) -> None:
     assert len(mem.cold) == 0
 
 
+def test_the_log_is_read_incrementally_yet_the_history_is_the_whole_log(
+    mem: SessionMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SessionMemory keeps the events it has read and asks the store only for newer ones (a whole-log read
+    and decode was O(session), three times per LLM request).
+    Mutation checks (done): reading the whole log every time, with or without keeping what was read, turns
+    the ``after`` assert red; the messages assert guards the other way to get it wrong (events twice or lost)."""
+    sid = long_session(mem.store, turns=5)
+    asked: list[int] = []
+    read = mem.store.events
+
+    def events(session: str, *, after: int = 0) -> list[Event]:
+        asked.append(after)
+        return read(session, after=after)
+
+    monkeypatch.setattr(mem.store, "events", events)
+    asyncio.run(mem.prepare(sid, "hello", window_tokens=1_000_000, fixed_tokens=2_000))
+    last = read(sid)[-1].seq
+    _fill(mem.store, sid, 99)
+    asked.clear()
+    prepared = asyncio.run(mem.prepare(sid, "hello", window_tokens=1_000_000, fixed_tokens=2_000))
+    assert asked and all(after >= last for after in asked), asked  # only what was appended since
+    assert prepared.messages == messages_from_events(read(sid))
+    assert mem.cold_ids(sid) == [] and [e.seq for e in mem.l1_events(sid)] == [e.seq for e in read(sid)]
+
+
 def test_fixed_tokens_shrink_the_budget(mem: SessionMemory) -> None:
     sid = long_session(mem.store, turns=10)
     full = total_tokens(mem, sid)

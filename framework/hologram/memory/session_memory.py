@@ -81,6 +81,10 @@ _RECOVERY_SHRINK = 0.75
 class _Session:
     """Per-session cache: records by log seq, the reverse map, the incremental IDF, recall protection."""
 
+    events: tuple[Event, ...] = ()
+    """The session's log as read so far: events are only appended, so `SessionMemory._events` reads just
+    the new ones (as `HistoryCache` does). A tuple, replaced when it grows: a caller's snapshot stays whole
+    across its awaits."""
     records: dict[int, EventRecord | None] = field(default_factory=dict)
     seq_of: dict[str, int] = field(default_factory=dict)
     idf: TfidfIndex = field(default_factory=TfidfIndex)
@@ -172,6 +176,15 @@ class SessionMemory:
                 state.seq_of[record.id] = seq
                 state.idf.add(record.terms if record.terms is not None else TermVector.from_text(record.text))
 
+    def _events(self, sid: str) -> tuple[Event, ...]:
+        """The session's events, in log order; only those appended since the last call are read from the
+        store (reading and decoding the whole log was O(session) three times per LLM request)."""
+        state = self._state(sid)
+        new = self.store.events(sid, after=state.events[-1].seq if state.events else 0)
+        if new:
+            state.events = (*state.events, *new)
+        return state.events
+
     def _records_now(self, sid: str, events: Sequence[Event]) -> list[EventRecord | None]:
         """Records of `events`, building the missing ones on this thread."""
         state = self._state(sid)
@@ -192,13 +205,13 @@ class SessionMemory:
 
     def l1_events(self, sid: str) -> list[Event]:
         """The session's events not held in cold context, in log (time) order."""
-        events = self.store.events(sid)
+        events = self._events(sid)
         records = self._records_now(sid, events)
         return [e for e, r in zip(events, records, strict=True) if r is None or r.id not in self.cold]
 
     def cold_ids(self, sid: str) -> list[str]:
         """Event ids of this session held in L2 (from the cache; log order)."""
-        events = self.store.events(sid)
+        events = self._events(sid)
         records = self._records_now(sid, events)
         return [r.id for r in records if r is not None and r.id in self.cold]
 
@@ -244,7 +257,7 @@ class SessionMemory:
     async def _prepare(self, sid: str, query: str, budget: int, *, overflow: bool) -> Prepared:
         state = self._state(sid)
         async with state.lock:
-            events = self.store.events(sid)
+            events = self._events(sid)
             records = await self._records(sid, events)
             l1 = [(e, r) for e, r in zip(events, records, strict=True) if r is None or r.id not in self.cold]
             last_input = max((e.seq for e in events if e.kind == "input"), default=-1)
@@ -314,7 +327,7 @@ class SessionMemory:
         if embedder is None:
             return 0
         state = self._state(sid)
-        events = self.store.events(sid)
+        events = self._events(sid)
         records = await self._records(sid, events)
         todo = [
             (e.seq, r)
@@ -341,7 +354,7 @@ class SessionMemory:
         def reinsert(records: Sequence[EventRecord], /) -> None:
             if sid is None:
                 raise ValueError("no session: cannot re-insert into L1")
-            events = {e.seq: e for e in self.store.events(sid)}
+            events = {e.seq: e for e in self._events(sid)}
             state = self._state(sid)
             for record in records:
                 seq = _seq_of(record, sid)
