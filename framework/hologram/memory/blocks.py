@@ -190,16 +190,19 @@ class EventRecord:
     def with_vectors(self, dense: DenseVector | None) -> EventRecord:
         return replace(self, dense=dense, terms=self.terms or TermVector.from_text(self.text))
 
-    def to_memory_event(self) -> MemoryEvent:
-        """The scoring view ``prune`` works on (same id, so pruned ids map straight back to records)."""
+    def to_memory_event(self, *, timestamp: float | None = None, tokens: int | None = None) -> MemoryEvent:
+        """The scoring view ``prune`` works on (same id, so pruned ids map straight back to records).
+        ``timestamp`` / ``tokens``: instead of the record's own (a caller that orders by log position, or
+        that already estimated the tokens: `text` is joined and estimated anew on every access)."""
+        text = self.text
         return MemoryEvent(
             id=self.id,
-            timestamp=self.timestamp,
-            text=self.text,
-            tokens=self.tokens,
+            timestamp=self.timestamp if timestamp is None else timestamp,
+            text=text,
+            tokens=estimate_tokens(text) if tokens is None else tokens,
             group=self.group,
             dense=self.dense,
-            terms=self.terms if self.terms is not None else TermVector.from_text(self.text),
+            terms=self.terms if self.terms is not None else TermVector.from_text(text),
         )
 
 

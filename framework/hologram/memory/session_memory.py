@@ -264,22 +264,24 @@ class SessionMemory:
             if state.protected and last_input != state.protected_since:
                 state.protected.clear()
             scored: list[tuple[Event, EventRecord]] = []
-            fixed: list[EventRecord] = []
+            protected_tokens = 0  # recalled events: kept, never scored
+            cost: dict[int, int] = {}  # seq -> token_cost, estimated once per request
             for e, r in l1:
                 if r is None:
                     continue
+                cost[e.seq] = token_cost(r)
                 if r.id in state.protected:
-                    fixed.append(r)
+                    protected_tokens += cost[e.seq]
                 else:
                     scored.append((e, r))
-            total = sum(token_cost(r) for _, r in scored) + sum(token_cost(r) for r in fixed)
+            total = sum(cost.values())
             if overflow:
                 budget = min(budget, int(total * _RECOVERY_SHRINK))
             moved: list[EventRecord] = []
             over = False
             if total > budget:
-                left = max(0, budget - sum(token_cost(r) for r in fixed))
-                views = [scoring_view(e, r) for e, r in scored]
+                left = max(0, budget - protected_tokens)
+                views = [scoring_view(e, r, cost[e.seq]) for e, r in scored]
                 result = prune(
                     views,
                     await self._query(query),
@@ -295,7 +297,7 @@ class SessionMemory:
                     await asyncio.to_thread(self.cold.put, moved)
             gone = {r.id for r in moved}
             kept = [e for e, r in l1 if r is None or r.id not in gone]
-            kept_tokens = sum(token_cost(r) for e, r in l1 if r is not None and r.id not in gone)
+            kept_tokens = sum(cost[e.seq] for e, r in l1 if r is not None and r.id not in gone)
             text = (overflow_note(moved) if overflow else prune_note(moved)) if moved else ""
             self.schedule_index(sid)
             return Prepared(

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from hologram.llm import Message
@@ -89,6 +89,7 @@ def token_cost(record: EventRecord) -> int:
     return record.tokens + MESSAGE_OVERHEAD
 
 
-def scoring_view(event: Event, record: EventRecord) -> MemoryEvent:
-    """The scoring view, ordered by log position (wall-clock times can repeat or step back)."""
-    return replace(record.to_memory_event(), timestamp=float(event.seq), tokens=token_cost(record))
+def scoring_view(event: Event, record: EventRecord, cost: int) -> MemoryEvent:
+    """The scoring view, ordered by log position (wall-clock times can repeat or step back); ``cost`` is
+    `token_cost(record)`, which the caller has already computed."""
+    return record.to_memory_event(timestamp=float(event.seq), tokens=cost)
