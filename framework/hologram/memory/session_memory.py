@@ -37,7 +37,6 @@ from hologram.llm import Message
 from hologram.memory.blocks import EventRecord
 from hologram.memory.cold import ColdStore
 from hologram.memory.embed import Embedder, embed_async, load_embedder
-from hologram.memory.events import Query
 from hologram.memory.overflow import OverflowGuard, history_budget, overflow_note
 from hologram.memory.prune import DEFAULT_PINNED, prune
 from hologram.memory.recall import (
@@ -46,6 +45,7 @@ from hologram.memory.recall import (
     COLDCONTEXT_QUERY_PARAMETERS,
     Reinsert,
     make_handler,
+    make_query,
 )
 from hologram.memory.score import HybridScorer
 from hologram.memory.session_records import (
@@ -246,14 +246,6 @@ class SessionMemory:
         budget = history_budget(window_tokens, fixed_tokens, fill=fill)
         return await self._prepare(sid, query, budget, overflow=True)
 
-    async def _query(self, text: str) -> Query:
-        terms = TermVector.from_text(text)
-        embedder = self.embedder
-        if embedder is None or not text.strip():
-            return Query(text, terms)
-        vec = (await embed_async(embedder, [text]))[0]
-        return Query(text, terms, DenseVector(embedder.fingerprint, vec))
-
     async def _prepare(self, sid: str, query: str, budget: int, *, overflow: bool) -> Prepared:
         state = self._state(sid)
         async with state.lock:
@@ -284,7 +276,7 @@ class SessionMemory:
                 views = [scoring_view(e, r, cost[e.seq]) for e, r in scored]
                 result = prune(
                     views,
-                    await self._query(query),
+                    await asyncio.to_thread(make_query, query, self.embedder),
                     left,
                     pinned_recent=self.pinned_recent,
                     scorer=HybridScorer(state.idf),
