@@ -79,14 +79,13 @@ _RECOVERY_SHRINK = 0.75
 
 @dataclass
 class _Session:
-    """Per-session cache: records by log seq, the reverse map, the incremental IDF, recall protection."""
+    """Per-session cache: the events read, records by log seq, the incremental IDF, recall protection."""
 
     events: tuple[Event, ...] = ()
     """The session's log as read so far: events are only appended, so `SessionMemory._events` reads just
     the new ones (as `HistoryCache` does). A tuple, replaced when it grows: a caller's snapshot stays whole
     across its awaits."""
     records: dict[int, EventRecord | None] = field(default_factory=dict)
-    seq_of: dict[str, int] = field(default_factory=dict)
     idf: TfidfIndex = field(default_factory=TfidfIndex)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     protected: set[str] = field(default_factory=set)
@@ -173,7 +172,6 @@ class SessionMemory:
         for seq, record in built.items():
             state.records[seq] = record
             if record is not None:
-                state.seq_of[record.id] = seq
                 state.idf.add(record.terms if record.terms is not None else TermVector.from_text(record.text))
 
     def _events(self, sid: str) -> tuple[Event, ...]:
@@ -270,6 +268,7 @@ class SessionMemory:
             if overflow:
                 budget = min(budget, int(total * _RECOVERY_SHRINK))
             moved: list[EventRecord] = []
+            moved_seqs: list[int] = []
             over = False
             if total > budget:
                 left = max(0, budget - protected_tokens)
@@ -281,8 +280,9 @@ class SessionMemory:
                     pinned_recent=self.pinned_recent,
                     scorer=HybridScorer(state.idf),
                 )
-                by_id = {r.id: r for _, r in scored}
-                moved = [by_id[v.id] for v in result.pruned]
+                by_id = {r.id: (e.seq, r) for e, r in scored}
+                moved_seqs = [by_id[v.id][0] for v in result.pruned]
+                moved = [by_id[v.id][1] for v in result.pruned]
                 over = result.over_budget
                 if moved:
                     # durable before the history forgets them (L1 is derived from L2 membership)
@@ -296,7 +296,7 @@ class SessionMemory:
                 messages=messages_from_events(kept),
                 note=Message.system(text) if text else None,
                 pruned=[r.id for r in moved],
-                pruned_seqs=[state.seq_of[r.id] for r in moved],
+                pruned_seqs=moved_seqs,
                 kept_tokens=kept_tokens,
                 budget_tokens=budget,
                 over_budget=over,
