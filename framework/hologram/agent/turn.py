@@ -132,7 +132,6 @@ class _Turn:
         self.channel = channel
         self.on_event = on_event
         self.ctx = StageContext(sid, turn_id, channel, system=agent.settings.system_prompt)
-        self.open_calls: dict[tuple[int, str], str] = {}  # (response seq, call id) → tool name
         self.history: list[Message] = []
         self.usage: list[dict[str, Any]] = []
         self.pending_events: list[Awaitable[Any]] = []
@@ -169,9 +168,7 @@ class _Turn:
         try:
             return await self._run(text)
         finally:
-            if self.open_calls:
-                self.store.close_calls(self.sid, [(s, c, n) for (s, c), n in self.open_calls.items()], CANCELLED)
-                self.open_calls.clear()
+            self.store.repair(self.sid, CANCELLED)  # the calls this turn left open (cancelled, failed)
             await self.flush()
 
     async def _run(self, text: str) -> TurnResult:
@@ -298,15 +295,12 @@ class _Turn:
             "model": result.model,
         }
         seq = self.store.append(self.sid, "response", data, turn=self.turn_id, channel=self.channel)
-        for call in result.tool_calls:
-            self.open_calls[(seq, call.id)] = call.name
         self.history.append(result.to_message())
         return seq
 
     def _record(self, seq: int, call: ToolCall, outcome: Outcome) -> None:
         data = {"name": call.name, "content": outcome.content, "is_error": outcome.is_error, "status": outcome.status}
         self.store.add_result(self.sid, seq, call.id, data, turn=self.turn_id, channel=self.channel)
-        self.open_calls.pop((seq, call.id), None)
         self.history.append(Message.tool(call.id, outcome.content))
         self.emit(
             {

@@ -335,15 +335,19 @@ class SessionStore:
                 added += self.add_result(session, call_of, call_id, data, if_missing=True)
         return added
 
-    def repair(self, session: str) -> int:
-        """Close calls left unanswered by an interrupted turn (kernel killed mid-call). Run at every turn
-        start, so it must not cost O(session): the first call per session in this process checks the
-        database (an SQL aggregate, then the full scan only if it finds open calls); later calls close just
-        the calls this process knows to be open (normally none: a turn closes its own in ``finally``).
-        Another process writing the same session meanwhile is not supported (one kernel per data dir)."""
+    def repair(self, session: str, content: str = NO_RESULT) -> int:
+        """Close calls left unanswered by an interrupted turn (kernel killed mid-call), with ``content`` as
+        their result. Run at every turn start, so it must not cost O(session): the first call per session in
+        this process checks the database (an SQL aggregate, then the full scan only if it finds open calls);
+        later calls close just the calls this process knows to be open (normally none: a turn closes its own
+        in ``finally``, by this method). Another process writing the same session meanwhile is not supported
+        (one kernel per data dir)."""
         if session in self._checked:
-            return self.close_calls(session, [(s, c, n) for (s, c), n in self._open.get(session, {}).items()])
-        added = self.close_calls(session, self.unanswered(session)) if self._may_have_open_calls(session) else 0
+            opened = self._open.get(session, {})
+            return self.close_calls(session, [(s, c, n) for (s, c), n in opened.items()], content)
+        added = (
+            self.close_calls(session, self.unanswered(session), content) if self._may_have_open_calls(session) else 0
+        )
         self._open.pop(session, None)  # all closed now; from here on tracked by append/add_result
         self._checked.add(session)
         return added
