@@ -118,8 +118,9 @@ class NoteStore:
         folder.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()  # tools run in worker threads; one writer at a time
 
-    def _find(self, title: str) -> tuple[Path | None, Path]:
-        """(file holding `title` or None, the file a new note with this title would use)."""
+    def _find(self, title: str) -> tuple[Note | None, Path]:
+        """(the note titled `title`, its file) or (None, the file a new note with this title would use).
+        Each candidate file is read and parsed once, here."""
         stem = slugify(title)
         n = 1
         while True:
@@ -128,12 +129,12 @@ class NoteStore:
                 return None, path
             note = parse(path.read_text(encoding="utf-8"))
             if note is not None and note.title == title:
-                return path, path
+                return note, path
             n += 1
 
     def get(self, title: str) -> Note | None:
-        path, _ = self._find(check_title(title))
-        return parse(path.read_text(encoding="utf-8")) if path else None
+        note, _ = self._find(check_title(title))
+        return note
 
     def create(self, title: str, body: str, tags: list[str] | None = None) -> Note:
         title = check_title(title)
@@ -150,8 +151,7 @@ class NoteStore:
         """Create or overwrite (the facility's write: consumers need not care whether it exists)."""
         title = check_title(title)
         with self._lock:
-            existing, path = self._find(title)
-            old = parse(existing.read_text(encoding="utf-8")) if existing else None
+            old, path = self._find(title)
             now = _now()
             note = Note(title, body, list(tags if tags is not None else (old.tags if old else [])), now, now)
             if old is not None:
@@ -162,9 +162,8 @@ class NoteStore:
     def update(self, title: str, body: str | None, append: str | None, tags: list[str] | None) -> Note:
         title = check_title(title)
         with self._lock:
-            existing, _ = self._find(title)
-            note = parse(existing.read_text(encoding="utf-8")) if existing else None
-            if existing is None or note is None:
+            note, path = self._find(title)
+            if note is None:
                 raise NoteError(f"no note titled {title!r}{self.suggest(title)}")
             if body is not None:
                 note.body = body
@@ -173,7 +172,7 @@ class NoteStore:
             if tags is not None:
                 note.tags = list(tags)
             note.updated = _now()
-            atomic_write(existing, note.render().encode("utf-8"))
+            atomic_write(path, note.render().encode("utf-8"))
             return note
 
     def all(self) -> list[Note]:
