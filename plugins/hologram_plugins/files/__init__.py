@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from hologram.sdk import Plugin, StartContext
-from hologram_plugins.files.search import glob_regex, is_binary_file, looks_binary, walk_files
+from hologram_plugins.files.search import TEXT_SNIFF_BYTES, glob_regex, looks_binary, walk_files
 from hologram_plugins.files.workspace import OutsideWorkspace, Workspace, atomic_write, workspace_root
 
 plugin = Plugin("files")
@@ -99,7 +99,7 @@ def files_read(path: str, start_line: int | None = None, end_line: int | None = 
     if size > int(State.config["max_read_bytes"]):
         return _error(f"{path!r} is {size} bytes, over the {State.config['max_read_bytes']}-byte read limit")
     data = real.read_bytes()
-    if looks_binary(data[:8192]):
+    if looks_binary(data[:TEXT_SNIFF_BYTES]):
         return _error(f"{path!r} is a binary file ({size} bytes); files_read returns text only")
     text = data.decode("utf-8", errors="replace")
     if start_line is not None or end_line is not None:
@@ -158,7 +158,7 @@ def files_edit(path: str, old_text: str, new_text: str) -> dict[str, Any] | str:
     if old_text == "":
         return _error("old_text is empty; give the exact text to replace")
     data = real.read_bytes()
-    if looks_binary(data[:8192]):
+    if looks_binary(data[:TEXT_SNIFF_BYTES]):
         return _error(f"{path!r} is a binary file; files_edit edits text only")
     text = data.decode("utf-8")
     count = text.count(old_text)
@@ -208,11 +208,14 @@ def files_search(
 
 def _grep(file: Path, shown: str, finder: re.Pattern[str], room: int) -> list[str]:
     try:
-        if file.stat().st_size > int(State.config["max_search_file_bytes"]) or is_binary_file(file):
+        if file.stat().st_size > int(State.config["max_search_file_bytes"]):
             return []
-        text = file.read_text(encoding="utf-8", errors="replace")
+        data = file.read_bytes()  # one read: the sniff and the text (splitlines handles \r\n and \r)
     except OSError:
         return []
+    if looks_binary(data[:TEXT_SNIFF_BYTES]):
+        return []
+    text = data.decode("utf-8", errors="replace")
     hits: list[str] = []
     for number, line in enumerate(text.splitlines(), 1):
         if finder.search(line):

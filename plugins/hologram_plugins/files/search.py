@@ -78,8 +78,3 @@ def looks_binary(head: bytes) -> bool:
     except UnicodeDecodeError as exc:
         return exc.start < len(head) - 4  # a multi-byte character cut at the block's end is fine
     return False
-
-
-def is_binary_file(path: Path) -> bool:
-    with path.open("rb") as handle:
-        return looks_binary(handle.read(TEXT_SNIFF_BYTES))
