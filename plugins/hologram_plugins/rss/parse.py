@@ -79,18 +79,10 @@ def _summary(raw: str) -> str:
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
 
 
-def _item_id(*candidates: str) -> str:
-    for candidate in candidates:
-        if candidate:
-            return candidate
-    return ""
-
-
 def _item(guid: str, title: str, link: str, raw: str, published: str) -> Item:
     """One entry of either format; without a guid or link its id is a hash of its content."""
-    fallback = hashlib.sha256(f"{title}\n{link}\n{raw}".encode()).hexdigest()[:16]
     return Item(
-        id=_item_id(guid, link, fallback),
+        id=guid or link or hashlib.sha256(f"{title}\n{link}\n{raw}".encode()).hexdigest()[:16],
         title=title or "(untitled)",
         link=link,
         published=_date(published),
