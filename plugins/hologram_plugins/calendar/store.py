@@ -35,7 +35,7 @@ class Entry:
     def line(self, tz: ZoneInfo) -> str:
         when = f"{show(self.start, tz)} – {show(self.end, tz)}"
         if not isinstance(self.start, datetime):
-            last = self.end - ONE_DAY if isinstance(self.end, date) else self.end
+            last = self.end - ONE_DAY  # DTEND of an all-day event is exclusive
             when = f"{self.start.isoformat()} (all day)" if last == self.start else f"{self.start} – {last} (all day)"
         extra = "".join(
             (

@@ -94,8 +94,8 @@ class Policy:
     approval_timeout_s: float = 300.0
 
     @classmethod
-    def from_config(cls, config: dict[str, Any], default_mode: str = "ask") -> Policy:
-        mode = str(config.get("mode", default_mode))
+    def from_config(cls, config: dict[str, Any]) -> Policy:
+        mode = str(config.get("mode", "ask"))
         if mode not in MODES:
             raise ValueError(f"config.mode must be one of {', '.join(MODES)}; got {mode!r}")
         allow = config.get("allow", [])
