@@ -14,7 +14,7 @@
 See docs/authoring.md; `hologram.sdk.testing` runs a plugin as a real process for its tests.
 """
 
-from hologram.sdk.plugin import FacilityClient, Plugin, StartContext, ToolContext
+from hologram.sdk.plugin import FacilityClient, Plugin, StartContext, ToolContext, tool_error
 from hologram.sdk.runtime import SDK_NAME, Runtime
 
-__all__ = ["SDK_NAME", "FacilityClient", "Plugin", "Runtime", "StartContext", "ToolContext"]
+__all__ = ["SDK_NAME", "FacilityClient", "Plugin", "Runtime", "StartContext", "ToolContext", "tool_error"]

@@ -30,6 +30,13 @@ def signature_of(function: Callable[..., Any]) -> inspect.Signature:
     return inspect.signature(function)
 
 
+def tool_error(message: str) -> dict[str, Any]:
+    """A tool result the model sees as an error (``is_error``), its text prefixed ``error:``. Return it
+    for a failure the model should read and act on (a missing file, a bad path); an exception the tool
+    raises becomes one too, with the exception's type in the text."""
+    return {"content": f"error: {message}", "is_error": True}
+
+
 @dataclass
 class ToolSpec:
     name: str

@@ -35,7 +35,7 @@ from hologram.rpc import (
     open_stdio,
     to_blob,
 )
-from hologram.sdk.plugin import Plugin, StartContext, ToolContext, call_maybe_async, signature_of
+from hologram.sdk.plugin import Plugin, StartContext, ToolContext, call_maybe_async, signature_of, tool_error
 from hologram.zygote.child import ENV_KERNEL_PID, die_with_parent
 
 log = logging.getLogger("hologram.sdk")
@@ -207,12 +207,12 @@ class Runtime:
         try:
             signature_of(spec.handler).bind(**kwargs)
         except TypeError as exc:
-            return {"content": f"error: bad arguments for {spec.name}: {exc}", "is_error": True}
+            return tool_error(f"bad arguments for {spec.name}: {exc}")
         try:
             value = await call_maybe_async(spec.handler, **kwargs)
         except Exception as exc:
             log.exception("%s: tool %s failed", self.plugin.name, spec.name)
-            return {"content": f"error: {type(exc).__name__}: {exc}", "is_error": True}
+            return tool_error(f"{type(exc).__name__}: {exc}")
         return tool_result(value, self)
 
     async def _stage_invoke(self, params: Any) -> dict[str, Any]:

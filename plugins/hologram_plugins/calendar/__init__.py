@@ -11,7 +11,7 @@ from datetime import timezone as _timezone
 from pathlib import Path
 from typing import Any
 
-from hologram.sdk import Plugin, StartContext
+from hologram.sdk import Plugin, StartContext, tool_error
 from hologram_plugins.calendar.store import CalendarFile
 from hologram_plugins.calendar.times import ONE_DAY, TimeError, parse_date, parse_instant, show, utc, zone
 
@@ -29,10 +29,6 @@ def _start(ctx: StartContext) -> None:
     State.file = CalendarFile(Path(ctx.data_dir) / str(ctx.config.get("file", "calendar.ics")))
     State.timezone = str(ctx.config.get("timezone", "UTC"))
     zone(State.timezone, "UTC")  # a bad configured zone fails the start, where it is visible
-
-
-def _error(message: str) -> dict[str, Any]:
-    return {"content": f"error: {message}", "is_error": True}
 
 
 @plugin.tool("calendar_add")
@@ -54,7 +50,7 @@ def calendar_add(
             first = parse_date(start)
             last = parse_date(end) + ONE_DAY if end else first + ONE_DAY  # DTEND of a date is exclusive
             if last <= first:
-                return _error("end is before start")
+                return tool_error("end is before start")
         else:
             first = parse_instant(start, tz)
             if end:
@@ -64,9 +60,9 @@ def calendar_add(
                 minutes = 60.0 if duration_minutes is None else float(duration_minutes)
                 last = (first.astimezone(UTC) + timedelta(minutes=minutes)).astimezone(tz)
             if utc(last, tz) <= utc(first, tz):
-                return _error(f"the event must end after it starts ({show(first, tz)} → {show(last, tz)})")
+                return tool_error(f"the event must end after it starts ({show(first, tz)} → {show(last, tz)})")
     except TimeError as exc:
-        return _error(str(exc))
+        return tool_error(str(exc))
     uid = State.file.add(summary, first, last, location, description)
     if all_day:
         return f"added {summary!r} on {first} (all day) [uid {uid}]"
@@ -95,7 +91,7 @@ def calendar_list(
         else:
             last = (utc(first, tz) + timedelta(days=7)).astimezone(tz)
     except TimeError as exc:
-        return _error(str(exc))
+        return tool_error(str(exc))
     entries = State.file.between(utc(first, tz), utc(last, tz), tz)
     span = f"{show(first, tz)} – {show(last, tz)}"
     if not entries:
@@ -107,5 +103,5 @@ def calendar_list(
 def calendar_delete(uid: str) -> dict[str, Any] | str:
     removed = State.file.delete(uid.strip())
     if removed is None:
-        return _error(f"no event with uid {uid!r}; calendar_list shows the uids")
+        return tool_error(f"no event with uid {uid!r}; calendar_list shows the uids")
     return f"deleted {removed.summary!r} [uid {removed.uid}]"

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any, ClassVar
 
-from hologram.sdk import Plugin, StartContext
+from hologram.sdk import Plugin, StartContext, tool_error
 from hologram_plugins.files.search import TEXT_SNIFF_BYTES, glob_regex, looks_binary, walk_files
 from hologram_plugins.files.workspace import OutsideWorkspace, Workspace, atomic_write, workspace_root
 
@@ -35,10 +35,6 @@ def _start(ctx: StartContext) -> None:
     State.workspace = Workspace(workspace_root(ctx.config, ctx.data_dir))
 
 
-def _error(message: str) -> dict[str, Any]:
-    return {"content": f"error: {message}", "is_error": True}
-
-
 def _guarded(path: str | None) -> Path:
     return State.workspace.resolve(path)
 
@@ -48,12 +44,12 @@ def files_list(path: str = ".", recursive: bool = False, max_entries: int = 500)
     try:
         real = _guarded(path)
     except OutsideWorkspace as exc:
-        return _error(str(exc))
+        return tool_error(str(exc))
     ws = State.workspace
     if not real.exists():
-        return _error(f"{path!r} does not exist")
+        return tool_error(f"{path!r} does not exist")
     if not real.is_dir():
-        return _error(f"{path!r} is a file, not a directory; use files_read to read it")
+        return tool_error(f"{path!r} is a file, not a directory; use files_read to read it")
     lines: list[str] = []
     entries = _walk_all(real) if recursive else list(real.iterdir())
     for entry in sorted(entries, key=lambda p: p.as_posix()):
@@ -92,15 +88,15 @@ def files_read(path: str, start_line: int | None = None, end_line: int | None = 
     try:
         real = _guarded(path)
     except OutsideWorkspace as exc:
-        return _error(str(exc))
+        return tool_error(str(exc))
     if not real.is_file():
-        return _error(f"{path!r} is a directory; use files_list" if real.is_dir() else f"{path!r} does not exist")
+        return tool_error(f"{path!r} is a directory; use files_list" if real.is_dir() else f"{path!r} does not exist")
     size = real.stat().st_size
     if size > int(State.config["max_read_bytes"]):
-        return _error(f"{path!r} is {size} bytes, over the {State.config['max_read_bytes']}-byte read limit")
+        return tool_error(f"{path!r} is {size} bytes, over the {State.config['max_read_bytes']}-byte read limit")
     data = real.read_bytes()
     if looks_binary(data[:TEXT_SNIFF_BYTES]):
-        return _error(f"{path!r} is a binary file ({size} bytes); files_read returns text only")
+        return tool_error(f"{path!r} is a binary file ({size} bytes); files_read returns text only")
     text = data.decode("utf-8", errors="replace")
     if start_line is not None or end_line is not None:
         return _line_range(text, path, start_line, end_line)
@@ -123,9 +119,9 @@ def _line_range(text: str, path: str, start_line: int | None, end_line: int | No
     first = max(1, start_line or 1)
     last = min(len(lines), end_line or len(lines))
     if first > len(lines):
-        return _error(f"{path!r} has {len(lines)} lines; start_line {first} is past the end")
+        return tool_error(f"{path!r} has {len(lines)} lines; start_line {first} is past the end")
     if last < first:
-        return _error(f"end_line {end_line} is before start_line {first}")
+        return tool_error(f"end_line {end_line} is before start_line {first}")
     return f"[lines {first}-{last} of {len(lines)} in {path}]\n" + "".join(lines[first - 1 : last])
 
 
@@ -134,12 +130,12 @@ def files_write(path: str, content: str, create_dirs: bool = True) -> dict[str, 
     try:
         real = _guarded(path)
     except OutsideWorkspace as exc:
-        return _error(str(exc))
+        return tool_error(str(exc))
     if real == State.workspace.root or real.is_dir():
-        return _error(f"{path!r} is a directory")
+        return tool_error(f"{path!r} is a directory")
     if not real.parent.exists():
         if not create_dirs:
-            return _error(f"the directory of {path!r} does not exist (pass create_dirs=true to create it)")
+            return tool_error(f"the directory of {path!r} does not exist (pass create_dirs=true to create it)")
         real.parent.mkdir(parents=True, exist_ok=True)
     existed = real.exists()
     data = content.encode("utf-8")
@@ -152,20 +148,20 @@ def files_edit(path: str, old_text: str, new_text: str) -> dict[str, Any] | str:
     try:
         real = _guarded(path)
     except OutsideWorkspace as exc:
-        return _error(str(exc))
+        return tool_error(str(exc))
     if not real.is_file():
-        return _error(f"{path!r} does not exist or is not a file")
+        return tool_error(f"{path!r} does not exist or is not a file")
     if old_text == "":
-        return _error("old_text is empty; give the exact text to replace")
+        return tool_error("old_text is empty; give the exact text to replace")
     data = real.read_bytes()
     if looks_binary(data[:TEXT_SNIFF_BYTES]):
-        return _error(f"{path!r} is a binary file; files_edit edits text only")
+        return tool_error(f"{path!r} is a binary file; files_edit edits text only")
     text = data.decode("utf-8")
     count = text.count(old_text)
     if count == 0:
-        return _error(f"old_text was not found in {path!r}; read the file and copy the text exactly")
+        return tool_error(f"old_text was not found in {path!r}; read the file and copy the text exactly")
     if count > 1:
-        return _error(f"old_text occurs {count} times in {path!r}; include more surrounding text to make it unique")
+        return tool_error(f"old_text occurs {count} times in {path!r}; include more surrounding text to make it unique")
     atomic_write(real, text.replace(old_text, new_text, 1).encode("utf-8"))
     line = text[: text.index(old_text)].count("\n") + 1
     return f"edited {State.workspace.relative(real)} at line {line}"
@@ -178,16 +174,16 @@ def files_search(
     try:
         start = _guarded(path)
     except OutsideWorkspace as exc:
-        return _error(str(exc))
+        return tool_error(str(exc))
     if not start.is_dir():
-        return _error(f"{path!r} is not a directory")
+        return tool_error(f"{path!r} is not a directory")
     matcher = glob_regex(pattern)
     finder: re.Pattern[str] | None = None
     if query:
         try:
             finder = re.compile(query if regex else re.escape(query), re.IGNORECASE)
         except re.error as exc:
-            return _error(f"bad regular expression {query!r}: {exc}")
+            return tool_error(f"bad regular expression {query!r}: {exc}")
     ws = State.workspace
     results: list[str] = []
     for file in walk_files(ws, start):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hologram.sdk import Plugin, StartContext
+from hologram.sdk import Plugin, StartContext, tool_error
 from hologram_plugins.notes.store import Note, NoteError, NoteStore
 
 plugin = Plugin("notes")
@@ -23,10 +23,6 @@ class State:
 @plugin.on_start
 def _start(ctx: StartContext) -> None:
     State.store = NoteStore(Path(ctx.data_dir) / str(ctx.config.get("folder", "notes")))
-
-
-def _error(message: str) -> dict[str, Any]:
-    return {"content": f"error: {message}", "is_error": True}
 
 
 def _tags(tags: list[str] | None) -> list[str] | None:
@@ -46,7 +42,7 @@ def notes_create(title: str, body: str, tags: list[str] | None = None) -> dict[s
     try:
         note = State.store.create(title, body, _tags(tags))
     except NoteError as exc:
-        return _error(str(exc))
+        return tool_error(str(exc))
     return f"created note {note.title!r}"
 
 
@@ -55,9 +51,9 @@ def notes_read(title: str) -> dict[str, Any] | str:
     try:
         note = State.store.get(title)
     except NoteError as exc:
-        return _error(str(exc))
+        return tool_error(str(exc))
     if note is None:
-        return _error(f"no note titled {title!r}{State.store.suggest(title)}")
+        return tool_error(f"no note titled {title!r}{State.store.suggest(title)}")
     return _show(note)
 
 
@@ -66,11 +62,11 @@ def notes_update(
     title: str, body: str | None = None, append: str | None = None, tags: list[str] | None = None
 ) -> dict[str, Any] | str:
     if body is None and append is None and tags is None:
-        return _error("give body (to replace the text), append (to add to it) or tags")
+        return tool_error("give body (to replace the text), append (to add to it) or tags")
     try:
         note = State.store.update(title, body, append, _tags(tags))
     except NoteError as exc:
-        return _error(str(exc))
+        return tool_error(str(exc))
     return f"updated note {note.title!r} ({len(note.body)} characters)"
 
 

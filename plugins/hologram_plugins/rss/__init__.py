@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from hologram.sdk import Plugin, StartContext
+from hologram.sdk import Plugin, StartContext, tool_error
 from hologram_plugins.files.workspace import atomic_write
 from hologram_plugins.rss.parse import Feed, FeedError, Item, parse_feed
 from hologram_plugins.web.fetch import guarded_get
@@ -59,10 +59,6 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _error(message: str) -> dict[str, Any]:
-    return {"content": f"error: {message}", "is_error": True}
-
-
 async def _download(url: str) -> Feed:
     """The parsed feed at `url`; raises FeedError with a readable message for every failure."""
     try:
@@ -95,7 +91,7 @@ async def rss_subscribe(url: str) -> dict[str, Any] | str:
     try:
         feed = await _download(url)
     except FeedError as exc:
-        return _error(f"cannot subscribe to {url}: {exc}")
+        return tool_error(f"cannot subscribe to {url}: {exc}")
     with State.lock:
         feeds = _load()
         if url in feeds:
@@ -131,7 +127,7 @@ async def rss_fetch(feed: str | None = None, limit: int = 20) -> dict[str, Any] 
     if feed:
         url = _find(feeds, feed)
         if url is None:
-            return _error(f"not subscribed to {feed!r}; rss_list shows the subscriptions")
+            return tool_error(f"not subscribed to {feed!r}; rss_list shows the subscriptions")
         urls = [url]
     else:
         urls = list(feeds)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hologram.sdk import Plugin, ToolContext
+from hologram.sdk import Plugin, ToolContext, tool_error
 from hologram_plugins.files.workspace import workspace_root
 from hologram_plugins.shell.policy import Approvals, Policy, refusal
 from hologram_plugins.shell.runner import run_process
@@ -57,7 +57,7 @@ async def run_approved(
 ) -> dict[str, Any]:
     refused = refusal(settings.policy, approvals, ctx, arguments)
     if refused is not None:
-        return {"content": f"error: {tool} {refused}", "is_error": True}
+        return tool_error(f"{tool} {refused}")
     limit = min(float(arguments.get("timeout_s") or settings.timeout_s), settings.max_timeout_s)
 
     async def stream(name: str, text: str) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from hologram.sdk import Plugin, StartContext
+from hologram.sdk import Plugin, StartContext, tool_error
 from hologram_plugins.web.fetch import guarded_get
 from hologram_plugins.web.guard import Blocked, NetPolicy
 from hologram_plugins.web.html_text import html_to_text
@@ -37,24 +37,20 @@ def _start(ctx: StartContext) -> None:
     State.max_chars = int(ctx.config.get("max_chars", State.max_chars))
 
 
-def _error(message: str) -> dict[str, Any]:
-    return {"content": f"error: {message}", "is_error": True}
-
-
 @plugin.tool("web_fetch")
 async def web_fetch(url: str, max_chars: int | None = None, raw: bool = False) -> dict[str, Any] | str:
     limit = min(int(max_chars or State.max_chars), State.max_chars * 5)
     try:
         page = await guarded_get(url, State.policy, max_bytes=State.max_bytes, timeout_s=State.timeout_s)
     except Blocked as exc:
-        return _error(str(exc))
+        return tool_error(str(exc))
     except asyncio.TimeoutError:
-        return _error(f"{url} did not answer within {State.timeout_s:g} s")
+        return tool_error(f"{url} did not answer within {State.timeout_s:g} s")
     except httpx.HTTPError as exc:
-        return _error(f"fetching {url} failed: {type(exc).__name__}: {exc}")
+        return tool_error(f"fetching {url} failed: {type(exc).__name__}: {exc}")
     kind = page.content_type
     if not (kind.startswith("text/") or kind.endswith(TEXT_TYPES) or kind in TEXT_TYPES or not kind):
-        return _error(f"{page.url} is {kind} ({len(page.body)} bytes), not text; web_fetch returns text only")
+        return tool_error(f"{page.url} is {kind} ({len(page.body)} bytes), not text; web_fetch returns text only")
     text = page.text()
     title = ""
     if kind in ("text/html", "application/xhtml+xml") and not raw:
@@ -72,4 +68,4 @@ async def web_fetch(url: str, max_chars: int | None = None, raw: bool = False) -
         text = text[:limit]
     footer = f"\n\n[{'; '.join(notes)}]" if notes else ""
     result = f"{header}\n{text}{footer}"
-    return _error(result) if page.status >= 400 else result
+    return tool_error(result) if page.status >= 400 else result
