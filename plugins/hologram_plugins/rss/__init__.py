@@ -14,13 +14,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from hologram.sdk import Plugin, StartContext, tool_error
 from hologram_plugins.files.workspace import atomic_write
 from hologram_plugins.rss.parse import Feed, FeedError, Item, parse_feed
 from hologram_plugins.web.fetch import guarded_get
-from hologram_plugins.web.guard import Blocked, NetPolicy
+from hologram_plugins.web.guard import FetchError, NetPolicy
 
 plugin = Plugin("rss")
 ACCEPT = "application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5"
@@ -65,12 +63,8 @@ async def _download(url: str) -> Feed:
         fetched = await guarded_get(
             url, State.policy, max_bytes=State.max_bytes, timeout_s=State.timeout_s, accept=ACCEPT
         )
-    except Blocked as exc:
+    except FetchError as exc:
         raise FeedError(str(exc)) from None
-    except asyncio.TimeoutError:
-        raise FeedError(f"{url} did not answer within {State.timeout_s:g} s") from None
-    except httpx.HTTPError as exc:
-        raise FeedError(f"fetching {url} failed: {type(exc).__name__}: {exc}") from None
     if fetched.status >= 400:
         raise FeedError(f"{url} answered HTTP {fetched.status}")
     if fetched.truncated:

@@ -6,16 +6,13 @@ with the rss plugin, so a feed URL cannot be used to reach what web_fetch may no
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 from typing import Any
 
-import httpx
-
 from hologram.sdk import Plugin, StartContext, tool_error
 from hologram_plugins.web.fetch import guarded_get
-from hologram_plugins.web.guard import Blocked, NetPolicy
+from hologram_plugins.web.guard import FetchError, NetPolicy
 from hologram_plugins.web.html_text import html_to_text
 
 plugin = Plugin("web")
@@ -42,12 +39,8 @@ async def web_fetch(url: str, max_chars: int | None = None, raw: bool = False) -
     limit = min(int(max_chars or State.max_chars), State.max_chars * 5)
     try:
         page = await guarded_get(url, State.policy, max_bytes=State.max_bytes, timeout_s=State.timeout_s)
-    except Blocked as exc:
+    except FetchError as exc:
         return tool_error(str(exc))
-    except asyncio.TimeoutError:
-        return tool_error(f"{url} did not answer within {State.timeout_s:g} s")
-    except httpx.HTTPError as exc:
-        return tool_error(f"fetching {url} failed: {type(exc).__name__}: {exc}")
     kind = page.content_type
     if not (kind.startswith("text/") or kind.endswith(TEXT_TYPES) or kind in TEXT_TYPES or not kind):
         return tool_error(f"{page.url} is {kind} ({len(page.body)} bytes), not text; web_fetch returns text only")

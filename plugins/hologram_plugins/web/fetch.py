@@ -16,7 +16,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 
-from hologram_plugins.web.guard import Blocked, NetPolicy, Target
+from hologram_plugins.web.guard import Blocked, FetchError, NetPolicy, Target
 
 USER_AGENT = "Hologram/0.1 (web plugin)"
 MAX_REDIRECTS = 5
@@ -50,8 +50,14 @@ def _pinned_url(target: Target, address: str) -> str:
 
 
 async def guarded_get(url: str, policy: NetPolicy, *, max_bytes: int, timeout_s: float, accept: str = "*/*") -> Fetched:
-    """GET `url` under `policy`, following up to MAX_REDIRECTS checked redirects; raises Blocked or httpx errors."""
-    return await asyncio.wait_for(_get(url, policy, max_bytes, timeout_s, accept), timeout_s)
+    """GET `url` under `policy`, following up to MAX_REDIRECTS checked redirects. Every failure is a
+    `FetchError` with a message for the model: `Blocked` by the policy, a timeout, an HTTP-level error."""
+    try:
+        return await asyncio.wait_for(_get(url, policy, max_bytes, timeout_s, accept), timeout_s)
+    except asyncio.TimeoutError:
+        raise FetchError(f"{url} did not answer within {timeout_s:g} s") from None
+    except httpx.HTTPError as exc:
+        raise FetchError(f"fetching {url} failed: {type(exc).__name__}: {exc}") from None
 
 
 async def _get(url: str, policy: NetPolicy, max_bytes: int, timeout_s: float, accept: str) -> Fetched:

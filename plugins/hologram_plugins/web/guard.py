@@ -23,7 +23,11 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
-class Blocked(ValueError):
+class FetchError(ValueError):
+    """A fetch that failed or was refused; the message is for the model (it names the URL and why)."""
+
+
+class Blocked(FetchError):
     """A request the policy refuses; the message names the URL and the rule."""
 
 
