@@ -186,10 +186,8 @@ def files_search(
             return tool_error(f"bad regular expression {query!r}: {exc}")
     ws = State.workspace
     results: list[str] = []
-    for file in walk_files(ws, start):
+    for file in walk_files(ws, start, lambda f: matcher.fullmatch(f.relative_to(start).as_posix()) is not None):
         shown = file.relative_to(ws.root).as_posix()
-        if not matcher.fullmatch(file.relative_to(start).as_posix()):
-            continue
         if finder is None:
             results.append(shown)
         else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -58,12 +58,15 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out), re.DOTALL)
 
 
-def walk_files(workspace: Workspace, start: Path) -> Iterator[Path]:
-    """Regular files under `start`, sorted per directory, skipping VCS/cache dirs and escaping symlinks."""
+def walk_files(workspace: Workspace, start: Path, wanted: Callable[[Path], bool] | None = None) -> Iterator[Path]:
+    """Regular files under `start`, sorted per directory, skipping VCS/cache dirs and escaping symlinks.
+    ``wanted``: a cheap filter (a glob) applied before the per-file resolve and stat."""
     for directory, dirs, files in os.walk(start, followlinks=False):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
         for name in sorted(files):
             path = Path(directory) / name
+            if wanted is not None and not wanted(path):
+                continue
             real = path.resolve()
             if workspace.contains(real) and real.is_file():
                 yield path
