@@ -76,6 +76,7 @@ class Printer:
         self.reasoning = reasoning
         self.quiet = quiet
         self.tty = out.isatty()
+        self.err_tty = err.isatty()
         self.mode = ""  # "", "reasoning" or "content": what was printed last
         self.streamed = ""  # content of the current step as streamed
 
@@ -107,7 +108,7 @@ class Printer:
             return
         if event.get("type") == "tool_output":  # a running command's output, as it comes (stderr, dimmed)
             text = str(event.get("text", ""))
-            self.err.write(DIM + text + RESET if self.err.isatty() else text)
+            self.err.write(DIM + text + RESET if self.err_tty else text)
             self.err.flush()
             return
         if event.get("type") == "tool_call":
@@ -116,7 +117,7 @@ class Printer:
             self.streamed = ""  # the final answer is what the last step streams
             args = json.dumps(event.get("arguments"), ensure_ascii=False)
             line = f"[tool {event.get('name')} {args[:200]}]"
-            self.err.write((DIM + line + RESET if self.err.isatty() else line) + "\n")
+            self.err.write((DIM + line + RESET if self.err_tty else line) + "\n")
             self.err.flush()
 
     def finish(self, output: str) -> None:
