@@ -107,6 +107,20 @@ def test_shell_without_approval_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "ws" / "swapped").exists()
 
 
+def test_an_approved_call_with_an_explicit_null_argument_runs(tmp_path: Path) -> None:
+    """Models often send optional arguments as null. The approval is bound to the arguments the hook saw;
+    the tool compares it with the arguments it was called with (`ToolContext.arguments`), not with a copy
+    rebuilt from its keyword arguments, which dropped ``"timeout_s": null`` and refused the approved call.
+    Mutation check (done): passing the arguments without their nulls to run_approved turns it red."""
+
+    async def go() -> None:
+        async with _shell(tmp_path, Approver(True)) as h:
+            result = ok(await _approved(h, "echo with-null", "c1", timeout_s=None))
+            assert "with-null" in result
+
+    run(go())
+
+
 def test_allow_list_mode(tmp_path: Path) -> None:
     approver = Approver(True)
 

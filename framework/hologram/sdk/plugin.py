@@ -56,6 +56,9 @@ class ToolContext:
     call_id: str
     session_id: str | None
     plugin: Plugin
+    arguments: dict[str, Any] = field(default_factory=dict)
+    """The arguments exactly as the kernel sent them (explicit nulls included), e.g. to check them against
+    what a before_toolcall hook approved."""
 
 
 @dataclass

@@ -203,7 +203,9 @@ class Runtime:
             raise RpcError(INVALID_PARAMS, "tool arguments must be an object")
         kwargs = dict(arguments)
         if spec.wants_context():
-            kwargs["ctx"] = ToolContext(str(params.get("call_id", "")), params.get("session_id"), self.plugin)
+            kwargs["ctx"] = ToolContext(
+                str(params.get("call_id", "")), params.get("session_id"), self.plugin, dict(arguments)
+            )
         try:
             signature_of(spec.handler).bind(**kwargs)
         except TypeError as exc:

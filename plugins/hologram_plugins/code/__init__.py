@@ -51,14 +51,11 @@ async def before_toolcall(context: dict[str, Any]) -> dict[str, Any] | None:
 
 @plugin.tool("code_run")
 async def code_run(ctx: ToolContext, code: str, timeout_s: float | None = None) -> dict[str, Any]:
-    arguments: dict[str, Any] = {"code": code}
-    if timeout_s is not None:
-        arguments["timeout_s"] = timeout_s
     return await run_approved(
         plugin,
         "code_run",
         ctx,
-        arguments,
+        ctx.arguments,  # as approved (explicit nulls included); timeout_s is read from here
         [sys.executable, "-I", "-c", code],
         settings=State.run,
         approvals=State.approvals,

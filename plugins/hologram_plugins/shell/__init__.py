@@ -43,14 +43,11 @@ async def before_toolcall(context: dict[str, Any]) -> dict[str, Any] | None:
 
 @plugin.tool("shell_run")
 async def shell_run(ctx: ToolContext, command: str, timeout_s: float | None = None) -> dict[str, Any]:
-    arguments: dict[str, Any] = {"command": command}
-    if timeout_s is not None:
-        arguments["timeout_s"] = timeout_s
     return await run_approved(
         plugin,
         "shell_run",
         ctx,
-        arguments,
+        ctx.arguments,  # as approved (explicit nulls included); timeout_s is read from here
         ["bash", "-c", command],
         settings=State.run,
         approvals=State.approvals,
