@@ -105,10 +105,17 @@ def _check(db: Path, acked_batches: int, size: int) -> None:
     assert hit and hit[0].id in by_batch[f"b{last}"]
 
 
+KILL_POINTS = [(2, 0.0), (4, 0.0005), (6, 0.002), (9, 0.005), (12, 0.02)]
+# (batch size, batches acknowledged before the kill is armed, delay before it): every kill point for the
+# small and the default batch; two for the batch of 1,000, where any delay lands inside a batch anyway.
+KILL_CASES = [(size, *point) for size in (10, 100) for point in KILL_POINTS] + [(1000, 2, 0.0), (1000, 4, 0.005)]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("size", BATCH_SIZES)
-@pytest.mark.parametrize(("stop_after", "delay"), [(2, 0.0), (4, 0.0005), (6, 0.002), (9, 0.005), (12, 0.02)])
-def test_sigkill_mid_stream_loses_nothing_acknowledged(tmp_path: Path, stop_after: int, delay: float, size: int) -> None:
+@pytest.mark.parametrize(("size", "stop_after", "delay"), KILL_CASES)
+def test_sigkill_mid_stream_loses_nothing_acknowledged(
+    tmp_path: Path, stop_after: int, delay: float, size: int
+) -> None:
     db, acked = _run_writer(tmp_path, "kill", stop_after, size, delay)
     assert acked >= stop_after
     assert (tmp_path / "cold.db-wal").exists()  # the commits are (at least partly) still in the WAL
