@@ -31,7 +31,15 @@ DEFAULT_DATA_DIR = Path(".hologram")
 
 
 def prepare_data_dir(data_dir: Path) -> Path:
+    """Create the data directory (0700) and return it **absolute**, resolved once, before anything uses it.
+
+    Every plugin runs with its own working directory (``<data>/plugins/NAME``), so a relative path handed
+    on would be re-resolved from there: with the default ``./.hologram`` that `make up` uses, files wrote
+    into ``.hologram/plugins/files/.hologram/workspace`` while shell ran in a different directory, and a
+    restart with the same directory written absolute saw other notes (issue 10). From here on only the
+    absolute path exists."""
     data_dir.mkdir(parents=True, exist_ok=True)
+    data_dir = data_dir.resolve()
     with contextlib.suppress(OSError):
         data_dir.chmod(0o700)
     (data_dir / "logs").mkdir(exist_ok=True)
@@ -70,7 +78,7 @@ def plugin_specs(lock: Lock, graph: Graph | None) -> list[PluginSpec]:
 class Kernel:
     def __init__(self, lock: Lock, graph: Graph | None, data_dir: Path) -> None:
         self.lock = lock
-        self.data_dir = data_dir
+        self.data_dir = data_dir = data_dir.resolve()  # see prepare_data_dir: plugins must get it absolute
         self.ring = RingWriter()
         kernel_entry = lock.plugin(KERNEL) or {}
         self.settings = load_settings(data_dir)
@@ -121,7 +129,7 @@ class Kernel:
             "version": __version__,
             "pid": os.getpid(),
             "uptime_s": round(time.monotonic() - self.started_at, 3),
-            "data_dir": str(self.data_dir.resolve()),
+            "data_dir": str(self.data_dir),
             "lock": str(self.lock.path.resolve()),
             "heap_frozen": self.heap_frozen,  # objects moved out of full collections (hologram/_heap.py)
         }

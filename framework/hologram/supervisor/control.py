@@ -31,15 +31,22 @@ def socket_path(data_dir: Path) -> Path:
     return data_dir / SOCKET_NAME
 
 
-def check_socket_path(path: Path) -> None:
-    if len(os.fsencode(path)) > UNIX_PATH_MAX:
-        raise HologramError(
-            Problem(
-                f"the control socket path is {len(os.fsencode(path))} bytes; Unix sockets allow {UNIX_PATH_MAX}",
-                file=str(path),
-                hint="use a shorter --data directory",
-            )
+def check_socket_path(path: Path) -> str:
+    """The address to bind or connect to: the path itself, or — when the absolute path is longer than Unix
+    sockets allow — the same path relative to the working directory, if that is short enough (the data
+    directory is absolute from `hologram up` on, and a deep working directory must not break the default)."""
+    if len(os.fsencode(path)) <= UNIX_PATH_MAX:
+        return str(path)
+    relative = os.path.relpath(path)
+    if len(os.fsencode(relative)) <= UNIX_PATH_MAX:
+        return relative
+    raise HologramError(
+        Problem(
+            f"the control socket path is {len(os.fsencode(path))} bytes; Unix sockets allow {UNIX_PATH_MAX}",
+            file=str(path),
+            hint="use a shorter --data directory",
         )
+    )
 
 
 class ControlServer:
@@ -50,9 +57,9 @@ class ControlServer:
         self._connections: set[Connection] = set()
 
     async def start(self) -> None:
-        check_socket_path(self.path)
+        address = check_socket_path(self.path)
         if self.path.exists():
-            if await _answers(self.path):
+            if await _answers(address):
                 raise HologramError(
                     Problem(
                         "a kernel is already running with this data directory",
@@ -63,7 +70,7 @@ class ControlServer:
             self.path.unlink()  # left over from a kernel that was killed
         old_umask = os.umask(0o177)
         try:
-            self._server = await asyncio.start_unix_server(self._serve, path=str(self.path))
+            self._server = await asyncio.start_unix_server(self._serve, path=address)
         finally:
             os.umask(old_umask)
 
@@ -100,9 +107,9 @@ def _wrap(method: Method) -> Callable[[Any], Awaitable[Any]]:
     return handler
 
 
-async def _answers(path: Path) -> bool:
+async def _answers(address: str) -> bool:
     try:
-        _, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), 1)
+        _, writer = await asyncio.wait_for(asyncio.open_unix_connection(address), 1)
     except (OSError, asyncio.TimeoutError):
         return False
     writer.close()
@@ -122,9 +129,9 @@ def _no_kernel(path: Path) -> HologramError:
 async def connect(data_dir: Path, *, name: str = "cli") -> Connection:
     """An async client connection, for commands that stream (a turn's deltas, approvals)."""
     path = socket_path(data_dir)
-    check_socket_path(path)
+    address = check_socket_path(path)
     try:
-        reader, writer = await asyncio.open_unix_connection(str(path))
+        reader, writer = await asyncio.open_unix_connection(address)
     except (FileNotFoundError, ConnectionRefusedError):
         raise _no_kernel(path) from None
     return Connection(reader, writer, name=name)
@@ -133,12 +140,12 @@ async def connect(data_dir: Path, *, name: str = "cli") -> Connection:
 def call(data_dir: Path, method: str, params: dict[str, Any] | None = None, timeout: float = 60.0) -> Any:
     """Blocking client for CLI commands: one request over the control socket."""
     path = socket_path(data_dir)
-    check_socket_path(path)
+    address = check_socket_path(path)
     request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(timeout)
-            sock.connect(str(path))
+            sock.connect(address)
             sock.sendall(json.dumps(request).encode() + b"\n")
             buffer = b""
             while not buffer.endswith(b"\n"):
