@@ -40,10 +40,23 @@ def prepare_data_dir(data_dir: Path) -> Path:
     absolute path exists."""
     data_dir.mkdir(parents=True, exist_ok=True)
     data_dir = data_dir.resolve()
-    with contextlib.suppress(OSError):
-        data_dir.chmod(0o700)
     (data_dir / "logs").mkdir(exist_ok=True)
+    make_private(data_dir)
     return data_dir
+
+
+def make_private(data_dir: Path) -> None:
+    """Directories 0700 and files 0600 in the data directory: sessions, memory, logs and workspaces are the
+    user's alone. New files get it from the kernel's umask (`hologram up` sets 077, plugins inherit it);
+    this tightens what an older version or another umask left behind, the top level and logs/."""
+    entries = [data_dir, *data_dir.iterdir(), *(data_dir / "logs").iterdir()]
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            if entry.is_symlink():
+                continue
+            wanted = 0o700 if entry.is_dir() else 0o600
+            if entry.stat().st_mode & 0o777 != wanted:
+                entry.chmod(wanted)
 
 
 def open_log_file(data_dir: Path) -> Path:
@@ -95,6 +108,7 @@ class Kernel:
         self.started_at = time.monotonic()
         self.heap_frozen = 0  # set once the start-up heap is frozen (cli/up_cmd.py, hologram/_heap.py)
         self.stop_requested = asyncio.Event()
+        self._status_sections: dict[str, Callable[[], Any]] = {}
         self.control = ControlServer(socket_path(data_dir), self._control_methods())
         self._register_kernel_facilities()
 
@@ -134,9 +148,14 @@ class Kernel:
             "heap_frozen": self.heap_frozen,  # objects moved out of full collections (hologram/_heap.py)
         }
 
+    def add_status_section(self, name: str, section: Callable[[], Any]) -> None:
+        """Add ``name: section()`` to every `status` answer (the agent adds its providers' health)."""
+        self._status_sections[name] = section
+
     def _control_methods(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
         async def status(params: dict[str, Any]) -> dict[str, Any]:
-            return {**self.supervisor.snapshot(), "kernel": self.info()}
+            sections = {name: section() for name, section in self._status_sections.items()}
+            return {**self.supervisor.snapshot(), **sections, "kernel": self.info()}
 
         async def restart(params: dict[str, Any]) -> dict[str, Any]:
             await self.supervisor.restart_plugin(str(params.get("name")))

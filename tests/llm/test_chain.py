@@ -186,3 +186,103 @@ def test_missing_key_env_falls_back(second: MockLLM) -> None:
     second.script([{"content": "ok"}])
     nokey = ProviderSettings(name="nokey", base_url=second.base_url, model="m", api_key_env="NOPE_KEY")
     assert complete(chain(nokey, provider(second, "p2"), env={})).provider == "p2"
+
+
+def test_a_dead_provider_cools_down_and_a_half_open_probe_brings_it_back(mock_llm: MockLLM, second: MockLLM) -> None:
+    """After its retries are spent on 5xx the first provider is skipped (no retry ladder on every turn); once
+    the cooldown is over one request probes it with a single attempt; a failed probe doubles the cooldown, a
+    good one makes it healthy again.
+
+    Mutation checks (done): `HealthBook.plan` keeping cooling providers in the plan turns this red (4 more
+    requests to the dead one on the second turn); `failed` not doubling turns the 60 s assertion red."""
+    mock_llm.script([err(500, "down")] * 5, default={"content": "first is back"})
+    second.script([], default={"content": "from the second"})
+    clock = FakeClock()
+    sleeps = Sleeps(clock)
+    c = chain(provider(mock_llm, "first"), provider(second, "second"), sleeps=sleeps, clock=clock)
+
+    async def go() -> list[str]:
+        served = [(await c.complete(REQ)).provider]
+        assert len(mock_llm.requests) == 4 and sleeps.calls == [1.0, 2.0, 3.0]  # the ladder, once
+        assert c.cooling_down()["first"] == pytest.approx(30)
+        status = {p["name"]: p for p in c.status()}
+        assert status["first"]["state"] == "cooling" and "HTTP 500: down" in status["first"]["last_error"]
+        assert status["second"]["state"] == "healthy"
+        served.append((await c.complete(REQ)).provider)
+        assert len(mock_llm.requests) == 4, "cooling down: skipped"
+        clock.now += 31
+        assert {p["name"]: p["state"] for p in c.status()}["first"] == "half-open"
+        sleeps.calls.clear()
+        served.append((await c.complete(REQ)).provider)  # the probe: one attempt, fails (5th scripted 500)
+        assert len(mock_llm.requests) == 5 and sleeps.calls == []
+        assert c.cooling_down()["first"] == pytest.approx(60)
+        clock.now += 61
+        served.append((await c.complete(REQ)).provider)  # the probe succeeds
+        assert {p["name"]: p["state"] for p in c.status()}["first"] == "healthy"
+        served.append((await c.complete(REQ)).provider)
+        await c.aclose()
+        return served
+
+    assert run(go()) == ["second", "second", "second", "first", "first"]
+
+
+def test_cooldowns_double_up_to_the_cap(mock_llm: MockLLM, second: MockLLM) -> None:
+    mock_llm.script([], default=err(503))
+    second.script([], default={"content": "ok"})
+    clock = FakeClock()
+    c = chain(
+        provider(mock_llm, "first", max_retries=0), provider(second, "second"), clock=clock, sleeps=Sleeps(clock),
+        cooldown_s=30, max_cooldown_s=100,
+    )  # fmt: skip
+
+    async def go() -> list[float]:
+        seen = []
+        for _ in range(4):
+            await c.complete(REQ)
+            seen.append(round(c.cooling_down()["first"]))
+            clock.now += 1000
+        await c.aclose()
+        return seen
+
+    assert run(go()) == [30, 60, 100, 100]
+
+
+def test_a_single_provider_is_never_skipped(mock_llm: MockLLM) -> None:
+    """It is the only chance: every request gets its full retry ladder, cooling or not."""
+    mock_llm.script([err(500)] * 4 + [err(500)] * 3, default={"content": "up again"})
+    clock = FakeClock()
+    sleeps = Sleeps(clock)
+    c = chain(provider(mock_llm, "only"), sleeps=sleeps, clock=clock)
+
+    async def go() -> str:
+        with pytest.raises(AllProvidersFailed):
+            await c.complete(REQ)
+        assert len(mock_llm.requests) == 4
+        result = await c.complete(REQ)  # cooling, but not skipped: 3 more 500s, then the answer
+        await c.aclose()
+        return result.content or ""
+
+    assert run(go()) == "up again"
+    assert len(mock_llm.requests) == 8
+
+
+def test_when_every_provider_cools_down_each_gets_one_try(mock_llm: MockLLM, second: MockLLM) -> None:
+    mock_llm.script([], default=err(500))
+    second.script([err(500)] * 4, default={"content": "second recovered"})
+    clock = FakeClock()
+    sleeps = Sleeps(clock)
+    c = chain(provider(mock_llm, "a"), provider(second, "b"), sleeps=sleeps, clock=clock)
+
+    async def go() -> str:
+        with pytest.raises(AllProvidersFailed) as info:
+            await c.complete(REQ)
+        assert "tried a: HTTP 500" in str(info.value) and "a: a:" not in str(info.value)
+        assert (len(mock_llm.requests), len(second.requests)) == (4, 4)
+        sleeps.calls.clear()
+        result = await c.complete(REQ)  # both cooling: one attempt each, no ladder
+        await c.aclose()
+        assert sleeps.calls == []
+        return result.content or ""
+
+    assert run(go()) == "second recovered"
+    assert (len(mock_llm.requests), len(second.requests)) == (5, 5)

@@ -190,7 +190,14 @@ def build_chain(settings: Settings) -> tuple[ProviderChain | None, str]:
     if not settings.providers:
         return None, settings.no_provider_message()
     try:
-        return ProviderChain(settings.providers), ""
+        llm = settings.llm
+        chain = ProviderChain(
+            settings.providers,
+            cooldown_s=llm.cooldown_s,
+            max_cooldown_s=llm.max_cooldown_s,
+            auth_cooldown_s=llm.auth_cooldown_s,
+        )
+        return chain, ""
     except LLMConfigError as exc:
         return None, f"{settings.path}: {exc}"
 
@@ -225,6 +232,8 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> AgentSe
         before_turn=sync,
     )
     service = AgentService(agent)
+    if chain is not None:
+        kernel.add_status_section("providers", chain.status)
     supervisor.event_listeners.append(service.forward_output)
     kernel.control.methods.update(
         {

@@ -12,7 +12,9 @@ from hologram.supervisor.control import call
 
 STATUS_DETAILS = """\
 Every plugin of the running kernel with its state (waiting, starting, ready, crashed, stopping, stopped,
-failed), pid, restarts, uptime and, for a waiting plugin, the facilities it waits on and why.
+failed), pid, restarts, uptime and, for a waiting plugin, the facilities it waits on and why; then each LLM
+provider of the fallback chain: healthy, cooling (skipped after its retries were spent; how long still) or
+half-open (the next request probes it), with its last error.
 
 examples:
   hologram status
@@ -63,7 +65,7 @@ def run_status(args: argparse.Namespace) -> int:
     kernel = status["kernel"]
     uptime = _format_uptime(kernel["uptime_s"])
     print(f"kernel {kernel['version']}  pid {kernel['pid']}  up {uptime}  data {kernel['data_dir']}")
-    rows = [("PLUGIN", "STATE", "PID", "RESTARTS", "UPTIME", "DETAIL")]
+    rows: list[tuple[str, ...]] = [("PLUGIN", "STATE", "PID", "RESTARTS", "UPTIME", "DETAIL")]
     for plugin in status["plugins"]:
         rows.append(
             (
@@ -75,10 +77,26 @@ def run_status(args: argparse.Namespace) -> int:
                 plugin["reason"] or "",
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
-    for row in rows:
-        print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:5])) + "  " + row[5])
+    _table(rows)
+    providers = status.get("providers") or []
+    if providers:
+        print()
+        rows = [("PROVIDER", "STATE", "COOLDOWN", "FAILURES", "LAST ERROR")]  # same type as above
+        for p in providers:
+            left = float(p.get("cooldown_left_s") or 0)
+            rows.append(
+                (p["name"], p["state"], f"{left:.0f}s" if left else "-", str(p["failures"]), p.get("last_error") or "")
+            )
+        _table(rows)
     return 0
+
+
+def _table(rows: list[tuple[str, ...]]) -> None:
+    """Columns padded to their widest cell; the last column is free text."""
+    last = len(rows[0]) - 1
+    widths = [max(len(row[i]) for row in rows) for i in range(last)]
+    for row in rows:
+        print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:last])) + "  " + row[last])
 
 
 def run_plugin(args: argparse.Namespace) -> int:

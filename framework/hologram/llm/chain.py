@@ -4,12 +4,14 @@ Policy, by error class (see `errors.py`):
 
 - transient (timeouts, connection errors, 408/409/429/5xx, a stream cut before output): retry the same
   provider up to ``max_retries`` times, sleeping 1 s, 2 s, 3 s (the last value repeats), or the server's
-  Retry-After when it sent one, capped at ``retry_after_cap``; then fall back to the next provider;
-- 401/402/403: fall back at once and cool the provider down for ``cooldown_s`` (skipped until then);
+  Retry-After when it sent one, capped at ``retry_after_cap``; then fall back to the next provider and cool
+  this one down (``health.py``: 30 s, doubling to a cap; a half-open probe brings it back);
+- 401/402/403: fall back at once and cool the provider down for ``auth_cooldown_s``;
 - 400/422: raise at once with the vendor's message: the request is wrong and would be wrong everywhere;
   a context-length 400 is a `ContextOverflowError` so the memory layer can prune and call again;
 - anything after output reached the caller: `StreamInterruptedError`, no retry, no fallback.
 
+A cooling provider is skipped only while another can be asked; a chain of one provider never skips it.
 ``sleep`` and ``clock`` are injectable so tests assert the waits without waiting.
 """
 
@@ -19,6 +21,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any
 
 import httpx
 import pluggy
@@ -34,6 +37,12 @@ from hologram.llm.errors import (
     RequestRejectedError,
     StreamInterruptedError,
     TransientProviderError,
+)
+from hologram.llm.health import (
+    DEFAULT_AUTH_COOLDOWN_S,
+    DEFAULT_COOLDOWN_S,
+    DEFAULT_MAX_COOLDOWN_S,
+    HealthBook,
 )
 from hologram.llm.settings import ProviderSettings
 from hologram.llm.types import ChatRequest, ChatResult, Delta, Done, StreamEvent
@@ -54,7 +63,9 @@ class ProviderChain:
         clock: Callable[[], float] = time.monotonic,
         backoff: Sequence[float] = DEFAULT_BACKOFF,
         retry_after_cap: float = 30.0,
-        cooldown_s: float = 300.0,
+        cooldown_s: float = DEFAULT_COOLDOWN_S,
+        max_cooldown_s: float = DEFAULT_MAX_COOLDOWN_S,
+        auth_cooldown_s: float = DEFAULT_AUTH_COOLDOWN_S,
         env: Mapping[str, str] | None = None,
     ) -> None:
         if not providers:
@@ -76,8 +87,10 @@ class ProviderChain:
         self._clock = clock
         self._backoff = tuple(backoff)
         self._retry_after_cap = retry_after_cap
-        self._cooldown_s = cooldown_s
-        self._cooling: dict[str, tuple[float, ProviderError]] = {}
+        self.health = HealthBook(
+            names, clock=clock, cooldown_s=cooldown_s, max_cooldown_s=max_cooldown_s, auth_cooldown_s=auth_cooldown_s
+        )
+        self._by_name = {c.settings.name: c for c in self._clients}
 
     @property
     def providers(self) -> list[ProviderSettings]:
@@ -85,21 +98,27 @@ class ProviderChain:
 
     def cooling_down(self) -> dict[str, float]:
         """Seconds left of each provider's cooldown."""
-        now = self._clock()
-        return {name: until - now for name, (until, _) in self._cooling.items() if until > now}
+        return self.health.cooling_down()
+
+    def status(self) -> list[dict[str, Any]]:
+        """Each provider's state, cooldown and last error, for `hologram status` (no secrets in it)."""
+        return self.health.status()
 
     def _delay(self, attempt: int, err: TransientProviderError) -> float:
         if err.retry_after is not None:
             return min(err.retry_after, self._retry_after_cap)
         return self._backoff[min(attempt, len(self._backoff) - 1)]
 
-    async def _try_provider(self, client: ProviderClient, request: ChatRequest, on_delta: OnDelta | None) -> ChatResult:
+    async def _try_provider(
+        self, client: ProviderClient, request: ChatRequest, on_delta: OnDelta | None, *, probe: bool
+    ) -> ChatResult:
         attempt = 0
+        retries = 0 if probe else client.settings.max_retries
         while True:
             try:
                 return await client.complete(request, on_delta)
             except TransientProviderError as err:
-                if attempt >= client.settings.max_retries:
+                if attempt >= retries:
                     raise
                 await self._sleep(self._delay(attempt, err))
                 attempt += 1
@@ -107,22 +126,32 @@ class ProviderChain:
     async def complete(self, request: ChatRequest, on_delta: OnDelta | None = None) -> ChatResult:
         """One chat completion; ``on_delta`` receives content and reasoning pieces as they stream."""
         attempts: list[tuple[str, LLMError]] = []
-        for client in self._clients:
-            name = client.settings.name
-            cooling = self._cooling.get(name)
-            if cooling is not None and cooling[0] > self._clock():
-                left = cooling[0] - self._clock()
-                attempts.append((name, LLMError(f"skipped, cooling down for {left:.0f}s after: {cooling[1]}")))
-                continue
+        planned = self.health.plan()
+        tried = {name for name, _ in planned}
+        for name, left in self.health.cooling_down().items():
+            if name not in tried:
+                attempts.append((name, LLMError(f"skipped, cooling down for {left:.0f} s more")))
+        for name, probe in planned:
+            client = self._by_name[name]
+            if probe:
+                self.health.begin_probe(name)
             try:
-                return await self._try_provider(client, request, on_delta)
+                result = await self._try_provider(client, request, on_delta, probe=probe)
             except (RequestRejectedError, StreamInterruptedError):
+                self.health.released(name)
                 raise
             except ProviderAuthError as err:
-                self._cooling[name] = (self._clock() + self._cooldown_s, err)
+                self.health.failed(name, err, auth=True)
                 attempts.append((name, err))
             except (ProviderError, LLMConfigError) as err:
+                self.health.failed(name, err)
                 attempts.append((name, err))
+            except BaseException:  # cancelled: no verdict on the provider
+                self.health.released(name)
+                raise
+            else:
+                self.health.succeeded(name)
+                return result
         raise AllProvidersFailed(attempts, len(self._clients))
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:

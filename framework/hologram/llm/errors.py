@@ -78,6 +78,13 @@ class AllProvidersFailed(LLMError):
     def __init__(self, attempts: Sequence[tuple[str, LLMError]], total: int) -> None:
         self.attempts = list(attempts)
         last = self.attempts[-1][1] if self.attempts else LLMError("no provider configured")
-        tried = "; ".join(f"{name}: {err}" for name, err in self.attempts)
+        tried = "; ".join(_named(name, err) for name, err in self.attempts)
         noun = "provider" if total == 1 else "providers"
-        super().__init__(f"all {total} {noun} failed, last error: {last} (tried {tried})")
+        last_name = self.attempts[-1][0] if self.attempts else ""
+        super().__init__(f"all {total} {noun} failed, last error: {_named(last_name, last)} (tried {tried})")
+
+
+def _named(name: str, error: LLMError) -> str:
+    """``name: error``, once: a `ProviderError` already names its provider ("tried a: a: HTTP 401" before)."""
+    text = str(error)
+    return text if not name or text.startswith(f"{name}: ") else f"{name}: {text}"

@@ -31,6 +31,20 @@ class ProviderSettings(BaseModel):
     timeout_s: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=3, ge=0, le=10)
 
+    @field_validator("api_key")
+    @classmethod
+    def _key_not_empty(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().strip():
+            raise ValueError("api_key is empty: write the key, use api_key_env, or remove the line for no auth")
+        return value
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name_not_empty(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("api_key_env is empty: name the environment variable that holds the key")
+        return value
+
     @field_validator("base_url")
     @classmethod
     def _strip_slash(cls, value: str) -> str:

@@ -1,0 +1,92 @@
+"""A real `hologram up` for the benchmarks: a scratch directory, a lock, settings, the process, and turns.
+
+Benchmarks measure the product's real path, so they start the kernel the way a user does (a subprocess
+running `hologram up`) and talk to it the way clients do (`hologram ask`, or the control socket).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hologram.supervisor.control import call
+
+HOLOGRAM = [sys.executable, "-m", "hologram"]
+
+
+def provider_toml(name: str, base_url: str, *, kind: str = "deepseek", **extra: Any) -> str:
+    lines = ["[[providers]]", f'name = "{name}"', f'kind = "{kind}"', f'base_url = "{base_url}"']
+    lines.append('model = "deepseek-chat"' if kind == "deepseek" else 'model = "gpt-4o-mini"')
+    lines += [f"{key} = {json.dumps(value)}" for key, value in extra.items()]
+    return "\n".join(lines) + "\n"
+
+
+class BenchKernel:
+    """`hologram up` in `root` with `settings` (TOML text); builtins only when `builtins` is true."""
+
+    def __init__(self, root: Path, settings: str, *, builtins: bool = False) -> None:
+        self.root = root
+        self.data = root / "data"
+        self.lock = root / "hologram.lock"
+        self.process: subprocess.Popen[str] | None = None
+        root.mkdir(parents=True, exist_ok=True)
+        args = ["build", "-o", str(self.lock)] + ([] if builtins else ["--no-discover"])
+        subprocess.run([*HOLOGRAM, *args], check=True, capture_output=True, cwd=root)
+        self.data.mkdir(exist_ok=True)
+        path = self.data / "settings.toml"
+        path.write_text(settings)
+        path.chmod(0o600)
+
+    def start(self, timeout: float = 60) -> float:
+        """Start and wait until every plugin is ready; returns the seconds that took."""
+        started = time.perf_counter()
+        self.process = subprocess.Popen(
+            [*HOLOGRAM, "up", "--lock", str(self.lock), "--data", str(self.data)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=self.root,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"hologram up exited with {self.process.returncode}")
+            try:
+                status = call(self.data, "status", timeout=5)
+            except Exception:
+                time.sleep(0.02)
+                continue
+            if all(p["state"] == "ready" for p in status["plugins"]):
+                return time.perf_counter() - started
+            time.sleep(0.02)
+        raise RuntimeError("the kernel did not get ready")
+
+    def ask(self, text: str) -> tuple[float, dict[str, Any]]:
+        """One `hologram ask --json` (a new process, as a user runs it): (seconds, result)."""
+        started = time.perf_counter()
+        done = subprocess.run(
+            [*HOLOGRAM, "ask", "--json", "--data", str(self.data), text], capture_output=True, text=True, timeout=120
+        )
+        elapsed = time.perf_counter() - started
+        if done.returncode != 0:
+            raise RuntimeError(f"hologram ask failed: {done.stderr}")
+        result: dict[str, Any] = json.loads(done.stdout)
+        return elapsed, result
+
+    def status(self) -> dict[str, Any]:
+        result: dict[str, Any] = call(self.data, "status")
+        return result
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+            self.process = None
