@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import tomli
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from hologram.errors import HologramError, Problem
 from hologram.llm import ProviderSettings
@@ -75,16 +75,41 @@ class AgentSettings(BaseModel):
     channel: str = "cli"
 
 
+class LLMSettings(BaseModel):
+    """The ``[llm]`` table: how the provider chain treats a provider that fails (llm/health.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cooldown_s: float = Field(30.0, gt=0, description="first cooldown after a provider's retries are spent")
+    max_cooldown_s: float = Field(600.0, gt=0, description="cooldowns double up to this")
+    auth_cooldown_s: float = Field(300.0, gt=0, description="cooldown after 401/402/403")
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     agent: AgentSettings = Field(default_factory=lambda: AgentSettings())
+    llm: LLMSettings = Field(default_factory=lambda: LLMSettings())
     providers: list[ProviderSettings] = Field(default_factory=list)
     plugins: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="[plugins.NAME] tables: configuration merged over the plugin manifest's [config]",
     )
     path: Path | None = Field(default=None, exclude=True)
+
+    @field_validator("plugins")
+    @classmethod
+    def _environment_keys(cls, plugins: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """``env`` and ``pass_env`` of a ``[plugins.NAME]`` table set the plugin's environment
+        (supervisor/environment.py); their shape is checked here, where the error can name the line."""
+        for name, table in plugins.items():
+            names = table.get("pass_env", [])
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise ValueError(f'[plugins.{name}] pass_env must be a list of variable names, e.g. ["GITHUB_TOKEN"]')
+            values = table.get("env", {})
+            if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
+                raise ValueError(f'[plugins.{name}] env must be a table of strings, e.g. {{ LOG_LEVEL = "debug" }}')
+        return plugins
 
     def no_provider_message(self) -> str:
         return "no LLM provider is configured; " + NO_PROVIDER_HINT.format(path=self.path or SETTINGS_NAME)
@@ -121,9 +146,33 @@ def load_settings(data_dir: Path, *, create: bool = True) -> Settings:
     except tomli.TOMLDecodeError as exc:
         raise HologramError(Problem(f"not valid TOML: {exc}", file=str(path), line=exc.lineno)) from None
     try:
-        return Settings.model_validate({**raw, "path": path})
+        settings = Settings.model_validate({**raw, "path": path})
     except ValidationError as exc:
         raise HologramError([_problem(path, text, err) for err in exc.errors()]) from None
+    unknown = _unknown_kinds(settings)
+    if unknown:
+        raise HologramError(
+            [
+                Problem(message, file=str(path), line=locate(text, ["providers", i, "kind"]), key=f"providers.{i}.kind")
+                for i, message in unknown
+            ]
+        )
+    return settings
+
+
+def _unknown_kinds(settings: Settings) -> list[tuple[int, str]]:
+    """Providers whose ``kind`` no adapter serves: an error at load, like every other settings error (it
+    used to start the kernel with a warning and no provider)."""
+    if not settings.providers:
+        return []
+    from hologram.llm.adapters import known_kinds, make_adapter_manager
+
+    kinds = known_kinds(make_adapter_manager())
+    return [
+        (i, f"unknown provider kind {p.kind!r}; known kinds: {', '.join(sorted(kinds))}")
+        for i, p in enumerate(settings.providers)
+        if p.kind not in kinds
+    ]
 
 
 def _problem(path: Path, text: str, err: Any) -> Problem:
