@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -70,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
         build(lock_path, lock.sources)
         lock = read_lock(lock_path)
         print(f"{lock_path}: rebuilt")
+    os.umask(0o077)  # data files 0600, directories 0700, for the kernel and every plugin it starts
     data_dir = prepare_data_dir(args.data)
     log_path = open_log_file(data_dir)
     print(f"Hologram kernel starting: lock {lock_path}, data {data_dir}, log {log_path}")

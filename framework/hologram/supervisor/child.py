@@ -23,6 +23,7 @@ from typing import Any
 from hologram import protocol
 from hologram.rpc.streams import spawn
 from hologram.supervisor import zygote
+from hologram.supervisor.environment import scrubbed_environ
 from hologram.zygote.child import ENV_KERNEL_PID, die_with_parent  # prctl resolved before any fork
 
 
@@ -38,7 +39,8 @@ def plugin_argv(run: Mapping[str, object], manifest_dir: Path | None) -> list[st
 
 
 def plugin_env(name: str, extra: Mapping[str, str]) -> dict[str, str]:
-    env = dict(os.environ)
+    """A plugin's environment: the scrubbed kernel environment, then what its manifest and settings give it."""
+    env = scrubbed_environ()
     env.update(extra)
     env[protocol.ENV_PLUGIN] = name
     env[protocol.ENV_PROTOCOL] = str(protocol.PROTOCOL_VERSION)

@@ -34,6 +34,7 @@ from hologram.rpc import (
 )
 from hologram.supervisor.child import plugin_argv, plugin_env, spawn_plugin
 from hologram.supervisor.crash import CrashPolicy
+from hologram.supervisor.environment import split_environment
 from hologram.supervisor.memory_pipe import memory_pipe_pair
 from hologram.supervisor.state import State
 
@@ -122,7 +123,8 @@ class ManagedPlugin:
         config_override: dict[str, Any] | None = None,
     ) -> None:
         self.spec = spec
-        self.config_override = dict(config_override or {})  # the user's [plugins.NAME] from settings.toml
+        # the user's [plugins.NAME] from settings.toml: configuration, except the environment keys
+        self.config_override, self.env_override = split_environment(config_override or {})
         self.name = spec.name
         self.data_dir = data_dir
         self.ring = ring
@@ -264,7 +266,7 @@ class ManagedPlugin:
                 cwd = self.spec.manifest_dir if "command" in run and self.spec.manifest_dir else self.data_dir
                 process, reader, writer = await spawn_plugin(
                     argv,
-                    env=plugin_env(self.name, run.get("env", {})),
+                    env=plugin_env(self.name, {**run.get("env", {}), **self.env_override}),
                     cwd=cwd,
                     pass_fds=[kernel_arena.fd, plugin_arena.fd, eventfd, self.ring.spec()["fd"]],
                 )

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from hologram.rpc.streams import open_pipe_streams
+from hologram.supervisor.environment import scrubbed_environ
 
 log = logging.getLogger("hologram.supervisor.zygote")
 
@@ -151,7 +152,8 @@ class ZygoteServer:
                 stdout=subprocess.DEVNULL,
                 stderr=log_w,
                 pass_fds=(zygote_end.fileno(),),
-                env={k: v for k, v in os.environ.items() if not _startup_relevant(k)}
+                # scrubbed: a forked plugin inherits the zygote's memory, so no secret may live in it
+                env={k: v for k, v in scrubbed_environ().items() if not _startup_relevant(k)}
                 | {k: v for k, v in env.items() if _startup_relevant(k)},
                 start_new_session=True,  # a Ctrl-C in the terminal is for the kernel only
             )
