@@ -47,3 +47,52 @@ def test_toml_syntax_error_has_the_line(tmp_path: Path) -> None:
     settings_path(tmp_path).write_text("[agent]\nmax_steps = = 3\n")
     with pytest.raises(HologramError, match=r"settings.toml:2: error: not valid TOML"):
         load_settings(tmp_path)
+
+
+def test_an_unknown_provider_kind_is_an_error_with_its_line(tmp_path: Path) -> None:
+    """It used to start the kernel with a warning and no provider (issue 10).
+    Mutation check (done): `load_settings` not calling `_unknown_kinds` turns this red."""
+    path = settings_path(tmp_path)
+    path.write_text('[[providers]]\nname = "a"\nkind = "anthropic"\nbase_url = "http://x"\nmodel = "m"\n')
+    with pytest.raises(HologramError) as info:
+        load_settings(tmp_path)
+    text = info.value.render()
+    assert f"{path}:3: error: providers.0.kind: unknown provider kind 'anthropic'" in text
+    assert "deepseek" in text and "openai" in text  # the kinds that exist
+
+
+@pytest.mark.parametrize("line", ['api_key = ""', 'api_key = "   "', 'api_key_env = ""'])
+def test_an_empty_key_is_an_error_with_its_line(tmp_path: Path, line: str) -> None:
+    path = settings_path(tmp_path)
+    path.write_text(f'[[providers]]\nname = "a"\nbase_url = "http://x"\nmodel = "m"\n{line}\n')
+    with pytest.raises(HologramError) as info:
+        load_settings(tmp_path)
+    text = info.value.render()
+    assert f"{path}:5: error: providers.0.{line.split()[0]}: " in text and "empty" in text, text
+
+
+def test_plugin_environment_keys_are_checked(tmp_path: Path) -> None:
+    path = settings_path(tmp_path)
+    path.write_text('[plugins.web]\npass_env = "GITHUB_TOKEN"\n')
+    with pytest.raises(HologramError, match=r"pass_env must be a list of variable names"):
+        load_settings(tmp_path)
+    path.write_text('[plugins.web]\npass_env = ["GITHUB_TOKEN"]\nenv = { LEVEL = "debug" }\nmode = "x"\n')
+    assert load_settings(tmp_path).plugins["web"]["mode"] == "x"
+
+
+def test_hologram_up_refuses_bad_settings_with_one_line_and_no_traceback(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    data = tmp_path / "data"
+    data.mkdir()
+    settings_path(data).write_text('[[providers]]\nname = "a"\nkind = "nope"\nbase_url = "http://x"\nmodel = "m"\n')
+    lock = tmp_path / "hologram.lock"
+    hologram = [sys.executable, "-m", "hologram"]
+    subprocess.run([*hologram, "build", "--no-discover", "-o", str(lock)], check=True, capture_output=True)
+    done = subprocess.run(
+        [*hologram, "up", "--lock", str(lock), "--data", str(data)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1, done
+    assert "Traceback" not in done.stderr
+    assert f"{settings_path(data)}:3: error: providers.0.kind: unknown provider kind 'nope'" in done.stderr
