@@ -15,8 +15,11 @@ from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
+import tomli
+
 from hologram.errors import HologramError, Problem
 from hologram.manifest import LoadedManifest, load_manifest
+from hologram.protocol import facility_name
 
 ENTRY_POINT_GROUP = "hologram.plugins"
 DEFAULT_MANIFEST_FILE = "plugin.toml"
@@ -37,6 +40,30 @@ class Discovery:
 
     manifests: list[LoadedManifest] = field(default_factory=list)
     skipped: list[Problem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    """Fatal: manifests of named sources that failed to load (`discover(collect=True)` keeps going)."""
+    broken: dict[str, str] = field(default_factory=dict)
+    """Facility name → the file of a broken manifest that says it provides it (read from its raw TOML)."""
+    opaque: list[str] = field(default_factory=list)
+    """Broken manifests that are not even TOML: what they provide is unknown."""
+
+    def note_broken(self, path: Path, problems: Iterable[Problem]) -> None:
+        self.problems.extend(problems)
+        provides = _raw_provides(path)
+        if provides is None:
+            self.opaque.append(str(path))
+        for facility in provides or ():
+            self.broken.setdefault(facility, str(path))
+
+
+def _raw_provides(path: Path) -> list[str] | None:
+    """The facility names a manifest that failed validation declares, best effort (None: not TOML)."""
+    try:
+        raw = tomli.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomli.TOMLDecodeError):
+        return None
+    provides = raw.get("facilities", {}).get("provides", []) if isinstance(raw.get("facilities"), dict) else []
+    return [facility_name(str(f)) for f in provides] if isinstance(provides, list) else []
 
 
 def _manifest_files(directory: Path) -> list[Path]:
@@ -93,8 +120,11 @@ def discover(
     builtins: bool = True,
     installed: bool = True,
     strict: bool = False,
+    collect: bool = False,
 ) -> Discovery:
-    """Load every manifest from the enabled sources; invalid manifests in named sources are fatal."""
+    """Load every manifest from the enabled sources; invalid manifests in named sources are fatal: raised
+    at once, or — `collect` — gathered in `Discovery.problems` so the caller can resolve the others too and
+    report everything in one run."""
     found = Discovery()
     problems: list[Problem] = []
     directories: list[tuple[Path, str]] = []
@@ -109,12 +139,13 @@ def discover(
             try:
                 found.manifests.append(load_manifest(path, source=source))
             except HologramError as exc:
-                problems.extend(exc.problems)
+                found.note_broken(path, exc.problems)
     if installed:
         try:
             _from_entry_points(found, strict, entry_points(group=ENTRY_POINT_GROUP))
         except HologramError as exc:
             problems.extend(exc.problems)
-    if problems:
-        raise HologramError(problems)
+    found.problems[:0] = problems
+    if found.problems and not collect:
+        raise HologramError(found.problems)
     return found

@@ -8,7 +8,7 @@ plugins with `graphlib`, breaking ties by name so identical inputs always give t
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from graphlib import TopologicalSorter
 
@@ -76,7 +76,9 @@ def _describe_offer(node: Node, offer: Provided) -> str:
 
 
 class _Resolver:
-    def __init__(self, manifests: Sequence[LoadedManifest]) -> None:
+    def __init__(self, manifests: Sequence[LoadedManifest], broken: Mapping[str, str], opaque: Sequence[str]) -> None:
+        self.broken = broken
+        self.opaque = opaque
         self.problems: list[Problem] = []
         self.nodes: dict[str, Node] = {KERNEL: _kernel_node()}
         for loaded in sorted(manifests, key=lambda m: (m.name, str(m.path))):
@@ -114,10 +116,14 @@ class _Resolver:
                     if candidate is not node and req.accepts(offer) and req.provider in (None, candidate.name):
                         node.edges.append(Edge(node.name, candidate.name, req.name, text, optional=True))
         for facility, consumers in sorted(missing.items()):
+            if facility in self.broken:  # its provider failed to load: that error says it, not a cascade
+                continue
             names = ", ".join(f"{c.name} ({c.file})" for c in consumers)
             hint = "install or add (-m DIR) a plugin that provides it, or remove the requirement"
             if facility.startswith(f"{KERNEL}."):
                 hint = f"the kernel provides {', '.join(f'{KERNEL}.{f}' for f in KERNEL_FACILITIES)}"
+            elif self.opaque:
+                hint += f"; or fix {', '.join(self.opaque)}, which failed to load and may provide it"
             self.problems.append(
                 Problem(
                     f"facility {facility!r} is required by {names}, but no plugin provides it",
@@ -289,9 +295,14 @@ def _stage_order(nodes: dict[str, Node]) -> dict[str, list[tuple[str, StageHook]
     return stages
 
 
-def resolve(manifests: Sequence[LoadedManifest]) -> Graph:
-    """Resolve every requirement to its provider and order the plugins; raise with every problem found."""
-    resolver = _Resolver(manifests)
+def resolve(
+    manifests: Sequence[LoadedManifest], *, broken: Mapping[str, str] | None = None, opaque: Sequence[str] = ()
+) -> Graph:
+    """Resolve every requirement to its provider and order the plugins; raise with every problem found.
+
+    ``broken`` (facility → file) and ``opaque`` (files) describe manifests that failed to load: a facility
+    only a broken manifest provides is not reported missing again (discovery reports that manifest)."""
+    resolver = _Resolver(manifests, broken or {}, opaque)
     resolver.resolve()
     problems = resolver.problems + resolver.cycles()
     if problems:

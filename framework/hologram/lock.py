@@ -126,8 +126,18 @@ class BuildResult:
 
 
 def build_graph(sources: Sources, base: Path, *, strict: bool = False) -> tuple[Graph, Discovery]:
-    found = discover(sources.directories(base), builtins=sources.builtins, installed=sources.installed, strict=strict)
-    return resolve(found.manifests), found
+    """Discover and resolve. Manifests that fail to load and resolution errors among the others are
+    reported together, in one run (a broken manifest used to stop the build before the rest was checked)."""
+    found = discover(
+        sources.directories(base), builtins=sources.builtins, installed=sources.installed, strict=strict, collect=True
+    )
+    try:
+        graph = resolve(found.manifests, broken=found.broken, opaque=found.opaque)
+    except HologramError as exc:
+        raise HologramError([*found.problems, *exc.problems]) from None
+    if found.problems:
+        raise HologramError(found.problems)
+    return graph, found
 
 
 def build(lock_path: Path, sources: Sources, *, strict: bool = False, write: bool = True) -> BuildResult:

@@ -114,3 +114,32 @@ def test_help_teaches(capsys: pytest.CaptureFixture[str]) -> None:
         main(["build", "--help"])
     text = capsys.readouterr().out
     assert "examples:" in text and "hologram build --check" in text
+
+
+def test_build_reports_broken_manifests_and_the_others_resolution_errors_in_one_run(tmp_path: Path) -> None:
+    """A manifest that fails to load no longer stops the build before the rest is checked (issue 10), and
+    a facility only the broken manifest provides is not reported missing as well (no cascade).
+    Mutation check (done): `build_graph` raising discovery problems before resolving turns this red (the
+    missing `other.thing` goes unreported); `resolve` ignoring `broken` adds the cascade error."""
+    plugins = tmp_path / "plugins"
+    write_manifest(plugins, "store", provides=["x.store"], extra="colour = 'red'\n")  # unknown key: fails to load
+    write_manifest(plugins, "reader", requires=["x.store"])  # needs what the broken one would provide
+    write_manifest(plugins, "lonely", requires=["other.thing"])  # a real error elsewhere in the same run
+    result = hologram("build", "--no-discover", "-m", "plugins", cwd=tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "store.toml" in result.stderr and "unknown key" in result.stderr
+    assert "facility 'other.thing' is required by lonely" in result.stderr
+    assert "x.store" not in result.stderr, result.stderr
+    assert "2 errors" in result.stderr
+
+
+def test_a_manifest_that_is_not_toml_is_named_as_a_possible_provider(tmp_path: Path) -> None:
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "garbage.toml").write_text("this is [ not toml\n")
+    write_manifest(plugins, "reader", requires=["x.store"])
+    result = hologram("build", "--no-discover", "-m", "plugins", cwd=tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "garbage.toml:1: error: invalid TOML" in result.stderr
+    assert "facility 'x.store' is required by reader" in result.stderr
+    assert "which failed to load and may provide it" in result.stderr
