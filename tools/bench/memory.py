@@ -1,6 +1,12 @@
 """Evidence-recall benchmark of memory pruning on LoCoMo, plus a synthetic scale test.
 
-    .venv/bin/python tools/bench/memory.py ../shared/data/locomo10 [--budgets 2000,4000,8000] [--no-scale]
+    .venv/bin/python tools/bench/memory.py LOCOMO [--budgets 2000,4000,8000] [--no-scale]
+
+LOCOMO is the LoCoMo benchmark (Maharana et al., ACL 2024, "Evaluating Very Long-Term Conversational Memory
+of LLM Agents"): 10 long conversations with questions and their evidence turns, published by its authors
+for research evaluation at https://github.com/snap-research/locomo (``data/locomo10.json``, or the
+``data/locomo10.zip`` that holds it; the repository ships no licence file, so it is not redistributed here).
+Give that file, the zip, or a directory of one JSON file per conversation.
 
 Each conversation is streamed turn by turn into a store (event with "speaker: text", tokens ~ chars/4, dense
 vector, lexical vector, incremental IDF). Every question of categories 1-4 is then asked after the whole
@@ -40,10 +46,12 @@ import statistics
 import sys
 import tempfile
 import time
+import zipfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -96,10 +104,39 @@ def _norm_evidence(raw: Sequence[str], known: set[str]) -> list[str]:
     return sorted(out)
 
 
-def load_locomo(data_dir: Path) -> list[Conversation]:
+def _documents(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(name, conversation) pairs from any of the shapes LoCoMo comes in:
+
+    * the public release (github.com/snap-research/locomo, ``data/locomo10.json``, or the ``.zip`` with it):
+      a JSON list of ``{"sample_id": "conv-26", "conversation": {...}, "qa": [...]}``;
+    * a directory of one JSON file per conversation, the conversation's keys at the top (``26.json``).
+    """
+    if path.is_dir():
+        files = sorted(path.glob("*.json"))
+        if not files:
+            raise SystemExit(f"{path}: no *.json files; give the LoCoMo directory, locomo10.json or locomo10.zip")
+        return [(f.stem, json.loads(f.read_text(encoding="utf-8"))) for f in files]
+    if path.suffix == ".zip":
+        with zipfile.ZipFile(path) as archive:
+            name = next((n for n in archive.namelist() if n.endswith(".json")), None)
+            if name is None:
+                raise SystemExit(f"{path}: no JSON file inside")
+            data = json.loads(archive.read(name))
+    elif path.is_file():
+        data = json.loads(path.read_text(encoding="utf-8"))
+    else:
+        raise SystemExit(f"{path}: not found; see --help for where LoCoMo comes from")
+    if not isinstance(data, list):
+        raise SystemExit(f"{path}: expected a JSON list of conversations (locomo10.json)")
+    return [
+        (str(item.get("sample_id", i)).removeprefix("conv-"), {**item["conversation"], "qa": item.get("qa", [])})
+        for i, item in enumerate(data)
+    ]
+
+
+def load_locomo(path: Path) -> list[Conversation]:
     convs = []
-    for path in sorted(data_dir.glob("*.json")):
-        doc = json.loads(path.read_text())
+    for name, doc in _documents(path):
         sessions = sorted(int(m.group(1)) for k in doc if (m := re.fullmatch(r"session_(\d+)", k)))
         turns = [(t["dia_id"], f"{t['speaker']}: {t['text']}") for s in sessions for t in doc[f"session_{s}"]]
         known = {tid for tid, _ in turns}
@@ -110,7 +147,7 @@ def load_locomo(data_dir: Path) -> list[Conversation]:
             ev = _norm_evidence(q.get("evidence", []), known)
             if ev:  # a question without resolvable evidence cannot be scored
                 qs.append(Question(q["question"], ev, int(q["category"])))
-        convs.append(Conversation(path.stem, turns, qs))
+        convs.append(Conversation(name, turns, qs))
     return convs
 
 
@@ -480,7 +517,7 @@ def _fts5_compare(path: Path, records: Sequence[EventRecord], queries: Sequence[
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("data_dir", type=Path)
+    ap.add_argument("data_dir", type=Path, metavar="LOCOMO", help="locomo10.json, locomo10.zip or a directory")
     ap.add_argument("--budgets", default="2000,4000,8000")
     ap.add_argument("--pinned", type=int, default=10)
     ap.add_argument("--embedder", choices=("onnx", "numpy"), default="onnx")
