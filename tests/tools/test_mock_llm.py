@@ -372,3 +372,28 @@ def test_out_of_process_control_endpoints(tmp_path: Any) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_a_step_can_answer_by_the_last_role_with_unique_call_ids() -> None:
+    """One default step serves a whole tool-using turn, turn after turn (soak and fault-injection runs)."""
+    step = {
+        "by_last_role": {
+            "user": {"tool_calls": [{"id": "c{n}", "name": "t", "arguments": "{}"}]},
+            "tool": {"content": "done"},
+        }
+    }
+    with MockLLM("openai") as mock:
+        mock.script([], default=step)
+        url = f"{mock.base_url}/chat/completions"
+        first = httpx.post(url, json={"model": "m", "messages": [{"role": "user", "content": "hi"}]}).json()
+        call = first["choices"][0]["message"]["tool_calls"][0]
+        assert call["id"] == "c1"
+        history = [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "r"},
+        ]
+        second = httpx.post(url, json={"model": "m", "messages": history}).json()
+        assert second["choices"][0]["message"]["content"] == "done"
+        third = httpx.post(url, json={"model": "m", "messages": [{"role": "user", "content": "again"}]}).json()
+        assert third["choices"][0]["message"]["tool_calls"][0]["id"] == "c3"

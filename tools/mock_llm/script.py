@@ -8,7 +8,13 @@ A step is a plain dict (so a test in another process can post it as JSON):
 - delay: ``{"delay": seconds}`` - sleeps, then serves the next step to the same request; a response or
   error step may also carry ``"delay"`` to sleep before answering;
 - disconnect: ``{"disconnect": true, "after_chunks": n, ...response}`` - streams ``n`` chunks of the
-  response then drops the connection (non-streaming: drops it before any byte).
+  response then drops the connection (non-streaming: drops it before any byte);
+- by the request: ``{"by_last_role": {"user": step, "tool": step, ...}}`` - the step for the role of the
+  request's last message (``"default"`` for any other), so one default step can answer a whole tool-using
+  turn however many turns, sessions and restarts run at once (the soak and fault-injection runs).
+
+A tool call id may contain ``{n}``: it is replaced by the number of the request (1, 2, …), so ids repeated
+by a default step stay unique.
 
 Chunks mimic OpenAI's ``chat.completion.chunk``: a first delta with the role, ``reasoning_content`` deltas
 (DeepSeek), content deltas, tool-call deltas split by ``index`` with ``id``/``type``/``function.name`` on
@@ -24,6 +30,20 @@ import uuid
 from typing import Any
 
 Step = dict[str, Any]
+
+
+def resolve(step: Step, body: dict[str, Any], serial: int) -> Step:
+    """The step that answers this request: ``by_last_role`` picked by the last message's role, and ``{n}``
+    in tool call ids replaced by `serial` (see the module docstring)."""
+    rules = step.get("by_last_role")
+    if isinstance(rules, dict):
+        messages = body.get("messages") or [{}]
+        last = messages[-1] if isinstance(messages[-1], dict) else {}
+        step = dict(rules.get(str(last.get("role")), rules.get("default")) or {"content": ""})
+    calls = step.get("tool_calls")
+    if calls:
+        step = {**step, "tool_calls": [{**c, "id": str(c["id"]).replace("{n}", str(serial))} for c in calls]}
+    return step
 
 
 def pieces(text: str, size: int) -> list[str]:

@@ -182,6 +182,9 @@ class _Handler(BaseHTTPRequestHandler):
         while set(step) == {"delay"}:
             time.sleep(float(step["delay"]))
             step = state.next_step()
+        with state.lock:
+            serial = len(state.requests)
+        step = sc.resolve(step, body, serial)
         if step.get("delay"):
             time.sleep(float(step["delay"]))
         if "error" in step:
