@@ -49,11 +49,12 @@ import time
 import zipfile
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from memory_stream import CachedEmbedder, StreamTurn, report, run_stream, session_times
 
 from hologram.memory import (
     DenseVector,
@@ -91,6 +92,7 @@ class Conversation:
     name: str
     turns: list[tuple[str, str]]  # (dia_id, "speaker: text")
     questions: list[Question]
+    times: list[float] = field(default_factory=list)  # per turn: its session's date + a minute per turn
 
 
 def _norm_evidence(raw: Sequence[str], known: set[str]) -> list[str]:
@@ -139,6 +141,8 @@ def load_locomo(path: Path) -> list[Conversation]:
     for name, doc in _documents(path):
         sessions = sorted(int(m.group(1)) for k in doc if (m := re.fullmatch(r"session_(\d+)", k)))
         turns = [(t["dia_id"], f"{t['speaker']}: {t['text']}") for s in sessions for t in doc[f"session_{s}"]]
+        starts = session_times(doc)
+        times = [starts.get(s, 0.0) + 60.0 * i for s in sessions for i, _ in enumerate(doc[f"session_{s}"])]
         known = {tid for tid, _ in turns}
         qs = []
         for q in doc["qa"]:
@@ -147,7 +151,7 @@ def load_locomo(path: Path) -> list[Conversation]:
             ev = _norm_evidence(q.get("evidence", []), known)
             if ev:  # a question without resolvable evidence cannot be scored
                 qs.append(Question(q["question"], ev, int(q["category"])))
-        convs.append(Conversation(name, turns, qs))
+        convs.append(Conversation(name, turns, qs, times))
     return convs
 
 
@@ -382,6 +386,29 @@ def run_locomo(data_dir: Path, budgets: list[int], pinned: int, cache_dir: Path,
         )
 
 
+def run_stream_protocol(
+    data_dir: Path, budgets: list[int], pinned: int, cache_dir: Path, prefer: str, only: str
+) -> None:
+    loaded = load_embedder((prefer, "numpy", "onnx"))
+    embedder = CachedEmbedder(loaded, cache_dir) if loaded is not None else None
+    wanted = {n for n in only.split(",") if n}
+    convs = [c for c in load_locomo(data_dir) if not wanted or c.name in wanted]
+    streams = [
+        (
+            c.name,
+            [StreamTurn(tid, text, ts) for (tid, text), ts in zip(c.turns, c.times, strict=True)],
+            [(q.text, set(q.evidence)) for q in c.questions],
+        )
+        for c in convs
+    ]
+    n_q = sum(len(c.questions) for c in convs)
+    print(f"LoCoMo (stream): {len(convs)} conversations, {sum(len(c.turns) for c in convs)} turns, {n_q} questions")
+    started = time.perf_counter()
+    result = run_stream(streams, budgets, embedder, pinned=pinned, dev_split=DEV_SPLIT)
+    report(result, budgets)
+    print(f"(stream pass {time.perf_counter() - started:.0f} s; held-out = outside the dev split {sorted(DEV_SPLIT)})")
+
+
 def run_scale(seed: int = 0, fts5: bool = False) -> None:
     """Synthetic: prune a 1,000-event session; then the 100k-event cold store (:func:`run_cold_scale`)."""
     rng = np.random.default_rng(seed)
@@ -524,9 +551,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--cache-dir", type=Path, default=Path(tempfile.gettempdir()) / "hologram-bench-embed")
     ap.add_argument("--no-scale", action="store_true", help="skip the synthetic scale test")
     ap.add_argument("--fts5", action="store_true", help="also time SQLite FTS5 bm25() on the 100k documents")
+    ap.add_argument(
+        "--protocol",
+        choices=("library", "stream", "both"),
+        default="both",
+        help="library: the whole history pruned against each question at once (the upper bound); stream: "
+        "turn by turn through SessionMemory and L2 on disk, as the kernel does (see memory_stream.py)",
+    )
+    ap.add_argument("--only", default="", help="comma-separated conversation names (e.g. the dev split 26,30,41)")
     args = ap.parse_args(argv)
     os.makedirs(args.cache_dir, exist_ok=True)
-    run_locomo(args.data_dir, [int(b) for b in args.budgets.split(",")], args.pinned, args.cache_dir, args.embedder)
+    budgets = [int(b) for b in args.budgets.split(",")]
+    if args.protocol in ("stream", "both"):
+        run_stream_protocol(args.data_dir, budgets, args.pinned, args.cache_dir, args.embedder, args.only)
+        print()
+    if args.protocol in ("library", "both"):
+        run_locomo(args.data_dir, budgets, args.pinned, args.cache_dir, args.embedder)
     if not args.no_scale:
         print()
         run_scale(fts5=args.fts5)

@@ -300,6 +300,7 @@ class SessionMemory:
                 kept_tokens=kept_tokens,
                 budget_tokens=budget,
                 over_budget=over,
+                seqs=[e.seq for e in kept],
             )
 
     # -- vectors --------------------------------------------------------------------------------------

@@ -35,6 +35,8 @@ class Prepared:
     budget_tokens: int = 0
     over_budget: bool = False
     """The newest event alone exceeds the budget (the overflow guard decides what happens then)."""
+    seqs: list[int] = field(default_factory=list)
+    """Session-log sequence numbers of the events behind `messages`, in order (what the model will see)."""
 
     def request_messages(self, system: str) -> list[Message]:
         """``[system prompt, note?, *history]``: the message list of an LLM request."""

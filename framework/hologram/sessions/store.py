@@ -253,10 +253,12 @@ class SessionStore:
         *,
         turn: str | None = None,
         channel: str | None = None,
+        ts: float | None = None,
     ) -> int:
+        """Append one event; ``ts``: when it happened (default now), for imported history and benchmarks."""
         cursor = self._execute_write(
             "INSERT INTO events (session, kind, ts, data, turn, channel) VALUES (?, ?, ?, ?, ?, ?)",
-            (session, kind, time.time(), _dumps(data), turn, channel),
+            (session, kind, time.time() if ts is None else ts, _dumps(data), turn, channel),
         )
         seq = int(cursor.lastrowid or 0)
         if kind == "response":
