@@ -47,3 +47,23 @@ def test_toml_syntax_error_has_the_line(tmp_path: Path) -> None:
     settings_path(tmp_path).write_text("[agent]\nmax_steps = = 3\n")
     with pytest.raises(HologramError, match=r"settings.toml:2: error: not valid TOML"):
         load_settings(tmp_path)
+
+
+def test_a_file_that_is_not_utf8_is_one_error_with_its_line(tmp_path: Path) -> None:
+    """Mutation check (done): reading with ``path.read_text(encoding="utf-8")`` again turns this red
+    (UnicodeDecodeError)."""
+    settings_path(tmp_path).write_bytes(b'[agent]\nmax_steps = 4\nsystem_prompt = "sk-caf\xe9"\n')
+    with pytest.raises(HologramError) as info:
+        load_settings(tmp_path)
+    text = info.value.render()
+    assert text.startswith(f"{settings_path(tmp_path)}:3: error: not UTF-8 text")
+    assert "hint: save it as UTF-8" in text
+    assert "sk-caf" not in text  # never the content: the file holds keys
+    assert len(info.value.problems) == 1
+
+
+def test_a_toml_error_says_how_to_fix_it(tmp_path: Path) -> None:
+    settings_path(tmp_path).write_text("[agent]\nmax_steps = = 3\n")
+    with pytest.raises(HologramError) as info:
+        load_settings(tmp_path)
+    assert "hint: correct that line (docs/settings.md), or move the file away" in info.value.render()
