@@ -17,6 +17,7 @@ linked to their calls).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 from collections.abc import Callable
@@ -35,7 +36,7 @@ from damaged_files import (
     table_rows,
     truncate_half,
 )
-from hologram.doctor import repair
+from hologram.doctor.repair import repair
 from hologram.doctor.salvage import probe_page_size
 from hologram.memory.cold import ColdStore
 from hologram.sessions import SessionStore, pairing_problems
@@ -182,3 +183,22 @@ def test_the_page_size_is_probed(tmp_path: Path, size: int) -> None:
     smash_header(path)
     assert probe_page_size(path) == size
     assert repair(path).tables["t"].recovered == 2000
+
+
+def test_a_repair_that_fails_at_the_swap_leaves_the_damaged_file_in_place(
+    pristine: dict[str, tuple[Path, Rows]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mutation check (done): dropping the rename back in `_swap` turns this red (no sessions.db left)."""
+    path = tmp_path / "sessions.db"
+    shutil.copyfile(pristine["sessions.db"][0], path)
+    truncate_half(path)
+    damaged = path.read_bytes()
+
+    def refuse(src: object, dst: object) -> None:
+        raise OSError("disk says no")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError, match="disk says no"):
+        repair(path)
+    assert path.read_bytes() == damaged
+    assert not list(tmp_path.glob("sessions.db.damaged-*")) and not list(tmp_path.glob(".doctor-*"))

@@ -33,7 +33,7 @@ from damaged_files import (
     table_rows,
     truncate_half,
 )
-from hologram.doctor import repair
+from hologram.doctor.repair import repair
 
 DAMAGES: dict[str, Callable[[Path, int], object]] = {
     "truncated to half": lambda path, seed: truncate_half(path),

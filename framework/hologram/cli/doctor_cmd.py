@@ -9,8 +9,8 @@ from typing import Any
 
 from hologram.cli._common import command_parser
 from hologram.cli.up_cmd import add_data_option
-from hologram.doctor import FileReport, check_data_dir, repair
-from hologram.doctor.check import kernel_running
+from hologram.doctor.check import FileReport, check_data_dir, kernel_running
+from hologram.doctor.repair import repair
 from hologram.errors import HologramError, Problem
 from hologram.supervisor.control import socket_path
 

@@ -2,10 +2,8 @@
 
 * `check` — each file's state (ok / damaged / warning) and why;
 * `salvage` — what can still be read from a damaged SQLite file (pure Python);
-* `repair` — a new file built from it through the owning store, the damaged one kept beside it.
+* `repair` — a new file built from it and migrated by the owning store, the damaged one kept beside it.
+
+Import from the modules (``from hologram.doctor.repair import repair``): the package re-exports nothing, so
+``hologram.doctor.repair`` is always the module.
 """
-
-from hologram.doctor.check import FileReport, check_data_dir
-from hologram.doctor.repair import RepairResult, repair
-
-__all__ = ["FileReport", "RepairResult", "check_data_dir", "repair"]

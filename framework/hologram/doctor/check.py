@@ -123,7 +123,7 @@ def _check_sqlite(report: FileReport, data_dir: Path) -> None:
         report.damaged(problem)
         return
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)  # as_uri: escapes ? and #
     except sqlite3.Error as exc:
         report.damaged(f"cannot be opened: {exc}")
         return

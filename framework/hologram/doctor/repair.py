@@ -195,17 +195,24 @@ def _swap(path: Path, fresh: Path) -> Path:
     """Damaged file (and its -wal/-shm) → the kept name; the recovered file → ``path`` (mode 0600)."""
     kept = kept_name(path)
     os.chmod(fresh, 0o600)
-    os.rename(path, kept)
     # before the new file arrives (SQLite would replay the old log into it): a log with commits in it goes
     # with the damaged file; an empty one and the shared-memory index hold no data
     pending = wal_pending(path)
+    os.rename(path, kept)
     for suffix in COMPANIONS:
         with contextlib.suppress(FileNotFoundError):
             if pending:
                 os.rename(f"{path}{suffix}", f"{kept}{suffix}")
             else:
                 os.unlink(f"{path}{suffix}")
-    os.replace(fresh, path)
+    try:
+        os.replace(fresh, path)
+    except OSError:  # the damaged file goes back where it was: never a data directory without the file
+        os.rename(kept, path)
+        for suffix in COMPANIONS if pending else ():
+            with contextlib.suppress(FileNotFoundError):
+                os.rename(f"{kept}{suffix}", f"{path}{suffix}")
+        raise
     return kept
 
 
