@@ -8,7 +8,9 @@ Each damage is made on disk (tools/damaged_files.py `break_text`: one byte of th
 Mutation checks (done): making `SessionStore.events` skip every damaged row instead of `_stand_in` turns
 ``test_each_damaged_kind_leaves_a_valid_history`` red (the damaged result's call has none, and `repair`
 cannot add one: the damaged row still holds the call's slot); dropping the ``_reported`` check turns
-``test_each_damaged_row_is_reported_once`` red.
+``test_each_damaged_row_is_reported_once`` red; `_stand_in` not inferring the call of a result whose
+``call_id`` is damaged turns ``test_a_result_whose_call_id_is_damaged_is_matched_to_the_call_left_without_one``
+red.
 """
 
 from __future__ import annotations
