@@ -140,11 +140,13 @@ def load_settings(data_dir: Path, *, create: bool = True) -> Settings:
         ensure_private(path)
     elif not path.exists():
         return Settings(path=path)
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     try:
         raw = tomli.loads(text)
     except tomli.TOMLDecodeError as exc:
-        raise HologramError(Problem(f"not valid TOML: {exc}", file=str(path), line=exc.lineno)) from None
+        raise HologramError(
+            Problem(f"not valid TOML: {exc}", file=str(path), line=exc.lineno, hint=SETTINGS_FIX)
+        ) from None
     try:
         settings = Settings.model_validate({**raw, "path": path})
     except ValidationError as exc:
@@ -173,6 +175,30 @@ def _unknown_kinds(settings: Settings) -> list[tuple[int, str]]:
         for i, p in enumerate(settings.providers)
         if p.kind not in kinds
     ]
+
+
+SETTINGS_FIX = "correct that line (docs/settings.md), or move the file away: `hologram up` then writes the template"
+
+
+def read_text(path: Path) -> str:
+    """The file as text; a file that is not UTF-8 or cannot be read is a `HologramError` naming the line
+    (never a traceback, never the bytes: the file holds keys)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise HologramError(Problem(f"cannot be read: {exc.strerror or exc}", file=str(path))) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise HologramError(
+            Problem(
+                "not UTF-8 text (damaged, or saved in another encoding)",
+                file=str(path),
+                line=line,
+                hint="save it as UTF-8, or move it away: `hologram up` then writes the template",
+            )
+        ) from None
 
 
 def _problem(path: Path, text: str, err: Any) -> Problem:

@@ -96,3 +96,23 @@ def test_hologram_up_refuses_bad_settings_with_one_line_and_no_traceback(tmp_pat
     assert done.returncode == 1, done
     assert "Traceback" not in done.stderr
     assert f"{settings_path(data)}:3: error: providers.0.kind: unknown provider kind 'nope'" in done.stderr
+
+
+def test_a_file_that_is_not_utf8_is_one_error_with_its_line(tmp_path: Path) -> None:
+    """Mutation check (done): reading with ``path.read_text(encoding="utf-8")`` again turns this red
+    (UnicodeDecodeError)."""
+    settings_path(tmp_path).write_bytes(b'[agent]\nmax_steps = 4\nsystem_prompt = "sk-caf\xe9"\n')
+    with pytest.raises(HologramError) as info:
+        load_settings(tmp_path)
+    text = info.value.render()
+    assert text.startswith(f"{settings_path(tmp_path)}:3: error: not UTF-8 text")
+    assert "hint: save it as UTF-8" in text
+    assert "sk-caf" not in text  # never the content: the file holds keys
+    assert len(info.value.problems) == 1
+
+
+def test_a_toml_error_says_how_to_fix_it(tmp_path: Path) -> None:
+    settings_path(tmp_path).write_text("[agent]\nmax_steps = = 3\n")
+    with pytest.raises(HologramError) as info:
+        load_settings(tmp_path)
+    assert "hint: correct that line (docs/settings.md), or move the file away" in info.value.render()

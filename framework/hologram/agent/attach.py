@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from hologram.agent.channel import Channel, calling_connection
 from hologram.agent.tools import ToolRegistry
 from hologram.agent.turn import DEFAULT_CONTEXT_WINDOW, Agent, TurnError
+from hologram.errors import HologramError
 from hologram.llm import LLMConfigError, ProviderChain
 from hologram.memory.session_memory import SessionMemory
 from hologram.rpc import RpcError
@@ -88,6 +89,8 @@ class AgentService:
                 return {"session": sid, "cancelled": True, "output": ""}
             except TurnError as exc:
                 raise RpcError(TURN_FAILED, str(exc), {"session": sid}) from None
+            except HologramError as exc:  # a damaged sessions.db page under this session: the file and the fix
+                raise RpcError(TURN_FAILED, one_line(exc), {"session": sid}) from None
             finally:
                 self.active.pop(sid, None)
         return {
@@ -119,14 +122,20 @@ class AgentService:
         return {"cancelled": True}
 
     async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {"sessions": self.agent.store.list_sessions()}
+        try:
+            return {"sessions": self.agent.store.list_sessions()}
+        except HologramError as exc:
+            raise RpcError(TURN_FAILED, one_line(exc)) from None
 
     async def session_events(self, params: dict[str, Any]) -> dict[str, Any]:
         sid = str(params.get("session"))
         lock = self._locks.get(sid)
-        if lock is None or not lock.locked():  # no turn of ours is writing it: close what a crash left open
-            self.agent.store.repair(sid)
-        events = self.agent.store.events(sid)
+        try:
+            if lock is None or not lock.locked():  # no turn of ours is writing it: close what a crash left open
+                self.agent.store.repair(sid)
+            events = self.agent.store.events(sid)
+        except HologramError as exc:
+            raise RpcError(TURN_FAILED, one_line(exc), {"session": sid}) from None
         return {
             "events": [
                 {"seq": e.seq, "kind": e.kind, "ts": e.ts, "turn": e.turn, "call_id": e.call_id, "data": e.data}
@@ -183,6 +192,16 @@ class StageOrderSync:
         self.installs += 1
         if self.installs > 1:
             log.info("stage order re-installed from the rebuilt lock (%s)", lock.content_hash[:12])
+
+
+def one_line(exc: HologramError) -> str:
+    """A `HologramError` as the message of an RPC error: each problem's file, message and fix on one line
+    (the client prints it as its own error, so the ``error:`` prefix would come twice)."""
+    parts = []
+    for problem in exc.problems:
+        where = f"{problem.file}: " if problem.file else ""
+        parts.append(where + problem.message + (f"; {problem.hint}" if problem.hint else ""))
+    return "\n".join(parts)
 
 
 def build_chain(settings: Settings) -> tuple[ProviderChain | None, str]:

@@ -17,6 +17,14 @@ copy-then-delete and never delete-then-copy; a crash between the two steps leave
 fingerprint, the ``HybridScorer`` method), rebuilt from the stored term counts and vectors on open and
 updated after each commit. Searching does not count as an access; :meth:`touch` does (automatic recall).
 
+**Damage** (docs/memory.md, "Damaged files"). A smashed header, a truncated file or a page SQLite reports
+as malformed stops the open with one `DamagedDatabaseError` naming the file and `hologram doctor --repair`.
+A *row* SQLite reads but that does not decode (text that is not UTF-8, terms or meta that are not JSON, a
+vector of the wrong length) costs that one event: it is moved, bytes unchanged, into
+``cold_damaged_events`` / ``cold_damaged_blocks`` and dropped from L2 — the session log still holds the
+event, so it is simply back in L1, and a later prune can move it to L2 again without colliding with the
+damaged copy.
+
 **Distillation bookkeeping** (for L3, not built yet): ``access_count``, ``last_access`` and ``added`` per event;
 :meth:`eligible_for_distillation` lists events with ≤ 2 accesses idle for 72 h.
 """
@@ -24,6 +32,7 @@ updated after each commit. Searching does not count as an access; :meth:`touch` 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -35,6 +44,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from hologram.dbfile import DamagedDatabaseError, check_file, is_damage
 from hologram.memory.blocks import Block, EventRecord
 from hologram.memory.coldindex import ColdIndex, IndexEntry
 from hologram.memory.events import Query
@@ -48,6 +58,8 @@ __all__ = [
     "ColdStore",
     "DuplicateBlockError",
 ]
+
+log = logging.getLogger("hologram.memory")
 
 DISTILL_MAX_ACCESSES = 2
 DISTILL_IDLE_SECONDS = 72 * 3600.0
@@ -76,6 +88,18 @@ CREATE INDEX IF NOT EXISTS cold_events_by_group ON cold_events (session, grp) WH
 CREATE INDEX IF NOT EXISTS cold_events_idle ON cold_events (access_count, coalesce(last_access, added));
 """
 
+# Where a damaged event and its blocks are moved (same columns, no constraints, plus when and why): their
+# bytes are kept, and L2 no longer holds the event.
+_QUARANTINE = (
+    "CREATE TABLE IF NOT EXISTS cold_damaged_events AS SELECT *, 0.0 AS found, '' AS reason FROM cold_events WHERE 0",
+    "CREATE TABLE IF NOT EXISTS cold_damaged_blocks AS SELECT *, 0.0 AS found FROM cold_blocks WHERE 0",
+)
+_DENSE_COLUMN = 7  # of _LOAD: the one BLOB, never decoded
+_LOAD = "SELECT rid, id, session, origin, ts_ms, fingerprint, dim, dense, terms, analyzer FROM cold_events ORDER BY rid"
+# Damage a row can carry that SQLite does not see: text that is not UTF-8, JSON that is not JSON, a vector blob
+# of the wrong length (numpy's ValueError), a value of the wrong type.
+_ROW_DAMAGE = (ValueError, TypeError, KeyError, AttributeError)
+
 _EVENT_COLS = (
     "id, session, origin, ts_ms, channel, partner, scene, grp, added, access_count, last_access, "
     "fingerprint, dim, dense, terms, analyzer"
@@ -101,23 +125,78 @@ class ColdStore:
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            check_file(Path(self.path))  # a smashed header or a truncated file: the error names the fix
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(f"PRAGMA synchronous={synchronous}")
-        self._db.execute("PRAGMA busy_timeout=5000")
-        self._db.executescript(_SCHEMA)
-        self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         self._lock = threading.RLock()
         self.index = ColdIndex()
-        self._load()
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA synchronous={synchronous}")
+            self._db.execute("PRAGMA busy_timeout=5000")
+            self._db.executescript(_SCHEMA)
+            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self._load()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            if is_damage(exc):
+                raise DamagedDatabaseError(Path(self.path), f'SQLite reports "{exc}"') from None
+            raise
 
     def _load(self) -> None:
-        for eid, session, origin, ts_ms, fp, dim, blob, terms, analyzer in self._db.execute(
-            "SELECT id, session, origin, ts_ms, fingerprint, dim, dense, terms, analyzer FROM cold_events ORDER BY rid"
-        ):
-            self.index.add(
-                IndexEntry(eid, session, ts_ms, origin, _terms(terms, analyzer), _dense(fp, dim, blob)),
-            )
+        """Rebuild the search index from every stored event. A row that does not decode is skipped and
+        quarantined (module docstring), never the whole load.
+
+        Mutation check (done): letting a row's decoding error propagate turns
+        tests/memory/test_cold_damage.py red (the whole store fails to open)."""
+        damaged: list[tuple[int, str]] = []
+        try:
+            self._index_rows(self._db.execute(_LOAD), damaged, as_bytes=False)
+        except sqlite3.OperationalError as exc:
+            if not _undecodable(exc):
+                raise
+            self.index, damaged = ColdIndex(), []  # again, text as bytes, decoded row by row
+            self._db.text_factory = bytes
+            try:
+                self._index_rows(self._db.execute(_LOAD), damaged, as_bytes=True)
+            finally:
+                self._db.text_factory = str
+        if damaged:
+            self._quarantine(damaged)
+
+    def _index_rows(self, rows: Iterable[tuple[Any, ...]], damaged: list[tuple[int, str]], *, as_bytes: bool) -> None:
+        for row in rows:
+            try:
+                _, eid, session, origin, ts_ms, fp, dim, blob, terms, analyzer = _text(row) if as_bytes else row
+                entry = IndexEntry(eid, session, ts_ms, origin, _terms(terms, analyzer), _dense(fp, dim, blob))
+            except _ROW_DAMAGE as exc:
+                damaged.append((int(row[0]), _reason(exc)))
+                continue
+            self.index.add(entry)
+
+    def _quarantine(self, damaged: Sequence[tuple[int, str]]) -> None:
+        """Move damaged events (by rid) and their blocks, bytes unchanged, out of L2 into the side tables."""
+        now = time.time()
+        try:
+            with self._lock, self._transaction():
+                for statement in _QUARANTINE:  # not executescript: it would commit the open transaction
+                    self._db.execute(statement)
+                owner = "(SELECT id FROM cold_events WHERE rid = ?)"
+                for rid, reason in damaged:
+                    copy = f"INSERT INTO cold_damaged_blocks SELECT *, ? FROM cold_blocks WHERE event = {owner}"
+                    self._db.execute(copy, (now, rid))
+                    self._db.execute(f"DELETE FROM cold_blocks WHERE event = {owner}", (rid,))
+                    copy = "INSERT INTO cold_damaged_events SELECT *, ?, ? FROM cold_events WHERE rid = ?"
+                    self._db.execute(copy, (now, reason, rid))
+                    self._db.execute("DELETE FROM cold_events WHERE rid = ?", (rid,))
+        except sqlite3.Error as exc:  # read-only, full disk: the events stay out of the index all the same
+            log.error("%s: could not move %d damaged event(s) aside: %s", self.path, len(damaged), exc)
+            return
+        for rid, reason in damaged:
+            log.warning(
+                "%s: cold event rid %d is damaged (%s); moved to cold_damaged_events, it is back in its "
+                "session's L1 (hologram doctor lists such rows)",
+                self.path, rid, reason,
+            )  # fmt: skip
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
@@ -234,17 +313,52 @@ class ColdStore:
         """Full records (blocks, vectors, access history) of the given events L2 holds, in time order."""
         wanted = list(dict.fromkeys(ids))
         with self._lock:
-            rows = self._rows(wanted, _EVENT_COLS)
-            blocks: dict[str, list[Block]] = {}
-            for chunk in _chunks([r[0] for r in rows]):
-                for bid, event, kind, text, meta in self._db.execute(
-                    f"SELECT id, event, kind, text, meta FROM cold_blocks WHERE event IN ({_marks(len(chunk))}) "
-                    "ORDER BY event, ordinal",
-                    chunk,
-                ):
-                    blocks.setdefault(event, []).append(Block(bid, kind, text, json.loads(meta)))
-        records = [_record(row, tuple(blocks.get(row[0], ()))) for row in rows]
+            try:
+                records = self._peek(wanted)
+            except (sqlite3.OperationalError, *_ROW_DAMAGE) as exc:
+                if isinstance(exc, sqlite3.OperationalError) and not _undecodable(exc):
+                    raise
+                records = self._peek_each(wanted)
         return sorted(records, key=EventRecord.sort_key)
+
+    def _peek(self, wanted: list[str]) -> list[EventRecord]:
+        rows = self._rows(wanted, _EVENT_COLS)
+        blocks: dict[str, list[Block]] = {}
+        for chunk in _chunks([r[0] for r in rows]):
+            for bid, event, kind, text, meta in self._db.execute(
+                f"SELECT id, event, kind, text, meta FROM cold_blocks WHERE event IN ({_marks(len(chunk))}) "
+                "ORDER BY event, ordinal",
+                chunk,
+            ):
+                blocks.setdefault(event, []).append(Block(bid, kind, text, json.loads(meta)))
+        return [_record(row, tuple(blocks.get(row[0], ()))) for row in rows]
+
+    def _peek_each(self, wanted: list[str]) -> list[EventRecord]:
+        """`_peek` one event at a time, after one of them did not decode: the damaged ones are quarantined
+        (and so reported missing, as if a concurrent recall had taken them), the rest come back."""
+        records: list[EventRecord] = []
+        damaged: list[tuple[int, str]] = []
+        for eid in wanted:
+            try:
+                records += self._peek([eid])
+            except (sqlite3.OperationalError, *_ROW_DAMAGE) as exc:
+                if isinstance(exc, sqlite3.OperationalError) and not _undecodable(exc):
+                    raise
+                found = self._db.execute("SELECT rid FROM cold_events WHERE id = ?", (eid,)).fetchone()
+                if found is not None:
+                    damaged.append((int(found[0]), _reason(exc)))
+                    self.index.remove(eid, self._stored_terms(int(found[0])))
+        if damaged:
+            self._quarantine(damaged)
+        return records
+
+    def _stored_terms(self, rid: int) -> TermVector:
+        """The term counts the index was built with (to take them out of its IDF), or none if unreadable."""
+        try:
+            row = self._db.execute("SELECT terms, analyzer FROM cold_events WHERE rid = ?", (rid,)).fetchone()
+            return _terms(row[0], row[1])
+        except (sqlite3.OperationalError, *_ROW_DAMAGE):
+            return TermVector(counts={}, length=0, analyzer="")
 
     def group_mates(self, ids: Iterable[str]) -> list[str]:
         """`ids` plus every L2 event sharing a tool-call group (same session) with one of them."""
@@ -319,6 +433,24 @@ class _Transaction:
             raise
 
 
+def _undecodable(exc: sqlite3.Error) -> bool:
+    """sqlite3's error for a TEXT value that is not UTF-8 (it fails the whole query, not the row)."""
+    return str(exc).startswith("Could not decode to UTF-8")
+
+
+def _text(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A row read with ``text_factory=bytes``, its text decoded (UnicodeDecodeError, a ValueError, if not)."""
+    return tuple(v.decode("utf-8") if isinstance(v, bytes) and i != _DENSE_COLUMN else v for i, v in enumerate(row))
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, (UnicodeDecodeError, sqlite3.OperationalError)):
+        return "text that is not UTF-8"
+    if isinstance(exc, json.JSONDecodeError):
+        return "JSON that does not parse"
+    return f"values of the wrong shape ({type(exc).__name__}: {exc})"
+
+
 def _marks(n: int) -> str:
     return ", ".join("?" * n)
 
@@ -356,3 +488,28 @@ def _record(row: tuple[Any, ...], blocks: tuple[Block, ...]) -> EventRecord:
         access_count=count,
         last_access=last,
     )
+
+
+LOAD_SQL = _LOAD
+BLOCKS_SQL = "SELECT id, event, kind, text, meta FROM cold_blocks ORDER BY rowid"
+
+
+def event_row_problem(row: tuple[Any, ...]) -> str | None:
+    """Why a row of `LOAD_SQL` (read with text as bytes) would be quarantined at open, or None."""
+    try:
+        _, eid, session, origin, ts_ms, fp, dim, blob, terms, analyzer = _text(row)
+        IndexEntry(eid, session, ts_ms, origin, _terms(terms, analyzer), _dense(fp, dim, blob))
+    except _ROW_DAMAGE as exc:
+        return _reason(exc)
+    return None
+
+
+def block_row_problem(row: tuple[Any, ...]) -> str | None:
+    """Why a row of `BLOCKS_SQL` (read with text as bytes) would make its event's recall fail, or None."""
+    try:
+        values: list[Any] = [v.decode("utf-8") if isinstance(v, bytes) else v for v in row]
+        bid, _, kind, text, meta = values
+        Block(bid, kind, text, json.loads(meta))
+    except _ROW_DAMAGE as exc:
+        return _reason(exc)
+    return None

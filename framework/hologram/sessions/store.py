@@ -29,22 +29,33 @@ Inside a group, the result of a call this process knows to be open (its response
 it has no result yet) is buffered and the group's results go in by one ``executemany`` — before the
 commit, before any other write (so seq order is the order things happened) and before any read; a
 result that might be a duplicate takes the single-INSERT path, where the unique index decides.
+
+A damaged file (docs/memory.md, "Damaged files"): the open checks of `hologram.dbfile` and two cheap reads
+(both ends of ``events``) turn a smashed header, a truncated file or SQLite's "malformed" into one
+`DamagedDatabaseError` naming the file and `hologram doctor --repair`; a damaged page met later does the
+same for the read that met it. A *row* SQLite can read but that does not decode costs only its event
+(`hologram.sessions.damaged`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import sqlite3
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from hologram import _json
+from hologram.dbfile import DamagedDatabaseError, check_file, is_damage
+from hologram.sessions import damaged
 from hologram.sessions.checkpoint import WalCheckpointer
+
+log = logging.getLogger("hologram.sessions")
 
 SCHEMA_VERSION = 2
 DB_NAME = "sessions.db"
@@ -101,22 +112,29 @@ class SessionStore:
         self.commits = 0  # transactions committed by this store (tests and the benchmark read it)
         self._deferring = 0  # open `deferred` blocks
         self._timer: asyncio.TimerHandle | None = None
+        self._reported: set[int] = set()  # seqs of damaged rows already warned about
         path.parent.mkdir(parents=True, exist_ok=True)
+        check_file(path)  # a smashed header or a truncated file: the error names the file and the fix
         self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-        wal = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=5000")
+        try:
+            wal = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA busy_timeout=5000")
+            if wal:
+                self._db.execute("PRAGMA wal_autocheckpoint=0")
+            self._migrate()
+            self._probe()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            self._raise(exc)
         # checkpoints run in a thread of their own, never in a commit on the event loop (checkpoint.py)
         self._checkpointer = WalCheckpointer(path) if wal else None
-        if self._checkpointer is not None:
-            self._db.execute("PRAGMA wal_autocheckpoint=0")
         self._calls: dict[int, frozenset[str]] = {}  # call ids of responses appended by this process
         # calls without a result, per session, for the sessions `repair` has checked in this process: from
         # then on every write goes through this object, so the open calls are known without a scan
         self._open: dict[str, dict[tuple[int, str], str]] = {}
         self._checked: set[str] = set()
         self._buffered: list[tuple[Any, ...]] = []  # results of the open group not inserted yet (`add_result`)
-        self._migrate()
 
     @classmethod
     def in_data_dir(cls, data_dir: Path) -> SessionStore:
@@ -133,10 +151,26 @@ class SessionStore:
         self._db.executescript(_INDEXES)
         self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
+    def _probe(self) -> None:
+        """Read both ends of the main table (a few pages): a truncated file whose header does not tell, or
+        a damaged root, fails here — at open, with the doctor's hint — rather than in the first turn."""
+        self._db.execute("SELECT seq FROM events ORDER BY seq LIMIT 1").fetchall()
+        self._db.execute("SELECT seq FROM events ORDER BY seq DESC LIMIT 1").fetchall()
+        self._db.execute("SELECT rowid FROM sessions ORDER BY rowid DESC LIMIT 1").fetchall()
+
+    def _raise(self, exc: sqlite3.DatabaseError) -> NoReturn:
+        """Re-raise an sqlite3 error; one reporting damage as `DamagedDatabaseError` (file and fix)."""
+        if is_damage(exc):
+            raise DamagedDatabaseError(self.path, f'SQLite reports "{exc}"') from None
+        raise exc
+
     def _backfill_calls(self) -> None:
-        rows = self._db.execute("SELECT seq, session, kind, data FROM events ORDER BY seq").fetchall()
-        last_response: dict[str, tuple[int, set[str]]] = {}
-        for seq, session, kind, data in rows:
+        rows = self._db.execute(
+            "SELECT seq, CAST(session AS BLOB), CAST(kind AS BLOB), CAST(data AS BLOB) FROM events ORDER BY seq"
+        ).fetchall()
+        last_response: dict[bytes, tuple[int, set[str]]] = {}
+        for seq, session, raw_kind, data in rows:
+            kind = bytes(raw_kind or b"").decode("utf-8", "replace")
             payload = _loads(data)
             if kind == "response":
                 ids = {str(c.get("id")) for c in payload.get("tool_calls") or [] if isinstance(c, Mapping)}
@@ -199,7 +233,12 @@ class SessionStore:
         if self._deferring:
             self._begin()
         self._flush()  # buffered results first: seq order is the order events happened
-        cursor = self._db.execute(sql, params)
+        try:
+            cursor = self._db.execute(sql, params)
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            self._raise(exc)
         if not self._db.in_transaction:
             self._committed()
         return cursor
@@ -227,20 +266,34 @@ class SessionStore:
 
     def exists(self, session_id: str) -> bool:
         self._flush()  # reads see the buffered results
-        row = self._db.execute("SELECT 1 FROM sessions WHERE id=?", (session_id,)).fetchone()
-        if row is None:  # a session known only from its events (written before the sessions table)
-            row = self._db.execute("SELECT 1 FROM events WHERE session=? LIMIT 1", (session_id,)).fetchone()
+        try:
+            row = self._db.execute("SELECT 1 FROM sessions WHERE id=?", (session_id,)).fetchone()
+            if row is None:  # a session known only from its events (written before the sessions table)
+                row = self._db.execute("SELECT 1 FROM events WHERE session=? LIMIT 1", (session_id,)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            self._raise(exc)
         return row is not None
 
     def list_sessions(self) -> list[dict[str, Any]]:
         """Every session, most recently active first. "updated" is the time of the newest event, computed
         here rather than stored by every append (an UPDATE per event was one more page per commit)."""
         self._flush()  # reads see the buffered results
-        rows = self._db.execute(
+        sql = (
             "SELECT s.id, s.created, MAX(s.updated, COALESCE(MAX(e.ts), 0)) AS updated, s.channel, COUNT(e.seq) "
             "FROM sessions s "
             "LEFT JOIN events e ON e.session = s.id GROUP BY s.id ORDER BY updated DESC"
-        ).fetchall()
+        )
+        try:
+            rows = self._db.execute(sql).fetchall()
+        except sqlite3.OperationalError as exc:
+            if not _undecodable(exc):
+                self._raise(exc)
+            rows = [  # a damaged id or channel: listed with replacement characters, not a failed listing
+                tuple(v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in row)
+                for row in self._fetch_bytes(sql, ())
+            ]
+        except sqlite3.DatabaseError as exc:
+            self._raise(exc)
         return [{"id": r[0], "created": r[1], "updated": r[2], "channel": r[3], "events": r[4]} for r in rows]
 
     # -- events ---------------------------------------------------------------------------------------
@@ -285,8 +338,9 @@ class SessionStore:
         for a call that the response does not contain."""
         ids = self._calls.get(call_of)
         if ids is None:
-            row = self._db.execute(
-                "SELECT data FROM events WHERE seq=? AND session=? AND kind='response'", (call_of, session)
+            row = self._db.execute(  # as bytes: a damaged row must not fail the lookup (it makes no calls)
+                "SELECT CAST(data AS BLOB) FROM events WHERE seq=? AND session=? AND kind='response'",
+                (call_of, session),
             ).fetchone()
             ids = frozenset(str(c.get("id")) for c in (_loads(row[0]).get("tool_calls") or [])) if row else frozenset()
         if call_id not in ids:
@@ -307,14 +361,100 @@ class SessionStore:
         return cursor.rowcount > 0
 
     def events(self, session: str, *, after: int = 0) -> list[Event]:
-        """The session's events in order; ``after``: only those with a greater seq (an incremental read)."""
+        """The session's events in order; ``after``: only those with a greater seq (an incremental read).
+        A row that cannot be decoded is reported once and replaced or skipped (`hologram.sessions.damaged`).
+
+        Mutation check (done): returning the rows of the bytes re-read without the stand-ins (skipping every
+        damaged row) turns tests/agent/test_damaged_rows.py red (a call without its result)."""
         self._flush()  # reads see the buffered results
+        params = (session, after)
+        as_bytes = False
+        try:
+            rows = self._db.execute(_EVENTS, params).fetchall()
+        except sqlite3.OperationalError as exc:
+            if not _undecodable(exc):
+                self._raise(exc)
+            rows, as_bytes = self._fetch_bytes(_EVENTS, params), True  # some text is not UTF-8: row by row
+        except sqlite3.DatabaseError as exc:
+            self._raise(exc)
+        out: list[Event] = []
+        for row in rows:
+            try:
+                out.append(_event(damaged.text_row(row) if as_bytes else row))
+            except damaged.UnreadableRow as exc:
+                event = self._stand_in(session, row, exc.reason)
+                if event is not None:
+                    out.append(event)
+        return out
+
+    def _fetch_bytes(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """Run a read with every text value as bytes (the slow path, taken only for damaged rows)."""
+        self._db.text_factory = bytes
+        try:
+            return self._db.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            self._raise(exc)
+        finally:
+            self._db.text_factory = str
+
+    def _stand_in(self, session: str, row: tuple[Any, ...], reason: str) -> Event | None:
+        """What `events` returns for a damaged row (module `damaged`): reported once, then a placeholder
+        result, a response rebuilt from its results, or nothing."""
+        seq, ts = int(row[0]), row[3]
+        kind, call_of, call_id = damaged.partial(row)
+        if seq not in self._reported:
+            self._reported.add(seq)
+            log.warning(
+                "%s: event %d (%s) of session %s is damaged: %s; it is skipped (hologram doctor lists such rows)",
+                self.path, seq, kind or "unknown kind", session, reason,
+            )  # fmt: skip
+        when = float(ts) if isinstance(ts, (int, float)) else 0.0
+        if kind == "tool_result" and call_of is not None and not call_id:
+            call_id = self._call_at_place(session, call_of, seq)
+        if kind == "tool_result" and call_of is not None and call_id:
+            return Event(seq, session, kind, when, damaged.placeholder_result(reason), None, None, call_of, call_id)
+        if kind == "response":
+            calls = self._calls_answered(session, seq)
+            if calls:
+                return Event(seq, session, kind, when, damaged.reconstructed_response(calls, reason))
+        return None
+
+    def _call_at_place(self, session: str, call_of: int, seq: int) -> str | None:
+        """The call a result whose ``call_id`` is unreadable answers: the one call of its response that no
+        readable result answers; with several such, the call at its place (results are stored in call
+        order). None when that does not tell."""
+        row = self._db.execute(
+            "SELECT CAST(data AS BLOB) FROM events WHERE seq=? AND session=? AND kind='response'", (call_of, session)
+        ).fetchone()
+        calls = (
+            [str(c.get("id")) for c in (_loads(row[0]).get("tool_calls") or []) if isinstance(c, Mapping)]
+            if row
+            else []
+        )
+        answers = "SELECT seq FROM events WHERE session=? AND call_of=? AND kind='tool_result' ORDER BY seq"
+        results = [r[0] for r in self._db.execute(answers, (session, call_of))]
+        claimed = {call for call, _ in self._calls_answered(session, call_of)}
+        unclaimed = [call for call in calls if call not in claimed]
+        if len(unclaimed) == 1:  # every call has one result: the only call without a readable one is this
+            return unclaimed[0]
+        place = results.index(seq) if seq in results else len(calls)
+        return calls[place] if place < len(calls) and calls[place] in unclaimed else None
+
+    def _calls_answered(self, session: str, seq: int) -> list[tuple[str, str]]:
+        """(call id, tool name) of the readable results that name response ``seq``, in call order."""
         rows = self._db.execute(
-            "SELECT seq, session, kind, ts, data, turn, channel, call_of, call_id FROM events "
-            "WHERE session=? AND seq>? ORDER BY seq",
-            (session, after),
+            "SELECT CAST(call_id AS BLOB), CAST(data AS BLOB) FROM events "
+            "WHERE session=? AND call_of=? AND kind='tool_result' ORDER BY seq",
+            (session, seq),
         ).fetchall()
-        return [_event(r) for r in rows]
+        calls = []
+        for raw_id, data in rows:
+            try:
+                call_id = bytes(raw_id).decode("utf-8")
+            except (TypeError, UnicodeDecodeError):
+                continue
+            calls.append((call_id, str(_loads(data).get("name") or "")))
+        return calls
 
     def unanswered(self, session: str) -> list[tuple[int, str, str]]:
         """(response seq, call id, tool name) of every call without a result."""
@@ -362,7 +502,7 @@ class SessionStore:
         Mutation check (done): always answering False turns tests/agent/test_crash_recovery.py and the
         repair test of test_sessions.py red."""
         self._flush()  # reads see the buffered results
-        row = self._db.execute(
+        row = self._db.execute(  # json_valid is false for bytes that are not UTF-8 JSON: never an error
             "SELECT COALESCE(SUM(CASE WHEN kind='response' THEN (CASE WHEN json_valid(data) "
             "THEN COALESCE(json_array_length(data, '$.tool_calls'), 0) ELSE 1 END) "
             "WHEN kind='tool_result' AND call_of IS NOT NULL THEN -1 ELSE 0 END), 0) "
@@ -382,20 +522,55 @@ def _dumps(data: Mapping[str, Any]) -> str:
     return _json.dumps(data)  # orjson: ~4 µs less per event than the stdlib (hologram/_json.py)
 
 
-def _loads(text: str | None) -> dict[str, Any]:
+ALL_EVENTS = "SELECT seq, session, kind, ts, data, turn, channel, call_of, call_id FROM events ORDER BY seq"
+_EVENTS = (
+    "SELECT seq, session, kind, ts, data, turn, channel, call_of, call_id FROM events "
+    "WHERE session=? AND seq>? ORDER BY seq"
+)
+
+
+def _undecodable(exc: sqlite3.Error) -> bool:
+    """sqlite3's error for a TEXT value that is not UTF-8 (it fails the whole query, not the row)."""
+    return str(exc).startswith("Could not decode to UTF-8")
+
+
+def _parse(text: str | bytes | None) -> dict[str, Any]:
+    """The JSON object of a row's ``data``; `UnreadableRow` when it is not UTF-8 JSON."""
     try:
         value = _json.loads(text or "{}")
-    except _json.JSONDecodeError:
-        return {"unreadable": text}
+    except ValueError:  # JSONDecodeError, or UnicodeDecodeError for bytes that are not UTF-8
+        raise damaged.UnreadableRow("its data is not UTF-8 JSON") from None
     return value if isinstance(value, dict) else {"value": value}
 
 
+def _loads(text: str | bytes | None) -> dict[str, Any]:
+    """`_parse`, with ``{}`` for damage: for lookups that only need what a readable row says."""
+    try:
+        return _parse(text)
+    except damaged.UnreadableRow:
+        return {}
+
+
 def _event(row: tuple[Any, ...]) -> Event:
-    """An `Event` from a row of `events`; its JSON decoded once. A row with no ``call_id`` in its column
-    (written before the column existed) takes the one in its data."""
+    """An `Event` from a row of `events`; its JSON decoded once (`UnreadableRow` if it does not decode). A
+    row with no ``call_id`` in its column (written before the column existed) takes the one in its data."""
     seq, session, kind, ts, text, turn, channel, call_of, call_id = row
-    data = _loads(text)
+    data = _parse(text)
     if not call_id:
         value = data.get("call_id")
         call_id = None if value is None else str(value)
-    return Event(seq, session, kind, float(ts or 0.0), data, turn, channel, call_of, call_id)
+    try:
+        when = float(ts or 0.0)
+    except (TypeError, ValueError):
+        raise damaged.UnreadableRow("its time is not a number") from None
+    return Event(seq, session, kind, when, data, turn, channel, call_of, call_id)
+
+
+def row_problem(row: tuple[Any, ...]) -> str | None:
+    """Why a row of ``events`` (read with text as bytes, columns as in `ALL_EVENTS`) does not decode, or
+    None: the store's own decoding, for `hologram doctor`'s scan."""
+    try:
+        _event(damaged.text_row(row))
+    except damaged.UnreadableRow as exc:
+        return exc.reason
+    return None

@@ -1,0 +1,158 @@
+"""Opening the kernel's SQLite files: cheap checks that catch the common damage, and SQLite's own reports
+of damage turned into one clear error that names the file and the fix.
+
+Why here and not in each store: ``sessions.db``, ``cold.db`` (and `hologram doctor`, which reads any
+database in the data directory) must say the same thing about the same damage. A damaged file gives a
+`DamagedDatabaseError` — a `HologramError`, so the CLI prints it without a traceback — whose hint is
+``hologram doctor --repair --data DIR``. Nothing here deletes, rewrites or "fixes" a damaged file: the
+doctor recovers into a new file and keeps the damaged one.
+
+What is checked at open (microseconds: one ``stat`` and one 100-byte read, no scan of the database — start-up
+time is budgeted in milliseconds):
+
+* the 16-byte magic, the page size and the fixed payload fractions of the header (a smashed header);
+* a file that is not a whole number of pages, or shorter than the page count in its header says (a
+  truncated file). The page count is only trusted when the header marks it valid and no write-ahead log is
+  pending (a checkpoint in progress legitimately leaves the file shorter until the log is replayed).
+
+Everything else is what SQLite reports when it reads a damaged page (``SQLITE_CORRUPT``, ``SQLITE_NOTADB``):
+at open (the stores read the schema and both ends of their main table), and whenever a later read reaches
+a damaged page (`converting`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from hologram.errors import HologramError, Problem
+
+MAGIC = b"SQLite format 3\x00"
+HEADER_SIZE = 100
+SQLITE_CORRUPT = 11
+SQLITE_NOTADB = 26
+_DAMAGE_WORDS = ("malformed", "not a database", "database corruption")
+
+
+class DamagedDatabaseError(HologramError):
+    """An SQLite file of the data directory is damaged; the hint says how to recover it."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(Problem(f"damaged database: {reason}", file=str(path), hint=repair_hint(path.parent)))
+
+
+def repair_hint(data_dir: Path) -> str:
+    return (
+        f"run `hologram doctor --repair --data {data_dir}`: it recovers what can be read into a new file "
+        "and keeps the damaged one beside it"
+    )
+
+
+@dataclass(frozen=True)
+class Header:
+    """The fields of the 100-byte header the checks (and the doctor) need."""
+
+    page_size: int  # 0 when the stored value is not a valid page size
+    write_version: int
+    read_version: int
+    reserved: int
+    fractions: tuple[int, int, int]
+    change_counter: int
+    page_count: int
+    version_valid_for: int
+    text_encoding: int
+
+    @classmethod
+    def parse(cls, raw: bytes) -> Header:
+        size = int.from_bytes(raw[16:18], "big")
+        size = 65536 if size == 1 else size
+        valid_size = 512 <= size <= 65536 and size & (size - 1) == 0
+        return cls(
+            page_size=size if valid_size else 0,
+            write_version=raw[18],
+            read_version=raw[19],
+            reserved=raw[20],
+            fractions=(raw[21], raw[22], raw[23]),
+            change_counter=int.from_bytes(raw[24:28], "big"),
+            page_count=int.from_bytes(raw[28:32], "big"),
+            version_valid_for=int.from_bytes(raw[92:96], "big"),
+            text_encoding=int.from_bytes(raw[56:60], "big"),
+        )
+
+    @property
+    def page_count_valid(self) -> bool:
+        """SQLite trusts the in-header page count only when this holds (file format, section 1.3.7)."""
+        return self.page_count > 0 and self.version_valid_for == self.change_counter
+
+
+def wal_pending(path: Path) -> bool:
+    """A non-empty ``-wal`` file: commits that are not in the main file yet."""
+    try:
+        return os.path.getsize(f"{path}-wal") > 0
+    except OSError:
+        return False
+
+
+def header_problem(path: Path) -> str | None:
+    """What is wrong with the file's header or size, or None (also for a missing or empty file: SQLite
+    makes a new database of it). Costs one ``stat`` and one 100-byte read."""
+    try:
+        size = path.stat().st_size
+        if size == 0:
+            return None
+        with path.open("rb") as handle:
+            raw = handle.read(HEADER_SIZE)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if len(raw) < HEADER_SIZE:
+        return f"the file is {size} bytes, shorter than an SQLite header (truncated)"
+    if raw[:16] != MAGIC:
+        return "the file does not start with the SQLite header (its first bytes are damaged, or it is not a database)"
+    header = Header.parse(raw)
+    if header.page_size == 0:
+        return "the header is damaged (its page size is not a valid one)"
+    if header.write_version not in (1, 2) or header.read_version not in (1, 2) or header.fractions != (64, 32, 32):
+        return "the header is damaged (fields that are fixed in every SQLite file have other values)"
+    if size % header.page_size:
+        return f"the file is {size} bytes, not a whole number of {header.page_size}-byte pages (truncated)"
+    pages = size // header.page_size
+    if header.page_count_valid and header.page_count > pages and not wal_pending(path):
+        return f"the file holds {pages} pages but its header counts {header.page_count} (truncated)"
+    return None
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether an sqlite3 error reports a damaged file (as opposed to a lock, a full disk, a bug)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if isinstance(code, int):
+        return code & 0xFF in (SQLITE_CORRUPT, SQLITE_NOTADB)
+    text = str(exc).lower()
+    return any(word in text for word in _DAMAGE_WORDS)
+
+
+def check_file(path: Path) -> None:
+    """Raise `DamagedDatabaseError` when the cheap checks find damage (before SQLite opens the file)."""
+    problem = header_problem(path)
+    if problem is not None:
+        raise DamagedDatabaseError(path, problem)
+
+
+@contextlib.contextmanager
+def converting(path: Path) -> Iterator[None]:
+    """Inside: an sqlite3 error that reports damage leaves as `DamagedDatabaseError` naming ``path``."""
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        if not is_damage(exc):
+            raise
+        raise DamagedDatabaseError(path, f'SQLite reports "{exc}"') from None
