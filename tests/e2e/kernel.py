@@ -63,7 +63,7 @@ def env() -> dict[str, str]:
 
 
 class E2EKernel:
-    def __init__(self, root: Path, mocks: list[MockLLM]) -> None:
+    def __init__(self, root: Path, mocks: list[MockLLM], *, cooldown_s: float = 0.05) -> None:
         self.root = root
         self.data = root / "data"
         self.lock = root / "hologram.lock"
@@ -75,7 +75,9 @@ class E2EKernel:
         (manifests / "e2e-inproc.toml").write_text(INPROC_MANIFEST)
         self.hologram("build", "--no-discover", "-m", str(manifests), "-o", str(self.lock), check=True)
         self.data.mkdir(exist_ok=True)
-        settings = "[agent]\nmax_steps = 6\n"
+        # A provider that failed cools down (llm/health.py) for a moment only: the tests of a module share one
+        # kernel, and one test's dead provider must not be skipped in the next test's turn.
+        settings = f"[agent]\nmax_steps = 6\n\n[llm]\ncooldown_s = {cooldown_s}\n"
         for i, mock in enumerate(mocks):
             settings += (
                 f'\n[[providers]]\nname = "p{i + 1}"\nkind = "deepseek"\nbase_url = "{mock.base_url}"\n'
@@ -126,6 +128,13 @@ class E2EKernel:
     def events(self, session: str) -> dict[str, Any]:
         result: dict[str, Any] = call(self.data, "sessions/events", {"session": session})
         return result
+
+    def wait_providers_healthy(self, timeout: float = 30) -> None:
+        """Until no provider cools down (a failure in an earlier test made one skip turns for a moment)."""
+        deadline = time.monotonic() + timeout
+        while any(p["state"] == "cooling" for p in self.status().get("providers", [])):
+            assert time.monotonic() < deadline, self.status()["providers"]
+            time.sleep(0.02)
 
     def wait_ready(self, plugin: str, timeout: float = 15) -> None:
         deadline = time.monotonic() + timeout

@@ -95,6 +95,7 @@ def test_a_400_fails_fast_with_the_vendors_message(kernel: E2EKernel, mocks: tup
     the vendor's message on stderr, no traceback, and the second provider never asked."""
     a, b = mocks
     a.script([{"error": {"status": 400, "message": "Invalid parameter: something the vendor hates"}}])
+    kernel.wait_providers_healthy()  # the fallback test before this one left p1 cooling for a moment
     result = kernel.ask("hello")
     assert result.returncode == 1
     assert "Invalid parameter: something the vendor hates" in result.stderr

@@ -31,11 +31,8 @@ def mocks() -> Iterator[tuple[MockLLM, MockLLM]]:
         yield first, second
 
 
-def kernel_with(root: Path, first: MockLLM, second: MockLLM, llm: str = "") -> E2EKernel:
-    kernel = E2EKernel(root, [first, second])
-    settings = kernel.data / "settings.toml"
-    settings.write_text(settings.read_text() + llm)  # max_retries = 0 per provider (E2EKernel), [llm] below
-    return kernel
+def kernel_with(root: Path, first: MockLLM, second: MockLLM, cooldown_s: float) -> E2EKernel:
+    return E2EKernel(root, [first, second], cooldown_s=cooldown_s)  # max_retries = 0 per provider
 
 
 def providers(kernel: E2EKernel) -> dict[str, dict[str, Any]]:
@@ -46,7 +43,7 @@ def test_a_dead_first_provider_is_skipped_after_the_first_turn(tmp_path: Path, m
     first, second = mocks
     first.script([], default=DOWN)
     second.script([], default={"reasoning_content": "r", "content": "from the fallback"})
-    kernel = kernel_with(tmp_path, first, second)
+    kernel = kernel_with(tmp_path, first, second, cooldown_s=30)
     kernel.start()
     try:
         for _ in range(3):
@@ -69,7 +66,7 @@ def test_a_half_open_probe_brings_the_provider_back(tmp_path: Path, mocks: tuple
     first, second = mocks
     first.script([DOWN], default={"reasoning_content": "r", "content": "first is back"})
     second.script([], default={"reasoning_content": "r", "content": "from the fallback"})
-    kernel = kernel_with(tmp_path, first, second, "\n[llm]\ncooldown_s = 0.5\n")
+    kernel = kernel_with(tmp_path, first, second, cooldown_s=0.5)
     kernel.start()
     try:
         assert as_json(kernel.ask("one", "--json"))["output"] == "from the fallback"
