@@ -108,7 +108,9 @@ def _check(db: Path, acked_batches: int, size: int) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("size", BATCH_SIZES)
 @pytest.mark.parametrize(("stop_after", "delay"), [(2, 0.0), (4, 0.0005), (6, 0.002), (9, 0.005), (12, 0.02)])
-def test_sigkill_mid_stream_loses_nothing_acknowledged(tmp_path: Path, stop_after: int, delay: float, size: int) -> None:
+def test_sigkill_mid_stream_loses_nothing_acknowledged(
+    tmp_path: Path, stop_after: int, delay: float, size: int
+) -> None:
     db, acked = _run_writer(tmp_path, "kill", stop_after, size, delay)
     assert acked >= stop_after
     assert (tmp_path / "cold.db-wal").exists()  # the commits are (at least partly) still in the WAL
