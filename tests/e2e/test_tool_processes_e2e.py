@@ -6,7 +6,9 @@ shell plugin, the strict DeepSeek mock, and `hologram ask` as the client.
   killed behind the timeout text;
 - Ctrl-C of `hologram ask` (SIGINT: it sends `turn/cancel`, the kernel cancels the turn and the call);
 - kill -9 of the shell plugin mid-call, and kill -9 of the kernel mid-call (the plugin dies with the
-  kernel, the call's guardian with the plugin).
+  kernel, the call's guardian with the plugin);
+- a concurrent batch of two `parallel_safe` plugin calls past the timeout: each gets its own grace
+  (tests/e2e/plugins/e2e_stoppable.py).
 
 Each command starts a background process that has left the command's session and lost its parent —
 `(setsid sh -c '…' &)` — so only the guardian can still find it. Each test waits for that process's pid
@@ -29,7 +31,7 @@ import pytest
 from mock_llm import MockLLM
 from tests.proctree import Marker, alive, read_pid, wait_until
 
-from .kernel import HOLOGRAM, E2EKernel, env
+from .kernel import HOLOGRAM, PLUGINS, E2EKernel, env
 
 pytestmark = pytest.mark.slow
 
@@ -189,3 +191,63 @@ def test_kill_9_of_the_kernel_mid_call_kills_the_calls_processes(tmp_path: Path,
         ask.kill()
         ask.wait()
         own.stop()
+
+
+STOPPABLE_MANIFEST = """\
+[plugin]
+name = "e2e-stoppable"
+version = "0.1.0"
+description = "a tool that runs until cancelled"
+run = {{ module = "e2e_stoppable", env = {{ PYTHONPATH = "{path}" }} }}
+
+[[tools]]
+name = "stoppable"
+description = "runs until cancelled"
+parallel_safe = true
+parameters = {{ type = "object", properties = {{ x = {{ type = "integer" }} }}, required = ["x"] }}
+"""
+
+
+class StoppableKernel(E2EKernel):
+    """`E2EKernel` with only tests/e2e/plugins/e2e_stoppable.py, and the short tool timeout."""
+
+    def __init__(self, root: Path, mock: MockLLM) -> None:  # no super(): that one builds the e2e plugins
+        self.root = root
+        self.data = root / "data"
+        self.lock = root / "hologram.lock"
+        self.mocks = [mock]
+        self.process = None
+        manifests = root / "manifests"
+        manifests.mkdir(parents=True, exist_ok=True)
+        (manifests / "e2e-stoppable.toml").write_text(STOPPABLE_MANIFEST.format(path=PLUGINS))
+        self.hologram("build", "--no-discover", "-m", str(manifests), "-o", str(self.lock), check=True)
+        self.data.mkdir(exist_ok=True)
+        settings = self.data / "settings.toml"
+        settings.write_text(
+            f"[agent]\nmax_steps = 4\ntool_timeout_s = {TOOL_TIMEOUT_S}\n\n"
+            f'[[providers]]\nname = "mock"\nkind = "deepseek"\nbase_url = "{mock.base_url}"\n'
+            'model = "deepseek-chat"\nthinking = true\nmax_retries = 0\ntimeout_s = 10\n'
+        )
+        settings.chmod(0o600)
+
+
+def test_a_concurrent_batch_that_times_out_gives_each_plugin_call_its_grace(tmp_path: Path, mock: MockLLM) -> None:
+    """Two `parallel_safe` plugin calls in one batch, both past the agent's timeout: each gets `$/cancel` and
+    its grace, so the model reads each one's own "stopped" answer (the tool also proves the two ran at
+    once). Mutation check (done): the batch deadline cancelling the plugin calls too (as before this change:
+    it fires before their RPC timeouts) gives both the bare timeout text."""
+    kernel = StoppableKernel(tmp_path, mock)
+    mock.reset()
+    calls = [{"id": f"s{x}", "name": "stoppable", "arguments": json.dumps({"x": x})} for x in (1, 2)]
+    mock.script([{"reasoning_content": "both", "tool_calls": calls}, {"content": "done"}])
+    kernel.start()
+    try:
+        result = kernel.ask("run both")
+    finally:
+        kernel.stop()
+    assert result.returncode == 0, result.stderr
+    for x in (1, 2):
+        seen = _tool_result(mock, f"s{x}")
+        stopped = f"error: stoppable did not answer within {TOOL_TIMEOUT_S} s and was stopped; it reported:\n"
+        assert seen == f"{stopped}stopped x={x} (2 running at once)", seen
+    assert mock.rejections == []
