@@ -34,6 +34,9 @@ EVENT_SUBSCRIBE = "event/subscribe"
 EVENT_PUBLISH = "event/publish"
 TOOL_REGISTER = "tool/register"
 ARENA_RELEASE = "arena/release"
+# both directions: the sender of request `id` stopped waiting for it (cancelled, or its timeout fired); the
+# receiver cancels that request's handler. Additive to protocol 1: a peer that ignores it is still correct.
+CANCEL = "$/cancel"
 
 ENV_PLUGIN = "HOLOGRAM_PLUGIN"
 ENV_PROTOCOL = "HOLOGRAM_PROTOCOL"

@@ -33,6 +33,8 @@ class Child:
         self.aring: AsyncRingReader | None = None
         self.active = 0
         self.max_active = 0
+        self.stoppable_started = 0
+        self.stoppable_cancelled = 0
         for name in dir(self):
             if name.startswith("m_"):
                 conn.register(name[2:].replace("__", "/"), getattr(self, name))
@@ -48,6 +50,21 @@ class Child:
         finally:
             self.active -= 1
         return params["value"]
+
+    async def m_stoppable(self, params: Any) -> Any:
+        """Work until cancelled ($/cancel); with `answer`, reply to the cancel with a final result."""
+        self.stoppable_started += 1
+        try:
+            await asyncio.sleep(params["s"])
+        except asyncio.CancelledError:
+            self.stoppable_cancelled += 1
+            if params.get("answer"):
+                return {"stopped": True}
+            raise
+        return "finished"
+
+    async def m_stoppable__counts(self, params: Any) -> Any:
+        return {"started": self.stoppable_started, "cancelled": self.stoppable_cancelled}
 
     async def m_max_active(self, params: Any) -> int:
         return self.max_active

@@ -228,3 +228,115 @@ def test_close_after_eof_still_cancels_the_handlers_of_the_peer_that_left() -> N
         del client_reader
 
     asyncio.run(scenario())
+
+
+async def _counts_until(child: Any, key: str, want: int, timeout: float = 20) -> dict[str, int]:
+    """Ask the child for its stoppable counters until `key` reaches `want` (a slow machine just takes longer)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        counts: dict[str, int] = await child.conn.request("stoppable/counts")
+        if counts[key] >= want or time.monotonic() > deadline:
+            return counts
+        await asyncio.sleep(0.01)
+
+
+def test_a_cancelled_request_cancels_its_handler_in_the_peer() -> None:
+    """Cancelling the caller of `request` sends `$/cancel`; the peer cancels that request's handler task, and
+    the peer's late "cancelled" answer is not counted as garbage. The handler really was running first
+    (its start is counted by the child), so the cancel is what stopped it.
+    Mutation check (done): not calling `_cancel_remote` in `Connection.request` leaves the child's handler
+    sleeping (cancelled stays 0); an `_on_cancel` that finds no task does the same."""
+
+    async def main() -> None:
+        async with spawn_child() as child:
+            call = asyncio.ensure_future(child.conn.request("stoppable", {"s": 120}))
+            assert (await _counts_until(child, "started", 1))["started"] == 1
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            assert (await _counts_until(child, "cancelled", 1))["cancelled"] == 1
+            assert await child.conn.request("echo", [3]) == [3]  # the answer to the cancel has arrived by now
+            assert child.conn.malformed_count == 0 and child.conn.pending_count == 0
+
+    run(main())
+
+
+def test_a_timed_out_request_is_cancelled_and_its_final_answer_comes_within_the_grace() -> None:
+    """After a timeout the peer gets `$/cancel`; its reply to the cancel (a tool's "stopped: …") arrives as
+    `RequestTimeout.answer` when it comes within `grace`; without a grace it is dropped, quietly.
+    Mutation check (done): `_final_answer` returning None at once (no grace wait) turns the first assertion red;
+    no `$/cancel` on timeout leaves the child's handler running (cancelled stays 0)."""
+
+    async def main() -> None:
+        async with spawn_child() as child:
+            with pytest.raises(RequestTimeout) as caught:
+                await child.conn.request("stoppable", {"s": 120, "answer": True}, timeout=0.2, grace=20)
+            assert caught.value.answer == {"stopped": True}
+            assert (await _counts_until(child, "cancelled", 1))["cancelled"] == 1
+            with pytest.raises(RequestTimeout) as caught:
+                await child.conn.request("stoppable", {"s": 120, "answer": True}, timeout=0.2)
+            assert caught.value.answer is None
+            assert (await _counts_until(child, "cancelled", 2))["cancelled"] == 2
+            assert await child.conn.request("echo", [4]) == [4]
+            assert child.conn.malformed_count == 0 and child.conn.pending_count == 0
+
+    run(main())
+
+
+def test_cancel_of_an_answered_or_unknown_request_is_ignored() -> None:
+    """`$/cancel` and the answer may cross on the wire: a cancel for an id with no running handler is
+    dropped without an answer (it is a notification), and the connection goes on."""
+
+    async def main() -> None:
+        async with spawn_child() as child:
+            assert await child.conn.request("echo", [1]) == [1]
+            await child.conn.notify("$/cancel", {"id": 1})
+            await child.conn.notify("$/cancel", {"id": "nope"})
+            await child.conn.notify("$/cancel", [])
+            assert await child.conn.request("echo", [2]) == [2]
+            assert child.conn.peer_error_count == 0 and child.conn.malformed_count == 0
+
+    run(main())
+
+
+def test_a_cancel_read_in_the_same_chunk_as_its_request_still_reaches_the_handler() -> None:
+    """A request and its `$/cancel` often arrive in one read (a slow peer, a cancel right after sending). The
+    request's first step runs eagerly, then its Task is cancelled before that Task's first step: the cancel
+    must still be thrown into the handler, which answers. Mutation check (done): the old `_Resumed`, an
+    `async def run(): await self` wrapper, is cancelled before it starts and leaves the handler suspended
+    forever — `cancelled` never gets set and no answer comes (this test's first wait times out)."""
+    from hologram.rpc import Connection
+    from hologram.supervisor.memory_pipe import memory_pipe_pair
+
+    async def scenario() -> None:
+        (server_reader, server_writer), (client_reader, client_writer) = memory_pipe_pair()
+        server = Connection(server_reader, server_writer, name="server")
+        client = Connection(client_reader, client_writer, name="client")
+        started, cancelled = asyncio.Event(), asyncio.Event()
+
+        async def slow(params: object) -> str:
+            started.set()
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                cancelled.set()
+                return "stopped"
+            return "finished"
+
+        server.register("slow", slow)
+        serving = [asyncio.ensure_future(c.serve()) for c in (server, client)]
+        answers: asyncio.Queue[Any] = asyncio.Queue()
+        client._on_response = lambda line, response: answers.put_nowait(response)  # type: ignore[method-assign]
+        client_writer.write(
+            b'{"jsonrpc": "2.0", "id": 1, "method": "slow"}\n{"jsonrpc": "2.0", "method": "$/cancel", "params": {"id": 1}}\n'
+        )
+        await asyncio.wait_for(cancelled.wait(), 10)
+        assert started.is_set()
+        response = await asyncio.wait_for(answers.get(), 10)
+        assert (response.id, response.result) == (1, "stopped")
+        for c in (server, client):
+            c.close()
+        for task in serving:
+            task.cancel()
+
+    asyncio.run(scenario())

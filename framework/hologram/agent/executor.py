@@ -9,6 +9,11 @@ written exactly once, in order, whichever path ran (tests/agent/test_executor.py
 
 A plugin that dies mid-call costs that call an error result naming the plugin; a cancelled batch leaves
 the unrecorded calls to the turn loop, which closes them with a synthetic result.
+
+Abandoning a plugin call — the turn is cancelled, or ``timeout_s`` passes — sends the plugin ``$/cancel``
+(``Connection.request``), so it stops the call (shell and code kill the call's process tree). After a
+timeout the plugin gets ``CANCEL_GRACE_S`` to answer with what it stopped; that answer goes to the model
+behind the timeout text, so a model that would retry knows what was killed.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from hologram.stages import StageContext, StageDispatcher
 from hologram.stages.dispatch import BatchMemo
 
 PluginInvoke = Callable[..., Awaitable[dict[str, Any]]]  # Supervisor.invoke_tool's signature
+CANCEL_GRACE_S = 2.0  # after a plugin call's timeout: how long its final "stopped: …" answer is awaited
 Record = Callable[[ToolCall, "Outcome"], None]
 Notify = Callable[[dict[str, Any]], None]
 
@@ -97,9 +103,11 @@ class Executor:
     ) -> None:
         """Every runnable call in a task of its own, started together; results taken in call order.
 
-        One deadline for the batch instead of a timeout per call (the calls start together and share
-        ``timeout_s``, so it is the same moment; an ``asyncio.timeout`` per call was ~10% of a 50-call
-        turn): at the deadline the calls still running are cancelled and get the timeout result."""
+        One deadline for the batch's kernel tools instead of a timeout per call (the calls start together
+        and share ``timeout_s``, so it is the same moment; an ``asyncio.timeout`` per call was ~10% of a
+        50-call turn): at the deadline the kernel calls still running are cancelled and get the timeout
+        result. Plugin calls are left to their own RPC timeout (it fires at the same moment), which also
+        gives the plugin its grace to say what it stopped; cancelling them here would skip that."""
         loop = asyncio.get_running_loop()
         tasks = [
             None if p.outcome is not None else loop.create_task(self._invoke(p, ctx, timed=False)) for p in prepared
@@ -109,8 +117,8 @@ class Executor:
         def expire() -> None:
             nonlocal expired
             expired = True
-            for task in tasks:
-                if task is not None:
+            for p, task in zip(prepared, tasks, strict=True):
+                if task is not None and p.tool is not None and p.tool.kernel_handler is not None:
                     task.cancel()
 
         deadline = loop.call_later(self.timeout_s, expire)
@@ -134,8 +142,12 @@ class Executor:
                 if task is not None:
                     task.cancel()
 
-    def _timed_out(self, tool: Tool) -> Outcome:
-        return Outcome(f"error: {tool.name} did not answer within {self.timeout_s:g} s", True, "error")
+    def _timed_out(self, tool: Tool, answer: Any = None) -> Outcome:
+        """The timeout result; with the plugin's answer to the cancel (what it stopped) when one came."""
+        text = f"error: {tool.name} did not answer within {self.timeout_s:g} s"
+        if isinstance(answer, dict) and "content" in answer:
+            text += f" and was stopped; it reported:\n{answer['content']}"
+        return Outcome(text, True, "error")
 
     async def _prepare(self, call: ToolCall, tools: ToolSet, turn: StageContext, batch: BatchMemo) -> _Prepared:
         tool = tools.get(call.name)
@@ -187,8 +199,11 @@ class Executor:
                     call_id=p.call.id,
                     session_id=turn.session_id,
                     timeout=self.timeout_s,
+                    grace=CANCEL_GRACE_S,
                 )
-        except (asyncio.TimeoutError, RequestTimeout):
+        except RequestTimeout as exc:
+            return self._timed_out(tool, exc.answer)
+        except asyncio.TimeoutError:
             return self._timed_out(tool)
         except ConnectionClosed:
             return Outcome(

@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import collections.abc
 import contextlib
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, Protocol
 
+from hologram.protocol import CANCEL
+
 from .errors import (
     INTERNAL_ERROR,
     MESSAGE_TOO_LARGE,
     METHOD_NOT_FOUND,
+    REQUEST_CANCELLED,
     ConnectionClosed,
     RequestTimeout,
     RpcError,
@@ -43,7 +47,7 @@ Handler = Callable[[Any], Awaitable[Any]]
 MalformedCallback = Callable[[str, str], None]
 
 READ_CHUNK = 256 * 1024
-_FORGET_TIMED_OUT = 1024  # ids of timed-out requests remembered, so late answers are not "garbage"
+_FORGET_ABANDONED = 1024  # ids of timed-out/cancelled requests remembered, so late answers are not "garbage"
 
 
 def _structured(params: Any) -> Any:
@@ -76,6 +80,10 @@ class Connection:
 
     Handlers are `async def handler(params) -> result`; `params` is the JSON value as sent (dict, list or
     None). Each incoming request runs in its own task, so a handler may itself call back into the peer.
+
+    Cancellation crosses the wire (`$/cancel`, docs/protocol.md): a `request` whose caller is cancelled or
+    whose timeout fires tells the peer, and the peer cancels that request's handler task. Work nobody waits
+    for — a shell command after Ctrl-C — is stopped instead of finishing unseen.
     """
 
     def __init__(
@@ -96,10 +104,14 @@ class Connection:
         self._on_malformed = on_malformed
         self._handlers: dict[str, Handler] = {}
         self._pending: dict[RequestId, asyncio.Future[Any]] = {}
-        self._timed_out: collections.deque[RequestId] = collections.deque(maxlen=_FORGET_TIMED_OUT)
+        self._abandoned: collections.deque[RequestId] = collections.deque(maxlen=_FORGET_ABANDONED)
         self._ids = itertools.count(1)
-        self._tasks: set[asyncio.Task[None]] = set()
+        # Running handler tasks → the id of the request each serves (None: a notification or an error
+        # answer); `$/cancel` looks the id up here. One dict instead of a set plus an id index: cancels are
+        # rare, so a scan of the tasks in flight is cheaper than keeping a second map for every request.
+        self._tasks: dict[asyncio.Task[None], RequestId] = {}
         self._closed = False
+        self._handlers[CANCEL] = self._on_cancel
 
     # -- public API -------------------------------------------------------------------------------------
 
@@ -116,8 +128,16 @@ class Connection:
         """Route incoming `method` (request or notification) to `handler`. Re-registering replaces."""
         self._handlers[method] = handler
 
-    async def request(self, method: str, params: Any = None, timeout: float | None = None) -> Any:
-        """Send a request and wait for its result. Raises RpcError, RequestTimeout or ConnectionClosed."""
+    async def request(
+        self, method: str, params: Any = None, timeout: float | None = None, *, grace: float = 0.0
+    ) -> Any:
+        """Send a request and wait for its result. Raises RpcError, RequestTimeout or ConnectionClosed.
+
+        If the caller is cancelled or `timeout` passes first, the peer is sent `$/cancel` for this id, so
+        it can stop the work. After a timeout, up to `grace` more seconds are spent waiting for the peer's
+        final answer to the cancel (a tool saying what it stopped); it is raised with the timeout, as
+        `RequestTimeout.answer`. A cancelled caller does not wait: cancellation must stay prompt.
+        """
         if self._closed:
             raise ConnectionClosed(f"{self.name}: connection closed")
         msg_id = next(self._ids)
@@ -125,19 +145,56 @@ class Connection:
         if params is not None:
             message["params"] = _structured(params)
         line = self._encode_checked(message)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
         self._pending[msg_id] = future
+        timer: asyncio.TimerHandle | None = None
         try:
             await self._send(line)
-            if timeout is None:
-                return await future
-            try:
-                return await asyncio.wait_for(future, timeout)
-            except asyncio.TimeoutError:
-                self._timed_out.append(msg_id)
-                raise RequestTimeout(f"{self.name}: {method} got no answer within {timeout} s") from None
+            if timeout is not None:  # a timer instead of `wait_for`: no waiter future, no cancel to undo
+                timer = loop.call_later(timeout, self._expire, msg_id, future)
+            return await future
+        except _Expired as expired:
+            error = RequestTimeout(f"{self.name}: {method} got no answer within {timeout} s")
+            error.answer = await self._final_answer(expired.final, grace)
+            raise error from None
+        except asyncio.CancelledError:
+            if self._pending.get(msg_id) is future:  # neither answered nor timed out
+                self._cancel_remote(msg_id)
+            raise
         finally:
+            if timer is not None:
+                timer.cancel()
             self._pending.pop(msg_id, None)
+
+    def _expire(self, msg_id: RequestId, future: asyncio.Future[Any]) -> None:
+        """The timeout of request `msg_id`: `$/cancel` now, and from now on its answer resolves a new
+        future (the final answer `request` may wait a grace for) — no answer can slip between the two."""
+        if future.done():
+            return
+        final: asyncio.Future[Any] = future.get_loop().create_future()
+        self._pending[msg_id] = final
+        self._cancel_remote(msg_id)
+        future.set_exception(_Expired(final))
+
+    async def _final_answer(self, final: asyncio.Future[Any], grace: float) -> Any:
+        """The peer's answer to our `$/cancel` within `grace` s, or None (none, or an error answer)."""
+        if grace <= 0 or self._closed:
+            return None
+        try:
+            return await asyncio.wait_for(final, grace)
+        except (asyncio.TimeoutError, RpcError, ConnectionClosed):
+            return None
+
+    def _cancel_remote(self, msg_id: RequestId) -> None:
+        """Tell the peer we stopped waiting for `msg_id`. Synchronous (no drain): it runs while cancelled."""
+        self._abandoned.append(msg_id)
+        if self._closed or self._writer.is_closing():
+            return
+        try:
+            self._writer.write(encode({"jsonrpc": "2.0", "method": CANCEL, "params": {"id": msg_id}}))
+        except (ConnectionError, RuntimeError, OSError) as exc:
+            log.debug("%s: could not send %s for %r: %s", self.name, CANCEL, msg_id, exc)
 
     async def notify(self, method: str, params: Any = None) -> None:
         """Send a notification (no answer). Awaits only for write backpressure."""
@@ -244,7 +301,7 @@ class Connection:
             if response.id is None and response.error is not None:
                 self.peer_error_count += 1
                 log.warning("%s: peer reported an error with our output: %s", self.name, response.error)
-            elif response.id not in self._timed_out:
+            elif response.id not in self._abandoned:
                 self._report(line, f"response to unknown id {response.id!r}")
             return
         if future.done():  # cancelled by the caller meanwhile
@@ -263,9 +320,21 @@ class Connection:
             else:
                 log.debug("%s: no handler for notification %s", self.name, request.method)
             return
-        self._start_eagerly(self._run_handler(handler, request))
+        self._start_eagerly(self._run_handler(handler, request), None if request.is_notification else request.id)
 
-    def _start_eagerly(self, coro: Coroutine[Any, Any, None]) -> None:
+    async def _on_cancel(self, params: Any) -> None:
+        """`$/cancel {"id": X}`: the peer stopped waiting for its request X; cancel the handler serving it.
+
+        A request already answered (or finished eagerly) has no task any more, and an unknown id is
+        ignored: the cancel and the answer may cross on the wire."""
+        target = params.get("id") if isinstance(params, dict) else None
+        if target is None:
+            return
+        for task, served in list(self._tasks.items()):
+            if served == target and type(served) is type(target) and not task.done():
+                task.cancel()
+
+    def _start_eagerly(self, coro: Coroutine[Any, Any, None], request_id: RequestId = None) -> None:
         """Run a handler's first step now; only a handler that actually waits gets a task.
 
         Most requests (an echo, a lookup, a facility's getter) finish without awaiting anything; creating a
@@ -276,12 +345,15 @@ class Connection:
             pending = coro.send(None)
         except StopIteration:
             return
-        self._spawn(_Resumed(coro, pending).run())
+        self._spawn(_Resumed(coro, pending), request_id)
 
-    def _spawn(self, coro: Awaitable[None]) -> None:
+    def _spawn(self, coro: Awaitable[None], request_id: RequestId = None) -> None:
         task: asyncio.Task[None] = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks[task] = request_id
+        task.add_done_callback(self._forget_task)
+
+    def _forget_task(self, task: asyncio.Task[None]) -> None:
+        self._tasks.pop(task, None)
 
     async def _run_handler(self, handler: Handler, request: Request) -> None:
         try:
@@ -291,7 +363,7 @@ class Connection:
         except asyncio.CancelledError:
             if request.is_notification or self._closed:
                 raise
-            error = RpcError(INTERNAL_ERROR, "request cancelled")
+            error = RpcError(REQUEST_CANCELLED, "request cancelled")
         except Exception as exc:
             log.exception("%s: handler for %s failed", self.name, request.method)
             error = RpcError(INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
@@ -327,32 +399,58 @@ class Connection:
             log.debug("%s: dropping answer: %s", self.name, exc)
 
 
-class _Resumed:
+class _Expired(Exception):
+    """Set on a request's future by its timer; carries the future its final answer will resolve."""
+
+    def __init__(self, final: asyncio.Future[Any]) -> None:
+        super().__init__("request timed out")
+        self.final = final
+
+
+class _Resumed(collections.abc.Coroutine[Any, Any, None]):
     """Continue, inside a Task, a coroutine whose first step already ran (see `_start_eagerly`).
 
-    What the coroutine yields (the future it waits on) is passed up to the Task unchanged, and what the Task
-    sends or throws back (results, cancellation) is passed down, so the coroutine cannot tell the difference.
+    It is the Task's coroutine itself, not a coroutine awaiting it: the Task's first `send(None)` gets the
+    future the first step is waiting on, later sends and throws go straight down, so the coroutine cannot
+    tell the difference. In particular a cancel that comes before the Task's first step — `$/cancel` read
+    in the same chunk as its request — is thrown into the handler; an `async def` wrapper that awaited
+    the handler would have been cancelled before it started, leaving the handler suspended, unanswered.
     """
 
     def __init__(self, coro: Coroutine[Any, Any, None], pending: Any) -> None:
         self._coro = coro
-        self._pending = pending
+        self._pending: Any = pending
+        self._first = True
+
+    def send(self, value: Any) -> Any:
+        if self._first:
+            self._first = False
+            pending, self._pending = self._pending, None
+            return pending
+        return self._coro.send(value)
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        self._first = False
+        if val is None and tb is None:
+            return self._coro.throw(typ)
+        return self._coro.throw(typ, val, tb)
+
+    def close(self) -> None:
+        self._coro.close()
 
     def __await__(self) -> Generator[Any, Any, None]:
-        coro, value = self._coro, self._pending
+        """Not used by the Task (it drives send/throw); here because a Coroutine is also awaitable."""
+        value = self.send(None)
         while True:
             try:
                 sent = yield value
             except BaseException as exc:
                 try:
-                    value = coro.throw(exc)
+                    value = self.throw(exc)
                 except StopIteration:
                     return
-                continue
-            try:
-                value = coro.send(sent)
-            except StopIteration:
-                return
-
-    async def run(self) -> None:
-        await self
+            else:
+                try:
+                    value = self.send(sent)
+                except StopIteration:
+                    return

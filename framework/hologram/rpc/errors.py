@@ -25,6 +25,7 @@ SHUTTING_DOWN = -32003  # the peer is stopping and accepts no new work
 BAD_REF = -32004  # an arena reference is out of bounds, unknown or already freed
 MESSAGE_TOO_LARGE = -32005  # a control line exceeded the peer's line limit
 TIMEOUT = -32006  # the callee gave up waiting on something it depends on
+REQUEST_CANCELLED = -32007  # the sender cancelled the request ($/cancel) and the handler stopped
 
 HOLOGRAM_CODE_MIN = -32099
 HOLOGRAM_CODE_MAX = -32000
@@ -61,7 +62,13 @@ class ConnectionClosed(ConnectionError):
 
 
 class RequestTimeout(TimeoutError):
-    """`Connection.request(..., timeout=…)` got no answer in time. The late answer, if any, is dropped."""
+    """`Connection.request(..., timeout=…)` got no answer in time; the peer was sent `$/cancel`.
+
+    `answer` is the result the peer sent in reply to the cancel within the request's `grace` (a tool's
+    "stopped: … killed …" text), else None; any later answer is dropped.
+    """
+
+    answer: Any = None
 
 
 class ArenaError(Exception):

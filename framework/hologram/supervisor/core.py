@@ -312,13 +312,17 @@ class Supervisor:
         call_id: str,
         session_id: str | None,
         timeout: float | None = None,
+        grace: float = 0.0,
     ) -> dict[str, Any]:
-        """Run one tool call in its plugin. Raises RpcError / ConnectionClosed / RequestTimeout."""
+        """Run one tool call in its plugin. Raises RpcError / ConnectionClosed / RequestTimeout.
+
+        Cancelling the caller, or the timeout, sends the plugin `$/cancel`; after a timeout its final
+        answer within `grace` s comes as `RequestTimeout.answer` (see `Connection.request`)."""
         plugin = self._get(plugin_name)
         if plugin.state is not State.READY or plugin.runtime is None:
             raise RpcError(NOT_READY, f"plugin {plugin_name} is {plugin.state.value}")
         params = {"name": tool, "arguments": arguments, "call_id": call_id, "session_id": session_id}
-        result = await plugin.runtime.connection.request(protocol.TOOL_INVOKE, params, timeout=timeout)
+        result = await plugin.runtime.connection.request(protocol.TOOL_INVOKE, params, timeout=timeout, grace=grace)
         return result if isinstance(result, dict) else {"content": str(result)}
 
     async def invoke_stage(self, plugin_name: str, stage: str, context: dict[str, Any], *, timeout: float) -> Any:

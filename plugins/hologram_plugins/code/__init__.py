@@ -1,8 +1,10 @@
 """code: run a Python snippet in a child interpreter with time, CPU, memory and output limits.
 
 The child is `sys.executable -I -c CODE` (isolated mode: no user site-packages, no PYTHON* variables, the
-workspace not on sys.path) started in the workspace. Running code is as powerful as running a shell command,
-so code_run goes through the same approval policy as shell_run (policy.py), default `ask`.
+workspace not on sys.path) started in the workspace, under the same process guardian as shell_run (every
+process it starts dies with the call; at most `max_processes` at once). Running code is as powerful as
+running a shell command, so code_run goes through the same approval policy as shell_run (policy.py),
+default `ask`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from hologram_plugins.shell.runner import child_env
 
 plugin = Plugin("code")
 TOOLS = frozenset({"code_run"})
+MAX_PROCESSES = 64  # per call, the interpreter included: a snippet rarely needs more, a fork loop gets stopped
 
 
 class State:
@@ -30,7 +33,9 @@ class State:
 def _start(ctx: StartContext) -> None:
     config = ctx.config
     policy = Policy.from_config({k: v for k, v in config.items() if k != "allow"})
-    State.run = RunSettings.from_config(config, ctx.data_dir, policy=policy, timeout_s=30.0, max_timeout_s=300.0)
+    State.run = RunSettings.from_config(
+        config, ctx.data_dir, policy=policy, timeout_s=30.0, max_timeout_s=300.0, max_processes=MAX_PROCESSES
+    )
     State.limits = Limits(
         memory_mb=int(config.get("memory_mb", Limits.memory_mb)),
         cpu_s=int(config.get("cpu_s", Limits.cpu_s)),
@@ -60,5 +65,5 @@ async def code_run(ctx: ToolContext, code: str, timeout_s: float | None = None) 
         settings=State.run,
         approvals=State.approvals,
         env=child_env({"PYTHONIOENCODING": "utf-8"}),
-        preexec=State.limits.preexec(),
+        rlimits=State.limits.rlimits(),
     )

@@ -2,7 +2,8 @@
 
 The shell is not a sandbox — a command can touch anything the user can — so the approval policy is the
 security boundary (see policy.py), enforced twice: in this plugin's `before_toolcall` hook and again inside
-`shell_run`. Output is streamed as `tool_output` events while the command runs.
+`shell_run`. Output is streamed as `tool_output` events while the command runs; the call owns its
+processes (runner.py): whatever it started is killed when it ends, however it ends.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from hologram_plugins.shell.runner import child_env
 
 plugin = Plugin("shell")
 TOOLS = frozenset({"shell_run"})
+MAX_PROCESSES = 256  # per call: a build (make -j, a test runner) forks far more than a snippet of Python
 
 
 class State:
@@ -26,7 +28,9 @@ class State:
 @plugin.on_start
 def _start(ctx: StartContext) -> None:
     policy = Policy.from_config(ctx.config)
-    State.run = RunSettings.from_config(ctx.config, ctx.data_dir, policy=policy, timeout_s=60.0, max_timeout_s=600.0)
+    State.run = RunSettings.from_config(
+        ctx.config, ctx.data_dir, policy=policy, timeout_s=60.0, max_timeout_s=600.0, max_processes=MAX_PROCESSES
+    )
 
 
 @plugin.stage("before_toolcall")

@@ -1,13 +1,14 @@
 """Running a side-effecting command once its call is approved: shared by `shell_run` and `code_run`.
 
 Both tools refuse a call whose approval the before_toolcall hook did not record (the second checkpoint:
-a call that bypassed the stage is still refused), cap the time, stream output as `tool_output` events and
-report a non-zero exit or a timeout as a readable result, not as a failed call.
+a call that bypassed the stage is still refused), cap the time and the number of processes, stream output
+as `tool_output` events and report a non-zero exit, a timeout, a cancel or the process limit — and what
+was killed — as a readable result, not as a failed call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from hologram.sdk import Plugin, ToolContext, tool_error
 from hologram_plugins.files.workspace import workspace_root
 from hologram_plugins.shell.policy import Approvals, Policy, refusal
 from hologram_plugins.shell.runner import run_process
+from hologram_plugins.shell.tree import Rlimit
 
 MAX_OUTPUT_BYTES = 64 * 1024
 
@@ -28,17 +30,29 @@ class RunSettings:
     policy: Policy
     timeout_s: float
     max_timeout_s: float
+    max_processes: int
     max_output_bytes: int = MAX_OUTPUT_BYTES
 
     @classmethod
     def from_config(
-        cls, config: Mapping[str, Any], data_dir: str, *, policy: Policy, timeout_s: float, max_timeout_s: float
+        cls,
+        config: Mapping[str, Any],
+        data_dir: str,
+        *,
+        policy: Policy,
+        timeout_s: float,
+        max_timeout_s: float,
+        max_processes: int,
     ) -> RunSettings:
+        processes = int(config.get("max_processes", max_processes))
+        if processes < 1:
+            raise ValueError(f"config.max_processes must be at least 1; got {processes}")
         return cls(
             workspace=workspace_root(dict(config), data_dir),
             policy=policy,
             timeout_s=float(config.get("timeout_s", timeout_s)),
             max_timeout_s=float(config.get("max_timeout_s", max_timeout_s)),
+            max_processes=processes,
             max_output_bytes=int(config.get("max_output_bytes", MAX_OUTPUT_BYTES)),
         )
 
@@ -53,7 +67,7 @@ async def run_approved(
     settings: RunSettings,
     approvals: Approvals,
     env: dict[str, str],
-    preexec: Callable[[], None] | None = None,
+    rlimits: Sequence[Rlimit] = (),
 ) -> dict[str, Any]:
     refused = refusal(settings.policy, approvals, ctx, arguments)
     if refused is not None:
@@ -69,8 +83,9 @@ async def run_approved(
         cwd=settings.workspace,
         timeout_s=limit,
         max_output_bytes=settings.max_output_bytes,
+        max_processes=settings.max_processes,
         on_chunk=stream,
         env=env,
-        preexec=preexec,
+        rlimits=rlimits,
     )
     return {"content": result.summary(settings.max_output_bytes, limit)}
