@@ -4,6 +4,7 @@ real stage dispatch, and kernel tools (real in-kernel tools, not stand-ins) that
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import time
 from collections.abc import Sequence
@@ -29,20 +30,58 @@ def provider(mock: MockLLM, name: str = "p1", **kw: Any) -> ProviderSettings:
 
 
 class Timeline:
-    """Enter/exit times of tool runs, to prove (or disprove) overlap."""
+    """Enter/exit times of tool runs, to prove (or disprove) overlap.
 
-    def __init__(self) -> None:
+    ``together``: each run is held until that many runs are in at once (a rendezvous), so calls that really
+    run concurrently overlap however slow the machine is, instead of racing their sleeps. The wait gives up
+    `RENDEZVOUS_S` after the first run arrived (a failure bound: calls run one by one never meet).
+    """
+
+    RENDEZVOUS_S = 10.0
+
+    def __init__(self, together: int = 0) -> None:
         self.spans: dict[str, tuple[float, float]] = {}
+        self.started: list[str] = []  # call ids, in the order their runs began
+        self.together = together
+        self._running = 0
+        self._all_in = asyncio.Event()
+        self._give_up_at: float | None = None
 
     def overlapped(self) -> bool:
         spans = sorted(self.spans.values())
         return any(b[0] < a[1] for a, b in itertools.pairwise(spans))
 
+    async def enter(self, call_id: str) -> None:
+        self.started.append(call_id)
+        self._running += 1
+        if not self.together:
+            return
+        if self._running >= self.together:
+            self._all_in.set()
+        if self._give_up_at is None:
+            self._give_up_at = time.monotonic() + self.RENDEZVOUS_S
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._all_in.wait(), max(0.0, self._give_up_at - time.monotonic()))
+
+    def leave(self) -> None:
+        self._running -= 1
+
+    async def wait_started(self, count: int, timeout: float = 30.0) -> None:
+        """Until `count` runs have begun (the turn reached its tools), with a failure bound."""
+        deadline = time.monotonic() + timeout
+        while len(self.started) < count:
+            assert time.monotonic() < deadline, f"only {self.started} of {count} tool runs began"
+            await asyncio.sleep(0.01)
+
 
 def sleeper(name: str, timeline: Timeline, *, parallel_safe: bool, delay: float = 0.05) -> KernelTool:
     async def handler(arguments: dict[str, Any], inv: ToolInvocation) -> str:
         start = time.monotonic()
-        await asyncio.sleep(delay)
+        await timeline.enter(inv.call_id)
+        try:
+            await asyncio.sleep(delay)
+        finally:
+            timeline.leave()
         timeline.spans[inv.call_id] = (start, time.monotonic())
         return f"{name}:{arguments['x']}"
 

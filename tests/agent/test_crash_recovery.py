@@ -14,8 +14,10 @@ Mutation checks (done):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -63,10 +65,20 @@ CHILD = textwrap.dedent(
 )
 
 
-def kill_mid_batch(tmp_path: Path, delay: float) -> None:
+def committed_results(db: Path) -> list[str]:
+    """Call ids of the tool results committed to ``db``, read by a connection of our own (WAL: a reader sees
+    what was committed, never the child's open transaction)."""
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as reader:
+        rows = reader.execute("SELECT call_id FROM events WHERE kind='tool_result' ORDER BY seq").fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def kill_mid_batch(tmp_path: Path, delay: float, committed: list[str]) -> None:
+    """Kill the child while c2 blocks, once the results in ``committed`` are on disk."""
     marker = tmp_path / "marker"
+    db = tmp_path / "sessions.db"
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(tmp_path / "sessions.db"), str(marker), str(delay)],
+        [sys.executable, "-c", CHILD, str(db), str(marker), str(delay)],
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -76,7 +88,17 @@ def kill_mid_batch(tmp_path: Path, delay: float) -> None:
             assert child.poll() is None, child.stderr.read() if child.stderr else ""
             assert time.monotonic() < deadline, "the child never reached the blocking call"
             time.sleep(0.01)
-        time.sleep(0.5)  # ten commit delays: c0 and c1 are finalised, c3 and c4 finished but wait behind c2
+        if committed:
+            # the group-commit timer has committed c0 and c1 (c3 and c4 finished but wait behind c2): wait for
+            # that to be on disk rather than for a time that a slow machine may not be done in
+            while (found := committed_results(db)) != committed:
+                assert child.poll() is None, child.stderr.read() if child.stderr else ""
+                assert time.monotonic() < deadline, f"committed results: {found}, expected {committed}"
+                time.sleep(0.01)
+        else:
+            # nothing may commit within a one-hour delay, however long we wait: this pause only gives a wrongly
+            # armed timer (or no deferral at all) the time to commit c0 and c1, which would turn the test red
+            time.sleep(0.5)
     finally:
         os.kill(child.pid, signal.SIGKILL)
         child.wait(10)
@@ -89,7 +111,7 @@ def test_killed_mid_batch_loads_as_a_valid_history(tmp_path: Path, delay: float,
     """``timer``: results finished before the kill were committed by the group-commit timer and survive.
     ``window``: a commit delay longer than the batch — every result of the batch is lost with the process,
     which is the crash-within-the-window case; the session is still valid after repair."""
-    kill_mid_batch(tmp_path, delay)
+    kill_mid_batch(tmp_path, delay, real)
     store = SessionStore(tmp_path / "sessions.db")
     events = store.events("s1")
     assert [e.kind for e in events][:2] == ["input", "response"]
@@ -119,7 +141,7 @@ def test_killed_mid_batch_loads_as_a_valid_history(tmp_path: Path, delay: float,
 
 
 def test_a_new_turn_repairs_without_a_client_reading_first(tmp_path: Path) -> None:
-    kill_mid_batch(tmp_path, 3600.0)
+    kill_mid_batch(tmp_path, 3600.0, [])
     with MockLLM("deepseek") as mock:
         agent = make_agent(tmp_path, mock, thinking=True)
         mock.script([{"reasoning_content": "ok", "content": "recovered"}])

@@ -37,8 +37,11 @@ def test_parallel_safe_batch_runs_concurrently_and_every_call_has_its_one_result
 
     Mutation check (done): deleting the concurrent path's `record(p.call, p.outcome)` in executor.py turns
     this red — the answer still comes (the normaliser patches the request) but the results on disk are the
-    turn's synthetic closures, not the tools' outputs."""
-    timeline = Timeline()
+    turn's synthetic closures, not the tools' outputs.
+
+    The four runs meet (``Timeline(together=4)``) before they sleep, so they overlap however slow the machine;
+    run one by one they never meet, and the spans do not overlap."""
+    timeline = Timeline(together=4)
     deepseek.script(
         [
             {
@@ -131,7 +134,7 @@ def test_cancel_mid_call_leaves_a_valid_history_and_the_next_turn_is_accepted(
 
     async def cancel_soon() -> str:
         task = asyncio.ensure_future(agent.run_turn("go", session_id="s1"))
-        await asyncio.sleep(0.3)
+        await timeline.wait_started(2)  # mid-call: both tool runs began (not "after 0.3 s", maybe still the LLM)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -245,7 +248,10 @@ def test_a_kernel_tool_past_its_timeout_gets_an_error_result_and_the_others_thei
     """The concurrent path has one deadline for the batch (executor.py); the serial path a timeout per call.
     Either way the slow call gets the timeout result and the fast ones their own, on disk.
     Mutation check (done): an `expire` that sets ``expired`` but cancels nothing turns [concurrent] red (the
-    turn waits out the slow tool: results are its output, and the elapsed-time assert fails)."""
+    turn waits out the slow tool: results are its output, and the elapsed-time assert fails).
+    The timeout (1 s) is 100 times the quick calls' 10 ms, and the slow call (60 s) is far past any bound,
+    so neither a slow nor a fast machine changes which calls make it; the elapsed bound (30 s) is only there
+    to catch a turn that waited the slow call out."""
     timeline = Timeline()
     deepseek.script(
         [
@@ -255,16 +261,16 @@ def test_a_kernel_tool_past_its_timeout_gets_an_error_result_and_the_others_thei
     )
     tools = [
         sleeper("quick", timeline, parallel_safe=parallel_safe, delay=0.01),
-        sleeper("slow", timeline, parallel_safe=parallel_safe, delay=5.0),
+        sleeper("slow", timeline, parallel_safe=parallel_safe, delay=60.0),
     ]
     agent = make_agent(tmp_path, deepseek, tools=tools)
-    agent.executor.timeout_s = 0.3
+    agent.executor.timeout_s = 1.0
     started = time.monotonic()
     result = asyncio.run(agent.run_turn("go"))
-    assert time.monotonic() - started < 3.0
+    assert time.monotonic() - started < 30.0
     assert results_of(agent, result.session_id) == [
         ("a", "quick:1"),
-        ("b", "error: slow did not answer within 0.3 s"),
+        ("b", "error: slow did not answer within 1 s"),
         ("c", "quick:3"),
     ]
     assert timeline.overlapped() is parallel_safe  # the path the test claims to test

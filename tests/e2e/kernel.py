@@ -150,7 +150,8 @@ class E2EKernel:
             return ""
         self.process.send_signal(signal.SIGINT)
         try:
-            out, _ = self.process.communicate(timeout=20)
+            # a failure bound: the kernel exits only once its start-up loads (jieba, the embedding model) are done
+            out, _ = self.process.communicate(timeout=60)
         except subprocess.TimeoutExpired:
             self.process.kill()
             out, _ = self.process.communicate()

@@ -149,29 +149,34 @@ class Gates(threading.Thread):
     without writing, so the reader stays blocked (its call cannot finish). `overlapped` becomes true when
     every gate has a reader at once — impossible if the calls ran one after another. Then each FIFO is
     replaced by a regular file with the same note (so later opens, e.g. the store's second read, never
-    block) and the held readers get the note and EOF. With no overlap within `wait_s` the gates open anyway,
-    so a serial executor fails the assertion instead of hanging the turn.
+    block) and the held readers get the note and EOF. With no overlap within `wait_s` of the first reader the
+    gates open anyway, so a serial executor fails the assertion instead of hanging the turn. The window starts
+    at the first reader, not at the thread's start: how long the turn takes to reach the batch (two LLM steps
+    and a serial batch before it) does not eat into it; `give_up_s` only ends a thread whose turn never came.
     """
 
-    def __init__(self, folder: Path, titles: list[str], wait_s: float = 8.0) -> None:
+    def __init__(self, folder: Path, titles: list[str], wait_s: float = 10.0, give_up_s: float = 60.0) -> None:
         super().__init__(daemon=True)
         folder.mkdir(parents=True, exist_ok=True)
         self.paths = {title: folder / f"{title}.md" for title in titles}
         for path in self.paths.values():
             os.mkfifo(path)
         self.wait_s = wait_s
+        self.give_up_s = give_up_s
         self.overlapped = False
         self.held_at: dict[str, float] = {}
 
     def run(self) -> None:
         held: dict[str, int] = {}
-        deadline = time.monotonic() + self.wait_s
+        deadline = time.monotonic() + self.give_up_s
         while len(held) < len(self.paths) and time.monotonic() < deadline:
             for title, path in self.paths.items():
                 if title not in held:
                     with contextlib.suppress(OSError):  # ENXIO: no reader yet
                         held[title] = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
                         self.held_at[title] = time.monotonic()
+                        if len(held) == 1:  # the batch has reached the gates: from now on, wait_s for the rest
+                            deadline = min(deadline, self.held_at[title] + self.wait_s)
             time.sleep(0.005)
         self.overlapped = len(held) == len(self.paths)
         for title, path in self.paths.items():

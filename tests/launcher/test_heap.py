@@ -6,6 +6,9 @@ import asyncio
 import gc
 import threading
 
+import pytest
+
+from hologram import _heap
 from hologram._heap import freeze_startup_heap, freeze_when_loaded
 
 
@@ -22,22 +25,30 @@ def test_freezing_moves_what_is_alive_out_of_the_collected_generations() -> None
         gc.unfreeze()  # leave the test process as it was
 
 
-def test_the_freeze_waits_for_the_background_loads() -> None:
-    loaded = threading.Event()
+def test_the_freeze_waits_for_the_background_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The freeze is recorded in ``order`` too, so "after the load" is an order, not "not done 50 ms later"."""
+    started, loaded = threading.Event(), threading.Event()
     order: list[str] = []
 
     def load() -> None:
-        loaded.wait(5)
+        started.set()
+        loaded.wait(30)
         order.append("loaded")
+
+    def freeze() -> int:
+        order.append("frozen")
+        return freeze_startup_heap()
+
+    monkeypatch.setattr(_heap, "freeze_startup_heap", freeze)
 
     async def scenario() -> int:
         task = asyncio.ensure_future(freeze_when_loaded([load]))
-        await asyncio.sleep(0.05)
-        assert not task.done()
+        assert await asyncio.to_thread(started.wait, 30), "the load never started"
+        assert not task.done() and order == []
         loaded.set()
         return await task
 
     try:
-        assert asyncio.run(scenario()) > 0 and order == ["loaded"]
+        assert asyncio.run(scenario()) > 0 and order == ["loaded", "frozen"]
     finally:
         gc.unfreeze()

@@ -40,8 +40,8 @@ def test_events_reach_subscribers_through_the_ring(tmp_path: Path) -> None:
         supervisor = supervisor_for(tmp_path)
         supervisor.start()
         try:
+            # no pause: the SDK subscribes during initialize, before it answers, so ready means subscribed
             await wait_state(supervisor, "listener", State.READY)
-            await asyncio.sleep(0.3)  # the subscription request follows readiness closely
             supervisor.ring.publish({"type": "ignored", "n": 0})
             supervisor.ring.publish({"type": "greeting", "text": "你好"})
             await wait_for(lambda: any(e["event"] == "event" for e in events(tmp_path)), timeout=10)

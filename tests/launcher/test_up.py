@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,9 @@ class Kernel:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
             try:
-                self.process.wait(20)
+                # a failure bound: after "kernel stopped" the process still waits for its start-up loads (jieba,
+                # the embedding model) to finish, which took 22 s on a busy 2-core machine
+                self.process.wait(60)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
@@ -170,25 +173,37 @@ def test_kill_9_of_the_kernel_leaves_no_plugin_behind(up: Any, tmp_path: Path) -
     assert all(alive(pid) for pid in pids)
     kernel.process.kill()
     kernel.process.wait()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30  # a failure bound: they die at once, or never without PR_SET_PDEATHSIG
     while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(alive(pid) for pid in pids), "plugin processes outlived the kernel"
 
 
+def logged_at(log: str, message: str) -> float:
+    """When the kernel logged ``message`` (its log's timestamp, in seconds)."""
+    line = next(line for line in log.splitlines() if message in line)
+    return datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+
+
 def test_shutdown_escalates_to_sigkill_for_a_wedged_plugin(up: Any, tmp_path: Path) -> None:
+    """The escalation is timed on the kernel's own log, from "stopping" to "kernel stopped": the process exits
+    only after its start-up loads (jieba, the embedding model) have finished as well, and how long those take
+    depends on the machine (up to 22 s under load), not on the shutdown."""
     write_plugin(
         tmp_path, "wedged", command=[sys.executable, str(STUCK)], env={"STUCK_PID_FILE": str(tmp_path / "stuck.pid")}
     )
     kernel = up()
     pid = kernel.wait_state("wedged", "ready")["pid"]
-    started = time.monotonic()
     assert kernel.stop() == 0
     assert not alive(pid)
-    assert 4.0 < time.monotonic() - started < 15, "shutdown grace (3 s), then SIGTERM grace (2 s), then SIGKILL"
     log = next((kernel.data / "logs").glob("*.log")).read_text()
-    assert "[wedged] did not exit after shutdown; sending SIGTERM" in log
-    assert "[wedged] did not exit after SIGTERM; sending SIGKILL" in log
+    stopping = logged_at(log, "hologram.kernel: stopping")
+    term = logged_at(log, "[wedged] did not exit after shutdown; sending SIGTERM")
+    kill = logged_at(log, "[wedged] did not exit after SIGTERM; sending SIGKILL")
+    stopped = logged_at(log, "hologram.kernel: kernel stopped")
+    assert stopping <= term <= kill <= stopped
+    assert term - stopping >= 3.0 and kill - term >= 2.0, "shutdown grace (3 s), then SIGTERM grace (2 s)"
+    assert 4.0 < stopped - stopping < 15, "shutdown grace (3 s), then SIGTERM grace (2 s), then SIGKILL"
 
 
 def test_stale_lock_is_refused_with_the_fix(up: Any, tmp_path: Path) -> None:
@@ -253,7 +268,8 @@ def test_watch_rebuilds_on_manifest_change_and_restarts_only_affected(up: Any, t
     for name in ("base", "leaf", "other"):
         kernel.wait_state(name, "ready")
     pids = {n: kernel.plugin(n)["pid"] for n in ("base", "leaf", "other")}
-    time.sleep(0.5)  # let the watcher settle on its first snapshot
+    # the watcher logs "watching" and registers its watches in the same step, before any edit below
+    kernel.wait(lambda: "hologram.watch: watching " in next((kernel.data / "logs").glob("*.log")).read_text())
     # An invalid edit is reported and the running graph kept.
     broken = (tmp_path / "leaf.toml").read_text()
     (tmp_path / "leaf.toml").write_text(broken.replace('requires = ["base.f"]', 'requires = ["missing.f"]'))

@@ -45,6 +45,9 @@ async def start(ctx: StartContext) -> None:
     for _ in range(int(config.get("garbage_lines", 0))):
         os.write(1, b"this is not json\n")
     await asyncio.sleep(float(config.get("ready_delay", 0)))
+    if config.get("ready_gate"):  # not ready until the test creates this file: "still starting" by construction
+        while not os.path.exists(config["ready_gate"]):
+            await asyncio.sleep(0.02)
     if config.get("never_ready"):
         await asyncio.sleep(3600)
     record("ready")

@@ -159,9 +159,11 @@ def test_disconnect_before_any_output_is_retried(mock_llm: MockLLM) -> None:
 
 
 def test_timeout_is_retried(mock_llm: MockLLM) -> None:
-    mock_llm.script([{"delay": 1.0, "content": "too late"}, {"content": "in time"}])
+    """The retry must get its answer within the same timeout: 2 s for a local mock, and a first answer held
+    back 30 s, so neither a slow machine (retry too slow) nor a fast one (first answer in time) changes it."""
+    mock_llm.script([{"delay": 30.0, "content": "too late"}, {"content": "in time"}])
     sleeps = Sleeps()
-    assert complete(chain(provider(mock_llm, timeout_s=0.3), sleeps=sleeps)).content == "in time"
+    assert complete(chain(provider(mock_llm, timeout_s=2.0), sleeps=sleeps)).content == "in time"
     assert sleeps.calls == [1.0]
 
 

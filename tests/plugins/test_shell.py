@@ -171,16 +171,34 @@ def test_other_tools_pass_through_the_hook(tmp_path: Path) -> None:
     run(go())
 
 
+def _alive(pid: int) -> bool:
+    """Running (a zombie left for a reaper that does not reap counts as gone)."""
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
 def test_timeout_kills_the_process_group(tmp_path: Path) -> None:
+    """The background job dies with the command at the timeout. Checked on the job's process itself: the file
+    it would touch comes only after 300 s, so its absence a moment later proves nothing by itself. The
+    timeout (2 s) leaves the command ample time to have started its job; 30 s of ``sleep`` stay far past it."""
+
     async def go() -> None:
         async with _shell(tmp_path, Approver(True)) as h:
             started = time.monotonic()
-            result = ok(await _approved(h, "(sleep 30; touch late) & sleep 30", "c1", timeout_s=0.5))
-            assert time.monotonic() - started < 5
-            assert "timed out after 0.5 s" in result
+            command = "(sleep 300; touch late) & echo $! > job.pid; sleep 30"
+            result = ok(await _approved(h, command, "c1", timeout_s=2))
+            assert time.monotonic() - started < 20
+            assert "timed out after 2 s" in result
 
     run(go())
-    time.sleep(0.2)
+    job = int((tmp_path / "ws" / "job.pid").read_text())
+    deadline = time.monotonic() + 30  # a failure bound: SIGKILL to the group is immediate
+    while _alive(job):
+        assert time.monotonic() < deadline, "the background job outlived the timeout"
+        time.sleep(0.02)
     assert not (tmp_path / "ws" / "late").exists()
 
 

@@ -35,6 +35,7 @@ class Child:
         self.max_active = 0
         self.stoppable_started = 0
         self.stoppable_cancelled = 0
+        self.released = 0  # `last_first` requests answered so far
         for name in dir(self):
             if name.startswith("m_"):
                 conn.register(name[2:].replace("__", "/"), getattr(self, name))
@@ -68,6 +69,29 @@ class Child:
 
     async def m_max_active(self, params: Any) -> int:
         return self.max_active
+
+    async def m_last_first(self, params: Any) -> Any:
+        """Hold each request until `n` of them are open at once, then answer them last-first (the highest
+        `value` first): answers come back in reverse order by construction, not by racing sleeps."""
+        n, value = params["n"], params["value"]
+        self.active += 1
+        self.max_active = max(self.max_active, self.active)
+        deadline = asyncio.get_running_loop().time() + 20  # a failure bound only
+        try:
+            while self.max_active < n or self.released != n - 1 - value:
+                if asyncio.get_running_loop().time() > deadline:
+                    raise RpcError(-32000, f"only {self.max_active} of {n} requests were open at once")
+                await asyncio.sleep(0.001)
+        finally:
+            self.active -= 1
+        self.released += 1
+        return value
+
+    async def m_idle(self, params: Any) -> Any:
+        """Answer once no `sleep` is running: every answer of those was written to stdout before this one."""
+        while self.active:
+            await asyncio.sleep(0.005)
+        return "idle"
 
     async def m_call_back(self, params: Any) -> Any:
         """Call the parent while the parent's request to us is still open (nested, other direction)."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from typing import Any
 
 import pytest
@@ -43,15 +42,19 @@ def test_concurrent_requests_are_matched_by_id() -> None:
     async def main() -> None:
         async with spawn_child() as child:
             n = 20
-            # later requests finish first, so answers come back in reverse order
-            start = time.monotonic()
-            results = await asyncio.gather(
-                *(child.conn.request("sleep", {"s": 0.05 + 0.01 * (n - i), "value": i}) for i in range(n))
-            )
-            elapsed = time.monotonic() - start
+            answered: list[int] = []
+
+            async def one(i: int) -> Any:
+                result = await child.conn.request("last_first", {"n": n, "value": i})
+                answered.append(i)
+                return result
+
+            # the child holds every request until all n are open, then answers the last one first: the answers
+            # come back in reverse order however fast either side runs, and only if the requests really overlap
+            results = await asyncio.gather(*(one(i) for i in range(n)))
             assert results == list(range(n))
+            assert answered == list(reversed(range(n))), "the answers did not come back out of order"
             assert await child.conn.request("max_active") == n  # the child really ran them all at once
-            assert elapsed < 0.05 + 0.01 * n + 1.0
 
     run(main())
 
@@ -62,11 +65,17 @@ def test_requests_in_both_directions_at_once() -> None:
             active = 0
             peak = 0
 
+            all_in = asyncio.Event()
+
             async def add(params: Any) -> Any:
                 nonlocal active, peak
                 active += 1
                 peak = max(peak, active)
-                await asyncio.sleep(0.05)
+                if active == 10:
+                    all_in.set()
+                # held until all ten nested requests are in: overlap by construction, not by a 50 ms sleep that a
+                # slow child might not fill (a kernel running them one at a time fails here, after the bound)
+                await asyncio.wait_for(all_in.wait(), 20)
                 active -= 1
                 return params["a"] + params["b"]
 
@@ -189,7 +198,9 @@ def test_timeout_and_late_answer_is_not_garbage() -> None:
             with pytest.raises(RequestTimeout):
                 await child.conn.request("sleep", {"s": 0.3, "value": 1}, timeout=0.05)
             assert child.conn.pending_count == 0
-            await asyncio.sleep(0.5)  # the late answer arrives meanwhile
+            # the child answers `idle` only after its sleep ended, and it wrote the late answer first: by the time
+            # `idle` is answered, the late answer has been read (not merely "probably, after 0.5 s")
+            assert await child.conn.request("idle") == "idle"
             assert await child.conn.request("echo", [2]) == [2]
             assert child.conn.malformed_count == 0
 

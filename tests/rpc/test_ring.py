@@ -212,7 +212,11 @@ def test_child_reads_the_ring_through_its_eventfd() -> None:
                     "attach", {"ring": writer.spec(), "eventfd": efd, "types": ["tool_call", "agent_output"]}
                 )
                 waiter = asyncio.create_task(child.conn.request("ring/wait", {"count": 20}))
-                await asyncio.sleep(0.1)  # the child is now blocked on its eventfd
+                while child.conn.pending_count == 0:  # until the ring/wait request is written
+                    await asyncio.sleep(0)
+                # the child takes requests in order and runs ring/wait up to its wait on the eventfd before it
+                # gets to this echo: once the echo is answered the child is blocked there (no "after 0.1 s")
+                assert await child.conn.request("echo", ["behind ring/wait"]) == ["behind ring/wait"]
                 for i in range(40):
                     writer.publish(ev(i, "tool_call" if i % 2 else "content_delta"))
                     await asyncio.sleep(0)

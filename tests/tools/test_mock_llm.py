@@ -333,9 +333,14 @@ def test_disconnect_mid_stream(mock_llm: MockLLM) -> None:
 
 
 def test_delay_step(mock_llm: MockLLM) -> None:
-    mock_llm.script([{"delay": 0.5}, {"content": "late"}])
+    mock_llm.script([{"delay": 5.0}, {"content": "late"}])
+    # only the read is short: connecting to a loopback server on a busy machine must not be what times out
     with pytest.raises(httpx.ReadTimeout):
-        httpx.post(mock_llm.base_url + "/chat/completions", json={"model": "m", "messages": [USER]}, timeout=0.1)
+        httpx.post(
+            mock_llm.base_url + "/chat/completions",
+            json={"model": "m", "messages": [USER]},
+            timeout=httpx.Timeout(10.0, read=0.1),
+        )
 
 
 # --- out of process -------------------------------------------------------------------------------
