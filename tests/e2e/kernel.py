@@ -62,6 +62,23 @@ def env() -> dict[str, str]:
     return out
 
 
+def wait_for_graph(process: subprocess.Popen[str], data: Path, timeout: float = 60) -> None:
+    """Until every plugin of the kernel `process` serves from `data` is ready; fails if it exits first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"hologram up exited: {process.stdout.read() if process.stdout else ''}")
+        try:
+            status = call(data, "status", timeout=5)
+        except Exception:
+            time.sleep(0.1)
+            continue
+        if all(p["state"] == "ready" for p in status["plugins"]):
+            return
+        time.sleep(0.1)
+    raise AssertionError("kernel did not get ready")
+
+
 class E2EKernel:
     def __init__(self, root: Path, mocks: list[MockLLM], *, cooldown_s: float = 0.05) -> None:
         self.root = root
@@ -107,19 +124,7 @@ class E2EKernel:
             env=env(),
             cwd=self.root,
         )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"hologram up exited: {self.process.stdout.read() if self.process.stdout else ''}")
-            try:
-                status = call(self.data, "status", timeout=2)
-            except Exception:
-                time.sleep(0.1)
-                continue
-            if all(p["state"] == "ready" for p in status["plugins"]):
-                return
-            time.sleep(0.1)
-        raise AssertionError("kernel did not get ready")
+        wait_for_graph(self.process, self.data)
 
     def status(self) -> dict[str, Any]:
         result: dict[str, Any] = call(self.data, "status")

@@ -18,17 +18,15 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hologram.supervisor.control import call as control_call
 from mock_llm import MockLLM
 
-from .kernel import env
+from .kernel import env, wait_for_graph
 
 pytestmark = pytest.mark.slow
 
@@ -58,20 +56,7 @@ class DefaultUp:
             env=env(),
             cwd=self.root,
         )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                out = self.process.stdout.read() if self.process.stdout else ""
-                raise AssertionError(f"hologram up exited: {out}")
-            try:
-                status = control_call(self.root / ".hologram", "status", timeout=5)
-            except Exception:
-                time.sleep(0.1)
-                continue
-            if status["plugins"] and all(p["state"] == "ready" for p in status["plugins"]):
-                return
-            time.sleep(0.1)
-        raise AssertionError("the default graph did not get ready")
+        wait_for_graph(self.process, self.root / ".hologram")
 
     def stop(self) -> None:
         if self.process is not None:
