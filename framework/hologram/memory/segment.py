@@ -152,14 +152,23 @@ class Segmenter:
 
     def lcut_for_search(self, text: str) -> list[str]:
         """``jieba.lcut_for_search(text)``: each word of :meth:`lcut`, preceded by its dictionary 2- and 3-grams."""
-        trie = self._trie
+        prefixes = self._trie.prefixes
         out: list[str] = []
         for word in self.lcut(text):
             n = len(word)
             if n > 2:
-                out.extend(gram for gram in (word[i : i + 2] for i in range(n - 1)) if gram in trie)
-            if n > 3:
-                out.extend(gram for gram in (word[i : i + 3] for i in range(n - 2)) if gram in trie)
+                # One prefix search at i answers both "is word[i:i+2] a word" and "is word[i:i+3]".
+                grams2: list[str] = []
+                grams3: list[str] = []
+                for i in range(n - 1):
+                    for gram in prefixes(word[i : i + 3]):
+                        if len(gram) == 2:
+                            grams2.append(gram)
+                        elif len(gram) == 3:
+                            grams3.append(gram)
+                out.extend(grams2)
+                if n > 3:
+                    out.extend(grams3)
             out.append(word)
         return out
 
@@ -429,13 +438,13 @@ def _read_dict(path: Path) -> tuple[dict[str, tuple[int, str | None]], int]:
     line's frequency to the total, a repeated word's too.
     """
     with open(path, "rb") as f:
-        lines = f.read().split(b"\n")
+        lines = f.read().decode("utf-8").split("\n")
     if lines and not lines[-1]:
         lines.pop()  # the file's final newline, not a line
     entries: dict[str, tuple[int, str | None]] = {}
     total = 0
     for lineno, raw in enumerate(lines, 1):
-        fields = raw.strip().decode("utf-8").split(" ")
+        fields = raw.strip(" \t\n\r\x0b\x0c").split(" ")  # what bytes.strip() removes
         try:
             freq = int(fields[1])
         except (IndexError, ValueError):
