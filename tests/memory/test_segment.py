@@ -9,7 +9,8 @@ Mutation checks (done by hand on this file's tests, each run against the written
 5,000 synthetic texts; every one failed them): the route's tie-break (`>=` → `>`: 1,750 tie texts), the
 Viterbi's tie-break for each of B, M, E, S and the final state (22, 65, 89, 8,740 and 9,090 texts), the E
 emissions read from the M table (590), the B emission index off by one (3,417), skipping the dictionary check
-before the HMM (259), and scoring an unknown character log 1 - log total as 0 (16).
+before the HMM (259), scoring an unknown character log 1 - log total as 0 (16), and search mode emitting
+the 3-grams of 3-character words (4,336).
 """
 
 from __future__ import annotations
