@@ -1,9 +1,10 @@
 """The kernel's start-up heap, frozen out of the garbage collector's full collections.
 
 A full (generation 2) collection walks every tracked object. In a kernel with memory on, most of them
-are loaded once and live as long as the process: jieba's dictionary, the embedding model's session,
-the cold-context indexes. With jieba alone loaded one full collection took 22 ms on the development VM —
-an event-loop stall, for every session and plugin RPC, each time CPython decides to run one. After
+are loaded once and live as long as the process: the embedding model's session, the cold-context
+indexes, and until hologram.memory.segment replaced it jieba's ~500k-entry dictionary, with which alone
+one full collection took 22 ms on the development VM — an event-loop stall, for every session and plugin
+RPC, each time CPython decides to run one. After
 `gc.freeze()` (CPython ≥ 3.7) those objects sit in a permanent generation that collections skip: the
 same full collection took under 0.01 ms. Objects made later (sessions, turns) are collected as usual;
 what is frozen is never freed by the cycle collector, which for objects that live as long as the kernel

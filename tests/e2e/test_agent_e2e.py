@@ -206,10 +206,10 @@ def test_ask_json_reports_the_turn(kernel: E2EKernel, mocks: tuple[MockLLM, Mock
 
 
 def test_the_kernel_freezes_its_start_up_heap_once_models_are_loaded(kernel: E2EKernel) -> None:
-    """hologram/_heap.py: after jieba and the embedding model load, full collections skip the start-up
-    heap (one took 22 ms with jieba loaded). Mutation check (done): not starting `_settle_heap` in
-    up_cmd.py turns this red."""
+    """hologram/_heap.py: after the Chinese segmenter and the embedding model load, full collections skip
+    the start-up heap (one took 22 ms with jieba's dictionary loaded). Mutation check (done): not starting
+    `_settle_heap` in up_cmd.py turns this red."""
     deadline = time.monotonic() + 120
     while kernel.status()["kernel"]["heap_frozen"] == 0 and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert kernel.status()["kernel"]["heap_frozen"] > 10_000  # jieba, numpy, onnxruntime, the kernel itself
+    assert kernel.status()["kernel"]["heap_frozen"] > 10_000  # numpy, onnxruntime, the kernel itself

@@ -59,8 +59,8 @@ def test_han_text_never_waits_for_jieba(monkeypatch: pytest.MonkeyPatch) -> None
 
     monkeypatch.setattr(tok, "_ready", threading.Event())
     monkeypatch.setattr(tok, "_thread", None)
-    monkeypatch.setattr(tok, "_jieba", None)
-    monkeypatch.setattr(tok, "_load_jieba", slow_load)
+    monkeypatch.setattr(tok, "_segmenter", None)
+    monkeypatch.setattr(tok, "_load", slow_load)
     try:
         terms, analyzer = tok.tokenize_tagged("重置密码")
         assert analyzer == tok.ANALYZER_BIGRAM
@@ -77,9 +77,45 @@ def test_warm_up_starts_one_thread_only(monkeypatch: pytest.MonkeyPatch) -> None
     calls: list[int] = []
     monkeypatch.setattr(tok, "_thread", None)
     monkeypatch.setattr(tok, "_ready", threading.Event())
-    monkeypatch.setattr(tok, "_load_jieba", lambda: calls.append(1))
+    monkeypatch.setattr(tok, "_load", lambda: calls.append(1))
     tok.warm_up()
     tok.warm_up()
     assert tok._thread is not None
     tok._thread.join(5)
     assert calls == [1]
+
+
+def test_chinese_terms_are_jiebas_search_words_minus_stop_words() -> None:
+    """The compact segmenter's tokens are jieba's own (tests/memory/test_segment.py), so stored "jieba" term
+    vectors stay valid; here, end to end through tokenize against the real jieba."""
+    import jieba
+
+    jieba.setLogLevel(60)
+    assert tok.wait_for_jieba(timeout=120)
+    terms, analyzer = tok.tokenize_tagged("小明硕士毕业于中国科学院计算所，后在日本京都大学深造")
+    assert analyzer == tok.ANALYZER_JIEBA
+    expected = [
+        w
+        for run in ("小明硕士毕业于中国科学院计算所", "后在日本京都大学深造")
+        for w in jieba.lcut_for_search(run)
+        if w not in tok._CJK_STOP
+    ]
+    assert terms == expected
+
+
+def test_word_tag_tells_names_places_times_and_numerals() -> None:
+    assert tok.wait_for_jieba(timeout=120)
+    assert [tok.word_tag(w) for w in ("鲁迅", "上海", "下午", "三点", "中国科学院")] == ["nr", "ns", "t", "m", "nt"]
+    assert tok.word_tag("hologram") is None
+
+
+def test_word_tag_never_waits_for_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[int] = []
+    monkeypatch.setattr(tok, "_ready", threading.Event())
+    monkeypatch.setattr(tok, "_segmenter", None)
+    monkeypatch.setattr(tok, "_thread", None)
+    monkeypatch.setattr(tok, "_load", lambda: started.append(1))
+    assert tok.word_tag("上海") is None
+    assert tok._thread is not None
+    tok._thread.join(5)
+    assert started == [1]

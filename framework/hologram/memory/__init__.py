@@ -8,7 +8,7 @@ Public API (the session/L2 layers build on these):
 * :class:`TfidfIndex` / :class:`TermVector` — incremental IDF per store;
 * :func:`load_embedder` / :class:`Embedder` — USE-multilingual (ONNX or numpy), or ``None`` → TF-IDF only;
 * :class:`VectorIndex` / :class:`DenseVector` — fingerprinted vectors, exact top-k for cold search;
-* :func:`estimate_tokens`, :func:`warm_up` (start jieba's background load);
+* :func:`estimate_tokens`, :func:`warm_up` (start loading the Chinese segmenter in the background);
 * :class:`EventRecord` / :func:`build_event` / :func:`normalise_timestamp` — events with blocks and stable IDs;
 * :class:`ColdStore` — durable L2 (SQLite WAL) with search, access bookkeeping, distillation eligibility;
 * :func:`coldcontext_query` / :func:`auto_recall` / :func:`demote` / :func:`make_handler` — moves between L1/L2;

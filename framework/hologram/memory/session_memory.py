@@ -119,8 +119,8 @@ class SessionMemory:
 
     @classmethod
     def open(cls, data_dir: Path, store: SessionStore, *, load_model: bool = True) -> SessionMemory:
-        """Open ``data_dir/cold.db``, start jieba's warm-up and (unless `load_model` is False) load the
-        embedder in a background thread: until it is ready, scoring is TF-IDF only, never a wait."""
+        """Open ``data_dir/cold.db``, start the Chinese segmenter's warm-up and (unless `load_model` is False)
+        load the embedder in a background thread: until it is ready, scoring is TF-IDF only, never a wait."""
         memory = cls(store, ColdStore(Path(data_dir) / COLD_DB))
         warm_up()
         if load_model:

@@ -1,12 +1,17 @@
 """Terms for lexical (TF-IDF/BM25) scoring, for Chinese and every other script.
 
-Chinese has no spaces, so words come from jieba (search mode, which also emits the sub-words of long
-compounds: 北京大学 → 北京, 大学, 北京大学, which is what recall wants). jieba's dictionary costs ~1-1.5 s and
-~90 MB to load, so it is loaded once, in a daemon thread, started by :func:`warm_up` (the kernel calls it at
-start-up) or by the first text that contains Han characters. Until it is ready we never wait for it: Han runs
-are split into overlapping character bigrams (plus single characters), the classic segmentation-free
-indexing for Chinese, and the result is tagged with analyzer ``"cjk-bigram"`` instead of ``"jieba"`` so that a
-store can re-analyse those few events later if it cares.
+Chinese has no spaces, so words come from jieba's search mode (which also emits the sub-words of long
+compounds: 北京大学 → 北京, 大学, 北京大学, which is what recall wants), computed by
+:mod:`hologram.memory.segment`: the same tokens as ``jieba.lcut_for_search``, token for token, from a compact
+form of jieba's data (~4.5 MB in the kernel and ~20 ms to load from its cache, where jieba costs ~80 MB and
+~1.6-3 s). Because the tokens are identical the analyzer tag stays ``"jieba"`` and stored term vectors stay
+valid. The load still happens once, in a daemon thread, started by :func:`warm_up` (the kernel calls it at
+start-up) or by the first text that contains Han characters: the first start after installing builds the
+cache (seconds), and a reply never waits for that. Until it is ready Han runs are split into overlapping
+character bigrams (plus single characters), the classic segmentation-free indexing for Chinese, and the
+result is tagged with analyzer ``"cjk-bigram"`` so that a store can re-analyse those few events later if it
+cares. :func:`word_tag` gives dict.txt's part of speech of a dictionary word (nr person, ns place, t time,
+m numeral ...), so callers can spot names and dates without loading ``jieba.posseg``.
 
 Other scripts: lower-cased Unicode word runs (``\\w+``), a small English stop-word list and a light
 plural/possessive stemmer. That is deliberately simple: dense vectors carry the semantics, the lexical side
@@ -18,9 +23,12 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hologram.memory.tokens import CJK_RE
+
+if TYPE_CHECKING:
+    from hologram.memory.segment import Segmenter
 
 __all__ = [
     "ANALYZER_BIGRAM",
@@ -29,7 +37,9 @@ __all__ = [
     "tokenize",
     "tokenize_tagged",
     "wait_for_jieba",
+    "wait_if_loading",
     "warm_up",
+    "word_tag",
 ]
 
 ANALYZER_JIEBA = "jieba"
@@ -197,35 +207,33 @@ _log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _ready = threading.Event()
 _thread: threading.Thread | None = None
-_jieba: Any = None
+_segmenter: Segmenter | None = None
 
 
-def _load_jieba() -> None:
-    global _jieba
+def _load() -> None:
+    global _segmenter
     try:
-        import jieba
+        from hologram.memory.segment import load_segmenter  # here, so a broken install cannot fail the import
 
-        jieba.setLogLevel(logging.WARNING)
-        jieba.initialize()
-        _jieba = jieba
+        _segmenter = load_segmenter()
     except Exception:  # a broken or missing jieba must not take the kernel down: bigrams keep working
-        _log.warning("jieba unavailable; Chinese text is indexed by character bigrams", exc_info=True)
+        _log.warning("jieba's data unavailable; Chinese text is indexed by character bigrams", exc_info=True)
     finally:
         _ready.set()
 
 
 def warm_up() -> None:
-    """Start loading jieba's dictionary in a background thread (idempotent, returns at once)."""
+    """Start loading the segmenter in a background thread (idempotent, returns at once)."""
     global _thread
     with _lock:
         if _thread is None:
-            _thread = threading.Thread(target=_load_jieba, name="hologram-jieba-load", daemon=True)
+            _thread = threading.Thread(target=_load, name="hologram-jieba-load", daemon=True)
             _thread.start()
 
 
 def jieba_ready() -> bool:
-    """True once jieba is loaded and will be used for Han text."""
-    return _ready.is_set() and _jieba is not None
+    """True once the segmenter is loaded and will be used for Han text."""
+    return _ready.is_set() and _segmenter is not None
 
 
 def wait_for_jieba(timeout: float | None = None) -> bool:
@@ -239,6 +247,18 @@ def wait_if_loading(timeout: float | None = None) -> None:
     """Block until a background load that was started has finished; return at once if none was."""
     if _thread is not None:
         _ready.wait(timeout)
+
+
+def word_tag(word: str) -> str | None:
+    """dict.txt's part-of-speech tag of a dictionary word (nr, ns, nt, nz, t, m ...), else None.
+
+    Never blocks: None also while the segmenter is loading (the load is started, as Han text would).
+    """
+    segmenter = _segmenter
+    if segmenter is None or not _ready.is_set():
+        warm_up()
+        return None
+    return segmenter.tag(word)
 
 
 def _stem(word: str) -> str:
@@ -269,8 +289,8 @@ def _words(segment: str) -> list[str]:
 def tokenize_tagged(text: str) -> tuple[list[str], str]:
     """Split `text` into index terms; return them with the analyzer used for Han runs.
 
-    Never blocks on jieba: if Han text arrives before the dictionary is loaded, the load is started and
-    this text is analysed with bigrams (tag ``"cjk-bigram"``).
+    Never blocks on the segmenter: if Han text arrives before it is loaded, the load is started and this
+    text is analysed with bigrams (tag ``"cjk-bigram"``).
     """
     terms: list[str] = []
     analyzer = ANALYZER_JIEBA
@@ -279,14 +299,15 @@ def tokenize_tagged(text: str) -> tuple[list[str], str]:
     pos = 0
 
     han_runs = list(_HAN_RUN.finditer(text))
-    if han_runs and not jieba_ready():
+    segmenter = _segmenter if _ready.is_set() else None
+    if han_runs and segmenter is None:
         warm_up()
         analyzer = ANALYZER_BIGRAM
     for run in han_runs:
         terms.extend(_words_other_cjk(text[pos : run.start()]))
         pos = run.end()
-        if analyzer == ANALYZER_JIEBA:
-            terms.extend(w for w in _jieba.lcut_for_search(run.group()) if w not in _CJK_STOP)
+        if segmenter is not None:
+            terms.extend(w for w in segmenter.lcut_for_search(run.group()) if w not in _CJK_STOP)
         else:
             terms.extend(w for w in _bigrams(run.group()) if w not in _CJK_STOP)
     terms.extend(_words_other_cjk(text[pos:]))
