@@ -219,12 +219,16 @@ def test_oversized_output_is_capped(tmp_path: Path) -> None:
 
 
 def test_secrets_are_not_in_the_command_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plugin starts from a scrubbed environment (supervisor/environment.py): a provider key and a
+    variable nobody passed never reach a command; what a program needs to run (here an LC_ variable) does."""
     monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-secret")
-    monkeypatch.setenv("HARMLESS_SETTING", "visible")
+    monkeypatch.setenv("UNPASSED_SETTING", "leaked")
+    monkeypatch.setenv("LC_HOLOGRAM_TEST", "visible")
 
     async def go() -> None:
         async with _shell(tmp_path, Approver(True)) as h:
-            result = ok(await _approved(h, "echo ${DEEPSEEK_API_KEY:-none} $HARMLESS_SETTING", "c1"))
-            assert result.startswith("none visible")
+            command = "echo ${DEEPSEEK_API_KEY:-none} ${UNPASSED_SETTING:-scrubbed} $LC_HOLOGRAM_TEST"
+            result = ok(await _approved(h, command, "c1"))
+            assert result.startswith("none scrubbed visible"), result
 
     run(go())
