@@ -154,9 +154,6 @@ def test_tool_schema_and_rendering() -> None:
     Draft202012Validator.check_schema(COLDCONTEXT_QUERY_PARAMETERS)
     v = Draft202012Validator(COLDCONTEXT_QUERY_PARAMETERS)
     assert v.is_valid({"query": "cats", "limit": 3})
-    assert (
-        not v.is_valid({"limit": 3}) and not v.is_valid({"query": ""}) and not v.is_valid({"query": "x", "limit": 99})
-    )
     assert COLDCONTEXT_QUERY_NAME == "coldcontext_query"
     text = render_events([build_event(timestamp=None, input="x" * 500, reasoning="why")], per_block=50)
     assert "time unknown" in text and "reasoning: why" in text and len(text) < 200

@@ -140,11 +140,14 @@ async def _run_conversation(
     scores, latencies, recalled = [], [], []
     end = max((t.ts for t in turns), default=0.0) + 3600
     for text, evidence in questions:
-        _, prepared, elapsed = await one(text, end)
-        latencies.append(elapsed)
+        # Each question against the state the conversation left (not after the previous questions): the
+        # request `prepare` would send for it, with nothing stored or moved.
+        started = time.perf_counter()
+        prepared = await memory.preview(sid, text, window_tokens=window, fixed_tokens=0, now=end)
+        latencies.append((time.perf_counter() - started) * 1000)
         seen = {turn_of[s] for s in prepared.seqs if s in turn_of}
         scores.append(len(evidence & seen) / len(evidence))
-        recalled.append(len(getattr(prepared, "recalled", ()) or ()))
+        recalled.append(len(prepared.recalled))
     l2 = len(memory.cold)
     await memory.aclose()
     store.close()

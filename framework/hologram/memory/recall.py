@@ -64,8 +64,15 @@ COLDCONTEXT_QUERY_PARAMETERS: dict[str, Any] = {
         "query": {
             "type": "string",
             "minLength": 1,
-            "description": "What to look for, in words likely to occur in it (names, topics, numbers).",
+            "description": "What to look for, in words likely to occur in it (names, topics, numbers). "
+            "May be left out when 'since', 'until' or 'tool' narrow the search.",
         },
+        "since": {
+            "type": "string",
+            "description": "Only events at or after this time (ISO 8601, e.g. 2026-05-01 or 2026-05-01T14:00).",
+        },
+        "until": {"type": "string", "description": "Only events before this time (ISO 8601)."},
+        "tool": {"type": "string", "description": "Only tool calls of this tool (with their results)."},
         "limit": {
             "type": "integer",
             "minimum": 1,
@@ -74,7 +81,6 @@ COLDCONTEXT_QUERY_PARAMETERS: dict[str, Any] = {
             "description": "How many events to bring back (tool calls bring their results along).",
         },
     },
-    "required": ["query"],
     "additionalProperties": False,
 }
 

@@ -1,5 +1,5 @@
-"""The bridge between the session log and the memory tiers: what of a session the model sees (L1), what
-moved to cold context (L2), and the ``coldcontext_query`` kernel tool that brings it back.
+"""The bridge between the session log and the memory tiers: what of a session the model sees, what is held
+in cold context (L2), and the ``coldcontext_query`` kernel tool.
 
 The session database keeps every event forever: it is the durable log. The tiers are *derived* from it:
 
@@ -7,56 +7,70 @@ The session database keeps every event forever: it is the durable log. The tiers
   event id of :func:`~hologram.memory.blocks.build_event`, origin ``"<session>:<seq>"``);
 * **L1** = the session's events minus those in L2, in log order.
 
-A move to L2 is one durable ``ColdStore.put`` (nothing to delete on the L1 side, so a crash cannot lose or
-duplicate anything); a recall is ``ColdStore.remove`` after the *peek* confirmed the events, and the event is
-back in L1 at its original position because the log is in time order. The re-insert step of a recall is
-therefore a check that the session log still holds exactly these events; if it fails, nothing is removed.
+**One ranking per request over L1 ∪ L2** (issue 11): before every LLM request, every event of the session is
+scored against the turn's query by one scorer (:mod:`hologram.memory.session_index`, queries from
+:mod:`hologram.memory.query`) and the best are fitted to the one history budget (pinned recent events, whole
+call groups, time order). Then:
+
+* an L1 event that lost moves to L2 — one durable ``ColdStore.put`` (nothing to delete on the L1 side, so a
+  crash cannot lose or duplicate anything);
+* an L2 event that won is sent at its time position, with its call group, and stays held by L2; it counts
+  one access (``ColdStore.touch``) once per turn, so cooling sees that it is still used;
+* the model is told in one line what came back and what moved.
+
+So what was pruned long ago comes back when a later input needs it, with no tool call by the model.
+``coldcontext_query`` stays for explicit searches (by text, time range, tool): it uses the same index and
+*moves* what it finds back to L1 (protected from pruning until the next input).
 
 Each session event becomes one memory event: ``input`` (the user's text), ``response`` (reasoning, content,
 tool calls: reasoning counts toward tokens and vectors), ``tool_result``. A response with tool calls and its
-results share a group (``call:<response seq>``) and move together, so a history built from L1 never holds a
-result without its call nor a call without its results. Other kinds (``output``...) produce no message and
-never move.
+results share a group (``call:<response seq>``) and move together. Other kinds (``output``...) produce no
+message and never move.
 
-Scoring uses a per-session incremental IDF and, once the embedder has loaded in its background thread, dense
-vectors computed off the event loop by :meth:`SessionMemory.index` (scheduled after every prepare); until an
-event's vector is ready it is scored by BM25 alone, so nothing on a turn's path waits for the model.
+Dense vectors are computed off the event loop by :meth:`SessionMemory.index` (scheduled after every prepare),
+once the embedder has loaded in its background thread; until a passage has its vector it is scored by BM25
+alone, so nothing on a turn's path waits for the model — except the query's own embedding, one short text.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from hologram.llm import Message
 from hologram.memory.blocks import EventRecord
 from hologram.memory.cold import ColdStore
 from hologram.memory.embed import Embedder, embed_async, load_embedder
-from hologram.memory.overflow import OverflowGuard, history_budget, overflow_note
-from hologram.memory.prune import DEFAULT_PINNED, prune
+from hologram.memory.overflow import OverflowGuard, history_budget
+from hologram.memory.prune import DEFAULT_PINNED
+from hologram.memory.query import build_query
 from hologram.memory.recall import (
     COLDCONTEXT_QUERY_DESCRIPTION,
     COLDCONTEXT_QUERY_NAME,
     COLDCONTEXT_QUERY_PARAMETERS,
+    RecallError,
+    RecallResult,
     Reinsert,
-    make_handler,
-    make_query,
+    recall,
 )
-from hologram.memory.score import HybridScorer
+from hologram.memory.session_index import IndexQuery, SessionIndex, fit
 from hologram.memory.session_records import (
     MESSAGE_OVERHEAD,
     Prepared,
-    prune_note,
+    memory_note,
     record_of,
-    scoring_view,
     token_cost,
 )
-from hologram.memory.tfidf import TermVector, TfidfIndex
 from hologram.memory.tokenize import warm_up
 from hologram.memory.vectors import DenseVector
 from hologram.sessions import Event, SessionStore, messages_from_events
@@ -64,7 +78,7 @@ from hologram.sessions import Event, SessionStore, messages_from_events
 if TYPE_CHECKING:
     from hologram.agent.tools import KernelTool
 
-__all__ = ["COLD_DB", "MESSAGE_OVERHEAD", "Prepared", "SessionMemory", "prune_note", "record_of"]
+__all__ = ["COLD_DB", "MESSAGE_OVERHEAD", "Prepared", "SessionMemory", "record_of"]
 
 log = logging.getLogger("hologram.memory")
 
@@ -75,24 +89,33 @@ _INDEX_BATCH = 64
 #: A recovery cuts L1 to at most this share of what it held, so a provider's context error always makes
 #: progress even when our estimate said the history already fit.
 _RECOVERY_SHRINK = 0.75
+#: Query vectors remembered by text: a turn's input is embedded once for its first request and reused for the
+#: turn's later requests and when the input event itself is indexed.
+_QUERY_VECTORS = 64
 
 
 @dataclass
 class _Session:
-    """Per-session cache: the events read, records by log seq, the incremental IDF, recall protection."""
+    """Per-session state: the log as read so far, its records, its index, recall bookkeeping."""
 
     events: tuple[Event, ...] = ()
     """The session's log as read so far: events are only appended, so `SessionMemory._events` reads just
-    the new ones (as `HistoryCache` does). A tuple, replaced when it grows: a caller's snapshot stays whole
-    across its awaits."""
+    the new ones. A tuple, replaced when it grows: a caller's snapshot stays whole across its awaits."""
     records: dict[int, EventRecord | None] = field(default_factory=dict)
-    idf: TfidfIndex = field(default_factory=TfidfIndex)
+    index: SessionIndex = field(default_factory=SessionIndex)
+    indexed: list[Event] = field(default_factory=list)
+    """The events behind the index's positions (those with a record), in log order."""
+    seen: int = 0
+    """How many of `events` have been added to the index."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     protected: set[str] = field(default_factory=set)
-    """Recalled event ids kept unscored until the next user input (else the next prune, against the same
-    input that pruned them, would send them straight back)."""
+    """Event ids an explicit ``coldcontext_query`` brought back: kept unscored until the next user input (else
+    the next prune, against the same input that pruned them, would send them straight back)."""
     protected_since: int = -1
     """The seq of the last input when `protected` was set."""
+    touched_since: int = -1
+    """The seq of the input whose turn last counted accesses (an access is counted once per turn)."""
+    touched: set[str] = field(default_factory=set)
     index_task: asyncio.Task[int] | None = None
 
 
@@ -116,11 +139,12 @@ class SessionMemory:
         if embedder is not None:
             self.embedder_ready.set()
         self._sessions: dict[str, _Session] = {}
+        self._query_vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
     @classmethod
     def open(cls, data_dir: Path, store: SessionStore, *, load_model: bool = True) -> SessionMemory:
         """Open ``data_dir/cold.db``, start the Chinese segmenter's warm-up and (unless `load_model` is False)
-        load the embedder in a background thread: until it is ready, scoring is TF-IDF only, never a wait."""
+        load the embedder in a background thread: until it is ready, scoring is BM25 only, never a wait."""
         memory = cls(store, ColdStore(Path(data_dir) / COLD_DB))
         warm_up()
         if load_model:
@@ -136,8 +160,8 @@ class SessionMemory:
             if callable(loader):
                 loader()
             self.embedder = embedder
-        except Exception:  # a broken model must not take memory down: TF-IDF still works
-            log.exception("loading the embedding model failed; memory scores by TF-IDF only")
+        except Exception:  # a broken model must not take memory down: BM25 still works
+            log.exception("loading the embedding model failed; memory scores by BM25 only")
         finally:
             self.embedder_ready.set()
 
@@ -155,12 +179,12 @@ class SessionMemory:
         self.cold.close()
 
     def forget(self, sid: str) -> None:
-        """Drop a session's in-memory cache (it is rebuilt from the log on next use)."""
+        """Drop a session's in-memory state (it is rebuilt from the log on next use)."""
         state = self._sessions.pop(sid, None)
         if state is not None and state.index_task is not None:
             state.index_task.cancel()
 
-    # -- L1 -------------------------------------------------------------------------------------------
+    # -- the log and the index ---------------------------------------------------------------------------
 
     def _state(self, sid: str) -> _Session:
         state = self._sessions.get(sid)
@@ -168,60 +192,83 @@ class SessionMemory:
             state = self._sessions[sid] = _Session()
         return state
 
-    def _cache(self, state: _Session, built: Mapping[int, EventRecord | None]) -> None:
-        for seq, record in built.items():
-            state.records[seq] = record
-            if record is not None:
-                state.idf.add(record.terms if record.terms is not None else TermVector.from_text(record.text))
-
     def _events(self, sid: str) -> tuple[Event, ...]:
-        """The session's events, in log order; only those appended since the last call are read from the
-        store (reading and decoding the whole log was O(session) three times per LLM request)."""
+        """The session's events, in log order; only those appended since the last call are read."""
         state = self._state(sid)
         new = self.store.events(sid, after=state.events[-1].seq if state.events else 0)
         if new:
             state.events = (*state.events, *new)
         return state.events
 
-    def _records_now(self, sid: str, events: Sequence[Event]) -> list[EventRecord | None]:
-        """Records of `events`, building the missing ones on this thread."""
-        state = self._state(sid)
-        missing = [e for e in events if e.seq not in state.records]
-        if missing:
-            self._cache(state, {e.seq: record_of(e) for e in missing})
-        return [state.records[e.seq] for e in events]
+    def _add_to_index(self, state: _Session, built: Mapping[int, EventRecord | None]) -> None:
+        """Add the records of the events after `state.seen` (log order) to the index."""
+        events = state.events
+        while state.seen < len(events):
+            event = events[state.seen]
+            record = built[event.seq] if event.seq in built else state.records.get(event.seq)
+            state.records[event.seq] = record
+            state.seen += 1
+            if record is None:
+                continue
+            state.index.add(
+                event.seq, record.id, event.kind, record.text, token_cost(record),
+                group=record.group, ts=event.ts, terms=record.terms,
+            )  # fmt: skip
+            state.indexed.append(event)
 
-    async def _records(self, sid: str, events: Sequence[Event]) -> list[EventRecord | None]:
-        """Like :meth:`_records_now`, but many missing records (a long session after a restart) are built in
-        a worker thread: tokenising them must not stall the loop."""
+    def _sync_now(self, sid: str) -> _Session:
+        """Read new events and index them on this thread."""
+        self._events(sid)
         state = self._state(sid)
-        missing = [e for e in events if e.seq not in state.records]
+        missing = [e for e in state.events[state.seen :] if e.seq not in state.records]
+        self._add_to_index(state, {e.seq: record_of(e) for e in missing})
+        return state
+
+    async def _sync(self, sid: str) -> _Session:
+        """Like :meth:`_sync_now`, but many new events (a long session after a restart) are tokenised in a
+        worker thread: that must not stall the loop."""
+        self._events(sid)
+        state = self._state(sid)
+        missing = [e for e in state.events[state.seen :] if e.seq not in state.records]
         if len(missing) >= _BUILD_IN_THREAD:
             built = await asyncio.to_thread(lambda: {e.seq: record_of(e) for e in missing})
-            self._cache(state, {s: r for s, r in built.items() if s not in state.records})
-        return self._records_now(sid, events)
+            self._add_to_index(state, built)
+        return self._sync_now(sid)
+
+    def _in_cold(self, state: _Session) -> np.ndarray:
+        cold = self.cold
+        return np.fromiter((i in cold for i in state.index.ids), dtype=bool, count=len(state.index))
 
     def l1_events(self, sid: str) -> list[Event]:
         """The session's events not held in cold context, in log (time) order."""
-        events = self._events(sid)
-        records = self._records_now(sid, events)
-        return [e for e, r in zip(events, records, strict=True) if r is None or r.id not in self.cold]
+        state = self._sync_now(sid)
+        records = [state.records.get(e.seq) for e in state.events]
+        return [e for e, r in zip(state.events, records, strict=True) if r is None or r.id not in self.cold]
 
     def cold_ids(self, sid: str) -> list[str]:
-        """Event ids of this session held in L2 (from the cache; log order)."""
-        events = self._events(sid)
-        records = self._records_now(sid, events)
-        return [r.id for r in records if r is not None and r.id in self.cold]
+        """Event ids of this session held in L2 (log order)."""
+        state = self._sync_now(sid)
+        return [i for i in state.index.ids if i in self.cold]
 
-    # -- prepare / recover ----------------------------------------------------------------------------
+    # -- prepare / preview / recover ---------------------------------------------------------------------
 
     async def prepare(self, sid: str, query: str, *, window_tokens: int, fixed_tokens: int) -> Prepared:
-        """The history for the next LLM request: L1 scored against `query` and pruned to
-        ``history_budget(window_tokens, fixed_tokens)`` (80 % of the window minus what every request carries:
-        system prompt, tool schemas, notes). Pruned events move to L2 (whole call groups) before they leave
-        the history. Call it before every LLM request; it is a cheap no-op while L1 fits."""
+        """The history for the next LLM request: one ranking of the session's L1 and L2 events against
+        `query`, fitted to ``history_budget(window_tokens, fixed_tokens)`` (80 % of the window minus what every
+        request carries: system prompt, tool schemas, notes). L1 events that lose move to L2 (whole call
+        groups) before they leave the history; L2 events that win are sent and counted as an access. Call it
+        before every LLM request; while L1 fits and L2 is empty it is a cheap no-op."""
         budget = history_budget(window_tokens, fixed_tokens)
-        return await self._prepare(sid, query, budget, overflow=False)
+        return await self._prepare(sid, query, budget, overflow=False, commit=True, now=None)
+
+    async def preview(
+        self, sid: str, query: str, *, window_tokens: int, fixed_tokens: int, now: float | None = None
+    ) -> Prepared:
+        """What :meth:`prepare` would send if `query` were the next input (at time `now`), with nothing stored,
+        moved or counted — for diagnostics and for the benchmark, which asks every question against the state
+        the conversation left."""
+        budget = history_budget(window_tokens, fixed_tokens)
+        return await self._prepare(sid, query, budget, overflow=False, commit=False, now=now)
 
     async def recover(
         self,
@@ -235,75 +282,121 @@ class SessionMemory:
     ) -> Prepared:
         """The overflow path: the prompt was over 1.25 x the window (``guard.needs_recovery``) or the provider
         said it was too long (`provider_error`). Counts one recovery on `guard` — the third in a turn raises
-        :class:`~hologram.memory.overflow.ContextOverflowError` — and prunes to a tighter budget: the guard's
+        :class:`~hologram.memory.overflow.ContextOverflowError` — and ranks to a tighter budget: the guard's
         fill (0.8, then 0.6) and at most 75 % of the current L1, so a retry always sends less."""
         if provider_error:
             fill = guard.on_context_error()
         else:
             fill = guard.begin_recovery(f"the prompt exceeded {guard.threshold} x the window")
         budget = history_budget(window_tokens, fixed_tokens, fill=fill)
-        return await self._prepare(sid, query, budget, overflow=True)
+        return await self._prepare(sid, query, budget, overflow=True, commit=True, now=None)
 
-    async def _prepare(self, sid: str, query: str, budget: int, *, overflow: bool) -> Prepared:
+    async def _prepare(
+        self, sid: str, text: str, budget: int, *, overflow: bool, commit: bool, now: float | None
+    ) -> Prepared:
         state = self._state(sid)
         async with state.lock:
-            events = self._events(sid)
-            records = await self._records(sid, events)
-            l1 = [(e, r) for e, r in zip(events, records, strict=True) if r is None or r.id not in self.cold]
-            last_input = max((e.seq for e in events if e.kind == "input"), default=-1)
+            state = await self._sync(sid)
+            index = state.index
+            n = len(index)
+            in_cold = self._in_cold(state)
+            cost = np.array(index.cost, dtype=np.int64)
+            l1_total = int(cost[~in_cold].sum()) if n else 0
+            if overflow:
+                budget = min(budget, int(l1_total * _RECOVERY_SHRINK))
+            last_input = max((e.seq for e in state.indexed if e.kind == "input"), default=-1)
             if state.protected and last_input != state.protected_since:
                 state.protected.clear()
-            scored: list[tuple[Event, EventRecord]] = []
-            protected_tokens = 0  # recalled events: kept, never scored
-            cost: dict[int, int] = {}  # seq -> token_cost, estimated once per request
-            for e, r in l1:
-                if r is None:
-                    continue
-                cost[e.seq] = token_cost(r)
-                if r.id in state.protected:
-                    protected_tokens += cost[e.seq]
-                else:
-                    scored.append((e, r))
-            total = sum(cost.values())
-            if overflow:
-                budget = min(budget, int(total * _RECOVERY_SHRINK))
-            moved: list[EventRecord] = []
-            moved_seqs: list[int] = []
+            everything = np.ones(n, dtype=bool)
             over = False
-            if total > budget:
-                left = max(0, budget - protected_tokens)
-                views = [scoring_view(e, r, cost[e.seq]) for e, r in scored]
-                result = prune(
-                    views,
-                    await asyncio.to_thread(make_query, query, self.embedder),
-                    left,
-                    pinned_recent=self.pinned_recent,
-                    scorer=HybridScorer(state.idf),
-                )
-                by_id = {r.id: (e.seq, r) for e, r in scored}
-                moved_seqs = [by_id[v.id][0] for v in result.pruned]
-                moved = [by_id[v.id][1] for v in result.pruned]
-                over = result.over_budget
-                if moved:
-                    # durable before the history forgets them (L1 is derived from L2 membership)
+            if not in_cold.any() and l1_total <= budget:
+                keep = everything
+            else:
+                query = await self._query(state, text, now=now, current_input=last_input if commit else None)
+                forced = np.fromiter((i in state.protected for i in index.ids), dtype=bool, count=n)
+                scores = index.scores(query)
+                keep, over = fit(index, scores, everything, budget, pinned_recent=self.pinned_recent, forced=forced)
+            losers = np.flatnonzero(~keep & ~in_cold).tolist()
+            winners = np.flatnonzero(keep & in_cold).tolist()
+            moved = [self._record_with_vector(state, i) for i in losers]
+            back = [state.records[state.indexed[i].seq] for i in winners]
+            if commit:
+                if moved:  # durable before the history forgets them (L1 is derived from L2 membership)
                     await asyncio.to_thread(self.cold.put, moved)
-            gone = {r.id for r in moved}
-            kept = [e for e, r in l1 if r is None or r.id not in gone]
-            kept_tokens = sum(cost[e.seq] for e, r in l1 if r is not None and r.id not in gone)
-            text = (overflow_note(moved) if overflow else prune_note(moved)) if moved else ""
-            self.schedule_index(sid)
+                self._count_access(state, [r.id for r in back if r is not None], last_input)
+                self.schedule_index(sid)
+            kept = np.flatnonzero(keep).tolist()
+            events = [state.indexed[i] for i in kept]
+            recalled = [r for r in back if r is not None]
+            text_note = memory_note(moved, recalled, overflow=overflow)
             return Prepared(
-                messages=messages_from_events(kept),
-                note=Message.system(text) if text else None,
+                messages=messages_from_events(events),
+                note=Message.system(text_note) if text_note else None,
                 pruned=[r.id for r in moved],
-                pruned_seqs=moved_seqs,
-                kept_tokens=kept_tokens,
+                pruned_seqs=[state.indexed[i].seq for i in losers],
+                kept_tokens=int(cost[kept].sum()) if kept else 0,
                 budget_tokens=budget,
                 over_budget=over,
-                seqs=[e.seq for e in kept],
+                seqs=[e.seq for e in events],
+                recalled=[r.id for r in recalled],
+                recalled_seqs=[state.indexed[i].seq for i in winners],
             )
 
-    # -- vectors --------------------------------------------------------------------------------------
+    def _record_with_vector(self, state: _Session, i: int) -> EventRecord:
+        """The record of index position `i`, with its vector (for the cold store's global search)."""
+        record = state.records[state.indexed[i].seq]
+        assert record is not None  # indexed events always have one
+        vector = state.index.event_vector(i)
+        if vector is not None and record.dense is None and state.index.fingerprint is not None:
+            record = replace(record, dense=DenseVector(state.index.fingerprint, vector))
+        return record
+
+    def _count_access(self, state: _Session, ids: Sequence[str], turn_input: int) -> None:
+        """One access per recalled event per turn (a turn may make several requests)."""
+        if state.touched_since != turn_input:
+            state.touched_since, state.touched = turn_input, set()
+        fresh = [i for i in ids if i not in state.touched]
+        if fresh:
+            self.cold.touch(fresh)
+            state.touched.update(fresh)
+
+    async def _query(self, state: _Session, text: str, *, now: float | None, current_input: int | None) -> IndexQuery:
+        """The query for `text` (see :mod:`hologram.memory.query`). `current_input`: the seq of the input event
+        this request answers (its turn is then not "the previous turn"); None for a preview."""
+        index = state.index
+        inputs = [i for i, e in enumerate(state.indexed) if e.kind == "input"]
+        if current_input is not None and inputs and state.indexed[inputs[-1]].seq == current_input:
+            inputs = inputs[:-1]
+        previous: list[int] = []
+        if inputs:
+            turn = index.turn[inputs[-1]]
+            previous = [i for i in range(inputs[-1], len(index)) if index.turn[i] == turn]
+        previous_text = "\n".join(
+            r.text for i in previous if (r := state.records.get(state.indexed[i].seq)) is not None
+        )
+        if now is None:
+            now = state.indexed[-1].ts if state.indexed else time.time()
+        vector, fingerprint = None, None
+        embedder = self.embedder
+        if embedder is not None and text.strip():
+            fingerprint = embedder.fingerprint
+            vector = await self._embed_query(embedder, text)
+        return build_query(
+            index, text, now=now, vector=vector, fingerprint=fingerprint, previous=previous,
+            previous_text=previous_text,
+        )  # fmt: skip
+
+    async def _embed_query(self, embedder: Embedder, text: str) -> np.ndarray:
+        key = (embedder.fingerprint, text)
+        vector = self._query_vectors.get(key)
+        if vector is None:
+            vector = (await embed_async(embedder, [text]))[0]
+            self._query_vectors[key] = vector
+            while len(self._query_vectors) > _QUERY_VECTORS:
+                self._query_vectors.popitem(last=False)
+        return vector
+
+    # -- vectors ------------------------------------------------------------------------------------------
 
     def schedule_index(self, sid: str) -> None:
         """Start :meth:`index` for `sid` in the background unless it is running or there is no model yet."""
@@ -316,30 +409,72 @@ class SessionMemory:
             return
 
     async def index(self, sid: str) -> int:
-        """Compute dense vectors for the session's L1 events that lack one, batched, in a worker thread;
-        returns how many were added. TF-IDF vectors are made when an event is first seen."""
+        """Compute dense vectors for the session's passages that lack one, batched, in a worker thread;
+        returns how many were added. Term vectors are made when an event is first seen."""
         embedder = self.embedder
         if embedder is None:
             return 0
-        state = self._state(sid)
-        events = self._events(sid)
-        records = await self._records(sid, events)
-        todo = [
-            (e.seq, r)
-            for e, r in zip(events, records, strict=True)
-            if r is not None and r.dense is None and r.text.strip() and r.id not in self.cold
-        ]
+        state = await self._sync(sid)
+        index = state.index
         done = 0
-        for i in range(0, len(todo), _INDEX_BATCH):
-            batch = todo[i : i + _INDEX_BATCH]
-            vectors = await embed_async(embedder, [r.text for _, r in batch])
-            for (seq, record), vec in zip(batch, vectors, strict=True):
-                if state.records.get(seq) is record:  # not replaced meanwhile
-                    state.records[seq] = record.with_vectors(DenseVector(embedder.fingerprint, vec))
-                    done += 1
+        while todo := index.pending(_INDEX_BATCH):
+            known = [(p, self._query_vectors.get((embedder.fingerprint, t))) for p, t in todo]
+            cached = [(p, v) for p, v in known if v is not None]
+            fresh = [(p, t) for (p, t), (_, v) in zip(todo, known, strict=True) if v is None]
+            if cached:
+                index.set_vectors(embedder.fingerprint, [p for p, _ in cached], np.stack([v for _, v in cached]))
+            if fresh:
+                vectors = await embed_async(embedder, [t for _, t in fresh])
+                index.set_vectors(embedder.fingerprint, [p for p, _ in fresh], vectors)
+            done += len(todo)
         return done
 
-    # -- the kernel tool ------------------------------------------------------------------------------
+    # -- explicit search: the kernel tool ---------------------------------------------------------------------
+
+    async def search(
+        self,
+        sid: str,
+        text: str,
+        limit: int = 5,
+        *,
+        since: float | None = None,
+        until: float | None = None,
+        tool: str | None = None,
+    ) -> list[tuple[str, float]]:
+        """The best `limit` events of `sid`'s L2 for `text` (by the same ranking as requests), optionally
+        only those at or after `since` / before `until` (epoch seconds) or in a call group of `tool`; best
+        first, as (event id, score). Read-only."""
+        state = await self._sync(sid)
+        index = state.index
+        if len(index) == 0:
+            return []
+        mask = self._in_cold(state)
+        ts = np.array(index.ts, dtype=np.float64)
+        if since is not None:
+            mask &= ts >= since
+        if until is not None:
+            mask &= ts < until
+        if tool is not None:
+            mask &= self._tool_mask(state, tool)
+        if not mask.any():
+            return []
+        if text.strip():
+            scores = index.scores(await self._query(state, text, now=time.time(), current_input=None))
+        else:  # no text: the newest first
+            scores = ts.copy()
+        best = np.flatnonzero(mask)
+        best = best[np.lexsort((-best, -scores[best]))][:limit]
+        return [(index.ids[i], float(scores[i])) for i in best.tolist()]
+
+    def _tool_mask(self, state: _Session, tool: str) -> np.ndarray:
+        index = state.index
+        mask = np.zeros(len(index), dtype=bool)
+        for i, event in enumerate(state.indexed):
+            record = state.records.get(event.seq)
+            if record is not None and any(b.meta.get("name") == tool for b in record.blocks):
+                for member in index.units[index.unit_of[i]]:
+                    mask[member] = True
+        return mask
 
     def reinsert_for(self, sid: str | None) -> Reinsert:
         """The re-insert step of a recall into `sid`: checks that the session log holds exactly these events
@@ -349,17 +484,13 @@ class SessionMemory:
         def reinsert(records: Sequence[EventRecord], /) -> None:
             if sid is None:
                 raise ValueError("no session: cannot re-insert into L1")
-            events = {e.seq: e for e in self._events(sid)}
-            state = self._state(sid)
+            state = self._sync_now(sid)
             for record in records:
                 seq = _seq_of(record, sid)
-                event = events.get(seq) if seq is not None else None
-                if event is None:
-                    raise LookupError(f"event {record.id} is not in the log of session {sid}")
-                have = self._records_now(sid, [event])[0]
+                have = state.records.get(seq) if seq is not None else None
                 if have is None or have.id != record.id:
                     raise LookupError(f"event {record.id} does not match the log of session {sid} at #{seq}")
-            last_input = max((e.seq for e in events.values() if e.kind == "input"), default=-1)
+            last_input = max((e.seq for e in state.indexed if e.kind == "input"), default=-1)
             if state.protected_since != last_input:
                 state.protected.clear()
             state.protected_since = last_input
@@ -369,13 +500,37 @@ class SessionMemory:
 
     def tool_handler(self) -> Callable[[dict[str, Any], Any], Awaitable[Mapping[str, Any]]]:
         """``async handler(arguments, invocation)`` for ``coldcontext_query``: searches only the calling
-        session's L2 (``invocation.session_id``) with the embedder as loaded at call time."""
+        session's L2 (``invocation.session_id``) and moves what it finds back to L1."""
 
         async def handler(arguments: dict[str, Any], invocation: Any) -> Mapping[str, Any]:
-            if getattr(invocation, "session_id", None) is None:
+            sid = getattr(invocation, "session_id", None)
+            if sid is None:
                 return {"content": "error: coldcontext_query needs a session", "is_error": True}
-            inner = make_handler(self.cold, self.reinsert_for, embedder=self.embedder)
-            return await inner(arguments, invocation)
+            text = str(arguments.get("query", "") or "").strip()
+            since, until = _epoch(arguments.get("since")), _epoch(arguments.get("until"))
+            tool = arguments.get("tool") or None
+            if not text and since is None and until is None and tool is None:
+                return {"content": "error: give 'query', or 'since'/'until', or 'tool'", "is_error": True}
+            for key in ("since", "until"):
+                if arguments.get(key) not in (None, "") and _epoch(arguments.get(key)) is None:
+                    return {
+                        "content": f"error: '{key}' must be an ISO date/time such as 2026-05-01T14:00 "
+                        f"or epoch seconds, got {arguments.get(key)!r}",
+                        "is_error": True,
+                    }
+            limit = max(1, min(20, int(arguments.get("limit", 5) or 5)))
+            try:
+                hits = await self.search(sid, text, limit, since=since, until=until, tool=tool)
+            except (OSError, sqlite3.Error) as exc:
+                return {
+                    "content": f"error: cannot read the session log; cold context unchanged: {exc}",
+                    "is_error": True,
+                }
+            try:
+                recalled, missing = recall(self.cold, [h for h, _ in hits], self.reinsert_for(sid))
+            except RecallError as exc:
+                return {"content": f"error: {exc}", "is_error": True}
+            return {"content": RecallResult(recalled, [], missing).tool_text(), "is_error": False}
 
         return handler
 
@@ -389,6 +544,20 @@ class SessionMemory:
             self.tool_handler(),
             parameters=COLDCONTEXT_QUERY_PARAMETERS,
         )
+
+
+def _epoch(value: object) -> float | None:
+    """Epoch seconds from a number or an ISO 8601 string (naive = local time); None when absent or bad."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 def _seq_of(record: EventRecord, sid: str) -> int | None:

@@ -10,10 +10,19 @@ from typing import Any
 from hologram.llm import Message
 from hologram.memory.blocks import EventRecord, build_event
 from hologram.memory.events import MemoryEvent
-from hologram.memory.overflow import describe_moved
+from hologram.memory.overflow import describe_moved, overflow_note
 from hologram.sessions import Event
 
-__all__ = ["MESSAGE_OVERHEAD", "Prepared", "prune_note", "record_of", "scoring_view", "token_cost"]
+__all__ = [
+    "MESSAGE_OVERHEAD",
+    "Prepared",
+    "memory_note",
+    "prune_note",
+    "recall_note",
+    "record_of",
+    "scoring_view",
+    "token_cost",
+]
 
 #: Tokens a chat message costs beyond its text (role, separators): counted per memory event.
 MESSAGE_OVERHEAD = 4
@@ -37,6 +46,9 @@ class Prepared:
     """The newest event alone exceeds the budget (the overflow guard decides what happens then)."""
     seqs: list[int] = field(default_factory=list)
     """Session-log sequence numbers of the events behind `messages`, in order (what the model will see)."""
+    recalled: list[str] = field(default_factory=list)
+    """Event ids held in L2 that this request sends (they won the ranking), in time order."""
+    recalled_seqs: list[int] = field(default_factory=list)
 
     def request_messages(self, system: str) -> list[Message]:
         """``[system prompt, note?, *history]``: the message list of an LLM request."""
@@ -55,6 +67,24 @@ def prune_note(moved: Sequence[EventRecord]) -> str:
         f"[memory] {amount} less related to the current request were moved to cold context: {snippets}. "
         "Call coldcontext_query to bring any of them back."
     )
+
+
+def recall_note(recalled: Sequence[EventRecord]) -> str:
+    """The one line that tells the model what came back from cold context for this request."""
+    if not recalled:
+        return ""
+    amount, snippets = describe_moved(recalled)
+    return f"[memory] Recalled from cold context for this request, shown at their place in time: {amount}: {snippets}."
+
+
+def memory_note(moved: Sequence[EventRecord], recalled: Sequence[EventRecord], *, overflow: bool = False) -> str:
+    """The request's one memory note: what moved out (regular prune or overflow) and what came back."""
+    parts = []
+    if moved:
+        parts.append(overflow_note(moved) if overflow else prune_note(moved))
+    if recalled:
+        parts.append(recall_note(recalled))
+    return "\n".join(parts)
 
 
 def record_of(event: Event) -> EventRecord | None:

@@ -1,0 +1,166 @@
+"""One ranking over L1 ∪ L2 (issue 11): what was pruned long ago comes back in the request when a later input
+needs it — with no tool call — at its time position, with its call group, never twice, and counted as an
+access so cooling sees it.
+
+Real SessionStore and ColdStore on disk; requests checked by the strict mock's validator.
+
+Mutation checks (done): scoring only L1 (``candidates = ~in_cold`` in ``SessionMemory._prepare``) turns
+``test_a_fact_pruned_long_ago_is_in_the_request_that_needs_it`` and the pairing test red; making every
+passage the whole text (``PASSAGE_WORDS = 10**6``) turns ``test_a_fact_said_in_passing_in_a_long_message``
+red; dropping the once-per-turn guard in ``_count_access`` turns the access test red.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hologram.memory.cold import ColdStore
+from hologram.memory.session_memory import SessionMemory, record_of
+from hologram.sessions import SessionStore
+
+from .test_session_memory import EN_TOPICS, ICELAND, WIFI, assert_valid, long_session, window_for
+
+
+@pytest.fixture
+def mem(tmp_path: Path) -> Iterator[SessionMemory]:
+    store = SessionStore(tmp_path / "sessions.db")
+    cold = ColdStore(tmp_path / "cold.db")
+    memory = SessionMemory(store, cold, None)
+    yield memory
+    cold.close()
+    store.close()
+
+
+def turn(mem: SessionMemory, sid: str, text: str, window: int, answer: str = "Noted.") -> list[int]:
+    """One turn as the kernel runs it: input stored, request prepared, answer stored. Returns the seqs sent."""
+    mem.store.append(sid, "input", {"text": text})
+    prepared = asyncio.run(mem.prepare(sid, text, window_tokens=window, fixed_tokens=0))
+    assert_valid(prepared)
+    mem.store.append(sid, "response", {"content": answer, "reasoning": None})
+    return prepared.seqs
+
+
+def seq_of(mem: SessionMemory, sid: str, needle: str) -> int:
+    return next(e.seq for e in mem.store.events(sid) if needle in str(e.data.get("text", "")))
+
+
+def event_id(mem: SessionMemory, sid: str, seq: int) -> str:
+    record = record_of(next(e for e in mem.store.events(sid) if e.seq == seq))
+    assert record is not None
+    return record.id
+
+
+def test_a_fact_pruned_long_ago_is_in_the_request_that_needs_it(mem: SessionMemory) -> None:
+    sid = long_session(mem.store, turns=30)
+    window = window_for(600)
+    turn(mem, sid, EN_TOPICS[0], window)  # the long history is pruned against an unrelated input ...
+    wifi = seq_of(mem, sid, "BLUE-HERON-42")
+    assert event_id(mem, sid, wifi) in mem.cold, "the fact moved to L2"
+    for topic in EN_TOPICS[1:]:
+        assert wifi not in turn(mem, sid, topic, window)  # ... and stays out while nothing needs it
+
+    mem.store.append(sid, "input", {"text": "What was the wifi password of the lake house?"})
+    prepared = asyncio.run(mem.prepare(sid, "What was the wifi password of the lake house?", window_tokens=window,
+                                       fixed_tokens=0))  # fmt: skip
+    assert wifi in prepared.seqs and event_id(mem, sid, wifi) in prepared.recalled
+    assert event_id(mem, sid, wifi) in mem.cold, "sent from L2, still held by L2 (one holder)"
+    assert prepared.note is not None and "Recalled from cold context" in str(prepared.note.content)
+    assert prepared.kept_tokens <= prepared.budget_tokens
+    assert any("BLUE-HERON-42" in str(m.content) for m in prepared.messages)
+
+
+def test_a_recalled_tool_call_keeps_its_time_position_and_its_result(mem: SessionMemory) -> None:
+    sid = long_session(mem.store, turns=30)
+    window = window_for(600)
+    turn(mem, sid, EN_TOPICS[0], window)
+    events = mem.store.events(sid)
+    result = next(e for e in events if e.kind == "tool_result" and e.call_id == "ice")
+    call = next(e for e in events if e.seq == result.call_of)
+    assert event_id(mem, sid, result.seq) in mem.cold and event_id(mem, sid, call.seq) in mem.cold
+
+    question = "Is the volcano in Iceland active in March, with snow?"
+    mem.store.append(sid, "input", {"text": question})
+    prepared = asyncio.run(mem.prepare(sid, question, window_tokens=window, fixed_tokens=0))
+    assert result.seq in prepared.seqs and call.seq in prepared.seqs, "the call group comes back whole"
+    assert prepared.seqs == sorted(prepared.seqs), "every event at its place in time"
+    assert_valid(prepared)  # the strict validator: no orphan result, no unanswered call
+
+
+def test_recall_never_doubles_what_l1_already_holds(mem: SessionMemory) -> None:
+    sid = long_session(mem.store, turns=30)
+    window = window_for(600)
+    for topic in EN_TOPICS[:3]:
+        turn(mem, sid, topic, window)
+    mem.store.append(sid, "input", {"text": ICELAND})
+    prepared = asyncio.run(mem.prepare(sid, ICELAND, window_tokens=window, fixed_tokens=0))
+    assert prepared.recalled, "this input does bring something back"
+    assert len(set(prepared.seqs)) == len(prepared.seqs)
+    assert set(prepared.recalled) <= set(mem.cold.ids()), "only L2's events count as recalled"
+    l1 = {e.seq for e in mem.l1_events(sid)}
+    assert not l1 & set(prepared.recalled_seqs)
+
+
+def test_a_recalled_event_counts_one_access_per_turn(mem: SessionMemory) -> None:
+    sid = long_session(mem.store, turns=30)
+    window = window_for(600)
+    turn(mem, sid, EN_TOPICS[0], window)
+    wifi = event_id(mem, sid, seq_of(mem, sid, "BLUE-HERON-42"))
+    assert mem.cold.access(wifi) == (0, None)
+    question = "What was the wifi password of the lake house?"
+    mem.store.append(sid, "input", {"text": question})
+    for _ in range(3):  # three requests in one turn (tool steps): one access
+        assert wifi in asyncio.run(mem.prepare(sid, question, window_tokens=window, fixed_tokens=0)).recalled
+    count, last = mem.cold.access(wifi)
+    assert count == 1 and last is not None
+    turn(mem, sid, question, window)  # a new turn that needs it again: one more
+    assert mem.cold.access(wifi)[0] == 2
+
+
+def test_preview_changes_nothing(mem: SessionMemory) -> None:
+    sid = long_session(mem.store, turns=30)
+    window = window_for(600)
+    turn(mem, sid, EN_TOPICS[0], window)
+    cold_before = mem.cold.ids()
+    wifi = event_id(mem, sid, seq_of(mem, sid, "BLUE-HERON-42"))
+    shown = asyncio.run(mem.preview(sid, "the lake house wifi password?", window_tokens=window, fixed_tokens=0))
+    assert wifi in shown.recalled
+    assert mem.cold.ids() == cold_before and mem.cold.access(wifi) == (0, None)
+
+
+FACT = "the spare key is hidden under the blue ceramic frog beside the back door"
+SUBJECTS = [
+    ("garden", "the tomatoes need compost, the roses need pruning and the lawn wants a scarifier before spring"),
+    ("car", "the car is due for its service, the left tyre loses pressure and the wipers squeak in the rain"),
+    ("work", "the quarterly report goes to finance on Friday and the team offsite moved to the lakeside hotel"),
+    ("music", "the violin needs new strings, the piano tuner comes on Tuesday and the choir sings Handel"),
+    ("travel", "the train to the coast leaves at nine, the ferry timetable changed and the hostel wants a deposit"),
+]
+
+
+def many_topics(i: int, fact: str | None = None) -> str:
+    """A long message touching every subject, `fact` said in passing in the middle."""
+    parts = [f"About the {name} ({i}): {text}." for name, text in SUBJECTS]
+    if fact is not None:
+        parts.insert(len(parts) // 2, f"Oh, and before I forget, {fact}.")
+    return " ".join(parts)
+
+
+def test_a_fact_said_in_passing_in_a_long_message_comes_back(mem: SessionMemory) -> None:
+    """Every turn is as long as the one holding the fact and talks about the same subjects: the message is
+    found by its passage that says the fact, not by its average."""
+    sid = "s1"
+    mem.store.create_session("cli", sid)
+    window = window_for(1200)  # the 10 pinned recent events and about two long messages
+    turn(mem, sid, many_topics(0, FACT), window)
+    holder = seq_of(mem, sid, "ceramic frog")
+    for i in range(1, 25):
+        turn(mem, sid, many_topics(i), window)
+    assert event_id(mem, sid, holder) in mem.cold
+    question = "Where did I say the spare key for the back door is?"
+    mem.store.append(sid, "input", {"text": question})
+    prepared = asyncio.run(mem.prepare(sid, question, window_tokens=window, fixed_tokens=0))
+    assert holder in prepared.seqs, "the long message with the fact is in the request"
