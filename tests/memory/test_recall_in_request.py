@@ -22,7 +22,7 @@ from hologram.memory.cold import ColdStore
 from hologram.memory.session_memory import SessionMemory, record_of
 from hologram.sessions import SessionStore
 
-from .test_session_memory import EN_TOPICS, ICELAND, WIFI, assert_valid, long_session, window_for
+from .test_session_memory import EN_TOPICS, ICELAND, assert_valid, long_session, window_for
 
 
 @pytest.fixture
@@ -132,21 +132,31 @@ def test_preview_changes_nothing(mem: SessionMemory) -> None:
 
 
 FACT = "the spare key is hidden under the blue ceramic frog beside the back door"
+# Every other long message uses the question's words as often or more — in different sentences, far apart —
+# so by whole text each matches the question at least as well as the one holding the fact; only the passage
+# that says the fact holds them together.
 SUBJECTS = [
-    ("garden", "the tomatoes need compost, the roses need pruning and the lawn wants a scarifier before spring"),
-    ("car", "the car is due for its service, the left tyre loses pressure and the wipers squeak in the rain"),
-    ("work", "the quarterly report goes to finance on Friday and the team offsite moved to the lakeside hotel"),
-    ("music", "the violin needs new strings, the piano tuner comes on Tuesday and the choir sings Handel"),
-    ("travel", "the train to the coast leaves at nine, the ferry timetable changed and the hostel wants a deposit"),
+    "About the garden ({i}): the tomatoes need compost and a spare bag of soil, the roses want pruning soon.",
+    "About the car ({i}): it is due for its service, the left tyre loses pressure and the wipers squeak.",
+    "About work ({i}): the key point of the quarterly report is the budget, it goes to finance on Friday.",
+    "About music ({i}): the violin needs new strings and one piano key sticks, the choir sings Handel.",
+    "About travel ({i}): the hostel by the coast has a green back door and it wants a deposit for the room.",
+]
+NEUTRAL = [
+    "About the weather ({i}): it rained all week and the forecast says sun on Sunday with a cold wind.",
+    "About books ({i}): the library has the novels again and the new biography arrives next month.",
+    "About food ({i}): the bakery sells rye bread on Mondays and the market has cheap plums this week.",
 ]
 
 
-def many_topics(i: int, fact: str | None = None) -> str:
-    """A long message touching every subject, `fact` said in passing in the middle."""
-    parts = [f"About the {name} ({i}): {text}." for name, text in SUBJECTS]
-    if fact is not None:
-        parts.insert(len(parts) // 2, f"Oh, and before I forget, {fact}.")
-    return " ".join(parts)
+def many_topics(i: int) -> str:
+    return " ".join(s.format(i=i) for s in SUBJECTS)
+
+
+def with_fact(i: int) -> str:
+    """As long as `many_topics`, the question's words only in the sentence that says the fact."""
+    parts = [NEUTRAL[0], SUBJECTS[1], f"Oh, and before I forget, {FACT}.", NEUTRAL[1], NEUTRAL[2]]
+    return " ".join(s.format(i=i) for s in parts)
 
 
 def test_a_fact_said_in_passing_in_a_long_message_comes_back(mem: SessionMemory) -> None:
@@ -155,7 +165,7 @@ def test_a_fact_said_in_passing_in_a_long_message_comes_back(mem: SessionMemory)
     sid = "s1"
     mem.store.create_session("cli", sid)
     window = window_for(1200)  # the 10 pinned recent events and about two long messages
-    turn(mem, sid, many_topics(0, FACT), window)
+    turn(mem, sid, with_fact(0), window)
     holder = seq_of(mem, sid, "ceramic frog")
     for i in range(1, 25):
         turn(mem, sid, many_topics(i), window)
@@ -164,3 +174,29 @@ def test_a_fact_said_in_passing_in_a_long_message_comes_back(mem: SessionMemory)
     mem.store.append(sid, "input", {"text": question})
     prepared = asyncio.run(mem.prepare(sid, question, window_tokens=window, fixed_tokens=0))
     assert holder in prepared.seqs, "the long message with the fact is in the request"
+
+
+def test_a_long_message_is_scored_by_its_best_passage_not_its_average(mem: SessionMemory) -> None:
+    """With the installed embedding model: averaged over the whole message the fact's topic drowns (the
+    holder is *not* the closest message), by its best passage it is the closest."""
+    from hologram.memory.embed import load_embedder
+
+    embedder = load_embedder()
+    if embedder is None:
+        pytest.skip("no embedding model installed")
+    mem.embedder = embedder
+    sid = "s1"
+    mem.store.create_session("cli", sid)
+    texts = [with_fact(0), *(many_topics(i) for i in range(1, 8))]
+    for text in texts:
+        mem.store.append(sid, "input", {"text": text})
+    asyncio.run(mem.index(sid))
+    state = mem._sessions[sid]
+    assert state.index.passages > len(texts), "long messages are split into passages"
+    question = "Where did I say the spare key for the back door is?"
+    query = asyncio.run(mem._query(state, question, now=0, current_input=None))
+    by_passage, mask = state.index._cosine(query)
+    assert mask.all()
+    whole = embedder.embed(texts) @ query.dense
+    assert int(whole.argmax()) != 0, "the test's premise: by its average the holder is not the closest"
+    assert int(by_passage.argmax()) == 0, "by its best passage it is"
