@@ -22,6 +22,7 @@ from hologram.memory.cold import ColdStore
 from hologram.memory.session_memory import SessionMemory, record_of
 from hologram.sessions import SessionStore
 
+from .long_messages import FACT_QUESTION, many_topics, with_fact
 from .test_session_memory import EN_TOPICS, ICELAND, assert_valid, long_session, window_for
 
 
@@ -131,34 +132,6 @@ def test_preview_changes_nothing(mem: SessionMemory) -> None:
     assert mem.cold.ids() == cold_before and mem.cold.access(wifi) == (0, None)
 
 
-FACT = "the spare key is hidden under the blue ceramic frog beside the back door"
-# Every other long message uses the question's words as often or more — in different sentences, far apart —
-# so by whole text each matches the question at least as well as the one holding the fact; only the passage
-# that says the fact holds them together.
-SUBJECTS = [
-    "About the garden ({i}): the tomatoes need compost and a spare bag of soil, the roses want pruning soon.",
-    "About the car ({i}): it is due for its service, the left tyre loses pressure and the wipers squeak.",
-    "About work ({i}): the key point of the quarterly report is the budget, it goes to finance on Friday.",
-    "About music ({i}): the violin needs new strings and one piano key sticks, the choir sings Handel.",
-    "About travel ({i}): the hostel by the coast has a green back door and it wants a deposit for the room.",
-]
-NEUTRAL = [
-    "About the weather ({i}): it rained all week and the forecast says sun on Sunday with a cold wind.",
-    "About books ({i}): the library has the novels again and the new biography arrives next month.",
-    "About food ({i}): the bakery sells rye bread on Mondays and the market has cheap plums this week.",
-]
-
-
-def many_topics(i: int) -> str:
-    return " ".join(s.format(i=i) for s in SUBJECTS)
-
-
-def with_fact(i: int) -> str:
-    """As long as `many_topics`, the question's words only in the sentence that says the fact."""
-    parts = [NEUTRAL[0], SUBJECTS[1], f"Oh, and before I forget, {FACT}.", NEUTRAL[1], NEUTRAL[2]]
-    return " ".join(s.format(i=i) for s in parts)
-
-
 def test_a_fact_said_in_passing_in_a_long_message_comes_back(mem: SessionMemory) -> None:
     """Every turn is as long as the one holding the fact and talks about the same subjects: the message is
     found by its passage that says the fact, not by its average."""
@@ -170,7 +143,7 @@ def test_a_fact_said_in_passing_in_a_long_message_comes_back(mem: SessionMemory)
     for i in range(1, 25):
         turn(mem, sid, many_topics(i), window)
     assert event_id(mem, sid, holder) in mem.cold
-    question = "Where did I say the spare key for the back door is?"
+    question = FACT_QUESTION
     mem.store.append(sid, "input", {"text": question})
     prepared = asyncio.run(mem.prepare(sid, question, window_tokens=window, fixed_tokens=0))
     assert holder in prepared.seqs, "the long message with the fact is in the request"
@@ -193,7 +166,7 @@ def test_a_long_message_is_scored_by_its_best_passage_not_its_average(mem: Sessi
     asyncio.run(mem.index(sid))
     state = mem._sessions[sid]
     assert state.index.passages > len(texts), "long messages are split into passages"
-    question = "Where did I say the spare key for the back door is?"
+    question = FACT_QUESTION
     query = asyncio.run(mem._query(state, question, now=0, current_input=None))
     by_passage, mask = state.index._cosine(query)
     assert mask.all()
