@@ -6,6 +6,7 @@ moved, `coldcontext_query` brings it back, and a vendor's context-length 400 goe
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 
 from hologram.sessions import SessionStore, pairing_problems
 from mock_llm import MockLLM
+from tests.memory.long_messages import FACT_QUESTION, many_topics, with_fact
 
 from .kernel import E2EKernel, session_of
 
@@ -78,7 +80,10 @@ def test_relevant_history_survives_pruning_and_cold_context_is_recalled(small: t
     assert asked.returncode == 0, asked.stderr
     sent = said(mock.requests[-1].body)
     assert "4-8-15-16" in sent, "the relevant old turn was kept although it is the oldest"
-    assert "Hanseatic" not in sent, "an irrelevant middle turn was pruned, not the relevant one"
+    # not truncation: the oldest turn is in because it is relevant, older turns than the newest are out
+    pruned = [t for t in TOPICS[:6] if t not in sent]
+    assert pruned, "irrelevant turns were pruned, not the relevant oldest one"
+    assert all(t in sent for t in TOPICS[-3:]), "the newest turns are kept"
     assert "coldcontext_query" in sent, "the model is told what moved and how to bring it back"
     # The model asks for the pruned conversation about the Hanseatic league; it comes back as the tool result.
     mock.script(
@@ -131,5 +136,58 @@ def test_a_vendor_context_length_error_is_recovered_by_pruning(tmp_path: Path) -
             assert "swordfish" in said(mock.requests[-1].body), "the relevant turn survived the recovery"
             store = SessionStore(kernel.data / "sessions.db")
             assert pairing_problems(store.events(session)) == []
+        finally:
+            kernel.stop()
+
+
+def cold_row(data: Path, needle: str) -> tuple[int, float | None] | None:
+    """(access_count, last_access) of the L2 event whose text holds `needle`, read-only beside the kernel."""
+    db = sqlite3.connect(f"file:{data / 'cold.db'}?mode=ro", uri=True)
+    try:
+        row = db.execute(
+            "SELECT e.access_count, e.last_access FROM cold_events e JOIN cold_blocks b ON b.event = e.id "
+            "WHERE b.text LIKE ?",
+            (f"%{needle}%",),
+        ).fetchone()
+    finally:
+        db.close()
+    return None if row is None else (int(row[0]), row[1])
+
+
+def test_a_fact_said_in_passing_comes_back_with_no_tool_call(tmp_path: Path) -> None:
+    """Issue 11: a fact inside a long many-topic message, pruned to L2 many turns earlier, is in the request
+    the vendor receives when a later question needs it, with no tool call by the model; at its place in
+    time; counted as an access in L2.
+
+    Mutation check (done): scoring only L1 in SessionMemory._prepare (fit over ``~in_cold``) turns it red."""
+    with MockLLM("deepseek") as mock:
+        kernel = kernel_with(tmp_path, mock, context_window=2400)
+        try:
+            mock.script([{"reasoning_content": "ok", "content": "Noted."}])
+            first = kernel.ask(with_fact(0))
+            assert first.returncode == 0, first.stderr
+            session = session_of(first)
+            for i in range(1, 16):
+                mock.script([{"reasoning_content": "ok", "content": f"Noted {i}."}])
+                result = kernel.ask(many_topics(i), "--session", session)
+                assert result.returncode == 0, result.stderr
+            assert "ceramic frog" not in said(mock.requests[-1].body), "the fact had been pruned from the history"
+            assert cold_row(kernel.data, "ceramic frog") == (0, None), "... to L2, never recalled since"
+
+            before = len(mock.requests)
+            mock.script([{"reasoning_content": "it is in the history", "content": "Under the blue ceramic frog."}])
+            asked = kernel.ask(FACT_QUESTION, "--session", session)
+            assert asked.returncode == 0, asked.stderr
+            assert asked.stdout.strip() == "Under the blue ceramic frog."
+            assert len(mock.requests) == before + 1, "one request: no tool call was needed"
+            messages = mock.requests[-1].body["messages"]
+            users = [str(m["content"]) for m in messages if m["role"] == "user"]
+            holder = next(i for i, text in enumerate(users) if "ceramic frog" in text)
+            assert users[-1] == FACT_QUESTION and holder < len(users) - 1
+            assert users.index(next(u for u in users if "About the car (0)" in u)) == holder, "at its time position"
+            assert any("Recalled from cold context" in str(m["content"]) for m in messages if m["role"] == "system")
+            access = cold_row(kernel.data, "ceramic frog")
+            assert access is not None and access[0] == 1 and access[1] is not None, "cooling sees the access"
+            assert mock.rejections == []
         finally:
             kernel.stop()

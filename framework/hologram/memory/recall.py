@@ -84,7 +84,8 @@ COLDCONTEXT_QUERY_PARAMETERS: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-#: Automatic recall injects only clear matches: fused z-score at least one standard deviation above the mean.
+#: Automatic recall brings back only clear matches: fused z-score at least one standard deviation above the
+#: mean (measured on the dev split at 4k: the same evidence in context as no threshold, 0.902).
 AUTO_RECALL_MIN_SCORE = 1.0
 
 

@@ -187,6 +187,15 @@ class SessionIndex:
         """Share of passages containing `term` (what "distinctive" is measured by)."""
         return self.df.get(term, 0) / self.passages if self.passages else 0.0
 
+    def whole_units(self, mask: np.ndarray) -> np.ndarray:
+        """`mask` widened to whole units: an event is in when any member of its call group is (a call
+        never travels without its results)."""
+        unit_of = np.array(self.unit_of, dtype=np.int64)
+        hit = np.zeros(len(self.units), dtype=bool)
+        hit[unit_of[mask]] = True
+        out: np.ndarray = hit[unit_of]
+        return out
+
     # -- scoring ----------------------------------------------------------------------------------------
 
     def _bm25(self, terms: Mapping[str, float]) -> np.ndarray:

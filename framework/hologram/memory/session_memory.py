@@ -15,7 +15,10 @@ call groups, time order). Then:
 * an L1 event that lost moves to L2 — one durable ``ColdStore.put`` (nothing to delete on the L1 side, so a
   crash cannot lose or duplicate anything);
 * an L2 event that won is sent at its time position, with its call group, and stays held by L2; it counts
-  one access (``ColdStore.touch``) once per turn, so cooling sees that it is still used;
+  one access (``ColdStore.touch``) once per turn, so cooling sees that it is still used. L2 events compete
+  only when they clearly match (fused score at least one standard deviation above the session's mean,
+  :data:`~hologram.memory.recall.AUTO_RECALL_MIN_SCORE`): spare budget is not filled with old events that
+  merely rank above other irrelevant ones — that would count them as used, and nothing would ever cool;
 * the model is told in one line what came back and what moved.
 
 So what was pruned long ago comes back when a later input needs it, with no tool call by the model.
@@ -55,6 +58,7 @@ from hologram.memory.overflow import OverflowGuard, history_budget
 from hologram.memory.prune import DEFAULT_PINNED
 from hologram.memory.query import build_query
 from hologram.memory.recall import (
+    AUTO_RECALL_MIN_SCORE,
     COLDCONTEXT_QUERY_DESCRIPTION,
     COLDCONTEXT_QUERY_NAME,
     COLDCONTEXT_QUERY_PARAMETERS,
@@ -315,7 +319,10 @@ class SessionMemory:
                 query = await self._query(state, text, now=now, current_input=last_input if commit else None)
                 forced = np.fromiter((i in state.protected for i in index.ids), dtype=bool, count=n)
                 scores = index.scores(query)
-                keep, over = fit(index, scores, everything, budget, pinned_recent=self.pinned_recent, forced=forced)
+                # L2 competes only with what clearly matches: filling the budget with whatever old events
+                # rank above other irrelevant ones would count them as used, and nothing would ever cool.
+                candidates = index.whole_units(~in_cold | (scores >= AUTO_RECALL_MIN_SCORE))
+                keep, over = fit(index, scores, candidates, budget, pinned_recent=self.pinned_recent, forced=forced)
             losers = np.flatnonzero(~keep & ~in_cold).tolist()
             winners = np.flatnonzero(keep & in_cold).tolist()
             moved = [self._record_with_vector(state, i) for i in losers]
