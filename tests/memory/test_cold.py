@@ -237,3 +237,43 @@ def test_smoothing_kernel_does_not_cross_session_boundaries() -> None:
     assert out[1] == out[2] == out[3] == 0.0  # no share of session 0's hit
     same = neighbour_smooth(scores[:4], (0.5, 0.25), segment=np.array([1, 1, 1, 1]))
     assert same[1] == 2.5 and same[2] == 1.25  # within a session: ½ and ¼ of the hit, averaged over both sides
+
+
+def test_a_reopened_store_searches_lazily_as_before(tmp_path: Path) -> None:
+    """Opening reads only the ids: membership, ids, peek and the bookkeeping answer without the index; the
+    first search builds it and ranks exactly as the index kept up to date by every put did."""
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(40)]
+    rs = [
+        rec(i, " ".join(rng.choice(words, 5)), session=f"s{i % 3}", dense=vec(*rng.standard_normal(8)))
+        for i in range(300)
+    ]
+    queries = [q(text, vec(*rng.standard_normal(8))) for text in ["w1 w2", "w7", "w30 w31 w32", "nothing"]]
+    with ColdStore(tmp_path / "cold.db") as live:
+        assert not live.index_built and len(live.index) == 0  # built (empty) here, then kept up to date by put
+        live.put(rs[:150])
+        live.put(rs[150:])
+        assert live.index_built
+        before = [[(h.id, round(h.score, 5)) for h in live.search(query, 10, session=s)] for query in queries
+                  for s in (None, "s1")]  # fmt: skip
+    with ColdStore(tmp_path / "cold.db") as store:
+        assert len(store) == 300 and rs[7].id in store and "ev_unknown" not in store
+        assert store.ids() == [r.id for r in rs]
+        peeked = store.peek([rs[5].id, rs[2].id])
+        assert [(r.id, r.blocks, r.session) for r in peeked] == [(r.id, r.blocks, r.session) for r in (rs[2], rs[5])]
+        assert all(np.array_equal(p.dense.values, r.dense.values) for p, r in zip(peeked, (rs[2], rs[5]), strict=True)
+                   if p.dense is not None and r.dense is not None)  # fmt: skip
+        assert store.group_mates([rs[9].id]) == [rs[9].id] and store.access(rs[9].id) == (0, None)
+        assert not store.index_built  # none of that needed the index
+        after = [[(h.id, round(h.score, 5)) for h in store.search(query, 10, session=s)] for query in queries
+                 for s in (None, "s1")]  # fmt: skip
+        assert store.index_built
+        assert after == before
+    with ColdStore(tmp_path / "cold.db") as store:  # writes before the index exists reach it when it is built
+        extra = rec(1000, "w1 w2 w1 w2 w1 w2", session="s1", dense=vec(1.0))
+        store.put([extra])
+        assert sorted(store.remove([rs[0].id, rs[1].id])) == sorted([rs[0].id, rs[1].id])
+        assert not store.index_built and len(store) == 299 and extra.id in store and rs[0].id not in store
+        hits = store.search(q("w1 w2"), 300)
+        assert hits[0].id == extra.id and {rs[0].id, rs[1].id}.isdisjoint(h.id for h in hits)
+        assert len(store.index) == 299

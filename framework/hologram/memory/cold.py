@@ -14,8 +14,17 @@ copy-then-delete and never delete-then-copy; a crash between the two steps leave
 :meth:`ColdStore.reconcile` resolves by dropping the L2 copy of anything L1 holds.
 
 **Search** is in memory (``coldindex.py``: BM25 postings with the store's IDF + dense matrices per model
-fingerprint, the ``HybridScorer`` method), rebuilt from the stored term counts and vectors on open and
-updated after each commit. Searching does not count as an access; :meth:`touch` does (automatic recall).
+fingerprint, the ``HybridScorer`` method), built from the stored term counts and vectors by the first
+:meth:`search` (or use of :attr:`ColdStore.index`) and updated after each commit from then on. Searching does
+not count as an access; :meth:`touch` does (automatic recall).
+
+**Opening is cheap** (issue 11 item 4): it reads only the set of event ids (from the ``id`` index, 60-130 ms
+for 100k events on the 2-core dev VM, ~20 MB), which is all membership — what the kernel asks on every
+request — needs. Building the index at open took 8.5 s for 100k events (and ~320 MB the kernel kept whether
+or not anyone searched); ``tools/bench/cold_open.py`` measures both. The damage check below still reads every
+row, but in SQL on a second connection in a background thread started by the open (~0.6 s CPU for 100k
+events, SQLite's share without the GIL); every method waits for it before it answers, so what any caller sees
+is exactly what a check at open would have given — a request in the first second after open may wait.
 
 **Damage** (docs/memory.md, "Damaged files"). A smashed header, a truncated file or a page SQLite reports
 as malformed stops the open with one `DamagedDatabaseError` naming the file and `hologram doctor --repair`.
@@ -23,7 +32,13 @@ A *row* SQLite reads but that does not decode (text that is not UTF-8, terms or 
 vector of the wrong length) costs that one event: it is moved, bytes unchanged, into
 ``cold_damaged_events`` / ``cold_damaged_blocks`` and dropped from L2 — the session log still holds the
 event, so it is simply back in L1, and a later prune can move it to L2 again without colliding with the
-damaged copy.
+damaged copy. Event rows are checked after open (:meth:`ColdStore._check_rows`: UTF-8 of every text column,
+terms a JSON object, the vector long enough, in SQL; a row that fails is confirmed by
+:func:`event_row_problem`, the same decoding the index uses); a row with a subtler fault (JSON values that
+are not numbers) is quarantined when the index is built, a damaged block when the event is peeked.
+A page SQLite reports as malformed *inside* the events table (not the header, schema or id index, which
+the open reads) is found by that check after the open, logged as an error naming
+``hologram doctor --repair``, and the store serves what it can read.
 
 **Distillation bookkeeping** (for L3, not built yet): ``access_count``, ``last_access`` and ``added`` per event;
 :meth:`eligible_for_distillation` lists events with ≤ 2 accesses idle for 72 h.
@@ -95,7 +110,26 @@ _QUARANTINE = (
     "CREATE TABLE IF NOT EXISTS cold_damaged_blocks AS SELECT *, 0.0 AS found FROM cold_blocks WHERE 0",
 )
 _DENSE_COLUMN = 7  # of _LOAD: the one BLOB, never decoded
-_LOAD = "SELECT rid, id, session, origin, ts_ms, fingerprint, dim, dense, terms, analyzer FROM cold_events ORDER BY rid"
+_LOAD_COLS = "rid, id, session, origin, ts_ms, fingerprint, dim, dense, terms, analyzer"
+_LOAD = f"SELECT {_LOAD_COLS} FROM cold_events ORDER BY rid"
+# The damage check (_check_rows), per range of rids, all in SQL: every text column's bytes concatenated (the
+# caller decodes them, in C, in one go; a newline between values, so a truncated UTF-8 sequence at the end
+# of one value cannot be completed by the next), and the rids of rows whose terms are not a JSON object (valid
+# JSON starting with "{", as put writes it: json_type would parse it a second time) or whose vector is shorter
+# than its dimension. A row flagged either way is confirmed by event_row_problem.
+_CHECK_STEP = 2000
+_CHECK_TEXT = " || char(10) || ".join(
+    f"coalesce(CAST({c} AS BLOB), X'')" for c in ("id", "session", "origin", "fingerprint", "terms", "analyzer")
+)
+_CHECK_SUSPECT = (
+    "typeof(terms) != 'text' OR substr(terms, 1, 1) != '{' OR NOT json_valid(terms) "
+    "OR (fingerprint IS NOT NULL AND dim IS NOT NULL AND dense IS NOT NULL "
+    "AND (typeof(dense) != 'blob' OR typeof(dim) != 'integer' OR dim < 0 OR length(dense) < 4 * dim))"
+)
+_CHECK = (
+    f"SELECT CAST(group_concat({_CHECK_TEXT}, char(10)) AS BLOB), "
+    f"group_concat(CASE WHEN {_CHECK_SUSPECT} THEN rid END) FROM cold_events WHERE rid >= ? AND rid < ?"
+)
 # Damage a row can carry that SQLite does not see: text that is not UTF-8, JSON that is not JSON, a vector blob
 # of the wrong length (numpy's ValueError), a value of the wrong type.
 _ROW_DAMAGE = (ValueError, TypeError, KeyError, AttributeError)
@@ -128,42 +162,114 @@ class ColdStore:
             check_file(Path(self.path))  # a smashed header or a truncated file: the error names the fix
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._lock = threading.RLock()
-        self.index = ColdIndex()
+        self._index: ColdIndex | None = None
+        """Built by the first `index` use (search), then kept up to date by every write."""
+        self._ids: set[str] = set()
+        """Every event id L2 holds (membership without the index)."""
+        self._checked = threading.Event()
+        """Set once the damage check of the rows present at open is done (every method waits for it)."""
+        self._checker: threading.Thread | None = None
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(f"PRAGMA synchronous={synchronous}")
             self._db.execute("PRAGMA busy_timeout=5000")
             self._db.executescript(_SCHEMA)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            self._load()
+            self._load_ids()
+            stored = self.path != ":memory:" and (bool(self._ids) or self._has_rows())
         except sqlite3.DatabaseError as exc:
             self._db.close()
             if is_damage(exc):
                 raise DamagedDatabaseError(Path(self.path), f'SQLite reports "{exc}"') from None
             raise
+        if not stored:
+            self._checked.set()  # nothing stored before this open: nothing to check
+        else:
+            self._checker = threading.Thread(target=self._check_rows, name="hologram-cold-check", daemon=True)
+            self._checker.start()
 
-    def _load(self) -> None:
-        """Rebuild the search index from every stored event. A row that does not decode is skipped and
-        quarantined (module docstring), never the whole load.
-
-        Mutation check (done): letting a row's decoding error propagate turns
-        tests/memory/test_cold_damage.py red (the whole store fails to open)."""
-        damaged: list[tuple[int, str]] = []
+    def _load_ids(self) -> None:
+        """The id set, read from the ``id`` index alone. An id that is not UTF-8 is left out (as if it were
+        quarantined already): the damage check finds its row and moves it aside."""
         try:
-            self._index_rows(self._db.execute(_LOAD), damaged, as_bytes=False)
+            self._ids = {r[0] for r in self._db.execute("SELECT id FROM cold_events")}
         except sqlite3.OperationalError as exc:
             if not _undecodable(exc):
                 raise
-            self.index, damaged = ColdIndex(), []  # again, text as bytes, decoded row by row
+            self._ids = set()
+            for (raw,) in self._db.execute("SELECT CAST(id AS BLOB) FROM cold_events"):
+                if (eid := _utf8(raw)) is not None:
+                    self._ids.add(eid)
+
+    def _has_rows(self) -> bool:
+        return self._db.execute("SELECT 1 FROM cold_events LIMIT 1").fetchone() is not None
+
+    def _check_rows(self) -> None:
+        """The damage check of every event row present at open (module docstring), on its own connection;
+        damaged rows are quarantined. Runs in the background thread the open starts.
+
+        Mutation check (done): skipping the quarantine of what this finds turns
+        tests/memory/test_cold_damage.py::test_a_row_that_does_not_decode_costs_only_its_event red."""
+        damaged: list[tuple[int, str]] = []
+        try:
+            db = sqlite3.connect(self.path, check_same_thread=False)
+            try:
+                db.text_factory = bytes
+                lo, hi = db.execute("SELECT min(rid), max(rid) FROM cold_events").fetchone()
+                for start in range(int(lo or 0), int(hi or -1) + 1, _CHECK_STEP):
+                    damaged += _check_range(db, start, start + _CHECK_STEP)
+            finally:
+                db.close()
+            if damaged:
+                self._quarantine(damaged)
+        except sqlite3.Error as exc:
+            hint = "run `hologram doctor --repair`" if is_damage(exc) else "the rows are served as they are"
+            log.error("%s: checking the cold events for damage failed: %s; %s", self.path, exc, hint)
+        finally:
+            self._checked.set()
+
+    def _wait_checked(self) -> None:
+        if not self._checked.is_set():
+            self._checked.wait()
+
+    @property
+    def index(self) -> ColdIndex:
+        """The search index, built from every stored event on first use. A row that does not decode is
+        skipped and quarantined (module docstring), never the whole build."""
+        self._wait_checked()
+        with self._lock:
+            if self._index is None:
+                self._index = self._build_index()
+            return self._index
+
+    @property
+    def index_built(self) -> bool:
+        return self._index is not None
+
+    def _build_index(self) -> ColdIndex:
+        """Mutation check (done): letting a row's decoding error propagate turns
+        tests/memory/test_cold_damage.py::test_a_row_only_the_index_build_rejects_is_quarantined_by_the_first_search
+        red (the search fails)."""
+        index, damaged = ColdIndex(), list[tuple[int, str]]()
+        try:
+            self._index_rows(index, self._db.execute(_LOAD), damaged, as_bytes=False)
+        except sqlite3.OperationalError as exc:
+            if not _undecodable(exc):
+                raise
+            index, damaged = ColdIndex(), []  # again, text as bytes, decoded row by row
             self._db.text_factory = bytes
             try:
-                self._index_rows(self._db.execute(_LOAD), damaged, as_bytes=True)
+                self._index_rows(index, self._db.execute(_LOAD), damaged, as_bytes=True)
             finally:
                 self._db.text_factory = str
         if damaged:
             self._quarantine(damaged)
+        return index
 
-    def _index_rows(self, rows: Iterable[tuple[Any, ...]], damaged: list[tuple[int, str]], *, as_bytes: bool) -> None:
+    @staticmethod
+    def _index_rows(
+        index: ColdIndex, rows: Iterable[tuple[Any, ...]], damaged: list[tuple[int, str]], *, as_bytes: bool
+    ) -> None:
         for row in rows:
             try:
                 _, eid, session, origin, ts_ms, fp, dim, blob, terms, analyzer = _text(row) if as_bytes else row
@@ -171,11 +277,16 @@ class ColdStore:
             except _ROW_DAMAGE as exc:
                 damaged.append((int(row[0]), _reason(exc)))
                 continue
-            self.index.add(entry)
+            index.add(entry)
 
     def _quarantine(self, damaged: Sequence[tuple[int, str]]) -> None:
         """Move damaged events (by rid) and their blocks, bytes unchanged, out of L2 into the side tables."""
         now = time.time()
+        with self._lock:
+            for rid, _ in damaged:  # out of L2 for this run whether or not the move below succeeds
+                found = self._db.execute("SELECT CAST(id AS BLOB) FROM cold_events WHERE rid = ?", (rid,)).fetchone()
+                if found is not None and (eid := _utf8(found[0])) is not None:
+                    self._ids.discard(eid)
         try:
             with self._lock, self._transaction():
                 for statement in _QUARANTINE:  # not executescript: it would commit the open transaction
@@ -201,6 +312,8 @@ class ColdStore:
     # -- lifecycle ------------------------------------------------------------------------------------
 
     def close(self) -> None:
+        """Close, after the damage check of the open is done (so an open-and-close quarantines as before)."""
+        self._wait_checked()
         with self._lock:
             self._db.close()
 
@@ -213,17 +326,21 @@ class ColdStore:
         self.close()
 
     def __len__(self) -> int:
-        return len(self.index)
+        self._wait_checked()
+        return len(self._ids)
 
     def __contains__(self, event_id: object) -> bool:
-        return event_id in self.index
+        self._wait_checked()
+        return event_id in self._ids
 
     def ids(self) -> list[str]:
         """Every event L2 holds, in time order."""
+        self._wait_checked()
         with self._lock:
             return [r[0] for r in self._db.execute("SELECT id FROM cold_events ORDER BY ts_ms, origin, id")]
 
     def block_ids(self) -> set[str]:
+        self._wait_checked()
         with self._lock:
             return {r[0] for r in self._db.execute("SELECT id FROM cold_blocks")}
 
@@ -256,6 +373,7 @@ class ColdStore:
                 (b.id, r.id, i, b.kind, b.text, json.dumps(dict(b.meta), ensure_ascii=False, default=str))
                 for i, b in enumerate(r.blocks)
             ]
+        self._wait_checked()
         with self._lock:
             try:
                 with self._transaction():
@@ -263,8 +381,10 @@ class ColdStore:
                     self._db.executemany("INSERT INTO cold_blocks VALUES (?, ?, ?, ?, ?, ?)", block_rows)
             except sqlite3.IntegrityError as exc:
                 raise DuplicateBlockError(f"L2 already holds one of these events or blocks: {exc}") from exc
-            for r, terms in zip(records, all_terms, strict=True):
-                self.index.add(IndexEntry(r.id, r.session, r.ts_ms, r.origin, terms, r.dense))
+            self._ids.update(r.id for r in records)
+            if self._index is not None:
+                for r, terms in zip(records, all_terms, strict=True):
+                    self._index.add(IndexEntry(r.id, r.session, r.ts_ms, r.origin, terms, r.dense))
 
     def remove(self, ids: Iterable[str]) -> list[str]:
         """Delete events and their blocks (the L2 side of a move to L1) in one durable transaction.
@@ -272,8 +392,10 @@ class ColdStore:
         Returns the ids actually removed; ids L2 does not hold are ignored (a concurrent recall got them).
         """
         wanted = list(dict.fromkeys(ids))
+        self._wait_checked()
         with self._lock:
-            present = self._rows(wanted, "id, terms, analyzer")
+            index = self._index  # without an index, only the ids are needed (no terms to take out of its IDF)
+            present = self._rows(wanted, "id, terms, analyzer" if index is not None else "id")
             if not present:
                 return []
             found = [row[0] for row in present]
@@ -281,14 +403,17 @@ class ColdStore:
                 for chunk in _chunks(found):
                     self._db.execute(f"DELETE FROM cold_blocks WHERE event IN ({_marks(len(chunk))})", chunk)
                     self._db.execute(f"DELETE FROM cold_events WHERE id IN ({_marks(len(chunk))})", chunk)
-            for eid, terms, analyzer in present:
-                self.index.remove(eid, _terms(terms, analyzer))
+            self._ids.difference_update(found)
+            if index is not None:
+                for eid, terms, analyzer in present:
+                    index.remove(eid, _terms(terms, analyzer))
             return found
 
     def touch(self, ids: Iterable[str], *, now: float | None = None) -> None:
         """Record one access of each event (automatic recall injected it)."""
         at = time.time() if now is None else now
         wanted = list(dict.fromkeys(ids))
+        self._wait_checked()
         with self._lock, self._transaction():
             for chunk in _chunks(wanted):
                 self._db.execute(
@@ -299,19 +424,21 @@ class ColdStore:
 
     def reconcile(self, l1_ids: Iterable[str]) -> list[str]:
         """Drop L2's copy of every event L1 also holds (a crash between copy and delete); returns them."""
-        return self.remove([i for i in l1_ids if i in self.index])
+        return self.remove([i for i in l1_ids if i in self])
 
     # -- reads ----------------------------------------------------------------------------------------
 
     def search(self, query: Query, k: int = 10, *, session: str | None = None) -> list[ColdHit]:
         """The `k` best L2 events for `query` (all sessions, or only `session`'s). Read-only, no access."""
+        index = self.index  # built here the first time
         with self._lock:
-            hits = self.index.top(query, k, session, any_session=session is None)
+            hits = index.top(query, k, session, any_session=session is None)
         return [ColdHit(eid, score) for eid, score in hits]
 
     def peek(self, ids: Iterable[str]) -> list[EventRecord]:
         """Full records (blocks, vectors, access history) of the given events L2 holds, in time order."""
         wanted = list(dict.fromkeys(ids))
+        self._wait_checked()
         with self._lock:
             try:
                 records = self._peek(wanted)
@@ -347,7 +474,8 @@ class ColdStore:
                 found = self._db.execute("SELECT rid FROM cold_events WHERE id = ?", (eid,)).fetchone()
                 if found is not None:
                     damaged.append((int(found[0]), _reason(exc)))
-                    self.index.remove(eid, self._stored_terms(int(found[0])))
+                    if self._index is not None:
+                        self._index.remove(eid, self._stored_terms(int(found[0])))
         if damaged:
             self._quarantine(damaged)
         return records
@@ -364,6 +492,7 @@ class ColdStore:
         """`ids` plus every L2 event sharing a tool-call group (same session) with one of them."""
         wanted = list(dict.fromkeys(ids))
         out = dict.fromkeys(wanted)
+        self._wait_checked()
         with self._lock:
             groups = {(s, g) for _, s, g in self._rows(wanted, "id, session, grp") if g is not None}
             for session, grp in groups:
@@ -381,6 +510,7 @@ class ColdStore:
         idle_seconds: float = DISTILL_IDLE_SECONDS,
     ) -> list[str]:
         """Events with at most `max_accesses` accesses and none (nor their arrival in L2) for `idle_seconds`."""
+        self._wait_checked()
         with self._lock:
             rows = self._db.execute(
                 "SELECT id FROM cold_events WHERE access_count <= ? AND coalesce(last_access, added) <= ? "
@@ -391,6 +521,7 @@ class ColdStore:
 
     def access(self, event_id: str) -> tuple[int, float | None]:
         """(access_count, last_access) of one event; KeyError if L2 does not hold it."""
+        self._wait_checked()
         with self._lock:
             row = self._db.execute("SELECT access_count, last_access FROM cold_events WHERE id = ?", (event_id,))
             found = row.fetchone()
@@ -431,6 +562,33 @@ class _Transaction:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
             raise
+
+
+def _check_range(db: sqlite3.Connection, start: int, stop: int) -> list[tuple[int, str]]:
+    """The damaged event rows with `start` <= rid < `stop` (`db` reads text as bytes): `_CHECK` flags, the
+    decoding the index does confirms (only the flagged rows, or all of the range if its text is not UTF-8)."""
+    try:
+        text, suspects = db.execute(_CHECK, (start, stop)).fetchone()
+    except sqlite3.OperationalError:  # not damage SQLite sees (that is a DatabaseError): check row by row
+        text, suspects = None, None
+    else:
+        if text is None:  # no rows here
+            return []
+    if text is not None and _utf8(text) is not None:
+        if not suspects:
+            return []
+        rids = [int(r) for r in suspects.split(b",")]
+        rows = db.execute(f"SELECT {_LOAD_COLS} FROM cold_events WHERE rid IN ({_marks(len(rids))})", rids)
+    else:
+        rows = db.execute(f"SELECT {_LOAD_COLS} FROM cold_events WHERE rid >= ? AND rid < ?", (start, stop))
+    return [(int(row[0]), problem) for row in rows if (problem := event_row_problem(row)) is not None]
+
+
+def _utf8(raw: bytes) -> str | None:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _undecodable(exc: sqlite3.Error) -> bool:
