@@ -173,3 +173,35 @@ def test_a_long_message_is_scored_by_its_best_passage_not_its_average(mem: Sessi
     whole = embedder.embed(texts) @ query.dense
     assert int(whole.argmax()) != 0, "the test's premise: by its average the holder is not the closest"
     assert int(by_passage.argmax()) == 0, "by its best passage it is"
+
+
+def test_vectors_survive_a_restart_and_a_damaged_cache_is_set_aside(tmp_path: Path) -> None:
+    """After a restart the session index is rebuilt from the log, its vectors read back from vectors.db:
+    nothing is embedded again. A smashed vectors.db costs only the recomputation."""
+    from hologram.memory.vector_cache import VECTORS_DB, VectorCache
+
+    from .test_session_memory import FakeEmbedder
+
+    def memory() -> SessionMemory:
+        return SessionMemory(
+            SessionStore(tmp_path / "sessions.db"), ColdStore(tmp_path / "cold.db"), FakeEmbedder(),
+            vectors=VectorCache(tmp_path / VECTORS_DB),
+        )  # fmt: skip
+
+    first = memory()
+    sid = long_session(first.store, turns=10)
+    computed = asyncio.run(first.index(sid))
+    assert computed > 0 and computed == first._sessions[sid].index.passages
+    asyncio.run(first.aclose())
+
+    again = memory()
+    assert asyncio.run(again.index(sid)) == 0, "read back, not embedded again"
+    assert isinstance(again.embedder, FakeEmbedder) and again.embedder.calls == 0
+    assert again._sessions[sid].index.pending(10**6) == []
+    asyncio.run(again.aclose())
+
+    (tmp_path / VECTORS_DB).write_bytes(b"not a database at all" * 100)
+    third = memory()
+    assert asyncio.run(third.index(sid)) == computed, "computed again from a fresh cache"
+    assert list(tmp_path.glob(f"{VECTORS_DB}.damaged-*")), "the damaged file was kept aside, not deleted"
+    asyncio.run(third.aclose())

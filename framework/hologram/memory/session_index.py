@@ -189,6 +189,11 @@ class SessionIndex:
         out: np.ndarray = self._matrix[p]
         return out
 
+    def passage_key(self, p: int) -> tuple[str, int]:
+        """(event id, ordinal of the passage within its event): what the vector cache stores it by."""
+        event = self.passage_event[p]
+        return self.ids[event], p - self.first_passage[event]
+
     def document_share(self, term: str) -> float:
         """Share of passages containing `term` (what "distinctive" is measured by)."""
         return self.df.get(term, 0) / self.passages if self.passages else 0.0

@@ -76,6 +76,7 @@ from hologram.memory.session_records import (
     token_cost,
 )
 from hologram.memory.tokenize import warm_up
+from hologram.memory.vector_cache import VECTORS_DB, VectorCache
 from hologram.memory.vectors import DenseVector
 from hologram.sessions import Event, SessionStore, messages_from_events
 
@@ -133,9 +134,12 @@ class SessionMemory:
         embedder: Embedder | None = None,
         *,
         pinned_recent: int = DEFAULT_PINNED,
+        vectors: VectorCache | None = None,
     ) -> None:
         self.store = store
         self.cold = cold
+        self.vectors = vectors
+        """Passage vectors on disk (None: recomputed after every start)."""
         self.embedder = embedder
         """None until (unless) a model is loaded: scoring is then BM25 only."""
         self.pinned_recent = pinned_recent
@@ -147,9 +151,10 @@ class SessionMemory:
 
     @classmethod
     def open(cls, data_dir: Path, store: SessionStore, *, load_model: bool = True) -> SessionMemory:
-        """Open ``data_dir/cold.db``, start the Chinese segmenter's warm-up and (unless `load_model` is False)
-        load the embedder in a background thread: until it is ready, scoring is BM25 only, never a wait."""
-        memory = cls(store, ColdStore(Path(data_dir) / COLD_DB))
+        """Open ``data_dir/cold.db`` and ``vectors.db``, start the Chinese segmenter's warm-up and (unless
+        `load_model` is False) load the embedder in a background thread: until it is ready, scoring is BM25
+        only, never a wait."""
+        memory = cls(store, ColdStore(Path(data_dir) / COLD_DB), vectors=VectorCache(Path(data_dir) / VECTORS_DB))
         warm_up()
         if load_model:
             threading.Thread(target=memory._load_embedder, name="hologram-embedder", daemon=True).start()
@@ -181,6 +186,8 @@ class SessionMemory:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self.cold.close()
+        if self.vectors is not None:
+            self.vectors.close()
 
     def forget(self, sid: str) -> None:
         """Drop a session's in-memory state (it is rebuilt from the log on next use)."""
@@ -416,24 +423,35 @@ class SessionMemory:
             return
 
     async def index(self, sid: str) -> int:
-        """Compute dense vectors for the session's passages that lack one, batched, in a worker thread;
-        returns how many were added. Term vectors are made when an event is first seen."""
+        """Give every passage of the session its dense vector: from the vector cache (``vectors.db``) when it
+        was computed before, else computed in a worker thread, batched, and stored there. Returns how many
+        were computed (not read back). Term vectors are made when an event is first seen."""
         embedder = self.embedder
         if embedder is None:
             return 0
         state = await self._sync(sid)
         index = state.index
         done = 0
+        fp = embedder.fingerprint
         while todo := index.pending(_INDEX_BATCH):
-            known = [(p, self._query_vectors.get((embedder.fingerprint, t))) for p, t in todo]
+            keys = {p: index.passage_key(p) for p, _ in todo}
+            stored = await asyncio.to_thread(self.vectors.get, fp, list(keys.values())) if self.vectors else {}
+            known = [
+                (p, stored.get(keys[p]) if keys[p] in stored else self._query_vectors.get((fp, t))) for p, t in todo
+            ]
             cached = [(p, v) for p, v in known if v is not None]
             fresh = [(p, t) for (p, t), (_, v) in zip(todo, known, strict=True) if v is None]
             if cached:
-                index.set_vectors(embedder.fingerprint, [p for p, _ in cached], np.stack([v for _, v in cached]))
+                index.set_vectors(fp, [p for p, _ in cached], np.stack([v for _, v in cached]))
             if fresh:
                 vectors = await embed_async(embedder, [t for _, t in fresh])
-                index.set_vectors(embedder.fingerprint, [p for p, _ in fresh], vectors)
-            done += len(todo)
+                index.set_vectors(fp, [p for p, _ in fresh], vectors)
+                done += len(fresh)
+            new = [(keys[p], v) for p, v in cached if keys[p] not in stored]
+            if fresh:
+                new += [(keys[p], v) for (p, _), v in zip(fresh, vectors, strict=True)]
+            if self.vectors is not None and new:
+                await asyncio.to_thread(self.vectors.put, fp, new)
         return done
 
     # -- explicit search: the kernel tool ---------------------------------------------------------------------

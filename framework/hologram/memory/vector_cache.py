@@ -1,0 +1,115 @@
+"""Passage vectors kept on disk (``vectors.db``), so nothing is embedded twice — across restarts, whichever
+layer holds the event.
+
+The session index (:mod:`hologram.memory.session_index`) is rebuilt from the session log when a session is
+first used after a start: tokenising is cheap, embedding is not (a 1,000-event session is seconds of CPU).
+So vectors are stored by (event id, passage ordinal, model fingerprint) as float16 — half the bytes, and a
+cosine difference below 1e-3, far under what changes a ranking.
+
+It is a cache: losing it loses nothing but time. A damaged file is moved aside (``vectors.db.damaged-<time>``)
+and a new one started, with a warning; writes are ``synchronous=NORMAL`` (a crash may drop the last writes,
+which are simply computed again).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from hologram.dbfile import DamagedDatabaseError, check_file, is_damage
+
+__all__ = ["VECTORS_DB", "VectorCache"]
+
+log = logging.getLogger("hologram.memory")
+
+VECTORS_DB = "vectors.db"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS passage_vectors (
+    event TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    fingerprint TEXT NOT NULL,
+    vec BLOB NOT NULL,
+    PRIMARY KEY (event, ordinal, fingerprint)
+) WITHOUT ROWID;
+"""
+Key = tuple[str, int]
+
+
+class VectorCache:
+    """Passage vectors by (event id, ordinal) for one model fingerprint at a time. Thread-safe."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        try:
+            self._db = self._open(path)
+        except (DamagedDatabaseError, sqlite3.DatabaseError) as exc:
+            if isinstance(exc, sqlite3.DatabaseError) and not is_damage(exc):
+                raise
+            aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+            path.replace(aside)
+            for suffix in ("-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+            log.warning("%s was damaged (%s); moved to %s, vectors will be computed again", path, exc, aside.name)
+            self._db = self._open(path)
+
+    @staticmethod
+    def _open(path: Path) -> sqlite3.Connection:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            check_file(path)
+        db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA busy_timeout=5000")
+            db.executescript(_SCHEMA)
+            db.execute("SELECT count(*) FROM passage_vectors").fetchone()
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        return db
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def get(self, fingerprint: str, keys: Sequence[Key]) -> dict[Key, np.ndarray]:
+        """The stored vectors of `keys` (float32); missing keys are absent from the result."""
+        out: dict[Key, np.ndarray] = {}
+        if not keys:
+            return out
+        events = sorted({event for event, _ in keys})
+        wanted = set(keys)
+        with self._lock:
+            for i in range(0, len(events), 500):
+                chunk = events[i : i + 500]
+                rows = self._db.execute(
+                    f"SELECT event, ordinal, vec FROM passage_vectors WHERE fingerprint = ? "
+                    f"AND event IN ({','.join('?' * len(chunk))})",
+                    (fingerprint, *chunk),
+                ).fetchall()
+                for event, ordinal, blob in rows:
+                    key = (str(event), int(ordinal))
+                    if key in wanted:
+                        out[key] = np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+        return out
+
+    def put(self, fingerprint: str, items: Iterable[tuple[Key, np.ndarray]]) -> None:
+        rows = [(e, o, fingerprint, np.asarray(v, dtype=np.float16).tobytes()) for (e, o), v in items]
+        if not rows:
+            return
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO passage_vectors VALUES (?, ?, ?, ?)", rows)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
