@@ -277,3 +277,29 @@ def test_a_reopened_store_searches_lazily_as_before(tmp_path: Path) -> None:
         hits = store.search(q("w1 w2"), 300)
         assert hits[0].id == extra.id and {rs[0].id, rs[1].id}.isdisjoint(h.id for h in hits)
         assert len(store.index) == 299
+
+
+def test_terms_stored_by_an_older_tokenizer_are_derived_again(tmp_path: Path) -> None:
+    """An upgrade changed the tokenizer (the Snowball stemmer): the first search re-derives the stale rows'
+    terms from their text and stores them, so old events match new queries."""
+    import json
+    import sqlite3
+
+    from hologram.memory.recall import make_query
+    from hologram.memory.tokenize import ANALYZER_JIEBA
+
+    path = tmp_path / "cold.db"
+    with ColdStore(path) as store:
+        store.put([build_event(timestamp=1_700_000_000, input="Melanie was painting sunsets at the lake")])
+    db = sqlite3.connect(path)  # as the previous release stored it: unstemmed words, the old tag
+    old = {"melanie": 1, "painting": 1, "sunsets": 1, "lake": 1}
+    db.execute("UPDATE cold_events SET terms = ?, analyzer = 'jieba'", (json.dumps(old),))
+    db.commit()
+    db.close()
+    with ColdStore(path) as store:
+        hits = store.search(make_query("who paints sunsets?"), 5)
+        assert hits, "the old event matches the stemmed query"
+    db = sqlite3.connect(path)
+    ((terms, analyzer),) = db.execute("SELECT terms, analyzer FROM cold_events").fetchall()
+    db.close()
+    assert analyzer == ANALYZER_JIEBA and "paint" in json.loads(terms), "re-derived and stored"

@@ -14,7 +14,7 @@ import pytest
 from hologram.memory.query import build_query, names_in
 from hologram.memory.session_index import SessionIndex
 from hologram.memory.timecues import time_window
-from hologram.memory.tokenize import wait_for_jieba, warm_up
+from hologram.memory.tokenize import tokenize, wait_for_jieba, warm_up
 
 
 def index_of(texts: list[str]) -> SessionIndex:
@@ -56,7 +56,7 @@ def test_a_distinctive_name_weighs_double() -> None:
 def test_a_name_everywhere_is_not_boosted() -> None:
     index = index_of([f"Caroline: talk about topic {i}" for i in range(40)])
     q = build_query(index, "What did Caroline say about the topic?", now=0)
-    assert q.terms["caroline"] == 1.0, "a speaker's name is in every turn: no boost"
+    assert q.terms[tokenize("Caroline")[0]] == 1.0, "a speaker's name is in every turn: no boost"
 
 
 NOW = datetime(2026, 5, 14, 15, 30).timestamp()  # a Thursday

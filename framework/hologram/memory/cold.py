@@ -52,7 +52,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -64,6 +64,7 @@ from hologram.memory.blocks import Block, EventRecord
 from hologram.memory.coldindex import ColdIndex, IndexEntry
 from hologram.memory.events import Query
 from hologram.memory.tfidf import TermVector
+from hologram.memory.tokenize import CURRENT_ANALYZERS
 from hologram.memory.vectors import DenseVector
 
 __all__ = [
@@ -250,25 +251,58 @@ class ColdStore:
         """Mutation check (done): letting a row's decoding error propagate turns
         tests/memory/test_cold_damage.py::test_a_row_only_the_index_build_rejects_is_quarantined_by_the_first_search
         red (the search fails)."""
-        index, damaged = ColdIndex(), list[tuple[int, str]]()
+        index, damaged, stale = ColdIndex(), list[tuple[int, str]](), list[IndexEntry]()
         try:
-            self._index_rows(index, self._db.execute(_LOAD), damaged, as_bytes=False)
+            self._index_rows(index, self._db.execute(_LOAD), damaged, stale, as_bytes=False)
         except sqlite3.OperationalError as exc:
             if not _undecodable(exc):
                 raise
-            index, damaged = ColdIndex(), []  # again, text as bytes, decoded row by row
+            index, damaged, stale = ColdIndex(), [], []  # again, text as bytes, decoded row by row
             self._db.text_factory = bytes
             try:
-                self._index_rows(index, self._db.execute(_LOAD), damaged, as_bytes=True)
+                self._index_rows(index, self._db.execute(_LOAD), damaged, stale, as_bytes=True)
             finally:
                 self._db.text_factory = str
         if damaged:
             self._quarantine(damaged)
+        if stale:
+            self._reanalyse(index, stale)
         return index
+
+    def _reanalyse(self, index: ColdIndex, stale: Sequence[IndexEntry]) -> None:
+        """Term vectors stored by an older analyzer (before an upgrade of the tokenizer) are derived again
+        from the events' text and stored, so old and new events are scored alike.
+
+        Mutation check (done): adding the stale entries as stored turns
+        tests/memory/test_cold.py::test_terms_stored_by_an_older_tokenizer_are_derived_again red."""
+        texts: dict[str, list[str]] = {}
+        ids = [e.id for e in stale]
+        for chunk in _chunks(ids):
+            rows = self._db.execute(
+                f"SELECT event, text FROM cold_blocks WHERE event IN ({_marks(len(chunk))}) ORDER BY event, ordinal",
+                chunk,
+            ).fetchall()
+            for event, text in rows:
+                if text:
+                    texts.setdefault(str(event), []).append(str(text))
+        fresh = [replace(e, terms=TermVector.from_text("\n".join(texts.get(e.id, [])))) for e in stale]
+        with self._transaction():
+            self._db.executemany(
+                "UPDATE cold_events SET terms = ?, analyzer = ? WHERE id = ?",
+                [(json.dumps(dict(e.terms.counts), ensure_ascii=False), e.terms.analyzer, e.id) for e in fresh],
+            )
+        for entry in fresh:
+            index.add(entry)
+        log.info("re-analysed the terms of %d cold event(s) stored by an older tokenizer", len(fresh))
 
     @staticmethod
     def _index_rows(
-        index: ColdIndex, rows: Iterable[tuple[Any, ...]], damaged: list[tuple[int, str]], *, as_bytes: bool
+        index: ColdIndex,
+        rows: Iterable[tuple[Any, ...]],
+        damaged: list[tuple[int, str]],
+        stale: list[IndexEntry],
+        *,
+        as_bytes: bool,
     ) -> None:
         for row in rows:
             try:
@@ -277,7 +311,10 @@ class ColdStore:
             except _ROW_DAMAGE as exc:
                 damaged.append((int(row[0]), _reason(exc)))
                 continue
-            index.add(entry)
+            if analyzer in CURRENT_ANALYZERS:
+                index.add(entry)
+            else:
+                stale.append(entry)
 
     def _quarantine(self, damaged: Sequence[tuple[int, str]]) -> None:
         """Move damaged events (by rid) and their blocks, bytes unchanged, out of L2 into the side tables."""

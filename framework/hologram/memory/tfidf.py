@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hologram.memory.tokenize import tokenize_tagged
+from hologram.memory.tokenize import ANALYZER_JIEBA, tokenize_tagged
 
 __all__ = ["TermVector", "TfidfIndex"]
 
@@ -30,7 +30,7 @@ class TermVector:
 
     counts: Mapping[str, int]
     length: int
-    analyzer: str = "jieba"
+    analyzer: str = ANALYZER_JIEBA
 
     @classmethod
     def from_text(cls, text: str) -> TermVector:
@@ -38,7 +38,7 @@ class TermVector:
         return cls(counts=dict(Counter(terms)), length=len(terms), analyzer=analyzer)
 
     @classmethod
-    def from_terms(cls, terms: Iterable[str], analyzer: str = "jieba") -> TermVector:
+    def from_terms(cls, terms: Iterable[str], analyzer: str = ANALYZER_JIEBA) -> TermVector:
         counts = Counter(terms)
         return cls(counts=dict(counts), length=sum(counts.values()), analyzer=analyzer)
 

@@ -4,26 +4,31 @@ Chinese has no spaces, so words come from jieba's search mode (which also emits 
 compounds: 北京大学 → 北京, 大学, 北京大学, which is what recall wants), computed by
 :mod:`hologram.memory.segment`: the same tokens as ``jieba.lcut_for_search``, token for token, from a compact
 form of jieba's data (~4.5 MB in the kernel and ~20 ms to load from its cache, where jieba costs ~80 MB and
-~1.6-3 s). Because the tokens are identical the analyzer tag stays ``"jieba"`` and stored term vectors stay
-valid. The load still happens once, in a daemon thread, started by :func:`warm_up` (the kernel calls it at
-start-up) or by the first text that contains Han characters: the first start after installing builds the
-cache (seconds), and a reply never waits for that. Until it is ready Han runs are split into overlapping
-character bigrams (plus single characters), the classic segmentation-free indexing for Chinese, and the
-result is tagged with analyzer ``"cjk-bigram"`` so that a store can re-analyse those few events later if it
-cares. :func:`word_tag` gives dict.txt's part of speech of a dictionary word (nr person, ns place, t time,
-m numeral ...), so callers can spot names and dates without loading ``jieba.posseg``.
+~1.6-3 s). The tokens are identical, so the analyzer tag names the segmenter ``"jieba"`` (with the English
+stemmer: ``"jieba+snowball"``). The load still happens once, in a daemon thread, started by :func:`warm_up`
+(the kernel calls it at start-up) or by the first text that contains Han characters: the first start after
+installing builds the cache (seconds), and a reply never waits for that. Until it is ready Han runs are split
+into overlapping character bigrams (plus single characters), the classic segmentation-free indexing for
+Chinese, and the result is tagged with analyzer ``"cjk-bigram+snowball"`` so that a store can re-analyse those
+few events later if it cares. :func:`word_tag` gives dict.txt's part of speech of a dictionary word (nr person,
+ns place, t time, m numeral ...), so callers can spot names and dates without loading ``jieba.posseg``.
 
-Other scripts: lower-cased Unicode word runs (``\\w+``), a small English stop-word list and a light
-plural/possessive stemmer. That is deliberately simple: dense vectors carry the semantics, the lexical side
-is there for names, numbers and rare words, where exact match is what matters.
+Other scripts: lower-cased Unicode word runs (``\\w+``), a small English stop-word list and the Snowball
+English stemmer (the reference implementation, ``snowballstemmer``): "painted", "painting" and "paints" meet
+"paint". It replaced a plural-only stemmer: measured on LoCoMo's stream protocol at 4k, evidence in context
+0.914 -> 0.919 on the dev split and 0.895 -> 0.905 held out — questions paraphrase their evidence's verbs.
+Stored term vectors with an older tag are re-derived from their text (``ColdStore``'s index build).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
 from typing import TYPE_CHECKING
+
+import snowballstemmer
 
 from hologram.memory.tokens import CJK_RE
 
@@ -33,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ANALYZER_BIGRAM",
     "ANALYZER_JIEBA",
+    "CURRENT_ANALYZERS",
     "jieba_ready",
     "tokenize",
     "tokenize_tagged",
@@ -42,8 +48,10 @@ __all__ = [
     "word_tag",
 ]
 
-ANALYZER_JIEBA = "jieba"
-ANALYZER_BIGRAM = "cjk-bigram"
+ANALYZER_JIEBA = "jieba+snowball"
+ANALYZER_BIGRAM = "cjk-bigram+snowball"
+#: The tags term vectors made by this module carry; a stored vector with another tag is stale.
+CURRENT_ANALYZERS = frozenset({ANALYZER_JIEBA, ANALYZER_BIGRAM})
 
 _HAN_RUN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _OTHER_CJK_RUN = re.compile("[\u3040-\u30ff\uac00-\ud7af]+")  # kana, hangul: bigrams always
@@ -261,13 +269,14 @@ def word_tag(word: str) -> str | None:
     return segmenter.tag(word)
 
 
+_ENGLISH = snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=100_000)
 def _stem(word: str) -> str:
-    """Strip English plural/possessive endings so "paintings" meets "painting" (cheap, conservative)."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
+    """The Snowball English stem (module docstring); cached: a conversation's vocabulary is small."""
+    stem: str = _ENGLISH.stemWord(word)
+    return stem
 
 
 def _bigrams(run: str) -> list[str]:
