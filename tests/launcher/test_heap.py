@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 import threading
 
 import pytest
 
 from hologram import _heap
-from hologram._heap import freeze_startup_heap, freeze_when_loaded
+from hologram._heap import freeze_startup_heap, freeze_when_loaded, release_free_heap
 
 
 def test_freezing_moves_what_is_alive_out_of_the_collected_generations() -> None:
@@ -52,3 +53,11 @@ def test_the_freeze_waits_for_the_background_loads(monkeypatch: pytest.MonkeyPat
         assert asyncio.run(scenario()) > 0 and order == ["loaded", "frozen"]
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc_trim")
+def test_the_c_heap_is_handed_back_where_libc_can() -> None:
+    """The model's load buffers are returned to the OS by malloc_trim (glibc); elsewhere it is a no-op."""
+    import platform
+
+    assert release_free_heap() is (platform.libc_ver()[0] == "glibc")

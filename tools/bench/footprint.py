@@ -1,0 +1,201 @@
+"""The kernel's resident memory (issue 11: <= 200 MB idle), and what the embedding model costs of it.
+
+    .venv/bin/python tools/bench/footprint.py [--events 100000] [--rounds 3] [--reuse PATH]
+
+(a) The product path: `hologram up` on the default graph (as ``cold_open.py`` starts it: builtins, a provider
+    on a closed port) with an empty data directory vs one whose ``cold.db`` holds N synthetic events
+    (``cold_open.build_cold``; ``--reuse PATH`` keeps/reuses it), alternately ``--rounds`` times each. Once
+    idle (start-up heap frozen, models loaded, + 1 s) the kernel's VmRSS and PSS are read, its PSS split by
+    mapping (anonymous, onnxruntime's libraries, the mapped model weights, the segmenter, other files), and
+    the PSS of the whole process tree (kernel, supervisor, plugins). Medians against the 200 MB target.
+(b) The embedder alone, the same run's baseline: a fresh process per build loads ``OnnxUSEEmbedder`` with the
+    model as installed (``mapped_weights=False``) or rewritten with mapped weights (the default), and reports
+    RSS after the load and after embedding a batch of 64; then one process holds both and compares their
+    vectors on English and Chinese sentences (max abs diff) and their latency (p50, single short queries and
+    batches of 64, alternated).
+
+MB here are MiB (kB / 1024), as in /proc.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench
+
+from bench._kernel import BenchKernel, provider_toml
+from bench.cold_open import build_cold, memory_kb, wait_idle
+
+TARGET_MB = 200
+SENTENCES = [
+    "How do I reset my password?",
+    "The meeting moved to Thursday afternoon.",
+    "Caroline went to the LGBTQ support group yesterday and found it really moving.",
+    "如何重置我的密码",
+    "我昨天在北京大学的图书馆看了一本关于机器学习的书。",
+    "明天的会议几点开始？",
+]
+
+
+def pss_by_mapping(pid: int) -> Counter[str]:
+    """The kernel's PSS in kB, by kind of mapping."""
+    out: Counter[str] = Counter()
+    kind = "anonymous"
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        head = line.split(maxsplit=5)
+        if len(head) >= 5 and "-" in head[0] and not line.endswith(" kB"):
+            name = head[5] if len(head) > 5 else ""
+            if not name or name.startswith("["):
+                kind = "anonymous"
+            elif "onnxruntime" in name:
+                kind = "onnxruntime libs"
+            elif name.endswith(".bin") or name.endswith(".onnx"):
+                kind = "model weights (mapped)"
+            elif name.endswith(".seg"):
+                kind = "segmenter"
+            else:
+                kind = "other files"
+        elif line.startswith("Pss:"):
+            out[kind] += int(line.split()[1])
+    return out
+
+
+def tree_pss_kb(root: int) -> int:
+    """PSS of `root` and all its descendants."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        todo += children.get(pid, [])
+        with contextlib.suppress(OSError, StopIteration):  # gone meanwhile
+            total += memory_kb(pid)[1]
+    return total
+
+
+def kernels(args: argparse.Namespace, root: Path) -> None:
+    big = args.reuse or root / "big" / "cold.db"
+    if not big.exists():
+        big.parent.mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
+        build_cold(big, args.events)
+        print(f"built {args.events:,} events in {time.perf_counter() - started:.1f} s: {big}", flush=True)
+    settings = provider_toml("idle", "http://127.0.0.1:9", max_retries=0)
+    runs = {"empty": BenchKernel(root / "k-empty", settings, builtins=True)}
+    runs["L2"] = BenchKernel(root / "k-full", settings, builtins=True)
+    (runs["L2"].data / "cold.db").write_bytes(big.read_bytes())
+    seen: dict[str, list[tuple[int, int, int, Counter[str]]]] = {"empty": [], "L2": []}
+    for i in range(args.rounds):
+        for name in ("empty", "L2") if i % 2 == 0 else ("L2", "empty"):
+            kernel = runs[name]
+            try:
+                kernel.start()
+                wait_idle(kernel)
+                pid = int(kernel.status()["kernel"]["pid"])
+                rss, pss = memory_kb(pid)
+                seen[name].append((rss, pss, tree_pss_kb(pid), pss_by_mapping(pid)))
+            finally:
+                kernel.stop()
+            rss, pss, tree, _ = seen[name][-1]
+            print(
+                f"  round {i + 1} {name:5}: kernel idle RSS {rss / 1024:.0f} MB, PSS {pss / 1024:.0f} MB; "
+                f"process tree PSS {tree / 1024:.0f} MB",
+                flush=True,
+            )
+    for name, label in (("empty", "empty data dir"), ("L2", f"{args.events:,}-event L2")):
+        rss = statistics.median(m[0] for m in seen[name]) / 1024
+        pss = statistics.median(m[1] for m in seen[name]) / 1024
+        tree = statistics.median(m[2] for m in seen[name]) / 1024
+        kinds = {k: statistics.median(m[3][k] for m in seen[name]) / 1024 for k in seen[name][0][3]}
+        split = ", ".join(f"{k} {v:.0f}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1]))
+        verdict = "ok" if rss <= TARGET_MB else "MISSED"
+        print(
+            f"kernel idle, {label}: RSS {rss:.0f} MB ({rss / TARGET_MB:.2f}x the {TARGET_MB} MB target: "
+            f"{verdict}), PSS {pss:.0f} MB [{split}]; process tree PSS {tree:.0f} MB"
+        )
+
+
+_CHILD = """
+import json, sys
+from hologram.memory.embed import OnnxUSEEmbedder
+def rss():
+    return int(next(l for l in open("/proc/self/status") if l.startswith("VmRSS:")).split()[1])
+before = rss()
+e = OnnxUSEEmbedder(mapped_weights=sys.argv[1] == "1")
+e.load()
+loaded = rss()
+e.embed(["sentence %d of a batch" % i for i in range(64)])
+print(json.dumps([before, loaded, rss()]))
+"""
+
+
+def embedder(args: argparse.Namespace) -> None:
+    from hologram.memory.embed import OnnxUSEEmbedder
+
+    if not OnnxUSEEmbedder.available():
+        print("embedder: the USE ONNX model is not installed; skipped")
+        return
+    for mapped, label in ((False, "model as installed"), (True, "mapped weights")):
+        rows = [
+            json.loads(subprocess.run([sys.executable, "-c", _CHILD, str(int(mapped))], capture_output=True,
+                                      text=True, check=True).stdout)
+            for _ in range(args.rounds)
+        ]  # fmt: skip
+        before, loaded, used = (statistics.median(r[i] for r in rows) / 1024 for i in range(3))
+        print(
+            f"embedder, {label}: process RSS +{loaded - before:.0f} MB for the load ({loaded:.0f} MB), "
+            f"{used:.0f} MB after a batch of 64"
+        )
+    plain, mapped_ = OnnxUSEEmbedder(mapped_weights=False), OnnxUSEEmbedder()
+    batch = [f"{SENTENCES[i % len(SENTENCES)]} ({i})" for i in range(64)]
+    diff = max(float(abs(plain.embed(xs) - mapped_.embed(xs)).max()) for xs in (SENTENCES, batch))
+    times: dict[str, tuple[list[float], list[float]]] = {"plain": ([], []), "mapped": ([], [])}
+    for e in (plain, mapped_):
+        e.embed(batch)
+    for i in range(60):
+        for name, e in (("plain", plain), ("mapped", mapped_)) if i % 2 else (("mapped", mapped_), ("plain", plain)):
+            started = time.perf_counter()
+            e.embed([SENTENCES[i % len(SENTENCES)]])
+            times[name][0].append(time.perf_counter() - started)
+            if i % 5 == 0:
+                started = time.perf_counter()
+                e.embed(batch)
+                times[name][1].append(time.perf_counter() - started)
+    p = {k: (statistics.median(s) * 1000, statistics.median(b) * 1000) for k, (s, b) in times.items()}
+    print(
+        f"embedder vectors, mapped vs as installed: max abs diff {diff:.2g}; latency p50 single "
+        f"{p['mapped'][0]:.2f} vs {p['plain'][0]:.2f} ms ({p['mapped'][0] / p['plain'][0]:.2f}x), batch of 64 "
+        f"{p['mapped'][1]:.1f} vs {p['plain'][1]:.1f} ms ({p['mapped'][1] / p['plain'][1]:.2f}x)"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--reuse", type=Path, help="keep (or reuse) the built cold.db here")
+    parser.add_argument("--no-kernel", action="store_true", help="only (b), the embedder")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        if not args.no_kernel:
+            kernels(args, Path(tmp))
+    embedder(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
