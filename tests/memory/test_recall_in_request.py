@@ -205,3 +205,35 @@ def test_vectors_survive_a_restart_and_a_damaged_cache_is_set_aside(tmp_path: Pa
     assert asyncio.run(third.index(sid)) == computed, "computed again from a fresh cache"
     assert list(tmp_path.glob(f"{VECTORS_DB}.damaged-*")), "the damaged file was kept aside, not deleted"
     asyncio.run(third.aclose())
+
+
+def test_coldcontext_query_searches_by_text_time_range_and_tool(mem: SessionMemory) -> None:
+    """The explicit search, over this session's L2 with the request ranking: by text, by time, by tool —
+    and what it finds moves back to L1."""
+    from datetime import datetime, timezone
+
+    from hologram.agent.tools import ToolInvocation
+
+    sid = long_session(mem.store, turns=30)
+    window = window_for(600)
+    turn(mem, sid, EN_TOPICS[0], window)
+    handler = mem.kernel_tool().handler
+
+    def call(**arguments: object) -> dict[str, object]:
+        return dict(asyncio.run(handler(dict(arguments), ToolInvocation("c", sid))))
+
+    assert call()["is_error"] is True, "nothing to search by"
+    bad = call(since="last tuesday")
+    assert bad["is_error"] is True and "ISO" in str(bad["content"]), "the error says the format"
+    future = datetime.now(timezone.utc).replace(year=datetime.now().year + 1).isoformat()
+    assert "Nothing" in str(call(query="wifi", since=future)["content"]), "a range with nothing in it"
+
+    weather = call(tool="weather")
+    assert weather["is_error"] is False and "Iceland in March" in str(weather["content"])
+    events = mem.store.events(sid)
+    result = next(e for e in events if e.kind == "tool_result" and e.call_id == "ice")
+    l1 = {e.seq for e in mem.l1_events(sid)}
+    assert result.seq in l1 and result.call_of in l1, "moved back with its call"
+
+    found = call(query="lake house wifi password")
+    assert "BLUE-HERON-42" in str(found["content"])

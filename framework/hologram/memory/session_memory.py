@@ -534,8 +534,6 @@ class SessionMemory:
             text = str(arguments.get("query", "") or "").strip()
             since, until = _epoch(arguments.get("since")), _epoch(arguments.get("until"))
             tool = arguments.get("tool") or None
-            if not text and since is None and until is None and tool is None:
-                return {"content": "error: give 'query', or 'since'/'until', or 'tool'", "is_error": True}
             for key in ("since", "until"):
                 if arguments.get(key) not in (None, "") and _epoch(arguments.get(key)) is None:
                     return {
@@ -543,7 +541,13 @@ class SessionMemory:
                         f"or epoch seconds, got {arguments.get(key)!r}",
                         "is_error": True,
                     }
-            limit = max(1, min(20, int(arguments.get("limit", 5) or 5)))
+            if not text and since is None and until is None and tool is None:
+                return {"content": "error: give 'query', or 'since'/'until', or 'tool'", "is_error": True}
+            try:
+                limit = max(1, min(20, int(arguments.get("limit", 5) or 5)))
+            except (TypeError, ValueError):
+                return {"content": f"error: 'limit' must be an integer 1-20, got {arguments.get('limit')!r}",
+                        "is_error": True}  # fmt: skip
             try:
                 hits = await self.search(sid, text, limit, since=since, until=until, tool=tool)
             except (OSError, sqlite3.Error) as exc:
