@@ -237,3 +237,21 @@ def test_coldcontext_query_searches_by_text_time_range_and_tool(mem: SessionMemo
 
     found = call(query="lake house wifi password")
     assert "BLUE-HERON-42" in str(found["content"])
+
+
+def test_memory_keeps_only_the_recently_used_sessions(tmp_path: Path) -> None:
+    """A kernel serving many chats must not grow with every chat it saw: beyond `max_sessions` the least
+    recently used session's index is forgotten, and rebuilt from the log — the same request — when used."""
+    store = SessionStore(tmp_path / "sessions.db")
+    mem = SessionMemory(store, ColdStore(tmp_path / "cold.db"), None, max_sessions=3)
+    window = window_for(600)
+    first = long_session(store, sid="s0", turns=30)
+    before = asyncio.run(mem.preview(first, "the lake house wifi", window_tokens=window, fixed_tokens=0))
+    for i in range(1, 6):
+        sid = long_session(store, sid=f"s{i}", turns=2)
+        asyncio.run(mem.preview(sid, "hello", window_tokens=window, fixed_tokens=0))
+    assert len(mem._sessions) == 3 and "s0" not in mem._sessions
+    after = asyncio.run(mem.preview(first, "the lake house wifi", window_tokens=window, fixed_tokens=0))
+    assert after.seqs == before.seqs and "s0" in mem._sessions
+    mem.cold.close()
+    store.close()

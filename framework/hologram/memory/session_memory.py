@@ -94,6 +94,8 @@ _INDEX_BATCH = 64
 #: A recovery cuts L1 to at most this share of what it held, so a provider's context error always makes
 #: progress even when our estimate said the history already fit.
 _RECOVERY_SHRINK = 0.75
+#: Sessions whose index stays in memory (least recently used beyond this are forgotten and rebuilt on use).
+MAX_SESSIONS = 32
 #: Query vectors remembered by text: a turn's input is embedded once for its first request and reused for the
 #: turn's later requests and when the input event itself is indexed.
 _QUERY_VECTORS = 64
@@ -135,6 +137,7 @@ class SessionMemory:
         *,
         pinned_recent: int = DEFAULT_PINNED,
         vectors: VectorCache | None = None,
+        max_sessions: int = MAX_SESSIONS,
     ) -> None:
         self.store = store
         self.cold = cold
@@ -146,7 +149,8 @@ class SessionMemory:
         self.embedder_ready = threading.Event()
         if embedder is not None:
             self.embedder_ready.set()
-        self._sessions: dict[str, _Session] = {}
+        self.max_sessions = max_sessions
+        self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._query_vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
     @classmethod
@@ -201,7 +205,18 @@ class SessionMemory:
         state = self._sessions.get(sid)
         if state is None:
             state = self._sessions[sid] = _Session()
+            self._evict()
+        else:
+            self._sessions.move_to_end(sid)
         return state
+
+    def _evict(self) -> None:
+        """Forget the least recently used sessions beyond `max_sessions` (their index is rebuilt from the log
+        on next use, vectors from ``vectors.db``): a kernel that serves many chats must not grow with every
+        chat it ever saw. A session in the middle of a request is never evicted."""
+        for sid in list(self._sessions)[: max(0, len(self._sessions) - self.max_sessions)]:
+            if not self._sessions[sid].lock.locked():
+                self.forget(sid)
 
     def _events(self, sid: str) -> tuple[Event, ...]:
         """The session's events, in log order; only those appended since the last call are read."""
