@@ -253,6 +253,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> AgentSe
     service = AgentService(agent)
     if chain is not None:
         kernel.add_status_section("providers", chain.status)
+    kernel.add_status_section("memory", memory.status)
     supervisor.event_listeners.append(service.forward_output)
     kernel.control.methods.update(
         {

@@ -88,6 +88,13 @@ def run_status(args: argparse.Namespace) -> int:
                 (p["name"], p["state"], f"{left:.0f}s" if left else "-", str(p["failures"]), p.get("last_error") or "")
             )
         _table(rows)
+    memory = status.get("memory")
+    if memory:
+        model = memory.get("embedder") or ("loading" if not memory.get("embedder_ready") else "none (BM25 only)")
+        print(
+            f"\nmemory: {memory['l2_events']:,} events in cold context (L2), {memory['sessions_indexed']} "
+            f"session(s) indexed ({memory['events_indexed']:,} events), embedder {model}"
+        )
     return 0
 
 

@@ -193,6 +193,17 @@ class SessionMemory:
         if self.vectors is not None:
             self.vectors.close()
 
+    def status(self) -> dict[str, Any]:
+        """The ``memory`` section of ``hologram status``: what L2 holds and what is indexed in memory."""
+        embedder = self.embedder
+        return {
+            "l2_events": len(self.cold),
+            "sessions_indexed": len(self._sessions),
+            "events_indexed": sum(len(s.index) for s in self._sessions.values()),
+            "embedder": embedder.model_id if embedder is not None else None,
+            "embedder_ready": self.embedder_ready.is_set(),
+        }
+
     def forget(self, sid: str) -> None:
         """Drop a session's in-memory state (it is rebuilt from the log on next use)."""
         state = self._sessions.pop(sid, None)
