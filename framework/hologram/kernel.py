@@ -19,7 +19,6 @@ from typing import Any
 
 from hologram._version import __version__
 from hologram.facility import KERNEL
-from hologram.graph import Graph
 from hologram.lock import Lock
 from hologram.rpc import RingWriter
 from hologram.settings import load_settings
@@ -71,37 +70,33 @@ def open_log_file(data_dir: Path) -> Path:
     return path
 
 
-def plugin_specs(lock: Lock, graph: Graph | None) -> list[PluginSpec]:
+def plugin_specs(lock: Lock) -> list[PluginSpec]:
+    """What the supervisor starts, from the lock alone: no discovery, no manifest read."""
     specs = []
-    for entry in lock.plugins:
-        if entry["name"] == KERNEL:
+    for plugin in lock.plugins:
+        if plugin.name == KERNEL:
             continue
-        node = graph.nodes.get(entry["name"]) if graph is not None else None
-        loaded = node.loaded if node is not None else None
-        specs.append(
-            PluginSpec(
-                entry=entry,
-                manifest=loaded.manifest if loaded is not None else None,
-                manifest_dir=loaded.path.parent if loaded is not None else None,
-            )
-        )
+        manifest_dir = None
+        if plugin.run is not None and plugin.run.command is not None:  # `./tool` is relative to the manifest
+            path = lock.manifest_file(plugin)
+            manifest_dir = path.parent if path is not None else None
+        specs.append(PluginSpec(plugin, manifest_dir))
     return specs
 
 
 class Kernel:
-    def __init__(self, lock: Lock, graph: Graph | None, data_dir: Path) -> None:
+    def __init__(self, lock: Lock, data_dir: Path) -> None:
         self.lock = lock
         self.data_dir = data_dir = data_dir.resolve()  # see prepare_data_dir: plugins must get it absolute
         self.ring = RingWriter()
-        kernel_entry = lock.plugin(KERNEL) or {}
         self.settings = load_settings(data_dir)
-        specs = plugin_specs(lock, graph)
+        specs = plugin_specs(lock)
         for name in sorted(set(self.settings.plugins) - {s.name for s in specs}):
             log.warning("settings: [plugins.%s] configures a plugin that is not in the lock; ignored", name)
         self.supervisor = Supervisor(
             specs,
             data_dir,
-            kernel_facilities=kernel_entry.get("provides", []),
+            kernel_facilities=list(lock.kernel.provides),
             ring=self.ring,
             plugin_config=self.settings.plugins,
         )

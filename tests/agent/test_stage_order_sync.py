@@ -25,7 +25,7 @@ import pytest
 from hologram.agent import Agent, ToolRegistry
 from hologram.agent.attach import StageOrderSync
 from hologram.llm import ChatRequest, ChatResult
-from hologram.lock import Lock
+from hologram.lock import LOCK_VERSION, Lock, LockedPlugin
 from hologram.sessions import SessionStore
 from hologram.stages import StageDispatcher
 from hologram.supervisor import PluginSpec, State, Supervisor
@@ -62,7 +62,13 @@ def entry(name: str, order: int) -> dict[str, Any]:
 
 def lock(path: Path, content_hash: str, order: list[str]) -> Lock:
     entries = [{"name": "kernel"}, *(entry(n, 10 * (i + 1)) for i, n in enumerate(order))]
-    return Lock(path, {"content-hash": content_hash, "stages": {"on_input": order}, "plugin": entries})
+    data = {
+        "lock-version": LOCK_VERSION,
+        "content-hash": content_hash,
+        "stages": {"on_input": order},
+        "plugin": entries,
+    }
+    return Lock.from_data(path, data)
 
 
 def inputs(store: SessionStore, sid: str) -> list[str]:
@@ -71,7 +77,7 @@ def inputs(store: SessionStore, sid: str) -> list[str]:
 
 def test_a_rebuilt_lock_reorders_the_hooks_before_the_next_turn(tmp_path: Path, modules: None) -> None:
     path = tmp_path / "hologram.lock"
-    specs = [PluginSpec(entry(n, 10), None, None) for n in ("a", "b", "c")]
+    specs = [PluginSpec(LockedPlugin.model_validate(entry(n, 10))) for n in ("a", "b", "c")]
     supervisor = Supervisor(specs, tmp_path, kernel_facilities=[])
     for plugin in supervisor.plugins.values():
         plugin.state = State.READY

@@ -11,9 +11,14 @@ from typing import Any
 
 import pytest
 
-from hologram.lock import Lock
+from hologram.lock import LOCK_VERSION, Lock, LockedPlugin
 from hologram.stages import FunctionHook, StageContext, StageDispatcher, install_from_lock
 from hologram.supervisor import PluginSpec, State, Supervisor
+
+
+def tables(stages: dict[str, list[str]], plugins: list[dict[str, Any]]) -> dict[str, Any]:
+    """A lock's tables as TOML would give them, for `Lock.from_data`."""
+    return {"lock-version": LOCK_VERSION, "content-hash": "sha256:test", "stages": stages, "plugin": plugins}
 
 
 def ctx(**kw: Any) -> StageContext:
@@ -78,8 +83,8 @@ def test_install_from_lock_follows_lock_order_and_detaches_plugins_that_are_not_
             },
             {"name": "c", "run": {"inproc": "inproc_stage_mod"}, "stages": {"on_input": {"order": 5}}},
         ]
-        lock = Lock(tmp_path / "hologram.lock", {"stages": {"on_input": ["c", "a"]}, "plugin": entries})
-        sup = Supervisor([PluginSpec(e, None, None) for e in entries[1:]], tmp_path, kernel_facilities=[])
+        lock = Lock.from_data(tmp_path / "hologram.lock", tables({"on_input": ["c", "a"]}, entries))
+        sup = Supervisor([PluginSpec(p) for p in lock.plugins[1:]], tmp_path, kernel_facilities=[])
         d = StageDispatcher()
         install_from_lock(d, lock, sup)
         assert d.order("on_input") == ["c", "a"]
@@ -244,7 +249,7 @@ def test_a_remote_hook_whose_plugin_stopped_mid_batch_is_skipped_not_failed(tmp_
     from hologram.stages import RemoteHook
 
     entry = {"name": "a", "run": {"module": "x"}, "stages": {"after_toolcall": {"order": 1}}}
-    sup = Supervisor([PluginSpec(entry, None, None)], tmp_path, kernel_facilities=[])
+    sup = Supervisor([PluginSpec(LockedPlugin.model_validate(entry))], tmp_path, kernel_facilities=[])
     sup.plugins["a"].state = State.READY
     sup.plugins["a"].stages = ["after_toolcall"]
     d = StageDispatcher()
@@ -285,8 +290,8 @@ def test_an_in_process_blocking_hook_runs_in_a_thread_and_a_plain_one_inline(tmp
             {"name": "kernel"},
             {"name": "t", "run": {"inproc": "inproc_threads_mod"}, "stages": {"on_input": {}, "pre_action": {}}},
         ]
-        lock = Lock(tmp_path / "hologram.lock", {"stages": {"on_input": ["t"], "pre_action": ["t"]}, "plugin": entries})
-        sup = Supervisor([PluginSpec(entries[1], None, None)], tmp_path, kernel_facilities=[])
+        lock = Lock.from_data(tmp_path / "hologram.lock", tables({"on_input": ["t"], "pre_action": ["t"]}, entries))
+        sup = Supervisor([PluginSpec(lock.plugins[1])], tmp_path, kernel_facilities=[])
         sup.plugins["t"].state = State.READY
         sup.plugins["t"].sdk_plugin = importlib.import_module("inproc_threads_mod").plugin  # as its start does
         d = StageDispatcher()

@@ -156,12 +156,14 @@ def test_facility_grammar() -> None:
     assert (chosen.name, chosen.provider) == ("llm.provider", "deepseek")
 
 
-def test_relevant_content_ignores_descriptions_only() -> None:
+def test_relevant_content_ignores_the_plugin_description_only() -> None:
+    """Tool descriptions count since lock version 2: the lock carries them to the model via `hologram up`."""
     base = parse_manifest(DESIGN_EXAMPLE, "a")
     reworded = parse_manifest(DESIGN_EXAMPLE.replace("Markdown notes", "Notes in Markdown"), "a")
     retooled = parse_manifest(DESIGN_EXAMPLE.replace("Create or overwrite", "Write"), "a")
     reordered = parse_manifest(DESIGN_EXAMPLE.replace("order = 50", "order = 60"), "a")
-    assert relevant_content(base) == relevant_content(reworded) == relevant_content(retooled)
+    assert relevant_content(base) == relevant_content(reworded)
+    assert relevant_content(base) != relevant_content(retooled)
     assert relevant_content(base) != relevant_content(reordered)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from hologram.kernel import plugin_specs
-from hologram.lock import Sources, build, build_graph, read_lock
+from hologram.lock import Sources, build, read_lock
 from hologram.supervisor import State, Supervisor
 from hologram.supervisor.managed import PluginSpec
 
@@ -71,15 +71,12 @@ def lock_for(directory: Path) -> Path:
 
 
 def specs_for(directory: Path) -> list[PluginSpec]:
-    lock = read_lock(lock_for(directory))
-    graph, _ = build_graph(lock.sources, directory)
-    return plugin_specs(lock, graph)
+    return plugin_specs(read_lock(lock_for(directory)))
 
 
 def supervisor_for(directory: Path) -> Supervisor:
     lock = read_lock(lock_for(directory))
-    kernel = lock.plugin("kernel") or {}
-    return Supervisor(specs_for(directory), directory / "data", kernel_facilities=kernel.get("provides", []))
+    return Supervisor(plugin_specs(lock), directory / "data", kernel_facilities=list(lock.kernel.provides))
 
 
 async def wait_for(condition: Any, timeout: float = 20.0, interval: float = 0.02) -> None:

@@ -293,3 +293,33 @@ def test_watch_rebuilds_on_manifest_change_and_restarts_only_affected(up: Any, t
         lambda: kernel.plugin("other")["pid"] not in (None, other_pid) and kernel.plugin("other")["state"] == "ready",
         timeout=20,
     )
+
+
+def test_up_frozen_starts_the_graph_from_the_lock_alone(up: Any, tmp_path: Path) -> None:
+    """The manifests are deleted after `hologram build`: config defaults, tools and the run spec all come from
+    the lock. Mutation check (done): dropping the lock's config from `initialize` (alpha then has no
+    `events_file` and records nothing) turns this red."""
+    tool = '[[tools]]\nname = "alpha_tool"\ndescription = "A tool from the lock"\n'
+    write_plugin(tmp_path, "alpha", provides=["alpha.f"], extra=tool, config={"greeting": "from-the-lock"})
+    write_plugin(tmp_path, "beta", requires=["alpha.f"])
+    hologram("build", "--no-discover", "-m", ".", cwd=tmp_path)
+    for name in ("alpha", "beta"):
+        (tmp_path / f"{name}.toml").unlink()
+    refused = hologram("up", "--data", str(tmp_path / "data"), cwd=tmp_path, check=False)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "alpha.toml: error: the manifest of plugin 'alpha' is missing" in refused.stderr
+    assert "hologram up --frozen" in refused.stderr
+    assert "hologram build" in refused.stderr
+    kernel = Kernel(tmp_path, "--frozen")
+    try:
+        kernel.wait_state("beta", "ready")
+        assert "alpha_tool" in kernel.plugin("alpha")["tools"], "the manifest's tool, from the lock"
+        start = next(e for e in events(tmp_path) if e["plugin"] == "alpha" and e["event"] == "start")
+        assert start["config"]["greeting"] == "from-the-lock", "the config defaults came from the lock"
+    finally:
+        assert kernel.stop() == 0
+
+
+def test_up_frozen_refuses_build_and_watch(tmp_path: Path) -> None:
+    result = hologram("up", "--frozen", "--build", cwd=tmp_path, check=False)
+    assert result.returncode != 0 and "cannot be combined" in result.stderr and "Traceback" not in result.stderr

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from hologram.lock import LockedPlugin, plugin_entry
 from hologram.manifest import load_manifest
 from hologram.rpc import RingWriter
 from hologram.supervisor import PluginSpec, State, Supervisor
@@ -111,25 +112,16 @@ def test_facility_methods(tmp_path: Path) -> None:
 def test_one_plugin_serves_another(tmp_path: Path) -> None:
     """A real consumer process calls notes.store through the kernel's facility routing (`facility/call`)."""
     loaded = load_manifest(MANIFESTS / "notes.toml")
-    notes = PluginSpec(
-        {
-            "name": "notes",
-            "version": "0.1.0",
-            "run": {"module": "hologram_plugins.notes"},
-            "provides": ["notes.store@1"],
-        },
-        loaded.manifest,
-        loaded.path.parent,
-    )
+    notes = PluginSpec(LockedPlugin.model_validate(plugin_entry(loaded.manifest, requires={})), loaded.path.parent)
     memo = PluginSpec(
-        {
-            "name": "memo",
-            "version": "0.1.0",
-            "run": {"command": [sys.executable, str(Path(__file__).with_name("consumer_plugin.py"))]},
-            "requires": {"notes.store": "notes"},
-        },
-        None,
-        None,
+        LockedPlugin.model_validate(
+            {
+                "name": "memo",
+                "version": "0.1.0",
+                "run": {"command": [sys.executable, str(Path(__file__).with_name("consumer_plugin.py"))]},
+                "requires": {"notes.store": "notes"},
+            }
+        )
     )
 
     async def go() -> None:

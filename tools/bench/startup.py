@@ -55,7 +55,7 @@ from typing import Any
 
 from hologram.facility import KERNEL
 from hologram.kernel import plugin_specs
-from hologram.lock import Sources, build, build_graph, read_lock
+from hologram.lock import Sources, build, read_lock
 from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor, zygote
 
 HERE = Path(__file__).resolve().parent
@@ -134,9 +134,7 @@ def lock_specs(directory: Path, dag: Dag) -> tuple[list[PluginSpec], list[str]]:
     lock_path = directory / "hologram.lock"
     build(lock_path, Sources(builtins=False, installed=False, paths=("manifests",)))
     lock = read_lock(lock_path)
-    graph, _ = build_graph(lock.sources, lock.path.parent)
-    kernel_entry = lock.plugin(KERNEL) or {}
-    return plugin_specs(lock, graph), list(kernel_entry.get("provides", []))
+    return plugin_specs(lock), list(lock.kernel.provides)
 
 
 # -- the launchers ----------------------------------------------------------------------------------------

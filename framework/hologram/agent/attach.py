@@ -1,7 +1,7 @@
 """Wiring the agent into a running kernel: providers from settings, stage hooks from the lock, tools from
 the supervisor, sessions in the data directory, control methods for clients, ``kernel.sessions`` for plugins.
 
-    kernel = Kernel(lock, graph, data_dir)
+    kernel = Kernel(lock, data_dir)
     attach_agent(kernel)                  # before kernel.run()
 
 Control methods added (JSON-RPC over the control socket; see docs/agent.md for the streaming protocol):

@@ -14,21 +14,25 @@ from hologram.agent import AgentService, attach_agent
 from hologram.cli._common import add_lock_option, command_parser
 from hologram.cli.progress import Progress
 from hologram.errors import HologramError, Problem
-from hologram.graph import Graph
 from hologram.kernel import DEFAULT_DATA_DIR, Kernel, open_log_file, prepare_data_dir
-from hologram.lock import Lock, build, build_graph, graph_hash, read_lock
+from hologram.lock import Lock, build, build_graph, graph_hash, missing_manifests, read_lock
 from hologram.memory.tokenize import wait_if_loading
 
 LOAD_WAIT_S = 180.0  # the longest the heap freeze waits for jieba and the embedding model to load
 
 DETAILS = """\
 Starts the kernel, then each plugin the moment every facility it requires is ready (as announced by its
-provider), following hologram.lock. A stale lock is refused (run `hologram build`, or pass --build).
+provider), following hologram.lock. The lock carries everything needed to start (run spec, config defaults,
+tools, stage order); `up` never re-resolves the graph. Before starting it checks the lock against the
+manifests it names: a stale lock is refused (run `hologram build`, or pass --build), and so is a missing
+manifest. --frozen skips that check and starts from the lock alone: no manifest is read, nothing is
+discovered (deployments that ship only the lock and the plugin code).
 Ctrl-C stops plugins in reverse dependency order. A log of this start, plugin output included, is written
 to DATA/logs/.
 
 examples:
   hologram up                       ./hologram.lock, data in ./.hologram
+  hologram up --frozen              start from the lock alone; the manifests need not exist
   hologram up --build               rebuild the lock first if the manifests changed
   hologram up --watch               rebuild and restart changed plugins when manifests or code change
   hologram status                   (in another terminal) what runs, what waits and why
@@ -47,39 +51,60 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_data_option(parser)
     parser.add_argument("--build", action="store_true", help="rebuild a missing or stale lock instead of refusing")
     parser.add_argument("--watch", action="store_true", help="watch manifests and plugin code; rebuild and restart")
+    parser.add_argument(
+        "--frozen", action="store_true", help="start from the lock alone: no manifest read, no staleness check"
+    )
     parser.add_argument("--port", type=int, default=8080, help="web UI port on 127.0.0.1 (default: 8080)")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     lock_path: Path = args.lock
+    if args.frozen and (args.build or args.watch):
+        raise HologramError(
+            Problem(
+                "--frozen starts from the lock as it is; it cannot be combined with --build or --watch",
+                hint="drop --frozen to rebuild or watch, or drop --build/--watch",
+            )
+        )
     if args.build and not lock_path.is_file():
         from hologram.cli.build_cmd import sources_for
 
         build(lock_path, sources_for(lock_path, [], no_discover=False))
     lock = read_lock(lock_path)
-    graph, _ = build_graph(lock.sources, lock.path.parent)
-    if graph_hash(graph) != lock.content_hash:
-        if not args.build:
-            raise HologramError(
-                Problem(
-                    "the lock is stale: the manifests changed since it was built",
-                    file=str(lock_path),
-                    hint="run `hologram build` (or `hologram up --build`)",
-                )
-            )
-        build(lock_path, lock.sources)
-        lock = read_lock(lock_path)
-        print(f"{lock_path}: rebuilt")
+    if not args.frozen:
+        lock = _current(lock, rebuild=args.build)
     os.umask(0o077)  # data files 0600, directories 0700, for the kernel and every plugin it starts
     data_dir = prepare_data_dir(args.data)
     log_path = open_log_file(data_dir)
     print(f"Hologram kernel starting: lock {lock_path}, data {data_dir}, log {log_path}")
-    return _loop.run(_serve(lock, graph, data_dir, args))
+    return _loop.run(_serve(lock, data_dir, args))
 
 
-async def _serve(lock: Lock, graph: Graph, data_dir: Path, args: argparse.Namespace) -> int:
-    kernel = Kernel(lock, graph, data_dir)
+def _current(lock: Lock, *, rebuild: bool) -> Lock:
+    """The lock, checked against the manifests it names (and rebuilt if stale and `rebuild`)."""
+    missing = missing_manifests(lock)
+    if missing and not rebuild:
+        raise HologramError(missing)
+    if not missing:
+        graph, _ = build_graph(lock.sources, lock.path.parent)
+        if graph_hash(graph) == lock.content_hash:
+            return lock
+        if not rebuild:
+            raise HologramError(
+                Problem(
+                    "the lock is stale: the manifests changed since it was built",
+                    file=str(lock.path),
+                    hint="run `hologram build` (or `hologram up --build`)",
+                )
+            )
+    if build(lock.path, lock.sources).written:
+        print(f"{lock.path}: rebuilt")
+    return read_lock(lock.path)
+
+
+async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace) -> int:
+    kernel = Kernel(lock, data_dir)
     service = attach_agent(kernel)
     settle = asyncio.ensure_future(_settle_heap(kernel, service))
     kernel.add_listener(Progress(kernel.supervisor))

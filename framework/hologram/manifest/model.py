@@ -249,9 +249,8 @@ class Manifest(_Strict):
 
 
 def relevant_content(manifest: Manifest) -> dict[str, Any]:
-    """The part of a manifest that affects the lock: everything but human-facing descriptions."""
+    """The part of a manifest that affects the lock: everything but the plugin's human-facing description.
+    Tool descriptions count: the model reads them, and the lock carries them to `hologram up`."""
     data = manifest.model_dump(mode="json", exclude_defaults=False)
     data["plugin"].pop("description", None)
-    for tool in data["tools"]:
-        tool.pop("description", None)
     return data

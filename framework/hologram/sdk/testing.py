@@ -21,6 +21,7 @@ from typing import Any
 
 from hologram import protocol
 from hologram.facility import KERNEL, KERNEL_FACILITIES
+from hologram.lock import LockedPlugin, plugin_entry
 from hologram.manifest import load_manifest
 from hologram.rpc import RingWriter
 from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor
@@ -38,12 +39,12 @@ class PluginHarness:
         self.data_dir = Path(self._tmp.name) if self._tmp else Path(data_dir)  # type: ignore[arg-type]
         stubbed = dict(provide or {})
         # Everything the plugin requires is served by the harness's kernel node.
-        entry = dict(spec.entry)
-        entry["requires"] = {f: KERNEL for f in entry.get("requires", {})}
-        entry["after-if-present"] = {}
-        self.spec = PluginSpec(entry, spec.manifest, spec.manifest_dir)
+        plugin = spec.plugin.model_copy(
+            update={"requires": {f: KERNEL for f in spec.plugin.requires}, "after_if_present": {}}
+        )
+        self.spec = PluginSpec(plugin, spec.manifest_dir)
         kernel_facilities = [f"{KERNEL}.{f}" for f in KERNEL_FACILITIES] + [
-            protocol.facility_name(f) for f in spec.entry.get("requires", {})
+            protocol.facility_name(f) for f in spec.plugin.requires
         ]
         self.ring = RingWriter(64 * 1024)
         self.supervisor = Supervisor([self.spec], self.data_dir, kernel_facilities=kernel_facilities, ring=self.ring)
@@ -63,15 +64,9 @@ class PluginHarness:
         manifest = loaded.manifest
         if config:
             manifest = manifest.model_copy(update={"config": {**manifest.config, **config}})
-        entry = {
-            "name": manifest.plugin.name,
-            "version": manifest.plugin.version,
-            "run": manifest.plugin.run.model_dump(mode="json", exclude_defaults=True),
-            "provides": list(manifest.facilities.provides),
-            "requires": {r: KERNEL for r in manifest.facilities.requires},
-            "start": manifest.start.model_dump(mode="json"),
-        }
-        return cls(PluginSpec(entry, manifest, loaded.path.parent), data_dir=data_dir, provide=provide)
+        entry = plugin_entry(manifest, requires={r: KERNEL for r in manifest.facilities.requires})
+        spec = PluginSpec(LockedPlugin.model_validate(entry), loaded.path.parent)
+        return cls(spec, data_dir=data_dir, provide=provide)
 
     @property
     def plugin(self) -> ManagedPlugin:

@@ -18,6 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from hologram.manifest.model import StageHook
 from hologram.stages.context import TOOL_STAGES, HookCall, StageContext
 from hologram.stages.dispatch import StageDispatcher
 from hologram.stages.hookspecs import hookimpl
@@ -145,13 +146,11 @@ def install_from_lock(dispatcher: StageDispatcher, lock: Lock, supervisor: Super
     for stage, names in lock.stages.items():
         hooks = []
         for name in names:
-            entry = lock.plugin(name) or {}
-            settings = (entry.get("stages") or {}).get(stage) or {}
-            timeout_s = float(settings.get("timeout_s", DEFAULT_TIMEOUT_S))
-            scope = str(settings.get("scope", "all"))
-            run = entry.get("run") or {}
+            plugin = lock.plugin(name)
+            hook = plugin.stage(stage) if plugin is not None else StageHook()
+            timeout_s, scope = hook.timeout_s, hook.scope
             source: Callable[[StageContext], HookCall | None]
-            if "inproc" in run:
+            if plugin is not None and plugin.run is not None and plugin.run.inproc is not None:
                 resolve = _inproc_resolver(supervisor, name, stage)
                 source = FunctionHook(name, stage, timeout_s=timeout_s, scope=scope, resolve=resolve)
             else:

@@ -21,16 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from hologram import protocol
+from hologram.manifest.model import RunSpec
 from hologram.rpc.streams import spawn
 from hologram.supervisor import zygote
 from hologram.supervisor.environment import scrubbed_environ
 from hologram.zygote.child import ENV_KERNEL_PID, die_with_parent  # prctl resolved before any fork
 
 
-def plugin_argv(run: Mapping[str, object], manifest_dir: Path | None) -> list[str]:
-    if "module" in run:
-        return [sys.executable, "-m", str(run["module"])]
-    command = [str(part) for part in run["command"]]  # type: ignore[attr-defined]
+def plugin_argv(run: RunSpec, manifest_dir: Path | None) -> list[str]:
+    if run.module is not None:
+        return [sys.executable, "-m", run.module]
+    command = list(run.command or ())
     executable = command[0]
     # `./plugin.sh` is relative to the manifest, so a plugin directory can be moved as a whole.
     if manifest_dir is not None and (executable.startswith("./") or executable.startswith("../")):

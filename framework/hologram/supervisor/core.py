@@ -443,7 +443,7 @@ class Supervisor:
         """Adopt a rebuilt lock: plugins whose lock entry changed (and their dependents) restart; removed
         plugins stop; new ones start when ready. Unchanged plugins keep running untouched."""
         new = {spec.name: spec for spec in specs}
-        changed = [n for n, s in new.items() if n in self.plugins and self.plugins[n].spec.entry != s.entry]
+        changed = [n for n, s in new.items() if n in self.plugins and self.plugins[n].spec.plugin != s.plugin]
         removed = [n for n in self.plugins if n not in new]
         affected = self.dependents_closure(changed + removed)
         await self._stop_dependents_first(affected, "restarting: its manifest changed")

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from hologram import protocol
 from hologram._version import __version__
-from hologram.manifest import Manifest
+from hologram.lock import LockedPlugin
 from hologram.rpc import (
     VERSION_MISMATCH,
     Arena,
@@ -60,35 +60,35 @@ class StartFailed(Exception):
 
 @dataclass
 class PluginSpec:
-    """What the supervisor knows about a plugin before starting it: its lock entry and its manifest."""
+    """What the supervisor knows about a plugin before starting it: its lock entry, and the directory of its
+    manifest (where a `command` plugin's `./relative` executable is; None if unknown)."""
 
-    entry: dict[str, Any]
-    manifest: Manifest | None
-    manifest_dir: Path | None
+    plugin: LockedPlugin
+    manifest_dir: Path | None = None
 
     @property
     def name(self) -> str:
-        return str(self.entry["name"])
+        return self.plugin.name
 
     @property
     def provides(self) -> list[str]:
-        return [protocol.facility_name(f) for f in self.entry.get("provides", [])]
+        return [protocol.facility_name(f) for f in self.plugin.provides]
 
     @property
     def requires(self) -> dict[str, str]:
-        return {protocol.facility_name(k): v for k, v in self.entry.get("requires", {}).items()}
+        return {protocol.facility_name(k): v for k, v in self.plugin.requires.items()}
 
     @property
     def optional(self) -> dict[str, list[str]]:
-        return {protocol.facility_name(k): list(v) for k, v in self.entry.get("after-if-present", {}).items()}
+        return {protocol.facility_name(k): list(v) for k, v in self.plugin.after_if_present.items()}
 
     @property
     def start_timeout_s(self) -> float:
-        return float(self.entry.get("start", {}).get("timeout_s", 30.0))
+        return self.plugin.start.timeout_s
 
     @property
     def restart(self) -> str:
-        return str(self.entry.get("start", {}).get("restart", "on-failure"))
+        return self.plugin.start.restart
 
 
 @dataclass
@@ -215,17 +215,16 @@ class ManagedPlugin:
     def _initialize_params(self) -> dict[str, Any]:
         assert self.runtime is not None
         kernel_arena, plugin_arena = self.runtime.arenas
-        manifest = self.spec.manifest
         return {
             "protocol": protocol.PROTOCOL_VERSION,
             "kernel_version": __version__,
             "plugin": {
                 "name": self.name,
-                "version": self.spec.entry.get("version"),
+                "version": self.spec.plugin.version,
                 "provides": self.spec.provides,
                 "requires": self.spec.requires,
             },
-            "config": {**(dict(manifest.config) if manifest is not None else {}), **self.config_override},
+            "config": {**self.spec.plugin.config, **self.config_override},
             "data_dir": str(self.data_dir),
             "arenas": {"kernel": kernel_arena.spec(), "plugin": plugin_arena.spec()},
             "events": {"ring": self.ring.spec(), "eventfd": self.runtime.eventfd},
@@ -239,10 +238,7 @@ class ManagedPlugin:
                 "install matching versions of hologram and the plugin",
                 permanent=True,
             )
-        tools = {}
-        if self.spec.manifest is not None:
-            for tool in self.spec.manifest.tools:
-                tools[tool.name] = tool.model_dump(mode="json")
+        tools = {tool.name: tool.model_dump(mode="json") for tool in self.spec.plugin.tools}
         for tool in answer.get("tools") or []:
             if isinstance(tool, dict) and isinstance(tool.get("name"), str):
                 tools[tool["name"]] = {**tools.get(tool["name"], {}), **tool}
@@ -256,17 +252,19 @@ class ManagedPlugin:
         plugin_arena = Arena.create(ARENA_SIZE, f"{self.name}.plugin", allocate=False)
         eventfd = new_eventfd()
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        run = self.spec.entry.get("run", {})
+        run = self.spec.plugin.run
+        if run is None:
+            raise StartFailed("the lock has no `run` for it: run `hologram build`", permanent=True)
         process = None
         try:
-            if "inproc" in run:
-                reader, writer, serve = self._inproc(str(run["inproc"]))
+            if run.inproc is not None:
+                reader, writer, serve = self._inproc(run.inproc)
             else:
                 argv = plugin_argv(run, self.spec.manifest_dir)
-                cwd = self.spec.manifest_dir if "command" in run and self.spec.manifest_dir else self.data_dir
+                cwd = self.spec.manifest_dir if run.command is not None and self.spec.manifest_dir else self.data_dir
                 process, reader, writer = await spawn_plugin(
                     argv,
-                    env=plugin_env(self.name, {**run.get("env", {}), **self.env_override}),
+                    env=plugin_env(self.name, {**run.env, **self.env_override}),
                     cwd=cwd,
                     pass_fds=[kernel_arena.fd, plugin_arena.fd, eventfd, self.ring.spec()["fd"]],
                 )

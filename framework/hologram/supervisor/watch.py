@@ -28,8 +28,8 @@ def code_roots(kernel: Kernel) -> dict[Path, str]:
     """Each plugin's code → plugin name: a module plugin's package (or module file), a command plugin's files."""
     roots: dict[Path, str] = {}
     for plugin in kernel.supervisor.plugins.values():
-        run = plugin.spec.entry.get("run", {})
-        module = run.get("module") or run.get("inproc")
+        run = plugin.spec.plugin.run
+        module = (run.module or run.inproc) if run is not None else None
         root: Path | None = None
         if module:
             try:
@@ -43,7 +43,7 @@ def code_roots(kernel: Kernel) -> dict[Path, str]:
             # A command plugin's code is the files its command names (`./main.js`, `plugin.py`); watching
             # the whole directory would also catch whatever the plugin writes next to its manifest.
             base = plugin.spec.manifest_dir.resolve()
-            for part in run.get("command", []):
+            for part in (run.command or []) if run is not None else []:
                 candidate = (base / str(part)).resolve()
                 if candidate.is_file() and base in candidate.parents:
                     roots[candidate] = plugin.name
@@ -70,7 +70,6 @@ def plugins_for(paths: Iterable[Path], roots: dict[Path, str]) -> set[str]:
 
 async def rebuild(kernel: Kernel) -> None:
     from hologram.kernel import plugin_specs
-    from hologram.lock import build_graph
 
     lock_path = kernel.lock.path
     try:
@@ -82,8 +81,7 @@ async def rebuild(kernel: Kernel) -> None:
     if not result.written:
         return
     kernel.lock = read_lock(lock_path)
-    graph, _ = build_graph(kernel.lock.sources, lock_path.parent)
-    restarted = await kernel.supervisor.replace_specs(plugin_specs(kernel.lock, graph))
+    restarted = await kernel.supervisor.replace_specs(plugin_specs(kernel.lock))
     print(f"watch: lock rebuilt; restarted {', '.join(restarted) or 'nothing'}", flush=True)
 
 
