@@ -100,6 +100,14 @@ class PluginHarness:
         return result
 
     async def call_stage(self, stage: str, context: dict[str, Any], timeout: float = 30) -> Any:
+        """Run the plugin's hook for `stage` as the kernel does. Like the kernel, only for a stage the manifest
+        declares in ``[stages]``: a hook the manifest does not declare is never called in production, so a
+        test that called it anyway would pass for a plugin that does not work."""
+        if stage not in self.spec.plugin.stages:
+            raise AssertionError(
+                f"plugin {self.spec.name} does not declare the stage {stage!r} in its manifest's [stages]: "
+                f"the kernel would never call this hook (add `{stage} = {{}}` under [stages])"
+            )
         connection = self._connection()
         answer = await connection.request(protocol.STAGE_INVOKE, {"stage": stage, "context": context}, timeout=timeout)
         return answer.get("result") if isinstance(answer, dict) else answer

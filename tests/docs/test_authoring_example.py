@@ -1,0 +1,47 @@
+"""The flagship example of docs/authoring.md is real: the page shows the files of docs/examples/hologram-weather
+verbatim, the example's own test passes against a real plugin process, and `hologram check` finds nothing.
+
+Mutation check (done): the hook reading ``context["text"]`` (the page's old, broken version) turns
+``test_the_example_plugin_passes_its_own_test`` red, as does dropping its ``[stages]`` table."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+from hologram.check import check
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "docs" / "examples" / "hologram-weather"
+PAGE = ROOT / "docs" / "authoring.md"
+BLOCK = re.compile(r"```(?:toml|python)\n# (?P<path>[\w./-]+)\n(?P<body>.*?)\n```", re.S)
+
+
+def test_every_block_of_the_page_is_a_file_of_the_example() -> None:
+    blocks = {m.group("path"): m.group("body") for m in BLOCK.finditer(PAGE.read_text(encoding="utf-8"))}
+    assert set(blocks) == {
+        "src/hologram_weather/plugin.toml",
+        "src/hologram_weather/__main__.py",
+        "pyproject.toml",
+        "tests/test_weather.py",
+    }
+    for path, body in blocks.items():
+        assert body == (EXAMPLE / path).read_text(encoding="utf-8").rstrip("\n"), f"{path} differs from the page"
+
+
+def test_the_example_plugin_passes_its_own_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(EXAMPLE)  # as its author runs it, from the plugin's repository
+    monkeypatch.setenv("PYTHONPATH", str(EXAMPLE / "src"))  # as `pip install -e .` would make it importable
+    spec = importlib.util.spec_from_file_location("example_test_weather", EXAMPLE / "tests" / "test_weather.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.test_weather_today()
+
+
+def test_hologram_check_finds_nothing_to_say() -> None:
+    report = check(EXAMPLE)
+    assert report.checked and not report.errors and not report.warnings, (report.errors, report.warnings)
