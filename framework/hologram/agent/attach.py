@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from hologram import protocol
 from hologram.agent.channel import Channel, calling_connection
 from hologram.agent.tools import ToolRegistry
 from hologram.agent.turn import DEFAULT_CONTEXT_WINDOW, Agent, TurnError
@@ -68,7 +69,7 @@ class AgentService:
             task = asyncio.ensure_future(self.agent.run_turn(text, session_id=sid, on_event=channel.event))
             active = ActiveTurn(task, channel)
             self.active[sid] = active
-            await channel.send("turn/started", {"session": sid})
+            await channel.send(protocol.TURN_STARTED, {"session": sid})
             try:
                 result = await task
             except asyncio.CancelledError:
@@ -257,10 +258,10 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> AgentSe
     supervisor.event_listeners.append(service.forward_output)
     kernel.control.methods.update(
         {
-            "ask": service.ask,
-            "turn/cancel": service.cancel,
-            "sessions/list": service.list_sessions,
-            "sessions/events": service.session_events,
+            protocol.ASK: service.ask,
+            protocol.TURN_CANCEL: service.cancel,
+            protocol.SESSIONS_LIST: service.list_sessions,
+            protocol.SESSIONS_EVENTS: service.session_events,
         }
     )
     supervisor.kernel_methods.setdefault("kernel.sessions", {})["approve"] = service.approve

@@ -13,6 +13,7 @@ import contextlib
 import logging
 from typing import Any
 
+from hologram import protocol
 from hologram.rpc import Connection, ConnectionClosed, RequestTimeout, RpcError
 
 log = logging.getLogger("hologram.agent")
@@ -45,9 +46,9 @@ class Channel:
         kind = event.get("type")
         if kind in ("content_delta", "reasoning"):
             which = "content" if kind == "content_delta" else "reasoning"
-            await self.send("turn/delta", {"kind": which, "text": event.get("text", "")})
+            await self.send(protocol.TURN_DELTA, {"kind": which, "text": event.get("text", "")})
         elif kind in ("tool_call", "tool_result", "tool_output"):
-            await self.send("turn/event", event)
+            await self.send(protocol.TURN_EVENT, event)
 
     async def approve(self, request: dict[str, Any]) -> dict[str, Any]:
         """Ask the person at this channel; one question at a time."""
@@ -55,7 +56,7 @@ class Channel:
             return {"approved": False, "reason": f"the {self.name} client is not interactive; nobody can approve"}
         async with self._lock:
             try:
-                answer = await self.connection.request("turn/approval", request, timeout=APPROVAL_TIMEOUT_S)
+                answer = await self.connection.request(protocol.TURN_APPROVAL, request, timeout=APPROVAL_TIMEOUT_S)
             except RequestTimeout:
                 return {"approved": False, "reason": f"no answer within {APPROVAL_TIMEOUT_S:g} s"}
             except (ConnectionClosed, RpcError) as exc:

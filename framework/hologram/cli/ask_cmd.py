@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from hologram import protocol
 from hologram.cli._common import command_parser
 from hologram.cli.up_cmd import add_data_option
 from hologram.errors import HologramError, Problem
@@ -191,10 +192,10 @@ async def one_turn(
         return await _prompt_approval(params, interactive)
 
     for method, handler in (
-        ("turn/started", started),
-        ("turn/delta", delta),
-        ("turn/event", event),
-        ("turn/approval", approval),
+        (protocol.TURN_STARTED, started),
+        (protocol.TURN_DELTA, delta),
+        (protocol.TURN_EVENT, event),
+        (protocol.TURN_APPROVAL, approval),
     ):
         connection.register(method, handler)
     serving = asyncio.ensure_future(connection.serve())
@@ -203,7 +204,7 @@ async def one_turn(
     background: set[asyncio.Future[None]] = set()
 
     def send_cancel() -> None:
-        request = connection.request("turn/cancel", {"session": state["session"]})
+        request = connection.request(protocol.TURN_CANCEL, {"session": state["session"]})
         background.add(asyncio.ensure_future(_quiet(request)))
 
     def on_sigint() -> None:
@@ -218,7 +219,7 @@ async def one_turn(
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
         params = {"text": text, "interactive": interactive, **({"session": session} if session else {})}
-        result: dict[str, Any] = await connection.request("ask", params)
+        result: dict[str, Any] = await connection.request(protocol.ASK, params)
         if cancelled.is_set():
             result["cancelled"] = True
         return result
