@@ -13,7 +13,6 @@ red; dropping the once-per-turn guard in ``_count_access`` turns the access test
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,16 +23,6 @@ from hologram.sessions import SessionStore
 
 from .long_messages import FACT_QUESTION, many_topics, with_fact
 from .test_session_memory import EN_TOPICS, ICELAND, assert_valid, long_session, window_for
-
-
-@pytest.fixture
-def mem(tmp_path: Path) -> Iterator[SessionMemory]:
-    store = SessionStore(tmp_path / "sessions.db")
-    cold = ColdStore(tmp_path / "cold.db")
-    memory = SessionMemory(store, cold, None)
-    yield memory
-    cold.close()
-    store.close()
 
 
 def turn(mem: SessionMemory, sid: str, text: str, window: int, answer: str = "Noted.") -> list[int]:

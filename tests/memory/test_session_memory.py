@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -90,16 +90,6 @@ def long_session(store: SessionStore, sid: str = "s1", turns: int = 40) -> str:
             store.append(sid, "response", {"content": "好的，我记住了。", "reasoning": "记住护照号码"})
         _fill(store, sid, i)
     return sid
-
-
-@pytest.fixture
-def mem(tmp_path: Path) -> Iterator[SessionMemory]:
-    store = SessionStore(tmp_path / "sessions.db")
-    cold = ColdStore(tmp_path / "cold.db")
-    memory = SessionMemory(store, cold, None)
-    yield memory
-    cold.close()
-    store.close()
 
 
 def total_tokens(mem: SessionMemory, sid: str) -> int:

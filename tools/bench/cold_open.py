@@ -98,6 +98,16 @@ def median(xs: list[float]) -> float:
     return statistics.median(xs)
 
 
+def ensure_cold(path: Path, events: int) -> Path:
+    """`path`, a cold.db of `events` synthetic events, built unless it is already there (``--reuse``)."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
+        build_cold(path, events)
+        print(f"built {events:,} events in {time.perf_counter() - started:.1f} s: {path}", flush=True)
+    return path
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=100_000)
@@ -106,12 +116,7 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        big = args.reuse or root / "big" / "cold.db"
-        if not big.exists():
-            big.parent.mkdir(parents=True, exist_ok=True)
-            started = time.perf_counter()
-            build_cold(big, args.events)
-            print(f"built {args.events:,} events in {time.perf_counter() - started:.1f} s: {big}", flush=True)
+        big = ensure_cold(args.reuse or root / "big" / "cold.db", args.events)
         with ColdStore(big) as store:
             n = len(store)
         size_mb = sum(p.stat().st_size for p in big.parent.glob(big.name + "*")) / 1e6

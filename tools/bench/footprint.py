@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench
 
 from bench._kernel import BenchKernel, provider_toml
-from bench.cold_open import build_cold, memory_kb, wait_idle
+from bench.cold_open import ensure_cold, memory_kb, wait_idle
 
 TARGET_MB = 200
 SENTENCES = [
@@ -88,12 +88,7 @@ def tree_pss_kb(root: int) -> int:
 
 
 def kernels(args: argparse.Namespace, root: Path) -> None:
-    big = args.reuse or root / "big" / "cold.db"
-    if not big.exists():
-        big.parent.mkdir(parents=True, exist_ok=True)
-        started = time.perf_counter()
-        build_cold(big, args.events)
-        print(f"built {args.events:,} events in {time.perf_counter() - started:.1f} s: {big}", flush=True)
+    big = ensure_cold(args.reuse or root / "big" / "cold.db", args.events)
     settings = provider_toml("idle", "http://127.0.0.1:9", max_retries=0)
     runs = {"empty": BenchKernel(root / "k-empty", settings, builtins=True)}
     runs["L2"] = BenchKernel(root / "k-full", settings, builtins=True)
