@@ -80,6 +80,8 @@ class SessionIndex:
         self.passage_length = array("f")
         self.passage_text: list[str | None] = []
         """Text of a passage until its vector is computed (then None: the log keeps the text)."""
+        self._done_below = 0
+        """Every passage below this one has its vector (or no text): where :meth:`pending` starts."""
         self.postings: dict[str, tuple[array[int], array[int]]] = {}
         self.df: dict[str, int] = {}
         self.total_length = 0
@@ -141,8 +143,12 @@ class SessionIndex:
 
     def pending(self, limit: int) -> list[tuple[int, str]]:
         """Up to `limit` (passage, text) pairs still without a vector, oldest first."""
+        texts = self.passage_text
+        while self._done_below < len(texts) and texts[self._done_below] is None:
+            self._done_below += 1  # everything before has its vector: never scanned again
         out: list[tuple[int, str]] = []
-        for p, text in enumerate(self.passage_text):
+        for p in range(self._done_below, len(texts)):
+            text = texts[p]
             if text is not None:
                 out.append((p, text))
                 if len(out) >= limit:

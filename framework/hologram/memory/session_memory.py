@@ -253,24 +253,28 @@ class SessionMemory:
             )  # fmt: skip
             state.indexed.append(event)
 
-    def _sync_now(self, sid: str) -> _Session:
-        """Read new events and index them on this thread."""
+    def _unindexed(self, sid: str) -> tuple[_Session, list[Event]]:
+        """Read the events appended since the last call; return the state and the events without a record."""
         self._events(sid)
         state = self._state(sid)
-        missing = [e for e in state.events[state.seen :] if e.seq not in state.records]
+        return state, [e for e in state.events[state.seen :] if e.seq not in state.records]
+
+    def _sync_now(self, sid: str) -> _Session:
+        """Read new events and index them on this thread."""
+        state, missing = self._unindexed(sid)
         self._add_to_index(state, {e.seq: record_of(e) for e in missing})
         return state
 
     async def _sync(self, sid: str) -> _Session:
         """Like :meth:`_sync_now`, but many new events (a long session after a restart) are tokenised in a
         worker thread: that must not stall the loop."""
-        self._events(sid)
-        state = self._state(sid)
-        missing = [e for e in state.events[state.seen :] if e.seq not in state.records]
+        state, missing = self._unindexed(sid)
         if len(missing) >= _BUILD_IN_THREAD:
             built = await asyncio.to_thread(lambda: {e.seq: record_of(e) for e in missing})
-            self._add_to_index(state, built)
-        return self._sync_now(sid)
+        else:
+            built = {e.seq: record_of(e) for e in missing}
+        self._add_to_index(state, built)
+        return state
 
     def _in_cold(self, state: _Session) -> np.ndarray:
         cold = self.cold
@@ -359,15 +363,14 @@ class SessionMemory:
             losers = np.flatnonzero(~keep & ~in_cold).tolist()
             winners = np.flatnonzero(keep & in_cold).tolist()
             moved = [self._record_with_vector(state, i) for i in losers]
-            back = [state.records[state.indexed[i].seq] for i in winners]
+            recalled = [_record_at(state, i) for i in winners]
             if commit:
                 if moved:  # durable before the history forgets them (L1 is derived from L2 membership)
                     await asyncio.to_thread(self.cold.put, moved)
-                self._count_access(state, [r.id for r in back if r is not None], last_input)
+                await self._count_access(state, [r.id for r in recalled], last_input)
                 self.schedule_index(sid)
             kept = np.flatnonzero(keep).tolist()
             events = [state.indexed[i] for i in kept]
-            recalled = [r for r in back if r is not None]
             text_note = memory_note(moved, recalled, overflow=overflow)
             return Prepared(
                 messages=messages_from_events(events),
@@ -384,21 +387,21 @@ class SessionMemory:
 
     def _record_with_vector(self, state: _Session, i: int) -> EventRecord:
         """The record of index position `i`, with its vector (for the cold store's global search)."""
-        record = state.records[state.indexed[i].seq]
-        assert record is not None  # indexed events always have one
+        record = _record_at(state, i)
         vector = state.index.event_vector(i)
         if vector is not None and record.dense is None and state.index.fingerprint is not None:
             record = replace(record, dense=DenseVector(state.index.fingerprint, vector))
         return record
 
-    def _count_access(self, state: _Session, ids: Sequence[str], turn_input: int) -> None:
-        """One access per recalled event per turn (a turn may make several requests)."""
+    async def _count_access(self, state: _Session, ids: Sequence[str], turn_input: int) -> None:
+        """One access per recalled event per turn (a turn may make several requests). The write is durable
+        (an fsync): in a worker thread, like ``put``, never on the loop."""
         if state.touched_since != turn_input:
             state.touched_since, state.touched = turn_input, set()
         fresh = [i for i in ids if i not in state.touched]
         if fresh:
-            self.cold.touch(fresh)
             state.touched.update(fresh)
+            await asyncio.to_thread(self.cold.touch, fresh)
 
     async def _query(self, state: _Session, text: str, *, now: float | None, current_input: int | None) -> IndexQuery:
         """The query for `text` (see :mod:`hologram.memory.query`). `current_input`: the seq of the input event
@@ -599,6 +602,13 @@ class SessionMemory:
             self.tool_handler(),
             parameters=COLDCONTEXT_QUERY_PARAMETERS,
         )
+
+
+def _record_at(state: _Session, i: int) -> EventRecord:
+    """The record of index position `i` (an event enters the index only with a record)."""
+    record = state.records[state.indexed[i].seq]
+    assert record is not None
+    return record
 
 
 def _epoch(value: object) -> float | None:
