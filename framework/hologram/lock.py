@@ -73,6 +73,8 @@ class LockedTool(_Locked):
     description: str = ""
     parallel_safe: bool = False
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    needs_approval: bool = False
+    approval_subject: str | None = None
 
 
 class LockedPlugin(_Locked):
@@ -124,7 +126,11 @@ def plugin_entry(
     if manifest.config:
         entry["config"] = dict(manifest.config)
     if manifest.tools:
-        entry["tools"] = [tool.model_dump(mode="json") for tool in manifest.tools]
+        # approval fields only where set: a lock of tools without them reads as before
+        entry["tools"] = [
+            tool.model_dump(mode="json", exclude={"needs_approval", "approval_subject"} - tool.model_fields_set)
+            for tool in manifest.tools
+        ]
     return entry
 
 

@@ -38,18 +38,8 @@ ARENA_RELEASE = "arena/release"
 # receiver cancels that request's handler. Additive to protocol 1: a peer that ignores it is still correct.
 CANCEL = "$/cancel"
 
-# The turn methods of the control socket (clients: `hologram ask/chat`, scripts, the benchmarks) — not the plugin
-# protocol, but named here too, so the kernel and every client take them from one place (docs/protocol.md).
-# client → kernel requests
-ASK = "ask"  # {text, session?, interactive?} → the turn's result, after the notifications below
-TURN_CANCEL = "turn/cancel"  # {session}
-SESSIONS_LIST = "sessions/list"
-SESSIONS_EVENTS = "sessions/events"  # {session}
-# kernel → client, on the connection that asked
-TURN_STARTED = "turn/started"  # notification {session}
-TURN_DELTA = "turn/delta"  # notification {kind: "content" | "reasoning", text}
-TURN_EVENT = "turn/event"  # notification: a tool call, tool output, a memory note ...
-TURN_APPROVAL = "turn/approval"  # request: may this tool call run? → {approved, reason?}
+# The turn API (control socket and the kernel.turns facility) has its own module and version:
+# `hologram.turn_api`.
 
 ENV_PLUGIN = "HOLOGRAM_PLUGIN"
 ENV_PROTOCOL = "HOLOGRAM_PROTOCOL"

@@ -23,7 +23,7 @@ import logging
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import tomli
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -85,11 +85,34 @@ class LLMSettings(BaseModel):
     auth_cooldown_s: float = Field(300.0, gt=0, description="cooldown after 401/402/403")
 
 
+ApprovalMode = Literal["ask", "allow-list", "allow", "deny"]
+
+
+class ToolApproval(BaseModel):
+    """An ``[approvals.tools.TOOL]`` table (hologram/agent/approvals.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: ApprovalMode = "ask"
+    allow: tuple[str, ...] = Field((), description='prefixes that run without asking, e.g. ["ls", "git status"]')
+
+
+class ApprovalSettings(BaseModel):
+    """The ``[approvals]`` table: the policy for tools whose manifest says they need approval."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    default: Literal["ask", "allow", "deny"] = "ask"
+    timeout_s: float = Field(300.0, gt=0, description="an approval request nobody answers is denied after this")
+    tools: dict[str, ToolApproval] = Field(default_factory=dict)
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     agent: AgentSettings = Field(default_factory=lambda: AgentSettings())
     llm: LLMSettings = Field(default_factory=lambda: LLMSettings())
+    approvals: ApprovalSettings = Field(default_factory=lambda: ApprovalSettings())
     providers: list[ProviderSettings] = Field(default_factory=list)
     plugins: dict[str, dict[str, Any]] = Field(
         default_factory=dict,

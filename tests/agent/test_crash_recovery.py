@@ -6,7 +6,7 @@ when the session is next loaded (`SessionStore.repair`, run by a new turn and by
 Mutation checks (done):
 - `SessionStore._begin` not starting its commit timer → ``test_killed_mid_batch[timer]`` red: c0/c1,
   finished long before the kill, are lost and come back synthetic.
-- `AgentService.session_events` not calling `repair` → the pairing assertion on its answer goes red.
+- `TurnService.read_session` not calling `repair` → the pairing assertion on its answer goes red.
 - `Agent.run_turn` not calling `repair` → the strict mock rejects the next turn's request (a tool_calls
   message without a tool message per id), so the next turn fails.
 """
@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from hologram.agent.attach import AgentService
+from hologram.agent.service import TurnService
 from hologram.sessions import SessionStore, pairing_problems
 from mock_llm import MockLLM
 
@@ -122,8 +122,8 @@ def test_killed_mid_batch_loads_as_a_valid_history(tmp_path: Path, delay: float,
     mock = MockLLM("deepseek")
     with mock:
         agent = make_agent(tmp_path, mock, thinking=True)
-        service = AgentService(agent)
-        answer = asyncio.run(service.session_events({"session": "s1"}))  # … loading the session closes them
+        service = TurnService(agent)
+        answer = asyncio.run(service.read_session({"session": "s1"}))  # … loading the session closes them
         results: list[dict[str, Any]] = [e for e in answer["events"] if e["kind"] == "tool_result"]
         assert [r["call_id"] for r in results] == ["c0", "c1", "c2", "c3", "c4"]
         assert [r["data"]["content"] for r in results[: len(real)]] == [f"v{i}" for i in range(len(real))]

@@ -216,12 +216,12 @@ def test_provider_errors_surface_as_turn_errors_with_the_vendor_message(tmp_path
 def test_deltas_stream_to_the_callback(tmp_path: Path, deepseek: MockLLM) -> None:
     deepseek.script([{"reasoning_content": "thinking hard", "content": "the answer"}])
     agent = make_agent(tmp_path, deepseek, thinking=True)
-    seen: list[dict[str, Any]] = []
+    seen: list[Any] = []
     asyncio.run(agent.run_turn("go", on_event=seen.append))
-    text = "".join(e["text"] for e in seen if e["type"] == "content_delta")
-    reasoning = "".join(e["text"] for e in seen if e["type"] == "reasoning")
+    text = "".join(e.text for e in seen if e.type == "content.delta")
+    reasoning = "".join(e.text for e in seen if e.type == "reasoning.delta")
     assert (text, reasoning) == ("the answer", "thinking hard")
-    assert sum(e["type"] == "content_delta" for e in seen) > 1  # streamed in pieces, not at the end
+    assert sum(e.type == "content.delta" for e in seen) > 1  # streamed in pieces, not at the end
 
 
 def test_no_provider_configured_says_what_to_put_in_settings(tmp_path: Path) -> None:

@@ -131,7 +131,7 @@ class E2EKernel:
         return result
 
     def events(self, session: str) -> dict[str, Any]:
-        result: dict[str, Any] = call(self.data, "sessions/events", {"session": session})
+        result: dict[str, Any] = call(self.data, "sessions/read", {"session": session})
         return result
 
     def wait_providers_healthy(self, timeout: float = 30) -> None:

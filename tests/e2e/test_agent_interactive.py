@@ -3,10 +3,10 @@
 terminal driver sends SIGINT) against a real `hologram up` and the strict DeepSeek mock.
 
 Covered:
-- interactive approval: a plugin's ``before_toolcall`` hook calls ``kernel.sessions.approve``; the kernel
-  asks the client on the turn's own connection; the client prompts on the terminal; yes runs the tool, no
-  denies it with the person's answer as the reason; a client that is not on a terminal is never asked
-  (refused, and the model is told why).
+- interactive approval: the tool's manifest says ``needs_approval``; the kernel sends the turn's client an
+  ``approval.requested`` event; the client prompts on the terminal and answers with ``turn/approve``; yes
+  runs the tool, no denies it with the person's answer as the reason; a client that is not on a terminal
+  is never asked (refused, and the model is told why).
 - Ctrl-C of `hologram ask` mid-turn: the client sends ``turn/cancel``, the kernel cancels the turn, the call
   in flight gets a synthetic "cancelled" result, the client exits 130; the next turn of the session works.
 - the `ask` client killed outright (no ``turn/cancel``): the kernel sees the connection close and cancels the
@@ -15,11 +15,11 @@ Covered:
 - Ctrl-C at the approval prompt cancels at once (no thread left blocked on stdin).
 
 Mutation checks (done):
-- `AgentService.ask` not cancelling the turn when its client goes away → the killed-client test is red
+- `TurnHub._detach` not cancelling the turn when its last client goes away → the killed-client test is red
   (the slow call is still open after the deadline).
 - the CLI's SIGINT handler (`ask_cmd.one_turn.on_sigint`) not sending ``turn/cancel`` → the ask and chat
   Ctrl-C tests are red (the turn runs on; the client waits for the 30 s tool).
-- `Channel.approve` answering without asking the client → the approval tests are red.
+- `TurnHub.ask` answering without asking the clients → the approval tests are red.
 - the prompt reading stdin in an executor thread (as before) → the approval-prompt Ctrl-C test is red.
 """
 
@@ -69,21 +69,6 @@ async def guarded(x: int) -> str:
     return f"guarded ran with {x}"
 
 
-@plugin.stage("before_toolcall")
-async def ask_the_person(ctx):
-    call = ctx["tool_call"]
-    if call["name"] != "guarded":
-        return None
-    answer = await plugin.facility("kernel.sessions").call(
-        "approve",
-        session_id=ctx["session_id"],
-        tool=call["name"],
-        arguments=call["arguments"],
-        summary=f"guarded with x={call['arguments'].get('x')}",
-    )
-    return None if answer.get("approved") else {"deny": answer.get("reason") or "not approved"}
-
-
 if __name__ == "__main__":
     plugin.run()
 '''
@@ -95,12 +80,6 @@ version = "0.1.0"
 description = "e2e: slow and guarded tools"
 run = {{ module = "agent_interactive_plugin", env = {{ PYTHONPATH = "{path}", E2E_MARKERS = "{markers}" }} }}
 
-[facilities]
-requires = ["kernel.sessions"]
-
-[stages]
-before_toolcall = {{ order = 20, scope = "own_tools", timeout_s = 60 }}
-
 [[tools]]
 name = "slow"
 description = "sleep"
@@ -111,6 +90,7 @@ parameters = {{ type = "object", properties = {{ seconds = {{ type = "number" }}
 name = "guarded"
 description = "needs approval"
 parallel_safe = false
+needs_approval = true
 parameters = {{ type = "object", properties = {{ x = {{ type = "integer" }} }}, required = ["x"] }}
 """
 
@@ -262,7 +242,7 @@ def test_approval_is_asked_at_the_terminal_and_decides_the_call(
     )
     terminal = open_terminal(kernel, terminals, "ask", "run the guarded tool")
     screen = terminal.expect("allow? [y/N]")
-    assert "e2e-interactive asks to run: guarded with x=5" in screen
+    assert 'e2e-interactive asks to run: guarded: {"x":5}' in screen
     terminal.type(answer + "\n")
     assert terminal.wait() == 0, terminal.buffer
     session = session_in(terminal.buffer)
@@ -274,7 +254,7 @@ def test_approval_is_asked_at_the_terminal_and_decides_the_call(
         assert "all done" in terminal.buffer
         assert len(mock.requests) == 2
     else:
-        assert result["content"] == "denied by e2e-interactive: refused by the user"
+        assert result["content"] == "denied: the call was not approved: refused by the user"
         assert result["status"] == "denied"
         assert len(mock.requests) == 1  # every call denied: the model is not asked again
     assert mock.rejections == []
@@ -306,7 +286,7 @@ def test_a_client_that_is_not_a_terminal_is_never_asked(kernel: E2EKernel, mock:
     assert result.returncode == 0, result.stderr
     assert "allow?" not in result.stderr
     events = events_of(kernel, session_in(result.stderr))
-    assert "is not interactive; nobody can approve" in result_of(events, "gp")["content"]
+    assert "no client that can approve is watching this session" in result_of(events, "gp")["content"]
 
 
 # -- Ctrl-C and a vanished client ------------------------------------------------------------------------

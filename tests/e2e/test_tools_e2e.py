@@ -1,6 +1,7 @@
 """End to end with the built-in tool plugins: `hologram build` (built-ins discovered, no `--no-discover`),
-a real `hologram up`, the strict DeepSeek mock on loopback, and a control-socket client that streams the
-turn and answers the kernel's `turn/approval` requests itself (as `hologram ask` does at a terminal).
+a real `hologram up`, the strict DeepSeek mock on loopback, and a turn-API client (`hologram.client`) that
+streams the turn and answers the kernel's `approval.requested` events itself (as `hologram ask` does at a
+terminal).
 
 One scripted turn uses notes + files + shell: a serial batch (`notes_create`, `files_write`: not
 parallel_safe), a concurrent batch (`notes_read` ×3, `files_read`: all parallel_safe), an approved
@@ -25,9 +26,9 @@ from typing import Any
 
 import pytest
 
-from hologram.rpc import Connection
+from hologram import turn_api as api
+from hologram.client import TurnClient
 from hologram.sessions import SessionStore, pairing_problems
-from hologram.supervisor.control import socket_path
 from mock_llm import MockLLM
 
 from .kernel import E2EKernel
@@ -82,40 +83,32 @@ class ClientLog:
 
 
 async def _ask(data: Path, text: str, answer: Answer, interactive: bool) -> ClientLog:
-    reader, writer = await asyncio.open_unix_connection(str(socket_path(data)))
-    connection = Connection(reader, writer, name="e2e-client")
+    """One turn through the turn API (`hologram.client`), as a channel runs it; approvals answered by ``answer``."""
     log = ClientLog()
-
-    async def started(params: Any) -> None:
-        log.started.append(params)
-
-    async def delta(params: Any) -> None:
-        log.deltas.append((str(params.get("kind")), str(params.get("text", ""))))
-
-    async def event(params: Any) -> None:
-        log.events.append(params)
-
-    async def approval(params: Any) -> dict[str, Any]:
-        log.approvals.append(params)
-        return answer(params)
-
-    for method, handler in (
-        ("turn/started", started),
-        ("turn/delta", delta),
-        ("turn/event", event),
-        ("turn/approval", approval),
-    ):
-        connection.register(method, handler)
-    serving = asyncio.ensure_future(connection.serve())
-    try:
-        params = {"text": text, "interactive": interactive}
-        log.result = await asyncio.wait_for(connection.request("ask", params), 30)
-    finally:
-        connection.close()
-        serving.cancel()
-        with contextlib.suppress(BaseException):
-            await serving
+    async with await TurnClient.connect(data, client="e2e", approvals=interactive) as client:
+        turn = await client.start(text)
+        async for event in asyncio_timeout_iter(turn, 30):
+            if isinstance(event, api.TurnStarted):
+                log.started.append({"session": event.session})
+            elif isinstance(event, (api.ContentDelta, api.ReasoningDelta)):
+                log.deltas.append(("content" if isinstance(event, api.ContentDelta) else "reasoning", event.text))
+            elif isinstance(event, api.ApprovalRequested):
+                log.approvals.append(api.wire(event))
+                decision = answer(api.wire(event))
+                await client.approve(event, bool(decision["approved"]), str(decision.get("reason", "")))
+            else:
+                log.events.append(api.wire(event))
+        ended = turn.ended
+        assert ended is not None
+        log.result = {"session": turn.session, "output": ended.output, "ended_by": ended.stop_reason}
     return log
+
+
+async def asyncio_timeout_iter(stream: Any, seconds: float) -> Any:
+    """The stream's events; fails if the whole turn takes longer than ``seconds`` (a hung kernel)."""
+    async with asyncio.timeout(seconds):
+        async for event in stream:
+            yield event
 
 
 def ask(kernel: BuiltinKernel, text: str, answer: Answer, *, interactive: bool = True) -> ClientLog:
@@ -283,15 +276,15 @@ def test_one_turn_uses_notes_files_and_an_approved_shell_with_a_concurrent_batch
     assert not any(m.startswith("error") or m.startswith("denied") for m in seen.values()), seen
 
     # the client was told about every call and every result, results in call order
-    calls = [e["id"] for e in log.events if e.get("type") == "tool_call"]
-    results = [e["id"] for e in log.events if e.get("type") == "tool_result"]
+    calls = [e["call_id"] for e in log.events if e.get("type") == "tool.call"]
+    results = [e["call_id"] for e in log.events if e.get("type") == "tool.result"]
     assert sorted(calls) == sorted(results) == [f"c{i}" for i in range(1, 8)]
     assert results == [f"c{i}" for i in range(1, 8)]
 
     # the shell command's output reached the client live, as tool_output events of this session and call
     # (mutation check, done: not registering the turn's forwarder in agent/attach.py turns this red)
-    output = [e for e in log.events if e.get("type") == "tool_output"]
-    assert output and all(e["session_id"] == session and e["call_id"] == "c7" for e in output), output
+    output = [e for e in log.events if e.get("type") == "tool.output"]
+    assert output and all(e["session"] == session and e["call_id"] == "c7" for e in output), output
     assert "plan/todo.txt" in "".join(e["text"] for e in output)
 
     # the persisted session pairs every call with exactly one result — through the control socket ...
@@ -300,6 +293,11 @@ def test_one_turn_uses_notes_files_and_an_approved_shell_with_a_concurrent_batch
     answered = [e["call_id"] for e in stored["events"] if e["kind"] == "tool_result"]
     assert made == answered == [f"c{i}" for i in range(1, 8)]
     assert all(not e["data"]["is_error"] for e in stored["events"] if e["kind"] == "tool_result")
+    # the approval is stored with the call it decided: who, under which policy, when
+    decided = {e["call_id"]: e["data"].get("approval") for e in stored["events"] if e["kind"] == "tool_result"}
+    assert decided["c7"] is not None and decided["c7"]["approved"] is True, decided
+    assert (decided["c7"]["by"], decided["c7"]["mode"]) == ("e2e", "ask") and decided["c7"]["at"] > 0
+    assert all(decided[c] is None for c in decided if c != "c7")  # tools that need no approval carry none
     assert [e["kind"] for e in stored["events"]][-2:] == ["response", "output"]
     # ... and on disk, with each result linked to the response that made its call
     assert pairing_problems(SessionStore(kernel.data / "sessions.db").events(session)) == []
@@ -323,7 +321,7 @@ def test_a_refused_shell_call_is_denied_and_does_not_run(kernel: BuiltinKernel, 
     assert log.result["output"] == "I was not allowed to.", log.result
     assert [a["arguments"] for a in log.approvals] == [{"command": f"touch {marker.name}"}]
     seen = tool_messages(mock.requests[-1].body)
-    assert seen["d1"].startswith("denied by shell: "), seen
+    assert seen["d1"].startswith("denied: the call was not approved"), seen
     assert "not today" in seen["d1"]
     assert not seen["d2"].startswith(("error", "denied")), seen  # the other call of the batch still ran
     assert not marker.exists()
@@ -341,7 +339,8 @@ def test_a_client_that_cannot_approve_gets_its_only_call_denied_and_the_turn_end
     log = ask(kernel, "touch it", approve, interactive=False)
     assert log.approvals == []
     assert log.result["ended_by"] == "denied", log.result
-    assert "denied by shell: " in log.result["output"] and "not interactive" in log.result["output"]
+    assert "denied: the call was not approved" in log.result["output"], log.result
+    assert "no client that can approve" in log.result["output"], log.result
     assert len(mock.requests) == 1 and mock.rejections == []
     assert not marker.exists()
     stored = kernel.events(log.result["session"])

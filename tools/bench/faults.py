@@ -36,7 +36,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from hologram import protocol
+from hologram import turn_api as api
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: mock_llm, bench
 
@@ -172,7 +172,7 @@ def main() -> int:
                 if left and not wait_for(lambda: not [s for s in survivors(root) if f"sleep {MARK}" in s], 15):
                     orphans += [f"after kill {i} ({target}): {s}" for s in left]
             if sessions[slot] is None:  # the turn died before it said its session: take the newest
-                listed = call(kernel.data, protocol.SESSIONS_LIST)["sessions"]
+                listed = call(kernel.data, api.SESSIONS_LIST)["sessions"]
                 known = {s for s in sessions if s}
                 fresh = [s["id"] for s in listed if s["id"] not in known]
                 sessions[slot] = fresh[0] if fresh else None

@@ -2,7 +2,7 @@
 
     .venv/bin/python tools/bench/procs.py [--rounds 30] [--json]
 
-Every call's command runs under a guardian (plugins/hologram_plugins/shell/guardian.py: a fresh
+Every call's command runs under a guardian (plugins/hologram_plugins/_process/guardian.py: a fresh
 `python -I -S` that sets PR_SET_CHILD_SUBREAPER and kills the call's tree at its end). Measured, interleaved
 round by round so a burst of load lands on all rows:
 
@@ -34,7 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "plugins"))
 
-from hologram_plugins.shell.tree import guardian_argv, parse_report, read_report  # noqa: E402
+from hologram_plugins._process.tree import guardian_argv, parse_report, read_report  # noqa: E402
 
 
 def _timed(argv: list[str]) -> float:

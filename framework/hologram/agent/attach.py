@@ -11,158 +11,31 @@ Kernel facility ``kernel.sessions``: ``approve(session_id, tool, arguments, summ
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import sys
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from hologram import protocol
-from hologram.agent.channel import Channel, calling_connection
+from hologram import turn_api as api
+from hologram.agent.approvals import ApprovalRequest, Approver, Requirement, summarise
+from hologram.agent.hub import TurnHub
+from hologram.agent.service import TurnService
 from hologram.agent.tools import ToolRegistry
-from hologram.agent.turn import DEFAULT_CONTEXT_WINDOW, Agent, TurnError
-from hologram.errors import HologramError
+from hologram.agent.turn import DEFAULT_CONTEXT_WINDOW, Agent
 from hologram.llm import LLMConfigError, ProviderChain
 from hologram.memory.session_memory import SessionMemory
-from hologram.rpc import RpcError
-from hologram.sessions import SessionStore, messages_from_events
+from hologram.sessions import SessionStore
 from hologram.settings import Settings
 from hologram.stages import StageDispatcher, install_from_lock
+from hologram.supervisor import State
+from hologram.supervisor.control import current_connection
 
 if TYPE_CHECKING:
     from hologram.kernel import Kernel
     from hologram.lock import Lock
 
 log = logging.getLogger("hologram.agent")
-TURN_FAILED = 2  # JSON-RPC error code of a turn that could not answer (message: why)
-
-
-@dataclass
-class ActiveTurn:
-    task: asyncio.Task[Any]
-    channel: Channel
-    cancel_requested: bool = False
-
-
-class AgentService:
-    """The agent of one kernel: turns per session (one at a time per session), their clients, approvals."""
-
-    def __init__(self, agent: Agent) -> None:
-        self.agent = agent
-        self._forwarding: set[asyncio.Task[None]] = set()
-        self.active: dict[str, ActiveTurn] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
-
-    # -- control methods ------------------------------------------------------------------------------
-
-    async def ask(self, params: dict[str, Any]) -> dict[str, Any]:
-        text = params.get("text")
-        if not isinstance(text, str) or not text.strip():
-            raise RpcError(-32602, "ask needs a non-empty 'text'")
-        channel = Channel(calling_connection(), interactive=bool(params.get("interactive", False)))
-        store = self.agent.store
-        session = params.get("session")
-        sid = str(session) if session else store.create_session(channel.name)
-        lock = self._locks.setdefault(sid, asyncio.Lock())
-        async with lock:
-            task = asyncio.ensure_future(self.agent.run_turn(text, session_id=sid, on_event=channel.event))
-            active = ActiveTurn(task, channel)
-            self.active[sid] = active
-            await channel.send(protocol.TURN_STARTED, {"session": sid})
-            try:
-                result = await task
-            except asyncio.CancelledError:
-                # Decided: a turn nobody listens to is stopped, like a Ctrl-C, rather than finished (its
-                # answer would go nowhere, and a tool loop could run on for minutes). A client that went away
-                # without turn/cancel (killed, socket closed) gets here: the control server closes the
-                # connection at EOF, and `Connection.close` cancels its running handlers, this one included
-                # (the cancellation also reaches ``task``, which this handler awaits).
-                # Mutation check (done): `Connection.close` leaving the handlers of a connection at EOF running
-                # turns tests/e2e/test_agent_interactive.py::test_a_killed_ask_client_makes_the_kernel_cancel_the_turn
-                # red (it was `_watch_client`, a 0.2 s poll of the connection, before close() did this).
-                if not active.cancel_requested:
-                    log.info("the client of session %s went away; its turn is cancelled", sid)
-                    task.cancel()
-                    with contextlib.suppress(BaseException):
-                        await task
-                    raise
-                return {"session": sid, "cancelled": True, "output": ""}
-            except TurnError as exc:
-                raise RpcError(TURN_FAILED, str(exc), {"session": sid}) from None
-            except HologramError as exc:  # a damaged sessions.db page under this session: the file and the fix
-                raise RpcError(TURN_FAILED, one_line(exc), {"session": sid}) from None
-            finally:
-                self.active.pop(sid, None)
-        return {
-            "session": result.session_id,
-            "turn": result.turn_id,
-            "output": result.output,
-            "steps": result.steps,
-            "ended_by": result.ended_by,
-            "errors": result.errors,
-            "usage": result.usage,
-        }
-
-    def forward_output(self, event: dict[str, Any]) -> None:
-        """A supervisor event listener: live output of a running tool (shell, code) goes to the client of the
-        turn that called it, as it comes."""
-        sid = event.get("session_id")
-        active = self.active.get(sid) if event.get("type") == "tool_output" and isinstance(sid, str) else None
-        if active is not None:
-            task = asyncio.ensure_future(active.channel.event(event))
-            self._forwarding.add(task)
-            task.add_done_callback(self._forwarding.discard)
-
-    async def cancel(self, params: dict[str, Any]) -> dict[str, Any]:
-        active = self.active.get(str(params.get("session")))
-        if active is None:
-            return {"cancelled": False}
-        active.cancel_requested = True
-        active.task.cancel()
-        return {"cancelled": True}
-
-    async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
-        try:
-            return {"sessions": self.agent.store.list_sessions()}
-        except HologramError as exc:
-            raise RpcError(TURN_FAILED, one_line(exc)) from None
-
-    async def session_events(self, params: dict[str, Any]) -> dict[str, Any]:
-        sid = str(params.get("session"))
-        lock = self._locks.get(sid)
-        try:
-            if lock is None or not lock.locked():  # no turn of ours is writing it: close what a crash left open
-                self.agent.store.repair(sid)
-            events = self.agent.store.events(sid)
-        except HologramError as exc:
-            raise RpcError(TURN_FAILED, one_line(exc), {"session": sid}) from None
-        return {
-            "events": [
-                {"seq": e.seq, "kind": e.kind, "ts": e.ts, "turn": e.turn, "call_id": e.call_id, "data": e.data}
-                for e in events
-            ],
-            "messages": [m.to_dict() for m in messages_from_events(events)],
-        }
-
-    # -- kernel.sessions ------------------------------------------------------------------------------
-
-    async def approve(
-        self, caller: str, session_id: str, tool: str, arguments: Any = None, summary: str = ""
-    ) -> dict[str, Any]:
-        active = self.active.get(str(session_id))
-        if active is None:
-            return {"approved": False, "reason": f"session {session_id} has no turn running, so nobody can approve"}
-        request = {"session": session_id, "plugin": caller, "tool": tool, "arguments": arguments, "summary": summary}
-        return await active.channel.approve(request)
-
-    async def aclose(self) -> None:
-        if self.agent.memory is not None:
-            await self.agent.memory.aclose()
-        llm = self.agent.llm
-        if isinstance(llm, ProviderChain):
-            await llm.aclose()
-        self.agent.store.close()
+calling_connection = current_connection.get  # the control connection of the request being handled
 
 
 class StageOrderSync:
@@ -195,16 +68,6 @@ class StageOrderSync:
             log.info("stage order re-installed from the rebuilt lock (%s)", lock.content_hash[:12])
 
 
-def one_line(exc: HologramError) -> str:
-    """A `HologramError` as the message of an RPC error: each problem's file, message and fix on one line
-    (the client prints it as its own error, so the ``error:`` prefix would come twice)."""
-    parts = []
-    for problem in exc.problems:
-        where = f"{problem.file}: " if problem.file else ""
-        parts.append(where + problem.message + (f"; {problem.hint}" if problem.hint else ""))
-    return "\n".join(parts)
-
-
 def build_chain(settings: Settings) -> tuple[ProviderChain | None, str]:
     """The provider chain, or None and the message telling the user what to write in settings.toml."""
     if not settings.providers:
@@ -222,7 +85,7 @@ def build_chain(settings: Settings) -> tuple[ProviderChain | None, str]:
         return None, f"{settings.path}: {exc}"
 
 
-def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> AgentService:
+def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnService:
     """Give ``kernel`` an agent, with the settings the kernel loaded (``settings``: others, for tests)."""
     settings = settings or kernel.settings
     chain, problem = build_chain(settings)
@@ -247,22 +110,90 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> AgentSe
         stages=stages,
         settings=settings.agent,
         invoke_plugin=supervisor.invoke_tool,
-        publish=kernel.ring.publish,
         no_llm_message=problem,
         before_turn=sync,
     )
-    service = AgentService(agent)
+    service = TurnService(agent, publish=kernel.ring.publish)
+    agent.executor.approver = Approver(
+        settings.approvals,
+        declared=DeclaredApprovals(kernel),
+        ask=service.hub.ask,
+        legacy=settings.plugins,
+    )
     if chain is not None:
         kernel.add_status_section("providers", chain.status)
     kernel.add_status_section("memory", memory.status)
-    supervisor.event_listeners.append(service.forward_output)
-    kernel.control.methods.update(
-        {
-            protocol.ASK: service.ask,
-            protocol.TURN_CANCEL: service.cancel,
-            protocol.SESSIONS_LIST: service.list_sessions,
-            protocol.SESSIONS_EVENTS: service.session_events,
-        }
-    )
-    supervisor.kernel_methods.setdefault("kernel.sessions", {})["approve"] = service.approve
+    supervisor.event_listeners.append(forward_output(service.hub))
+    kernel.add_listener(lambda plugin: None if plugin.state is State.READY else service.plugin_gone(plugin.name))
+    kernel.control.methods.update(service.control_methods(calling_connection))
+    kernel.control.on_disconnect(service.hub.disconnect)
+    supervisor.kernel_methods.setdefault(api.FACILITY, {}).update(service.facility_methods())
+    supervisor.kernel_methods.setdefault("kernel.sessions", {})["approve"] = plugin_asks(service.hub)
     return service
+
+
+class DeclaredApprovals:
+    """The tools whose manifest says they need approval, from the kernel's current lock (cached per lock)."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self._lock: Lock | None = None
+        self._declared: dict[tuple[str, str], Requirement] = {}
+
+    def __call__(self) -> dict[tuple[str, str], Requirement]:
+        lock = self.kernel.lock
+        if lock is not self._lock:
+            self._declared = {
+                (plugin.name, tool.name): Requirement(tool.approval_subject)
+                for plugin in lock.plugins
+                for tool in plugin.tools
+                if tool.needs_approval
+            }
+            self._lock = lock
+        return self._declared
+
+
+def forward_output(hub: TurnHub) -> Callable[[dict[str, Any]], None]:
+    """A supervisor event listener: live output of a running tool (shell, code) goes to the watchers of the
+    turn that called it, as it comes."""
+
+    def listener(event: dict[str, Any]) -> None:
+        sid, turn = event.get("session_id"), event.get("turn_id")
+        if event.get("type") != "tool_output" or not isinstance(sid, str):
+            return
+        state = hub.sessions.get(sid)
+        hub.emit(
+            api.ToolOutput(
+                session=sid,
+                turn=str(turn or (state.turn if state is not None else "") or ""),
+                call_id=str(event.get("call_id") or ""),
+                text=str(event.get("text", "")),
+                stream=str(event.get("stream") or "stdout"),
+            )
+        )
+
+    return listener
+
+
+def plugin_asks(hub: TurnHub) -> Callable[..., Any]:
+    """``kernel.sessions.approve``: a plugin asks the clients of a session itself, mid-call (the kernel's own
+    step has already run for tools that declare ``needs_approval``)."""
+
+    async def approve(
+        caller: str, session_id: str, tool: str, arguments: Any = None, summary: str = ""
+    ) -> dict[str, Any]:
+        state = hub.sessions.get(str(session_id))
+        request = ApprovalRequest(
+            str(session_id),
+            (state.turn if state is not None else None) or "",
+            "",
+            str(tool),
+            caller,
+            arguments if isinstance(arguments, dict) else {},
+            summary or summarise(str(tool), None, arguments if isinstance(arguments, dict) else {}),
+            300.0,
+        )
+        approved, _by, reason = await hub.ask(request)
+        return {"approved": approved, "reason": reason}
+
+    return approve

@@ -21,19 +21,23 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hologram import _json
+from hologram import turn_api as api
 from hologram.agent.tools import Tool, ToolInvocation, ToolSet
 from hologram.llm import ToolCall
 from hologram.rpc import ConnectionClosed, RequestTimeout, RpcError
 from hologram.stages import StageContext, StageDispatcher
 from hologram.stages.dispatch import BatchMemo
 
+if TYPE_CHECKING:
+    from hologram.agent.approvals import Approver
+
 PluginInvoke = Callable[..., Awaitable[dict[str, Any]]]  # Supervisor.invoke_tool's signature
 CANCEL_GRACE_S = 2.0  # after a plugin call's timeout: how long its final "stopped: …" answer is awaited
 Record = Callable[[ToolCall, "Outcome"], None]
-Notify = Callable[[dict[str, Any]], None]
+Notify = Callable[[Any], None]  # receives `hologram.turn_api` events
 
 
 @dataclass(slots=True)
@@ -44,6 +48,7 @@ class Outcome:
     is_error: bool = False
     status: str = "ok"  # ok | error | denied | answered | invalid | unknown | skipped
     by: str | None = None
+    approval: dict[str, Any] | None = None  # the approval decision, stored with the result
 
 
 @dataclass
@@ -64,6 +69,7 @@ class _Prepared:
     batch: BatchMemo
     arguments: dict[str, Any] = field(default_factory=dict)
     outcome: Outcome | None = None
+    approval: dict[str, Any] | None = None
 
 
 class Executor:
@@ -73,21 +79,37 @@ class Executor:
         invoke_plugin: PluginInvoke | None,
         *,
         timeout_s: float = 120.0,
+        approver: Approver | None = None,
     ) -> None:
         self.stages = stages
         self.invoke_plugin = invoke_plugin
         self.timeout_s = timeout_s
+        self.approver = approver
 
     async def run_batch(
         self, calls: tuple[ToolCall, ...], tools: ToolSet, ctx: StageContext, record: Record, notify: Notify
     ) -> BatchReport:
         batch: BatchMemo = {}  # which hooks apply, asked of pluggy once per batch (stages/dispatch.py)
-        prepared = [await self._prepare(call, tools, ctx, batch) for call in calls]
+        prepared = []
+        for call in calls:  # in call order: hooks, then the call is announced, then approval if it needs one
+            p = await self._prepare(call, tools, ctx, batch)
+            if p.outcome is None:
+                assert p.tool is not None
+                notify(
+                    api.ToolCallStarted(
+                        session=ctx.session_id,
+                        turn=ctx.turn_id,
+                        call_id=call.id,
+                        tool=call.name,
+                        plugin=p.tool.plugin,
+                        arguments=p.arguments,
+                    )
+                )
+                await self._approve(p, ctx)
+            prepared.append(p)
         runnable = [p for p in prepared if p.outcome is None]
         concurrent = len(runnable) > 1 and all(p.tool is not None and p.tool.parallel_safe for p in runnable)
         report = BatchReport(concurrent=concurrent)
-        for p in runnable:
-            notify({"type": "tool_call", "id": p.call.id, "name": p.call.name, "arguments": p.arguments})
         if concurrent:
             await self._run_concurrently(prepared, ctx, record, report)
         else:
@@ -180,6 +202,30 @@ class Executor:
         p.arguments = rewritten
         return p
 
+    async def _approve(self, p: _Prepared, turn: StageContext) -> None:
+        """The kernel's approval step (agent/approvals.py): a denied call gets its outcome here and never
+        reaches the plugin; an approved one carries the decision to its stored result."""
+        tool = p.tool
+        if self.approver is None or tool is None or tool.kernel_handler is not None:
+            return
+        registered = {"needs_approval": tool.needs_approval, "approval_subject": tool.approval_subject}
+        requirement = self.approver.requirement(tool.plugin, tool.name, registered)
+        if requirement is None:
+            return
+        decision = await self.approver.decide(
+            requirement,
+            session=turn.session_id,
+            turn=turn.turn_id,
+            call_id=p.call.id,
+            tool=tool.name,
+            plugin=tool.plugin,
+            arguments=p.arguments,
+        )
+        p.approval = decision.record()
+        if not decision.approved:
+            why = f": {decision.reason}" if decision.reason else ""
+            p.outcome = Outcome(f"denied: the call was not approved{why}", True, "denied", approval=p.approval)
+
     async def _invoke(self, p: _Prepared, turn: StageContext, *, timed: bool) -> Outcome:
         """Run one call. ``timed``: enforce ``timeout_s`` on a kernel tool here (the serial path; the
         concurrent path has one deadline for the batch). A plugin tool's timeout is the RPC request's."""
@@ -221,6 +267,7 @@ class Executor:
         return _to_outcome(value)
 
     async def _after(self, p: _Prepared, outcome: Outcome) -> Outcome:
+        outcome.approval = p.approval
         p.ctx.result = {"content": outcome.content, "is_error": outcome.is_error}
         await self.stages.run("after_toolcall", p.ctx, batch=p.batch)
         result = p.ctx.result or {}

@@ -59,6 +59,8 @@ class Tool:
     parallel_safe: bool
     plugin: str  # "kernel" for kernel tools
     kernel_handler: KernelHandler | None = None
+    needs_approval: bool = False  # as the plugin registered it; the lock's word is added (agent/approvals.py)
+    approval_subject: str | None = None
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry."""
@@ -168,6 +170,8 @@ class ToolRegistry:
                 parameters,
                 bool(entry.get("parallel_safe", False)),
                 plugin,
+                needs_approval=bool(entry.get("needs_approval", False)),
+                approval_subject=subject if isinstance(subject := entry.get("approval_subject"), str) else None,
             )
             validators[name], fast[name] = self._validator(plugin, name, parameters)
         return ToolSet(tools, validators, fast)

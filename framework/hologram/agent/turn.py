@@ -16,14 +16,14 @@ before the exception leaves, so the stored session is always a valid history.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from hologram import turn_api as api
 from hologram.agent.executor import Executor, Outcome, PluginInvoke
 from hologram.agent.tools import ToolRegistry
 from hologram.llm import ChatRequest, ChatResult, Delta, Message, StreamInterruptedError, ToolCall
@@ -36,11 +36,12 @@ from hologram.settings import AgentSettings
 from hologram.stages import StageContext, StageDispatcher
 
 if TYPE_CHECKING:
+    from hologram.agent.approvals import Approver
     from hologram.memory.session_memory import SessionMemory
 
 log = logging.getLogger("hologram.agent")
 
-OnEvent = Callable[[dict[str, Any]], "Awaitable[None] | None"]
+OnEvent = Callable[[Any], None]  # receives `hologram.turn_api` events, in order; must not block
 CANCELLED = "error: the turn was cancelled before this call finished"
 DEFAULT_CONTEXT_WINDOW = 64_000  # tokens, when the provider's settings do not say
 COLD_CONTEXT_NOTE = (
@@ -84,7 +85,7 @@ class Agent:
         stages: StageDispatcher,
         settings: AgentSettings | None = None,
         invoke_plugin: PluginInvoke | None = None,
-        publish: Callable[[dict[str, Any]], Any] | None = None,
+        approver: Approver | None = None,
         no_llm_message: str = "no LLM provider is configured",
         before_turn: Callable[[], None] | None = None,
         memory: SessionMemory | None = None,
@@ -97,9 +98,8 @@ class Agent:
         self.tools = tools
         self.stages = stages
         self.settings = settings or AgentSettings()
-        self.executor = Executor(stages, invoke_plugin, timeout_s=self.settings.tool_timeout_s)
+        self.executor = Executor(stages, invoke_plugin, timeout_s=self.settings.tool_timeout_s, approver=approver)
         self.history = HistoryCache(store)  # each session's messages, read incrementally
-        self.publish = publish
         self.no_llm_message = no_llm_message
         self.before_turn = before_turn  # e.g. re-install the stage order of a rebuilt lock (attach.py)
 
@@ -134,33 +134,22 @@ class _Turn:
         self.ctx = StageContext(sid, turn_id, channel, system=agent.settings.system_prompt)
         self.history: list[Message] = []
         self.usage: list[dict[str, Any]] = []
-        self.pending_events: list[Awaitable[Any]] = []
 
     # -- events to the channel and the ring ------------------------------------------------------------
 
-    def emit(self, event: dict[str, Any]) -> None:
-        event = {**event, "session": self.sid, "turn": self.turn_id}
-        if self.agent.publish is not None:
-            try:
-                self.agent.publish(event)
-            except Exception:  # the ring is best effort; the turn is not
-                log.exception("publishing %s failed", event.get("type"))
+    def emit(self, event: Any) -> None:
+        """A `hologram.turn_api` event to whoever runs the turn (the kernel's `TurnHub`, a test's list)."""
         if self.on_event is not None:
-            result = self.on_event(event)
-            if inspect.isawaitable(result):
-                self.pending_events.append(result)
-
-    async def flush(self) -> None:
-        pending, self.pending_events = self.pending_events, []
-        for awaitable in pending:
             try:
-                await awaitable
-            except Exception as exc:  # a client that went away must not fail the turn
-                log.debug("channel event failed: %s", exc)
+                self.on_event(event)
+            except Exception:  # a listener's bug must not fail the turn
+                log.exception("a turn event listener failed on %s", event.type)
 
     async def on_delta(self, delta: Delta) -> None:
-        self.emit({"type": "content_delta" if delta.kind == "content" else "reasoning", "text": delta.text})
-        await self.flush()
+        if delta.kind == "content":
+            self.emit(api.ContentDelta(session=self.sid, turn=self.turn_id, text=delta.text))
+        else:
+            self.emit(api.ReasoningDelta(session=self.sid, turn=self.turn_id, text=delta.text))
 
     # -- the loop -------------------------------------------------------------------------------------
 
@@ -169,7 +158,6 @@ class _Turn:
             return await self._run(text)
         finally:
             self.store.repair(self.sid, CANCELLED)  # the calls this turn left open (cancelled, failed)
-            await self.flush()
 
     async def _run(self, text: str) -> TurnResult:
         agent, ctx, stages = self.agent, self.ctx, self.agent.stages
@@ -218,7 +206,6 @@ class _Turn:
 
             with self.store.deferred():  # the batch's results: one commit (see SessionStore.deferred)
                 report = await agent.executor.run_batch(result.tool_calls, tools, ctx, record, self.emit)
-            await self.flush()
             if report.all_denied:
                 reasons = "; ".join(o.content for o in report.outcomes)
                 return await self._finish(ctx.content or f"Every tool call was denied: {reasons}", step, "denied")
@@ -252,7 +239,7 @@ class _Turn:
         except MemoryOverflowError as exc:
             raise TurnError(str(exc)) from exc
         if prepared.pruned:
-            self.emit({"type": "memory_pruned", "events": len(prepared.pruned)})
+            self.emit(api.MemoryNote(session=self.sid, turn=self.turn_id, pruned=len(prepared.pruned)))
         messages = prepared.request_messages(ctx.system)
         if prepared.note is None and (cold := agent.memory.cold_ids(self.sid)):
             # Standing reminder: without it the model forgets, a few requests later, that there is more.
@@ -300,17 +287,20 @@ class _Turn:
 
     def _record(self, seq: int, call: ToolCall, outcome: Outcome) -> None:
         data = {"name": call.name, "content": outcome.content, "is_error": outcome.is_error, "status": outcome.status}
+        if outcome.approval is not None:  # who decided, when, under which policy (agent/approvals.py)
+            data["approval"] = outcome.approval
         self.store.add_result(self.sid, seq, call.id, data, turn=self.turn_id, channel=self.channel)
         self.history.append(Message.tool(call.id, outcome.content))
         self.emit(
-            {
-                "type": "tool_result",
-                "id": call.id,
-                "name": call.name,
-                "is_error": outcome.is_error,
-                "status": outcome.status,
-                "content": outcome.content[:2000],
-            }
+            api.ToolResult(
+                session=self.sid,
+                turn=self.turn_id,
+                call_id=call.id,
+                tool=call.name,
+                content=outcome.content[:2000],
+                is_error=outcome.is_error,
+                status=outcome.status,
+            )
         )
 
     def _close(self, seq: int, calls: tuple[ToolCall, ...], reason: str) -> None:
@@ -322,7 +312,7 @@ class _Turn:
         text = str(self.ctx.respond)
         data: dict[str, Any] = {"content": text, "reasoning": None, "tool_calls": [], "by": self.ctx.responded_by}
         self.store.append(self.sid, "response", data, turn=self.turn_id, channel=self.channel)
-        self.emit({"type": "content_delta", "text": text, "by": self.ctx.responded_by})
+        self.emit(api.ContentDelta(session=self.sid, turn=self.turn_id, text=text, by=self.ctx.responded_by))
         return await self._finish(text, step, "respond")
 
     async def _finish(self, text: str, steps: int, ended_by: str) -> TurnResult:
@@ -336,6 +326,5 @@ class _Turn:
             turn=self.turn_id,
             channel=self.channel,
         )
-        self.emit({"type": "agent_output", "text": ctx.output, "ended_by": ended_by})
         await stages.run("after_output", ctx)
         return TurnResult(self.sid, self.turn_id, ctx.output, steps, ended_by, list(ctx.errors), self.usage)

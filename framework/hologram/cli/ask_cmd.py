@@ -1,8 +1,8 @@
 """`hologram ask` and `hologram chat`: talk to the running kernel's agent, with the answer streamed.
 
-The client speaks the control socket's JSON-RPC with the kernel's own `Connection` class: it sends ``ask``
-and, until the answer comes, prints ``turn/delta`` notifications as they arrive and answers
-``turn/approval`` requests by asking the person at the terminal. Ctrl-C during a turn sends
+A client of the turn API (`hologram.client.TurnClient`, over the control socket): it starts the turn, prints
+its events as they arrive and answers ``approval.requested`` by asking the person at the terminal (a
+non-interactive ``ask`` cannot approve, so such a call is denied). Ctrl-C during a turn sends
 ``turn/cancel``: the kernel stops the turn and closes its open tool calls, so the session stays valid; a
 second Ctrl-C stops waiting and closes the connection (the kernel cancels a turn whose client went away).
 tests/e2e/test_agent_interactive.py drives both commands in a real pseudo-terminal.
@@ -23,12 +23,12 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from hologram import protocol
+from hologram import turn_api as api
 from hologram.cli._common import command_parser
 from hologram.cli.up_cmd import add_data_option
+from hologram.client import TurnClient
 from hologram.errors import HologramError, Problem
 from hologram.rpc import ConnectionClosed, RpcError
-from hologram.supervisor.control import connect
 
 DIM, RESET = "\x1b[2m", "\x1b[0m"
 
@@ -104,22 +104,24 @@ class Printer:
         self.out.write(text)
         self.out.flush()
 
-    def event(self, event: dict[str, Any]) -> None:
+    def tool_output(self, text: str) -> None:
+        """A running command's output, as it comes (stderr, dimmed)."""
         if self.quiet:
             return
-        if event.get("type") == "tool_output":  # a running command's output, as it comes (stderr, dimmed)
-            text = str(event.get("text", ""))
-            self.err.write(DIM + text + RESET if self.err_tty else text)
-            self.err.flush()
+        self.err.write(DIM + text + RESET if self.err_tty else text)
+        self.err.flush()
+
+    def tool_call(self, name: str, arguments: Any) -> None:
+        if self.quiet:
             return
-        if event.get("type") == "tool_call":
-            if self.streamed:
-                self.out.write("\n")
-            self.streamed = ""  # the final answer is what the last step streams
-            args = json.dumps(event.get("arguments"), ensure_ascii=False)
-            line = f"[tool {event.get('name')} {args[:200]}]"
-            self.err.write((DIM + line + RESET if self.err_tty else line) + "\n")
-            self.err.flush()
+        if self.streamed:
+            self.out.write("\n")
+            self.out.flush()
+        self.streamed = ""  # the final answer is what the last step streams
+        args = json.dumps(arguments, ensure_ascii=False)
+        line = f"[tool {name} {args[:200]}]"
+        self.err.write((DIM + line + RESET if self.err_tty else line) + "\n")
+        self.err.flush()
 
     def finish(self, output: str) -> None:
         if self.quiet:
@@ -133,14 +135,11 @@ class Printer:
         self.out.flush()
 
 
-async def _prompt_approval(params: Any, interactive: bool) -> dict[str, Any]:
-    if not interactive or not isinstance(params, dict):
-        return {"approved": False, "reason": "not interactive"}
-    summary = params.get("summary") or f"{params.get('tool')} {json.dumps(params.get('arguments'))}"
-    question = f"\n{params.get('plugin')} asks to run: {summary}\nallow? [y/N] "
+async def _prompt_approval(request: api.ApprovalRequested) -> tuple[bool, str]:
+    question = f"\n{request.plugin} asks to run: {request.summary}\nallow? [y/N] "
     answer = await _read_line(question)
     approved = answer.strip().lower() in ("y", "yes")
-    return {"approved": approved, "reason": "approved by the user" if approved else "refused by the user"}
+    return approved, "approved by the user" if approved else "refused by the user"
 
 
 async def _read_line(question: str) -> str:
@@ -173,69 +172,81 @@ async def _read_line(question: str) -> str:
 async def one_turn(
     data_dir: Path, text: str, session: str | None, printer: Printer, *, interactive: bool
 ) -> dict[str, Any]:
-    """Run one turn; Ctrl-C cancels it on the kernel's side. Returns the `ask` result."""
-    connection = await connect(data_dir)
-    state: dict[str, Any] = {"session": session}
-
-    async def started(params: Any) -> None:
-        state["session"] = params.get("session") if isinstance(params, dict) else session
-        if cancelled.is_set():  # Ctrl-C came before the kernel said which session the turn is in
-            send_cancel()
-
-    async def delta(params: Any) -> None:
-        printer.delta(str(params.get("kind")), str(params.get("text", "")))
-
-    async def event(params: Any) -> None:
-        printer.event(params if isinstance(params, dict) else {})
-
-    async def approval(params: Any) -> dict[str, Any]:
-        return await _prompt_approval(params, interactive)
-
-    for method, handler in (
-        (protocol.TURN_STARTED, started),
-        (protocol.TURN_DELTA, delta),
-        (protocol.TURN_EVENT, event),
-        (protocol.TURN_APPROVAL, approval),
-    ):
-        connection.register(method, handler)
-    serving = asyncio.ensure_future(connection.serve())
+    """Run one turn through the turn API; Ctrl-C cancels it on the kernel's side (the session stays valid),
+    a second Ctrl-C stops waiting. Returns the turn's end as a dict (`--json` prints it)."""
+    client = await TurnClient.connect(data_dir, client="cli", approvals=interactive)
+    state: dict[str, Any] = {"session": session, "abandoned": False}
     loop = asyncio.get_running_loop()
     cancelled = asyncio.Event()
-    background: set[asyncio.Future[None]] = set()
+    background: set[asyncio.Future[Any]] = set()
+    prompt: asyncio.Task[tuple[bool, str]] | None = None
 
     def send_cancel() -> None:
-        request = connection.request(protocol.TURN_CANCEL, {"session": state["session"]})
-        background.add(asyncio.ensure_future(_quiet(request)))
+        background.add(asyncio.ensure_future(_quiet(client.cancel(state["session"]))))
 
     def on_sigint() -> None:
         if cancelled.is_set():  # a second Ctrl-C: stop waiting; the kernel cancels a turn whose client left
             state["abandoned"] = True
-            connection.close()
+            client.connection.close()
             return
         cancelled.set()
+        if prompt is not None:  # at the approval prompt: stop asking; the kernel denies, the turn stops
+            prompt.cancel()
         if state["session"]:
             send_cancel()
 
     loop.add_signal_handler(signal.SIGINT, on_sigint)
+    failure = ""
     try:
-        params = {"text": text, "interactive": interactive, **({"session": session} if session else {})}
-        result: dict[str, Any] = await connection.request(protocol.ASK, params)
-        if cancelled.is_set():
-            result["cancelled"] = True
-        return result
+        turn = await client.start(text, session=session)
+        state["session"] = turn.session
+        if cancelled.is_set():  # Ctrl-C came before the kernel said which session the turn is in
+            send_cancel()
+        async for event in turn:
+            if isinstance(event, api.ContentDelta):
+                printer.delta("content", event.text)
+            elif isinstance(event, api.ReasoningDelta):
+                printer.delta("reasoning", event.text)
+            elif isinstance(event, api.ToolCallStarted):
+                printer.tool_call(event.tool, event.arguments)
+            elif isinstance(event, api.ToolOutput):
+                printer.tool_output(event.text)
+            elif isinstance(event, api.ApprovalRequested) and interactive and not cancelled.is_set():
+                prompt = asyncio.ensure_future(_prompt_approval(event))
+                try:
+                    approved, reason = await prompt
+                except asyncio.CancelledError:
+                    if not cancelled.is_set():
+                        raise
+                    continue
+                finally:
+                    prompt = None
+                await client.approve(event, approved, reason)
+            elif isinstance(event, api.TurnFailed):
+                failure = event.message
+        ended = turn.ended
+        assert ended is not None
+        if ended.stop_reason == "error":
+            raise HologramError(Problem(failure or "the turn failed", hint=f"session {turn.session}"))
+        return {
+            "session": turn.session,
+            "turn": turn.turn,
+            "output": ended.output,
+            "steps": ended.steps,
+            "ended_by": ended.stop_reason,
+            "errors": ended.errors,
+            "usage": ended.usage,
+            "cancelled": ended.stop_reason == "cancelled" or cancelled.is_set(),
+        }
     except RpcError as exc:
-        sid = (exc.data or {}).get("session") if isinstance(exc.data, dict) else None
-        raise HologramError(Problem(exc.message, hint=f"session {sid}" if sid else None)) from None
+        raise HologramError(Problem(exc.message)) from None
     except ConnectionClosed:
-        if state.get("abandoned"):
+        if state["abandoned"]:
             return {"session": state["session"], "cancelled": True, "output": ""}
         raise HologramError(Problem("the kernel closed the connection (did it stop?)")) from None
     finally:
         loop.remove_signal_handler(signal.SIGINT)
-        connection.close()
-        serving.cancel()
-        with contextlib.suppress(BaseException):
-            await serving
+        await client.aclose()
 
 
 async def _quiet(awaitable: Any) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from hologram import _loop
 from hologram._heap import freeze_when_loaded
-from hologram.agent import AgentService, attach_agent
+from hologram.agent import TurnService, attach_agent
 from hologram.cli._common import add_lock_option, command_parser
 from hologram.cli.progress import Progress
 from hologram.errors import HologramError, Problem
@@ -124,7 +124,7 @@ async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace) -> int:
     return 0
 
 
-async def _settle_heap(kernel: Kernel, service: AgentService) -> None:
+async def _settle_heap(kernel: Kernel, service: TurnService) -> None:
     """Freeze the start-up heap once jieba and the embedding model are loaded (hologram/_heap.py)."""
     memory = service.agent.memory
     waits: list[Callable[[], object]] = [lambda: wait_if_loading(LOAD_WAIT_S)]

@@ -186,6 +186,27 @@ class Tool(_Strict):
         default_factory=lambda: {"type": "object", "properties": {}},
         description="JSON Schema of the arguments; must be of type 'object'.",
     )
+    needs_approval: bool = Field(
+        False,
+        description="True if each call needs the user's approval first (asked by the kernel; see [approvals]).",
+    )
+    approval_subject: str | None = Field(
+        None,
+        description="The argument a person reads when asked, and the [approvals] allow-list matches (e.g. 'command').",
+    )
+
+    @model_validator(mode="after")
+    def _subject_is_a_parameter(self) -> Tool:
+        if self.approval_subject is not None:
+            properties = self.parameters.get("properties") or {}
+            if self.approval_subject not in properties:
+                known = ", ".join(sorted(properties)) or "none"
+                raise ValueError(
+                    f"approval_subject {self.approval_subject!r} is not one of the tool's parameters ({known})"
+                )
+            if not self.needs_approval:
+                raise ValueError("approval_subject is set but needs_approval is not; add needs_approval = true")
+        return self
 
     @field_validator("parameters")
     @classmethod

@@ -446,6 +446,13 @@ class ColdStore:
                     index.remove(eid, _terms(terms, analyzer))
             return found
 
+    def remove_session(self, session: str) -> list[str]:
+        """Delete every L2 event of ``session`` (the session itself was deleted)."""
+        self._wait_checked()
+        with self._lock:
+            ids = [row[0] for row in self._db.execute("SELECT id FROM cold_events WHERE session=?", (session,))]
+        return self.remove(ids)
+
     def touch(self, ids: Iterable[str], *, now: float | None = None) -> None:
         """Record one access of each event (automatic recall injected it)."""
         at = time.time() if now is None else now

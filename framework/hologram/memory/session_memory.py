@@ -204,6 +204,12 @@ class SessionMemory:
             "embedder_ready": self.embedder_ready.is_set(),
         }
 
+    async def delete(self, sid: str) -> int:
+        """The session was deleted: drop its state and its L2 events (off the loop, like every L2 write)."""
+        self.forget(sid)
+        removed = await asyncio.to_thread(self.cold.remove_session, sid)
+        return len(removed)
+
     def forget(self, sid: str) -> None:
         """Drop a session's in-memory state (it is rebuilt from the log on next use)."""
         state = self._sessions.pop(sid, None)

@@ -73,6 +73,7 @@ CREATE TABLE IF NOT EXISTS events (
 """
 # columns added after the first layout: (name, SQL type); `_migrate` adds any that is missing
 _ADDED_COLUMNS = (("turn", "TEXT"), ("channel", "TEXT"), ("call_of", "INTEGER"), ("call_id", "TEXT"))
+_ADDED_SESSION_COLUMNS = (("title", "TEXT"),)
 _INDEXES = """
 CREATE INDEX IF NOT EXISTS events_by_session ON events (session, seq);
 CREATE UNIQUE INDEX IF NOT EXISTS one_result_per_call ON events (call_of, call_id) WHERE kind = 'tool_result';
@@ -146,6 +147,10 @@ class SessionStore:
         for name, kind in _ADDED_COLUMNS:
             if name not in have:
                 self._db.execute(f"ALTER TABLE events ADD COLUMN {name} {kind}")
+        have_sessions = {row[1] for row in self._db.execute("PRAGMA table_info(sessions)")}
+        for name, kind in _ADDED_SESSION_COLUMNS:
+            if name not in have_sessions:
+                self._db.execute(f"ALTER TABLE sessions ADD COLUMN {name} {kind}")
         if "call_of" not in have:  # an older layout: results carried the call id in their JSON only
             self._backfill_calls()
         self._db.executescript(_INDEXES)
@@ -264,6 +269,25 @@ class SessionStore:
         )
         return sid
 
+    def rename_session(self, session_id: str, title: str) -> bool:
+        """Give a session a title (shown by `sessions/list`); False if there is no such session."""
+        if not self.exists(session_id):
+            return False
+        self.create_session("cli", session_id)  # a session known only from its events gets its row first
+        self._execute_write("UPDATE sessions SET title=? WHERE id=?", (title, session_id))
+        return True
+
+    def delete_session(self, session_id: str) -> bool:
+        """Delete a session and all its events, durably; False if there was none."""
+        if not self.exists(session_id):
+            return False
+        self._execute_write("DELETE FROM events WHERE session=?", (session_id,))
+        self._execute_write("DELETE FROM sessions WHERE id=?", (session_id,))
+        self.commit()
+        self._open.pop(session_id, None)
+        self._checked.discard(session_id)
+        return True
+
     def exists(self, session_id: str) -> bool:
         self._flush()  # reads see the buffered results
         try:
@@ -279,7 +303,8 @@ class SessionStore:
         here rather than stored by every append (an UPDATE per event was one more page per commit)."""
         self._flush()  # reads see the buffered results
         sql = (
-            "SELECT s.id, s.created, MAX(s.updated, COALESCE(MAX(e.ts), 0)) AS updated, s.channel, COUNT(e.seq) "
+            "SELECT s.id, s.created, MAX(s.updated, COALESCE(MAX(e.ts), 0)) AS updated, s.channel, COUNT(e.seq), "
+            "s.title "
             "FROM sessions s "
             "LEFT JOIN events e ON e.session = s.id GROUP BY s.id ORDER BY updated DESC"
         )
@@ -294,7 +319,10 @@ class SessionStore:
             ]
         except sqlite3.DatabaseError as exc:
             self._raise(exc)
-        return [{"id": r[0], "created": r[1], "updated": r[2], "channel": r[3], "events": r[4]} for r in rows]
+        return [
+            {"id": r[0], "title": r[5] or "", "created": r[1], "updated": r[2], "channel": r[3], "events": r[4]}
+            for r in rows
+        ]
 
     # -- events ---------------------------------------------------------------------------------------
 

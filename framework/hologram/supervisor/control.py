@@ -55,6 +55,11 @@ class ControlServer:
         self.methods = methods
         self._server: asyncio.AbstractServer | None = None
         self._connections: set[Connection] = set()
+        self._disconnect_listeners: list[Callable[[Connection], None]] = []
+
+    def on_disconnect(self, listener: Callable[[Connection], None]) -> None:
+        """Call ``listener(connection)`` when a client's connection closes (the turn API detaches its watcher)."""
+        self._disconnect_listeners.append(listener)
 
     async def start(self) -> None:
         address = check_socket_path(self.path)
@@ -85,6 +90,8 @@ class ControlServer:
         finally:
             self._connections.discard(connection)
             connection.close()
+            for listener in self._disconnect_listeners:
+                listener(connection)
 
     async def close(self) -> None:
         if self._server is not None:

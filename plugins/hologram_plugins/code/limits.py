@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hologram_plugins.shell.tree import Rlimit
+from hologram_plugins._process.tree import Rlimit
 
 
 @dataclass(frozen=True)

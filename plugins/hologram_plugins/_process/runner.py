@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hologram_plugins.shell.tree import Rlimit, TreeReport, guardian_argv, killed_note, parse_report, read_report
+from hologram_plugins._process.tree import Rlimit, TreeReport, guardian_argv, killed_note, parse_report, read_report
 
 CHUNK = 4096
 GUARDIAN_WAIT_S = 15.0  # the guardian gives up on unkillable processes after 10 s and reports them

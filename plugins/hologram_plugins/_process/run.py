@@ -1,9 +1,9 @@
-"""Running a side-effecting command once its call is approved: shared by `shell_run` and `code_run`.
+"""Running a command for a tool call: shared by `shell_run` and `code_run`.
 
-Both tools refuse a call whose approval the before_toolcall hook did not record (the second checkpoint:
-a call that bypassed the stage is still refused), cap the time and the number of processes, stream output
-as `tool_output` events and report a non-zero exit, a timeout, a cancel or the process limit — and what
-was killed — as a readable result, not as a failed call.
+Both cap the time and the number of processes, stream output as `tool_output` events and report a non-zero
+exit, a timeout, a cancel or the process limit — and what was killed — as a readable result, not as a
+failed call. Both tools declare ``needs_approval`` in their manifests, so the kernel has approved every call
+that reaches here (hologram/agent/approvals.py); the plugins hold no policy of their own.
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hologram.sdk import Plugin, ToolContext, tool_error
+from hologram.sdk import Plugin, ToolContext
+from hologram_plugins._process.runner import run_process
+from hologram_plugins._process.tree import Rlimit
 from hologram_plugins.files.workspace import workspace_root
-from hologram_plugins.shell.policy import Approvals, Policy, refusal
-from hologram_plugins.shell.runner import run_process
-from hologram_plugins.shell.tree import Rlimit
 
 MAX_OUTPUT_BYTES = 64 * 1024
 
@@ -27,7 +26,6 @@ class RunSettings:
     """Where and how long an approved command may run, from the plugin's config over its defaults."""
 
     workspace: Path
-    policy: Policy
     timeout_s: float
     max_timeout_s: float
     max_processes: int
@@ -39,7 +37,6 @@ class RunSettings:
         config: Mapping[str, Any],
         data_dir: str,
         *,
-        policy: Policy,
         timeout_s: float,
         max_timeout_s: float,
         max_processes: int,
@@ -49,7 +46,6 @@ class RunSettings:
             raise ValueError(f"config.max_processes must be at least 1; got {processes}")
         return cls(
             workspace=workspace_root(dict(config), data_dir),
-            policy=policy,
             timeout_s=float(config.get("timeout_s", timeout_s)),
             max_timeout_s=float(config.get("max_timeout_s", max_timeout_s)),
             max_processes=processes,
@@ -57,7 +53,7 @@ class RunSettings:
         )
 
 
-async def run_approved(
+async def run_command(
     plugin: Plugin,
     tool: str,
     ctx: ToolContext,
@@ -65,13 +61,9 @@ async def run_approved(
     argv: Sequence[str],
     *,
     settings: RunSettings,
-    approvals: Approvals,
     env: dict[str, str],
     rlimits: Sequence[Rlimit] = (),
 ) -> dict[str, Any]:
-    refused = refusal(settings.policy, approvals, ctx, arguments)
-    if refused is not None:
-        return tool_error(f"{tool} {refused}")
     limit = min(float(arguments.get("timeout_s") or settings.timeout_s), settings.max_timeout_s)
 
     async def stream(name: str, text: str) -> None:

@@ -1,0 +1,318 @@
+"""The kernel side of the turn API: running turns per session, the clients watching them, their approvals.
+
+Every event of a turn goes through `TurnHub.emit`: it gets the next ``seq``, is kept for clients that
+reconnect (the running turn's and the last finished turn's events of each watched session), published on the
+event ring (``turn.event``: plugins see every turn) and queued to each watcher. Each watcher has a queue and a
+sender task of its own, so one slow client delays nobody — not the turn, not the other clients — and each
+sees the events in order. A watcher whose queue passes `MAX_QUEUED` (a client that stopped reading) is
+dropped with a warning rather than let the kernel's memory grow.
+
+Turns of one session run one at a time (a second ``turn/start`` waits for the first to end); turns of
+different sessions run concurrently. A turn started with ``on_disconnect = "cancel"`` (the CLI's default) is
+cancelled, like a Ctrl-C, when the last client watching its session goes away.
+
+Approvals: the executor asks `ask` (through `hologram.agent.approvals.Approver`) before a call that needs a
+person. The request goes to the session's watchers as ``approval.requested``; the first ``turn/approve``
+decides and every watcher sees ``approval.resolved``. With no watcher that can approve, or none answering
+within the timeout, the call is denied — refusing is the safe answer — and the event says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hologram import turn_api as api
+from hologram.agent.approvals import ApprovalRequest
+
+log = logging.getLogger("hologram.agent")
+MAX_QUEUED = 10_000  # events waiting for one watcher; more and it is dropped (it stopped reading)
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+RunTurn = Callable[[str, str, str, Callable[[Any], None]], Awaitable[Any]]  # (text, session, turn, emit)
+Publish = Callable[[dict[str, Any]], Any]
+
+
+class Watcher:
+    """One client watching one or more sessions: a queue and the task that sends it in order."""
+
+    def __init__(self, key: Hashable, send: Send, client: str) -> None:
+        self.key = key
+        self.client = client
+        self._send = send
+        self._queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self.closed = False
+
+    def put(self, event: dict[str, Any]) -> bool:
+        if self.closed:
+            return False
+        if self._queue.qsize() >= MAX_QUEUED:
+            log.warning("client %s stopped reading (%d events queued); it is detached", self.client, MAX_QUEUED)
+            self.close()
+            return False
+        self._queue.put_nowait(event)
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._pump())
+        return True
+
+    async def _pump(self) -> None:
+        while True:
+            event = await self._queue.get()
+            if event is None:
+                return
+            try:
+                await self._send(event)
+            except Exception as exc:  # the client went away: the connection's close detaches it
+                log.debug("sending to %s failed: %s", self.client, exc)
+                self.closed = True
+                return
+
+    def close(self) -> None:
+        self.closed = True
+        if self._task is not None:
+            self._task.cancel()
+
+
+@dataclass
+class _Approval:
+    request: ApprovalRequest
+    future: asyncio.Future[tuple[bool, str, str]]
+    event: dict[str, Any]  # the approval.requested event as sent (a client that attaches later gets it)
+
+
+@dataclass
+class _Session:
+    watchers: dict[Hashable, bool] = field(default_factory=dict)  # watcher key → may approve
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    task: asyncio.Task[Any] | None = None  # the running turn
+    turn: str | None = None
+    on_disconnect: api.OnDisconnect = "cancel"
+    cancel_requested: bool = False
+    replay: list[dict[str, Any]] = field(default_factory=list)  # this turn's events (and the last one's)
+    queued: int = 0  # turns waiting for the lock
+    approvals: dict[str, _Approval] = field(default_factory=dict)
+
+
+class TurnHub:
+    def __init__(self, run_turn: RunTurn, *, publish: Publish | None = None) -> None:
+        self.run_turn = run_turn
+        self.publish = publish
+        self.watchers: dict[Hashable, Watcher] = {}
+        self.sessions: dict[str, _Session] = {}
+        self._seq = itertools.count(1)
+        self._last_seq = 0
+        self._turns: set[asyncio.Task[Any]] = set()
+
+    # -- events ---------------------------------------------------------------------------------------
+
+    def emit(self, event: Any) -> None:
+        """Send one event (a `hologram.turn_api` event) to the ring and to every watcher of its session."""
+        event.seq = self._last_seq = next(self._seq)
+        data = api.wire(event)
+        if self.publish is not None:
+            try:
+                self.publish({"type": api.RING_EVENT_TYPE, "event": data})
+            except Exception:  # the ring is best effort; the turn is not
+                log.exception("publishing a turn event failed")
+        state = self.sessions.get(event.session)
+        if state is None:
+            return
+        state.replay.append(data)
+        for key in list(state.watchers):
+            watcher = self.watchers.get(key)
+            if watcher is None or not watcher.put(data):
+                self._detach(event.session, key)
+
+    # -- watching -------------------------------------------------------------------------------------
+
+    def watcher(self, key: Hashable, send: Send, client: str) -> Watcher:
+        found = self.watchers.get(key)
+        if found is None or found.closed:
+            found = self.watchers[key] = Watcher(key, send, client)
+        return found
+
+    def watch(self, session: str, watcher: Watcher, *, approvals: bool, after: int | None = None) -> dict[str, Any]:
+        state = self.sessions.setdefault(session, _Session())
+        state.watchers[watcher.key] = approvals
+        replayed = -1 if after is None else after
+        if after is not None:
+            for data in state.replay:
+                if data["seq"] > after:
+                    watcher.put(data)
+        if approvals:  # requests still open that this client has not seen: it can answer them too
+            for pending in state.approvals.values():
+                if pending.event["seq"] <= replayed or after is None:
+                    watcher.put(pending.event)
+        running = state.task is not None and not state.task.done()
+        return {"session": session, "turn": state.turn if running else None, "seq": self._last_seq}
+
+    def unwatch(self, session: str, key: Hashable) -> None:
+        self._detach(session, key)
+
+    def disconnect(self, key: Hashable) -> None:
+        """A client went away (its connection closed, its plugin stopped): detach it from every session."""
+        watcher = self.watchers.pop(key, None)
+        if watcher is not None:
+            watcher.close()
+        for session in [s for s, state in self.sessions.items() if key in state.watchers]:
+            self._detach(session, key)
+
+    def _detach(self, session: str, key: Hashable) -> None:
+        state = self.sessions.get(session)
+        if state is None or state.watchers.pop(key, None) is None:
+            return
+        if not any(state.watchers.values()):  # nobody left who can approve: open requests are denied
+            for pending in list(state.approvals.values()):
+                if not pending.future.done():
+                    pending.future.set_result((False, "kernel", "the client that could approve went away"))
+        running = state.task is not None and not state.task.done()
+        if not state.watchers and running and state.on_disconnect == "cancel":
+            # Decided: a turn nobody listens to is stopped, like a Ctrl-C, rather than finished (its answer
+            # would go nowhere, and a tool loop could run on for minutes). `on_disconnect = "continue"` is
+            # for clients that come back (a browser tab that reloads).
+            log.info("the last client of session %s went away; its turn is cancelled", session)
+            assert state.task is not None
+            state.task.cancel()
+        self._forget_if_idle(session)
+
+    def _forget_if_idle(self, session: str) -> None:
+        state = self.sessions.get(session)
+        if state is not None and not state.watchers and state.task is None and not state.queued:
+            del self.sessions[session]
+
+    # -- turns ----------------------------------------------------------------------------------------
+
+    def start(self, params: api.StartParams, session: str, watcher: Watcher | None) -> dict[str, Any]:
+        """Queue a turn in ``session`` (created by the caller); answers at once with its id."""
+        state = self.sessions.setdefault(session, _Session())
+        if watcher is not None:
+            state.watchers[watcher.key] = params.approvals
+        turn = uuid.uuid4().hex[:12]
+        state.queued += 1
+        task = asyncio.get_running_loop().create_task(self._run(params, session, turn, state))
+        self._turns.add(task)
+        task.add_done_callback(self._turns.discard)
+        return {"session": session, "turn": turn}
+
+    async def _run(self, params: api.StartParams, session: str, turn: str, state: _Session) -> None:
+        async with state.lock:
+            state.queued -= 1
+            state.turn, state.on_disconnect, state.cancel_requested = turn, params.on_disconnect, False
+            state.replay = []
+            state.task = asyncio.current_task()
+            self.emit(api.TurnStarted(session=session, turn=turn, text=params.text, client=params.client))
+            try:
+                result = await self.run_turn(params.text, session, turn, self.emit)
+            except asyncio.CancelledError:
+                self.emit(api.TurnEnded(session=session, turn=turn, stop_reason="cancelled"))
+                if not state.cancel_requested:
+                    # cancelled because its last watcher left, or the kernel is stopping: nothing to report
+                    log.info("turn %s of session %s cancelled", turn, session)
+            except Exception as exc:
+                message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+                self.emit(api.TurnFailed(session=session, turn=turn, message=message))
+                self.emit(api.TurnEnded(session=session, turn=turn, stop_reason="error"))
+            else:
+                self.emit(
+                    api.TurnEnded(
+                        session=session,
+                        turn=turn,
+                        stop_reason=result.ended_by,
+                        output=result.output,
+                        steps=result.steps,
+                        usage=result.usage,
+                        errors=result.errors,
+                    )
+                )
+            finally:
+                state.task = None
+        self._forget_if_idle(session)
+
+    def cancel(self, session: str) -> bool:
+        state = self.sessions.get(session)
+        if state is None or state.task is None or state.task.done():
+            return False
+        state.cancel_requested = True
+        state.task.cancel()
+        return True
+
+    def running(self, session: str) -> bool:
+        state = self.sessions.get(session)
+        return state is not None and (state.task is not None or state.queued > 0)
+
+    async def aclose(self) -> None:
+        for task in list(self._turns):
+            task.cancel()
+        for task in list(self._turns):
+            with contextlib.suppress(BaseException):
+                await task
+        for watcher in self.watchers.values():
+            watcher.close()
+
+    # -- approvals ------------------------------------------------------------------------------------
+
+    async def ask(self, request: ApprovalRequest) -> tuple[bool, str, str]:
+        """Ask the session's watchers; (approved, by, reason). The executor awaits this before the call."""
+        state = self.sessions.get(request.session)
+        if state is None or not any(state.watchers.values()):
+            reason = "no client that can approve is watching this session"
+            approval = uuid.uuid4().hex[:12]
+            self._resolved(request, approval, False, "kernel", reason)
+            return False, "kernel", reason
+        approval = uuid.uuid4().hex[:12]
+        future: asyncio.Future[tuple[bool, str, str]] = asyncio.get_running_loop().create_future()
+        event = self._requested(request, approval)
+        self.emit(event)
+        state.approvals[approval] = _Approval(request, future, api.wire(event))
+        try:
+            approved, by, reason = await asyncio.wait_for(asyncio.shield(future), request.timeout_s)
+        except asyncio.TimeoutError:
+            approved, by, reason = False, "kernel", f"no answer within {request.timeout_s:g} s"
+        finally:
+            state.approvals.pop(approval, None)
+            if not future.done():
+                future.cancel()
+        self._resolved(request, approval, approved, by, reason)
+        return approved, by, reason
+
+    def answer(self, params: api.ApproveParams, by: str) -> bool:
+        """A client's answer; False when the request is no longer open (another client answered first)."""
+        state = self.sessions.get(params.session)
+        pending = state.approvals.get(params.approval) if state is not None else None
+        if pending is None or pending.future.done():
+            return False
+        reason = params.reason or ("approved" if params.approved else "refused")
+        pending.future.set_result((params.approved, by, reason))
+        return True
+
+    def _requested(self, request: ApprovalRequest, approval: str) -> api.ApprovalRequested:
+        return api.ApprovalRequested(
+            session=request.session,
+            turn=request.turn,
+            approval=approval,
+            call_id=request.call_id,
+            tool=request.tool,
+            plugin=request.plugin,
+            arguments=request.arguments,
+            summary=request.summary,
+            timeout_s=request.timeout_s,
+        )
+
+    def _resolved(self, request: ApprovalRequest, approval: str, approved: bool, by: str, reason: str) -> None:
+        self.emit(
+            api.ApprovalResolved(
+                session=request.session,
+                turn=request.turn,
+                approval=approval,
+                call_id=request.call_id,
+                approved=approved,
+                by=by,
+                reason=reason,
+            )
+        )

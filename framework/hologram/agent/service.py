@@ -1,0 +1,244 @@
+"""The turn API's methods, served to control-socket clients and to plugins (``kernel.turns``) alike.
+
+Both transports call the same `TurnService` methods with the same params (`hologram.turn_api`); only who the
+caller is differs: a control client is its connection, a plugin is ``("plugin", name)``. A control client's
+events are sent on its connection (``turn/event`` notifications); a plugin's come on the event ring (every turn
+event is published there as ``turn.event``), so a plugin that watches a session registers only to approve and
+to keep the turn alive — the events it already has.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Hashable
+from typing import TYPE_CHECKING, Any
+
+from hologram import turn_api as api
+from hologram.agent.hub import TurnHub, Watcher
+from hologram.agent.turn import TurnError
+from hologram.errors import HologramError
+from hologram.rpc import Connection, ConnectionClosed, RpcError
+from hologram.rpc.errors import INVALID_PARAMS
+from hologram.sessions import messages_from_events
+
+if TYPE_CHECKING:
+    from hologram.agent.turn import Agent
+
+log = logging.getLogger("hologram.agent")
+SESSION_FAILED = 2  # JSON-RPC error code: the session could not be read or written (message: the file, the fix)
+NO_SUCH_SESSION = 3
+
+
+class TurnService:
+    def __init__(self, agent: Agent, *, publish: Callable[[dict[str, Any]], Any] | None = None) -> None:
+        self.agent = agent
+        self.hub = TurnHub(self._run_turn, publish=publish)
+
+    async def _run_turn(self, text: str, session: str, turn: str, emit: Callable[[Any], None]) -> Any:
+        try:
+            return await self.agent.run_turn(text, session_id=session, turn_id=turn, on_event=emit)
+        except HologramError as exc:  # a damaged sessions.db page under this session: the file and the fix
+            raise TurnError(one_line(exc)) from None
+
+    # -- who is calling ---------------------------------------------------------------------------------
+
+    def control_watcher(self, connection: Connection, client: str) -> Watcher:
+        async def send(event: dict[str, Any]) -> None:
+            try:
+                await connection.notify(api.TURN_EVENT, event)
+            except ConnectionClosed:
+                self.hub.disconnect(connection)
+
+        return self.hub.watcher(connection, send, client)
+
+    def plugin_watcher(self, plugin: str) -> Watcher:
+        async def send(event: dict[str, Any]) -> None:  # a plugin has the event from the ring already
+            return None
+
+        return self.hub.watcher(("plugin", plugin), send, plugin)
+
+    # -- the methods (each takes the caller's watcher factory and the params) ------------------------------
+
+    async def start(self, watcher: Callable[[str], Watcher] | None, params: Any) -> dict[str, Any]:
+        p = _parse(api.StartParams, api.TURN_START, params)
+        store = self.agent.store
+        try:
+            sid = p.session or store.create_session(p.client)
+            if p.session and not store.exists(p.session):
+                store.create_session(p.client, p.session)
+        except HologramError as exc:
+            raise RpcError(SESSION_FAILED, one_line(exc)) from None
+        return self.hub.start(p, sid, watcher(p.client) if (watcher is not None and p.watch) else None)
+
+    async def watch(self, watcher: Callable[[str], Watcher], params: Any) -> dict[str, Any]:
+        p = _parse(api.WatchParams, api.TURN_WATCH, params)
+        return self.hub.watch(p.session, watcher(p.client), approvals=p.approvals, after=p.after)
+
+    async def unwatch(self, key: Hashable, params: Any) -> dict[str, Any]:
+        p = _parse(api.SessionParams, api.TURN_UNWATCH, params)
+        self.hub.unwatch(p.session, key)
+        return {"watching": False}
+
+    async def cancel(self, params: Any) -> dict[str, Any]:
+        p = _parse(api.SessionParams, api.TURN_CANCEL, params)
+        return {"cancelled": self.hub.cancel(p.session)}
+
+    async def approve(self, by: str, params: Any) -> dict[str, Any]:
+        p = _parse(api.ApproveParams, api.TURN_APPROVE, params)
+        return {"accepted": self.hub.answer(p, by)}
+
+    async def list_sessions(self, params: Any) -> dict[str, Any]:
+        try:
+            return {"sessions": self.agent.store.list_sessions()}
+        except HologramError as exc:
+            raise RpcError(SESSION_FAILED, one_line(exc)) from None
+
+    async def read_session(self, params: Any) -> dict[str, Any]:
+        p = _parse(api.SessionParams, api.SESSIONS_READ, params)
+        store = self.agent.store
+        try:
+            if not store.exists(p.session):
+                raise RpcError(NO_SUCH_SESSION, f"there is no session {p.session!r}", {"session": p.session})
+            if not self.hub.running(p.session):  # no turn of ours is writing it: close what a crash left open
+                store.repair(p.session)
+            events = store.events(p.session)
+        except HologramError as exc:
+            raise RpcError(SESSION_FAILED, one_line(exc), {"session": p.session}) from None
+        return {
+            "session": p.session,
+            "events": [
+                {"seq": e.seq, "kind": e.kind, "ts": e.ts, "turn": e.turn, "call_id": e.call_id, "data": e.data}
+                for e in events
+            ],
+            "messages": [m.to_dict() for m in messages_from_events(events)],
+        }
+
+    async def rename_session(self, params: Any) -> dict[str, Any]:
+        p = _parse(api.RenameParams, api.SESSIONS_RENAME, params)
+        try:
+            if not self.agent.store.rename_session(p.session, p.title):
+                raise RpcError(NO_SUCH_SESSION, f"there is no session {p.session!r}", {"session": p.session})
+        except HologramError as exc:
+            raise RpcError(SESSION_FAILED, one_line(exc), {"session": p.session}) from None
+        return {"session": p.session, "title": p.title}
+
+    async def delete_session(self, params: Any) -> dict[str, Any]:
+        p = _parse(api.SessionParams, api.SESSIONS_DELETE, params)
+        if self.hub.running(p.session):
+            raise RpcError(
+                SESSION_FAILED, f"session {p.session} has a turn running; cancel it first", {"session": p.session}
+            )
+        try:
+            deleted = self.agent.store.delete_session(p.session)
+        except HologramError as exc:
+            raise RpcError(SESSION_FAILED, one_line(exc), {"session": p.session}) from None
+        if deleted and self.agent.memory is not None:
+            await self.agent.memory.delete(p.session)
+        return {"deleted": deleted}
+
+    # -- the two transports ---------------------------------------------------------------------------------
+
+    def control_methods(self, calling: Callable[[], Connection | None]) -> dict[str, Callable[[Any], Awaitable[Any]]]:
+        """The methods of the control socket. ``calling()`` is the connection of the request being handled."""
+
+        def watcher_of_caller(client: str) -> Watcher:
+            connection = calling()
+            if connection is None:
+                raise RpcError(INVALID_PARAMS, "this method needs a connection to send events on")
+            return self.control_watcher(connection, client)
+
+        def client_name(params: Any) -> str:
+            name = params.get("client") if isinstance(params, dict) else None
+            return f"{name or 'client'}"
+
+        async def start(params: Any) -> Any:
+            return await self.start(watcher_of_caller if calling() is not None else None, params)
+
+        async def watch(params: Any) -> Any:
+            return await self.watch(watcher_of_caller, params)
+
+        async def unwatch(params: Any) -> Any:
+            return await self.unwatch(calling(), params)
+
+        async def approve(params: Any) -> Any:
+            connection = calling()
+            watcher = self.hub.watchers.get(connection) if connection is not None else None
+            return await self.approve(watcher.client if watcher is not None else client_name(params), params)
+
+        return {
+            api.TURN_START: start,
+            api.TURN_WATCH: watch,
+            api.TURN_UNWATCH: unwatch,
+            api.TURN_CANCEL: self.cancel,
+            api.TURN_APPROVE: approve,
+            api.SESSIONS_LIST: self.list_sessions,
+            api.SESSIONS_READ: self.read_session,
+            api.SESSIONS_RENAME: self.rename_session,
+            api.SESSIONS_DELETE: self.delete_session,
+        }
+
+    def facility_methods(self) -> dict[str, Callable[..., Awaitable[Any]]]:
+        """``kernel.turns`` for plugins: the same methods, keyword params, the plugin as the caller."""
+
+        def bind(method: Callable[[Any], Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+            async def call(caller: str, **params: Any) -> Any:
+                return await method(params)
+
+            return call
+
+        async def start(caller: str, **params: Any) -> Any:
+            return await self.start(lambda client: self.plugin_watcher(caller), {"client": caller, **params})
+
+        async def watch(caller: str, **params: Any) -> Any:
+            return await self.watch(lambda client: self.plugin_watcher(caller), {"client": caller, **params})
+
+        async def unwatch(caller: str, **params: Any) -> Any:
+            return await self.unwatch(("plugin", caller), params)
+
+        async def approve(caller: str, **params: Any) -> Any:
+            return await self.approve(caller, params)
+
+        names = {
+            "start": start,
+            "watch": watch,
+            "unwatch": unwatch,
+            "cancel": bind(self.cancel),
+            "approve": approve,
+            "sessions_list": bind(self.list_sessions),
+            "sessions_read": bind(self.read_session),
+            "sessions_rename": bind(self.rename_session),
+            "sessions_delete": bind(self.delete_session),
+        }
+        return names
+
+    def plugin_gone(self, plugin: str) -> None:
+        """A plugin stopped or crashed: it watches nothing any more."""
+        self.hub.disconnect(("plugin", plugin))
+
+    async def aclose(self) -> None:
+        """Stop the turns still running (their sessions are closed valid), then memory, providers, store."""
+        await self.hub.aclose()
+        agent = self.agent
+        if agent.memory is not None:
+            await agent.memory.aclose()
+        aclose = getattr(agent.llm, "aclose", None)
+        if aclose is not None:
+            await aclose()
+        agent.store.close()
+
+
+def _parse(model: Any, method: str, params: Any) -> Any:
+    try:
+        return model.parse(method, params)
+    except ValueError as exc:
+        raise RpcError(INVALID_PARAMS, str(exc)) from None
+
+
+def one_line(exc: HologramError) -> str:
+    """A `HologramError` as the message of an RPC error: each problem's file, message and fix on one line
+    (the client prints it as its own error, so the ``error:`` prefix would come twice)."""
+    parts = []
+    for problem in exc.problems:
+        where = f"{problem.file}: " if problem.file else ""
+        parts.append(where + problem.message + (f"; {problem.hint}" if problem.hint else ""))
+    return "\n".join(parts)

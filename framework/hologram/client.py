@@ -1,0 +1,189 @@
+"""The client of the turn API over the control socket: what `hologram ask/chat`, scripts and benchmarks use.
+
+    async with await TurnClient.connect(data_dir, client="script") as client:
+        turn = await client.start("what is in my notes about paris?")
+        async for event in turn:                  # typed events (hologram.turn_api), this turn's only
+            if isinstance(event, api.ContentDelta):
+                print(event.text, end="")
+        print(turn.ended.stop_reason)
+
+A client that says ``approvals=True`` may answer the ``approval.requested`` events of the sessions it watches
+(`TurnClient.approve`); any number of clients may watch one session (`TurnClient.watch`) and all see the same
+events. The contract is in `hologram.turn_api`; docs/protocol.md ("The turn API") describes it for clients
+in other languages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from hologram import turn_api as api
+from hologram.rpc import Connection, ConnectionClosed
+from hologram.supervisor.control import connect as connect_control
+
+_END = object()  # put into every stream's queue when the connection closes
+
+
+class KernelGone(ConnectionClosed):
+    """The kernel closed the connection (it stopped, or was killed) before the stream ended."""
+
+
+class EventStream:
+    """The events of one session (``turn`` None) or one turn, in order, as they come."""
+
+    def __init__(self, client: TurnClient, session: str | None, turn: str | None) -> None:
+        self.client = client
+        self.session = session
+        self.turn = turn
+        self.ended: api.TurnEnded | None = None  # a turn's stream: its last event
+        self.events: list[Any] = []  # what this stream has yielded, in order
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+
+    def _offer(self, event: Any) -> None:
+        if (self.session is None or event.session == self.session) and (self.turn is None or event.turn == self.turn):
+            self._queue.put_nowait(event)
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[Any]:
+        while self.turn is None or self.ended is None:
+            event = await self._queue.get()
+            if event is _END:
+                raise KernelGone("the kernel closed the connection (did it stop?)")
+            self.events.append(event)
+            if self.turn is not None and isinstance(event, api.TurnEnded):
+                self.ended = event
+            yield event
+        self.client._streams.discard(self)
+
+    async def result(self) -> api.TurnEnded:
+        """Wait for the end of this turn (the events are kept in ``events``)."""
+        async for _ in self:
+            pass
+        assert self.ended is not None
+        return self.ended
+
+    def close(self) -> None:
+        self.client._streams.discard(self)
+
+
+class TurnClient:
+    def __init__(self, connection: Connection, *, client: str, approvals: bool) -> None:
+        self.connection = connection
+        self.client = client
+        self.approvals = approvals
+        self._streams: set[EventStream] = set()
+        self.malformed: list[str] = []  # events that did not validate (a kernel bug): kept, not raised
+        connection.register(api.TURN_EVENT, self._on_event)
+        self._serving = asyncio.ensure_future(self._serve())
+
+    @classmethod
+    async def connect(cls, data_dir: Path, *, client: str = "cli", approvals: bool = False) -> TurnClient:
+        """Raises `HologramError` (no kernel runs with this data directory, and how to start one)."""
+        return cls(await connect_control(data_dir, name=client), client=client, approvals=approvals)
+
+    async def _serve(self) -> None:
+        try:
+            await self.connection.serve()
+        finally:
+            for stream in list(self._streams):
+                stream._queue.put_nowait(_END)
+
+    async def _on_event(self, params: Any) -> None:
+        try:
+            event = api.parse_event(params)
+        except ValueError as exc:
+            self.malformed.append(str(exc))
+            return
+        for stream in list(self._streams):
+            stream._offer(event)
+
+    # -- turns ----------------------------------------------------------------------------------------
+
+    async def start(
+        self, text: str, *, session: str | None = None, on_disconnect: api.OnDisconnect = "cancel"
+    ) -> EventStream:
+        """Start a turn (queued behind a running one in the same session); its events come on the stream."""
+        params: dict[str, Any] = {
+            "text": text,
+            "client": self.client,
+            "approvals": self.approvals,
+            "on_disconnect": on_disconnect,
+        }
+        if session:
+            params["session"] = session
+        # The stream exists before the request is sent: the first events may arrive before its answer.
+        pending = EventStream(self, None, None)
+        self._streams.add(pending)
+        try:
+            answer = await self.connection.request(api.TURN_START, params)
+        finally:
+            self._streams.discard(pending)
+        stream = EventStream(self, answer["session"], answer["turn"])
+        self._streams.add(stream)
+        while not pending._queue.empty():  # events that came before the answer, in order
+            stream._offer(pending._queue.get_nowait())
+        return stream
+
+    async def watch(self, session: str, *, after: int | None = None) -> EventStream:
+        """Every event of ``session`` from now on (``after``: also the running turn's since that ``seq``)."""
+        stream = EventStream(self, session, None)
+        self._streams.add(stream)
+        params: dict[str, Any] = {"session": session, "client": self.client, "approvals": self.approvals}
+        if after is not None:
+            params["after"] = after
+        await self.connection.request(api.TURN_WATCH, params)
+        return stream
+
+    async def unwatch(self, session: str) -> None:
+        await self.connection.request(api.TURN_UNWATCH, {"session": session})
+
+    async def cancel(self, session: str) -> bool:
+        answer = await self.connection.request(api.TURN_CANCEL, {"session": session})
+        return bool(answer.get("cancelled"))
+
+    async def approve(self, request: api.ApprovalRequested, approved: bool, reason: str = "") -> bool:
+        """Answer an approval request; False when it was already decided (another client, the timeout)."""
+        params = {"session": request.session, "approval": request.approval, "approved": approved, "reason": reason}
+        answer = await self.connection.request(api.TURN_APPROVE, params)
+        return bool(answer.get("accepted"))
+
+    # -- sessions -------------------------------------------------------------------------------------
+
+    async def sessions(self) -> list[dict[str, Any]]:
+        answer = await self.connection.request(api.SESSIONS_LIST, {})
+        return list(answer["sessions"])
+
+    async def read(self, session: str) -> dict[str, Any]:
+        """The session as stored: ``events`` and the ``messages`` a model would be sent."""
+        answer: dict[str, Any] = await self.connection.request(api.SESSIONS_READ, {"session": session})
+        return answer
+
+    async def rename(self, session: str, title: str) -> None:
+        await self.connection.request(api.SESSIONS_RENAME, {"session": session, "title": title})
+
+    async def delete(self, session: str) -> bool:
+        answer = await self.connection.request(api.SESSIONS_DELETE, {"session": session})
+        return bool(answer.get("deleted"))
+
+    # -- life -----------------------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        self.connection.close()
+        self._serving.cancel()
+        with contextlib.suppress(BaseException):
+            await self._serving
+
+    async def __aenter__(self) -> TurnClient:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
