@@ -72,7 +72,8 @@ if __name__ == "__main__":
 class ApprovalKernel(E2EKernel):
     """shell and code from the shipped manifests, plus the recorder; one provider; a short approval timeout."""
 
-    def __init__(self, root: Path, mock: MockLLM) -> None:
+    def __init__(self, root: Path, mock: MockLLM, plugins: dict[str, tuple[str, str]] | None = None) -> None:
+        """``plugins``: more plugins, name → (manifest text with ``{path}`` for the code folder, module source)."""
         self.root, self.mocks, self.process = root, [mock], None
         self.data, self.lock = root / "data", root / "hologram.lock"
         manifests, code = root / "manifests", root / "code"
@@ -83,6 +84,9 @@ class ApprovalKernel(E2EKernel):
         self.record = root / "recorder-calls.jsonl"
         (code / "recorder.py").write_text(RECORDER)
         (manifests / "recorder.toml").write_text(RECORDER_MANIFEST.format(path=code, record=self.record))
+        for name, (manifest, source) in (plugins or {}).items():
+            (code / f"{name}.py").write_text(source)
+            (manifests / f"{name}.toml").write_text(manifest.replace("{path}", str(code)).replace("{root}", str(root)))
         self.hologram("build", "--no-discover", "-m", str(manifests), "-o", str(self.lock), check=True)
         self.data.mkdir()
         settings = self.data / "settings.toml"

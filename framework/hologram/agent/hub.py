@@ -167,7 +167,9 @@ class TurnHub:
         state = self.sessions.get(session)
         if state is None or state.watchers.pop(key, None) is None:
             return
-        if not any(state.watchers.values()):  # nobody left who can approve: open requests are denied
+        if not any(state.watchers.values()) and state.on_disconnect == "cancel":
+            # nobody left who can approve: open requests are denied at once. A turn that outlives its clients
+            # (``continue``) keeps them open until the timeout, for a client that comes back to answer.
             for pending in list(state.approvals.values()):
                 if not pending.future.done():
                     pending.future.set_result((False, "kernel", "the client that could approve went away"))
