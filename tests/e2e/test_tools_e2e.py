@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 
+from hologram.kernel.control import socket_path
 from hologram.rpc import Connection
 from hologram.sessions import SessionStore, pairing_problems
-from hologram.supervisor.control import socket_path
 from mock_llm import MockLLM
 
 from .kernel import E2EKernel

@@ -168,7 +168,7 @@ class AgentService:
 class StageOrderSync:
     """Keeps the dispatcher's hooks and order equal to ``kernel.lock``'s. Called before every turn (and once
     at attach): when the lock object or its content hash changed — `hologram up --watch` rebuilt it and
-    `hologram.supervisor.watch.rebuild` assigned ``kernel.lock`` — the stage hooks are installed again
+    `hologram.kernel.watch.rebuild` assigned ``kernel.lock`` — the stage hooks are installed again
     from it. The hooks are shared by all sessions, so turns already running see the new order from their
     next stage on (a stage in progress finishes with the hooks it started with). The check is an identity
     and a string comparison per turn; nothing outside the agent package has to call it.

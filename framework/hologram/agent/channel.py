@@ -22,7 +22,7 @@ APPROVAL_TIMEOUT_S = 300.0
 
 def calling_connection() -> Connection | None:
     """The control connection whose request is being handled by the current task, if any."""
-    from hologram.supervisor.control import current_connection
+    from hologram.kernel.control import current_connection
 
     return current_connection.get()
 

@@ -27,8 +27,8 @@ from hologram import protocol
 from hologram.cli._common import command_parser
 from hologram.cli.up_cmd import add_data_option
 from hologram.errors import HologramError, Problem
+from hologram.kernel.control import connect
 from hologram.rpc import ConnectionClosed, RpcError
-from hologram.supervisor.control import connect
 
 DIM, RESET = "\x1b[2m", "\x1b[0m"
 

@@ -109,7 +109,7 @@ async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace) -> int:
     settle = asyncio.ensure_future(_settle_heap(kernel, service))
     kernel.add_listener(Progress(kernel.supervisor))
     if args.watch:
-        from hologram.supervisor.watch import watch
+        from hologram.kernel.watch import watch
 
         task = asyncio.ensure_future(watch(kernel))
         try:

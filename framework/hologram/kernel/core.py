@@ -19,11 +19,11 @@ from typing import Any
 
 from hologram._version import __version__
 from hologram.facility import KERNEL
+from hologram.kernel.control import ControlServer, socket_path
 from hologram.lock import Lock
 from hologram.rpc import RingWriter
 from hologram.settings import load_settings
 from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor
-from hologram.supervisor.control import ControlServer, socket_path
 
 log = logging.getLogger("hologram.kernel")
 DEFAULT_DATA_DIR = Path(".hologram")

@@ -16,6 +16,7 @@ import watchfiles
 
 from hologram.discovery import builtin_manifest_dir
 from hologram.errors import HologramError
+from hologram.kernel.core import plugin_specs
 from hologram.lock import build, read_lock
 
 if TYPE_CHECKING:
@@ -69,8 +70,6 @@ def plugins_for(paths: Iterable[Path], roots: dict[Path, str]) -> set[str]:
 
 
 async def rebuild(kernel: Kernel) -> None:
-    from hologram.kernel import plugin_specs
-
     lock_path = kernel.lock.path
     try:
         result = build(lock_path, kernel.lock.sources)
