@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +32,7 @@ from hologram.stages import StageDispatcher, install_from_lock
 if TYPE_CHECKING:
     from hologram.kernel import Kernel
     from hologram.lock import Lock
+    from hologram.supervisor import Supervisor
 
 log = logging.getLogger("hologram.agent")
 TURN_FAILED = 2  # JSON-RPC error code of a turn that could not answer (message: why)
@@ -166,30 +166,23 @@ class AgentService:
 
 
 class StageOrderSync:
-    """Keeps the dispatcher's hooks and order equal to ``kernel.lock``'s. Called before every turn (and once
-    at attach): when the lock object or its content hash changed — `hologram up --watch` rebuilt it and
-    `hologram.kernel.watch.rebuild` assigned ``kernel.lock`` — the stage hooks are installed again
-    from it. The hooks are shared by all sessions, so turns already running see the new order from their
-    next stage on (a stage in progress finishes with the hooks it started with). The check is an identity
-    and a string comparison per turn; nothing outside the agent package has to call it.
+    """Keeps the dispatcher's hooks and order equal to the kernel's lock: installed once at attach, and again
+    from every lock the kernel adopts — it is a lock-changed listener (`Kernel.on_lock_changed`), called by
+    `Kernel.replace_lock` when `hologram up --watch` rebuilt the lock. The hooks are shared by all sessions,
+    so turns already running see the new order from their next stage on (a stage in progress finishes with
+    the hooks it started with). Nothing runs per turn.
 
     Mutation check (done): making ``__call__`` return without re-installing turns
     tests/agent/test_stage_order_sync.py and tests/e2e/test_agent_watch.py red (the hooks keep the old
     order; a new plugin's hook is missing)."""
 
-    def __init__(self, kernel: Kernel, stages: StageDispatcher) -> None:
-        self.kernel = kernel
+    def __init__(self, supervisor: Supervisor, stages: StageDispatcher) -> None:
+        self.supervisor = supervisor
         self.stages = stages
-        self._lock: Lock | None = None  # the lock object installed, and its hash then
-        self._hash = ""
         self.installs = 0
 
-    def __call__(self) -> None:
-        lock = self.kernel.lock
-        if lock is self._lock and lock.content_hash == self._hash:
-            return
-        install_from_lock(self.stages, lock, self.kernel.supervisor)
-        self._lock, self._hash = lock, lock.content_hash
+    def __call__(self, lock: Lock) -> None:
+        install_from_lock(self.stages, lock, self.supervisor)
         self.installs += 1
         if self.installs > 1:
             log.info("stage order re-installed from the rebuilt lock (%s)", lock.content_hash[:12])
@@ -228,11 +221,12 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> AgentSe
     chain, problem = build_chain(settings)
     if chain is None:
         log.warning("%s", problem)
-        print(f"hologram: {problem}", file=sys.stderr)
+        kernel.notify("agent", problem, warning=True)
     supervisor = kernel.supervisor
     stages = StageDispatcher()
-    sync = StageOrderSync(kernel, stages)
-    sync()
+    sync = StageOrderSync(supervisor, stages)
+    sync(kernel.lock)
+    kernel.on_lock_changed(sync)
     store = SessionStore.in_data_dir(kernel.data_dir)
     memory = SessionMemory.open(kernel.data_dir, store)
     tools = ToolRegistry(supervisor.tool_catalog)
@@ -249,20 +243,15 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> AgentSe
         invoke_plugin=supervisor.invoke_tool,
         publish=kernel.ring.publish,
         no_llm_message=problem,
-        before_turn=sync,
     )
     service = AgentService(agent)
     if chain is not None:
         kernel.add_status_section("providers", chain.status)
     kernel.add_status_section("memory", memory.status)
-    supervisor.event_listeners.append(service.forward_output)
-    kernel.control.methods.update(
-        {
-            protocol.ASK: service.ask,
-            protocol.TURN_CANCEL: service.cancel,
-            protocol.SESSIONS_LIST: service.list_sessions,
-            protocol.SESSIONS_EVENTS: service.session_events,
-        }
-    )
-    supervisor.kernel_methods.setdefault("kernel.sessions", {})["approve"] = service.approve
+    kernel.add_event_listener(service.forward_output)
+    kernel.add_control_method(protocol.ASK, service.ask)
+    kernel.add_control_method(protocol.TURN_CANCEL, service.cancel)
+    kernel.add_control_method(protocol.SESSIONS_LIST, service.list_sessions)
+    kernel.add_control_method(protocol.SESSIONS_EVENTS, service.session_events)
+    kernel.add_facility_method("kernel.sessions", "approve", service.approve)
     return service

@@ -56,6 +56,12 @@ class ControlServer:
         self._server: asyncio.AbstractServer | None = None
         self._connections: set[Connection] = set()
 
+    def add(self, name: str, method: Method) -> None:
+        """Serve ``name`` on every connection from now on; refuses a name already served."""
+        if name in self.methods:
+            raise ValueError(f"the control socket already serves {name!r}; register each method once")
+        self.methods[name] = method
+
     async def start(self) -> None:
         address = check_socket_path(self.path)
         if self.path.exists():
