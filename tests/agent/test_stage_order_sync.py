@@ -13,7 +13,6 @@ never c); so does `Kernel.replace_lock` not calling its listeners.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ from hologram.agent.attach import StageOrderSync
 from hologram.kernel import Kernel
 from hologram.llm import ChatRequest, ChatResult
 from hologram.lock import LOCK_VERSION, Lock
+from hologram.sdk.local import LocalEndpoint
 from hologram.sessions import SessionStore
 from hologram.stages import StageDispatcher
 from hologram.supervisor import State
@@ -82,7 +82,7 @@ def test_a_rebuilt_lock_reorders_the_hooks_before_the_next_turn(tmp_path: Path, 
     kernel = Kernel(lock(path, "h1", ["a", "b"]), tmp_path)
     for plugin in kernel.supervisor.plugins.values():
         plugin.state = State.READY
-        plugin.sdk_plugin = importlib.import_module(f"order_sync_{plugin.name}").plugin  # as its start does
+        plugin.local = LocalEndpoint.load(f"order_sync_{plugin.name}")  # as its start does
     stages = StageDispatcher()
     sync = StageOrderSync(kernel.supervisor, stages)
     sync(kernel.lock)  # as attach_agent does
