@@ -24,7 +24,7 @@ from hologram.agent.turn import DEFAULT_CONTEXT_WINDOW, Agent, TurnError
 from hologram.errors import HologramError
 from hologram.llm import LLMConfigError, ProviderChain
 from hologram.memory.session_memory import SessionMemory
-from hologram.rpc import RpcError
+from hologram.rpc import INVALID_PARAMS, TURN_FAILED, RpcError
 from hologram.sessions import SessionStore, messages_from_events
 from hologram.settings import Settings
 from hologram.stages import StageDispatcher, install_from_lock
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from hologram.supervisor import Supervisor
 
 log = logging.getLogger("hologram.agent")
-TURN_FAILED = 2  # JSON-RPC error code of a turn that could not answer (message: why)
 
 
 @dataclass
@@ -59,7 +58,7 @@ class AgentService:
     async def ask(self, params: dict[str, Any]) -> dict[str, Any]:
         text = params.get("text")
         if not isinstance(text, str) or not text.strip():
-            raise RpcError(-32602, "ask needs a non-empty 'text'")
+            raise RpcError(INVALID_PARAMS, "ask needs a non-empty 'text'")
         channel = Channel(calling_connection(), interactive=bool(params.get("interactive", False)))
         store = self.agent.store
         session = params.get("session")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hologram.errors import HologramError, Problem
-from hologram.rpc import Connection, RpcError
+from hologram.rpc import UNKNOWN_NAME, Connection, RpcError
 
 SOCKET_NAME = "hologram.sock"
 UNIX_PATH_MAX = 107
@@ -108,7 +108,7 @@ def _wrap(method: Method) -> Callable[[Any], Awaitable[Any]]:
         try:
             return await method(params if isinstance(params, dict) else {})
         except KeyError as exc:
-            raise RpcError(1, str(exc.args[0]) if exc.args else str(exc)) from None
+            raise RpcError(UNKNOWN_NAME, str(exc.args[0]) if exc.args else str(exc)) from None
 
     return handler
 

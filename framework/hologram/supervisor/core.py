@@ -17,7 +17,7 @@ from typing import Any
 
 from hologram import protocol
 from hologram.facility import KERNEL
-from hologram.rpc import NOT_READY, RingWriter, RpcError
+from hologram.rpc import INVALID_PARAMS, METHOD_NOT_FOUND, NOT_READY, RingWriter, RpcError
 from hologram.supervisor.managed import Handlers, ManagedPlugin, PluginSpec, StartFailed
 from hologram.supervisor.state import State
 
@@ -264,7 +264,7 @@ class Supervisor:
 
     async def _facility_call(self, caller: ManagedPlugin, params: Any) -> Any:
         if not isinstance(params, dict):
-            raise RpcError(-32602, "facility/call expects an object")
+            raise RpcError(INVALID_PARAMS, "facility/call expects an object")
         facility = protocol.facility_name(str(params.get("facility", "")))
         method = str(params.get("method", ""))
         provider = caller.spec.requires.get(facility)
@@ -280,7 +280,7 @@ class Supervisor:
         if provider == KERNEL:
             handler = self.kernel_methods.get(facility, {}).get(method)
             if handler is None:
-                raise RpcError(-32601, f"the kernel serves no method {method!r} on {facility!r}")
+                raise RpcError(METHOD_NOT_FOUND, f"the kernel serves no method {method!r} on {facility!r}")
             result = handler(caller=caller.name, **arguments)
             return await result if asyncio.iscoroutine(result) else result
         target = self.plugins[provider]
