@@ -24,7 +24,7 @@ from typing import Any
 
 from hologram import turn_api as api
 from hologram.rpc import Connection, ConnectionClosed
-from hologram.supervisor.control import connect as connect_control
+from hologram.kernel.control import connect as connect_control
 
 _END = object()  # put into every stream's queue when the connection closes
 

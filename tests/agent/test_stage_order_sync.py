@@ -1,34 +1,35 @@
-"""`hologram up --watch` adopts a rebuilt lock by assigning ``kernel.lock``; the agent re-installs the stage
-hooks from it before the next turn (`StageOrderSync`, wired as `Agent.before_turn` by `attach_agent`).
+"""`hologram up --watch` adopts a rebuilt lock with `Kernel.replace_lock`; the agent's lock-changed listener
+re-installs the stage hooks from it, so the next turn runs them in the new order (`StageOrderSync`, which
+`attach_agent` registers with `Kernel.on_lock_changed`).
 
-Real objects: `Lock`, `Supervisor` (not started; the plugins are marked ready by hand), in-process SDK
+Real objects: `Kernel` (not run; its supervisor's plugins are marked ready by hand), `Lock`, in-process SDK
 plugins whose hooks run in the turn, and the turn loop with an instant scripted LLM.
 
 Mutation check (done): making `StageOrderSync.__call__` return before re-installing turns
 ``test_a_rebuilt_lock_reorders_the_hooks_before_the_next_turn`` red (the second turn still runs a, b and
-never c).
+never c); so does `Kernel.replace_lock` not calling its listeners.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from hologram.agent import Agent, ToolRegistry
 from hologram.agent.attach import StageOrderSync
+from hologram.kernel import Kernel
 from hologram.llm import ChatRequest, ChatResult
-from hologram.lock import LOCK_VERSION, Lock, LockedPlugin
+from hologram.lock import LOCK_VERSION, Lock
+from hologram.sdk.local import LocalEndpoint
 from hologram.sessions import SessionStore
 from hologram.stages import StageDispatcher
-from hologram.supervisor import PluginSpec, State, Supervisor
+from hologram.supervisor import State
 
 HOOK = """
 from hologram.sdk import Plugin
@@ -61,7 +62,8 @@ def entry(name: str, order: int) -> dict[str, Any]:
 
 
 def lock(path: Path, content_hash: str, order: list[str]) -> Lock:
-    entries = [{"name": "kernel"}, *(entry(n, 10 * (i + 1)) for i, n in enumerate(order))]
+    """Every lock has the same three plugins (nothing restarts when it is adopted); the order differs."""
+    entries = [{"name": "kernel"}, *(entry(n, 10) for n in ("a", "b", "c"))]
     data = {
         "lock-version": LOCK_VERSION,
         "content-hash": content_hash,
@@ -77,26 +79,27 @@ def inputs(store: SessionStore, sid: str) -> list[str]:
 
 def test_a_rebuilt_lock_reorders_the_hooks_before_the_next_turn(tmp_path: Path, modules: None) -> None:
     path = tmp_path / "hologram.lock"
-    specs = [PluginSpec(LockedPlugin.model_validate(entry(n, 10))) for n in ("a", "b", "c")]
-    supervisor = Supervisor(specs, tmp_path, kernel_facilities=[])
-    for plugin in supervisor.plugins.values():
+    kernel = Kernel(lock(path, "h1", ["a", "b"]), tmp_path)
+    for plugin in kernel.supervisor.plugins.values():
         plugin.state = State.READY
-        plugin.sdk_plugin = importlib.import_module(f"order_sync_{plugin.name}").plugin  # as its start does
-    kernel = SimpleNamespace(lock=lock(path, "h1", ["a", "b"]), supervisor=supervisor)
+        plugin.local = LocalEndpoint.load(f"order_sync_{plugin.name}")  # as its start does
     stages = StageDispatcher()
-    sync = StageOrderSync(kernel, stages)  # type: ignore[arg-type]
-    sync()
+    sync = StageOrderSync(kernel.supervisor, stages)
+    sync(kernel.lock)  # as attach_agent does
+    kernel.on_lock_changed(sync)
     store = SessionStore(tmp_path / "sessions.db")
-    agent = Agent(llm=Instant(), store=store, tools=ToolRegistry(), stages=stages, before_turn=sync)
+    agent = Agent(llm=Instant(), store=store, tools=ToolRegistry(), stages=stages)
 
     asyncio.run(agent.run_turn("x", session_id="s"))
-    kernel.lock = lock(path, "h2", ["c", "b", "a"])  # what watch.rebuild does
+    assert asyncio.run(kernel.replace_lock(lock(path, "h2", ["c", "b", "a"]))) == []  # what watch.rebuild does
     asyncio.run(agent.run_turn("y", session_id="s"))
     asyncio.run(agent.run_turn("z", session_id="s"))
     assert inputs(store, "s") == ["x a b", "y c b a", "z c b a"]
-    assert sync.installs == 2  # once at attach, once for the rebuilt lock; unchanged locks cost nothing
+    assert sync.installs == 2  # once at attach, once for the rebuilt lock; turns cost nothing
 
-    kernel.lock = lock(path, "h2", ["a", "c"])  # a new Lock object with the same hash is re-read too
+    asyncio.run(kernel.replace_lock(lock(path, "h2", ["a", "c"])))
     asyncio.run(agent.run_turn("w", session_id="s"))
     assert inputs(store, "s")[-1] == "w a c"
+    assert list(kernel.lock.stages["on_input"]) == ["a", "c"]
     store.close()
+    kernel.ring.close()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import sys
 import textwrap
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 import pytest
 
 from hologram.lock import LOCK_VERSION, Lock, LockedPlugin
+from hologram.sdk.local import LocalEndpoint
 from hologram.stages import FunctionHook, StageContext, StageDispatcher, install_from_lock
 from hologram.supervisor import PluginSpec, State, Supervisor
 
@@ -94,7 +94,7 @@ def test_install_from_lock_follows_lock_order_and_detaches_plugins_that_are_not_
         for name in ("a", "c"):
             sup.plugins[name].state = State.READY
             sup.plugins[name].stages = ["on_input"]
-        sup.plugins["c"].sdk_plugin = importlib.import_module("inproc_stage_mod").plugin  # as its start does
+        sup.plugins["c"].local = LocalEndpoint.load("inproc_stage_mod")  # as its start does
         c = ctx(input="hi")
         asyncio.run(d.run("on_input", c))
         assert c.input == "hi!"  # c ran in process, first
@@ -293,7 +293,7 @@ def test_an_in_process_blocking_hook_runs_in_a_thread_and_a_plain_one_inline(tmp
         lock = Lock.from_data(tmp_path / "hologram.lock", tables({"on_input": ["t"], "pre_action": ["t"]}, entries))
         sup = Supervisor([PluginSpec(lock.plugins[1])], tmp_path, kernel_facilities=[])
         sup.plugins["t"].state = State.READY
-        sup.plugins["t"].sdk_plugin = importlib.import_module("inproc_threads_mod").plugin  # as its start does
+        sup.plugins["t"].local = LocalEndpoint.load("inproc_threads_mod")  # as its start does
         d = StageDispatcher()
         install_from_lock(d, lock, sup)
         c = ctx(input="hi")

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hologram.supervisor.control import call
+from hologram.kernel.control import call
 from mock_llm import MockLLM
 
 PLUGINS = Path(__file__).resolve().parent / "plugins"

@@ -345,7 +345,7 @@ def test_a_killed_ask_client_makes_the_kernel_cancel_the_turn(kernel: E2EKernel,
 
 
 def _sessions(kernel: E2EKernel) -> list[dict[str, Any]]:
-    from hologram.supervisor.control import call as control_call
+    from hologram.kernel.control import call as control_call
 
     listed: list[dict[str, Any]] = control_call(kernel.data, "sessions/list")["sessions"]
     return listed

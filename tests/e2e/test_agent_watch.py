@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hologram.supervisor.control import call
+from hologram.kernel.control import call
 from mock_llm import MockLLM
 
 from .kernel import HOLOGRAM, E2EKernel, env

@@ -96,7 +96,8 @@ def test_a_channel_plugin_runs_and_approves_a_turn_through_kernel_turns(kernel: 
     assert [e["seq"] for e in events] == sorted(e["seq"] for e in events)  # in order, as sent
     for event in events:
         api.parse_event(event)  # every one is a valid event of this API version
-    resolved = next(e for e in events if e["type"] == "approval.resolved")
+    resolved = next((e for e in events if e["type"] == "approval.resolved"), None)
+    assert resolved is not None, events
     assert (resolved["approved"], resolved["by"], resolved["reason"]) == (True, "relay", "relayed yes")
     assert events[-1]["stop_reason"] == "answer" and events[-1]["output"] == "done"
     assert kernel.received() == ["mark-relay"]

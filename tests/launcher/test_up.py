@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from hologram.supervisor.control import call
+from hologram.kernel.control import call
 from tests.launcher.kit import ROOT, events, write_plugin
 
 pytestmark = pytest.mark.slow

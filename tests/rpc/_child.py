@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from hologram.rpc import (
+    APPLICATION_ERROR,
     Arena,
     AsyncRingReader,
     Connection,
@@ -80,7 +81,7 @@ class Child:
         try:
             while self.max_active < n or self.released != n - 1 - value:
                 if asyncio.get_running_loop().time() > deadline:
-                    raise RpcError(-32000, f"only {self.max_active} of {n} requests were open at once")
+                    raise RpcError(APPLICATION_ERROR, f"only {self.max_active} of {n} requests were open at once")
                 await asyncio.sleep(0.001)
         finally:
             self.active -= 1
@@ -99,7 +100,7 @@ class Child:
 
     async def m_fail(self, params: Any) -> Any:
         if params["kind"] == "rpc":
-            raise RpcError(-32000, "tool said no", {"why": "test"})
+            raise RpcError(APPLICATION_ERROR, "tool said no", {"why": "test"})
         raise ValueError("boom")
 
     async def m_stats(self, params: Any) -> Any:

@@ -213,7 +213,7 @@ def test_close_after_eof_still_cancels_the_handlers_of_the_peer_that_left() -> N
     client (a long turn) must be cancelled then. Mutation check (done): returning early from close() when
     EOF had already marked the connection closed leaves the handler running and turns this red."""
     from hologram.rpc import Connection
-    from hologram.supervisor.memory_pipe import memory_pipe_pair
+    from hologram.rpc.memory_pipe import memory_pipe_pair
 
     async def scenario() -> None:
         (server_reader, server_writer), (client_reader, client_writer) = memory_pipe_pair()
@@ -318,7 +318,7 @@ def test_a_cancel_read_in_the_same_chunk_as_its_request_still_reaches_the_handle
     `async def run(): await self` wrapper, is cancelled before it starts and leaves the handler suspended
     forever — `cancelled` never gets set and no answer comes (this test's first wait times out)."""
     from hologram.rpc import Connection
-    from hologram.supervisor.memory_pipe import memory_pipe_pair
+    from hologram.rpc.memory_pipe import memory_pipe_pair
 
     async def scenario() -> None:
         (server_reader, server_writer), (client_reader, client_writer) = memory_pipe_pair()

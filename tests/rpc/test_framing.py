@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hologram.rpc import INVALID_REQUEST, PARSE_ERROR
+from hologram.rpc import INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 from hologram.rpc.framing import LineSplitter, Malformed, Request, Response, encode, parse_line
 
 
@@ -62,7 +62,7 @@ def test_valid_messages_are_classified() -> None:
     assert isinstance(ok, Response) and ok.id == 3 and ok.result is None and ok.error is None
     err = parse_line(b'{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no","data":[1]}}')
     assert isinstance(err, Response) and err.error is not None
-    assert (err.error.code, err.error.message, err.error.data) == (-32601, "no", [1])
+    assert (err.error.code, err.error.message, err.error.data) == (METHOD_NOT_FOUND, "no", [1])
     assert parse_line(b"   ") is None
 
 

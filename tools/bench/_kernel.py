@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hologram.supervisor.control import call
+from hologram.kernel.control import call
 
 HOLOGRAM = [sys.executable, "-m", "hologram"]
 

@@ -41,8 +41,8 @@ from hologram import turn_api as api
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: mock_llm, bench
 
 from bench._kernel import HOLOGRAM, BenchKernel, provider_toml
+from hologram.kernel.control import call
 from hologram.sessions import SessionStore, pairing_problems
-from hologram.supervisor.control import call
 from mock_llm import MockLLM
 
 MARK = "7919"  # the sleep duration tool calls leave behind: the marker of what must not survive

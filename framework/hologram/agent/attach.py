@@ -12,7 +12,6 @@ Kernel facility ``kernel.sessions``: ``approve(session_id, tool, arguments, summ
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -22,47 +21,41 @@ from hologram.agent.hub import TurnHub
 from hologram.agent.service import TurnService
 from hologram.agent.tools import ToolRegistry
 from hologram.agent.turn import DEFAULT_CONTEXT_WINDOW, Agent
+from hologram.kernel.control import current_connection
 from hologram.llm import LLMConfigError, ProviderChain
 from hologram.memory.session_memory import SessionMemory
 from hologram.sessions import SessionStore
 from hologram.settings import Settings
 from hologram.stages import StageDispatcher, install_from_lock
 from hologram.supervisor import State
-from hologram.supervisor.control import current_connection
 
 if TYPE_CHECKING:
     from hologram.kernel import Kernel
     from hologram.lock import Lock
+    from hologram.supervisor import Supervisor
 
 log = logging.getLogger("hologram.agent")
 calling_connection = current_connection.get  # the control connection of the request being handled
 
 
 class StageOrderSync:
-    """Keeps the dispatcher's hooks and order equal to ``kernel.lock``'s. Called before every turn (and once
-    at attach): when the lock object or its content hash changed — `hologram up --watch` rebuilt it and
-    `hologram.supervisor.watch.rebuild` assigned ``kernel.lock`` — the stage hooks are installed again
-    from it. The hooks are shared by all sessions, so turns already running see the new order from their
-    next stage on (a stage in progress finishes with the hooks it started with). The check is an identity
-    and a string comparison per turn; nothing outside the agent package has to call it.
+    """Keeps the dispatcher's hooks and order equal to the kernel's lock: installed once at attach, and again
+    from every lock the kernel adopts — it is a lock-changed listener (`Kernel.on_lock_changed`), called by
+    `Kernel.replace_lock` when `hologram up --watch` rebuilt the lock. The hooks are shared by all sessions,
+    so turns already running see the new order from their next stage on (a stage in progress finishes with
+    the hooks it started with). Nothing runs per turn.
 
     Mutation check (done): making ``__call__`` return without re-installing turns
     tests/agent/test_stage_order_sync.py and tests/e2e/test_agent_watch.py red (the hooks keep the old
     order; a new plugin's hook is missing)."""
 
-    def __init__(self, kernel: Kernel, stages: StageDispatcher) -> None:
-        self.kernel = kernel
+    def __init__(self, supervisor: Supervisor, stages: StageDispatcher) -> None:
+        self.supervisor = supervisor
         self.stages = stages
-        self._lock: Lock | None = None  # the lock object installed, and its hash then
-        self._hash = ""
         self.installs = 0
 
-    def __call__(self) -> None:
-        lock = self.kernel.lock
-        if lock is self._lock and lock.content_hash == self._hash:
-            return
-        install_from_lock(self.stages, lock, self.kernel.supervisor)
-        self._lock, self._hash = lock, lock.content_hash
+    def __call__(self, lock: Lock) -> None:
+        install_from_lock(self.stages, lock, self.supervisor)
         self.installs += 1
         if self.installs > 1:
             log.info("stage order re-installed from the rebuilt lock (%s)", lock.content_hash[:12])
@@ -91,11 +84,12 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     chain, problem = build_chain(settings)
     if chain is None:
         log.warning("%s", problem)
-        print(f"hologram: {problem}", file=sys.stderr)
+        kernel.notify("agent", problem, warning=True)
     supervisor = kernel.supervisor
     stages = StageDispatcher()
-    sync = StageOrderSync(kernel, stages)
-    sync()
+    sync = StageOrderSync(supervisor, stages)
+    sync(kernel.lock)
+    kernel.on_lock_changed(sync)
     store = SessionStore.in_data_dir(kernel.data_dir)
     memory = SessionMemory.open(kernel.data_dir, store)
     tools = ToolRegistry(supervisor.tool_catalog)
@@ -111,7 +105,6 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
         settings=settings.agent,
         invoke_plugin=supervisor.invoke_tool,
         no_llm_message=problem,
-        before_turn=sync,
     )
     service = TurnService(agent, publish=kernel.ring.publish)
     agent.executor.approver = Approver(
@@ -123,12 +116,17 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     if chain is not None:
         kernel.add_status_section("providers", chain.status)
     kernel.add_status_section("memory", memory.status)
-    supervisor.event_listeners.append(forward_output(service.hub))
-    kernel.add_listener(lambda plugin: None if plugin.state is State.READY else service.plugin_gone(plugin.name))
-    kernel.control.methods.update(service.control_methods(calling_connection))
+    kernel.add_event_listener(forward_output(service.hub))
+    # a plugin whose process is gone watches nothing any more (one that is starting may already watch: a channel
+    # that starts a turn from its on_start)
+    gone = (State.CRASHED, State.STOPPED, State.FAILED)
+    kernel.add_listener(lambda plugin: service.plugin_gone(plugin.name) if plugin.state in gone else None)
+    for name, method in service.control_methods(calling_connection).items():
+        kernel.add_control_method(name, method)
     kernel.control.on_disconnect(service.hub.disconnect)
-    supervisor.kernel_methods.setdefault(api.FACILITY, {}).update(service.facility_methods())
-    supervisor.kernel_methods.setdefault("kernel.sessions", {})["approve"] = plugin_asks(service.hub)
+    for name, method in service.facility_methods().items():
+        kernel.add_facility_method(api.FACILITY, name, method)
+    kernel.add_facility_method("kernel.sessions", "approve", plugin_asks(service.hub))
     return service
 
 

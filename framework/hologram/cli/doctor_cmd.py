@@ -12,7 +12,7 @@ from hologram.cli.up_cmd import add_data_option
 from hologram.doctor.check import FileReport, check_data_dir, kernel_running
 from hologram.doctor.repair import repair
 from hologram.errors import HologramError, Problem
-from hologram.supervisor.control import socket_path
+from hologram.kernel.control import socket_path
 
 DETAILS = """\
 Checks every file of the data directory: sessions.db and cold.db (SQLite's integrity check, and every row

@@ -8,7 +8,7 @@ from typing import Any
 
 from hologram.cli._common import command_parser
 from hologram.cli.up_cmd import add_data_option
-from hologram.supervisor.control import call
+from hologram.kernel.control import call
 
 STATUS_DETAILS = """\
 Every plugin of the running kernel with its state (waiting, starting, ready, crashed, stopping, stopped,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from hologram.cli._common import add_lock_option, command_parser
 from hologram.cli.progress import Progress
 from hologram.errors import HologramError, Problem
 from hologram.kernel import DEFAULT_DATA_DIR, Kernel, open_log_file, prepare_data_dir
+from hologram.kernel.notices import Notice
 from hologram.lock import Lock, build, build_graph, graph_hash, missing_manifests, read_lock
 from hologram.memory.tokenize import wait_if_loading
 
@@ -106,10 +108,11 @@ def _current(lock: Lock, *, rebuild: bool) -> Lock:
 async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace) -> int:
     kernel = Kernel(lock, data_dir)
     service = attach_agent(kernel)
+    kernel.on_notice(print_notice)  # the agent's "no provider" is replayed; watch reports come as they happen
     settle = asyncio.ensure_future(_settle_heap(kernel, service))
     kernel.add_listener(Progress(kernel.supervisor))
     if args.watch:
-        from hologram.supervisor.watch import watch
+        from hologram.kernel.watch import watch
 
         task = asyncio.ensure_future(watch(kernel))
         try:
@@ -122,6 +125,15 @@ async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace) -> int:
     await service.aclose()
     print("Hologram stopped.")
     return 0
+
+
+def print_notice(notice: Notice) -> None:
+    """A kernel notice on the terminal: what ``--watch`` did goes to stdout beside the progress lines,
+    anything else (a warning: no LLM provider configured) to stderr."""
+    if notice.source == "watch":
+        print(f"watch: {notice.text}", flush=True)
+    else:
+        print(f"hologram: {notice.text}", file=sys.stderr, flush=True)
 
 
 async def _settle_heap(kernel: Kernel, service: TurnService) -> None:

@@ -26,8 +26,8 @@ import tomli
 
 from hologram.dbfile import MAGIC, header_problem
 from hologram.errors import HologramError
+from hologram.kernel.control import socket_path
 from hologram.settings import SETTINGS_NAME, load_settings, read_text
-from hologram.supervisor.control import socket_path
 
 SKIP_DIRS = frozenset({"logs", "workspace"})
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")

@@ -1,31 +1,58 @@
-"""Error codes and exception types of the plugin protocol.
+"""Error codes and exception types of the plugin protocol and the control socket.
 
-One module so that the kernel, the SDK and plugins written against the documentation agree on the numbers.
-JSON-RPC reserves -32768..-32000; within that, -32099..-32000 is "implementation-defined server errors",
-which is where Hologram's own protocol-level codes live. Plugins that want their own application errors use
-codes >= 1 (positive), so they can never collide with the protocol.
+One module so that the kernel, the SDK, clients and plugins written against the documentation agree on the
+numbers; every code Hologram itself sends is a member of `ErrorCode` (docs/protocol.md section 2 is the same
+table). JSON-RPC reserves -32768..-32000; within that, -32099..-32000 is "implementation-defined server
+errors", which is where Hologram's own protocol-level codes live. Codes from 1 up are application errors:
+on the control socket the kernel's own (`UNKNOWN_NAME`, `TURN_FAILED`), on a plugin's channel the plugin's
+— a plugin's codes travel only between it and its callers, so the two sets cannot be confused.
 """
 
 from __future__ import annotations
 
+from enum import IntEnum
 from typing import Any
 
-# Standard JSON-RPC 2.0 codes.
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
 
-# Hologram protocol codes, range -32099..-32000. Unassigned codes in this range are reserved.
-APPLICATION_ERROR = -32000  # a handler failed on purpose (tool error, hook denied …); message says why
-VERSION_MISMATCH = -32001  # initialize: protocol versions are incompatible
-NOT_READY = -32002  # the facility/tool/stage is unknown or its provider is not ready
-SHUTTING_DOWN = -32003  # the peer is stopping and accepts no new work
-BAD_REF = -32004  # an arena reference is out of bounds, unknown or already freed
-MESSAGE_TOO_LARGE = -32005  # a control line exceeded the peer's line limit
-TIMEOUT = -32006  # the callee gave up waiting on something it depends on
-REQUEST_CANCELLED = -32007  # the sender cancelled the request ($/cancel) and the handler stopped
+class ErrorCode(IntEnum):
+    # Standard JSON-RPC 2.0 codes.
+    PARSE_ERROR = -32700  # the line is not valid JSON
+    INVALID_REQUEST = -32600  # valid JSON, not a valid request
+    METHOD_NOT_FOUND = -32601  # no such method (or facility method, stage hook, tool) at the receiver
+    INVALID_PARAMS = -32602  # the params do not fit the method
+    INTERNAL_ERROR = -32603  # the handler crashed; the message carries the exception
+
+    # Hologram protocol codes, range -32099..-32000. Unassigned codes in this range are reserved.
+    APPLICATION_ERROR = -32000  # a handler failed on purpose (tool error, hook denied …); message says why
+    VERSION_MISMATCH = -32001  # initialize: protocol versions are incompatible
+    NOT_READY = -32002  # the facility/tool/stage is unknown or its provider is not ready
+    SHUTTING_DOWN = -32003  # the peer is stopping and accepts no new work
+    BAD_REF = -32004  # an arena reference is out of bounds, unknown or already freed
+    MESSAGE_TOO_LARGE = -32005  # a control line exceeded the peer's line limit
+    TIMEOUT = -32006  # the callee gave up waiting on something it depends on
+    REQUEST_CANCELLED = -32007  # the sender cancelled the request ($/cancel) and the handler stopped
+
+    # The kernel's application errors on the control socket (1 and up).
+    UNKNOWN_NAME = 1  # a control request named something that does not exist (a plugin); message says what
+    TURN_FAILED = 2  # `ask`: the turn could not answer (no provider, all providers failed, storage); why
+
+
+# The members by name, for `from hologram.rpc import NOT_READY` (what the code base and plugins import).
+PARSE_ERROR = ErrorCode.PARSE_ERROR
+INVALID_REQUEST = ErrorCode.INVALID_REQUEST
+METHOD_NOT_FOUND = ErrorCode.METHOD_NOT_FOUND
+INVALID_PARAMS = ErrorCode.INVALID_PARAMS
+INTERNAL_ERROR = ErrorCode.INTERNAL_ERROR
+APPLICATION_ERROR = ErrorCode.APPLICATION_ERROR
+VERSION_MISMATCH = ErrorCode.VERSION_MISMATCH
+NOT_READY = ErrorCode.NOT_READY
+SHUTTING_DOWN = ErrorCode.SHUTTING_DOWN
+BAD_REF = ErrorCode.BAD_REF
+MESSAGE_TOO_LARGE = ErrorCode.MESSAGE_TOO_LARGE
+TIMEOUT = ErrorCode.TIMEOUT
+REQUEST_CANCELLED = ErrorCode.REQUEST_CANCELLED
+UNKNOWN_NAME = ErrorCode.UNKNOWN_NAME
+TURN_FAILED = ErrorCode.TURN_FAILED
 
 HOLOGRAM_CODE_MIN = -32099
 HOLOGRAM_CODE_MAX = -32000
@@ -40,7 +67,7 @@ class RpcError(Exception):
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
-        self.code = code
+        self.code = int(code)  # an `ErrorCode` travels as its number; compare with either
         self.message = message
         self.data = data
 

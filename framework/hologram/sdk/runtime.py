@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import inspect
 import logging
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from hologram import _json, _loop, protocol
@@ -53,6 +55,28 @@ def tool_result(value: Any, runtime: Runtime) -> dict[str, Any]:
     return {"content": _json.dumps(value, default=str)}
 
 
+class StageFunctions:
+    """How ``stage/invoke`` runs a plugin's hooks: ``functions(stage)`` is the function to call with the
+    context (None: no hook for it) — a plain hook itself, run inline on the loop (see `Plugin.stage`), an
+    ``async def`` itself (its coroutine awaited), a ``blocking=True`` one wrapped to run in a thread. The
+    same object while the hook stays the same, so a caller may keep what it built on it."""
+
+    def __init__(self, plugin: Plugin) -> None:
+        self.plugin = plugin
+        self._threaded: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {}
+
+    def __call__(self, stage: str) -> Callable[[dict[str, Any]], Any] | None:
+        handler = self.plugin.stages.get(stage)
+        if handler is None or stage not in self.plugin.blocking_stages:  # the common case first: one set lookup
+            return handler
+        if inspect.iscoroutinefunction(handler):
+            return handler
+        threaded = self._threaded.get(stage)
+        if threaded is None or threaded[0] is not handler:
+            threaded = self._threaded[stage] = (handler, functools.partial(asyncio.to_thread, handler))
+        return threaded[1]
+
+
 class Runtime:
     """One running instance of a plugin, bound to one connection to the kernel."""
 
@@ -67,14 +91,18 @@ class Runtime:
         self._ring: AsyncRingReader | None = None
         self._stopping = asyncio.Event()
         self._background: set[asyncio.Task[Any]] = set()
-        for method, handler in (
-            (protocol.INITIALIZE, self._initialize),
-            (protocol.TOOL_INVOKE, self._tool_invoke),
-            (protocol.STAGE_INVOKE, self._stage_invoke),
-            (protocol.FACILITY_CALL, self._facility_call),
-            (protocol.FACILITY_STATUS, self._facility_status),
-            (protocol.SHUTDOWN, self._shutdown),
-        ):
+        self.stage_function = StageFunctions(plugin)
+        # What the kernel may ask, by method: served on the connection, and to the kernel's own process
+        # through `LocalEndpoint.handle` (an in-process plugin), the same handlers either way.
+        self.handlers: dict[str, Callable[[Any], Awaitable[Any]]] = {
+            protocol.INITIALIZE: self._initialize,
+            protocol.TOOL_INVOKE: self._tool_invoke,
+            protocol.STAGE_INVOKE: self._stage_invoke,
+            protocol.FACILITY_CALL: self._facility_call,
+            protocol.FACILITY_STATUS: self._facility_status,
+            protocol.SHUTDOWN: self._shutdown,
+        }
+        for method, handler in self.handlers.items():
             self.connection.register(method, handler)
         plugin._runtime = self
 
@@ -219,13 +247,11 @@ class Runtime:
 
     async def _stage_invoke(self, params: Any) -> dict[str, Any]:
         stage = params.get("stage") if isinstance(params, dict) else None
-        handler = self.plugin.stages.get(str(stage))
-        if handler is None:
+        function = self.stage_function(str(stage))
+        if function is None:
             raise RpcError(METHOD_NOT_FOUND, f"plugin {self.plugin.name} does not hook {stage!r}")
-        context = params.get("context") or {}
-        if stage in self.plugin.blocking_stages or inspect.iscoroutinefunction(handler):
-            return {"result": await call_maybe_async(handler, context)}
-        return {"result": handler(context)}  # on the loop: see `Plugin.stage`
+        answer = function(params.get("context") or {})
+        return {"result": await answer if inspect.isawaitable(answer) else answer}
 
     async def _facility_call(self, params: Any) -> Any:
         if not isinstance(params, dict):

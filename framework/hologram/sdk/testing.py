@@ -48,7 +48,9 @@ class PluginHarness:
         ]
         self.ring = RingWriter(64 * 1024)
         self.supervisor = Supervisor([self.spec], self.data_dir, kernel_facilities=kernel_facilities, ring=self.ring)
-        self.supervisor.kernel_methods.update(stubbed)
+        for facility, methods in stubbed.items():
+            for method, handler in methods.items():
+                self.supervisor.add_kernel_method(facility, method, handler)
         self.calls: list[tuple[str, str, dict[str, Any]]] = []
 
     @classmethod

@@ -3,7 +3,8 @@
 - `RemoteHook`: an out-of-process plugin; the call is forwarded with ``supervisor.invoke_stage`` (the
   plugin protocol's ``stage/invoke``) and the plugin's own timeout from the lock.
 - `FunctionHook`: a Python function in the kernel process, called directly (no RPC, no thread): in-process
-  plugins (``run.inproc``: the SDK ``Plugin``'s stage function) and hooks the kernel adds itself.
+  plugins (``run.inproc``: the function the SDK's local call path, `LocalEndpoint.stage_function`, says
+  ``stage/invoke`` runs) and hooks the kernel adds itself.
 
 Every source checks on each call whether it applies: a plugin that is not ready has its hooks detached
 (a crash detaches them, a restart re-attaches them with no re-registration), and a tool-stage hook with
@@ -12,8 +13,6 @@ scope ``own_tools`` sees only calls of its own plugin's tools.
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -118,24 +117,13 @@ class FunctionHook:
 
 
 def _inproc_resolver(supervisor: Supervisor, plugin: str, stage: str) -> Callable[[], Any]:
-    """The SDK plugin's stage function while the plugin is ready, else None (detached). The `Plugin` object
-    is the one the supervisor imported to start it (`ManagedPlugin.sdk_plugin`)."""
-
-    wrapped: tuple[Any, Any] = (None, None)  # (function, its thread wrapper) for a ``blocking=True`` hook
+    """The in-process plugin's stage function while the plugin is ready, else None (detached): what its
+    local call path (`ManagedPlugin.local`, the SDK's `LocalEndpoint`) runs for ``stage/invoke``."""
 
     def resolve() -> Any:
-        nonlocal wrapped
         managed = _ready_plugin(supervisor, plugin)
-        if managed is None:
-            return None
-        sdk_plugin = managed.sdk_plugin
-        stages = getattr(sdk_plugin, "stages", None)
-        function = stages.get(stage) if isinstance(stages, dict) else None
-        if function is None or stage not in getattr(sdk_plugin, "blocking_stages", ()):
-            return function
-        if wrapped[0] is not function:  # ``blocking=True``: in a thread, as out of process (one wrapper)
-            wrapped = (function, functools.partial(asyncio.to_thread, function))
-        return wrapped[1]
+        local = managed.local if managed is not None else None
+        return local.stage_function(stage) if local is not None else None
 
     return resolve
 

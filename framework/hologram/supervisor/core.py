@@ -17,7 +17,7 @@ from typing import Any
 
 from hologram import protocol
 from hologram.facility import KERNEL
-from hologram.rpc import NOT_READY, RingWriter, RpcError
+from hologram.rpc import INVALID_PARAMS, METHOD_NOT_FOUND, NOT_READY, RingWriter, RpcError
 from hologram.supervisor.managed import Handlers, ManagedPlugin, PluginSpec, StartFailed
 from hologram.supervisor.state import State
 
@@ -25,6 +25,7 @@ log = logging.getLogger("hologram.supervisor")
 
 KernelMethod = Callable[..., Any]
 ChangeListener = Callable[[ManagedPlugin], None]
+EventListener = Callable[[dict[str, Any]], None]
 
 
 class Supervisor:
@@ -41,11 +42,13 @@ class Supervisor:
         self.plugin_config = dict(plugin_config or {})
         self.ring = ring or RingWriter()
         self.kernel_facilities = {protocol.facility_name(f) for f in kernel_facilities}
+        # Methods of the kernel's own facilities (`kernel.*`), served by `_facility_call` like a provider's;
+        # whoever assembles the kernel adds them with `add_kernel_method`.
         self.kernel_methods: dict[str, dict[str, KernelMethod]] = {}
         self.listeners: list[ChangeListener] = []
         # In-kernel consumers of plugin events (the running turn forwards its tool_output to its client);
         # other plugins read the same events from the ring.
-        self.event_listeners: list[Callable[[dict[str, Any]], None]] = []
+        self.event_listeners: list[EventListener] = []
         self.handlers = Handlers(self._facility_ready, self._facility_call, self._event_publish, self._exited)
         self.plugins: dict[str, ManagedPlugin] = {spec.name: self._managed(spec) for spec in specs}
         self.order = list(self.plugins)
@@ -68,6 +71,21 @@ class Supervisor:
             for provider in self._providers_of(plugin):
                 if provider in self.dependents:
                     self.dependents[provider].add(plugin.name)
+
+    # -- assembly --------------------------------------------------------------------------------------
+
+    def add_kernel_method(self, facility: str, method: str, handler: KernelMethod) -> None:
+        """Serve ``facility.method`` (a kernel facility) with ``handler(caller=…, **params)``. Refuses a method
+        already served: two components answering one call would be decided by registration order."""
+        facility = protocol.facility_name(facility)
+        methods = self.kernel_methods.setdefault(facility, {})
+        if method in methods:
+            raise ValueError(f"kernel facility {facility!r} already serves {method!r}; register it once")
+        methods[method] = handler
+
+    def add_event_listener(self, listener: EventListener) -> None:
+        """Call ``listener(event)`` for every event a plugin publishes, after it is in the ring."""
+        self.event_listeners.append(listener)
 
     # -- the graph walk --------------------------------------------------------------------------------
 
@@ -246,7 +264,7 @@ class Supervisor:
 
     async def _facility_call(self, caller: ManagedPlugin, params: Any) -> Any:
         if not isinstance(params, dict):
-            raise RpcError(-32602, "facility/call expects an object")
+            raise RpcError(INVALID_PARAMS, "facility/call expects an object")
         facility = protocol.facility_name(str(params.get("facility", "")))
         method = str(params.get("method", ""))
         provider = caller.spec.requires.get(facility)
@@ -262,7 +280,7 @@ class Supervisor:
         if provider == KERNEL:
             handler = self.kernel_methods.get(facility, {}).get(method)
             if handler is None:
-                raise RpcError(-32601, f"the kernel serves no method {method!r} on {facility!r}")
+                raise RpcError(METHOD_NOT_FOUND, f"the kernel serves no method {method!r} on {facility!r}")
             result = handler(caller=caller.name, **arguments)
             return await result if asyncio.iscoroutine(result) else result
         target = self.plugins[provider]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import os
 import signal
@@ -35,11 +34,11 @@ from hologram.rpc import (
 from hologram.supervisor.child import plugin_argv, plugin_env, spawn_plugin
 from hologram.supervisor.crash import CrashPolicy
 from hologram.supervisor.environment import split_environment
-from hologram.supervisor.memory_pipe import memory_pipe_pair
 from hologram.supervisor.state import State
 
 if TYPE_CHECKING:
     from hologram.rpc import RingWriter
+    from hologram.sdk.local import LocalEndpoint
 
 log = logging.getLogger("hologram.supervisor")
 
@@ -142,7 +141,9 @@ class ManagedPlugin:
         self.survives_facility_loss = False
         self.methods: dict[str, list[str]] = {}
         self.runtime: Runtime | None = None
-        self.sdk_plugin: Any = None  # an in-process plugin's `Plugin` object (its stage hooks are called directly)
+        # An in-process plugin's local call path (its stage hooks are called through it, without the wire);
+        # None for a process. Set at each start: a restart re-imports nothing but builds a new one.
+        self.local: LocalEndpoint | None = None
         self.stop_requested = False
         self.exit_description = ""
         self.kill_reason = ""  # why the kernel killed it, reported instead of the bare signal
@@ -288,16 +289,10 @@ class ManagedPlugin:
             runtime.tasks.append(asyncio.ensure_future(self._watch_inproc(runtime, serve)))
 
     def _inproc(self, module_name: str) -> tuple[Any, Any, Awaitable[None]]:
-        from hologram.sdk import Plugin
-        from hologram.sdk.runtime import Runtime as PluginRuntime
+        from hologram.sdk.local import LocalEndpoint
 
-        module = importlib.import_module(module_name)
-        plugin = getattr(module, "plugin", None)
-        if not isinstance(plugin, Plugin):
-            raise ImportError(f"{module_name} has no module-level `plugin = Plugin(...)`")
-        self.sdk_plugin = plugin
-        (kernel_reader, kernel_writer), (plugin_reader, plugin_writer) = memory_pipe_pair()
-        return kernel_reader, kernel_writer, PluginRuntime(plugin, plugin_reader, plugin_writer).serve()
+        self.local = local = LocalEndpoint.load(module_name)
+        return local.connect()
 
     def _register(self, connection: Connection) -> None:
         async def facility_ready(params: Any) -> None:

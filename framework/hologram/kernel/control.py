@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hologram.errors import HologramError, Problem
-from hologram.rpc import Connection, RpcError
+from hologram.rpc import UNKNOWN_NAME, Connection, RpcError
 
 SOCKET_NAME = "hologram.sock"
 UNIX_PATH_MAX = 107
@@ -60,6 +60,12 @@ class ControlServer:
     def on_disconnect(self, listener: Callable[[Connection], None]) -> None:
         """Call ``listener(connection)`` when a client's connection closes (the turn API detaches its watcher)."""
         self._disconnect_listeners.append(listener)
+
+    def add(self, name: str, method: Method) -> None:
+        """Serve ``name`` on every connection from now on; refuses a name already served."""
+        if name in self.methods:
+            raise ValueError(f"the control socket already serves {name!r}; register each method once")
+        self.methods[name] = method
 
     async def start(self) -> None:
         address = check_socket_path(self.path)
@@ -109,7 +115,7 @@ def _wrap(method: Method) -> Callable[[Any], Awaitable[Any]]:
         try:
             return await method(params if isinstance(params, dict) else {})
         except KeyError as exc:
-            raise RpcError(1, str(exc.args[0]) if exc.args else str(exc)) from None
+            raise RpcError(UNKNOWN_NAME, str(exc.args[0]) if exc.args else str(exc)) from None
 
     return handler
 

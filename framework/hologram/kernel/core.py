@@ -2,6 +2,11 @@
 
 Kernel facilities (`kernel.*`) are served here through the same `facility/call` routing plugins use for each
 other, so a plugin cannot tell whether a facility is implemented by the kernel or by another plugin.
+
+Assembly is explicit: a component that adds to the kernel (the agent, `attach_agent`) calls the registration
+methods below — control methods, kernel facility methods, event listeners, lock-changed listeners, notices
+— and never writes another object's fields. Each registration refuses a duplicate, so two components cannot
+silently claim one name.
 """
 
 from __future__ import annotations
@@ -19,14 +24,17 @@ from typing import Any
 
 from hologram._version import __version__
 from hologram.facility import KERNEL
+from hologram.kernel.control import ControlServer, Method, socket_path
+from hologram.kernel.notices import Notice, NoticeListener, Notices
 from hologram.lock import Lock
 from hologram.rpc import RingWriter
 from hologram.settings import load_settings
 from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor
-from hologram.supervisor.control import ControlServer, socket_path
+from hologram.supervisor.core import EventListener, KernelMethod
 
 log = logging.getLogger("hologram.kernel")
 DEFAULT_DATA_DIR = Path(".hologram")
+LockListener = Callable[[Lock], None]
 
 
 def prepare_data_dir(data_dir: Path) -> Path:
@@ -86,7 +94,9 @@ def plugin_specs(lock: Lock) -> list[PluginSpec]:
 
 class Kernel:
     def __init__(self, lock: Lock, data_dir: Path) -> None:
-        self.lock = lock
+        self._lock = lock
+        self._lock_listeners: list[LockListener] = []
+        self.notices = Notices()
         self.data_dir = data_dir = data_dir.resolve()  # see prepare_data_dir: plugins must get it absolute
         self.ring = RingWriter()
         self.settings = load_settings(data_dir)
@@ -104,8 +114,56 @@ class Kernel:
         self.heap_frozen = 0  # set once the start-up heap is frozen (cli/up_cmd.py, hologram/_heap.py)
         self.stop_requested = asyncio.Event()
         self._status_sections: dict[str, Callable[[], Any]] = {}
-        self.control = ControlServer(socket_path(data_dir), self._control_methods())
+        self.control = ControlServer(socket_path(data_dir), {})
+        for name, method in self._control_methods().items():
+            self.add_control_method(name, method)
         self._register_kernel_facilities()
+
+    # -- assembly -------------------------------------------------------------------------------------
+
+    def add_control_method(self, name: str, method: Method) -> None:
+        """Serve ``name`` on the control socket (``method(params)``, async); refuses a name already served."""
+        self.control.add(name, method)
+
+    def add_facility_method(self, facility: str, name: str, method: KernelMethod) -> None:
+        """Serve ``name`` on the kernel facility ``facility`` (``kernel.sessions``) to plugins that require it,
+        as ``method(caller=plugin, **params)``; refuses a method already served."""
+        self.supervisor.add_kernel_method(facility, name, method)
+
+    def add_event_listener(self, listener: EventListener) -> None:
+        """Call ``listener(event)`` for every event a plugin publishes (in the kernel, beside the ring)."""
+        self.supervisor.add_event_listener(listener)
+
+    def on_lock_changed(self, listener: LockListener) -> None:
+        """Call ``listener(new_lock)`` whenever the lock is replaced (`replace_lock`), before plugins restart."""
+        self._lock_listeners.append(listener)
+
+    def notify(self, source: str, text: str, *, warning: bool = False) -> None:
+        """Tell the person running the kernel (`hologram up` prints it); log it as well where it happens."""
+        self.notices.publish(Notice(source, text, warning))
+
+    def on_notice(self, listener: NoticeListener) -> None:
+        """Call ``listener(notice)`` for each notice, the ones given before this call first."""
+        self.notices.subscribe(listener)
+
+    # -- the lock -------------------------------------------------------------------------------------
+
+    @property
+    def lock(self) -> Lock:
+        """The lock the graph runs from; it changes only through `replace_lock`."""
+        return self._lock
+
+    async def replace_lock(self, lock: Lock) -> list[str]:
+        """Adopt a rebuilt lock (`hologram up --watch`): the lock-changed listeners run first (the agent
+        re-installs the stage order), then plugins whose entry changed restart with their dependents.
+        Returns the plugins restarted."""
+        self._lock = lock
+        for listener in list(self._lock_listeners):
+            try:
+                listener(lock)
+            except Exception:  # one broken listener must not keep the others on the old lock
+                log.exception("lock-changed listener failed")
+        return await self.supervisor.replace_specs(plugin_specs(lock))
 
     # -- kernel facilities ----------------------------------------------------------------------------
 
@@ -124,12 +182,9 @@ class Kernel:
         def kernel_info(caller: str) -> dict[str, Any]:
             return self.info()
 
-        methods: dict[str, dict[str, Callable[..., Any]]] = {
-            "kernel.events": {"publish": publish},
-            "kernel.tools": {"list": list_tools},
-            "kernel.settings": {"info": kernel_info},
-        }
-        self.supervisor.kernel_methods.update(methods)
+        self.add_facility_method("kernel.events", "publish", publish)
+        self.add_facility_method("kernel.tools", "list", list_tools)
+        self.add_facility_method("kernel.settings", "info", kernel_info)
 
     # -- control socket -------------------------------------------------------------------------------
 

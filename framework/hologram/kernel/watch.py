@@ -2,6 +2,7 @@
 
 An invalid manifest edit is reported and the running graph is kept: a typo while editing must not take down
 plugins that were working. Only the plugins whose lock entry or code changed, and their dependents, restart.
+What happened is logged and given as a notice (`Kernel.notify`, source ``watch``), which `hologram up` prints.
 """
 
 from __future__ import annotations
@@ -69,20 +70,20 @@ def plugins_for(paths: Iterable[Path], roots: dict[Path, str]) -> set[str]:
 
 
 async def rebuild(kernel: Kernel) -> None:
-    from hologram.kernel import plugin_specs
-
     lock_path = kernel.lock.path
     try:
         result = build(lock_path, kernel.lock.sources)
     except HologramError as exc:
-        log.error("manifest change rejected, the running graph is kept:\n%s", exc.render())
-        print(f"watch: manifest change rejected, the running graph is kept:\n{exc.render()}", flush=True)
+        text = f"manifest change rejected, the running graph is kept:\n{exc.render()}"
+        log.error("%s", text)
+        kernel.notify("watch", text, warning=True)
         return
     if not result.written:
         return
-    kernel.lock = read_lock(lock_path)
-    restarted = await kernel.supervisor.replace_specs(plugin_specs(kernel.lock))
-    print(f"watch: lock rebuilt; restarted {', '.join(restarted) or 'nothing'}", flush=True)
+    restarted = await kernel.replace_lock(read_lock(lock_path))
+    text = f"lock rebuilt; restarted {', '.join(restarted) or 'nothing'}"
+    log.info("%s", text)
+    kernel.notify("watch", text)
 
 
 async def watch(kernel: Kernel) -> None:
@@ -99,4 +100,6 @@ async def watch(kernel: Kernel) -> None:
         owners = plugins_for(code, roots)
         if owners:
             restarted = await kernel.supervisor.restart_many(sorted(owners))
-            print(f"watch: code changed; restarted {', '.join(restarted)}", flush=True)
+            text = f"code changed; restarted {', '.join(restarted)}"
+            log.info("%s", text)
+            kernel.notify("watch", text)
