@@ -289,7 +289,7 @@ class ManagedPlugin:
 
     def _inproc(self, module_name: str) -> tuple[Any, Any, Awaitable[None]]:
         from hologram.sdk import Plugin
-        from hologram.sdk.runtime import Runtime as PluginRuntime
+        from hologram.sdk._runtime import Runtime as PluginRuntime
 
         module = importlib.import_module(module_name)
         plugin = getattr(module, "plugin", None)
