@@ -22,6 +22,7 @@ from hologram.protocol import STAGE_NAMES
 from hologram.sdk import BeforeOutputView, BeforeToolcallView, Change, OnInputView, Plugin, StageView
 from hologram.sdk._views import VIEWS
 from hologram.sdk.testing import PluginHarness
+from hologram.stages import FunctionHook, StageDispatcher
 from hologram.stages.context import VISIBLE, WRITABLE, StageContext
 from tests.launcher.kit import write_plugin
 
@@ -69,7 +70,8 @@ def test_every_stage_has_a_view_showing_exactly_what_the_kernel_shows() -> None:
         assert (view.stage, view.session_id, view.turn_id, view.step, view.data) == (stage, "s1", "t1", 2, {"k": 1})
         for name in fields:
             value = getattr(view, name)
-            shown = dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
+            is_record = dataclasses.is_dataclass(value) and not isinstance(value, type)
+            shown = dataclasses.asdict(value) if is_record else value
             assert shown == wire[name], (stage, name)
 
 
@@ -211,3 +213,26 @@ def test_a_typed_hook_gets_a_view_and_answers_on_the_wire_and_state_is_built_at_
             assert await harness.call_tool("count") == {"content": "n 2 started=True dir=True"}
 
     asyncio.run(scenario())
+
+
+def test_typed_hooks_run_in_the_kernels_dispatcher_as_an_in_process_plugin_does() -> None:
+    """The kernel calls an in-process plugin's ``plugin.stages[stage]`` with the view dict (no protocol): the
+    typed wrapper must keep that contract, deny and rewrite included."""
+    plugin = Plugin("guard")
+
+    @plugin.stage("before_toolcall")
+    def guard(view: BeforeToolcallView) -> Change | None:
+        if view.tool_call.name == "shell_run":
+            return view.deny(f"no shell in {view.channel}")
+        return view.rewrite({**view.tool_call.arguments, "safe": True})
+
+    dispatcher = StageDispatcher()
+    dispatcher.register(
+        "before_toolcall", "guard", FunctionHook("guard", "before_toolcall", plugin.stages["before_toolcall"])
+    )
+    call = _turn().for_call({"id": "c1", "name": "files_read", "plugin": "files", "arguments": {"path": "a"}})
+    assert asyncio.run(dispatcher.run("before_toolcall", call)) is False
+    assert call.tool_call is not None and call.tool_call["arguments"] == {"path": "a", "safe": True}
+    shell = _turn().for_call({"id": "c2", "name": "shell_run", "plugin": "shell", "arguments": {}})
+    assert asyncio.run(dispatcher.run("before_toolcall", shell)) is True
+    assert shell.denied == "denied by guard: no shell in cli" and shell.errors == []
