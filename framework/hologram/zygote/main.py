@@ -39,6 +39,7 @@ PRELOAD = (
     "hologram.sdk",
     "hologram.sdk._runtime",
     "hologram.sdk._plugin",
+    "hologram.sdk._views",
 )
 # What the SDK imports later, while it starts serving (measured: sys.modules of a forked synthetic plugin at
 # exit minus the zygote's), or what most plugins import; importing is all that happens here — no loop, no
