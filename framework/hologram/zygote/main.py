@@ -39,6 +39,7 @@ PRELOAD = (
     "hologram.sdk",
     "hologram.sdk._runtime",
     "hologram.sdk._plugin",
+    "hologram.sdk._hooks",
     "hologram.sdk._views",
 )
 # What the SDK imports later, while it starts serving (measured: sys.modules of a forked synthetic plugin at
