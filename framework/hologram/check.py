@@ -1,7 +1,8 @@
 """`hologram check`: lint a manifest or a whole plugin repository, for third-party plugins' CI.
 
-Errors are what `hologram build` would reject; warnings are what makes a plugin worse to use (a model
-cannot use a tool well without descriptions) but still works.
+Errors are what `hologram build` would reject, and tool schemas that disagree with the Python handlers'
+signatures (`hologram.signatures`: each such call would fail at run time); warnings are what makes a plugin
+worse to use (a model cannot use a tool well without descriptions) but still works.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import tomli
 from hologram.discovery import DEFAULT_MANIFEST_FILE, ENTRY_POINT_GROUP
 from hologram.errors import HologramError, Problem
 from hologram.manifest import Manifest, load_manifest
+from hologram.signatures import describe_modules, python_module, tool_problems
 
 
 @dataclass
@@ -54,14 +56,29 @@ def _warnings(manifest: Manifest, path: Path) -> list[Problem]:
     return found
 
 
-def _check_file(path: Path, report: CheckReport) -> None:
+def _check_file(path: Path, report: CheckReport) -> Manifest | None:
     report.checked.append(path)
     try:
         loaded = load_manifest(path)
     except HologramError as exc:
         report.errors.extend(exc.problems)
-        return
+        return None
     report.warnings.extend(_warnings(loaded.manifest, path))
+    return loaded.manifest
+
+
+def _check_signatures(manifests: list[tuple[Path, Manifest]], repo: Path | None, report: CheckReport) -> None:
+    """One child process describes every SDK plugin's handlers; each manifest is compared with its module."""
+    modules = {path: python_module(manifest) for path, manifest in manifests}
+    roots = [repo / "src", repo] if repo is not None else []
+    roots += [path.parent.parent for path in modules]  # a manifest kept in its package: the package's parent
+    described = describe_modules(filter(None, modules.values()), dict.fromkeys(roots))
+    for path, manifest in manifests:
+        module = modules[path]
+        if module is not None:
+            errors, warnings = tool_problems(manifest, path, described.get(module, {"error": "not described"}))
+            report.errors.extend(errors)
+            report.warnings.extend(warnings)
 
 
 def _entry_point_manifests(repo: Path, report: CheckReport) -> list[Path]:
@@ -106,7 +123,9 @@ def check(path: Path) -> CheckReport:
     """Lint one manifest file, or every manifest a plugin repository declares or keeps in manifests/."""
     report = CheckReport()
     if path.is_file():
-        _check_file(path, report)
+        manifest = _check_file(path, report)
+        if manifest is not None:
+            _check_signatures([(path, manifest)], None, report)
         return report
     if not path.is_dir():
         report.errors.append(Problem("no such file or directory", file=str(path)))
@@ -123,6 +142,6 @@ def check(path: Path) -> CheckReport:
                 hint=f"declare an entry point in the '{ENTRY_POINT_GROUP}' group, or add manifests/*.toml",
             )
         )
-    for manifest in sorted(files):
-        _check_file(manifest, report)
+    loaded = [(file, _check_file(file, report)) for file in sorted(files)]
+    _check_signatures([(file, manifest) for file, manifest in loaded if manifest is not None], path, report)
     return report

@@ -23,8 +23,8 @@ from types import TracebackType
 from typing import Any
 
 from hologram import turn_api as api
-from hologram.rpc import Connection, ConnectionClosed
 from hologram.kernel.control import connect as connect_control
+from hologram.rpc import Connection, ConnectionClosed
 
 _END = object()  # put into every stream's queue when the connection closes
 

@@ -93,7 +93,9 @@ def test_check_lints_files_and_repos(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["check", str(good)]) == 0
     output = capsys.readouterr()
     assert "warning: tools[0].parameters: parameters without a description: a" in output.err
-    assert "checked 1 manifest(s): 0 error(s), 1 warning(s)" in output.out
+    # its run.module does not exist, so its handlers' signatures cannot be compared with the schema
+    assert "warning: plugin.run: cannot compare the tool schemas with tests_plugins.good" in output.err
+    assert "checked 1 manifest(s): 0 error(s), 2 warning(s)" in output.out
     repo = tmp_path / "repo"
     (repo / "src" / "hologram_weather").mkdir(parents=True)
     (repo / "pyproject.toml").write_text(

@@ -18,7 +18,7 @@ import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-import hologram.sdk.runtime  # noqa: E402,F401  (plugin.run() imports it; count it in the import time)
+import hologram.sdk._runtime  # noqa: E402,F401  (plugin.run() imports it; count it in the import time)
 from hologram.sdk import Plugin  # noqa: E402
 
 IMPORTED_AT = time.monotonic()

@@ -11,10 +11,78 @@
     if __name__ == "__main__":
         plugin.run()
 
-See docs/authoring.md; `hologram.sdk.testing` runs a plugin as a real process for its tests.
+See docs/authoring.md. Everything an author uses is re-exported here; the modules behind it (``_plugin``,
+``_runtime``, ``_views``) are private, pluggy's style, so they can change without breaking plugins.
+`hologram.sdk.testing` runs a plugin as a real process for its tests.
 """
 
-from hologram.sdk.plugin import FacilityClient, Plugin, StartContext, ToolContext, tool_error
-from hologram.sdk.runtime import SDK_NAME, Runtime
+from __future__ import annotations
 
-__all__ = ["SDK_NAME", "FacilityClient", "Plugin", "Runtime", "StartContext", "ToolContext", "tool_error"]
+from typing import TYPE_CHECKING, Any
+
+from hologram.sdk._plugin import FacilityClient, Plugin, StartContext, ToolContext, tool_error
+
+if TYPE_CHECKING:
+    from hologram.sdk import testing
+    from hologram.sdk._views import (
+        AfterOutputView,
+        AfterToolcallView,
+        BeforeOutputView,
+        BeforeToolcallView,
+        Change,
+        OnInputView,
+        PostActionView,
+        PreActionView,
+        StageView,
+        ToolCallView,
+        ToolResultView,
+    )
+
+# Loaded on first use: the views cost ~7 ms to create, which a plugin without typed hooks need not pay at start
+# (the zygote preloads them); `testing` imports the kernel's supervisor, which a running plugin never needs.
+_LAZY = {
+    "AfterOutputView": "hologram.sdk._views",
+    "AfterToolcallView": "hologram.sdk._views",
+    "BeforeOutputView": "hologram.sdk._views",
+    "BeforeToolcallView": "hologram.sdk._views",
+    "Change": "hologram.sdk._views",
+    "OnInputView": "hologram.sdk._views",
+    "PostActionView": "hologram.sdk._views",
+    "PreActionView": "hologram.sdk._views",
+    "StageView": "hologram.sdk._views",
+    "ToolCallView": "hologram.sdk._views",
+    "ToolResultView": "hologram.sdk._views",
+}
+
+__all__ = [
+    "AfterOutputView",
+    "AfterToolcallView",
+    "BeforeOutputView",
+    "BeforeToolcallView",
+    "Change",
+    "FacilityClient",
+    "OnInputView",
+    "Plugin",
+    "PostActionView",
+    "PreActionView",
+    "StageView",
+    "StartContext",
+    "ToolCallView",
+    "ToolContext",
+    "ToolResultView",
+    "testing",
+    "tool_error",
+]
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name == "testing":
+        return importlib.import_module("hologram.sdk.testing")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hologram.sdk' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # found once; later lookups do not come back here
+    return value

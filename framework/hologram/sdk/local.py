@@ -16,8 +16,8 @@ from typing import Any
 
 from hologram.rpc import METHOD_NOT_FOUND, NOT_READY, RpcError
 from hologram.rpc.memory_pipe import MemoryWriter, memory_pipe_pair
-from hologram.sdk.plugin import Plugin
-from hologram.sdk.runtime import Runtime, StageFunctions
+from hologram.sdk._plugin import Plugin
+from hologram.sdk._runtime import Runtime, StageFunctions
 
 
 def load_plugin(module_name: str) -> Plugin:

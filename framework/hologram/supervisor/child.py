@@ -7,7 +7,7 @@ SIGKILL it when the kernel dies (PR_SET_PDEATHSIG), so even `kill -9` of the ker
 The death signal is set by util-linux's `setpriv --pdeathsig KILL`, which then execs the plugin. Setting it
 from Python (`preexec_fn`) forces a full fork() of the kernel, on the event loop: measured 31 ms per spawn
 with a 300 MB kernel heap against 1.2 ms through setpriv (which lets Python use vfork). `preexec_fn` stays
-as the fallback where setpriv is missing. SDK plugins also set it themselves (`hologram.sdk.runtime`),
+as the fallback where setpriv is missing. SDK plugins also set it themselves (`hologram.sdk._runtime`),
 which closes the short window between fork and setpriv's prctl.
 """
 

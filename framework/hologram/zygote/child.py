@@ -46,7 +46,7 @@ except (OSError, AttributeError):  # pragma: no cover - not Linux
 def die_with_parent(parent_pid: int) -> None:
     """PR_SET_PDEATHSIG, then leave if the parent already died (the window between fork and prctl).
     The one implementation: the zygote's children, the kernel's `preexec_fn` fallback and SDK plugins
-    (`hologram.sdk.runtime`) call it; this module imports only the standard library, so all can."""
+    (`hologram.sdk._runtime`) call it; this module imports only the standard library, so all can."""
     if _prctl is not None:
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent_pid:

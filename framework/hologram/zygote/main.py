@@ -37,8 +37,10 @@ PRELOAD = (
     "logging",
     "hologram._loop",
     "hologram.sdk",
-    "hologram.sdk.runtime",
-    "hologram.sdk.plugin",
+    "hologram.sdk._runtime",
+    "hologram.sdk._plugin",
+    "hologram.sdk._hooks",
+    "hologram.sdk._views",
 )
 # What the SDK imports later, while it starts serving (measured: sys.modules of a forked synthetic plugin at
 # exit minus the zygote's), or what most plugins import; importing is all that happens here — no loop, no

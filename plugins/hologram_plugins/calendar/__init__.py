@@ -6,6 +6,7 @@ listing shows every time with its offset in the zone asked for. See times.py for
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from datetime import timezone as _timezone
 from pathlib import Path
@@ -15,20 +16,22 @@ from hologram.sdk import Plugin, StartContext, tool_error
 from hologram_plugins.calendar.store import CalendarFile
 from hologram_plugins.calendar.times import ONE_DAY, TimeError, parse_date, parse_instant, show, utc, zone
 
-plugin = Plugin("calendar")
 UTC = _timezone.utc  # tools take a `timezone` argument, which shadows the module name inside them
 
 
-class State:
+@dataclass(frozen=True)
+class CalendarState:
     file: CalendarFile
-    timezone = "UTC"
+    timezone: str  # the default zone of times without an offset
+
+    @classmethod
+    def start(cls, ctx: StartContext) -> CalendarState:
+        timezone = str(ctx.config.get("timezone", "UTC"))
+        zone(timezone, "UTC")  # a bad configured zone fails the start, where it is visible
+        return cls(CalendarFile(Path(ctx.data_dir) / str(ctx.config.get("file", "calendar.ics"))), timezone)
 
 
-@plugin.on_start
-def _start(ctx: StartContext) -> None:
-    State.file = CalendarFile(Path(ctx.data_dir) / str(ctx.config.get("file", "calendar.ics")))
-    State.timezone = str(ctx.config.get("timezone", "UTC"))
-    zone(State.timezone, "UTC")  # a bad configured zone fails the start, where it is visible
+plugin = Plugin("calendar", state=CalendarState.start)
 
 
 @plugin.tool("calendar_add")
@@ -43,7 +46,7 @@ def calendar_add(
     description: str = "",
 ) -> dict[str, Any] | str:
     try:
-        tz = zone(timezone, State.timezone)
+        tz = zone(timezone, plugin.state.timezone)
         first: datetime | date
         last: datetime | date
         if all_day:
@@ -63,7 +66,7 @@ def calendar_add(
                 return tool_error(f"the event must end after it starts ({show(first, tz)} → {show(last, tz)})")
     except TimeError as exc:
         return tool_error(str(exc))
-    uid = State.file.add(summary, first, last, location, description)
+    uid = plugin.state.file.add(summary, first, last, location, description)
     if all_day:
         return f"added {summary!r} on {first} (all day) [uid {uid}]"
     length = utc(last, tz) - utc(first, tz)
@@ -81,7 +84,7 @@ def calendar_list(
     start: str | None = None, end: str | None = None, timezone: str | None = None
 ) -> dict[str, Any] | str:
     try:
-        tz = zone(timezone, State.timezone)
+        tz = zone(timezone, plugin.state.timezone)
         now = datetime.now(tz).replace(second=0, microsecond=0)
         first = parse_instant(start, tz) if start else now.replace(hour=0, minute=0)
         if end:
@@ -92,7 +95,7 @@ def calendar_list(
             last = (utc(first, tz) + timedelta(days=7)).astimezone(tz)
     except TimeError as exc:
         return tool_error(str(exc))
-    entries = State.file.between(utc(first, tz), utc(last, tz), tz)
+    entries = plugin.state.file.between(utc(first, tz), utc(last, tz), tz)
     span = f"{show(first, tz)} – {show(last, tz)}"
     if not entries:
         return f"no events between {span}"
@@ -101,7 +104,7 @@ def calendar_list(
 
 @plugin.tool("calendar_delete")
 def calendar_delete(uid: str) -> dict[str, Any] | str:
-    removed = State.file.delete(uid.strip())
+    removed = plugin.state.file.delete(uid.strip())
     if removed is None:
         return tool_error(f"no event with uid {uid!r}; calendar_list shows the uids")
     return f"deleted {removed.summary!r} [uid {removed.uid}]"

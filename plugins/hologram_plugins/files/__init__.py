@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from hologram.sdk import Plugin, StartContext, tool_error
 from hologram_plugins.files.search import TEXT_SNIFF_BYTES, glob_regex, looks_binary, walk_files
 from hologram_plugins.files.workspace import OutsideWorkspace, Workspace, atomic_write, workspace_root
-
-plugin = Plugin("files")
 
 DEFAULTS: dict[str, Any] = {
     "max_inline_bytes": 256 * 1024,  # larger reads return the head inline and the whole file as a blob
@@ -24,19 +23,21 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-class State:
+@dataclass(frozen=True)
+class FilesState:
     workspace: Workspace
-    config: ClassVar[dict[str, Any]] = dict(DEFAULTS)
+    config: dict[str, Any]  # DEFAULTS overridden by `[config]`
+
+    @classmethod
+    def start(cls, ctx: StartContext) -> FilesState:
+        return cls(Workspace(workspace_root(ctx.config, ctx.data_dir)), {**DEFAULTS, **ctx.config})
 
 
-@plugin.on_start
-def _start(ctx: StartContext) -> None:
-    State.config = {**DEFAULTS, **ctx.config}
-    State.workspace = Workspace(workspace_root(ctx.config, ctx.data_dir))
+plugin = Plugin("files", state=FilesState.start)
 
 
 def _guarded(path: str | None) -> Path:
-    return State.workspace.resolve(path)
+    return plugin.state.workspace.resolve(path)
 
 
 @plugin.tool("files_list")
@@ -45,7 +46,7 @@ def files_list(path: str = ".", recursive: bool = False, max_entries: int = 500)
         real = _guarded(path)
     except OutsideWorkspace as exc:
         return tool_error(str(exc))
-    ws = State.workspace
+    ws = plugin.state.workspace
     if not real.exists():
         return tool_error(f"{path!r} does not exist")
     if not real.is_dir():
@@ -92,15 +93,15 @@ def files_read(path: str, start_line: int | None = None, end_line: int | None = 
     if not real.is_file():
         return tool_error(f"{path!r} is a directory; use files_list" if real.is_dir() else f"{path!r} does not exist")
     size = real.stat().st_size
-    if size > int(State.config["max_read_bytes"]):
-        return tool_error(f"{path!r} is {size} bytes, over the {State.config['max_read_bytes']}-byte read limit")
+    if size > int(plugin.state.config["max_read_bytes"]):
+        return tool_error(f"{path!r} is {size} bytes, over the {plugin.state.config['max_read_bytes']}-byte read limit")
     data = real.read_bytes()
     if looks_binary(data[:TEXT_SNIFF_BYTES]):
         return tool_error(f"{path!r} is a binary file ({size} bytes); files_read returns text only")
     text = data.decode("utf-8", errors="replace")
     if start_line is not None or end_line is not None:
         return _line_range(text, path, start_line, end_line)
-    limit = int(State.config["max_inline_bytes"])
+    limit = int(plugin.state.config["max_inline_bytes"])
     if size <= limit:
         return text
     head = data[:limit].decode("utf-8", errors="ignore")
@@ -131,7 +132,7 @@ def files_write(path: str, content: str, create_dirs: bool = True) -> dict[str, 
         real = _guarded(path)
     except OutsideWorkspace as exc:
         return tool_error(str(exc))
-    if real == State.workspace.root or real.is_dir():
+    if real == plugin.state.workspace.root or real.is_dir():
         return tool_error(f"{path!r} is a directory")
     if not real.parent.exists():
         if not create_dirs:
@@ -140,7 +141,7 @@ def files_write(path: str, content: str, create_dirs: bool = True) -> dict[str, 
     existed = real.exists()
     data = content.encode("utf-8")
     atomic_write(real, data)
-    return f"{'overwrote' if existed else 'created'} {State.workspace.relative(real)} ({len(data)} bytes)"
+    return f"{'overwrote' if existed else 'created'} {plugin.state.workspace.relative(real)} ({len(data)} bytes)"
 
 
 @plugin.tool("files_edit")
@@ -164,7 +165,7 @@ def files_edit(path: str, old_text: str, new_text: str) -> dict[str, Any] | str:
         return tool_error(f"old_text occurs {count} times in {path!r}; include more surrounding text to make it unique")
     atomic_write(real, text.replace(old_text, new_text, 1).encode("utf-8"))
     line = text[: text.index(old_text)].count("\n") + 1
-    return f"edited {State.workspace.relative(real)} at line {line}"
+    return f"edited {plugin.state.workspace.relative(real)} at line {line}"
 
 
 @plugin.tool("files_search")
@@ -184,7 +185,7 @@ def files_search(
             finder = re.compile(query if regex else re.escape(query), re.IGNORECASE)
         except re.error as exc:
             return tool_error(f"bad regular expression {query!r}: {exc}")
-    ws = State.workspace
+    ws = plugin.state.workspace
     results: list[str] = []
     for file in walk_files(ws, start, lambda f: matcher.fullmatch(f.relative_to(start).as_posix()) is not None):
         shown = file.relative_to(ws.root).as_posix()
@@ -202,7 +203,7 @@ def files_search(
 
 def _grep(file: Path, shown: str, finder: re.Pattern[str], room: int) -> list[str]:
     try:
-        if file.stat().st_size > int(State.config["max_search_file_bytes"]):
+        if file.stat().st_size > int(plugin.state.config["max_search_file_bytes"]):
             return []
         data = file.read_bytes()  # one read: the sniff and the text (splitlines handles \r\n and \r)
     except OSError:

@@ -12,17 +12,14 @@ from typing import Any
 from hologram.sdk import Plugin, StartContext, tool_error
 from hologram_plugins.notes.store import Note, NoteError, NoteStore
 
-plugin = Plugin("notes")
 FACILITY = "notes.store"
 
 
-class State:
-    store: NoteStore
+def _store(ctx: StartContext) -> NoteStore:
+    return NoteStore(Path(ctx.data_dir) / str(ctx.config.get("folder", "notes")))
 
 
-@plugin.on_start
-def _start(ctx: StartContext) -> None:
-    State.store = NoteStore(Path(ctx.data_dir) / str(ctx.config.get("folder", "notes")))
+plugin = Plugin("notes", state=_store)
 
 
 def _tags(tags: list[str] | None) -> list[str] | None:
@@ -40,7 +37,7 @@ def _show(note: Note) -> str:
 @plugin.tool("notes_create")
 def notes_create(title: str, body: str, tags: list[str] | None = None) -> dict[str, Any] | str:
     try:
-        note = State.store.create(title, body, _tags(tags))
+        note = plugin.state.create(title, body, _tags(tags))
     except NoteError as exc:
         return tool_error(str(exc))
     return f"created note {note.title!r}"
@@ -49,11 +46,11 @@ def notes_create(title: str, body: str, tags: list[str] | None = None) -> dict[s
 @plugin.tool("notes_read")
 def notes_read(title: str) -> dict[str, Any] | str:
     try:
-        note = State.store.get(title)
+        note = plugin.state.get(title)
     except NoteError as exc:
         return tool_error(str(exc))
     if note is None:
-        return tool_error(f"no note titled {title!r}{State.store.suggest(title)}")
+        return tool_error(f"no note titled {title!r}{plugin.state.suggest(title)}")
     return _show(note)
 
 
@@ -64,7 +61,7 @@ def notes_update(
     if body is None and append is None and tags is None:
         return tool_error("give body (to replace the text), append (to add to it) or tags")
     try:
-        note = State.store.update(title, body, append, _tags(tags))
+        note = plugin.state.update(title, body, append, _tags(tags))
     except NoteError as exc:
         return tool_error(str(exc))
     return f"updated note {note.title!r} ({len(note.body)} characters)"
@@ -72,7 +69,7 @@ def notes_update(
 
 @plugin.tool("notes_list")
 def notes_list(tag: str | None = None, limit: int = 100) -> str:
-    notes = State.store.listing(tag)
+    notes = plugin.state.listing(tag)
     if not notes:
         return "no notes" + (f" tagged {tag!r}" if tag else "")
     lines = [f"- {n.title}" + (f"  [{', '.join(n.tags)}]" if n.tags else "") + f"  ({n.updated})" for n in notes]
@@ -82,7 +79,7 @@ def notes_list(tag: str | None = None, limit: int = 100) -> str:
 
 @plugin.tool("notes_search")
 def notes_search(query: str, limit: int = 10) -> str:
-    hits = State.store.search(query, limit)
+    hits = plugin.state.search(query, limit)
     if not hits:
         return f"no notes contain {query!r}"
     return "\n".join(f"- {note.title}: {text}" for note, _, text in hits)
@@ -93,20 +90,20 @@ def notes_search(query: str, limit: int = 10) -> str:
 
 @plugin.method(FACILITY, "get")
 def get(title: str) -> dict[str, Any] | None:
-    note = State.store.get(title)
+    note = plugin.state.get(title)
     return note.as_dict() if note else None
 
 
 @plugin.method(FACILITY, "put")
 def put(title: str, body: str, tags: list[str] | None = None) -> dict[str, Any]:
-    return State.store.put(title, body, _tags(tags)).as_dict()
+    return plugin.state.put(title, body, _tags(tags)).as_dict()
 
 
 @plugin.method(FACILITY, "search")
 def search(query: str, limit: int = 10) -> list[dict[str, Any]]:
-    return [{"title": n.title, "snippet": s, "score": score} for n, score, s in State.store.search(query, limit)]
+    return [{"title": n.title, "snippet": s, "score": score} for n, score, s in plugin.state.search(query, limit)]
 
 
 @plugin.method(FACILITY, "list")
 def list_notes(tag: str | None = None) -> list[dict[str, Any]]:
-    return [{"title": n.title, "tags": n.tags, "updated": n.updated} for n in State.store.listing(tag)]
+    return [{"title": n.title, "tags": n.tags, "updated": n.updated} for n in plugin.state.listing(tag)]

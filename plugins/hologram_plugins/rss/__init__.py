@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -20,37 +21,43 @@ from hologram_plugins.rss.parse import Feed, FeedError, Item, parse_feed
 from hologram_plugins.web.fetch import guarded_get
 from hologram_plugins.web.guard import FetchError, NetPolicy
 
-plugin = Plugin("rss")
 ACCEPT = "application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5"
 MAX_SEEN = 2000  # ids remembered per feed; older ones have long left any real feed
 
 
-class State:
-    path: Path
-    policy = NetPolicy()
-    max_bytes = 5 * 1024 * 1024
-    timeout_s = 20.0
-    lock = threading.Lock()
+@dataclass(frozen=True)
+class RssState:
+    path: Path  # feeds.json: the subscriptions and the ids seen
+    policy: NetPolicy
+    max_bytes: int
+    timeout_s: float
+    lock: threading.Lock = field(default_factory=threading.Lock)  # one writer of feeds.json at a time
+
+    @classmethod
+    def start(cls, ctx: StartContext) -> RssState:
+        return cls(
+            Path(ctx.data_dir) / "feeds.json",
+            NetPolicy.from_config(ctx.config),
+            int(ctx.config.get("max_bytes", 5 * 1024 * 1024)),
+            float(ctx.config.get("timeout_s", 20.0)),
+        )
 
 
-@plugin.on_start
-def _start(ctx: StartContext) -> None:
-    State.path = Path(ctx.data_dir) / "feeds.json"
-    State.policy = NetPolicy.from_config(ctx.config)
-    State.max_bytes = int(ctx.config.get("max_bytes", State.max_bytes))
-    State.timeout_s = float(ctx.config.get("timeout_s", State.timeout_s))
+plugin = Plugin("rss", state=RssState.start)
 
 
 def _load() -> dict[str, dict[str, Any]]:
-    if not State.path.exists():
+    path = plugin.state.path
+    if not path.exists():
         return {}
-    feeds = json.loads(State.path.read_text(encoding="utf-8")).get("feeds", {})
+    feeds = json.loads(path.read_text(encoding="utf-8")).get("feeds", {})
     return feeds if isinstance(feeds, dict) else {}
 
 
 def _save(feeds: dict[str, dict[str, Any]]) -> None:
-    State.path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(State.path, json.dumps({"version": 1, "feeds": feeds}, ensure_ascii=False, indent=1).encode())
+    path = plugin.state.path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, json.dumps({"version": 1, "feeds": feeds}, ensure_ascii=False, indent=1).encode())
 
 
 def _now() -> str:
@@ -59,16 +66,17 @@ def _now() -> str:
 
 async def _download(url: str) -> Feed:
     """The parsed feed at `url`; raises FeedError with a readable message for every failure."""
+    state = plugin.state
     try:
         fetched = await guarded_get(
-            url, State.policy, max_bytes=State.max_bytes, timeout_s=State.timeout_s, accept=ACCEPT
+            url, state.policy, max_bytes=state.max_bytes, timeout_s=state.timeout_s, accept=ACCEPT
         )
     except FetchError as exc:
         raise FeedError(str(exc)) from None
     if fetched.status >= 400:
         raise FeedError(f"{url} answered HTTP {fetched.status}")
     if fetched.truncated:
-        raise FeedError(f"{url} is larger than {State.max_bytes} bytes; not read")
+        raise FeedError(f"{url} is larger than {state.max_bytes} bytes; not read")
     return parse_feed(fetched.body)
 
 
@@ -86,7 +94,7 @@ async def rss_subscribe(url: str) -> dict[str, Any] | str:
         feed = await _download(url)
     except FeedError as exc:
         return tool_error(f"cannot subscribe to {url}: {exc}")
-    with State.lock:
+    with plugin.state.lock:
         feeds = _load()
         if url in feeds:
             return f"already subscribed to {feeds[url]['title']!r} ({url})"
@@ -130,7 +138,7 @@ async def rss_fetch(feed: str | None = None, limit: int = 20) -> dict[str, Any] 
     results = await asyncio.gather(*(_download(u) for u in urls), return_exceptions=True)
     sections: list[str] = []
     total = 0
-    with State.lock:
+    with plugin.state.lock:
         feeds = _load()  # re-read: another call may have changed it while we downloaded
         for url, result in zip(urls, results, strict=True):
             entry = feeds.get(url)

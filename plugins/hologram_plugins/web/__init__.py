@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from hologram.sdk import Plugin, StartContext, tool_error
@@ -15,30 +16,37 @@ from hologram_plugins.web.fetch import guarded_get
 from hologram_plugins.web.guard import FetchError, NetPolicy
 from hologram_plugins.web.html_text import html_to_text
 
-plugin = Plugin("web")
 TEXT_TYPES = ("application/json", "application/xml", "application/javascript", "application/x-yaml", "+xml", "+json")
 
 
-class State:
-    policy = NetPolicy()
-    max_bytes = 2 * 1024 * 1024
-    timeout_s = 20.0
-    max_chars = 20_000
+@dataclass(frozen=True)
+class WebState:
+    """The limits of this start, from `[config]`."""
+
+    policy: NetPolicy
+    max_bytes: int
+    timeout_s: float
+    max_chars: int
+
+    @classmethod
+    def start(cls, ctx: StartContext) -> WebState:
+        return cls(
+            NetPolicy.from_config(ctx.config),
+            int(ctx.config.get("max_bytes", 2 * 1024 * 1024)),
+            float(ctx.config.get("timeout_s", 20.0)),
+            int(ctx.config.get("max_chars", 20_000)),
+        )
 
 
-@plugin.on_start
-def _start(ctx: StartContext) -> None:
-    State.policy = NetPolicy.from_config(ctx.config)
-    State.max_bytes = int(ctx.config.get("max_bytes", State.max_bytes))
-    State.timeout_s = float(ctx.config.get("timeout_s", State.timeout_s))
-    State.max_chars = int(ctx.config.get("max_chars", State.max_chars))
+plugin = Plugin("web", state=WebState.start)
 
 
 @plugin.tool("web_fetch")
 async def web_fetch(url: str, max_chars: int | None = None, raw: bool = False) -> dict[str, Any] | str:
-    limit = min(int(max_chars or State.max_chars), State.max_chars * 5)
+    state = plugin.state
+    limit = min(int(max_chars or state.max_chars), state.max_chars * 5)
     try:
-        page = await guarded_get(url, State.policy, max_bytes=State.max_bytes, timeout_s=State.timeout_s)
+        page = await guarded_get(url, state.policy, max_bytes=state.max_bytes, timeout_s=state.timeout_s)
     except FetchError as exc:
         return tool_error(str(exc))
     kind = page.content_type
@@ -55,7 +63,7 @@ async def web_fetch(url: str, max_chars: int | None = None, raw: bool = False) -
     header += f"URL: {page.url}\nStatus: {page.status}\n"
     notes = []
     if page.truncated:
-        notes.append(f"the page is larger than {State.max_bytes} bytes; only the beginning was downloaded")
+        notes.append(f"the page is larger than {state.max_bytes} bytes; only the beginning was downloaded")
     if len(text) > limit:
         notes.append(f"text cut at {limit} of {len(text)} characters")
         text = text[:limit]

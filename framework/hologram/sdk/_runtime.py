@@ -1,6 +1,7 @@
 """The plugin side of the protocol: handshake, request routing, arenas and event subscriptions.
 
-Authors never touch this module; `Plugin.run()` and the kernel's in-process loader use it. Every handler
+Private (pluggy's style: the public API is re-exported by `hologram.sdk`); authors never touch this module;
+`Plugin.run()` and the kernel's in-process loader use it. Every handler
 turns an author's exception into a protocol-level error result, so a buggy tool costs one failed call, not
 the plugin process.
 """
@@ -37,7 +38,7 @@ from hologram.rpc import (
     open_stdio,
     to_blob,
 )
-from hologram.sdk.plugin import Plugin, StartContext, ToolContext, call_maybe_async, signature_of, tool_error
+from hologram.sdk._plugin import Plugin, StartContext, ToolContext, call_maybe_async, signature_of, tool_error
 from hologram.zygote.child import ENV_KERNEL_PID, die_with_parent
 
 log = logging.getLogger("hologram.sdk")
@@ -80,8 +81,10 @@ class StageFunctions:
 class Runtime:
     """One running instance of a plugin, bound to one connection to the kernel."""
 
-    def __init__(self, plugin: Plugin, reader: ByteReader, writer: ByteWriter) -> None:
+    def __init__(self, plugin: Plugin[Any], reader: ByteReader, writer: ByteWriter) -> None:
         self.plugin = plugin
+        self.state: Any = None  # what ``Plugin(state=...)`` built at this start (`Plugin.state`)
+        self.has_state = False
         self.connection = Connection(reader, writer, name=f"{plugin.name}→kernel")
         self.config: dict[str, Any] = {}
         self.provides: list[str] = []
@@ -183,12 +186,17 @@ class Runtime:
         (protocol rule), and no tool call can reach handlers whose state `on_start` has not built yet.
         Facility calls and `ready()` work inside `on_start`: the connection serves both ways meanwhile.
         """
+        step = "state="
         try:
+            if self.plugin.state_factory is not None:
+                self.state = await call_maybe_async(self.plugin.state_factory, context)
+                self.has_state = True
+            step = "on_start"
             for hook in self.plugin.start_hooks:
                 await call_maybe_async(hook, context)
         except Exception as exc:
-            log.exception("%s: on_start failed", self.plugin.name)
-            raise RpcError(APPLICATION_ERROR, f"on_start failed: {type(exc).__name__}: {exc}") from exc
+            log.exception("%s: %s failed", self.plugin.name, step)
+            raise RpcError(APPLICATION_ERROR, f"{step} failed: {type(exc).__name__}: {exc}") from exc
         if self.plugin.auto_ready:
             for facility in self.provides:
                 if facility not in self.announced:
@@ -313,12 +321,12 @@ def die_with_kernel() -> None:
         die_with_parent(int(kernel_pid))
 
 
-async def serve_stdio(plugin: Plugin) -> None:
+async def serve_stdio(plugin: Plugin[Any]) -> None:
     reader, writer = await open_stdio()
     await Runtime(plugin, reader, writer).serve()
 
 
-def run_stdio(plugin: Plugin) -> None:
+def run_stdio(plugin: Plugin[Any]) -> None:
     die_with_kernel()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     with contextlib.suppress(KeyboardInterrupt):

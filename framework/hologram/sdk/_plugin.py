@@ -1,7 +1,7 @@
 """The plugin author's API: a `Plugin` object and its decorators.
 
 An author writes plain (async or sync) functions and decorates them; the protocol — handshake, routing,
-arenas, events — is handled by `hologram.sdk.runtime`. The same object runs out of process (`plugin.run()`
+arenas, events — is handled by `hologram.sdk._runtime`. The same object runs out of process (`plugin.run()`
 under `python -m`) or in the kernel (`run.inproc`), so moving a plugin between the two is a manifest edit.
 """
 
@@ -12,14 +12,21 @@ import functools
 import inspect
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from hologram.protocol import STAGE_NAMES
+from hologram.sdk._hooks import typed_hook, view_class
 
 if TYPE_CHECKING:
-    from hologram.sdk.runtime import Runtime
+    from hologram.sdk._runtime import Runtime
 
 F = TypeVar("F", bound=Callable[..., Any])
+if TYPE_CHECKING:  # a default (PEP 696) keeps a bare `Plugin` annotation valid; typing has it from 3.13 only
+    from typing_extensions import TypeVar as TypeVarWithDefault
+
+    S = TypeVarWithDefault("S", default=Any)
+else:
+    S = TypeVar("S")
 EventHandler = Callable[[dict[str, Any]], Any]
 
 
@@ -55,7 +62,7 @@ class ToolContext:
 
     call_id: str
     session_id: str | None
-    plugin: Plugin
+    plugin: Plugin[Any]
     arguments: dict[str, Any] = field(default_factory=dict)
     """The arguments exactly as the kernel sent them (explicit nulls included), e.g. to check them against
     what a before_toolcall hook approved."""
@@ -73,7 +80,7 @@ class StartContext:
 
     config: dict[str, Any]
     data_dir: str
-    plugin: Plugin
+    plugin: Plugin[Any]
     requires: dict[str, str] = field(default_factory=dict)
 
 
@@ -87,7 +94,7 @@ async def call_maybe_async(function: Callable[..., Any], *args: Any, **kwargs: A
 class FacilityClient:
     """Calls methods of a facility some other plugin (or the kernel) provides; the kernel routes them."""
 
-    def __init__(self, plugin: Plugin, facility: str, timeout: float | None = 60.0) -> None:
+    def __init__(self, plugin: Plugin[Any], facility: str, timeout: float | None = 60.0) -> None:
         self._plugin = plugin
         self.facility = facility
         self.timeout = timeout
@@ -97,11 +104,17 @@ class FacilityClient:
         return await self._plugin.runtime.call_facility(self.facility, method, params, self.timeout)
 
 
-class Plugin:
-    """Declare a plugin's tools, stage hooks, facility methods and start-up code."""
+class Plugin(Generic[S]):
+    """Declare a plugin's tools, stage hooks, facility methods and start-up code.
 
-    def __init__(self, name: str) -> None:
+    ``state``: a function of the `StartContext` that builds the plugin's state (a store, a client, its
+    configuration) when the plugin starts, before the ``on_start`` hooks; tools, hooks and methods reach it
+    as `plugin.state`. It keeps state off module globals, so each start gets a fresh one built from that
+    start's config and data dir."""
+
+    def __init__(self, name: str, *, state: Callable[[StartContext], S] | None = None) -> None:
         self.name = name
+        self.state_factory = state
         self.tools: dict[str, ToolSpec] = {}
         self.stages: dict[str, Callable[..., Any]] = {}
         self.blocking_stages: set[str] = set()  # sync stage hooks that run in a thread (``blocking=True``)
@@ -133,7 +146,11 @@ class Plugin:
         return register
 
     def stage(self, stage: str, *, blocking: bool = False) -> Callable[[F], F]:
-        """A hook for one of the seven stages; it receives the stage context and may return changes.
+        """A hook for one of the seven stages; it receives the stage's view and may return changes.
+
+        Annotate the hook's parameter with the stage's view class (``def sign(view: BeforeOutputView)``) to
+        receive a typed view whose methods build the answer; a hook without that annotation receives the
+        view as the JSON dict of the protocol and returns a dict, as before typed views existed.
 
         A plain (sync) hook runs on the plugin's event loop, not in a thread like tools: hooks sit on the
         turn's path, once per tool call for the tool stages, and a thread hop cost ~150 µs of a ~250 µs
@@ -143,7 +160,8 @@ class Plugin:
             raise ValueError(f"unknown stage {stage!r}; stages are: {', '.join(STAGE_NAMES)}")
 
         def register(function: F) -> F:
-            self.stages[stage] = function
+            view = view_class(function, stage)
+            self.stages[stage] = function if view is None else typed_hook(function, view)
             if blocking:
                 self.blocking_stages.add(stage)
             else:
@@ -193,6 +211,16 @@ class Plugin:
             raise RuntimeError(f"plugin {self.name!r} is not running; start it with plugin.run()")
         return self._runtime
 
+    @property
+    def state(self) -> S:
+        """The state ``state=`` built at this start; an error before the plugin has started."""
+        if self.state_factory is None:
+            raise RuntimeError(f"plugin {self.name!r} has no state: declare it with Plugin({self.name!r}, state=...)")
+        runtime = self.runtime
+        if not runtime.has_state:
+            raise RuntimeError(f"plugin {self.name!r} is starting: its state is built before the on_start hooks run")
+        return cast(S, runtime.state)
+
     async def ready(self, *facilities: str) -> None:
         """Announce that these provided facilities can be used now; dependents start at this moment."""
         for facility in facilities:
@@ -215,6 +243,6 @@ class Plugin:
 
     def run(self) -> None:
         """Entry point of an out-of-process plugin: speak the protocol on stdin/stdout until shutdown."""
-        from hologram.sdk.runtime import run_stdio
+        from hologram.sdk._runtime import run_stdio
 
         run_stdio(self)

@@ -1,0 +1,128 @@
+"""What a plugin's tool handlers accept, as JSON: the Python half of `hologram check`'s signature check.
+
+A tool's parameters are written twice, as JSON Schema in the manifest (what the model is shown and the kernel
+validates) and as the handler's signature (what the call binds to). `hologram check` runs
+``python -m hologram.sdk._describe MODULE...`` in a child process — importing a plugin runs its code, which
+must not happen inside the checker, and the child gets the plugin repository on its path — and compares the
+two (`hologram.signatures`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hologram import _json
+from hologram.sdk._plugin import Plugin, ToolSpec
+
+# Python types → the JSON Schema types a value of them may arrive as. ``number`` covers ``integer``.
+_SIMPLE: dict[Any, set[str]] = {
+    str: {"string"},
+    bool: {"boolean"},
+    int: {"integer"},
+    float: {"number", "integer"},
+    list: {"array"},
+    tuple: {"array"},
+    set: {"array"},
+    Sequence: {"array"},
+    dict: {"object"},
+    Mapping: {"object"},
+    type(None): {"null"},
+}
+
+
+def json_types(annotation: Any) -> set[str] | None:
+    """The JSON types an annotation accepts; None when it accepts anything or is not understood (``Any``,
+    no annotation, a class of the author's), so nothing is claimed about it."""
+    if annotation is inspect.Parameter.empty or annotation is Any:
+        return None
+    if annotation is None:
+        return {"null"}
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        found: set[str] = set()
+        for arg in typing.get_args(annotation):
+            part = json_types(arg)
+            if part is None:
+                return None
+            found |= part
+        return found
+    if origin is typing.Literal:
+        found = set()
+        for value in typing.get_args(annotation):
+            part = json_types(type(value))
+            if part is None:
+                return None
+            found |= part
+        return found
+    if origin is typing.Annotated:
+        return json_types(typing.get_args(annotation)[0])
+    return _SIMPLE.get(origin or annotation)
+
+
+def describe_tool(spec: ToolSpec) -> dict[str, Any]:
+    handler = spec.handler
+    try:
+        hints = typing.get_type_hints(handler)
+    except Exception:  # an annotation that does not resolve: check names and required-ness only
+        hints = {}
+    parameters: dict[str, Any] = {}
+    var_keyword = False
+    for name, parameter in inspect.signature(handler).parameters.items():
+        if name == "ctx":
+            continue  # the ToolContext the SDK passes, not an argument of the model
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            var_keyword = True
+            continue
+        if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.POSITIONAL_ONLY):
+            continue  # the SDK passes arguments by keyword only
+        known = json_types(hints.get(name, inspect.Parameter.empty))
+        parameters[name] = {
+            "required": parameter.default is inspect.Parameter.empty,
+            "types": None if known is None else sorted(known),
+        }
+    return {
+        "handler": f"{handler.__module__}.{handler.__qualname__}",
+        "parameters": parameters,
+        "var_keyword": var_keyword,
+    }
+
+
+def find_plugin(module_name: str) -> Plugin[Any]:
+    """The module's ``plugin``: in the package itself, or in its ``__main__`` (the layout of
+    docs/examples/hologram-weather, whose ``__main__`` only runs the plugin when run as a program)."""
+    module = importlib.import_module(module_name)
+    plugin = getattr(module, "plugin", None)
+    if not isinstance(plugin, Plugin) and hasattr(module, "__path__"):
+        plugin = getattr(importlib.import_module(f"{module_name}.__main__"), "plugin", None)
+    if not isinstance(plugin, Plugin):
+        raise LookupError(f"{module_name} has no module-level `plugin = Plugin(...)`")
+    return plugin
+
+
+def describe(module_name: str) -> dict[str, Any]:
+    try:
+        plugin = find_plugin(module_name)
+    except Exception as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    return {"tools": {name: describe_tool(spec) for name, spec in plugin.tools.items()}}
+
+
+def main(argv: list[str]) -> int:
+    out = sys.stdout
+    sys.stdout = sys.stderr  # a plugin that prints while it is imported must not corrupt the answer
+    try:
+        described = {name: describe(name) for name in argv}
+    finally:
+        sys.stdout = out
+    out.write(_json.dumps(described) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
