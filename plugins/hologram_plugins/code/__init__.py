@@ -10,6 +10,7 @@ before a call reaches this plugin (settings.toml ``[approvals]``, default `ask`)
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from hologram.sdk import Plugin, StartContext, ToolContext
@@ -17,26 +18,28 @@ from hologram_plugins._process.run import RunSettings, run_command
 from hologram_plugins._process.runner import child_env
 from hologram_plugins.code.limits import Limits
 
-plugin = Plugin("code")
 MAX_PROCESSES = 64  # per call, the interpreter included: a snippet rarely needs more, a fork loop gets stopped
 
 
-class State:
+@dataclass(frozen=True)
+class CodeState:
     run: RunSettings
-    limits = Limits()
+    limits: Limits
 
 
-@plugin.on_start
-def _start(ctx: StartContext) -> None:
+def _state(ctx: StartContext) -> CodeState:
     config = ctx.config
-    State.run = RunSettings.from_config(
-        config, ctx.data_dir, timeout_s=30.0, max_timeout_s=300.0, max_processes=MAX_PROCESSES
+    return CodeState(
+        RunSettings.from_config(config, ctx.data_dir, timeout_s=30.0, max_timeout_s=300.0, max_processes=MAX_PROCESSES),
+        Limits(
+            memory_mb=int(config.get("memory_mb", Limits.memory_mb)),
+            cpu_s=int(config.get("cpu_s", Limits.cpu_s)),
+            max_file_mb=int(config.get("max_file_mb", Limits.max_file_mb)),
+        ),
     )
-    State.limits = Limits(
-        memory_mb=int(config.get("memory_mb", Limits.memory_mb)),
-        cpu_s=int(config.get("cpu_s", Limits.cpu_s)),
-        max_file_mb=int(config.get("max_file_mb", Limits.max_file_mb)),
-    )
+
+
+plugin = Plugin("code", state=_state)
 
 
 @plugin.tool("code_run")
@@ -47,7 +50,7 @@ async def code_run(ctx: ToolContext, code: str, timeout_s: float | None = None) 
         ctx,
         ctx.arguments,  # explicit nulls included; timeout_s is read from here
         [sys.executable, "-I", "-c", code],
-        settings=State.run,
+        settings=plugin.state.run,
         env=child_env({"PYTHONIOENCODING": "utf-8"}),
-        rlimits=State.limits.rlimits(),
+        rlimits=plugin.state.limits.rlimits(),
     )

@@ -15,19 +15,16 @@ from hologram.sdk import Plugin, StartContext, ToolContext
 from hologram_plugins._process.run import RunSettings, run_command
 from hologram_plugins._process.runner import child_env
 
-plugin = Plugin("shell")
 MAX_PROCESSES = 256  # per call: a build (make -j, a test runner) forks far more than a snippet of Python
 
 
-class State:
-    run: RunSettings
-
-
-@plugin.on_start
-def _start(ctx: StartContext) -> None:
-    State.run = RunSettings.from_config(
+def _settings(ctx: StartContext) -> RunSettings:
+    return RunSettings.from_config(
         ctx.config, ctx.data_dir, timeout_s=60.0, max_timeout_s=600.0, max_processes=MAX_PROCESSES
     )
+
+
+plugin = Plugin("shell", state=_settings)
 
 
 @plugin.tool("shell_run")
@@ -38,6 +35,6 @@ async def shell_run(ctx: ToolContext, command: str, timeout_s: float | None = No
         ctx,
         ctx.arguments,  # explicit nulls included; timeout_s is read from here
         ["bash", "-c", command],
-        settings=State.run,
-        env=child_env({"PWD": str(State.run.workspace)}),
+        settings=plugin.state,
+        env=child_env({"PWD": str(plugin.state.workspace)}),
     )
