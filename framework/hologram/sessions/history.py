@@ -22,24 +22,31 @@ def response_message(data: dict[str, Any]) -> Message:
     if reasoning is None:
         reasoning = data.get("reasoning_content")  # the vendor's field name, should a writer have used it
     return Message.assistant(
-        None if content is None and calls else (content or ""),
+        None if content is None and calls else str(content or ""),
         calls,
         reasoning_content=None if reasoning is None else str(reasoning),
     )
 
 
+def message_of(event: Event) -> Message | None:
+    """The chat message of one stored event, or None for a kind the model never reads (``output``).
+
+    The only reading of an event's ``data``: the request builder (`messages_from_events`) and memory (its
+    records, `hologram.memory.session_records.record_of`) both start from this message, so what the model
+    is sent and what memory scores, moves and recalls cannot drift apart."""
+    data = event.data
+    if event.kind == "input":
+        return Message.user(str(data.get("text", "")))
+    if event.kind == "response":
+        return response_message(data)
+    if event.kind == "tool_result" and event.call_id:
+        return Message.tool(event.call_id, str(data.get("content", "")), name=data.get("name"))
+    return None
+
+
 def messages_from_events(events: Iterable[Event]) -> list[Message]:
     """The conversation as chat messages, in event order (results follow their response)."""
-    out: list[Message] = []
-    for event in events:
-        data = event.data
-        if event.kind == "input":
-            out.append(Message.user(str(data.get("text", ""))))
-        elif event.kind == "response":
-            out.append(response_message(data))
-        elif event.kind == "tool_result" and event.call_id:
-            out.append(Message.tool(event.call_id, str(data.get("content", "")), name=data.get("name")))
-    return out
+    return [m for event in events if (m := message_of(event)) is not None]
 
 
 class HistoryCache:
