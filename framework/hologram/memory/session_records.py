@@ -47,6 +47,9 @@ class Prepared:
     recalled: list[str] = field(default_factory=list)
     """Event ids held in L2 that this request sends (they won the ranking), in time order."""
     recalled_seqs: list[int] = field(default_factory=list)
+    held: int = 0
+    """Events of the session held in L2 once this request is sent (what `SessionMemory.cold_ids` would
+    count, without a second read of the log per request)."""
 
     def request_messages(self, system: str) -> list[Message]:
         """``[system prompt, note?, *history]``: the message list of an LLM request."""

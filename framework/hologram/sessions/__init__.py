@@ -7,6 +7,7 @@ from hologram.sessions.history import (
     pairing_problems,
     response_message,
 )
+from hologram.sessions.log import SessionLog
 from hologram.sessions.store import DB_NAME, NO_RESULT, Event, SessionError, SessionStore
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "Event",
     "HistoryCache",
     "SessionError",
+    "SessionLog",
     "SessionStore",
     "message_of",
     "messages_from_events",

@@ -7,12 +7,14 @@ DeepSeek adapter decides what to send for it. Nothing is inherited from a neighb
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from hologram.llm import Message, ToolCall
-from hologram.sessions.store import Event, SessionStore
+from hologram.sessions.log import SessionLog
+from hologram.sessions.store import Event
 
 
 def response_message(data: dict[str, Any]) -> Message:
@@ -50,34 +52,36 @@ def messages_from_events(events: Iterable[Event]) -> list[Message]:
 
 
 class HistoryCache:
-    """The messages of recently used sessions, kept in memory and extended incrementally.
+    """The chat messages of recently used sessions, extended incrementally from the shared `SessionLog`.
 
-    Rebuilding a session's history from SQLite at every turn cost O(session length) — tools/bench/turn.py's
-    long-session row: 200 turns × 10 calls, ~40 ms of the 200th turn. Events are append-only with increasing
-    seqs and `messages_from_events` maps each event on its own, so the messages of events ``≤ seq`` followed
-    by those of events ``> seq`` are the messages of all events: a turn reads only what was appended since
-    it last looked (its own previous turn, synthetic results from a repair, …). Callers get a fresh list
-    (`Message` is frozen) and may append to it. At most ``max_sessions`` sessions are kept (least recently
-    used out). Only for a single writer process — the kernel's — which is how sessions.db is used.
+    `message_of` maps each event on its own, so the messages of the events ``≤ seq`` followed by those of the
+    events ``> seq`` are the messages of all events: a turn maps only what was appended since it last looked
+    (its own previous turn, synthetic results from a repair, …). Callers get a fresh list (`Message` is
+    frozen) and may append to it. At most ``max_sessions`` sessions are kept (least recently used out).
 
     Mutation check (done): not advancing ``last seq`` after a read turns tests/agent/test_sessions.py's
     cache test red (every message comes twice)."""
 
-    def __init__(self, store: SessionStore, max_sessions: int = 64) -> None:
-        self.store = store
+    def __init__(self, log: SessionLog, max_sessions: int = 64) -> None:
+        self.log = log
         self.max_sessions = max_sessions
         self._cached: OrderedDict[str, tuple[int, list[Message]]] = OrderedDict()
 
     def messages(self, session: str) -> list[Message]:
         last, messages = self._cached.pop(session, (0, []))
-        new = self.store.events(session, after=last)
-        if new:
+        events = self.log.events(session)
+        if events and events[-1].seq > last:
+            new = events[bisect_right(events, last, key=_seq) :]
             messages = messages + messages_from_events(new)
             last = new[-1].seq
         self._cached[session] = (last, messages)
         while len(self._cached) > self.max_sessions:
             self._cached.popitem(last=False)
         return list(messages)
+
+
+def _seq(event: Event) -> int:
+    return event.seq
 
 
 def pairing_problems(events: Sequence[Event]) -> list[str]:
