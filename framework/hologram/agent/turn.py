@@ -28,15 +28,14 @@ from hologram.agent.executor import Executor, Outcome, PluginInvoke
 from hologram.agent.tools import ToolRegistry
 from hologram.llm import ChatRequest, ChatResult, Delta, Message, StreamInterruptedError, ToolCall
 from hologram.llm import ContextOverflowError as LLMContextOverflowError
-from hologram.memory.overflow import ContextOverflowError as MemoryOverflowError
-from hologram.memory.overflow import OverflowGuard
-from hologram.memory.tokens import estimate_tokens
+from hologram.memory import ContextOverflowError as MemoryOverflowError
+from hologram.memory import OverflowGuard, estimate_tokens
 from hologram.sessions import HistoryCache, SessionLog, SessionStore
 from hologram.settings import AgentSettings
 from hologram.stages import StageContext, StageDispatcher
 
 if TYPE_CHECKING:
-    from hologram.memory.session_memory import SessionMemory
+    from hologram.memory import SessionMemory
 
 log = logging.getLogger("hologram.agent")
 

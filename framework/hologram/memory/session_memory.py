@@ -591,7 +591,7 @@ class SessionMemory:
                 recalled, missing = recall(self.cold, [h for h, _ in hits], self.reinsert_for(sid))
             except RecallError as exc:
                 return {"content": f"error: {exc}", "is_error": True}
-            return {"content": RecallResult(recalled, [], missing).tool_text(), "is_error": False}
+            return {"content": RecallResult(recalled, missing).tool_text(), "is_error": False}
 
         return handler
 
