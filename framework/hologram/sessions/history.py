@@ -7,7 +7,6 @@ DeepSeek adapter decides what to send for it. Nothing is inherited from a neighb
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -69,19 +68,14 @@ class HistoryCache:
 
     def messages(self, session: str) -> list[Message]:
         last, messages = self._cached.pop(session, (0, []))
-        events = self.log.events(session)
-        if events and events[-1].seq > last:
-            new = events[bisect_right(events, last, key=_seq) :]
+        new = self.log.after(session, last)
+        if new:
             messages = messages + messages_from_events(new)
             last = new[-1].seq
         self._cached[session] = (last, messages)
         while len(self._cached) > self.max_sessions:
             self._cached.popitem(last=False)
         return list(messages)
-
-
-def _seq(event: Event) -> int:
-    return event.seq
 
 
 def pairing_problems(events: Sequence[Event]) -> list[str]:

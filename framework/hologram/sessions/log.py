@@ -11,6 +11,7 @@ single writer process — the kernel's — which is how sessions.db is used.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import OrderedDict
 
 from hologram.sessions.store import Event, SessionStore
@@ -19,26 +20,53 @@ from hologram.sessions.store import Event, SessionStore
 MAX_SESSIONS = 64
 
 
+class _Held:
+    """One session's events as read so far, and the tuple handed out for them (made when first asked)."""
+
+    __slots__ = ("events", "snapshot")
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.snapshot: tuple[Event, ...] | None = ()
+
+
 class SessionLog:
     """The events of up to ``max_sessions`` recently used sessions, extended incrementally (module docstring)."""
 
     def __init__(self, store: SessionStore, max_sessions: int = MAX_SESSIONS) -> None:
         self.store = store
         self.max_sessions = max_sessions
-        self._events: OrderedDict[str, tuple[Event, ...]] = OrderedDict()
+        self._held: OrderedDict[str, _Held] = OrderedDict()
 
     def events(self, sid: str) -> tuple[Event, ...]:
-        """The session's events in log order; only those appended since the last call are read. A tuple,
-        replaced when it grows: a caller's snapshot stays whole across its awaits."""
-        held = self._events.pop(sid, ())
-        new = self.store.events(sid, after=held[-1].seq if held else 0)
-        if new:
-            held = (*held, *new)
-        self._events[sid] = held
-        while len(self._events) > self.max_sessions:
-            self._events.popitem(last=False)
-        return held
+        """The session's events in log order; only those appended since the last read are read. A tuple,
+        replaced when the session grows: a caller's snapshot stays whole across its awaits."""
+        held = self._read(sid)
+        if held.snapshot is None:
+            held.snapshot = tuple(held.events)
+        return held.snapshot
+
+    def after(self, sid: str, seq: int) -> list[Event]:
+        """The session's events with a seq above `seq`, in log order: what a caller that has seen the log up
+        to `seq` lacks, without copying the rest (`HistoryCache`, every turn without memory)."""
+        held = self._read(sid).events
+        return held[bisect_right(held, seq, key=_seq) :]
 
     def forget(self, sid: str) -> None:
         """Drop a session's events (a deleted session; they are read again on next use)."""
-        self._events.pop(sid, None)
+        self._held.pop(sid, None)
+
+    def _read(self, sid: str) -> _Held:
+        held = self._held.pop(sid, None) or _Held()
+        new = self.store.events(sid, after=held.events[-1].seq if held.events else 0)
+        if new:
+            held.events.extend(new)
+            held.snapshot = None
+        self._held[sid] = held
+        while len(self._held) > self.max_sessions:
+            self._held.popitem(last=False)
+        return held
+
+
+def _seq(event: Event) -> int:
+    return event.seq
