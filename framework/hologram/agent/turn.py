@@ -97,8 +97,8 @@ class Agent:
         self.stages = stages
         self.settings = settings or AgentSettings()
         self.executor = Executor(stages, invoke_plugin, timeout_s=self.settings.tool_timeout_s)
-        # Without memory, the whole history from each session's messages, mapped incrementally; with memory,
-        # SessionMemory.prepare reads the same SessionLog: one read of the log per request either way.
+        # Without memory the model gets each session's whole history, mapped incrementally from the log; with
+        # memory SessionMemory.prepare reads the same SessionLog instead: one read of the log per request.
         self.history = HistoryCache(memory.log if memory is not None else SessionLog(store))
         self.publish = publish
         self.no_llm_message = no_llm_message
