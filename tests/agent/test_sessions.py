@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from hologram.llm import Message, ToolCall
-from hologram.sessions import HistoryCache, SessionError, SessionStore, messages_from_events, pairing_problems
+from hologram.sessions import (
+    HistoryCache,
+    SessionError,
+    SessionLog,
+    SessionStore,
+    messages_from_events,
+    pairing_problems,
+)
 
 
 def response(*call_ids: str, reasoning: str | None = None, content: str | None = None) -> dict[str, object]:
@@ -145,7 +152,7 @@ def test_a_batch_is_one_group_commit_and_a_slow_batch_commits_within_the_delay(t
 
 def test_the_history_cache_reads_incrementally_and_equals_a_full_rebuild(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "s.db")
-    cache = HistoryCache(store, max_sessions=1)
+    cache = HistoryCache(SessionLog(store, max_sessions=1), max_sessions=1)
     sid = store.create_session()
     store.append(sid, "input", {"text": "q1"})
     seq = store.append(sid, "response", response("c1", "c2", reasoning="r1"))

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from hologram.supervisor import State
+from hologram.tool_result import ToolResult
 from tests.launcher.kit import events, first, supervisor_for, wait_for, wait_state, write_plugin
 
 pytestmark = pytest.mark.slow
@@ -145,7 +146,7 @@ def test_kill_9_of_a_plugin_detaches_it_and_the_kernel_keeps_serving(tmp_path: P
             result = await supervisor.invoke_tool(
                 "survivor", "echo", {"text": "still here"}, call_id="c", session_id=None
             )
-            assert result == {"content": "survivor: still here"}
+            assert result == ToolResult("survivor: still here")
             await wait_state(supervisor, "victim", State.READY, timeout=10)
             assert supervisor.plugins["victim"].pid != pid
             assert supervisor.plugins["victim"].restarts == 1
@@ -199,7 +200,7 @@ def test_garbage_on_stdout_is_counted_and_repeated_garbage_restarts_the_plugin(t
             assert noisy.runtime is not None
             await wait_for(lambda: noisy.runtime is not None and noisy.runtime.connection.malformed_count == 3)
             result = await supervisor.invoke_tool("noisy", "echo", {"text": "ok"}, call_id="c", session_id=None)
-            assert result["content"] == "noisy: ok", "the connection survived the garbage"
+            assert result.content == "noisy: ok", "the connection survived the garbage"
             await wait_for(
                 lambda: "killed after 50 malformed lines within 10 s" in supervisor.plugins["flood"].reason, timeout=15
             )

@@ -60,7 +60,9 @@ def zygote_pid() -> int:
 
 
 async def probe(supervisor: Supervisor, name: str) -> dict[str, Any]:
-    return await supervisor.invoke_tool(name, "probe", {}, call_id="p", session_id=None)
+    result = await supervisor.invoke_tool(name, "probe", {}, call_id="p", session_id=None)
+    info: dict[str, Any] = json.loads(result.content)
+    return info
 
 
 def passed_fds(supervisor: Supervisor, name: str) -> set[int]:
@@ -137,9 +139,8 @@ def test_kill_9_exit_codes_and_import_errors_are_reported_as_for_any_process(
             assert victim.pid != pid and victim.runtime is not None
             assert isinstance(victim.runtime.process, ZygoteProcess), "restarted through the zygote"
 
-            assert (await supervisor.invoke_tool("quitter", "quit", {"code": 7}, call_id="q", session_id=None))[
-                "content"
-            ] == "leaving"
+            quit = await supervisor.invoke_tool("quitter", "quit", {"code": 7}, call_id="q", session_id=None)
+            assert quit.content == "leaving"
             await wait_for(lambda: supervisor.plugins["quitter"].exit_description == "exited with code 7")
 
             await wait_state(supervisor, "broken", State.FAILED, State.CRASHED)

@@ -51,8 +51,8 @@ async def start(ctx: StartContext) -> None:
 
 @plugin.tool("probe")
 async def probe() -> dict[str, Any]:
+    """What the process looks like from the inside; the SDK sends it as the result's JSON content."""
     return {
-        "content": "probe",
         "pid": os.getpid(),
         "ppid": os.getppid(),
         "sid": os.getsid(0),

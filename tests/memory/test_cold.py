@@ -285,7 +285,6 @@ def test_terms_stored_by_an_older_tokenizer_are_derived_again(tmp_path: Path) ->
     import json
     import sqlite3
 
-    from hologram.memory.recall import make_query
     from hologram.memory.tokenize import ANALYZER_JIEBA
 
     path = tmp_path / "cold.db"
@@ -297,7 +296,8 @@ def test_terms_stored_by_an_older_tokenizer_are_derived_again(tmp_path: Path) ->
     db.commit()
     db.close()
     with ColdStore(path) as store:
-        hits = store.search(make_query("who paints sunsets?"), 5)
+        question = "who paints sunsets?"
+        hits = store.search(Query(question, TermVector.from_text(question)), 5)
         assert hits, "the old event matches the stemmed query"
     db = sqlite3.connect(path)
     ((terms, analyzer),) = db.execute("SELECT terms, analyzer FROM cold_events").fetchall()

@@ -321,6 +321,42 @@ def test_tool_without_session_is_an_error(mem: SessionMemory) -> None:
     assert mem.cold.ids() == before
 
 
+def test_the_tool_recalls_only_from_the_calling_session(mem: SessionMemory) -> None:
+    """Recalling another session's event into this L1 would leave that session's history claiming it."""
+    for sid in ("s1", "s2"):
+        long_session(mem.store, sid=sid, turns=40)
+        window = window_for(total_tokens(mem, sid) // 4)
+        asyncio.run(mem.prepare(sid, "lake house wifi", window_tokens=window, fixed_tokens=0))
+    theirs = mem.cold_ids("s2")
+    assert next(e for e in mem.store.events("s2") if ICELAND in text_of(e)) not in mem.l1_events("s2")
+    out = recall(mem, "s1", "volcano trip Iceland March")
+    assert out["is_error"] is False and "Fagradalsfjall" in out["content"]
+    assert next(e for e in mem.store.events("s1") if ICELAND in text_of(e)) in mem.l1_events("s1")
+    assert mem.cold_ids("s2") == theirs
+    assert set(mem.cold_ids("s1")) | set(theirs) == set(mem.cold.ids())  # nothing else left L2
+
+
+def test_a_failed_move_to_cold_context_leaves_the_history_whole(
+    mem: SessionMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The put is durable before the history forgets anything: when it fails, the request fails and L1 is
+    the whole log still (it is derived from L2 membership)."""
+    sid = long_session(mem.store, turns=40)
+    window = window_for(total_tokens(mem, sid) // 4)
+
+    def full(records: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(mem.cold, "put", full)
+        with pytest.raises(OSError, match="disk full"):
+            asyncio.run(mem.prepare(sid, "lake house wifi", window_tokens=window, fixed_tokens=0))
+    assert mem.l1_events(sid) == list(mem.store.events(sid)) and mem.cold.ids() == []
+    prepared = asyncio.run(mem.prepare(sid, "lake house wifi", window_tokens=window, fixed_tokens=0))
+    assert prepared.pruned and set(prepared.pruned) == set(mem.cold.ids())  # the disk is back: it moves
+    assert_invariants(mem, sid)
+
+
 def test_overflow_recovers_at_most_twice_then_raises(mem: SessionMemory) -> None:
     sid = long_session(mem.store, turns=40)
     full = total_tokens(mem, sid)

@@ -138,11 +138,11 @@ def test_one_plugin_serves_another(tmp_path: Path) -> None:
             saved = await supervisor.invoke_tool(
                 "memo", "memo_save", {"title": "备忘", "text": "买牛奶"}, call_id="c1", session_id="s"
             )
-            assert json.loads(saved["content"])["title"] == "备忘"
+            assert json.loads(saved.content)["title"] == "备忘"
             found = await supervisor.invoke_tool("memo", "memo_find", {"query": "牛奶"}, call_id="c2", session_id="s")
-            assert "买牛奶" in [hit["snippet"] for hit in json.loads(found["content"])]
+            assert "买牛奶" in [hit["snippet"] for hit in json.loads(found.content)]
             read = await supervisor.invoke_tool("notes", "notes_read", {"title": "备忘"}, call_id="c3", session_id="s")
-            assert read["content"].startswith("# 备忘\ntags: memo\n") and read["content"].endswith("买牛奶")
+            assert read.content.startswith("# 备忘\ntags: memo\n") and read.content.endswith("买牛奶")
         finally:
             await supervisor.shutdown()
             ring.close()

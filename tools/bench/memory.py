@@ -56,22 +56,15 @@ from typing import Any
 import numpy as np
 from memory_stream import CachedEmbedder, StreamTurn, report, run_stream, session_times
 
-from hologram.memory import (
-    DenseVector,
-    HybridScorer,
-    MemoryEvent,
-    Query,
-    TermVector,
-    TfidfIndex,
-    load_embedder,
-    make_event,
-    prune,
-)
 from hologram.memory.blocks import EventRecord, build_event
 from hologram.memory.cold import ColdStore
 from hologram.memory.coldindex import ColdIndex, IndexEntry
-from hologram.memory.embed import Embedder
-from hologram.memory.score import Scorer, dense_scores
+from hologram.memory.embed import Embedder, load_embedder
+from hologram.memory.events import MemoryEvent, Query, make_event
+from hologram.memory.prune import prune
+from hologram.memory.score import HybridScorer, Scorer, dense_scores
+from hologram.memory.tfidf import TermVector, TfidfIndex
+from hologram.memory.vectors import DenseVector
 
 DEV_SPLIT = frozenset({"26", "30", "41"})
 ScoreFn = Scorer

@@ -23,18 +23,18 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hologram import _json
 from hologram import turn_api as api
 from hologram.agent.tools import Tool, ToolInvocation, ToolSet
 from hologram.llm import ToolCall
 from hologram.rpc import ConnectionClosed, RequestTimeout, RpcError
 from hologram.stages import StageContext, StageDispatcher
 from hologram.stages.dispatch import BatchMemo
+from hologram.tool_result import ToolResult
 
 if TYPE_CHECKING:
     from hologram.agent.approvals import Approver
 
-PluginInvoke = Callable[..., Awaitable[dict[str, Any]]]  # Supervisor.invoke_tool's signature
+PluginInvoke = Callable[..., Awaitable[ToolResult]]  # Supervisor.invoke_tool's signature
 CANCEL_GRACE_S = 2.0  # after a plugin call's timeout: how long its final "stopped: …" answer is awaited
 Record = Callable[[ToolCall, "Outcome"], None]
 Notify = Callable[[Any], None]  # receives `hologram.turn_api` events
@@ -164,11 +164,11 @@ class Executor:
                 if task is not None:
                     task.cancel()
 
-    def _timed_out(self, tool: Tool, answer: Any = None) -> Outcome:
+    def _timed_out(self, tool: Tool, answer: ToolResult | None = None) -> Outcome:
         """The timeout result; with the plugin's answer to the cancel (what it stopped) when one came."""
         text = f"error: {tool.name} did not answer within {self.timeout_s:g} s"
-        if isinstance(answer, dict) and "content" in answer:
-            text += f" and was stopped; it reported:\n{answer['content']}"
+        if answer is not None:
+            text += f" and was stopped; it reported:\n{answer.content}"
         return Outcome(text, True, "error")
 
     async def _prepare(self, call: ToolCall, tools: ToolSet, turn: StageContext, batch: BatchMemo) -> _Prepared:
@@ -234,11 +234,11 @@ class Executor:
         try:
             if tool.kernel_handler is not None:
                 pending = tool.kernel_handler(p.arguments, ToolInvocation(p.call.id, turn.session_id, turn.turn_id))
-                value = await (_within(pending, self.timeout_s) if timed else pending)
+                result = ToolResult.of(await (_within(pending, self.timeout_s) if timed else pending))
             elif self.invoke_plugin is None:
                 return Outcome(f"error: {tool.name} cannot run: no plugin host", True, "error")
             else:
-                value = await self.invoke_plugin(
+                result = await self.invoke_plugin(
                     tool.plugin,
                     tool.name,
                     p.arguments,
@@ -264,7 +264,7 @@ class Executor:
             raise
         except Exception as exc:  # a kernel tool's bug costs one error result, not the turn
             return Outcome(f"error: {tool.name} failed: {type(exc).__name__}: {exc}", True, "error")
-        return _to_outcome(value)
+        return Outcome(result.content, result.is_error, "error" if result.is_error else "ok")
 
     async def _after(self, p: _Prepared, outcome: Outcome) -> Outcome:
         outcome.approval = p.approval
@@ -284,12 +284,3 @@ async def _within(awaitable: Awaitable[Any], timeout_s: float) -> Any:
         return await asyncio.wait_for(awaitable, timeout_s)
     async with timeout(timeout_s):
         return await awaitable
-
-
-def _to_outcome(value: Any) -> Outcome:
-    if isinstance(value, dict) and "content" in value:
-        is_error = bool(value.get("is_error", False))
-        return Outcome(str(value["content"]), is_error, "error" if is_error else "ok")
-    if isinstance(value, str):
-        return Outcome(value)
-    return Outcome(_json.dumps(value, default=str))

@@ -28,16 +28,15 @@ from hologram.agent.executor import Executor, Outcome, PluginInvoke
 from hologram.agent.tools import ToolRegistry
 from hologram.llm import ChatRequest, ChatResult, Delta, Message, StreamInterruptedError, ToolCall
 from hologram.llm import ContextOverflowError as LLMContextOverflowError
-from hologram.memory.overflow import ContextOverflowError as MemoryOverflowError
-from hologram.memory.overflow import OverflowGuard
-from hologram.memory.tokens import estimate_tokens
-from hologram.sessions import HistoryCache, SessionStore
+from hologram.memory import ContextOverflowError as MemoryOverflowError
+from hologram.memory import OverflowGuard, estimate_tokens
+from hologram.sessions import HistoryCache, SessionLog, SessionStore
 from hologram.settings import AgentSettings
 from hologram.stages import StageContext, StageDispatcher
 
 if TYPE_CHECKING:
     from hologram.agent.approvals import Approver
-    from hologram.memory.session_memory import SessionMemory
+    from hologram.memory import SessionMemory
 
 log = logging.getLogger("hologram.agent")
 
@@ -99,7 +98,9 @@ class Agent:
         self.stages = stages
         self.settings = settings or AgentSettings()
         self.executor = Executor(stages, invoke_plugin, timeout_s=self.settings.tool_timeout_s, approver=approver)
-        self.history = HistoryCache(store)  # each session's messages, read incrementally
+        # Without memory the model gets each session's whole history, mapped incrementally from the log; with
+        # memory SessionMemory.prepare reads the same SessionLog instead: one read of the log per request.
+        self.history = HistoryCache(memory.log if memory is not None else SessionLog(store))
         self.no_llm_message = no_llm_message
         self.before_turn = before_turn  # e.g. re-install the stage order of a rebuilt lock (attach.py)
 
@@ -168,7 +169,8 @@ class _Turn:
         if agent.llm is None:
             raise TurnError(agent.no_llm_message)
         self._persist_input(text)
-        self.history = self.agent.history.messages(self.sid)
+        if agent.memory is None:  # with memory, each request's history comes from SessionMemory.prepare
+            self.history = agent.history.messages(self.sid)
         if await stages.run("pre_action", ctx) and ctx.respond is not None:
             return await self._short_circuit(0)
         max_steps = agent.settings.max_steps
@@ -241,9 +243,9 @@ class _Turn:
         if prepared.pruned:
             self.emit(api.MemoryNote(session=self.sid, turn=self.turn_id, pruned=len(prepared.pruned)))
         messages = prepared.request_messages(ctx.system)
-        if prepared.note is None and (cold := agent.memory.cold_ids(self.sid)):
+        if prepared.note is None and prepared.held:
             # Standing reminder: without it the model forgets, a few requests later, that there is more.
-            messages.insert(1, Message.system(COLD_CONTEXT_NOTE.format(n=len(cold))))
+            messages.insert(1, Message.system(COLD_CONTEXT_NOTE.format(n=prepared.held)))
         return messages
 
     async def _complete(self, request: ChatRequest) -> ChatResult:

@@ -1,4 +1,8 @@
-"""Events with their blocks — the shape shared by L1 and L2 — and the stable IDs that let blocks move.
+"""Memory's record of an event: its blocks and the stable IDs that let them move between L1 and L2.
+
+A record is derived, never authored: the session log's event is the conversation item, and
+`hologram.memory.session_records.record_of` builds its record from the event's chat message. L2 stores the
+record (it must survive the log being read differently later — hence content-hash IDs).
 
 An event (one user input, one model response with its reasoning, one tool call with its result...) is made of
 *blocks*: input, reasoning, response, tool_call, tool_result, media. Blocks move between holders (an L1

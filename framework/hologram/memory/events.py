@@ -1,8 +1,9 @@
-"""The event model memory scores and prunes: a flat, storage-agnostic view of an L1 event.
+"""The scoring view of an event that :func:`~hologram.memory.prune.prune` and the scorers take.
 
-The session layer owns the full event (input, reasoning, response, tool calls and results, media blocks,
-channel, scene...). Memory only needs what scoring and budgeting use, so the session builds one
-:class:`MemoryEvent` per L1 event on entry, with its vectors computed then (never at prune time):
+A view, not a second model of the conversation: it is made from a record
+(:meth:`~hologram.memory.blocks.EventRecord.to_memory_event`) or, in the benchmarks, from a dataset's turn.
+The agent's path ranks with :mod:`hologram.memory.session_index` (the same method on arrays; ``prune`` is its
+reference, tests/memory/test_fit_properties.py). It keeps only what scoring and budgeting use:
 
 * ``text`` — everything the model will read back, reasoning included (issue 5 §6: reasoning is part of the
   event, counts toward its tokens and toward its vectors), flattened by :func:`event_text`;

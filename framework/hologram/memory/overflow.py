@@ -11,18 +11,16 @@ A provider's context-length error goes through the same path (:meth:`OverflowGua
 any fallback provider is tried. At most :data:`MAX_RECOVERIES` recoveries per turn; the next one ends the
 turn with :class:`ContextOverflowError`, whose message says what to do. Each further recovery in a turn aims
 lower (×0.75): if the first one was not enough, our estimate undercounts this content.
+
+This module decides *when* and *how far*; the ranking and the move are
+:meth:`~hologram.memory.session_memory.SessionMemory.recover`'s, the same path as every request's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from hologram.memory.blocks import EventRecord
-from hologram.memory.cold import ColdStore
-from hologram.memory.events import Query
-from hologram.memory.prune import DEFAULT_PINNED, prune
-from hologram.memory.score import Scorer
 
 __all__ = [
     "MAX_RECOVERIES",
@@ -30,11 +28,9 @@ __all__ = [
     "TARGET_FILL",
     "ContextOverflowError",
     "OverflowGuard",
-    "Recovery",
     "history_budget",
     "overflow_note",
     "overflow_ratio",
-    "recover",
 ]
 
 OVERFLOW_THRESHOLD = 1.25
@@ -92,39 +88,6 @@ class OverflowGuard:
     def on_context_error(self) -> float:
         """The provider rejected the request as too long: same path, counted the same way."""
         return self.begin_recovery("the provider reported a context-length error")
-
-
-@dataclass(frozen=True, slots=True)
-class Recovery:
-    kept: list[EventRecord]
-    moved: list[EventRecord]
-    note: str
-    """The system note for the model ('' when nothing moved)."""
-    kept_tokens: int
-    over_budget: bool
-
-
-def recover(
-    l1: Sequence[EventRecord],
-    query: Query,
-    store: ColdStore,
-    *,
-    budget_tokens: int,
-    pinned_recent: int = DEFAULT_PINNED,
-    scorer: Scorer | None = None,
-    now: float | None = None,
-) -> Recovery:
-    """Prune `l1` to `budget_tokens` against `query` and move the pruned events to L2 (durable first).
-
-    Returns what L1 keeps (time order) and the note. If the store write fails it raises and L1 is unchanged.
-    """
-    by_id = {r.id: r for r in l1}
-    result = prune([r.to_memory_event() for r in l1], query, budget_tokens, pinned_recent=pinned_recent, scorer=scorer)
-    moved = [by_id[e.id] for e in result.pruned]
-    if moved:
-        store.put(moved, now=now)
-    kept = [by_id[e.id] for e in result.kept]
-    return Recovery(kept, moved, overflow_note(moved), result.kept_tokens, result.over_budget)
 
 
 def describe_moved(moved: Sequence[EventRecord]) -> tuple[str, str]:

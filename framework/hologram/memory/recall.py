@@ -1,36 +1,28 @@
-"""Moving events between L1 and cold context (L2): demotion on prune, ``coldcontext_query``, automatic recall.
+"""Moving events from cold context (L2) back to L1, and the ``coldcontext_query`` tool's name and schema.
 
-Every move is **copy, then delete** — never fetch-and-delete in one step:
+A move back is **copy, then delete** — never fetch-and-delete in one step (:func:`recall`): **peek** the
+candidates (read the full records; whatever a concurrent recall already took is simply absent), hand them to
+the caller's ``reinsert`` (which must make them part of L1 and return only once that is done), and only then
+**remove** them from L2. If ``reinsert`` raises, nothing is removed and :class:`RecallError` says so. A crash
+between copy and delete leaves the event in both layers, which ``ColdStore.reconcile`` repairs on the next
+start; it never leaves it in neither. Tool-call groups move whole: a recalled call brings its results.
 
-* L1 → L2 (:func:`demote`): ``ColdStore.put`` commits durably, *then* the caller's L1 drops the events.
-* L2 → L1 (:func:`coldcontext_query`): search L2, **peek** the candidates (read the full records; whatever a
-  concurrent recall already took is simply absent), hand them to the caller's ``reinsert`` (which must put
-  them into L1 at their original time position and return only once that is done), and only then **remove**
-  them from L2. If ``reinsert`` raises, nothing is removed and :class:`RecallError` says so.
-
-A crash between copy and delete leaves the event in both layers, which ``ColdStore.reconcile`` repairs on the
-next start; it never leaves it in neither. Tool-call groups move whole: a recalled call brings its results.
-
-The model-callable tool is registered by the kernel; this module gives it its name, description and JSON
-Schema (:data:`COLDCONTEXT_QUERY_PARAMETERS`) and a ready async handler (:func:`make_handler`) with the
-``(arguments, invocation) -> {"content", "is_error"}`` shape of ``hologram.agent.tools.KernelTool``.
+The other direction, L1 → L2, is one durable ``ColdStore.put`` in
+:meth:`~hologram.memory.session_memory.SessionMemory.prepare` (L1 is derived from L2 membership, so there is
+nothing to delete). The search and the tool's handler are SessionMemory's
+(:meth:`~hologram.memory.session_memory.SessionMemory.tool_handler`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from hologram.memory.blocks import NO_TIME, EventRecord
-from hologram.memory.cold import ColdHit, ColdStore
-from hologram.memory.embed import Embedder
-from hologram.memory.events import Query
-from hologram.memory.tfidf import TermVector
-from hologram.memory.vectors import DenseVector
+from hologram.memory.cold import ColdStore
 
 __all__ = [
     "AUTO_RECALL_MIN_SCORE",
@@ -40,12 +32,6 @@ __all__ = [
     "RecallError",
     "RecallResult",
     "Reinsert",
-    "auto_recall",
-    "coldcontext_query",
-    "demote",
-    "insert_in_time_order",
-    "make_handler",
-    "make_query",
     "recall",
     "render_events",
 ]
@@ -90,8 +76,8 @@ AUTO_RECALL_MIN_SCORE = 1.0
 
 
 class Reinsert(Protocol):
-    """Puts `records` (time-ordered, whole tool groups) into L1 at their time position; returns only when
-    done (durably, if L1 is persisted), raises otherwise."""
+    """Makes `records` (time-ordered, whole tool groups) part of L1; returns only when done (durably, if L1
+    is persisted), raises otherwise."""
 
     def __call__(self, records: Sequence[EventRecord], /) -> None: ...
 
@@ -104,7 +90,6 @@ class RecallError(RuntimeError):
 class RecallResult:
     recalled: list[EventRecord]
     """Now in L1 (and no longer in L2), time order, access counted."""
-    hits: list[ColdHit] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     """Candidates that vanished between search and peek (a concurrent recall took them)."""
 
@@ -113,37 +98,6 @@ class RecallResult:
             return "Nothing in cold context matched."
         head = f"Brought back {len(self.recalled)} event(s) from cold context; they are in the history now:"
         return head + "\n" + render_events(self.recalled)
-
-
-def make_query(text: str, embedder: Embedder | None = None) -> Query:
-    """A query with vectors made like events' (dense only when an embedder is given). CPU-bound: run it off
-    the event loop."""
-    dense = None
-    if embedder is not None and text.strip():
-        dense = DenseVector(embedder.fingerprint, embedder.embed([text])[0])
-    return Query(text, TermVector.from_text(text), dense)
-
-
-def insert_in_time_order(l1: Sequence[EventRecord], records: Sequence[EventRecord]) -> list[EventRecord]:
-    """`l1` with `records` merged in at their time positions (stable; an id already in `l1` is not doubled)."""
-    have = {r.id for r in l1}
-    merged = list(l1) + [r for r in records if r.id not in have]
-    return sorted(merged, key=EventRecord.sort_key)
-
-
-def demote(
-    store: ColdStore, records: Sequence[EventRecord], drop: Callable[[Sequence[str]], None], *, now: float | None = None
-) -> None:
-    """L1 → L2: store `records` durably, then let L1 `drop` them. If ``put`` fails, L1 keeps them."""
-    if not records:
-        return
-    store.put(records, now=now)
-    drop([r.id for r in records])
-
-
-def candidates(store: ColdStore, query: Query, limit: int = 5, *, session: str | None = None) -> list[ColdHit]:
-    """Search step of a recall (read-only; the CPU-heavy part, safe to run in a worker thread)."""
-    return store.search(query, limit, session=session)
 
 
 def recall(
@@ -171,40 +125,6 @@ def recall(
     return moving, missing
 
 
-def coldcontext_query(
-    store: ColdStore,
-    query: Query,
-    reinsert: Reinsert,
-    *,
-    limit: int = 5,
-    session: str | None = None,
-    now: float | None = None,
-) -> RecallResult:
-    """Search L2 for `query`, then move the best `limit` events (with their tool groups) back into L1."""
-    hits = candidates(store, query, limit, session=session)
-    recalled, missing = recall(store, [h.id for h in hits], reinsert, now=now)
-    return RecallResult(recalled, hits, missing)
-
-
-def auto_recall(
-    store: ColdStore,
-    query: Query,
-    *,
-    k: int = 3,
-    session: str | None = None,
-    min_score: float = AUTO_RECALL_MIN_SCORE,
-    now: float | None = None,
-) -> list[EventRecord]:
-    """Read-only: the top `k` L2 events scoring at least `min_score`, for injection into the prompt. Each
-    counts one access; nothing moves."""
-    hits = [h for h in store.search(query, k, session=session) if h.score >= min_score]
-    if not hits:
-        return []
-    records = store.peek([h.id for h in hits])
-    store.touch([r.id for r in records], now=now)
-    return records
-
-
 def render_events(records: Sequence[EventRecord], *, per_block: int = 200) -> str:
     """One line per block, grouped by event with its time — for tool results and prompt injection."""
     lines: list[str] = []
@@ -217,41 +137,3 @@ def render_events(records: Sequence[EventRecord], *, per_block: int = 200) -> st
             text = b.text if len(b.text) <= per_block else b.text[: per_block - 1] + "…"
             lines.append(f"  {b.kind}: {text}")
     return "\n".join(lines)
-
-
-class _Invocation(Protocol):
-    @property
-    def session_id(self) -> str | None: ...
-
-
-Handler = Callable[[dict[str, Any], Any], Awaitable[Mapping[str, Any]]]
-
-
-def make_handler(
-    store: ColdStore,
-    reinsert_for: Callable[[str | None], Reinsert],
-    *,
-    embedder: Embedder | None = None,
-) -> Handler:
-    """The kernel tool's handler: ``await handler({"query": ..., "limit": ...}, invocation)``.
-
-    Searches only the calling session's L2 (an event recalled into another session's L1 would leave its own
-    session's history claiming it). Embedding and search run in a worker thread; peek, re-insert and remove
-    run on the caller's thread, where the session store lives.
-    """
-
-    async def handler(arguments: dict[str, Any], invocation: _Invocation) -> Mapping[str, Any]:
-        text = str(arguments.get("query", "")).strip()
-        if not text:
-            return {"content": "error: 'query' must be a non-empty string", "is_error": True}
-        limit = int(arguments.get("limit", 5))
-        session = invocation.session_id
-        query = await asyncio.to_thread(make_query, text, embedder)
-        hits = await asyncio.to_thread(candidates, store, query, limit, session=session)
-        try:
-            recalled, missing = recall(store, [h.id for h in hits], reinsert_for(session))
-        except RecallError as exc:
-            return {"content": f"error: {exc}", "is_error": True}
-        return {"content": RecallResult(recalled, hits, missing).tool_text(), "is_error": False}
-
-    return handler

@@ -78,7 +78,7 @@ from hologram.memory.session_records import (
 from hologram.memory.tokenize import warm_up
 from hologram.memory.vector_cache import VECTORS_DB, VectorCache
 from hologram.memory.vectors import DenseVector
-from hologram.sessions import Event, SessionStore, messages_from_events
+from hologram.sessions import Event, SessionLog, SessionStore, messages_from_events
 
 if TYPE_CHECKING:
     from hologram.agent.tools import KernelTool
@@ -106,8 +106,8 @@ class _Session:
     """Per-session state: the log as read so far, its records, its index, recall bookkeeping."""
 
     events: tuple[Event, ...] = ()
-    """The session's log as read so far: events are only appended, so `SessionMemory._events` reads just
-    the new ones. A tuple, replaced when it grows: a caller's snapshot stays whole across its awaits."""
+    """The session's log as read so far, the shared `SessionLog`'s tuple (replaced when it grows: a caller's
+    snapshot stays whole across its awaits)."""
     records: dict[int, EventRecord | None] = field(default_factory=dict)
     index: SessionIndex = field(default_factory=SessionIndex)
     indexed: list[Event] = field(default_factory=list)
@@ -138,8 +138,11 @@ class SessionMemory:
         pinned_recent: int = DEFAULT_PINNED,
         vectors: VectorCache | None = None,
         max_sessions: int = MAX_SESSIONS,
+        log: SessionLog | None = None,
     ) -> None:
         self.store = store
+        self.log = log if log is not None else SessionLog(store)
+        """The session log as read so far, shared with the request builder (`Agent` takes it from here)."""
         self.cold = cold
         self.vectors = vectors
         """Passage vectors on disk (None: recomputed after every start)."""
@@ -212,6 +215,7 @@ class SessionMemory:
 
     def forget(self, sid: str) -> None:
         """Drop a session's in-memory state (it is rebuilt from the log on next use)."""
+        self.log.forget(sid)
         state = self._sessions.pop(sid, None)
         if state is not None and state.index_task is not None:
             state.index_task.cancel()
@@ -238,9 +242,7 @@ class SessionMemory:
     def _events(self, sid: str) -> tuple[Event, ...]:
         """The session's events, in log order; only those appended since the last call are read."""
         state = self._state(sid)
-        new = self.store.events(sid, after=state.events[-1].seq if state.events else 0)
-        if new:
-            state.events = (*state.events, *new)
+        state.events = self.log.events(sid)
         return state.events
 
     def _add_to_index(self, state: _Session, built: Mapping[int, EventRecord | None]) -> None:
@@ -389,6 +391,7 @@ class SessionMemory:
                 seqs=[e.seq for e in events],
                 recalled=[r.id for r in recalled],
                 recalled_seqs=[state.indexed[i].seq for i in winners],
+                held=int(in_cold.sum()) + (len(losers) if commit else 0),
             )
 
     def _record_with_vector(self, state: _Session, i: int) -> EventRecord:
@@ -594,7 +597,7 @@ class SessionMemory:
                 recalled, missing = recall(self.cold, [h for h, _ in hits], self.reinsert_for(sid))
             except RecallError as exc:
                 return {"content": f"error: {exc}", "is_error": True}
-            return {"content": RecallResult(recalled, [], missing).tool_text(), "is_error": False}
+            return {"content": RecallResult(recalled, missing).tool_text(), "is_error": False}
 
         return handler
 

@@ -3,15 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from hologram.llm import Message
 from hologram.memory.blocks import EventRecord, build_event
-from hologram.memory.events import MemoryEvent
 from hologram.memory.overflow import describe_moved, overflow_note
-from hologram.sessions import Event
+from hologram.sessions import Event, message_of
 
 __all__ = [
     "MESSAGE_OVERHEAD",
@@ -20,7 +19,6 @@ __all__ = [
     "prune_note",
     "recall_note",
     "record_of",
-    "scoring_view",
     "token_cost",
 ]
 
@@ -49,6 +47,9 @@ class Prepared:
     recalled: list[str] = field(default_factory=list)
     """Event ids held in L2 that this request sends (they won the ranking), in time order."""
     recalled_seqs: list[int] = field(default_factory=list)
+    held: int = 0
+    """Events of the session held in L2 once this request is sent (what `SessionMemory.cold_ids` would
+    count, without a second read of the log per request)."""
 
     def request_messages(self, system: str) -> list[Message]:
         """``[system prompt, note?, *history]``: the message list of an LLM request."""
@@ -88,40 +89,33 @@ def memory_note(moved: Sequence[EventRecord], recalled: Sequence[EventRecord], *
 
 
 def record_of(event: Event) -> EventRecord | None:
-    """The memory event of one session event (None for kinds that produce no message, e.g. ``output``)."""
-    data = event.data
+    """Memory's record of one session event: its chat message (`hologram.sessions.message_of`, the one
+    reading of a stored event) split into blocks with stable ids. None for kinds that produce no message
+    (``output``), which therefore never move."""
+    message = message_of(event)
+    if message is None:
+        return None
     common: dict[str, Any] = {
         "timestamp": event.ts,
         "session": event.session,
         "origin": f"{event.session}:{event.seq:012d}",
         "channel": event.channel,
     }
-    if event.kind == "input":
-        return build_event(input=str(data.get("text", "")), **common)
-    if event.kind == "response":
-        reasoning = data.get("reasoning")
-        if reasoning is None:
-            reasoning = data.get("reasoning_content")
-        calls = [c for c in data.get("tool_calls") or [] if isinstance(c, Mapping)]
+    if message.role == "user":
+        return build_event(input=message.content or "", **common)
+    if message.role == "assistant":
+        calls = [c.to_dict() for c in message.tool_calls]
         return build_event(
-            reasoning=str(reasoning or ""),
-            response=str(data.get("content") or ""),
+            reasoning=message.reasoning_content or "",
+            response=message.content or "",
             tool_calls=calls,
             group=f"call:{event.seq}" if calls else None,
             **common,
         )
-    if event.kind == "tool_result" and event.call_id:
-        result = {"call_id": event.call_id, "name": data.get("name"), "content": str(data.get("content", ""))}
-        group = f"call:{event.call_of}" if event.call_of is not None else None
-        return build_event(tool_results=[result], group=group, **common)
-    return None
+    result = {"call_id": message.tool_call_id, "name": message.name, "content": message.content or ""}
+    group = f"call:{event.call_of}" if event.call_of is not None else None
+    return build_event(tool_results=[result], group=group, **common)
 
 
 def token_cost(record: EventRecord) -> int:
     return record.tokens + MESSAGE_OVERHEAD
-
-
-def scoring_view(event: Event, record: EventRecord, cost: int) -> MemoryEvent:
-    """The scoring view, ordered by log position (wall-clock times can repeat or step back); ``cost`` is
-    `token_cost(record)`, which the caller has already computed."""
-    return record.to_memory_event(timestamp=float(event.seq), tokens=cost)

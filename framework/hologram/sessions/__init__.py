@@ -1,6 +1,13 @@
 """Durable conversations: SQLite (WAL) events in ``<data>/sessions.db`` and the history built from them."""
 
-from hologram.sessions.history import HistoryCache, messages_from_events, pairing_problems, response_message
+from hologram.sessions.history import (
+    HistoryCache,
+    message_of,
+    messages_from_events,
+    pairing_problems,
+    response_message,
+)
+from hologram.sessions.log import SessionLog
 from hologram.sessions.store import DB_NAME, NO_RESULT, Event, SessionError, SessionStore
 
 __all__ = [
@@ -9,7 +16,9 @@ __all__ = [
     "Event",
     "HistoryCache",
     "SessionError",
+    "SessionLog",
     "SessionStore",
+    "message_of",
     "messages_from_events",
     "pairing_problems",
     "response_message",

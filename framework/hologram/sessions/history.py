@@ -12,7 +12,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from hologram.llm import Message, ToolCall
-from hologram.sessions.store import Event, SessionStore
+from hologram.sessions.log import SessionLog
+from hologram.sessions.store import Event
 
 
 def response_message(data: dict[str, Any]) -> Message:
@@ -22,48 +23,52 @@ def response_message(data: dict[str, Any]) -> Message:
     if reasoning is None:
         reasoning = data.get("reasoning_content")  # the vendor's field name, should a writer have used it
     return Message.assistant(
-        None if content is None and calls else (content or ""),
+        None if content is None and calls else str(content or ""),
         calls,
         reasoning_content=None if reasoning is None else str(reasoning),
     )
 
 
+def message_of(event: Event) -> Message | None:
+    """The chat message of one stored event, or None for a kind the model never reads (``output``).
+
+    The only reading of an event's ``data``: the request builder (`messages_from_events`) and memory (its
+    records, `hologram.memory.session_records.record_of`) both start from this message, so what the model
+    is sent and what memory scores, moves and recalls cannot drift apart."""
+    data = event.data
+    if event.kind == "input":
+        return Message.user(str(data.get("text", "")))
+    if event.kind == "response":
+        return response_message(data)
+    if event.kind == "tool_result" and event.call_id:
+        return Message.tool(event.call_id, str(data.get("content", "")), name=data.get("name"))
+    return None
+
+
 def messages_from_events(events: Iterable[Event]) -> list[Message]:
     """The conversation as chat messages, in event order (results follow their response)."""
-    out: list[Message] = []
-    for event in events:
-        data = event.data
-        if event.kind == "input":
-            out.append(Message.user(str(data.get("text", ""))))
-        elif event.kind == "response":
-            out.append(response_message(data))
-        elif event.kind == "tool_result" and event.call_id:
-            out.append(Message.tool(event.call_id, str(data.get("content", "")), name=data.get("name")))
-    return out
+    return [m for event in events if (m := message_of(event)) is not None]
 
 
 class HistoryCache:
-    """The messages of recently used sessions, kept in memory and extended incrementally.
+    """The chat messages of recently used sessions, extended incrementally from the shared `SessionLog`.
 
-    Rebuilding a session's history from SQLite at every turn cost O(session length) — tools/bench/turn.py's
-    long-session row: 200 turns × 10 calls, ~40 ms of the 200th turn. Events are append-only with increasing
-    seqs and `messages_from_events` maps each event on its own, so the messages of events ``≤ seq`` followed
-    by those of events ``> seq`` are the messages of all events: a turn reads only what was appended since
-    it last looked (its own previous turn, synthetic results from a repair, …). Callers get a fresh list
-    (`Message` is frozen) and may append to it. At most ``max_sessions`` sessions are kept (least recently
-    used out). Only for a single writer process — the kernel's — which is how sessions.db is used.
+    `message_of` maps each event on its own, so the messages of the events ``≤ seq`` followed by those of the
+    events ``> seq`` are the messages of all events: a turn maps only what was appended since it last looked
+    (its own previous turn, synthetic results from a repair, …). Callers get a fresh list (`Message` is
+    frozen) and may append to it. At most ``max_sessions`` sessions are kept (least recently used out).
 
     Mutation check (done): not advancing ``last seq`` after a read turns tests/agent/test_sessions.py's
     cache test red (every message comes twice)."""
 
-    def __init__(self, store: SessionStore, max_sessions: int = 64) -> None:
-        self.store = store
+    def __init__(self, log: SessionLog, max_sessions: int = 64) -> None:
+        self.log = log
         self.max_sessions = max_sessions
         self._cached: OrderedDict[str, tuple[int, list[Message]]] = OrderedDict()
 
     def messages(self, session: str) -> list[Message]:
         last, messages = self._cached.pop(session, (0, []))
-        new = self.store.events(session, after=last)
+        new = self.log.after(session, last)
         if new:
             messages = messages + messages_from_events(new)
             last = new[-1].seq

@@ -93,6 +93,11 @@ class SessionError(Exception):
 
 @dataclass(frozen=True)
 class Event:
+    """One conversation item as it happened — the only stored form of it. Everything else is derived:
+    `hologram.sessions.message_of` gives the chat message a model reads, and memory's record (blocks with
+    stable ids, what cold context holds: `hologram.memory.session_records.record_of`) is built from that
+    message."""
+
     seq: int
     session: str
     kind: str  # input | response | tool_result | output

@@ -17,9 +17,10 @@ from typing import Any
 
 from hologram import protocol
 from hologram.facility import KERNEL
-from hologram.rpc import INVALID_PARAMS, METHOD_NOT_FOUND, NOT_READY, RingWriter, RpcError
+from hologram.rpc import INVALID_PARAMS, METHOD_NOT_FOUND, NOT_READY, RequestTimeout, RingWriter, RpcError
 from hologram.supervisor.managed import Handlers, ManagedPlugin, PluginSpec, StartFailed
 from hologram.supervisor.state import State
+from hologram.tool_result import ToolResult
 
 log = logging.getLogger("hologram.supervisor")
 
@@ -331,17 +332,23 @@ class Supervisor:
         session_id: str | None,
         timeout: float | None = None,
         grace: float = 0.0,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """Run one tool call in its plugin. Raises RpcError / ConnectionClosed / RequestTimeout.
 
+        The plugin's answer enters the kernel here and is normalised here, once (`ToolResult.of`).
         Cancelling the caller, or the timeout, sends the plugin `$/cancel`; after a timeout its final
-        answer within `grace` s comes as `RequestTimeout.answer` (see `Connection.request`)."""
+        answer within `grace` s comes as `RequestTimeout.answer` (see `Connection.request`), a `ToolResult`."""
         plugin = self._get(plugin_name)
         if plugin.state is not State.READY or plugin.runtime is None:
             raise RpcError(NOT_READY, f"plugin {plugin_name} is {plugin.state.value}")
         params = {"name": tool, "arguments": arguments, "call_id": call_id, "session_id": session_id}
-        result = await plugin.runtime.connection.request(protocol.TOOL_INVOKE, params, timeout=timeout, grace=grace)
-        return result if isinstance(result, dict) else {"content": str(result)}
+        try:
+            answer = await plugin.runtime.connection.request(protocol.TOOL_INVOKE, params, timeout=timeout, grace=grace)
+        except RequestTimeout as exc:
+            if exc.answer is not None:
+                exc.answer = ToolResult.of(exc.answer)
+            raise
+        return ToolResult.of(answer)
 
     async def invoke_stage(self, plugin_name: str, stage: str, context: dict[str, Any], *, timeout: float) -> Any:
         """Run one plugin's hook for `stage`; returns what the hook returned (changes, deny, respond)."""
