@@ -372,6 +372,26 @@ def missing_manifests(lock: Lock) -> list[Problem]:
     return problems
 
 
+def changed_manifests(lock: Lock) -> list[str]:
+    """Plugins whose manifest no longer hashes to what the lock recorded: the staleness check of `hologram up`,
+    which reads each manifest the lock names — and nothing else: no discovery, no resolution (a plugin
+    installed since the build is started after `hologram build`, or `up --build`)."""
+    from hologram.manifest.load import load_manifest
+
+    changed = []
+    for plugin in lock.plugins:
+        path = lock.manifest_file(plugin)
+        if path is None or plugin.manifest_hash is None:
+            continue
+        try:
+            current = load_manifest(path).relevant_hash
+        except HologramError:
+            current = None  # unreadable or invalid now: stale, and `hologram build` will say why
+        if current != plugin.manifest_hash:
+            changed.append(plugin.name)
+    return changed
+
+
 def stale_reason(lock: Lock, *, strict: bool = False) -> str | None:
     """Why the lock no longer matches the manifests, or None if it is current."""
     graph, _ = build_graph(lock.sources, lock.path.parent, strict=strict)

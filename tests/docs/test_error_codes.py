@@ -21,7 +21,7 @@ def test_the_documented_table_is_the_enum() -> None:
 
 
 def test_a_named_code_travels_as_its_number() -> None:
-    error = RpcError(ErrorCode.TURN_FAILED, "no provider")
-    assert error.to_json() == {"code": 2, "message": "no provider"}
-    assert type(error.code) is int and error.code == ErrorCode.TURN_FAILED
-    assert str(error) == "[2] no provider"
+    error = RpcError(ErrorCode.NO_SUCH_SESSION, "there is no session 'x'")
+    assert error.to_json() == {"code": 3, "message": "there is no session 'x'"}
+    assert type(error.code) is int and error.code == ErrorCode.NO_SUCH_SESSION
+    assert str(error) == "[3] there is no session 'x'"

@@ -212,9 +212,24 @@ def test_stale_lock_is_refused_with_the_fix(up: Any, tmp_path: Path) -> None:
     write_plugin(tmp_path, "alpha", provides=["alpha.f"], requires=["kernel.llm"])
     refused = hologram("up", "--data", "data", cwd=tmp_path, check=False)
     assert refused.returncode == 1
-    assert "error: the lock is stale: the manifests changed since it was built" in refused.stderr
+    assert "error: the lock is stale: the manifest of alpha changed since it was built" in refused.stderr
     assert "hint: run `hologram build` (or `hologram up --build`)" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_plain_up_starts_what_the_lock_holds_and_discovers_nothing(tmp_path: Path) -> None:
+    """A manifest that appears after the build (a plugin installed since) is not started, and does not make the
+    lock stale: `up` reads only the manifests the lock names, to compare their hashes (issue 12). With the
+    former check — resolve the graph again from the lock's sources — this start was refused as stale."""
+    write_plugin(tmp_path, "alpha", provides=["alpha.f"])
+    hologram("build", "--no-discover", "-m", ".", cwd=tmp_path)
+    write_plugin(tmp_path, "newcomer", requires=["alpha.f"])
+    kernel = Kernel(tmp_path)
+    try:
+        kernel.wait_state("alpha", "ready")
+        assert "newcomer" not in {p["name"] for p in call(kernel.data, "status")["plugins"]}
+    finally:
+        kernel.stop()
 
 
 @pytest.mark.skipif(not PERL_OK, reason="needs perl with JSON::PP for the other-language plugin")

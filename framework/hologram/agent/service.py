@@ -18,15 +18,13 @@ from hologram.agent.hub import TurnHub, Watcher
 from hologram.agent.turn import TurnError
 from hologram.errors import HologramError
 from hologram.rpc import Connection, ConnectionClosed, RpcError
-from hologram.rpc.errors import INVALID_PARAMS
+from hologram.rpc.errors import INVALID_PARAMS, NO_SUCH_SESSION, SESSION_BUSY, SESSION_FAILED
 from hologram.sessions import messages_from_events
 
 if TYPE_CHECKING:
     from hologram.agent.turn import Agent
 
 log = logging.getLogger("hologram.agent")
-SESSION_FAILED = 2  # JSON-RPC error code: the session could not be read or written (message: the file, the fix)
-NO_SUCH_SESSION = 3
 
 
 class TurnService:
@@ -126,7 +124,7 @@ class TurnService:
         p = _parse(api.SessionParams, api.SESSIONS_DELETE, params)
         if self.hub.running(p.session):
             raise RpcError(
-                SESSION_FAILED, f"session {p.session} has a turn running; cancel it first", {"session": p.session}
+                SESSION_BUSY, f"session {p.session} has a turn running; cancel it first", {"session": p.session}
             )
         try:
             deleted = self.agent.store.delete_session(p.session)

@@ -17,7 +17,7 @@ from hologram.cli.progress import Progress
 from hologram.errors import HologramError, Problem
 from hologram.kernel import DEFAULT_DATA_DIR, Kernel, open_log_file, prepare_data_dir
 from hologram.kernel.notices import Notice
-from hologram.lock import Lock, build, build_graph, graph_hash, missing_manifests, read_lock
+from hologram.lock import Lock, build, changed_manifests, missing_manifests, read_lock
 from hologram.memory.tokenize import wait_if_loading
 
 LOAD_WAIT_S = 180.0  # the longest the heap freeze waits for jieba and the embedding model to load
@@ -25,10 +25,12 @@ LOAD_WAIT_S = 180.0  # the longest the heap freeze waits for jieba and the embed
 DETAILS = """\
 Starts the kernel, then each plugin the moment every facility it requires is ready (as announced by its
 provider), following hologram.lock. The lock carries everything needed to start (run spec, config defaults,
-tools, stage order); `up` never re-resolves the graph. Before starting it checks the lock against the
-manifests it names: a stale lock is refused (run `hologram build`, or pass --build), and so is a missing
-manifest. --frozen skips that check and starts from the lock alone: no manifest is read, nothing is
-discovered (deployments that ship only the lock and the plugin code).
+tools, stage order); `up` never discovers plugins or re-resolves the graph unless told --build or --watch.
+Before starting it checks the lock against the manifests it names (their hashes): a stale lock is refused
+(run `hologram build`, or pass --build), and so is a missing manifest. A plugin installed since the lock was
+built starts after `hologram build` (or `up --build`, which also discovers). --frozen skips that check and
+starts from the lock alone: no manifest is read, nothing is discovered (deployments that ship only the lock
+and the plugin code).
 Ctrl-C stops plugins in reverse dependency order. A log of this start, plugin output included, is written
 to DATA/logs/.
 
@@ -89,13 +91,13 @@ def _current(lock: Lock, *, rebuild: bool) -> Lock:
     if missing and not rebuild:
         raise HologramError(missing)
     if not missing:
-        graph, _ = build_graph(lock.sources, lock.path.parent)
-        if graph_hash(graph) == lock.content_hash:
+        changed = changed_manifests(lock)
+        if not changed and not rebuild:
             return lock
-        if not rebuild:
+        if changed and not rebuild:
             raise HologramError(
                 Problem(
-                    "the lock is stale: the manifests changed since it was built",
+                    f"the lock is stale: the manifest of {', '.join(changed)} changed since it was built",
                     file=str(lock.path),
                     hint="run `hologram build` (or `hologram up --build`)",
                 )

@@ -4,8 +4,8 @@ One module so that the kernel, the SDK, clients and plugins written against the 
 numbers; every code Hologram itself sends is a member of `ErrorCode` (docs/protocol.md section 2 is the same
 table). JSON-RPC reserves -32768..-32000; within that, -32099..-32000 is "implementation-defined server
 errors", which is where Hologram's own protocol-level codes live. Codes from 1 up are application errors:
-on the control socket the kernel's own (`UNKNOWN_NAME`, `TURN_FAILED`), on a plugin's channel the plugin's
-— a plugin's codes travel only between it and its callers, so the two sets cannot be confused.
+on the control socket the kernel's own (`UNKNOWN_NAME`, the turn API's `SESSION_FAILED` …), on a plugin's
+channel the plugin's — a plugin's codes travel only between it and its callers, so the two sets cannot be confused.
 """
 
 from __future__ import annotations
@@ -34,7 +34,9 @@ class ErrorCode(IntEnum):
 
     # The kernel's application errors on the control socket (1 and up).
     UNKNOWN_NAME = 1  # a control request named something that does not exist (a plugin); message says what
-    TURN_FAILED = 2  # `ask`: the turn could not answer (no provider, all providers failed, storage); why
+    SESSION_FAILED = 2  # the turn API: a session could not be read or written (damaged storage: the file, the fix)
+    NO_SUCH_SESSION = 3  # the turn API: the request names a session that does not exist
+    SESSION_BUSY = 4  # the turn API: the session has a turn running (delete it after the turn ends or is cancelled)
 
 
 # The members by name, for `from hologram.rpc import NOT_READY` (what the code base and plugins import).
@@ -52,7 +54,9 @@ MESSAGE_TOO_LARGE = ErrorCode.MESSAGE_TOO_LARGE
 TIMEOUT = ErrorCode.TIMEOUT
 REQUEST_CANCELLED = ErrorCode.REQUEST_CANCELLED
 UNKNOWN_NAME = ErrorCode.UNKNOWN_NAME
-TURN_FAILED = ErrorCode.TURN_FAILED
+SESSION_FAILED = ErrorCode.SESSION_FAILED
+NO_SUCH_SESSION = ErrorCode.NO_SUCH_SESSION
+SESSION_BUSY = ErrorCode.SESSION_BUSY
 
 HOLOGRAM_CODE_MIN = -32099
 HOLOGRAM_CODE_MAX = -32000
