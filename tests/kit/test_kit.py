@@ -118,3 +118,20 @@ def test_the_mock_process_is_known_once_it_listens(mock_llm_process: Callable[..
     assert httpx.get(served.root + "/_mock/requests").json() == []
     with pytest.raises(AssertionError, match="instead of listening"):
         MockProcess("--vendor", "nope").start()
+
+
+def test_accept_reports_the_whole_value_and_an_async_predicate_is_awaited() -> None:
+    status = {"state": "starting"}
+    with pytest.raises(AssertionError, match=r"last value seen: \{'state': 'starting'\}"):
+        wait_until(lambda: status, accept=lambda s: s["state"] == "ready", timeout=0.05, what="ready")
+
+    async def main() -> dict[str, int]:
+        counts = iter([{"n": 0}, {"n": 1}, {"n": 2}])
+
+        async def ask() -> dict[str, int]:
+            await asyncio.sleep(0)
+            return next(counts)
+
+        return await wait_until_async(ask, accept=lambda c: c["n"] >= 2, timeout=5, what="n to reach 2", interval=0)
+
+    assert run(main()) == {"n": 2}
