@@ -240,7 +240,7 @@ def test_close_after_eof_still_cancels_the_handlers_of_the_peer_that_left() -> N
         await asyncio.wait_for(cancelled.wait(), 5)
         del client_reader
 
-    asyncio.run(scenario())
+    run(scenario())
 
 
 async def _counts_until(child: Any, key: str, want: int, timeout: float = 20) -> dict[str, int]:
@@ -354,4 +354,4 @@ def test_a_cancel_read_in_the_same_chunk_as_its_request_still_reaches_the_handle
         for task in serving:
             task.cancel()
 
-    asyncio.run(scenario())
+    run(scenario())
