@@ -4,8 +4,9 @@ Each scenario puts a unique marker into everything it starts (`Marker.sleep` is 
 else uses, e.g. `134.052117`, so it appears in the command line of the sleep, of the shell running it and of
 a Python snippet containing it) and has its background process write its pid to a file first. A test then
 waits for the pid file (the process really started), triggers the path it tests, and waits — with a
-generous deadline, polling, never a fixed sleep — until neither the pid nor any process with the marker is
-alive. Only then does it check that the file the command would have written afterwards is absent.
+generous deadline, polling with `tests.kit.wait.wait_until`, never a fixed sleep — until neither the pid nor
+any process with the marker is alive. Only then does it check that the file the command would have written
+afterwards is absent.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ import contextlib
 import os
 import secrets
 import signal
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.kit.wait import wait_until
 
 DEADLINE_S = 30.0  # a failure deadline, not an expected duration: the kill itself takes milliseconds
 
@@ -51,17 +52,11 @@ def pids_with(marker: str) -> list[int]:
     return found
 
 
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = DEADLINE_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout:g} s: {what}")
-        time.sleep(0.02)
-
-
 def read_pid(path: Path, timeout: float = DEADLINE_S) -> int:
     """The pid a background process wrote to `path` (waits for it: proof the process started)."""
-    wait_until(lambda: path.exists() and path.read_text().strip().isdigit(), f"{path.name} was written", timeout)
+    wait_until(
+        lambda: path.exists() and path.read_text().strip().isdigit(), timeout=timeout, what=f"{path.name} written"
+    )
     return int(path.read_text().strip())
 
 
@@ -89,7 +84,12 @@ class Marker:
 
     def assert_all_gone(self, pid: int, timeout: float = DEADLINE_S) -> None:
         """Wait until `pid` and every process with the marker are gone, then check nothing wrote the late file."""
-        wait_until(lambda: not alive(pid) and not pids_with(self.sleep), f"the call's processes died ({self})", timeout)
+        wait_until(
+            lambda: [p for p in [pid] if alive(p)] + pids_with(self.sleep),
+            accept=lambda living: not living,
+            timeout=timeout,
+            what=f"the call's processes to die (pid {pid} and marker {self.sleep})",
+        )
         assert not self.late_file.exists(), "the command went on after it was supposedly killed"
 
     def cleanup(self) -> None:

@@ -12,21 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from hologram.agent import Agent, KernelTool, ToolInvocation, ToolRegistry
-from hologram.llm import ProviderChain, ProviderSettings
+from hologram.llm import ProviderChain
 from hologram.sessions import SessionStore
 from hologram.settings import AgentSettings
 from hologram.stages import StageDispatcher
 from mock_llm import MockLLM
+from tests.kit.providers import provider
+from tests.kit.wait import wait_until_async
 
 OBJ = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
-
-
-def provider(mock: MockLLM, name: str = "p1", **kw: Any) -> ProviderSettings:
-    kw.setdefault("kind", mock.state.vendor)
-    kw.setdefault("model", "deepseek-chat" if mock.state.vendor == "deepseek" else "gpt-4o-mini")
-    kw.setdefault("timeout_s", 5.0)
-    kw.setdefault("max_retries", 0)
-    return ProviderSettings(name=name, base_url=mock.base_url, **kw)
 
 
 class Timeline:
@@ -68,10 +62,10 @@ class Timeline:
 
     async def wait_started(self, count: int, timeout: float = 30.0) -> None:
         """Until `count` runs have begun (the turn reached its tools), with a failure bound."""
-        deadline = time.monotonic() + timeout
-        while len(self.started) < count:
-            assert time.monotonic() < deadline, f"only {self.started} of {count} tool runs began"
-            await asyncio.sleep(0.01)
+        await wait_until_async(
+            lambda: list(self.started), accept=lambda began: len(began) >= count, timeout=timeout,
+            what=f"{count} tool runs to begin",
+        )  # fmt: skip
 
 
 def sleeper(name: str, timeline: Timeline, *, parallel_safe: bool, delay: float = 0.05) -> KernelTool:
@@ -98,6 +92,7 @@ def make_agent(
     **provider_kw: Any,
 ) -> Agent:
     mocks = [mocks] if isinstance(mocks, MockLLM) else list(mocks)
+    provider_kw.setdefault("max_retries", 0)
     chain = ProviderChain([provider(m, f"p{i + 1}", **provider_kw) for i, m in enumerate(mocks)], sleep=_no_sleep)
     registry = ToolRegistry()
     for tool in tools:

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ import pytest
 from hologram.agent.service import TurnService
 from hologram.sessions import SessionStore, pairing_problems
 from mock_llm import MockLLM
+from tests.kit.wait import wait_until
 
 from .helpers import make_agent
 
@@ -73,6 +75,16 @@ def committed_results(db: Path) -> list[str]:
     return [str(row[0]) for row in rows]
 
 
+def while_alive(child: subprocess.Popen[str], condition: Callable[[], Any]) -> Callable[[], Any]:
+    """`condition`, failing at once with the child's stderr if the child died (it would never come true)."""
+
+    def check() -> Any:
+        assert child.poll() is None, child.stderr.read() if child.stderr else ""
+        return condition()
+
+    return check
+
+
 def kill_mid_batch(tmp_path: Path, delay: float, committed: list[str]) -> None:
     """Kill the child while c2 blocks, once the results in ``committed`` are on disk."""
     marker = tmp_path / "marker"
@@ -83,18 +95,14 @@ def kill_mid_batch(tmp_path: Path, delay: float, committed: list[str]) -> None:
         text=True,
     )
     try:
-        deadline = time.monotonic() + 30
-        while not marker.exists():
-            assert child.poll() is None, child.stderr.read() if child.stderr else ""
-            assert time.monotonic() < deadline, "the child never reached the blocking call"
-            time.sleep(0.01)
+        wait_until(while_alive(child, marker.exists), timeout=30, what="the child to reach the blocking call")
         if committed:
             # the group-commit timer has committed c0 and c1 (c3 and c4 finished but wait behind c2): wait for
             # that to be on disk rather than for a time that a slow machine may not be done in
-            while (found := committed_results(db)) != committed:
-                assert child.poll() is None, child.stderr.read() if child.stderr else ""
-                assert time.monotonic() < deadline, f"committed results: {found}, expected {committed}"
-                time.sleep(0.01)
+            wait_until(
+                while_alive(child, lambda: committed_results(db)), accept=lambda found: found == committed, timeout=30,
+                what=f"the committed results {committed}",
+            )  # fmt: skip
         else:
             # nothing may commit within a one-hour delay, however long we wait: this pause only gives a wrongly
             # armed timer (or no deferral at all) the time to commit c0 and c1, which would turn the test red

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from hologram.sessions import (
     messages_from_events,
     pairing_problems,
 )
+from tests.kit.wait import wait_until, wait_until_async
 
 
 def response(*call_ids: str, reasoning: str | None = None, content: str | None = None) -> dict[str, object]:
@@ -133,7 +133,7 @@ def test_a_batch_is_one_group_commit_and_a_slow_batch_commits_within_the_delay(t
             for i in range(5):
                 store.add_result(sid, seq, f"c{i}", {"content": f"v{i}"})
             assert visible() == 0, "results were committed one by one"
-            await asyncio.sleep(0.3)
+            await wait_until_async(visible, accept=lambda n: n == 5, timeout=10, what="the timer to commit 5 results")
             assert visible() == 5, "the timer did not commit the finished results"
             for i in range(5, 10):
                 store.add_result(sid, seq, f"c{i}", {"content": f"v{i}"})
@@ -212,9 +212,7 @@ def test_checkpoints_run_in_their_own_thread_never_in_a_commit(tmp_path: Path) -
     def checkpointed() -> bool:
         return (tmp_path / "sessions.db").stat().st_size >= 200_000 and checkpointer.checkpoints > 0
 
-    deadline = time.monotonic() + 10
-    while not checkpointed() and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(checkpointed, timeout=10, what="a checkpoint to grow the database file past 200 kB")
     assert (tmp_path / "sessions.db").stat().st_size >= 200_000
     assert checkpointer.checkpoints > 0
     store.close()  # a last checkpoint of what is pending, then the thread stops

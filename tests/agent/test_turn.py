@@ -19,12 +19,6 @@ from mock_llm import MockLLM
 from .helpers import Timeline, calls, make_agent, sleeper
 
 
-@pytest.fixture
-def deepseek() -> Any:
-    with MockLLM("deepseek") as mock:
-        yield mock
-
-
 def results_of(agent: Any, sid: str) -> list[tuple[str | None, str]]:
     return [(e.call_id, e.data["content"]) for e in agent.store.events(sid) if e.kind == "tool_result"]
 

@@ -7,12 +7,14 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
+from hologram.errors import HologramError
 from hologram.kernel.control import call
 from mock_llm import MockLLM
+from tests.kit.providers import provider_toml, write_settings
+from tests.kit.wait import wait_until
 
 PLUGINS = Path(__file__).resolve().parent / "plugins"
 HOLOGRAM = [sys.executable, "-m", "hologram"]
@@ -62,21 +64,22 @@ def env() -> dict[str, str]:
     return out
 
 
+# what the control socket raises before the kernel serves it (not bound yet, or not answering yet)
+NOT_YET = (HologramError, OSError, ValueError)
+
+
 def wait_for_graph(process: subprocess.Popen[str], data: Path, timeout: float = 60) -> None:
     """Until every plugin of the kernel `process` serves from `data` is ready; fails if it exits first."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def plugin_states() -> dict[str, str]:
         if process.poll() is not None:
             raise AssertionError(f"hologram up exited: {process.stdout.read() if process.stdout else ''}")
-        try:
-            status = call(data, "status", timeout=5)
-        except Exception:
-            time.sleep(0.1)
-            continue
-        if all(p["state"] == "ready" for p in status["plugins"]):
-            return
-        time.sleep(0.1)
-    raise AssertionError("kernel did not get ready")
+        return {p["name"]: p["state"] for p in call(data, "status", timeout=5)["plugins"]}
+
+    wait_until(
+        plugin_states, accept=lambda states: all(s == "ready" for s in states.values()), timeout=timeout,
+        what="the kernel's plugins to be ready", interval=0.1, retry_on=NOT_YET,
+    )  # fmt: skip
 
 
 class E2EKernel:
@@ -96,13 +99,8 @@ class E2EKernel:
         # kernel, and one test's dead provider must not be skipped in the next test's turn.
         settings = f"[agent]\nmax_steps = 6\n\n[llm]\ncooldown_s = {cooldown_s}\n"
         for i, mock in enumerate(mocks):
-            settings += (
-                f'\n[[providers]]\nname = "p{i + 1}"\nkind = "deepseek"\nbase_url = "{mock.base_url}"\n'
-                f'model = "deepseek-chat"\nthinking = true\nmax_retries = 0\ntimeout_s = 10\n'
-            )
-        path = self.data / "settings.toml"
-        path.write_text(settings)
-        path.chmod(0o600)
+            settings += "\n" + provider_toml(mock, f"p{i + 1}")
+        write_settings(self.data / "settings.toml", settings)
 
     def hologram(self, *args: str, check: bool = False, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(
@@ -136,19 +134,16 @@ class E2EKernel:
 
     def wait_providers_healthy(self, timeout: float = 30) -> None:
         """Until no provider cools down (a failure in an earlier test made one skip turns for a moment)."""
-        deadline = time.monotonic() + timeout
-        while any(p["state"] == "cooling" for p in self.status().get("providers", [])):
-            assert time.monotonic() < deadline, self.status()["providers"]
-            time.sleep(0.02)
+        wait_until(
+            lambda: self.status().get("providers", []), accept=lambda ps: all(p["state"] != "cooling" for p in ps),
+            timeout=timeout, what="no provider cooling down",
+        )  # fmt: skip
 
     def wait_ready(self, plugin: str, timeout: float = 15) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            states = {p["name"]: p["state"] for p in self.status()["plugins"]}
-            if states.get(plugin) == "ready":
-                return
-            time.sleep(0.1)
-        raise AssertionError(f"{plugin} not ready again")
+        wait_until(
+            lambda: {p["name"]: p["state"] for p in self.status()["plugins"]}.get(plugin),
+            accept=lambda state: state == "ready", timeout=timeout, what=f"{plugin} ready again", interval=0.1,
+        )  # fmt: skip
 
     def stop(self) -> str:
         if self.process is None:

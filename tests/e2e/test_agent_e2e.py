@@ -13,6 +13,7 @@ import pytest
 
 from hologram.sessions import SessionStore, pairing_problems
 from mock_llm import MockLLM
+from tests.kit.wait import wait_until
 
 from .kernel import E2EKernel, as_json, session_of
 
@@ -209,7 +210,7 @@ def test_the_kernel_freezes_its_start_up_heap_once_models_are_loaded(kernel: E2E
     """hologram/_heap.py: after the Chinese segmenter and the embedding model load, full collections skip
     the start-up heap (one took 22 ms with jieba's dictionary loaded). Mutation check (done): not starting
     `_settle_heap` in up_cmd.py turns this red."""
-    deadline = time.monotonic() + 120
-    while kernel.status()["kernel"]["heap_frozen"] == 0 and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_until(
+        lambda: kernel.status()["kernel"]["heap_frozen"], timeout=120, what="the start-up heap frozen", interval=0.2
+    )
     assert kernel.status()["kernel"]["heap_frozen"] > 10_000  # numpy, onnxruntime, the kernel itself

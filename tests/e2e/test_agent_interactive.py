@@ -42,6 +42,7 @@ from typing import Any
 import pytest
 
 from mock_llm import MockLLM
+from tests.kit.wait import wait_until
 
 from .kernel import HOLOGRAM, E2EKernel, env
 
@@ -221,10 +222,7 @@ def session_in(text: str) -> str:
 
 def wait_marker(kernel: E2EKernel, call_id: str, timeout: float = 20.0) -> None:
     marker = kernel.root / "markers" / f"slow-{call_id}"
-    deadline = time.monotonic() + timeout
-    while not marker.exists():
-        assert time.monotonic() < deadline, f"the slow call {call_id} never started"
-        time.sleep(0.02)
+    wait_until(marker.exists, timeout=timeout, what=f"the slow call {call_id} to start")
 
 
 # -- approval ----------------------------------------------------------------------------------------------
@@ -332,14 +330,15 @@ def test_a_killed_ask_client_makes_the_kernel_cancel_the_turn(kernel: E2EKernel,
     finally:
         client.send_signal(signal.SIGKILL)
         client.communicate(timeout=10)
-    deadline = time.monotonic() + 10
-    while True:
+
+    def k1_events() -> list[dict[str, Any]]:
         listed = [s["id"] for s in _sessions(kernel)]
-        events = [e for sid in listed for e in events_of(kernel, sid) if _has_call(e, "k1") or e["call_id"] == "k1"]
-        if any(e["kind"] == "tool_result" for e in events):
-            break
-        assert time.monotonic() < deadline, "the kernel kept running the turn of a client that is gone"
-        time.sleep(0.1)
+        return [e for sid in listed for e in events_of(kernel, sid) if _has_call(e, "k1") or e["call_id"] == "k1"]
+
+    events = wait_until(  # else the kernel kept running the turn of a client that is gone
+        k1_events, accept=lambda found: any(e["kind"] == "tool_result" for e in found), timeout=10,
+        what="k1's turn to end with a tool result", interval=0.1,
+    )  # fmt: skip
     result = next(e["data"] for e in events if e["kind"] == "tool_result")
     assert "cancelled" in result["content"]
 

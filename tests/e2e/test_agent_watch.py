@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,8 +17,9 @@ import pytest
 
 from hologram.kernel.control import call
 from mock_llm import MockLLM
+from tests.kit.wait import wait_until
 
-from .kernel import HOLOGRAM, E2EKernel, env
+from .kernel import HOLOGRAM, NOT_YET, E2EKernel, env
 
 pytestmark = pytest.mark.slow
 
@@ -89,33 +89,32 @@ class WatchingKernel:
         (self.manifests / f"order-{tag}.toml").write_text(text)
 
     def wait_all_ready(self, timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def plugin_states() -> dict[str, str]:
             assert self.process.poll() is None, "".join(self.output)
-            try:
-                plugins = call(self.base.data, "status", timeout=2)["plugins"]
-            except Exception:
-                plugins = []
-            if plugins and all(p["state"] == "ready" for p in plugins):
-                return
-            time.sleep(0.1)
-        raise AssertionError("plugins did not get ready:\n" + "".join(self.output))
+            return {p["name"]: p["state"] for p in call(self.base.data, "status", timeout=2)["plugins"]}
+
+        try:
+            wait_until(
+                plugin_states, accept=lambda states: states and all(s == "ready" for s in states.values()),
+                timeout=timeout, what="the plugins to be ready", interval=0.1, retry_on=NOT_YET,
+            )  # fmt: skip
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the kernel printed:\n" + "".join(self.output)) from None
 
     def wait_output(self, text: str, timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while not any(text in line for line in self.output):
-            assert time.monotonic() < deadline, f"{text!r} not printed:\n{''.join(self.output)}"
-            time.sleep(0.1)
+        try:
+            wait_until(lambda: any(text in line for line in self.output), timeout=timeout, what=f"{text!r} printed")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the kernel printed:\n{''.join(self.output)}") from None
 
 
 @pytest.fixture
-def kernel(tmp_path: Path) -> Iterator[tuple[WatchingKernel, MockLLM]]:
-    with MockLLM("deepseek") as mock:
-        k = WatchingKernel(tmp_path, mock)
-        try:
-            yield k, mock
-        finally:
-            k.base.stop()
+def kernel(tmp_path: Path, deepseek: MockLLM) -> Iterator[tuple[WatchingKernel, MockLLM]]:
+    k = WatchingKernel(tmp_path, deepseek)
+    try:
+        yield k, deepseek
+    finally:
+        k.base.stop()
 
 
 def test_a_manifest_edit_under_watch_reorders_the_hooks_of_the_next_turn(

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from mock_llm import MockLLM
+from tests.kit.providers import provider_toml, write_settings
 
 from .kernel import env, wait_for_graph
 
@@ -84,14 +85,12 @@ def up(tmp_path: Path, mock: MockLLM) -> Iterator[DefaultUp]:
     assert built.returncode == 0, built.stderr
     data = root / ".hologram"
     data.mkdir(mode=0o700)
-    settings = data / "settings.toml"
-    settings.write_text(
+    write_settings(
+        data / "settings.toml",
         "[agent]\nmax_steps = 8\n\n"
-        f'[[providers]]\nname = "mock"\nkind = "deepseek"\nbase_url = "{mock.base_url}"\n'
-        'model = "deepseek-chat"\nthinking = true\nmax_retries = 0\ntimeout_s = 10\n\n'
-        '[plugins.shell]\nmode = "allow"\n\n[plugins.code]\nmode = "allow"\n'
+        + provider_toml(mock)
+        + '\n[plugins.shell]\nmode = "allow"\n\n[plugins.code]\nmode = "allow"\n',
     )
-    settings.chmod(0o600)
     mock.reset()
     yield kernel
     kernel.stop()

@@ -9,14 +9,14 @@ turns the second red (the provider stays half-open/cooling after a good probe).
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mock_llm import MockLLM
+from tests.kit.wait import wait_until
 
 from .kernel import E2EKernel, as_json
 
@@ -26,9 +26,8 @@ DOWN = {"error": {"status": 500, "message": "upstream is down"}}
 
 
 @pytest.fixture
-def mocks() -> Iterator[tuple[MockLLM, MockLLM]]:
-    with MockLLM("deepseek") as first, MockLLM("deepseek") as second:
-        yield first, second
+def mocks(mock_llms: Callable[..., MockLLM]) -> tuple[MockLLM, MockLLM]:
+    return mock_llms("deepseek"), mock_llms("deepseek")
 
 
 def kernel_with(root: Path, first: MockLLM, second: MockLLM, cooldown_s: float) -> E2EKernel:
@@ -70,10 +69,10 @@ def test_a_half_open_probe_brings_the_provider_back(tmp_path: Path, mocks: tuple
     kernel.start()
     try:
         assert as_json(kernel.ask("one", "--json"))["output"] == "from the fallback"
-        deadline = time.monotonic() + 30
-        while providers(kernel)["p1"]["state"] != "half-open":  # the cooldown runs out: wait for the state
-            assert time.monotonic() < deadline, providers(kernel)
-            time.sleep(0.05)
+        wait_until(  # the cooldown runs out: wait for the state
+            lambda: providers(kernel), accept=lambda ps: ps["p1"]["state"] == "half-open", timeout=30,
+            what="p1 to be half-open",
+        )  # fmt: skip
         assert as_json(kernel.ask("two", "--json"))["output"] == "first is back"
         assert providers(kernel)["p1"]["state"] == "healthy"
         assert len(first.requests) == 2 and len(second.requests) == 1

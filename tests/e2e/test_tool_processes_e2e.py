@@ -29,7 +29,9 @@ from pathlib import Path
 import pytest
 
 from mock_llm import MockLLM
-from tests.proctree import Marker, alive, read_pid, wait_until
+from tests.kit.providers import provider_toml, write_settings
+from tests.kit.wait import wait_until
+from tests.proctree import Marker, alive, read_pid
 
 from .kernel import HOLOGRAM, PLUGINS, E2EKernel, env
 
@@ -53,14 +55,11 @@ class ShellKernel(E2EKernel):
         (manifests / "shell.toml").write_text((REPO / "manifests" / "shell.toml").read_text())
         self.hologram("build", "--no-discover", "-m", str(manifests), "-o", str(self.lock), check=True)
         self.data.mkdir(exist_ok=True)
-        settings = self.data / "settings.toml"
-        settings.write_text(
+        write_settings(
+            self.data / "settings.toml",
             f"[agent]\nmax_steps = 4\ntool_timeout_s = {TOOL_TIMEOUT_S}\n\n"
-            '[plugins.shell]\nmode = "allow"\n\n'
-            f'[[providers]]\nname = "mock"\nkind = "deepseek"\nbase_url = "{mock.base_url}"\n'
-            'model = "deepseek-chat"\nthinking = true\nmax_retries = 0\ntimeout_s = 10\n'
+            '[plugins.shell]\nmode = "allow"\n\n' + provider_toml(mock),
         )
-        settings.chmod(0o600)
         self.workspace.mkdir(exist_ok=True)
 
     @property
@@ -185,7 +184,7 @@ def test_kill_9_of_the_kernel_mid_call_kills_the_calls_processes(tmp_path: Path,
         own.process.kill()  # SIGKILL
         own.process.wait(timeout=30)
         own.process = None
-        wait_until(lambda: not alive(shell), "the shell plugin died with the kernel")
+        wait_until(lambda: not alive(shell), timeout=30, what="the shell plugin to die with the kernel")
         marker.assert_all_gone(pid)
     finally:
         ask.kill()
@@ -222,13 +221,10 @@ class StoppableKernel(E2EKernel):
         (manifests / "e2e-stoppable.toml").write_text(STOPPABLE_MANIFEST.format(path=PLUGINS))
         self.hologram("build", "--no-discover", "-m", str(manifests), "-o", str(self.lock), check=True)
         self.data.mkdir(exist_ok=True)
-        settings = self.data / "settings.toml"
-        settings.write_text(
-            f"[agent]\nmax_steps = 4\ntool_timeout_s = {TOOL_TIMEOUT_S}\n\n"
-            f'[[providers]]\nname = "mock"\nkind = "deepseek"\nbase_url = "{mock.base_url}"\n'
-            'model = "deepseek-chat"\nthinking = true\nmax_retries = 0\ntimeout_s = 10\n'
+        write_settings(
+            self.data / "settings.toml",
+            f"[agent]\nmax_steps = 4\ntool_timeout_s = {TOOL_TIMEOUT_S}\n\n" + provider_toml(mock),
         )
-        settings.chmod(0o600)
 
 
 def test_a_concurrent_batch_that_times_out_gives_each_plugin_call_its_grace(tmp_path: Path, mock: MockLLM) -> None:

@@ -30,6 +30,7 @@ from hologram import turn_api as api
 from hologram.client import TurnClient
 from hologram.sessions import SessionStore, pairing_problems
 from mock_llm import MockLLM
+from tests.kit.providers import provider_toml, write_settings
 
 from .kernel import E2EKernel
 
@@ -51,13 +52,9 @@ class BuiltinKernel(E2EKernel):
         self.process = None
         self.hologram("build", check=True)  # cwd = root: ./hologram.lock from built-ins + installed plugins
         self.data.mkdir(exist_ok=True)
-        path = self.data / "settings.toml"
-        path.write_text(
-            "[agent]\nmax_steps = 8\ntool_timeout_s = 30\n\n"
-            f'[[providers]]\nname = "mock"\nkind = "deepseek"\nbase_url = "{mock.base_url}"\n'
-            'model = "deepseek-chat"\nthinking = true\nmax_retries = 0\ntimeout_s = 10\n'
+        write_settings(
+            self.data / "settings.toml", "[agent]\nmax_steps = 8\ntool_timeout_s = 30\n\n" + provider_toml(mock)
         )
-        path.chmod(0o600)
 
     @property
     def workspace(self) -> Path:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +20,7 @@ from hologram import turn_api as api
 from hologram.client import TurnClient
 from hologram.rpc import RpcError
 from mock_llm import MockLLM
+from tests.kit.wait import wait_until
 
 from .test_approvals_e2e import ApprovalKernel, script_one_call
 
@@ -86,11 +86,12 @@ def relay_events(kernel: ApprovalKernel) -> list[dict[str, Any]]:
 
 
 def test_a_channel_plugin_runs_and_approves_a_turn_through_kernel_turns(kernel: ApprovalKernel) -> None:
-    deadline = time.monotonic() + 60  # a failure bound; the loop waits for the turn's last event
-    while not any(e["type"] == "turn.ended" for e in relay_events(kernel)):
-        assert time.monotonic() < deadline, relay_events(kernel)
-        time.sleep(0.05)
-    events = relay_events(kernel)
+    events = wait_until(
+        lambda: relay_events(kernel),
+        accept=lambda seen: any(e["type"] == "turn.ended" for e in seen),
+        timeout=60,
+        what="the relay plugin to see its turn end on the event ring",
+    )
     types = [e["type"] for e in events]
     assert types[0] == "turn.started" and types[-1] == "turn.ended", types
     assert [e["seq"] for e in events] == sorted(e["seq"] for e in events)  # in order, as sent

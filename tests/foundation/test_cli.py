@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hologram.cli import main
-from tests.foundation.manifests import write_manifest
+from tests.kit.manifests import write_manifest
 
 
 def hologram(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

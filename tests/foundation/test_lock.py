@@ -11,7 +11,7 @@ import pytest
 
 from hologram.errors import HologramError
 from hologram.lock import LOCK_VERSION, Sources, build, missing_manifests, read_lock, stale_reason
-from tests.foundation.manifests import write_manifest
+from tests.kit.manifests import write_manifest
 
 
 def sample_tree(directory: Path) -> Sources:

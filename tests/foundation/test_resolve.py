@@ -9,7 +9,7 @@ import pytest
 from hologram.discovery import discover
 from hologram.errors import HologramError
 from hologram.graph import Graph, resolve
-from tests.foundation.manifests import write_manifest
+from tests.kit.manifests import write_manifest
 
 
 def resolve_dir(directory: Path) -> Graph:

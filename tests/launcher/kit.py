@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -14,13 +12,11 @@ from hologram.kernel import plugin_specs
 from hologram.lock import Sources, build, read_lock
 from hologram.supervisor import State, Supervisor
 from hologram.supervisor.managed import PluginSpec
+from tests.kit.manifests import write_manifest
+from tests.kit.wait import wait_until_async
 
 TESTPLUG = Path(__file__).with_name("testplug.py")
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def toml_value(value: Any) -> str:
-    return json.dumps(value)
 
 
 def write_plugin(
@@ -37,20 +33,22 @@ def write_plugin(
     env: dict[str, str] | None = None,
     extra: str = "",
 ) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    run = command or [sys.executable, str(TESTPLUG)]
-    cfg = {"events_file": str(directory / "events.jsonl"), **(config or {})}
-    env_part = ", env = { " + ", ".join(f"{k} = {toml_value(v)}" for k, v in env.items()) + " }" if env else ""
-    config_lines = "\n".join(f"{k} = {toml_value(v)}" for k, v in cfg.items())
-    text = (
-        f'[plugin]\nname = "{name}"\nversion = "0.1.0"\nrun = {{ command = {toml_value(run)}{env_part} }}\n\n'
-        f"[facilities]\nprovides = {toml_value(list(provides))}\nrequires = {toml_value(list(requires))}\n"
-        f"after_if_present = {toml_value(list(after_if_present))}\n\n"
-        f'[start]\ntimeout_s = {timeout_s}\nrestart = "{restart}"\n\n{extra}\n[config]\n{config_lines}\n'
+    """A manifest running `testplug.py` (or `command`), which logs what it did to ``directory/events.jsonl``."""
+    run: dict[str, Any] = {"command": command or [sys.executable, str(TESTPLUG)]}
+    if env:
+        run["env"] = env
+    return write_manifest(
+        directory,
+        name,
+        run=run,
+        description=None,
+        provides=provides,
+        requires=requires,
+        after_if_present=after_if_present,
+        start={"timeout_s": timeout_s, "restart": restart},
+        extra=extra,
+        config={"events_file": str(directory / "events.jsonl"), **(config or {})},
     )
-    path = directory / f"{name}.toml"
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def events(directory: Path) -> list[dict[str, Any]]:
@@ -79,13 +77,16 @@ def supervisor_for(directory: Path) -> Supervisor:
     return Supervisor(plugin_specs(lock), directory / "data", kernel_facilities=list(lock.kernel.provides))
 
 
-async def wait_for(condition: Any, timeout: float = 20.0, interval: float = 0.02) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {condition}")
-        await asyncio.sleep(interval)
-
-
 async def wait_state(supervisor: Supervisor, name: str, *states: State, timeout: float = 20.0) -> None:
-    await wait_for(lambda: supervisor.plugins[name].state in states, timeout)
+    """Until plugin `name` is in one of `states`; the failure names the state and reason it was left in.
+
+    Polled, not woken by the supervisor's state listener: woken inside the transition itself, these tests
+    went on to shut the loop down so soon that a subprocess transport was left to be collected on a closed
+    loop ("Event loop is closed" at exit, seen running test_sdk.py after test_supervisor.py)."""
+    plugin = supervisor.plugins[name]
+    await wait_until_async(
+        lambda: (plugin.state, plugin.reason),
+        accept=lambda seen: seen[0] in states,
+        timeout=timeout,
+        what=f"{name} to be {' or '.join(s.value for s in states)}",
+    )

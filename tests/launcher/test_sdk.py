@@ -11,7 +11,8 @@ import pytest
 from hologram.rpc import RpcError
 from hologram.sdk.testing import PluginHarness
 from hologram.supervisor import State
-from tests.launcher.kit import events, supervisor_for, wait_for, wait_state, write_plugin
+from tests.kit.wait import wait_until_async
+from tests.launcher.kit import events, supervisor_for, wait_state, write_plugin
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +45,9 @@ def test_events_reach_subscribers_through_the_ring(tmp_path: Path) -> None:
             await wait_state(supervisor, "listener", State.READY)
             supervisor.ring.publish({"type": "ignored", "n": 0})
             supervisor.ring.publish({"type": "greeting", "text": "你好"})
-            await wait_for(lambda: any(e["event"] == "event" for e in events(tmp_path)), timeout=10)
+            await wait_until_async(
+                lambda: any(e["event"] == "event" for e in events(tmp_path)), timeout=10, what="the event delivered"
+            )
         finally:
             await supervisor.shutdown()
 

@@ -12,7 +12,8 @@ import pytest
 
 from hologram.supervisor import State
 from hologram.tool_result import ToolResult
-from tests.launcher.kit import events, first, supervisor_for, wait_for, wait_state, write_plugin
+from tests.kit.wait import wait_until_async
+from tests.launcher.kit import events, first, supervisor_for, wait_state, write_plugin
 
 pytestmark = pytest.mark.slow
 
@@ -173,7 +174,9 @@ def test_dependents_that_cannot_live_without_a_crashed_provider_are_restarted(tm
             pids = {n: supervisor.plugins[n].pid for n in ("store", "needy", "hardy", "top")}
             assert pids["store"] is not None
             os.kill(pids["store"], signal.SIGKILL)
-            await wait_for(lambda: supervisor.plugins["needy"].pid not in (None, pids["needy"]), timeout=15)
+            await wait_until_async(
+                lambda: supervisor.plugins["needy"].pid not in (None, pids["needy"]), timeout=15, what="needy restarted"
+            )
             for name in ("store", "needy", "top"):
                 await wait_state(supervisor, name, State.READY)
             assert supervisor.plugins["hardy"].pid == pids["hardy"], "a plugin that copes keeps running"
@@ -198,11 +201,18 @@ def test_garbage_on_stdout_is_counted_and_repeated_garbage_restarts_the_plugin(t
             await wait_state(supervisor, "noisy", State.READY)
             noisy = supervisor.plugins["noisy"]
             assert noisy.runtime is not None
-            await wait_for(lambda: noisy.runtime is not None and noisy.runtime.connection.malformed_count == 3)
+            await wait_until_async(
+                lambda: noisy.runtime is not None and noisy.runtime.connection.malformed_count == 3,
+                timeout=20,
+                what="3 malformed lines counted",
+            )
             result = await supervisor.invoke_tool("noisy", "echo", {"text": "ok"}, call_id="c", session_id=None)
             assert result.content == "noisy: ok", "the connection survived the garbage"
-            await wait_for(
-                lambda: "killed after 50 malformed lines within 10 s" in supervisor.plugins["flood"].reason, timeout=15
+            await wait_until_async(
+                lambda: supervisor.plugins["flood"].reason,
+                accept=lambda reason: "killed after 50 malformed lines within 10 s" in reason,
+                timeout=15,
+                what="flood killed for its garbage",
             )
             assert supervisor.plugins["noisy"].state is State.READY
         finally:

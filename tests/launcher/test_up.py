@@ -8,7 +8,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -17,9 +16,11 @@ from typing import Any
 import pytest
 
 from hologram.kernel.control import call
+from tests.kit.wait import wait_until
 from tests.launcher.kit import ROOT, events, write_plugin
 
 pytestmark = pytest.mark.slow
+EXITED = "the kernel exited"  # what Kernel.wait sees instead of its condition once the process is gone
 PERL_OK = shutil.which("perl") is not None and subprocess.run(["perl", "-MJSON::PP", "-e1"]).returncode == 0
 
 
@@ -53,22 +54,20 @@ class Kernel:
     def plugin(self, name: str) -> dict[str, Any]:
         return next(p for p in self.status()["plugins"] if p["name"] == name)
 
-    def wait(self, predicate: Any, timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        last: Exception | None = None
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"kernel exited: {self.text()}")
-            try:
-                if predicate():
-                    return
-            except Exception as exc:  # the socket is not there yet
-                last = exc
-            time.sleep(0.05)
-        raise AssertionError(f"timed out; last error {last}; output:\n{self.text()}")
+    def wait(self, predicate: Any, timeout: float = 30, what: str = "the kernel's condition") -> None:
+        def exited_or() -> Any:
+            return EXITED if self.process.poll() is not None else predicate()
+
+        try:
+            # an exception is "not yet": the socket is not there yet, the log not written yet
+            outcome = wait_until(exited_or, timeout=timeout, what=what, retry_on=(Exception,))
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; output:\n{self.text()}") from None
+        if outcome is EXITED:
+            raise AssertionError(f"kernel exited: {self.text()}")
 
     def wait_state(self, name: str, state: str, timeout: float = 30) -> dict[str, Any]:
-        self.wait(lambda: self.plugin(name)["state"] == state, timeout)
+        self.wait(lambda: self.plugin(name)["state"] == state, timeout, f"{name} to be {state}")
         return self.plugin(name)
 
     def text(self) -> str:
@@ -173,9 +172,12 @@ def test_kill_9_of_the_kernel_leaves_no_plugin_behind(up: Any, tmp_path: Path) -
     assert all(alive(pid) for pid in pids)
     kernel.process.kill()
     kernel.process.wait()
-    deadline = time.monotonic() + 30  # a failure bound: they die at once, or never without PR_SET_PDEATHSIG
-    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(  # a failure bound: they die at once, or never without PR_SET_PDEATHSIG
+        lambda: [pid for pid in pids if alive(pid)],
+        accept=lambda living: not living,
+        timeout=30,
+        what="the plugin processes to die with the kernel",
+    )
     assert not any(alive(pid) for pid in pids), "plugin processes outlived the kernel"
 
 

@@ -8,7 +8,6 @@ import json
 import logging
 import os
 import signal
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,9 @@ import pytest
 from hologram.supervisor import State, Supervisor, zygote
 from hologram.supervisor.child import ENV_KERNEL_PID, plugin_env
 from hologram.supervisor.zygote import ZygoteProcess
-from tests.launcher.kit import ROOT, supervisor_for, wait_for, wait_state
+from tests.kit.manifests import write_manifest
+from tests.kit.wait import wait_until, wait_until_async
+from tests.launcher.kit import ROOT, supervisor_for, wait_state
 from tests.launcher.test_up import Kernel, alive, hologram
 
 MODULE = "tests.launcher.zygote_plug"
@@ -34,15 +35,15 @@ def write_module_plugin(
     restart: str = "on-failure",
 ) -> dict[str, str]:
     """A manifest running `python -m tests.launcher.zygote_plug`; returns the env it adds."""
-    directory.mkdir(parents=True, exist_ok=True)
     extra = {"PYTHONPATH": str(ROOT), **(env or {})}
-    env_part = ", ".join(f"{k} = {json.dumps(v)}" for k, v in extra.items())
-    config_lines = "\n".join(f"{k} = {json.dumps(v)}" for k, v in (config or {}).items())
-    (directory / f"{name}.toml").write_text(
-        f'[plugin]\nname = "{name}"\nversion = "0.1.0"\nrun = {{ module = "{MODULE}", env = {{ {env_part} }} }}\n\n'
-        f"[facilities]\nprovides = {json.dumps(list(provides))}\nrequires = []\n\n"
-        f'[start]\ntimeout_s = 20\nrestart = "{restart}"\n\n[config]\n{config_lines}\n',
-        encoding="utf-8",
+    write_manifest(
+        directory,
+        name,
+        run={"module": MODULE, "env": extra},
+        description=None,
+        provides=provides,
+        start={"timeout_s": 20, "restart": restart},
+        config=config or {},
     )
     return extra
 
@@ -141,7 +142,12 @@ def test_kill_9_exit_codes_and_import_errors_are_reported_as_for_any_process(
 
             quit = await supervisor.invoke_tool("quitter", "quit", {"code": 7}, call_id="q", session_id=None)
             assert quit.content == "leaving"
-            await wait_for(lambda: supervisor.plugins["quitter"].exit_description == "exited with code 7")
+            await wait_until_async(
+                lambda: supervisor.plugins["quitter"].exit_description,
+                accept=lambda description: description == "exited with code 7",
+                timeout=20,
+                what="quitter to exit",
+            )
 
             await wait_state(supervisor, "broken", State.FAILED, State.CRASHED)
             assert "exited with code 1" in supervisor.plugins["broken"].reason
@@ -246,9 +252,12 @@ def test_kill_9_of_the_kernel_leaves_neither_zygote_nor_plugins(tmp_path: Path, 
         )
         kernel.process.kill()
         kernel.process.wait()
-        deadline = time.monotonic() + 30  # a failure bound: they die at once, or never without PR_SET_PDEATHSIG
-        while any(alive(pid) for pid in [*pids, *zygotes]) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(  # a failure bound: they die at once, or never without PR_SET_PDEATHSIG
+            lambda: [pid for pid in [*pids, *zygotes] if alive(pid)],
+            accept=lambda living: not living,
+            timeout=30,
+            what="the zygote and its plugins to die with the kernel",
+        )
         assert not any(alive(pid) for pid in zygotes), "the zygote outlived the kernel"
         assert not any(alive(pid) for pid in pids), "plugin processes outlived the kernel"
     finally:

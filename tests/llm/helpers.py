@@ -1,26 +1,11 @@
-"""Shared bits of the provider tests: settings pointing at a mock, a sleep recorder, a fake clock."""
+"""Shared bits of the provider tests: a sleep recorder, a fake clock, a chain using both (the loop driver and
+the provider settings are the kit's: tests/kit/loop.py, tests/kit/providers.py)."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import Any
 
 from hologram.llm import ProviderChain, ProviderSettings
-from mock_llm import MockLLM
-
-T = TypeVar("T")
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coro)
-
-
-def provider(mock: MockLLM, name: str = "p1", **kw: Any) -> ProviderSettings:
-    kw.setdefault("kind", mock.state.vendor)
-    kw.setdefault("model", "deepseek-chat" if mock.state.vendor == "deepseek" else "gpt-4o-mini")
-    kw.setdefault("timeout_s", 5.0)
-    return ProviderSettings(name=name, base_url=mock.base_url, **kw)
 
 
 class Sleeps:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable
 
 import pytest
 
@@ -20,15 +20,16 @@ from hologram.llm import (
     StreamInterruptedError,
 )
 from mock_llm import MockLLM
-from tests.llm.helpers import FakeClock, Sleeps, chain, provider, run
+from tests.kit.loop import run
+from tests.kit.providers import provider
+from tests.llm.helpers import FakeClock, Sleeps, chain
 
 REQ = ChatRequest([Message.user("hi")])
 
 
 @pytest.fixture
-def second() -> Iterator[MockLLM]:
-    with MockLLM("openai") as mock:
-        yield mock
+def second(mock_llms: Callable[..., MockLLM]) -> MockLLM:
+    return mock_llms("openai")
 
 
 def err(status: int, message: str = "boom", **kw: object) -> dict[str, object]:

@@ -19,7 +19,9 @@ from hologram.llm import (
     Usage,
 )
 from mock_llm import MockLLM
-from tests.llm.helpers import chain, provider, run
+from tests.kit.loop import run
+from tests.kit.providers import provider
+from tests.llm.helpers import chain
 
 TOOLS = [{"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}]
 ARGS_A = '{"path": "/etc/hosts", "note": "ünïcode ✓"}'

@@ -11,7 +11,9 @@ from typing import Any
 from hologram.llm import ChatRequest, ChatResult, Message, ProviderChain, ToolCall, make_adapter_manager
 from hologram.llm.wire import build_body
 from mock_llm import MockLLM
-from tests.llm.helpers import chain, provider, run
+from tests.kit.loop import run
+from tests.kit.providers import provider
+from tests.llm.helpers import chain
 
 TOOLS = [{"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}]
 R1 = "I should read both files.\n  First /a, then /b. "

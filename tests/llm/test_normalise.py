@@ -21,7 +21,9 @@ from hologram.llm import (
 from hologram.llm.wire import build_body
 from mock_llm import MockLLM
 from mock_llm.validate import validate
-from tests.llm.helpers import chain, provider, run
+from tests.kit.loop import run
+from tests.kit.providers import provider
+from tests.llm.helpers import chain
 
 U = Message.user("q")
 

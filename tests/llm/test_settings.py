@@ -18,7 +18,7 @@ from hologram.llm import (
     make_adapter_manager,
 )
 from mock_llm import MockLLM
-from tests.llm.helpers import run
+from tests.kit.loop import run
 
 BASE = {"name": "ds", "kind": "deepseek", "base_url": "https://api.deepseek.com/", "model": "deepseek-v4-flash"}
 

@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from hologram.sdk.testing import PluginHarness
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFESTS = ROOT / "manifests"
-T = TypeVar("T")
-
-
-def run(coroutine: Awaitable[T]) -> T:
-    """pytest-asyncio is not a dependency: each test drives its own event loop."""
-
-    async def wrapper() -> T:
-        return await coroutine
-
-    return asyncio.run(wrapper())
 
 
 def harness(

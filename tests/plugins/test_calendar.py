@@ -7,7 +7,8 @@ from pathlib import Path
 
 from icalendar import Calendar
 
-from tests.plugins.helpers import err, harness, ok, run
+from tests.kit.loop import run
+from tests.plugins.helpers import err, harness, ok
 
 
 def _uid(text: str) -> str:

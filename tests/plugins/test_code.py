@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from hologram.sdk.testing import PluginHarness
-from tests.plugins.helpers import harness, ok, run
+from tests.kit.loop import run
+from tests.plugins.helpers import harness, ok
 
 
 def _code(tmp_path: Path, **config: Any) -> PluginHarness:

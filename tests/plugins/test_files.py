@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tests.plugins.helpers import err, harness, ok, run
+from tests.kit.loop import run
+from tests.plugins.helpers import err, harness, ok
 
 
 def _ws(tmp_path: Path) -> Path:

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-import time
 from pathlib import Path
 
 from hologram.lock import LockedPlugin, plugin_entry
 from hologram.manifest import load_manifest
 from hologram.rpc import RingWriter
 from hologram.supervisor import PluginSpec, State, Supervisor
-from tests.plugins.helpers import MANIFESTS, err, harness, ok, run
+from tests.kit.loop import run
+from tests.kit.wait import wait_until_async
+from tests.plugins.helpers import MANIFESTS, err, harness, ok
 
 
 def test_create_read_update_list_search(tmp_path: Path) -> None:
@@ -129,9 +129,12 @@ def test_one_plugin_serves_another(tmp_path: Path) -> None:
         supervisor = Supervisor([notes, memo], tmp_path, kernel_facilities=[], ring=ring)
         supervisor.start()
         try:
-            deadline = time.monotonic() + 30  # generous: the machine may be busy with other test runs
-            while not all(p.state is State.READY for p in supervisor.plugins.values()) and time.monotonic() < deadline:
-                await asyncio.sleep(0.01)
+            await wait_until_async(  # generous: the machine may be busy with other test runs
+                lambda: [(p.name, p.state, p.reason) for p in supervisor.plugins.values()],
+                accept=lambda states: all(state is State.READY for _, state, _ in states),
+                timeout=30,
+                what="notes and memo to be ready",
+            )
             assert supervisor.plugins["memo"].state is State.READY, [
                 (p.name, p.state, p.reason) for p in supervisor.plugins.values()
             ]

@@ -23,7 +23,8 @@ import pytest
 
 from hologram.rpc import ConnectionClosed
 from hologram.sdk.testing import PluginHarness
-from tests.plugins.helpers import harness, ok, run
+from tests.kit.loop import run
+from tests.plugins.helpers import harness, ok
 from tests.proctree import Marker, read_pid
 
 pytestmark = pytest.mark.slow

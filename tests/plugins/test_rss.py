@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.kit.loop import run
 from tests.plugins.conftest import LocalServer
-from tests.plugins.helpers import err, harness, ok, run
+from tests.plugins.helpers import err, harness, ok
 
 RSS_ITEM = """<item><title>{title}</title><link>https://example.org/{n}</link><guid>urn:item:{n}</guid>
 <pubDate>Sun, 30 Mar 2025 09:00:00 +0200</pubDate>

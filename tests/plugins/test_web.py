@@ -5,8 +5,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from tests.kit.loop import run
 from tests.plugins.conftest import LocalServer, slow
-from tests.plugins.helpers import err, harness, ok, run
+from tests.plugins.helpers import err, harness, ok
 
 PAGE = (
     """<!doctype html><html><head><meta charset="utf-8"><title>Test page</title>

@@ -9,22 +9,12 @@ from asyncio import StreamWriter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from hologram.rpc import Connection
 from hologram.rpc.streams import spawn
 
 CHILD = Path(__file__).with_name("_child.py")
-T = TypeVar("T")
-
-
-def run(coro: Awaitable[T], timeout: float = 30.0) -> T:
-    """Run a test coroutine with a hard deadline (a hung pipe must fail the test, not the suite)."""
-
-    async def guarded() -> T:
-        return await asyncio.wait_for(coro, timeout)
-
-    return asyncio.run(guarded())
 
 
 @dataclass

@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hologram.rpc import Arena, ArenaError, ArenaFull, BadRef, FreeListAllocator, from_blob, to_blob
+from tests.kit.loop import run
 
-from .helpers import run, spawn_child
+from .helpers import spawn_child
 
 
 def check_invariants(a: FreeListAllocator) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from typing import Any
 
 import pytest
@@ -18,8 +17,10 @@ from hologram.rpc import (
     RequestTimeout,
     RpcError,
 )
+from tests.kit.loop import run
+from tests.kit.wait import wait_until_async
 
-from .helpers import run, spawn_child
+from .helpers import spawn_child
 
 pytestmark = pytest.mark.slow
 
@@ -239,17 +240,19 @@ def test_close_after_eof_still_cancels_the_handlers_of_the_peer_that_left() -> N
         await asyncio.wait_for(cancelled.wait(), 5)
         del client_reader
 
-    asyncio.run(scenario())
+    run(scenario())
 
 
 async def _counts_until(child: Any, key: str, want: int, timeout: float = 20) -> dict[str, int]:
     """Ask the child for its stoppable counters until `key` reaches `want` (a slow machine just takes longer)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        counts: dict[str, int] = await child.conn.request("stoppable/counts")
-        if counts[key] >= want or time.monotonic() > deadline:
-            return counts
-        await asyncio.sleep(0.01)
+
+    async def counts() -> dict[str, int]:
+        answer: dict[str, int] = await child.conn.request("stoppable/counts")
+        return answer
+
+    return await wait_until_async(
+        counts, accept=lambda c: c[key] >= want, timeout=timeout, what=f"the child's {key} count to reach {want}"
+    )
 
 
 def test_a_cancelled_request_cancels_its_handler_in_the_peer() -> None:
@@ -351,4 +354,4 @@ def test_a_cancel_read_in_the_same_chunk_as_its_request_still_reaches_the_handle
         for task in serving:
             task.cancel()
 
-    asyncio.run(scenario())
+    run(scenario())

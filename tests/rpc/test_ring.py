@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 
 from hologram.rpc import AsyncRingReader, ReadResult, RingReader, RingWriter, new_eventfd
 from hologram.rpc.ring import HEADER_SIZE, RECORD_SIZE
+from tests.kit.loop import run
+from tests.kit.wait import wait_until_async
 
-from .helpers import run, spawn_child
+from .helpers import spawn_child
 
 
 def ev(i: int, kind: str = "content_delta", pad: int = 0) -> dict[str, Any]:
@@ -212,8 +214,9 @@ def test_child_reads_the_ring_through_its_eventfd() -> None:
                     "attach", {"ring": writer.spec(), "eventfd": efd, "types": ["tool_call", "agent_output"]}
                 )
                 waiter = asyncio.create_task(child.conn.request("ring/wait", {"count": 20}))
-                while child.conn.pending_count == 0:  # until the ring/wait request is written
-                    await asyncio.sleep(0)
+                await wait_until_async(  # until the ring/wait request is written
+                    lambda: child.conn.pending_count, timeout=10, what="the ring/wait request", interval=0
+                )
                 # the child takes requests in order and runs ring/wait up to its wait on the eventfd before it
                 # gets to this echo: once the echo is answered the child is blocked there (no "after 0.1 s")
                 assert await child.conn.request("echo", ["behind ring/wait"]) == ["behind ring/wait"]

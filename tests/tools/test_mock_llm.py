@@ -7,16 +7,14 @@ if a rule is loosened, its test goes red. Requests go over real HTTP on loopback
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
 
 from mock_llm import MockLLM
-from tests.conftest import ROOT
+from tests.kit.mock_llm import MockProcess
 
 _HTTP = httpx.Client(timeout=10)
 USER = {"role": "user", "content": "hi"}
@@ -34,12 +32,6 @@ def error_of(resp: httpx.Response) -> dict[str, Any]:
     err = resp.json()["error"]
     assert set(err) == {"message", "type", "param", "code"}
     return dict(err)
-
-
-@pytest.fixture
-def deepseek() -> Iterator[MockLLM]:
-    with MockLLM("deepseek") as mock:
-        yield mock
 
 
 # --- rules -------------------------------------------------------------------------------------------
@@ -347,36 +339,21 @@ def test_delay_step(mock_llm: MockLLM) -> None:
 
 
 @pytest.mark.slow
-def test_out_of_process_control_endpoints(tmp_path: Any) -> None:
+def test_out_of_process_control_endpoints(tmp_path: Any, mock_llm_process: Callable[..., MockProcess]) -> None:
     steps = tmp_path / "steps.json"
     steps.write_text(json.dumps([{"content": "from file"}]))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mock_llm", "--port", "0", "--vendor", "deepseek", "--script", str(steps)],
-        cwd=ROOT / "tools",
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        base = line.strip().rsplit(" ", 1)[-1]
-        assert base.startswith("http://127.0.0.1:")
-        root = base.removesuffix("/v1")
-        body = {"model": "m", "messages": [USER]}
-        assert (
-            httpx.post(base + "/chat/completions", json=body).json()["choices"][0]["message"]["content"] == "from file"
-        )
-        httpx.post(root + "/_mock/script", json={"steps": [{"content": "scripted"}]}).raise_for_status()
-        assert (
-            httpx.post(base + "/chat/completions", json=body).json()["choices"][0]["message"]["content"] == "scripted"
-        )
-        seen = httpx.get(root + "/_mock/requests").json()
-        assert [r["status"] for r in seen] == [200, 200] and seen[0]["body"] == body
-        httpx.post(root + "/_mock/reset").raise_for_status()
-        assert httpx.get(root + "/_mock/requests").json() == []
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    proc = mock_llm_process("--vendor", "deepseek", "--script", str(steps))
+    base = proc.base_url
+    assert base.startswith("http://127.0.0.1:")
+    root = base.removesuffix("/v1")
+    body = {"model": "m", "messages": [USER]}
+    assert httpx.post(base + "/chat/completions", json=body).json()["choices"][0]["message"]["content"] == "from file"
+    httpx.post(root + "/_mock/script", json={"steps": [{"content": "scripted"}]}).raise_for_status()
+    assert httpx.post(base + "/chat/completions", json=body).json()["choices"][0]["message"]["content"] == "scripted"
+    seen = httpx.get(root + "/_mock/requests").json()
+    assert [r["status"] for r in seen] == [200, 200] and seen[0]["body"] == body
+    httpx.post(root + "/_mock/reset").raise_for_status()
+    assert httpx.get(root + "/_mock/requests").json() == []
 
 
 def test_a_step_can_answer_by_the_last_role_with_unique_call_ids() -> None:

@@ -75,12 +75,20 @@ class PluginHarness:
         return self.supervisor.plugins[self.spec.name]
 
     async def start(self) -> None:
-        self.supervisor.start()
-        deadline = asyncio.get_running_loop().time() + self.spec.start_timeout_s + 5
-        while self.plugin.state not in (State.READY, State.FAILED, State.CRASHED):
-            if asyncio.get_running_loop().time() > deadline:
-                break
-            await asyncio.sleep(0.01)
+        # Woken by the supervisor's state change, not by polling: the start settles as READY, FAILED or CRASHED.
+        settled = asyncio.Event()
+
+        def on_change(plugin: ManagedPlugin) -> None:
+            if plugin is self.plugin and plugin.state in (State.READY, State.FAILED, State.CRASHED):
+                settled.set()
+
+        self.supervisor.listeners.append(on_change)
+        try:
+            self.supervisor.start()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(settled.wait(), self.spec.start_timeout_s + 5)
+        finally:
+            self.supervisor.listeners.remove(on_change)
         if self.plugin.state is not State.READY:
             raise RuntimeError(
                 f"plugin {self.spec.name} did not become ready: {self.plugin.state.value}: {self.plugin.reason}"

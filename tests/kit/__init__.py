@@ -1,0 +1,1 @@
+"""The test kit: the helpers every suite shares, written once (see README.md in this directory)."""
