@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hologram import turn_api as api
 from hologram.errors import HologramError
 from hologram.kernel.control import call
 from mock_llm import MockLLM
@@ -129,7 +130,7 @@ class E2EKernel:
         return result
 
     def events(self, session: str) -> dict[str, Any]:
-        result: dict[str, Any] = call(self.data, "sessions/read", {"session": session})
+        result: dict[str, Any] = call(self.data, api.SESSIONS_READ, {"session": session})
         return result
 
     def wait_providers_healthy(self, timeout: float = 30) -> None:

@@ -123,7 +123,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     kernel.add_listener(lambda plugin: service.plugin_gone(plugin.name) if plugin.state in gone else None)
     for name, method in service.control_methods(calling_connection).items():
         kernel.add_control_method(name, method)
-    kernel.control.on_disconnect(service.hub.disconnect)
+    kernel.on_client_disconnect(service.hub.disconnect)
     for name, method in service.facility_methods().items():
         kernel.add_facility_method(api.FACILITY, name, method)
     kernel.add_facility_method("kernel.sessions", "approve", plugin_asks(service.hub))

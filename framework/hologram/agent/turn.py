@@ -86,7 +86,6 @@ class Agent:
         invoke_plugin: PluginInvoke | None = None,
         approver: Approver | None = None,
         no_llm_message: str = "no LLM provider is configured",
-        before_turn: Callable[[], None] | None = None,
         memory: SessionMemory | None = None,
         context_window: int = DEFAULT_CONTEXT_WINDOW,
     ) -> None:
@@ -102,7 +101,6 @@ class Agent:
         # memory SessionMemory.prepare reads the same SessionLog instead: one read of the log per request.
         self.history = HistoryCache(memory.log if memory is not None else SessionLog(store))
         self.no_llm_message = no_llm_message
-        self.before_turn = before_turn  # e.g. re-install the stage order of a rebuilt lock (attach.py)
 
     async def run_turn(
         self,
@@ -113,8 +111,6 @@ class Agent:
         on_event: OnEvent | None = None,
         turn_id: str | None = None,
     ) -> TurnResult:
-        if self.before_turn is not None:
-            self.before_turn()
         channel = channel or self.settings.channel
         sid = session_id or self.store.create_session(channel)
         if session_id is not None and not self.store.exists(session_id):

@@ -27,7 +27,7 @@ from hologram.facility import KERNEL
 from hologram.kernel.control import ControlServer, Method, socket_path
 from hologram.kernel.notices import Notice, NoticeListener, Notices
 from hologram.lock import Lock
-from hologram.rpc import RingWriter
+from hologram.rpc import Connection, RingWriter
 from hologram.settings import load_settings
 from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor
 from hologram.supervisor.core import EventListener, KernelMethod
@@ -133,6 +133,10 @@ class Kernel:
     def add_event_listener(self, listener: EventListener) -> None:
         """Call ``listener(event)`` for every event a plugin publishes (in the kernel, beside the ring)."""
         self.supervisor.add_event_listener(listener)
+
+    def on_client_disconnect(self, listener: Callable[[Connection], None]) -> None:
+        """Call ``listener(connection)`` when a control-socket client goes away (the turn API detaches it)."""
+        self.control.on_disconnect(listener)
 
     def on_lock_changed(self, listener: LockListener) -> None:
         """Call ``listener(new_lock)`` whenever the lock is replaced (`replace_lock`), before plugins restart."""
