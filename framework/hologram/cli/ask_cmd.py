@@ -114,9 +114,12 @@ class Printer:
     def tool_call(self, name: str, arguments: Any) -> None:
         if self.quiet:
             return
-        if self.streamed:
+        if self.mode == "reasoning":  # end the reasoning's line where it was printed
+            (self.out if self.tty else self.err).write("\n")
+        elif self.streamed:
             self.out.write("\n")
-            self.out.flush()
+        self.out.flush()
+        self.mode = ""
         self.streamed = ""  # the final answer is what the last step streams
         args = json.dumps(arguments, ensure_ascii=False)
         line = f"[tool {name} {args[:200]}]"
