@@ -3,7 +3,7 @@
 the block is that file verbatim, and each file is exercised below against the real objects it uses.
 
 Mutation checks (done): editing one line of docs/examples/agent/guard.py (``view.deny`` → ``view.respond``)
-turns ``test_the_guard_hook_denies_what_the_user_did_not_approve`` red and the page comparison red until the
+turns ``test_the_guard_hook_denies_sudo_and_lets_the_rest_through`` red and the page comparison red until the
 page is updated too; a ```python block without its ``# PATH`` line fails the first test.
 """
 
@@ -82,18 +82,10 @@ def test_the_kernel_tool_example_registers_a_tool_the_turn_can_call() -> None:
 
 
 @pytest.mark.slow
-def test_the_guard_hook_denies_what_the_user_did_not_approve(tmp_path: Path) -> None:
-    asked: list[dict[str, Any]] = []
-
-    def approve(**request: Any) -> dict[str, Any]:
-        asked.append(request)
-        allowed = request["arguments"]["command"] == "ls"
-        return {"approved": allowed, "reason": "" if allowed else "the user said no"}
-
+def test_the_guard_hook_denies_sudo_and_lets_the_rest_through(tmp_path: Path) -> None:
     manifest = write_plugin(
         tmp_path,
         "guard",
-        requires=["kernel.sessions"],
         command=[sys.executable, str(EXAMPLES / "agent" / "guard.py")],
         extra="[stages]\nbefore_toolcall = { order = 10 }\n",
     )
@@ -103,19 +95,14 @@ def test_the_guard_hook_denies_what_the_user_did_not_approve(tmp_path: Path) -> 
         return {"stage": "before_toolcall", "session_id": "s1", "turn_id": "t1", "tool_call": call, "data": {}}
 
     async def scenario() -> None:
-        provide = {"kernel.sessions": {"approve": approve}}
-        async with PluginHarness.from_manifest(manifest, provide=provide) as harness:
-            assert await harness.call_stage("before_toolcall", view("shell_run", "rm -rf x")) == {
-                "deny": "the user said no"
+        async with PluginHarness.from_manifest(manifest) as harness:
+            assert await harness.call_stage("before_toolcall", view("shell_run", "sudo rm -rf x")) == {
+                "deny": "this machine's guard refuses sudo"
             }
             assert await harness.call_stage("before_toolcall", view("shell_run", "ls")) is None
-            assert await harness.call_stage("before_toolcall", view("files_read", "x")) is None
+            assert await harness.call_stage("before_toolcall", view("files_read", "sudo")) is None
 
     asyncio.run(scenario())
-    assert [(r["session_id"], r["tool"], r["arguments"]) for r in asked] == [
-        ("s1", "shell_run", {"command": "rm -rf x"}),
-        ("s1", "shell_run", {"command": "ls"}),
-    ], "files_read is not asked about"
 
 
 def test_the_provider_chain_example_completes_and_streams(mock_llm: MockLLM) -> None:

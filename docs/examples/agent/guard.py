@@ -5,16 +5,14 @@ plugin = Plugin("guard")
 
 @plugin.stage("before_toolcall")  # manifest: [stages] before_toolcall = { order = 10 }
 async def guard(view: BeforeToolcallView) -> Change | None:
+    """Refuse `sudo` on this machine whatever the approval policy says (asking is the kernel's: the tool's
+    manifest declares needs_approval; a hook audits, denies or rewrites)."""
     if view.tool_call.name != "shell_run":
         return None
-    answer = await plugin.facility("kernel.sessions").call(
-        "approve",
-        session_id=view.session_id,
-        tool="shell_run",
-        arguments=view.tool_call.arguments,
-        summary="run a shell command",
-    )
-    return None if answer["approved"] else view.deny(answer["reason"])
+    command = str(view.tool_call.arguments.get("command", ""))
+    if command.split()[:1] == ["sudo"]:
+        return view.deny("this machine's guard refuses sudo")
+    return None
 
 
 if __name__ == "__main__":
