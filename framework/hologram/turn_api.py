@@ -188,6 +188,14 @@ _ADAPTER: TypeAdapter[Any] = TypeAdapter(Annotated[TurnEvent, Field(discriminato
 _FIELDS: dict[type[Any], tuple[str, ...]] = {}
 
 
+def first_error(exc: ValidationError, *, skip: int, whole: str) -> str:
+    """``field: what is wrong`` for the first problem pydantic found (``skip``: leading location parts that
+    are not a field, e.g. the union member's tag)."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"][skip:]) or whole
+    return f"{where}: {first['msg']}"
+
+
 def wire(event: Any) -> dict[str, Any]:
     """An event as it travels (a flat JSON object). Field lists are cached per class: this runs for every
     delta of every turn, and `dataclasses.asdict` deep-copies."""
@@ -217,9 +225,7 @@ def parse_event(data: Any) -> TurnEvent | UnknownEvent:
     try:
         event: TurnEvent = _ADAPTER.validate_python({k: v for k, v in data.items() if k in allowed})
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"][1:]) or "(event)"
-        raise ValueError(f"malformed {kind} event: {where}: {first['msg']}") from None
+        raise ValueError(f"malformed {kind} event: {first_error(exc, skip=1, whole='(event)')}") from None
     return event
 
 
@@ -235,9 +241,7 @@ class _Params(BaseModel):
         try:
             return cls.model_validate(params if params is not None else {})
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "(params)"
-            raise ValueError(f"{method}: {where}: {first['msg']}") from None
+            raise ValueError(f"{method}: {first_error(exc, skip=0, whole='(params)')}") from None
 
 
 class StartParams(_Params):

@@ -103,11 +103,9 @@ def test_what_the_lock_declares_cannot_be_dropped_by_the_running_plugin() -> Non
     """A plugin that re-registers its tool without ``needs_approval`` still gets asked about: the lock (the
     manifest the user built) decides. A runtime-registered tool may add the requirement, never remove it."""
     approver = make(Clients(True))
-    assert approver.requirement("shell", "shell_run", {"needs_approval": False}) == Requirement("command")
-    assert approver.requirement("notes", "notes_read", {"needs_approval": False}) is None
-    assert approver.requirement("extra", "deploy", {"needs_approval": True, "approval_subject": "target"}) == (
-        Requirement("target")
-    )
+    assert approver.requirement("shell", "shell_run", registered=False) == Requirement("command")
+    assert approver.requirement("notes", "notes_read", registered=False) is None
+    assert approver.requirement("extra", "deploy", registered=True, subject="target") == Requirement("target")
 
 
 def test_the_old_plugin_config_is_honoured_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:

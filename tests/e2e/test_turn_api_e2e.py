@@ -131,6 +131,19 @@ def test_sessions_are_listed_read_renamed_and_deleted(kernel: ApprovalKernel, mo
     asyncio.run(go())
 
 
+async def until_ended(stream: Any, approver: TurnClient | None = None, *, reason: str = "") -> list[Any]:
+    """A session stream's events up to the first ``turn.ended``; ``approver`` says yes to each request."""
+    seen: list[Any] = []
+    async with asyncio.timeout(60):
+        async for event in stream:
+            seen.append(event)
+            if approver is not None and isinstance(event, api.ApprovalRequested):
+                assert await approver.approve(event, True, reason)
+            if isinstance(event, api.TurnEnded):
+                break
+    return seen
+
+
 def test_a_client_that_comes_back_resumes_the_turn_without_a_gap_or_a_repeat(
     kernel: ApprovalKernel, mock: MockLLM
 ) -> None:
@@ -152,22 +165,9 @@ def test_a_client_that_comes_back_resumes_the_turn_without_a_gap_or_a_repeat(
         await first.aclose()
         async with await TurnClient.connect(kernel.data, client="tab", approvals=True) as second:
             stream = await second.watch("resumed", after=before[-1].seq)
-            after: list[Any] = []
-            async with asyncio.timeout(60):
-                async for event in stream:
-                    after.append(event)
-                    if isinstance(event, api.ApprovalRequested):
-                        assert await second.approve(event, True, "after the reload")
-                    if isinstance(event, api.TurnEnded):
-                        break
+            after = await until_ended(stream, second, reason="after the reload")
             async with await TurnClient.connect(kernel.data, client="audit") as third:
-                replay = await third.watch("resumed", after=0)  # the whole turn, replayed
-                whole: list[Any] = []
-                async with asyncio.timeout(60):
-                    async for event in replay:
-                        whole.append(event)
-                        if isinstance(event, api.TurnEnded):
-                            break
+                whole = await until_ended(await third.watch("resumed", after=0))  # the whole turn, replayed
         return before, after, whole
 
     before, after, whole = asyncio.run(go())

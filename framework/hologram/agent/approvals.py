@@ -97,7 +97,7 @@ class Requirement:
 
 
 class Approver:
-    """The kernel's approval step. ``required(plugin, tool, registered)`` → the requirement or None;
+    """The kernel's approval step. ``requirement(plugin, tool, ...)`` → the requirement or None;
     ``legacy`` maps a plugin to its pre-kernel-approvals ``[plugins.NAME] mode/allow`` (honoured, with a
     warning, until the user writes ``[approvals.tools.TOOL]``)."""
 
@@ -117,14 +117,15 @@ class Approver:
         self.clock = clock
         self._warned: set[str] = set()
 
-    def requirement(self, plugin: str, tool: str, registered: Mapping[str, Any] | None = None) -> Requirement | None:
+    def requirement(
+        self, plugin: str, tool: str, *, registered: bool = False, subject: str | None = None
+    ) -> Requirement | None:
+        """The lock's word first; what the running plugin registered (``registered``) may add the requirement,
+        never drop it."""
         found = self.declared().get((plugin, tool))
         if found is not None:
             return found
-        if registered and registered.get("needs_approval"):  # a runtime-registered tool may add it, not drop it
-            subject = registered.get("approval_subject")
-            return Requirement(subject if isinstance(subject, str) else None)
-        return None
+        return Requirement(subject) if registered else None
 
     def policy(self, plugin: str, tool: str) -> ToolApproval:
         explicit = self.settings.tools.get(tool)

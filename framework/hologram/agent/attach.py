@@ -126,7 +126,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     kernel.on_client_disconnect(service.hub.disconnect)
     for name, method in service.facility_methods().items():
         kernel.add_facility_method(api.FACILITY, name, method)
-    kernel.add_facility_method("kernel.sessions", "approve", plugin_asks(service.hub))
+    kernel.add_facility_method("kernel.sessions", "approve", plugin_asks(service.hub, settings.approvals.timeout_s))
     return service
 
 
@@ -173,7 +173,7 @@ def forward_output(hub: TurnHub) -> Callable[[dict[str, Any]], None]:
     return listener
 
 
-def plugin_asks(hub: TurnHub) -> Callable[..., Any]:
+def plugin_asks(hub: TurnHub, timeout_s: float) -> Callable[..., Any]:
     """``kernel.sessions.approve``: a plugin asks the clients of a session itself, mid-call (the kernel's own
     step has already run for tools that declare ``needs_approval``)."""
 
@@ -181,16 +181,10 @@ def plugin_asks(hub: TurnHub) -> Callable[..., Any]:
         caller: str, session_id: str, tool: str, arguments: Any = None, summary: str = ""
     ) -> dict[str, Any]:
         state = hub.sessions.get(str(session_id))
-        request = ApprovalRequest(
-            str(session_id),
-            (state.turn if state is not None else None) or "",
-            "",
-            str(tool),
-            caller,
-            arguments if isinstance(arguments, dict) else {},
-            summary or summarise(str(tool), None, arguments if isinstance(arguments, dict) else {}),
-            300.0,
-        )
+        args = arguments if isinstance(arguments, dict) else {}
+        turn = (state.turn if state is not None else None) or ""
+        summary = summary or summarise(str(tool), None, args)
+        request = ApprovalRequest(str(session_id), turn, "", str(tool), caller, args, summary, timeout_s)
         approved, _by, reason = await hub.ask(request)
         return {"approved": approved, "reason": reason}
 

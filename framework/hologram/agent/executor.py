@@ -208,8 +208,9 @@ class Executor:
         tool = p.tool
         if self.approver is None or tool is None or tool.kernel_handler is not None:
             return
-        registered = {"needs_approval": tool.needs_approval, "approval_subject": tool.approval_subject}
-        requirement = self.approver.requirement(tool.plugin, tool.name, registered)
+        requirement = self.approver.requirement(
+            tool.plugin, tool.name, registered=tool.needs_approval, subject=tool.approval_subject
+        )
         if requirement is None:
             return
         decision = await self.approver.decide(

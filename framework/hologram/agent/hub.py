@@ -140,14 +140,13 @@ class TurnHub:
     def watch(self, session: str, watcher: Watcher, *, approvals: bool, after: int | None = None) -> dict[str, Any]:
         state = self.sessions.setdefault(session, _Session())
         state.watchers[watcher.key] = approvals
-        replayed = -1 if after is None else after
         if after is not None:
             for data in state.replay:
                 if data["seq"] > after:
                     watcher.put(data)
         if approvals:  # requests still open that this client has not seen: it can answer them too
             for pending in state.approvals.values():
-                if pending.event["seq"] <= replayed or after is None:
+                if after is None or pending.event["seq"] <= after:  # later ones were replayed above
                     watcher.put(pending.event)
         running = state.task is not None and not state.task.done()
         return {"session": session, "turn": state.turn if running else None, "seq": self._last_seq}
