@@ -42,6 +42,9 @@ version = "0.1.0"
 description = "a third-party tool that needs approval; it records every call it receives"
 run = {{ module = "recorder", env = {{ PYTHONPATH = "{path}", RECORD_FILE = "{record}" }} }}
 
+[facilities]
+provides = ["recorder.calls@1"]  # ready once its tools are served: a plugin that uses them can require it
+
 [[tools]]
 name = "deploy"
 description = "deploy a target"

@@ -34,7 +34,7 @@ description = "a channel: starts a turn through kernel.turns at start, approves 
 run = { module = "relay", env = { PYTHONPATH = "{path}", RELAY_LOG = "{root}/relay-events.jsonl" } }
 
 [facilities]
-requires = ["kernel.turns"]
+requires = ["kernel.turns", "recorder.calls"]  # its turn calls deploy: start once the recorder serves it
 """
 
 RELAY = """\
