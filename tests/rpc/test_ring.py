@@ -15,6 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hologram.rpc import AsyncRingReader, ReadResult, RingReader, RingWriter, new_eventfd
+from hologram.rpc import ring as ring_module
+from hologram.rpc.errors import RingError
 from hologram.rpc.ring import HEADER_SIZE, RECORD_SIZE
 from tests.kit.loop import run
 from tests.kit.wait import wait_until_async
@@ -267,3 +269,37 @@ def test_async_reader_in_process() -> None:
         return [json.loads(e.payload)["i"] for e in got.events]
 
     assert run(main()) == [1]
+
+
+def test_a_reader_waits_out_a_writer_descheduled_mid_update(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The header is odd while the writer updates it; a writer preempted there (2 loaded cores) must not make
+    the reader fail — it naps and reads once the update is done. Seen in CI: a plugin's event pump died with
+    "ring header never settled". Mutation check (done): without the nap loop this raises RingError."""
+    writer = RingWriter(64 * 1024)
+    reader = RingReader(writer.spec(), start="oldest")
+    writer.publish({"type": "t", "n": 1})
+    gen = ring_module._U64.unpack_from(writer._mm, ring_module._GEN)[0]
+    ring_module._U64.pack_into(writer._mm, ring_module._GEN, gen + 1)  # the writer is mid-update
+    naps: list[float] = []
+
+    def nap(seconds: float) -> None:  # the writer finishes its update while the reader naps
+        naps.append(seconds)
+        ring_module._U64.pack_into(writer._mm, ring_module._GEN, gen)
+
+    monkeypatch.setattr(ring_module.time, "sleep", nap)
+    assert [e.data()["n"] for e in reader.read().events] == [1]
+    assert naps, "the reader napped rather than spin forever or give up"
+    reader.close()
+    writer.close()
+
+
+def test_a_header_that_never_settles_is_an_error_after_the_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    writer = RingWriter(64 * 1024)
+    reader = RingReader(writer.spec(), start="oldest")
+    gen = ring_module._U64.unpack_from(writer._mm, ring_module._GEN)[0]
+    ring_module._U64.pack_into(writer._mm, ring_module._GEN, gen + 1)  # a writer that died mid-update
+    monkeypatch.setattr(ring_module, "_SETTLE_S", 0.01)
+    with pytest.raises(RingError, match=r"never settled within 0\.01 s"):
+        reader.read()
+    reader.close()
+    writer.close()

@@ -28,6 +28,7 @@ import contextlib
 import mmap
 import os
 import struct
+import time
 import zlib
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -49,6 +50,11 @@ _U64 = struct.Struct("<Q")
 _SNAPSHOT = struct.Struct("<QQQQQ")  # gen, write_seq, write_pos, tail_seq, tail_pos
 DEFAULT_RING_SIZE = 4 * 1024 * 1024
 _MAX_RETRIES = 64
+# How long a reader waits for a header the writer is updating: the writer (the kernel's loop) can be descheduled
+# between the two halves of an update on a loaded machine, for a scheduler slice or a few; only a writer that died
+# mid-update leaves it odd for this long.
+_SETTLE_S = 2.0
+_SETTLE_NAP_S = 0.0005
 
 
 class RingSpec(TypedDict):
@@ -211,11 +217,21 @@ class RingReader:
         self.types = None if types is None else frozenset(types)
 
     def _snapshot(self) -> tuple[int, int, int, int, int]:
-        for _ in range(_MAX_RETRIES * 16):
-            snap = _SNAPSHOT.unpack_from(self._mm, _GEN)
-            if snap[0] % 2 == 0 and _U64.unpack_from(self._mm, _GEN)[0] == snap[0]:
-                return snap
-        raise RingError("ring header never settled (writer stuck mid-update?)")
+        """The header, read consistently (seqlock). A short spin covers the usual case; then the reader naps
+        so a preempted writer gets the CPU to finish its update — on 2 loaded cores the spin alone gave up
+        while the kernel was descheduled mid-update, and the plugin's event pump died with this error."""
+        deadline: float | None = None
+        while True:
+            for _ in range(_MAX_RETRIES * 16):
+                snap = _SNAPSHOT.unpack_from(self._mm, _GEN)
+                if snap[0] % 2 == 0 and _U64.unpack_from(self._mm, _GEN)[0] == snap[0]:
+                    return snap
+            now = time.monotonic()
+            if deadline is None:
+                deadline = now + _SETTLE_S
+            elif now > deadline:
+                raise RingError(f"ring header never settled within {_SETTLE_S:g} s (writer died mid-update?)")
+            time.sleep(_SETTLE_NAP_S)
 
     def read(self, max_events: int = 1024) -> ReadResult:
         """Everything published since the last call (up to `max_events`), never blocking."""
