@@ -101,6 +101,24 @@ def proc_fds(pid: int) -> int | None:
         return None
 
 
+def pss_by_file_kb(pid: int) -> dict[str, int]:
+    """A process's PSS in kB by what is mapped: "[anonymous]" (heaps, arenas, stacks) or a file's name."""
+    out: dict[str, int] = {}
+    kind = "[anonymous]"
+    try:
+        lines = Path(f"/proc/{pid}/smaps").read_text().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        head = line.split(maxsplit=5)
+        if len(head) >= 5 and "-" in head[0] and not line.endswith(" kB"):
+            name = head[5] if len(head) > 5 else ""
+            kind = "[anonymous]" if not name or name.startswith("[") else name.rsplit("/", 1)[-1]
+        elif line.startswith("Pss:"):
+            out[kind] = out.get(kind, 0) + int(line.split()[1])
+    return out
+
+
 def names(kernel: BenchKernel) -> dict[int, str]:
     """pid -> a readable name: the kernel, its plugins by name, anything else by its command line."""
     status = kernel.status()
@@ -419,6 +437,7 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
     latencies: list[float] = []
     ids: list[str | None] = [None] * sessions
     started = time.perf_counter()
+    kernel_pid = int(kernel.status()["kernel"]["pid"])
 
     async def run() -> None:
         async with await TurnClient.connect(kernel.data, client="sweep-soak") as client:
@@ -437,6 +456,7 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
                     most = max(sent, key=lambda b: len(b.get("messages", [])))
                     snap = snapshot(kernel)
                     window = latencies[-every:]
+                    mapped = pss_by_file_kb(kernel_pid)
                     samples.append(
                         {
                             "turn": i + 1,
@@ -446,6 +466,7 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
                             "sqlite_bytes": sqlite_sizes(kernel.data),
                             "latency_median_s": statistics.median(window),
                             "max_messages": len(most.get("messages", [])),
+                            "kernel_pss_kb_by_mapping": mapped,
                             "max_request_bytes": max(len(json.dumps(b)) for b in sent),
                         }
                     )
@@ -469,6 +490,9 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
         for name, row in last["processes"].items()
         if name in base["processes"]
     }
+    before, after = base["kernel_pss_kb_by_mapping"], last["kernel_pss_kb_by_mapping"]
+    grown = {k: (after.get(k, 0) - before.get(k, 0)) / 1024 for k in set(before) | set(after)}
+    kernel_growth = dict(sorted(((k, v) for k, v in grown.items() if abs(v) >= 0.5), key=lambda kv: -abs(kv[1])))
     early = (
         statistics.median(latencies[warmup : warmup + every]) if turns > warmup + every else base["latency_median_s"]
     )
@@ -493,7 +517,10 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
         "max_messages_end": last["max_messages"],
         "max_request_bytes_end": last["max_request_bytes"],
         "per_process": per_process,
-        "samples": [{k: v for k, v in s.items() if k != "processes"} for s in samples],
+        "kernel_pss_growth_mb_by_mapping": kernel_growth,
+        "samples": [
+            {k: v for k, v in s.items() if k not in ("processes", "kernel_pss_kb_by_mapping")} for s in samples
+        ],
     }
 
 
@@ -563,6 +590,11 @@ def table(result: Result) -> list[tuple[str, str]]:
             )
         )
         rows.append(("  requests the strict mock rejected", str(s["mock_rejections"])))
+        for name, row in s["per_process"].items():
+            if abs(row["pss_growth_pct"]) >= 1 or row["fd_growth"]:
+                rows.append((f"  {name} grew", f"PSS {row['pss_growth_pct']:+.1f}%, fds {row['fd_growth']:+d}"))
+        grown = ", ".join(f"{k} {v:+.1f}" for k, v in list(s["kernel_pss_growth_mb_by_mapping"].items())[:5])
+        rows.append(("  kernel PSS growth by mapping (MB)", grown or "none"))
     if "install" in result:
         rows.append(("install size (this venv)", f"{result['install']['bytes'] / 1e6:.0f} MB"))
     return rows  # fmt: skip
