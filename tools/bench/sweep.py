@@ -49,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, m
 from bench._kernel import HOLOGRAM, BenchKernel, provider_toml
 from hologram.client import TurnClient
 from hologram.errors import HologramError
+from hologram.lock import read_lock
 from mock_llm import MockLLM
 
 HERE = Path(__file__).resolve().parent
@@ -255,8 +256,11 @@ async def turn(data: Path, text: str, session: str | None = None) -> tuple[float
 # -- start ----------------------------------------------------------------------------------------------------
 
 
-def default_plugin_count() -> int:
-    return len([p for p in (HERE.parents[1] / "manifests").glob("*.toml")])
+def default_plugin_count(root: Path) -> int:
+    """How many plugins the default graph has: what `hologram build` puts in the lock (built-ins + installed)."""
+    lock = root / "default.lock"
+    subprocess.run([*HOLOGRAM, "build", "-o", str(lock)], check=True, capture_output=True, cwd=root)
+    return len(read_lock(lock).plugins)
 
 
 def synthetic_manifests(directory: Path, count: int) -> None:
@@ -316,6 +320,7 @@ def cold_start(kernel: BenchKernel, timeout: float = 90) -> tuple[float, float, 
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd=kernel.root,
+        text=True,
     )
     try:
         ready_s, answer_s = asyncio.run(run(started))
@@ -326,7 +331,7 @@ def cold_start(kernel: BenchKernel, timeout: float = 90) -> tuple[float, float, 
 
 def measure_start(root: Path, mock: MockLLM, starts: int, sizes: list[int]) -> Result:
     mock.script([], default=HELLO)
-    base = default_plugin_count()
+    base = sizes[0]
     kernels: dict[int, BenchKernel] = {}
     for size in sizes:
         where = root / f"start-{size}"
@@ -532,9 +537,12 @@ def measure_install() -> Result:
 # -- output ---------------------------------------------------------------------------------------------------
 
 
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
+
+
 def table(result: Result) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
-    ms = lambda s: f"{s * 1000:.0f} ms"  # noqa: E731
     for key, row in result.get("start", {}).items():
         rows.append((f"up → all ready, {row['plugins']} plugins ({key})", f"{row['ready_s']:.2f} s"))
         rows.append((f"up → first answer, {row['plugins']} plugins ({key})", f"{row['first_answer_s']:.2f} s"))
@@ -645,7 +653,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp, MockLLM("deepseek") as mock:
         root = Path(tmp)
         if "start" in only:
-            sizes = [default_plugin_count()] + [int(s) for s in args.sizes.split(",") if s]
+            sizes = [default_plugin_count(root)] + [int(s) for s in args.sizes.split(",") if s]
             log(f"start: {args.starts} cold starts each of {sizes} plugins")
             result["start"] = measure_start(root, mock, args.starts, sizes)
         if only & {"cli", "turn", "footprint", "request"}:
