@@ -27,15 +27,20 @@ def provider_toml(name: str, base_url: str, *, kind: str = "deepseek", **extra: 
 
 
 class BenchKernel:
-    """`hologram up` in `root` with `settings` (TOML text); builtins only when `builtins` is true."""
+    """`hologram up` in `root` with `settings` (TOML text); builtins only when `builtins` is true; `manifests`:
+    directories (relative to `root`) of more manifests (`hologram build -m`)."""
 
-    def __init__(self, root: Path, settings: str, *, builtins: bool = False) -> None:
+    def __init__(
+        self, root: Path, settings: str, *, builtins: bool = False, manifests: list[str] | None = None
+    ) -> None:
         self.root = root
         self.data = root / "data"
         self.lock = root / "hologram.lock"
         self.process: subprocess.Popen[str] | None = None
         root.mkdir(parents=True, exist_ok=True)
         args = ["build", "-o", str(self.lock)] + ([] if builtins else ["--no-discover"])
+        for directory in manifests or []:
+            args += ["-m", directory]
         subprocess.run([*HOLOGRAM, *args], check=True, capture_output=True, cwd=root)
         self.data.mkdir(exist_ok=True)
         path = self.data / "settings.toml"
