@@ -10,8 +10,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from common import http, http_up
-from peer import Peer
+from bench.peers.common import http, http_up
+from bench.peers.peer import Peer
 
 KEY = "bench-peers-api-key-0123456789"
 

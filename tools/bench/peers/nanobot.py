@@ -11,8 +11,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from common import http, http_up, run
-from peer import Peer
+from bench.peers.common import http, http_up, run
+from bench.peers.peer import Peer
 
 
 class Nanobot(Peer):
@@ -29,7 +29,7 @@ class Nanobot(Peer):
     def install(self) -> None:
         self.venv_install(f"nanobot-ai=={self.version}")
         self.home.mkdir(parents=True, exist_ok=True)
-        run([str(self.bin), "plugins", "enable", "api"], env=self.env(), log=self.log, timeout=600)
+        run([str(self.bin), "plugins", "enable", "api"], env=self.env(), log=self.log, timeout=self.install_timeout)
         (self.root / "venv" / ".api-enabled").touch()
 
     def install_dirs(self) -> list[Path]:

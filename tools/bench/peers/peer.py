@@ -18,7 +18,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from common import MockProcess, PeerError, Result, dir_size_bytes, kill_tree, request_size, run, tree_pss_kb, wait_for
+from bench.peers.common import (
+    MockProcess,
+    PeerError,
+    Result,
+    dir_size_bytes,
+    kill_tree,
+    request_size,
+    run,
+    tree_pss_kb,
+    wait_for,
+)
 
 
 class Peer:
@@ -28,6 +38,8 @@ class Peer:
     via = "HTTP"
     # the mock's vendor rules the peer is held to
     vendor = "openai"
+    # seconds one install command may take (`--install-timeout`): installs are time-boxed, not awaited
+    install_timeout = 1200.0
 
     def __init__(self, root: Path, port: int) -> None:
         self.root = root / self.key
@@ -73,7 +85,7 @@ class Peer:
         venv = self.root / "venv"
         if not (venv / "bin" / "python").exists():
             run(["python3", "-m", "venv", str(venv)], log=self.log)
-        run([str(venv / "bin" / "pip"), "install", "-q", spec], log=self.log, timeout=1200)
+        run([str(venv / "bin" / "pip"), "install", "-q", spec], log=self.log, timeout=self.install_timeout)
 
     def env(self, **extra: str) -> dict[str, str]:
         """The environment a peer runs in: HOME is its own throwaway directory (peers keep their state
@@ -96,7 +108,7 @@ def _settled_pss(pid: int, *, timeout: float = 20.0) -> tuple[int, int]:
     return last
 
 
-def measure(peer: Peer, mock: MockProcess, result: Result, *, warm_turns: int = 5, ready_timeout: float = 120) -> None:
+def measure(peer: Peer, mock: MockProcess, result: Result, *, warm_turns: int = 5, ready_timeout: float = 300) -> None:
     """Fill `result` as far as the peer lets itself be driven; an exception leaves the cells measured so far."""
     result.values["install_mb"] = round(dir_size_bytes(*peer.install_dirs()) / 1e6)
     if peer.home.exists():
@@ -130,11 +142,14 @@ def measure(peer: Peer, mock: MockProcess, result: Result, *, warm_turns: int = 
                 raise PeerError(f"{peer.system} answered {reply[:40]!r} without asking the model")
             sizes = [request_size(r) for r in chats]
             result.details["first_turn_requests"] = sizes
-            turn_req = sizes[-1]  # the turn's own request: any earlier one is set-up (a title, a probe)
+            # the turn's own request is the largest: the others are side calls (a title, a probe)
+            turn_req = max(sizes, key=lambda s: int(s["bytes"]))
             result.values["request_hello_bytes"] = turn_req["bytes"]
             result.values["request_hello_tokens"] = turn_req["tokens"]
+            for key in ("tools", "tool_schema_bytes", "system_bytes"):
+                result.values[f"request_hello_{key}"] = turn_req.get(key)
             if len(sizes) > 1:
-                result.notes["request_hello_tokens"] = f"{len(sizes)} requests in the turn, the last counted"
+                result.notes["request_hello_tokens"] = f"{len(sizes)} requests in the turn, the largest counted"
             pss, procs = _settled_pss(proc.pid)
             result.values["idle_pss_mb"] = round(pss / 1024)
             result.values["idle_processes"] = procs

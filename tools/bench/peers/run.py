@@ -25,15 +25,15 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tools/, so `bench.peers` imports as a script too
 
-import table
-from common import MockProcess, PeerError, Result
-from hermes import Hermes
-from nanobot import Nanobot
-from openclaw import OpenClaw
-from peer import Peer, describe, measure
-from qwenpaw import QwenPaw
+from bench.peers import table
+from bench.peers.common import MockProcess, PeerError, Result
+from bench.peers.hermes import Hermes
+from bench.peers.nanobot import Nanobot
+from bench.peers.openclaw import OpenClaw
+from bench.peers.peer import Peer, describe, measure
+from bench.peers.qwenpaw import QwenPaw
 
 PEERS: dict[str, type[Peer]] = {"nanobot": Nanobot, "hermes": Hermes, "qwenpaw": QwenPaw, "openclaw": OpenClaw}
 
@@ -44,14 +44,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def one(peer: Peer, mock: MockProcess, warm: int, install_timeout: float) -> Result:
+def one(peer: Peer, mock: MockProcess, warm: int) -> Result:
     peer.root.mkdir(parents=True, exist_ok=True)
     result = Result(peer.system)
     try:
         if not peer.installed():
             started = time.monotonic()
             peer.install()
-            print(f"[peers] {peer.system}: installed in {time.monotonic() - started:.0f} s", file=sys.stderr)
+            result.details["install_s"] = round(time.monotonic() - started)
+            print(f"[peers] {peer.system}: installed in {result.details['install_s']} s", file=sys.stderr)
         measure(peer, mock, result, warm_turns=warm)
     except (PeerError, RuntimeError, OSError, KeyError, ValueError) as exc:
         result.error = f"cannot be driven: {describe(exc)}"
@@ -78,9 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for name in names:
         peer = PEERS[name](args.dir, free_port())
+        peer.install_timeout = args.install_timeout
         with MockProcess(args.dir, vendor=peer.vendor) as mock:
             print(f"[peers] {peer.system}: measuring (mock at {mock.base_url})", file=sys.stderr)
-            results.append(one(peer, mock, args.warm, args.install_timeout))
+            results.append(one(peer, mock, args.warm))
     columns = []
     for r in results:
         notes = dict(r.notes)

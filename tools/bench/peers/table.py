@@ -24,6 +24,9 @@ from typing import Any
 MEASURES: dict[str, tuple[str, str]] = {
     "request_hello_tokens": ('request for a one-word "hello" (≈ tokens, bytes/4)', "tokens"),
     "request_hello_bytes": ('request for a one-word "hello", bytes the mock received', "bytes"),
+    "request_hello_tools": ("tools in that request", "count"),
+    "request_hello_tool_schema_bytes": ("tool schemas in that request", "bytes"),
+    "request_hello_system_bytes": ("system prompt in that request", "bytes"),
     "idle_pss_mb": ("idle after one turn, PSS of the whole process tree", "MB"),
     "idle_processes": ("processes in that tree", "count"),
     "ready_s": ("launch until it reports ready", "s"),
