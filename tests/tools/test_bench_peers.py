@@ -94,7 +94,7 @@ def test_measure_fills_every_cell_from_a_driven_peer(tmp_path: Path) -> None:
     peer = StandIn(tmp_path, _free_port())
     result = Result(peer.system)
     with MockProcess(tmp_path, reply="hello") as mock:
-        measure(peer, mock, result, warm_turns=3)
+        measure(peer, mock, result, warm_turns=3, launches=3)
         sent = [r for r in mock.requests() if "chat/completions" in r["path"]]
     v = result.values
     assert result.details["first_reply"] == "hello"
@@ -106,7 +106,12 @@ def test_measure_fills_every_cell_from_a_driven_peer(tmp_path: Path) -> None:
     assert v["request_hello_system_bytes"] == len(json.dumps("You are a stand-in."))
     assert v["idle_processes"] == 1 and v["idle_pss_mb"] and v["idle_pss_mb"] > 1
     assert len(result.details["warm_turns_s"]) == 3 and v["warm_turn_s"] and v["warm_turn_s"] > 0
-    assert len(sent) == 1 + 3  # the first turn and the warm ones: one request each, none rejected
+    # the first turn, the warm ones and one turn per further launch: one request each, none rejected
+    assert len(sent) == 1 + 3 + 2
+    launches = result.details["launches_s"]
+    assert len(launches) == 3 and all(0 < ready <= first for ready, first in launches)
+    assert v["first_answer_s"] == sorted(first for _, first in launches)[1]
+    assert result.notes["first_answer_s"] == "median of 3 launches"
     assert "mock_rejections" not in result.details
     assert v["install_mb"] is not None
 

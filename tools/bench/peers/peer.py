@@ -16,7 +16,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from bench.peers.common import (
     MockProcess,
@@ -108,28 +108,49 @@ def _settled_pss(pid: int, *, timeout: float = 20.0) -> tuple[int, int]:
     return last
 
 
-def measure(peer: Peer, mock: MockProcess, result: Result, *, warm_turns: int = 5, ready_timeout: float = 300) -> None:
-    """Fill `result` as far as the peer lets itself be driven; an exception leaves the cells measured so far."""
+def _launch(peer: Peer, log: TextIO) -> tuple[subprocess.Popen[bytes], float]:
+    argv, env = peer.launch()
+    log.write(f"$ {' '.join(argv)}\n")
+    log.flush()
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        argv,
+        env=env,
+        cwd=peer.home,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    return proc, t0
+
+
+def _cold_start(peer: Peer, log: TextIO, ready_timeout: float, session: str) -> tuple[float, float]:
+    """One more launch of the configured peer: (until ready, until the first answer), then stopped."""
+    proc, t0 = _launch(peer, log)
+    try:
+        t_ready = wait_for(peer.ready(), timeout=ready_timeout, what=f"{peer.system} ready", proc=proc)
+        peer.turn("hello", session)
+        return t_ready - t0, time.monotonic() - t0
+    finally:
+        kill_tree(proc)
+
+
+def measure(
+    peer: Peer, mock: MockProcess, result: Result, *, warm_turns: int = 5, launches: int = 1, ready_timeout: float = 300
+) -> None:
+    """Fill `result` as far as the peer lets itself be driven; an exception leaves the cells measured so far.
+
+    The first launch is on a fresh home (configured just before); with `launches` > 1 the peer is started
+    again on that home and the start-up cells are the median of all launches (each one in `details`)."""
     result.values["install_mb"] = round(dir_size_bytes(*peer.install_dirs()) / 1e6)
     if peer.home.exists():
         shutil.rmtree(peer.home)
     peer.home.mkdir(parents=True)
     peer.configure(mock.base_url)
     mock.reset()
-    argv, env = peer.launch()
     with peer.log.open("a") as log:
-        log.write(f"$ {' '.join(argv)}\n")
-        log.flush()
-        t0 = time.monotonic()
-        proc = subprocess.Popen(
-            argv,
-            env=env,
-            cwd=peer.home,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        proc, t0 = _launch(peer, log)
         try:
             t_ready = wait_for(peer.ready(), timeout=ready_timeout, what=f"{peer.system} ready", proc=proc)
             result.values["ready_s"] = round(t_ready - t0, 3)
@@ -166,6 +187,15 @@ def measure(peer: Peer, mock: MockProcess, result: Result, *, warm_turns: int = 
                 result.details["mock_rejections"] = [str(r.get("status")) for r in rejected]
         finally:
             kill_tree(proc)
+        starts = [(t_ready - t0, t_first - t0)]
+        for n in range(1, launches):
+            starts.append(_cold_start(peer, log, ready_timeout, f"bench-launch-{n}"))
+    result.details["launches_s"] = [[round(r, 3), round(f, 3)] for r, f in starts]
+    if launches > 1:
+        result.values["ready_s"] = round(statistics.median(r for r, _ in starts), 3)
+        result.values["first_answer_s"] = round(statistics.median(f for _, f in starts), 3)
+        for key in ("ready_s", "first_answer_s"):
+            result.notes[key] = f"median of {launches} launches"
 
 
 def describe(exc: BaseException) -> str:

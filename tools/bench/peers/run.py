@@ -44,7 +44,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def one(peer: Peer, mock: MockProcess, warm: int) -> Result:
+def one(peer: Peer, mock: MockProcess, warm: int, launches: int) -> Result:
     peer.root.mkdir(parents=True, exist_ok=True)
     result = Result(peer.system)
     try:
@@ -53,7 +53,7 @@ def one(peer: Peer, mock: MockProcess, warm: int) -> Result:
             peer.install()
             result.details["install_s"] = round(time.monotonic() - started)
             print(f"[peers] {peer.system}: installed in {result.details['install_s']} s", file=sys.stderr)
-        measure(peer, mock, result, warm_turns=warm)
+        measure(peer, mock, result, warm_turns=warm, launches=launches)
     except (PeerError, RuntimeError, OSError, KeyError, ValueError) as exc:
         result.error = f"cannot be driven: {describe(exc)}"
         print(f"[peers] {peer.system}: {result.error} (log: {peer.log})", file=sys.stderr)
@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         "--with", dest="with_", type=Path, action="append", default=[], help="merge this table's columns in"
     )
     ap.add_argument("--warm", type=int, default=5, help="warm turns per peer (median reported)")
+    ap.add_argument("--launches", type=int, default=1, help="launches per peer; start-up cells are their median")
     ap.add_argument("--install-timeout", type=float, default=1200, help="seconds per peer's install")
     args = ap.parse_args(argv)
     names = [n.strip().lower() for n in args.only.split(",") if n.strip()]
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         peer.install_timeout = args.install_timeout
         with MockProcess(args.dir, vendor=peer.vendor) as mock:
             print(f"[peers] {peer.system}: measuring (mock at {mock.base_url})", file=sys.stderr)
-            results.append(one(peer, mock, args.warm))
+            results.append(one(peer, mock, args.warm, args.launches))
     columns = []
     for r in results:
         notes = dict(r.notes)
