@@ -1,7 +1,7 @@
 """Measure the peers the way `tools/bench/sweep.py` measures Hologram, on demand (never in CI).
 
     python tools/bench/peers/run.py [--dir /tmp/hologram-peers] [--only nanobot,hermes] \
-        [--json peers.json] [--with sweep.json] [--warm 5]
+        [--json peers.json] [--with sweep.json] [--warm 5] [--launches 3]
 
 Like uv's benchmarks against pip and poetry: each peer is installed as a newcomer would (pip into a venv
 of its own; npm for OpenClaw, with the `node@24` package for the Node it requires) into a throwaway
