@@ -165,3 +165,35 @@ def test_tables_merge_by_measure_key_so_sweep_and_peers_print_side_by_side() -> 
         in text
     )
     assert json.loads(json.dumps(merged)) == merged  # the JSON file is this document
+
+
+def test_sweep_json_as_it_is_becomes_the_hologram_column(tmp_path: Path) -> None:
+    sweep = {
+        "start": {"default": {"plugins": 7, "ready_s": 0.71, "first_answer_s": 1.93}, "50": {"ready_s": 2.0}},
+        "turn": {"first_s": 0.4, "warm_median_s": 0.05},
+        "footprint": {"idle": {"processes": {"kernel": {}, "memory": {}}, "total_pss_mb": 330.5}},
+        "request": {
+            "bytes": 12000,
+            "tokens_approx": 3000,
+            "tools": 20,
+            "tool_schema_bytes": 11000,
+            "system_prompt_bytes": 600,
+        },
+        "install": {"bytes": 328_000_000},
+    }
+    path = tmp_path / "sweep.json"
+    path.write_text(json.dumps(sweep))
+    values = {r["measure"]: r["values"]["Hologram"] for r in table.load(path)["rows"]}
+    assert values == {
+        "request_hello_tokens": 3000,
+        "request_hello_bytes": 12000,
+        "request_hello_tools": 20,
+        "request_hello_tool_schema_bytes": 11000,
+        "request_hello_system_bytes": 600,
+        "idle_pss_mb": 330.5,
+        "idle_processes": 2,
+        "ready_s": 0.71,
+        "first_answer_s": 1.93,
+        "warm_turn_s": 0.05,
+        "install_mb": 328,
+    }

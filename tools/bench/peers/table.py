@@ -106,8 +106,44 @@ def markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def load(path: Path) -> dict[str, Any]:
-    doc = json.loads(path.read_text())
-    if not isinstance(doc, dict) or "rows" not in doc or "systems" not in doc:
-        raise SystemExit(f"{path}: not a bench table (needs 'systems' and 'rows'; see tools/bench/peers/table.py)")
+def _get(doc: dict[str, Any], *path: str) -> Any:
+    for key in path:
+        if not isinstance(doc, dict) or key not in doc:
+            return None
+        doc = doc[key]
     return doc
+
+
+def from_sweep(result: dict[str, Any], system: str = "Hologram") -> dict[str, Any]:
+    """sweep.py's own `--json` (sections start/turn/footprint/request/install) as one column of this
+    shape: the same measure on the same key, so the tables print side by side. Sections the sweep did
+    not run stay empty."""
+    idle = _get(result, "footprint", "idle") or {}
+    install = _get(result, "install", "bytes")
+    values: dict[str, float | None] = {
+        "request_hello_tokens": _get(result, "request", "tokens_approx"),
+        "request_hello_bytes": _get(result, "request", "bytes"),
+        "request_hello_tools": _get(result, "request", "tools"),
+        "request_hello_tool_schema_bytes": _get(result, "request", "tool_schema_bytes"),
+        "request_hello_system_bytes": _get(result, "request", "system_prompt_bytes"),
+        "idle_pss_mb": idle.get("total_pss_mb"),
+        "idle_processes": len(idle["processes"]) if "processes" in idle else None,
+        "ready_s": _get(result, "start", "default", "ready_s"),
+        "first_answer_s": _get(result, "start", "default", "first_answer_s"),
+        "warm_turn_s": _get(result, "turn", "warm_median_s"),
+        "install_mb": round(install / 1e6) if install else None,
+    }
+    notes = {"warm_turn_s": "turn API", "idle_pss_mb": "after an English and a Chinese turn"}
+    return build("sweep", [(system, values, {k: v for k, v in notes.items() if values.get(k) is not None})])
+
+
+def load(path: Path) -> dict[str, Any]:
+    """A table of this shape, or sweep.py's own JSON converted to one."""
+    doc = json.loads(path.read_text())
+    if isinstance(doc, dict) and "rows" in doc and "systems" in doc:
+        return doc
+    if isinstance(doc, dict) and any(k in doc for k in ("start", "footprint", "request", "turn", "install")):
+        return from_sweep(doc)
+    raise SystemExit(
+        f"{path}: neither a bench table ('systems' and 'rows', see tools/bench/peers/table.py) nor sweep.py JSON"
+    )
