@@ -52,6 +52,9 @@ PRELOAD_OPTIONAL = (
     "urllib.parse",
     "ipaddress",
     "fnmatch",
+    "shutil",  # these three: every shipped plugin imports them (hologram_plugins.files.workspace)
+    "tempfile",
+    "random",
     "uvloop",
 )
 MAX_MESSAGE = 1024 * 1024  # a request carries the whole environment; the kernel's send fails above its limit
