@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-HEAVY = ("httpx", "icalendar", "numpy", "onnxruntime", "hologram.memory")
+HEAVY = ("httpx", "icalendar", "xml.etree", "email", "numpy", "onnxruntime", "hologram.memory")
 
 
 def imported_after(code: str) -> set[str]:
