@@ -52,12 +52,29 @@ def release_free_heap() -> bool:
     return True
 
 
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc malloc.h
+HEAP_THRESHOLD = 128 * 1024
+"""glibc's default for both thresholds, kept fixed (setting them turns off the dynamic raise)."""
+
+
+def bound_free_heap() -> bool:
+    """Blocks of HEAP_THRESHOLD and more are mmap-ed and returned on free, and free memory above it at the
+    heap's top is trimmed, from now on; False where the C library has no ``mallopt`` (glibc only)."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(mallopt(_M_MMAP_THRESHOLD, HEAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, HEAP_THRESHOLD))
+
+
 def freeze_startup_heap() -> int:
     """Collect what start-up left behind, then freeze everything alive and return the C heap's free pages to
     the OS; returns the frozen count."""
     gc.collect()
     gc.freeze()
     release_free_heap()
+    bound_free_heap()
     return gc.get_freeze_count()
 
 

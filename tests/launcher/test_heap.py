@@ -61,3 +61,30 @@ def test_the_c_heap_is_handed_back_where_libc_can() -> None:
     import platform
 
     assert release_free_heap() is (platform.libc_ver()[0] == "glibc")
+
+
+_BLOCKS = """
+import ctypes, sys
+from hologram._heap import bound_free_heap
+libc = ctypes.CDLL(None)
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+if sys.argv[1] == "bound":
+    assert bound_free_heap()
+libc.free(libc.malloc(4 << 20))  # a model run's tensor, freed: glibc would raise its thresholds here
+block = libc.malloc(4 << 20)  # the next run's
+heap = next(line for line in open("/proc/self/maps") if line.rstrip().endswith("[heap]")).split()[0]
+lo, hi = (int(x, 16) for x in heap.split("-"))
+print("heap" if lo <= block < hi else "mapped")
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+@pytest.mark.parametrize(("mode", "where"), [("bound", "mapped"), ("default", "heap")])
+def test_after_start_up_a_large_block_stays_mapped_so_freeing_returns_it(mode: str, where: str) -> None:
+    """glibc moves a large block into the heap (where freeing it keeps it resident) once one was freed;
+    bound_free_heap keeps such blocks mmap-ed. The default case shows the test sees the difference."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", _BLOCKS, mode], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == where

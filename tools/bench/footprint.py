@@ -1,6 +1,13 @@
-"""The kernel's resident memory (issue 11: <= 200 MB idle), and what the embedding model costs of it.
+"""The kernel's resident memory (issue 11: <= 200 MB idle; issue 22: <= 150 MB PSS for the whole default graph,
+kernel <= 90 MB, plugins <= 8 MB each), and what the embedding model costs of it.
 
     .venv/bin/python tools/bench/footprint.py [--events 100000] [--rounds 3] [--reuse PATH]
+    .venv/bin/python tools/bench/footprint.py --turns [--rounds 3]     # (c) only: the issue-22 targets
+
+(c) ``--turns``: `hologram up` on the default graph with the strict mock as provider, one English and one
+    Chinese turn through `hologram ask` (so the embedding model and the Chinese segmenter are loaded), idle
+    (start-up heap frozen + 1 s), then the PSS of every process of the tree by role (kernel, zygote, each
+    plugin by name), the total, and each against its issue-22 target. Medians over ``--rounds`` starts.
 
 (a) The product path: `hologram up` on the default graph (as ``cold_open.py`` starts it: builtins, a provider
     on a closed port) with an empty data directory vs one whose ``cold.db`` holds N synthetic events
@@ -30,12 +37,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, mock_llm
 
 from bench._kernel import BenchKernel, provider_toml
 from bench.cold_open import ensure_cold, memory_kb, wait_idle
 
 TARGET_MB = 200
+#: Issue 22 item 4: idle PSS of the default graph after an English and a Chinese turn.
+TOTAL_TARGET_MB, KERNEL_TARGET_MB, PLUGIN_TARGET_MB = 150, 90, 8
+TURNS = ("What is the capital of France? Remember I like tea.", "我昨天在北京大学的图书馆看了一本关于机器学习的书。")
 SENTENCES = [
     "How do I reset my password?",
     "The meeting moved to Thursday afternoon.",
@@ -69,8 +79,8 @@ def pss_by_mapping(pid: int) -> Counter[str]:
     return out
 
 
-def tree_pss_kb(root: int) -> int:
-    """PSS of `root` and all its descendants."""
+def descendants(root: int) -> list[int]:
+    """`root` and every process below it."""
     children: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -78,13 +88,81 @@ def tree_pss_kb(root: int) -> int:
         except OSError:
             continue
         children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    total, todo = 0, [root]
+    found, todo = [], [root]
     while todo:
         pid = todo.pop()
         todo += children.get(pid, [])
+        found.append(pid)
+    return found
+
+
+def tree_pss_kb(root: int) -> int:
+    """PSS of `root` and all its descendants."""
+    total = 0
+    for pid in descendants(root):
         with contextlib.suppress(OSError, StopIteration):  # gone meanwhile
             total += memory_kb(pid)[1]
     return total
+
+
+def pss_by_process(kernel: BenchKernel) -> dict[str, int]:
+    """PSS in kB of every process of the running graph, by role: "kernel", "plugin NAME", or its command."""
+    status = kernel.status()
+    root = int(status["kernel"]["pid"])
+    names = {int(p["pid"]): f"plugin {p['name']}" for p in status["plugins"] if p.get("pid")}
+    out: dict[str, int] = {}
+    for pid in descendants(root):
+        if pid == root:
+            role = "kernel"
+        elif pid in names:
+            role = names[pid]
+        else:
+            with contextlib.suppress(OSError):
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                role = next((a.decode() for a in argv if a.startswith(b"hologram.")), argv[0].decode())
+        with contextlib.suppress(OSError, StopIteration):
+            out[role] = out.get(role, 0) + memory_kb(pid)[1]
+    return out
+
+
+def graph_after_turns(args: argparse.Namespace, root: Path) -> None:
+    """(c): the default graph idle after an English and a Chinese turn, PSS per process vs issue 22's targets."""
+    from mock_llm import MockLLM
+
+    with MockLLM("deepseek") as llm:
+        llm.script([], default={"reasoning_content": "r", "content": "ok"})
+        kernel = BenchKernel(root / "k-turns", provider_toml("mock", llm.base_url, max_retries=0), builtins=True)
+        seen: list[dict[str, int]] = []
+        splits: list[Counter[str]] = []
+        embedder = None
+        for i in range(args.rounds):
+            try:
+                kernel.start()
+                wait_idle(kernel)
+                for text in TURNS:
+                    _, result = kernel.ask(text)
+                    assert result["output"] == "ok", result
+                wait_idle(kernel)
+                seen.append(pss_by_process(kernel))
+                splits.append(pss_by_mapping(int(kernel.status()["kernel"]["pid"])))
+                embedder = kernel.status().get("memory", {}).get("embedder")
+            finally:
+                kernel.stop()
+            print(f"  round {i + 1}: total PSS {sum(seen[-1].values()) / 1024:.1f} MB", flush=True)
+    print(f"default graph idle after an English and a Chinese turn (embedder {embedder}), PSS MB, median of "
+          f"{args.rounds}:")  # fmt: skip
+    roles = sorted(seen[0], key=lambda r: (r != "kernel", -seen[0][r]))
+    for role in roles:
+        mb = statistics.median(m.get(role, 0) for m in seen) / 1024
+        target = KERNEL_TARGET_MB if role == "kernel" else PLUGIN_TARGET_MB if role.startswith("plugin") else None
+        verdict = f"{mb / target:.2f}x the {target} MB target: {'ok' if mb <= target else 'MISSED'}" if target else ""
+        print(f"  {role:28} {mb:6.1f}  {verdict}")
+    kinds = {k: statistics.median(m[k] for m in splits) / 1024 for k in splits[0]}
+    print("  kernel by mapping: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])))
+    total = statistics.median(sum(m.values()) for m in seen) / 1024
+    verdict = "ok" if total <= TOTAL_TARGET_MB else "MISSED"
+    print(f"  {'total (' + str(len(roles)) + ' processes)':28} {total:6.1f}  "
+          f"{total / TOTAL_TARGET_MB:.2f}x the {TOTAL_TARGET_MB} MB target: {verdict}")  # fmt: skip
 
 
 def kernels(args: argparse.Namespace, root: Path) -> None:
@@ -184,7 +262,12 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--reuse", type=Path, help="keep (or reuse) the built cold.db here")
     parser.add_argument("--no-kernel", action="store_true", help="only (b), the embedder")
+    parser.add_argument("--turns", action="store_true", help="only (c), the default graph after two turns")
     args = parser.parse_args()
+    if args.turns:
+        with tempfile.TemporaryDirectory() as tmp:
+            graph_after_turns(args, Path(tmp))
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         if not args.no_kernel:
             kernels(args, Path(tmp))

@@ -198,6 +198,10 @@ class OnnxUSEEmbedder(_USEEmbedder):
         def session(path: Path) -> Any:
             options = ort.SessionOptions()
             options.register_custom_ops_library(extensions.get_library_path())
+            # No memory arena: onnxruntime's grows to the largest batch it has run and never shrinks (+45 MB
+            # PSS after a batch of 64, which the kernel's indexing runs); without it the tensors of a run are
+            # malloc'd and freed with it (tools/bench/footprint.py --turns, tools/bench/embed.py for speed).
+            options.enable_cpu_mem_arena = False
             if self._threads:
                 options.intra_op_num_threads = self._threads
                 options.inter_op_num_threads = 1

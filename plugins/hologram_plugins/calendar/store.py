@@ -12,12 +12,17 @@ import uuid
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
-
-from icalendar import Calendar, Component, Event
 
 from hologram_plugins.calendar.times import ONE_DAY, show, utc
 from hologram_plugins.files.workspace import atomic_write
+
+if TYPE_CHECKING:
+    from icalendar import Calendar, Component
+
+# icalendar is imported by the first call that reads or writes the file, not with the plugin: it is ~140 ms of
+# start-up and ~4 MB of the idle plugin process (tools/bench/footprint.py --turns).
 
 PRODID = "-//Hologram//calendar plugin//EN"
 
@@ -52,6 +57,8 @@ class CalendarFile:
         self._lock = threading.Lock()
 
     def load(self) -> Calendar:
+        from icalendar import Calendar
+
         if not self.path.exists():
             calendar = Calendar()
             calendar.add("prodid", PRODID)
@@ -67,6 +74,8 @@ class CalendarFile:
     def add(
         self, summary: str, start: datetime | date, end: datetime | date, location: str = "", description: str = ""
     ) -> str:
+        from icalendar import Event
+
         event = Event()
         uid = f"{uuid.uuid4()}@hologram"
         event.add("uid", uid)

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING
 
 from hologram_plugins.web.html_text import html_to_text
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
+
+# The XML parser and email.utils load with the first feed parsed, not with the plugin: ~2 MB of the idle
+# plugin process (tools/bench/footprint.py --turns).
 
 SUMMARY_CHARS = 400
 _HTML_HINT = re.compile(r"<[a-zA-Z/][^>]*>")
@@ -60,6 +65,8 @@ def _text(element: ET.Element, *names: str) -> str:
 def _date(text: str) -> str:
     if not text:
         return ""
+    from email.utils import parsedate_to_datetime
+
     try:
         parsed = parsedate_to_datetime(text)  # RSS: RFC 822
     except (TypeError, ValueError, IndexError):
@@ -111,6 +118,8 @@ def _atom_entry(element: ET.Element) -> Item:
 
 
 def parse_feed(data: bytes) -> Feed:
+    import xml.etree.ElementTree as ET
+
     if b"<!ENTITY" in data[:65536]:
         raise FeedError("the document declares XML entities; refused (entity expansion is a known attack)")
     try:

@@ -12,11 +12,16 @@ import asyncio
 import ipaddress
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-import httpx
-
 from hologram_plugins.web.guard import Blocked, FetchError, NetPolicy, Target
+
+if TYPE_CHECKING:
+    import httpx
+
+# httpx is imported on the first fetch, not with the plugin: it is ~100 ms of start-up and ~4.5 MB of each
+# idle plugin process that imports this module (web, rss; tools/bench/footprint.py --turns).
 
 USER_AGENT = "Hologram/0.1 (web plugin)"
 MAX_REDIRECTS = 5
@@ -52,6 +57,8 @@ def _pinned_url(target: Target, address: str) -> str:
 async def guarded_get(url: str, policy: NetPolicy, *, max_bytes: int, timeout_s: float, accept: str = "*/*") -> Fetched:
     """GET `url` under `policy`, following up to MAX_REDIRECTS checked redirects. Every failure is a
     `FetchError` with a message for the model: `Blocked` by the policy, a timeout, an HTTP-level error."""
+    import httpx
+
     try:
         return await asyncio.wait_for(_get(url, policy, max_bytes, timeout_s, accept), timeout_s)
     except asyncio.TimeoutError:
@@ -61,6 +68,8 @@ async def guarded_get(url: str, policy: NetPolicy, *, max_bytes: int, timeout_s:
 
 
 async def _get(url: str, policy: NetPolicy, max_bytes: int, timeout_s: float, accept: str) -> Fetched:
+    import httpx
+
     timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
     async with httpx.AsyncClient(trust_env=False, follow_redirects=False, timeout=timeout) as client:
         for _ in range(MAX_REDIRECTS + 1):
