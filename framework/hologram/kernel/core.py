@@ -16,6 +16,7 @@ import contextlib
 import logging
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -200,6 +201,9 @@ class Kernel:
             "data_dir": str(self.data_dir),
             "lock": str(self.lock.path.resolve()),
             "heap_frozen": self.heap_frozen,  # objects moved out of full collections (hologram/_heap.py)
+            # memory blocks the Python allocator holds: a count, not a size, so a leak of Python objects shows
+            # as steady growth over turns that PSS noise hides (tests/guard/test_soak.py)
+            "allocated_blocks": sys.getallocatedblocks(),
         }
 
     def add_status_section(self, name: str, section: Callable[[], Any]) -> None:

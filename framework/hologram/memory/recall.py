@@ -38,11 +38,9 @@ __all__ = [
 
 COLDCONTEXT_QUERY_NAME = "coldcontext_query"
 COLDCONTEXT_QUERY_DESCRIPTION = (
-    "Search cold context: earlier parts of this conversation that were moved out of your context window "
-    "because they seemed less relevant. The best matches are put back into the conversation at their "
-    "original place in time (with their reasoning and any tool calls and results), so you can read them in "
-    "the history from your next step on. Use it when the user refers to something you no longer see, or when "
-    "a system note said events were moved to cold context."
+    "Search cold context: earlier parts of this conversation moved out of your context window. Matches are put "
+    "back into the history at their place in time (with tool calls and results), visible from your next step. "
+    "Use it when the user refers to something you no longer see, or a system note says events were moved."
 )
 COLDCONTEXT_QUERY_PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -50,22 +48,12 @@ COLDCONTEXT_QUERY_PARAMETERS: dict[str, Any] = {
         "query": {
             "type": "string",
             "minLength": 1,
-            "description": "What to look for, in words likely to occur in it (names, topics, numbers). "
-            "May be left out when 'since', 'until' or 'tool' narrow the search.",
+            "description": "Words likely to occur in it (names, topics, numbers); optional if since/until/tool narrow",
         },
-        "since": {
-            "type": "string",
-            "description": "Only events at or after this time (ISO 8601, e.g. 2026-05-01 or 2026-05-01T14:00).",
-        },
-        "until": {"type": "string", "description": "Only events before this time (ISO 8601)."},
-        "tool": {"type": "string", "description": "Only tool calls of this tool (with their results)."},
-        "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 20,
-            "default": 5,
-            "description": "How many events to bring back (tool calls bring their results along).",
-        },
+        "since": {"type": "string", "description": "ISO 8601, e.g. 2026-05-01T14:00"},
+        "until": {"type": "string", "description": "ISO 8601, exclusive"},
+        "tool": {"type": "string", "description": "Only calls of this tool, with results"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5, "description": "Events to bring back"},
     },
     "additionalProperties": False,
 }

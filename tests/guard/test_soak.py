@@ -1,0 +1,130 @@
+"""Guards on counts over a short soak of the default graph (every shipped plugin, a real `hologram up`,
+the strict mock, turns through `hologram.client.TurnClient` as a channel sends them):
+
+- the one-word request ("hello" in a new session) stays within its documented size in bytes, as the mock
+  receives it (the tool schemas are nearly all of it);
+- over tool-using turns in several sessions, with pruning and cold context active (a small context window),
+  after a warm-up: open file descriptors of the whole process tree do not grow at all; the Python allocator's
+  block count (``kernel.allocated_blocks`` in `status`) grows by at most a documented number per turn; PSS
+  of the tree grows by at most a documented (generous) fraction.
+
+Bounds live in docs/guards.md (with what they were measured at); no time is asserted.
+
+Mutation checks (done):
+- a bloated tool schema (500 more characters in one description of manifests/files.toml) makes
+  `test_one_word_request_within_documented_size` fail;
+- a deliberate leak — `TurnHub.emit` appending every event to a module-level list — makes
+  `test_soak_does_not_grow` fail on the block count (about 2,200 blocks a turn against ~180) and on PSS
+  (+16% against ~5%);
+- an fd leak — `os.open("/dev/null", os.O_RDONLY)`, never closed, for each ``turn.ended`` event in
+  `TurnHub.emit` — fails it on the descriptor count (295 → 394).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+
+from hologram.client import TurnClient
+from hologram.kernel.control import call
+from mock_llm import MockLLM
+
+from .documented import GUARDS_MD, bound
+from .kernel import GuardKernel
+
+pytestmark = pytest.mark.slow
+
+TURNS, WARM_UP, SESSIONS = 150, 50, 4
+TURN_DEADLINE_S = 30  # a failure bound (a wedged kernel fails the guard), not an expected duration
+# A paragraph-long answer streamed in the mock's 4-character chunks: ~500 delta events a turn, as a real model
+# sends them, so that a leak of events is a leak of many objects.
+ANSWER = ("The workspace holds these files, listed above. " * 50)[:2000]
+TOOL_TURN = {
+    "by_last_role": {
+        "user": {"tool_calls": [{"id": "call-{n}", "name": "files_list", "arguments": "{}"}]},
+        "tool": {"content": ANSWER},
+    }
+}
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM) -> Iterator[GuardKernel]:
+    k = GuardKernel(tmp_path_factory.mktemp("guard"), mock)
+    k.start()
+    yield k
+    k.stop()
+
+
+async def _turn(client: TurnClient, text: str, session: str | None = None) -> None:
+    stream = await client.start(text, session=session)
+    ended = await asyncio.wait_for(stream.result(), TURN_DEADLINE_S)
+    assert ended.stop_reason == "answer", f"turn {text!r} ended {ended.stop_reason}: {ended.errors}"
+
+
+def test_one_word_request_within_documented_size(kernel: GuardKernel, mock: MockLLM) -> None:
+    mock.reset()
+    mock.script([{"content": "Hi!"}])
+
+    async def hello() -> None:
+        async with await TurnClient.connect(kernel.data) as client:
+            await _turn(client, "hello")
+
+    asyncio.run(hello())
+    [request] = mock.requests
+    size = int(request.headers["content-length"])  # the bytes on the wire
+    tools = request.body.get("tools") or []
+    limit = bound("one_word_request_bytes")
+    assert len(tools) >= 20, f"every shipped plugin's tools should be offered: {[t['function']['name'] for t in tools]}"
+    assert size <= limit, (
+        f"the one-word request is {size} bytes (≈ {size // 4} tokens), over the {limit:.0f} documented in "
+        f"{GUARDS_MD} (one_word_request_bytes). The tool schemas are most of it: shorten the description that "
+        f"grew, or, if the growth is worth its tokens on every request, raise the bound there and say why."
+    )
+
+
+def test_soak_does_not_grow(kernel: GuardKernel, mock: MockLLM) -> None:
+    mock.reset()
+    mock.script([], default=TOOL_TURN)
+    samples: dict[str, tuple[int, int, dict[int, list[str]]]] = {}
+
+    def sample(name: str) -> None:
+        blocks = int(call(kernel.data, "status")["kernel"]["allocated_blocks"])
+        samples[name] = (blocks, kernel.pss_kb(), kernel.fds())
+
+    async def soak() -> None:
+        async with await TurnClient.connect(kernel.data) as client:
+            for i in range(TURNS):
+                if i == WARM_UP:
+                    sample("warm")
+                await _turn(client, f"list the workspace files ({i})", session=f"guard-soak-{i % SESSIONS}")
+        sample("end")
+
+    asyncio.run(soak())
+    assert len(mock.requests) == 2 * TURNS and not mock.rejections, "every turn: a tool call, then the answer"
+    (blocks0, pss0, fds0), (blocks1, pss1, fds1) = samples["warm"], samples["end"]
+    turns = TURNS - WARM_UP
+
+    problems = []
+    grown = {pid: sorted((Counter(fds1[pid]) - Counter(fds0.get(pid, []))).elements()) for pid in fds1}
+    if sum(map(len, fds1.values())) > sum(map(len, fds0.values())):
+        problems.append(
+            f"open file descriptors grew over {turns} turns after warm-up: {sum(map(len, fds0.values()))} → "
+            f"{sum(map(len, fds1.values()))}; new, by pid: { {pid: new[:5] for pid, new in grown.items() if new} }"
+        )
+    per_turn = (blocks1 - blocks0) / turns
+    if per_turn > (limit := bound("soak_blocks_per_turn")):
+        problems.append(
+            f"the kernel's allocated blocks grew {blocks0} → {blocks1} over {turns} turns after warm-up: "
+            f"{per_turn:.0f} a turn, over the {limit:.0f} documented (soak_blocks_per_turn): something keeps "
+            f"objects per turn (an event, a request, a result)"
+        )
+    growth = (pss1 - pss0) / pss0
+    if growth > (limit := bound("soak_pss_growth_percent") / 100):
+        problems.append(
+            f"PSS of the kernel's process tree grew {pss0 // 1024} → {pss1 // 1024} MB ({growth:+.1%}) over "
+            f"{turns} turns after warm-up, over the {limit:.0%} documented (soak_pss_growth_percent)"
+        )
+    assert not problems, f"the soak grew (bounds in {GUARDS_MD}):\n- " + "\n- ".join(problems)
