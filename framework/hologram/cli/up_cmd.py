@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from hologram import _loop
-from hologram._heap import freeze_when_loaded
-from hologram.agent import TurnService, attach_agent
-from hologram.cli._common import add_lock_option, command_parser
-from hologram.cli.progress import Progress
+from hologram.cli._common import add_data_option, add_lock_option, command_parser
 from hologram.errors import HologramError, Problem
-from hologram.kernel import DEFAULT_DATA_DIR, Kernel, open_log_file, prepare_data_dir
-from hologram.kernel.notices import Notice
-from hologram.lock import Lock, build, changed_manifests, missing_manifests, read_lock
-from hologram.memory.tokenize import wait_if_loading
+
+# What the command runs is imported when it runs: building the parser (every command, `--version`) must stay
+# cheap (hologram/cli/__init__.py).
+if TYPE_CHECKING:
+    from hologram.agent import TurnService
+    from hologram.kernel import Kernel
+    from hologram.kernel.notices import Notice
+    from hologram.lock import Lock
+
+__all__ = ["add_data_option", "print_notice", "register", "run"]  # add_data_option: moved to _common
 
 LOAD_WAIT_S = 180.0  # the longest the heap freeze waits for jieba and the embedding model to load
 
@@ -43,12 +45,6 @@ examples:
 """
 
 
-def add_data_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--data", type=Path, default=DEFAULT_DATA_DIR, metavar="DIR", help="data directory (default: ./.hologram)"
-    )
-
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = command_parser(subparsers, "up", "start the kernel and every plugin in the lock", DETAILS)
     add_lock_option(parser)
@@ -63,6 +59,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from hologram import _loop
+    from hologram.kernel import open_log_file, prepare_data_dir
+    from hologram.lock import build, read_lock
+
     lock_path: Path = args.lock
     if args.frozen and (args.build or args.watch):
         raise HologramError(
@@ -87,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _current(lock: Lock, *, rebuild: bool) -> Lock:
     """The lock, checked against the manifests it names (and rebuilt if stale and `rebuild`)."""
+    from hologram.lock import build, changed_manifests, missing_manifests, read_lock
+
     missing = missing_manifests(lock)
     if missing and not rebuild:
         raise HologramError(missing)
@@ -108,6 +110,12 @@ def _current(lock: Lock, *, rebuild: bool) -> Lock:
 
 
 async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace) -> int:
+    import asyncio
+
+    from hologram.agent import attach_agent
+    from hologram.cli.progress import Progress
+    from hologram.kernel import Kernel
+
     kernel = Kernel(lock, data_dir)
     service = attach_agent(kernel)
     kernel.on_notice(print_notice)  # the agent's "no provider" is replayed; watch reports come as they happen
@@ -140,6 +148,9 @@ def print_notice(notice: Notice) -> None:
 
 async def _settle_heap(kernel: Kernel, service: TurnService) -> None:
     """Freeze the start-up heap once jieba and the embedding model are loaded (hologram/_heap.py)."""
+    from hologram._heap import freeze_when_loaded
+    from hologram.memory.tokenize import wait_if_loading
+
     memory = service.agent.memory
     waits: list[Callable[[], object]] = [lambda: wait_if_loading(LOAD_WAIT_S)]
     if memory is not None:
