@@ -59,10 +59,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from hologram import _loop
-    from hologram.kernel import open_log_file, prepare_data_dir
-    from hologram.lock import build, read_lock
-
     lock_path: Path = args.lock
     if args.frozen and (args.build or args.watch):
         raise HologramError(
@@ -71,6 +67,13 @@ def run(args: argparse.Namespace) -> int:
                 hint="drop --frozen to rebuild or watch, or drop --build/--watch",
             )
         )
+    from hologram import _preload
+
+    _preload.start()  # the segmenter and the embedding model, beside the kernel's imports (hologram/_preload.py)
+    from hologram import _loop
+    from hologram.kernel import open_log_file, prepare_data_dir
+    from hologram.lock import build, read_lock
+
     if args.build and not lock_path.is_file():
         from hologram.cli.build_cmd import sources_for
 
