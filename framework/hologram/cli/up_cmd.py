@@ -68,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     from hologram import _preload
+    from hologram.supervisor import zygote
 
+    zygote.prestart()  # its interpreter and SDK imports on the other core, while the kernel imports its own
     _preload.start()  # the segmenter and the embedding model, beside the kernel's imports (hologram/_preload.py)
     from hologram import _loop
     from hologram.kernel import open_log_file, prepare_data_dir
