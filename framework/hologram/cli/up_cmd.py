@@ -152,7 +152,9 @@ def print_notice(notice: Notice) -> None:
 
 
 async def _settle_heap(kernel: Kernel, service: TurnService) -> None:
-    """Freeze the start-up heap once jieba and the embedding model are loaded (hologram/_heap.py)."""
+    """Freeze the start-up heap once jieba and the embedding model are loaded (hologram/_heap.py) and the
+    launch is over: the freeze's full collection runs on the event loop (tens of ms with the model's heap),
+    and in the middle of the launch it would hold up every plugin's handshake."""
     from hologram._heap import freeze_when_loaded
     from hologram.memory.tokenize import wait_if_loading
 
@@ -160,4 +162,29 @@ async def _settle_heap(kernel: Kernel, service: TurnService) -> None:
     waits: list[Callable[[], object]] = [lambda: wait_if_loading(LOAD_WAIT_S)]
     if memory is not None:
         waits.append(lambda: memory.embedder_ready.wait(LOAD_WAIT_S))
+    await _launched(kernel)
     kernel.heap_frozen = await freeze_when_loaded(waits)
+
+
+async def _launched(kernel: Kernel) -> None:
+    """Until no plugin is waiting or starting (the launch is over, whatever its outcome), at most
+    LOAD_WAIT_S: a plugin that waits for ever for a failed provider must not keep the heap unfrozen."""
+    import asyncio
+
+    from hologram.supervisor import ManagedPlugin, State
+
+    done = asyncio.Event()
+    pending = (State.WAITING, State.STARTING)
+
+    def check(_: ManagedPlugin | None = None) -> None:
+        if all(p.state not in pending for p in kernel.supervisor.plugins.values()):
+            done.set()
+
+    kernel.add_listener(check)
+    check()
+    try:
+        await asyncio.wait_for(done.wait(), LOAD_WAIT_S)
+    except asyncio.TimeoutError:
+        pass
+    finally:
+        kernel.supervisor.listeners.remove(check)
