@@ -5,11 +5,12 @@ Everything here reads the lock only, never the manifests: these commands show wh
 
 from __future__ import annotations
 
+from hologram._defaults import GRAPH_FORMATS
 from hologram.errors import HologramError, Problem
 from hologram.facility import KERNEL
 from hologram.lock import Lock, LockedPlugin
 
-FORMATS = ("text", "dot", "mermaid")
+FORMATS = GRAPH_FORMATS
 
 
 def _edges(plugin: LockedPlugin) -> list[tuple[str, str, bool]]:

@@ -11,19 +11,19 @@ see the same events, any one that said it can approve may answer an ``approval.r
 ``turn/approve``, and all see the ``approval.resolved`` that follows. A turn ends with exactly one
 ``turn.ended`` event whose ``stop_reason`` says why.
 
-Events are slotted dataclasses (cheap to build on the kernel's hot path); `parse_event` validates a received
-one with pydantic and maps a type this version does not know to `UnknownEvent`, so an older client keeps
-working against a newer kernel.
+Events and params are slotted dataclasses (cheap to build on the kernel's hot path); `parse_event` validates a
+received event (`hologram._fields`, not pydantic: a client is often a new process per turn, `hologram ask`,
+and pydantic's import alone costs it ~100 ms) and maps a type this version does not know to `UnknownEvent`,
+so an older client keeps working against a newer kernel.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
-from pydantic import Field as PField
+from hologram._fields import FieldError, build
 
 TURN_API_VERSION = 1
 
@@ -184,16 +184,7 @@ TurnEvent = (
     | TurnEnded
 )
 EVENT_TYPES: dict[str, type[Any]] = {cls.__dataclass_fields__["type"].default: cls for cls in TurnEvent.__args__}
-_ADAPTER: TypeAdapter[Any] = TypeAdapter(Annotated[TurnEvent, Field(discriminator="type")])
 _FIELDS: dict[type[Any], tuple[str, ...]] = {}
-
-
-def first_error(exc: ValidationError, *, skip: int, whole: str) -> str:
-    """``field: what is wrong`` for the first problem pydantic found (``skip``: leading location parts that
-    are not a field, e.g. the union member's tag)."""
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"][skip:]) or whole
-    return f"{where}: {first['msg']}"
 
 
 def wire(event: Any) -> dict[str, Any]:
@@ -220,37 +211,43 @@ def parse_event(data: Any) -> TurnEvent | UnknownEvent:
             type=str(kind),
             data=rest,
         )
-    known = EVENT_TYPES[str(kind)]
-    allowed = {f.name for f in dataclasses.fields(known)}
     try:
-        event: TurnEvent = _ADAPTER.validate_python({k: v for k, v in data.items() if k in allowed})
-    except ValidationError as exc:
-        raise ValueError(f"malformed {kind} event: {first_error(exc, skip=1, whole='(event)')}") from None
+        event: TurnEvent = build(EVENT_TYPES[str(kind)], data)
+    except FieldError as exc:
+        raise ValueError(f"malformed {kind} event: {'.'.join(exc.loc) or '(event)'}: {exc.msg}") from None
     return event
 
 
 # -- params ---------------------------------------------------------------------------------------------------
 
 
-class _Params(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+def _length(low: int | None = None, high: int | None = None) -> Any:
+    """A string field's length bounds (checked by `hologram._fields`)."""
+    bounds = {"min_length": low, "max_length": high}
+    return {k: v for k, v in bounds.items() if v is not None}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Params:
+    """Params are frozen and forbid unknown keys: a misspelt option is an error, not silently ignored."""
 
     @classmethod
     def parse(cls, method: str, params: Any) -> Any:
         """Validated params, or `ValueError` naming the method, the field and what is wrong with it."""
         try:
-            return cls.model_validate(params if params is not None else {})
-        except ValidationError as exc:
-            raise ValueError(f"{method}: {first_error(exc, skip=0, whole='(params)')}") from None
+            return build(cls, params if params is not None else {}, extra="forbid")
+        except FieldError as exc:
+            raise ValueError(f"{method}: {'.'.join(exc.loc) or '(params)'}: {exc.msg}") from None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StartParams(_Params):
     """``turn/start``. ``approvals``: this client can answer approval requests (default false: a script with
     no person behind it is never asked, the call is denied). ``watch``: send this connection the turn's
     events. ``on_disconnect``: ``cancel`` (the default, like Ctrl-C) stops the turn when its last watcher goes
     away; ``continue`` lets it finish (a browser tab that will reconnect)."""
 
-    text: str = PField(min_length=1)
+    text: str = field(metadata=_length(1))
     session: str | None = None
     client: str = "client"
     approvals: bool = False
@@ -258,31 +255,35 @@ class StartParams(_Params):
     on_disconnect: OnDisconnect = "cancel"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WatchParams(_Params):
     """``turn/watch``. ``after``: replay the running turn's events whose ``seq`` is greater (a client that
     reconnects passes the last one it saw); without it only new events come."""
 
-    session: str = PField(min_length=1)
+    session: str = field(metadata=_length(1))
     after: int | None = None
     client: str = "client"
     approvals: bool = False
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SessionParams(_Params):
     """``turn/unwatch``, ``turn/cancel``, ``sessions/read``, ``sessions/delete``."""
 
-    session: str = PField(min_length=1)
+    session: str = field(metadata=_length(1))
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RenameParams(_Params):
-    session: str = PField(min_length=1)
-    title: str = PField(max_length=200)
+    session: str = field(metadata=_length(1))
+    title: str = field(metadata=_length(high=200))
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ApproveParams(_Params):
     """``turn/approve``: the answer to the ``approval.requested`` event with id ``approval``."""
 
-    session: str = PField(min_length=1)
-    approval: str = PField(min_length=1)
+    session: str = field(metadata=_length(1))
+    approval: str = field(metadata=_length(1))
     approved: bool
     reason: str = ""

@@ -262,3 +262,48 @@ def test_kill_9_of_the_kernel_leaves_neither_zygote_nor_plugins(tmp_path: Path, 
         assert not any(alive(pid) for pid in pids), "plugin processes outlived the kernel"
     finally:
         kernel.stop()
+
+
+def test_a_prestarted_zygote_serves_the_first_spawn_and_one_with_other_settings_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, zygote_on: None
+) -> None:
+    """`hologram up` starts the zygote before the kernel's imports (`zygote.prestart`); the first module spawn
+    claims it when its interpreter settings match, and starts a fresh one when they do not.
+    Mutation check (done): `_claim_early` always returning False turns the first assertion on `server` red."""
+    write_module_plugin(tmp_path, "zyg", provides=["zyg.f"])
+
+    async def launch() -> type:
+        supervisor = supervisor_for(tmp_path)
+        supervisor.start()
+        try:
+            await wait_state(supervisor, "zyg", State.READY)
+            runtime = supervisor.plugins["zyg"].runtime
+            assert runtime is not None
+            return type(runtime.process)
+        finally:
+            await supervisor.shutdown()
+
+    monkeypatch.setattr(zygote, "_registry", zygote._Registry())
+    zygote.prestart()
+    early = zygote._registry.early
+    assert early is not None
+    try:
+        assert asyncio.run(launch()) is ZygoteProcess
+        assert zygote._registry.server is early and zygote._registry.early is None
+        assert zygote_pid() == early.popen.pid
+    finally:
+        early.lost("test over")
+
+    monkeypatch.setattr(zygote, "_registry", zygote._Registry())
+    monkeypatch.setenv("PYTHONHASHSEED", "3")
+    zygote.prestart()
+    monkeypatch.delenv("PYTHONHASHSEED")
+    mismatched = zygote._registry.early
+    assert mismatched is not None
+    try:
+        assert asyncio.run(launch()) is ZygoteProcess
+        assert not mismatched.alive and zygote._registry.server is not mismatched
+    finally:
+        server = zygote._registry.server
+        if server is not None:
+            server.lost("test over")

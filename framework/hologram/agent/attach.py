@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from hologram import _preload
 from hologram import turn_api as api
 from hologram.agent.approvals import ApprovalRequest, Approver, Requirement, summarise
 from hologram.agent.hub import TurnHub
@@ -91,7 +92,10 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     sync(kernel.lock)
     kernel.on_lock_changed(sync)
     store = SessionStore.in_data_dir(kernel.data_dir)
-    memory = SessionMemory.open(kernel.data_dir, store)
+    # `hologram up` began the segmenter's and the model's loads before the kernel (hologram/_preload.py)
+    memory = SessionMemory.open(
+        kernel.data_dir, store, embedder_loader=_preload.loaded_embedder if _preload.started() else None
+    )
     tools = ToolRegistry(supervisor.tool_catalog)
     tools.add_kernel_tool(memory.kernel_tool())
     windows = [p.context_window for p in settings.providers if p.context_window]

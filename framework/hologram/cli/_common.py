@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hologram.lock import DEFAULT_LOCK
+from hologram._defaults import DEFAULT_DATA_DIR, DEFAULT_LOCK
 
 
 def add_lock_option(parser: argparse.ArgumentParser) -> None:
@@ -16,6 +16,12 @@ def add_lock_option(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_LOCK,
         metavar="FILE",
         help="the lock file (default: ./hologram.lock)",
+    )
+
+
+def add_data_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA_DIR, metavar="DIR", help="data directory (default: ./.hologram)"
     )
 
 

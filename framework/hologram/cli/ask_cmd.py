@@ -14,21 +14,22 @@ Reasoning is printed dimmed on a terminal; when stdout is not a terminal it goes
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
 import os
-import signal
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from hologram import turn_api as api
-from hologram.cli._common import command_parser
-from hologram.cli.up_cmd import add_data_option
-from hologram.client import TurnClient
+from hologram.cli._common import add_data_option, command_parser
 from hologram.errors import HologramError, Problem
-from hologram.rpc import ConnectionClosed, RpcError
+
+# What the command runs is imported when it runs: building the parser (every command, `--version`) must stay
+# cheap (hologram/cli/__init__.py).
+if TYPE_CHECKING:
+    import asyncio
+
+    from hologram import turn_api as api
 
 DIM, RESET = "\x1b[2m", "\x1b[0m"
 
@@ -151,6 +152,8 @@ async def _read_line(question: str) -> str:
     keep `asyncio.run` from returning until Enter, and in `chat` would steal the next line typed.
     Mutation check (done): the former ``run_in_executor(None, sys.stdin.readline)`` makes
     tests/e2e/test_agent_interactive.py::test_ctrl_c_at_the_approval_prompt_cancels_at_once red."""
+    import asyncio
+
     sys.stderr.write(question)
     sys.stderr.flush()
     loop = asyncio.get_running_loop()
@@ -177,6 +180,13 @@ async def one_turn(
 ) -> dict[str, Any]:
     """Run one turn through the turn API; Ctrl-C cancels it on the kernel's side (the session stays valid),
     a second Ctrl-C stops waiting. Returns the turn's end as a dict (`--json` prints it)."""
+    import asyncio
+    import signal
+
+    from hologram import turn_api as api
+    from hologram.client import TurnClient
+    from hologram.rpc import ConnectionClosed, RpcError
+
     client = await TurnClient.connect(data_dir, client="cli", approvals=interactive)
     state: dict[str, Any] = {"session": session, "abandoned": False}
     loop = asyncio.get_running_loop()
@@ -258,6 +268,8 @@ async def _quiet(awaitable: Any) -> None:
 
 
 def run_ask(args: argparse.Namespace) -> int:
+    import asyncio
+
     text = " ".join(args.text)
     printer = Printer(sys.stdout, sys.stderr, reasoning=not args.no_reasoning, quiet=args.json)
     result = asyncio.run(one_turn(args.data, text, args.session, printer, interactive=sys.stdin.isatty()))
@@ -273,6 +285,8 @@ def run_ask(args: argparse.Namespace) -> int:
 
 
 def run_chat(args: argparse.Namespace) -> int:
+    import asyncio
+
     session: str | None = args.session
     print("hologram chat: Ctrl-C cancels a turn, Ctrl-D or Ctrl-C at the prompt leaves.", file=sys.stderr)
     while True:

@@ -6,7 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from hologram.check import check
 from hologram.cli._common import command_parser
 
 DETAILS = """\
@@ -27,6 +26,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from hologram.check import check  # imported when it runs: the parser must stay cheap
+
     report = check(args.path)
     for problem in report.errors:
         print(problem.render(), file=sys.stderr)

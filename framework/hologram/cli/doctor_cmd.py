@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hologram.cli._common import command_parser
-from hologram.cli.up_cmd import add_data_option
-from hologram.doctor.check import FileReport, check_data_dir, kernel_running
-from hologram.doctor.repair import repair
+from hologram.cli._common import add_data_option, command_parser
 from hologram.errors import HologramError, Problem
-from hologram.kernel.control import socket_path
+
+# What the command runs is imported when it runs: building the parser (every command, `--version`) must stay
+# cheap (hologram/cli/__init__.py).
+if TYPE_CHECKING:
+    from hologram.doctor.check import FileReport
 
 DETAILS = """\
 Checks every file of the data directory: sessions.db and cold.db (SQLite's integrity check, and every row
@@ -41,6 +42,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from hologram.doctor.check import check_data_dir, kernel_running
+    from hologram.kernel.control import socket_path
+
     data_dir: Path = args.data
     if not data_dir.is_dir():
         raise HologramError(
@@ -68,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _repair(report: FileReport) -> None:
+    from hologram.doctor.repair import repair
+
     try:
         result = repair(report.path)
     except Exception as exc:  # the damaged file is untouched: say what failed, go on with the next file

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from hologram._defaults import GRAPH_FORMATS as FORMATS
 from hologram.cli._common import add_lock_option, command_parser
-from hologram.diagnostics import FORMATS, explain, render_graph
-from hologram.lock import read_lock
+
+# What the command runs is imported when it runs: building the parser (every command, `--version`) must stay
+# cheap (hologram/cli/__init__.py).
 
 GRAPH_DETAILS = """\
 Prints the start-up graph from the lock: an edge A → B means B waits for a facility of A (dashed:
@@ -41,10 +43,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_graph(args: argparse.Namespace) -> int:
+    from hologram.diagnostics import render_graph
+    from hologram.lock import read_lock
+
     print(render_graph(read_lock(args.lock), args.format), end="")
     return 0
 
 
 def run_why(args: argparse.Namespace) -> int:
+    from hologram.diagnostics import explain
+    from hologram.lock import read_lock
+
     print(explain(read_lock(args.lock), args.name), end="")
     return 0

@@ -6,9 +6,10 @@ import argparse
 import json
 from typing import Any
 
-from hologram.cli._common import command_parser
-from hologram.cli.up_cmd import add_data_option
-from hologram.kernel.control import call
+from hologram.cli._common import add_data_option, command_parser
+
+# What the command runs is imported when it runs: building the parser (every command, `--version`) must stay
+# cheap (hologram/cli/__init__.py).
 
 STATUS_DETAILS = """\
 Every plugin of the running kernel with its state (waiting, starting, ready, crashed, stopping, stopped,
@@ -58,6 +59,8 @@ def _format_uptime(seconds: Any) -> str:
 
 
 def run_status(args: argparse.Namespace) -> int:
+    from hologram.kernel.control import call
+
     status = call(args.data, "status")
     if args.json:
         print(json.dumps(status, indent=2, sort_keys=True))
@@ -107,6 +110,8 @@ def _table(rows: list[tuple[str, ...]]) -> None:
 
 
 def run_plugin(args: argparse.Namespace) -> int:
+    from hologram.kernel.control import call
+
     call(args.data, f"plugin/{args.action}", {"name": args.name})
     print(f"{args.name}: {args.action} done")
     return 0

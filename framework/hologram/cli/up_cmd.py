@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from hologram import _loop
-from hologram._heap import freeze_when_loaded
-from hologram.agent import TurnService, attach_agent
-from hologram.cli._common import add_lock_option, command_parser
-from hologram.cli.progress import Progress
+from hologram.cli._common import add_data_option, add_lock_option, command_parser
 from hologram.errors import HologramError, Problem
-from hologram.kernel import DEFAULT_DATA_DIR, Kernel, open_log_file, prepare_data_dir
-from hologram.kernel.notices import Notice
-from hologram.lock import Lock, build, changed_manifests, missing_manifests, read_lock
-from hologram.memory.tokenize import wait_if_loading
+
+# What the command runs is imported when it runs: building the parser (every command, `--version`) must stay
+# cheap (hologram/cli/__init__.py).
+if TYPE_CHECKING:
+    from hologram.agent import TurnService
+    from hologram.kernel import Kernel
+    from hologram.kernel.notices import Notice
+    from hologram.lock import Lock
+
+__all__ = ["add_data_option", "print_notice", "register", "run"]  # add_data_option: moved to _common
 
 LOAD_WAIT_S = 180.0  # the longest the heap freeze waits for jieba and the embedding model to load
 
@@ -43,12 +45,6 @@ examples:
 """
 
 
-def add_data_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--data", type=Path, default=DEFAULT_DATA_DIR, metavar="DIR", help="data directory (default: ./.hologram)"
-    )
-
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = command_parser(subparsers, "up", "start the kernel and every plugin in the lock", DETAILS)
     add_lock_option(parser)
@@ -71,6 +67,15 @@ def run(args: argparse.Namespace) -> int:
                 hint="drop --frozen to rebuild or watch, or drop --build/--watch",
             )
         )
+    from hologram import _preload
+    from hologram.supervisor import zygote
+
+    zygote.prestart()  # its interpreter and SDK imports on the other core, while the kernel imports its own
+    _preload.start()  # the segmenter and the embedding model, beside the kernel's imports (hologram/_preload.py)
+    from hologram import _loop
+    from hologram.kernel import open_log_file, prepare_data_dir
+    from hologram.lock import build, read_lock
+
     if args.build and not lock_path.is_file():
         from hologram.cli.build_cmd import sources_for
 
@@ -87,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _current(lock: Lock, *, rebuild: bool) -> Lock:
     """The lock, checked against the manifests it names (and rebuilt if stale and `rebuild`)."""
+    from hologram.lock import build, changed_manifests, missing_manifests, read_lock
+
     missing = missing_manifests(lock)
     if missing and not rebuild:
         raise HologramError(missing)
@@ -108,6 +115,12 @@ def _current(lock: Lock, *, rebuild: bool) -> Lock:
 
 
 async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace) -> int:
+    import asyncio
+
+    from hologram.agent import attach_agent
+    from hologram.cli.progress import Progress
+    from hologram.kernel import Kernel
+
     kernel = Kernel(lock, data_dir)
     service = attach_agent(kernel)
     kernel.on_notice(print_notice)  # the agent's "no provider" is replayed; watch reports come as they happen
@@ -139,9 +152,39 @@ def print_notice(notice: Notice) -> None:
 
 
 async def _settle_heap(kernel: Kernel, service: TurnService) -> None:
-    """Freeze the start-up heap once jieba and the embedding model are loaded (hologram/_heap.py)."""
+    """Freeze the start-up heap once jieba and the embedding model are loaded (hologram/_heap.py) and the
+    launch is over: the freeze's full collection runs on the event loop (tens of ms with the model's heap),
+    and in the middle of the launch it would hold up every plugin's handshake."""
+    from hologram._heap import freeze_when_loaded
+    from hologram.memory.tokenize import wait_if_loading
+
     memory = service.agent.memory
     waits: list[Callable[[], object]] = [lambda: wait_if_loading(LOAD_WAIT_S)]
     if memory is not None:
         waits.append(lambda: memory.embedder_ready.wait(LOAD_WAIT_S))
+    await _launched(kernel)
     kernel.heap_frozen = await freeze_when_loaded(waits)
+
+
+async def _launched(kernel: Kernel) -> None:
+    """Until no plugin is waiting or starting (the launch is over, whatever its outcome), at most
+    LOAD_WAIT_S: a plugin that waits for ever for a failed provider must not keep the heap unfrozen."""
+    import asyncio
+
+    from hologram.supervisor import ManagedPlugin, State
+
+    done = asyncio.Event()
+    pending = (State.WAITING, State.STARTING)
+
+    def check(_: ManagedPlugin | None = None) -> None:
+        if all(p.state not in pending for p in kernel.supervisor.plugins.values()):
+            done.set()
+
+    kernel.add_listener(check)
+    check()
+    try:
+        await asyncio.wait_for(done.wait(), LOAD_WAIT_S)
+    except asyncio.TimeoutError:
+        pass
+    finally:
+        kernel.supervisor.listeners.remove(check)

@@ -6,15 +6,30 @@ It assembles itself by registration (`Kernel.add_control_method`, `add_facility_
 - `core`: `Kernel`, the data directory and the log file.
 - `control`: the control socket (server and the CLI's clients).
 - `watch`: `hologram up --watch`, rebuilding the lock and restarting changed plugins.
+
+Importing the package does not import `core` (the agent, the supervisor, the LLM stack): the CLI's clients
+need only `control`, and `hologram ask` starts a new process per turn. The names below load on first use.
 """
 
-from hologram.kernel.core import (
-    DEFAULT_DATA_DIR,
-    Kernel,
-    make_private,
-    open_log_file,
-    plugin_specs,
-    prepare_data_dir,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hologram.kernel.core import (
+        DEFAULT_DATA_DIR,
+        Kernel,
+        make_private,
+        open_log_file,
+        plugin_specs,
+        prepare_data_dir,
+    )
 
 __all__ = ["DEFAULT_DATA_DIR", "Kernel", "make_private", "open_log_file", "plugin_specs", "prepare_data_dir"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        return getattr(importlib.import_module("hologram.kernel.core"), name)
+    raise AttributeError(f"module 'hologram.kernel' has no attribute {name!r}")

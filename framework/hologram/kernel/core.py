@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from hologram._defaults import DEFAULT_DATA_DIR as DEFAULT_DATA_DIR
 from hologram._version import __version__
 from hologram.facility import KERNEL
 from hologram.kernel.control import ControlServer, Method, socket_path
@@ -34,7 +35,6 @@ from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor
 from hologram.supervisor.core import EventListener, KernelMethod
 
 log = logging.getLogger("hologram.kernel")
-DEFAULT_DATA_DIR = Path(".hologram")
 LockListener = Callable[[Lock], None]
 
 

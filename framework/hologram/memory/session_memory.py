@@ -38,6 +38,7 @@ alone, so nothing on a turn's path waits for the model — except the query's ow
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import sqlite3
 import threading
@@ -157,25 +158,30 @@ class SessionMemory:
         self._query_vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
     @classmethod
-    def open(cls, data_dir: Path, store: SessionStore, *, load_model: bool = True) -> SessionMemory:
+    def open(
+        cls,
+        data_dir: Path,
+        store: SessionStore,
+        *,
+        load_model: bool = True,
+        embedder_loader: Callable[[], Embedder | None] | None = None,
+    ) -> SessionMemory:
         """Open ``data_dir/cold.db`` and ``vectors.db``, start the Chinese segmenter's warm-up and (unless
         `load_model` is False) load the embedder in a background thread: until it is ready, scoring is BM25
-        only, never a wait."""
+        only, never a wait. `embedder_loader`: where the model comes from when someone else loads it
+        (`hologram up` starts the loads before the kernel: hologram/_preload.py); it may block."""
         memory = cls(store, ColdStore(Path(data_dir) / COLD_DB), vectors=VectorCache(Path(data_dir) / VECTORS_DB))
         warm_up()
         if load_model:
-            threading.Thread(target=memory._load_embedder, name="hologram-embedder", daemon=True).start()
+            target = functools.partial(memory._load_embedder, embedder_loader or _load_and_build)
+            threading.Thread(target=target, name="hologram-embedder", daemon=True).start()
         else:
             memory.embedder_ready.set()
         return memory
 
-    def _load_embedder(self) -> None:
+    def _load_embedder(self, loader: Callable[[], Embedder | None]) -> None:
         try:
-            embedder = load_embedder()
-            loader = getattr(embedder, "load", None)
-            if callable(loader):
-                loader()
-            self.embedder = embedder
+            self.embedder = loader()
         except Exception:  # a broken model must not take memory down: BM25 still works
             log.exception("loading the embedding model failed; memory scores by BM25 only")
         finally:
@@ -611,6 +617,15 @@ class SessionMemory:
             self.tool_handler(),
             parameters=COLDCONTEXT_QUERY_PARAMETERS,
         )
+
+
+def _load_and_build() -> Embedder | None:
+    """The default embedder, its model loaded (the background thread's work when no one else loads it)."""
+    embedder = load_embedder()
+    loader = getattr(embedder, "load", None)
+    if callable(loader):
+        loader()
+    return embedder
 
 
 def _record_at(state: _Session, i: int) -> EventRecord:

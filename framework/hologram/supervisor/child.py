@@ -24,7 +24,7 @@ from hologram import protocol
 from hologram.manifest.model import RunSpec
 from hologram.rpc.streams import spawn
 from hologram.supervisor import zygote
-from hologram.supervisor.environment import scrubbed_environ
+from hologram.supervisor.environment import PLUGIN_FIXED_ENV, scrubbed_environ
 from hologram.zygote.child import ENV_KERNEL_PID, die_with_parent  # prctl resolved before any fork
 
 
@@ -46,7 +46,7 @@ def plugin_env(name: str, extra: Mapping[str, str]) -> dict[str, str]:
     env[protocol.ENV_PLUGIN] = name
     env[protocol.ENV_PROTOCOL] = str(protocol.PROTOCOL_VERSION)
     env[ENV_KERNEL_PID] = str(os.getpid())
-    env["PYTHONUNBUFFERED"] = "1"
+    env.update(PLUGIN_FIXED_ENV)
     return env
 
 

@@ -28,6 +28,9 @@ INHERITED = frozenset(
 INHERITED_PREFIXES = ("LC_", "XDG_")
 
 
+PLUGIN_FIXED_ENV = {"PYTHONUNBUFFERED": "1"}  # set for every plugin, over what the manifest says
+
+
 def scrubbed_environ(source: Mapping[str, str] | None = None) -> dict[str, str]:
     """The kernel's environment with only the `INHERITED` variables kept (issue 10: plugins inherited it
     whole, provider keys included)."""

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from hologram.rpc.streams import open_pipe_streams
-from hologram.supervisor.environment import scrubbed_environ
+from hologram.supervisor.environment import PLUGIN_FIXED_ENV, scrubbed_environ
 
 log = logging.getLogger("hologram.supervisor.zygote")
 
@@ -141,6 +141,12 @@ class ZygoteServer:
 
     @classmethod
     async def start(cls, env: Mapping[str, str]) -> ZygoteServer:
+        return await cls.launch(env).until_ready()
+
+    @classmethod
+    def launch(cls, env: Mapping[str, str]) -> ZygoteServer:
+        """The zygote process, started; no event loop needed (`prestart` runs before there is one). Call from
+        the thread that lives as long as the kernel: PR_SET_PDEATHSIG follows the thread that forked it."""
         kernel_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         argv = [sys.executable, "-m", MAIN_MODULE, str(zygote_end.fileno()), str(os.getpid())]
         argv = under_setpriv(argv)
@@ -166,9 +172,15 @@ class ZygoteServer:
             os.close(log_w)
         threading.Thread(target=_log_and_reap, args=(log_r, popen), name="zygote-log", daemon=True).start()
         kernel_end.setblocking(False)
-        server = cls(popen, kernel_end, startup_key(env))
+        return cls(popen, kernel_end, startup_key(env))
+
+    async def until_ready(self) -> ZygoteServer:
+        """Bind to the running loop and wait for the zygote's "ready" (it waits in the socket if it came
+        before the loop existed)."""
+        server = self
         server.bind(asyncio.get_running_loop())
-        assert server.ready is not None
+        if server.ready is None:  # lost while binding
+            raise ZygoteUnavailable("zygote did not start: it is gone")
         try:
             pid = await asyncio.wait_for(asyncio.shield(server.ready), START_TIMEOUT_S)
         except (asyncio.TimeoutError, ZygoteUnavailable) as exc:
@@ -359,6 +371,25 @@ class _Registry:
         self.server: ZygoteServer | None = None
         self.starting: asyncio.Task[ZygoteServer] | None = None
         self.retry_at = 0.0
+        self.early: ZygoteServer | None = None  # started by `prestart`, not yet claimed by a spawn
+
+    def prestart(self, env: Mapping[str, str]) -> None:
+        if self.early is not None or self.server is not None or not enabled():
+            return
+        try:
+            self.early = ZygoteServer.launch(env)
+        except OSError as exc:  # the first spawn tries again, and falls back to the classic path
+            log.info("zygote not prestarted: %s", exc)
+
+    def _claim_early(self, loop: asyncio.AbstractEventLoop, env: Mapping[str, str]) -> bool:
+        early, self.early = self.early, None
+        if early is None:
+            return False
+        if early.key != startup_key(env):  # started with other interpreter settings: of no use
+            early.lost("prestarted with other interpreter start-up settings")
+            return False
+        self.starting = loop.create_task(early.until_ready())
+        return True
 
     async def get(self, env: Mapping[str, str]) -> ZygoteServer | None:
         loop = asyncio.get_running_loop()
@@ -367,9 +398,10 @@ class _Registry:
         if self.server is None:
             if time.monotonic() < self.retry_at:
                 return None
-            if self.starting is None or self.starting.get_loop() is not loop:
+            if (self.starting is None or self.starting.get_loop() is not loop) and not self._claim_early(loop, env):
                 self.starting = loop.create_task(ZygoteServer.start(env))
             starting = self.starting
+            assert starting is not None
             try:
                 server = await asyncio.shield(starting)
             except (ZygoteUnavailable, OSError) as exc:
@@ -389,6 +421,13 @@ class _Registry:
 
 
 _registry = _Registry()
+
+
+def prestart() -> None:
+    """Start the zygote now, before the kernel's imports and event loop (`hologram up`'s first lines): its
+    own start (interpreter + `hologram.sdk`, ~0.2-0.8 s) then runs on the other core instead of delaying the
+    first plugin. Used by the first module spawn whose interpreter settings are a plugin's default ones."""
+    _registry.prestart(scrubbed_environ() | PLUGIN_FIXED_ENV)
 
 
 async def spawn_module(

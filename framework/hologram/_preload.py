@@ -1,0 +1,98 @@
+"""`hologram up`'s start-up loads — the Chinese segmenter and the embedding model — begun first, out of the way.
+
+Why here and in this order. Memory loads both once per kernel (~0.6 s of CPU for the ONNX model on the
+development VM, and importing onnxruntime alone holds the GIL for its whole dlopen). Started in a thread
+after the kernel was up (as they were), they ran while the plugins launched: on 2 cores they took the CPU the
+plugin processes needed and the GIL the event loop needed, so a fast chain of plugins finished after a slow
+one (launch no longer readiness-driven) and the first turn waited for the loads to get out of the way.
+
+So `start` runs them in one thread from the first line of `hologram up`, before the kernel's own imports:
+
+1. the GIL-bound part (importing numpy and onnxruntime, the segmenter's tables) overlaps the kernel's
+   imports — there is no event loop yet to starve, and file reads overlap;
+2. then the thread lowers its own CPU priority (Linux: ``setpriority`` on its thread id, nice +10) and
+   builds the ONNX session, which runs in C++ without the GIL: plugin processes and the event loop get the
+   CPU first, the model takes what is left.
+
+`SessionMemory.open(..., embedder_loader=loaded_embedder)` then takes the model from here instead of
+loading a second one (one embedding session per kernel). Processes that never call `start` (tests, tools)
+load as before.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+import os
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hologram.memory.embed import Embedder
+
+log = logging.getLogger("hologram.kernel")
+
+BACKGROUND_NICE = 10  # added to the loader thread's nice value once only GIL-free work is left
+_done = threading.Event()
+_thread: threading.Thread | None = None
+_result: dict[str, Any] = {}
+
+
+def start() -> None:
+    """Begin the loads in a daemon thread (idempotent; returns at once)."""
+    global _thread
+    if _thread is None:
+        _thread = threading.Thread(target=_run, name="hologram-preload", daemon=True)
+        _thread.start()
+
+
+def started() -> bool:
+    return _thread is not None
+
+
+def _run() -> None:
+    began = time.monotonic()
+    try:
+        from hologram.memory import tokenize
+
+        tokenize.warm_up()
+        tokenize.wait_if_loading(None)
+        if importlib.util.find_spec("onnxruntime") is not None:
+            importlib.import_module("onnxruntime")  # the dlopen holds the GIL: before the event loop exists
+        from hologram.memory.embed import load_embedder
+
+        embedder = load_embedder()
+        _lower_priority()
+        loader = getattr(embedder, "load", None)
+        if callable(loader):
+            loader()
+        _result["embedder"] = embedder
+    except Exception as exc:  # a broken model must not take the kernel down: memory scores by BM25 only
+        _result["error"] = exc
+    finally:
+        _result["seconds"] = time.monotonic() - began
+        _done.set()
+
+
+def _lower_priority() -> None:
+    """Nice this thread only (Linux applies ``setpriority(PRIO_PROCESS, tid)`` to the one thread)."""
+    if not hasattr(os, "setpriority") or not hasattr(threading, "get_native_id"):
+        return
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + BACKGROUND_NICE))
+    except OSError:  # not permitted or not supported: the load just competes as before
+        pass
+
+
+def loaded_embedder() -> Embedder | None:
+    """The embedder `start` loaded (blocks until it finished); raises what loading it raised."""
+    _done.wait()
+    error = _result.get("error")
+    if error is not None:
+        raise error
+    log.info("start-up loads done in %.2f s (segmenter, embedding model)", _result.get("seconds", 0.0))
+    embedder: Embedder | None = _result.get("embedder")
+    return embedder

@@ -1,0 +1,61 @@
+"""`hologram up` loads the segmenter and the embedding model itself, first (hologram/_preload.py): memory takes
+that model instead of loading a second one, and the loader thread gives up CPU priority for the GIL-free part
+so plugin processes and the event loop go first.
+
+Mutation check (done): `SessionMemory.open` ignoring `embedder_loader` turns the first test red; `_lower_priority`
+doing nothing turns the second red.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from hologram import _preload
+from hologram.memory import session_memory as sm
+from hologram.memory.session_memory import SessionMemory
+from hologram.sessions import SessionStore
+
+
+class Marked:
+    model_id = "marked"
+
+    def embed(self, texts: list[str]) -> object:  # pragma: no cover - not called here
+        raise AssertionError("not used")
+
+
+def test_memory_takes_the_model_from_the_given_loader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sm, "load_embedder", lambda: pytest.fail("memory loaded a second model"))
+    store = SessionStore.in_data_dir(tmp_path)
+    marked = Marked()
+    memory = SessionMemory.open(tmp_path, store, embedder_loader=lambda: marked)  # type: ignore[arg-type,return-value]
+    try:
+        assert memory.embedder_ready.wait(30)
+        assert memory.embedder is marked
+    finally:
+        memory.cold.close()
+        if memory.vectors is not None:
+            memory.vectors.close()
+        store.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux's")
+def test_the_loader_thread_lowers_only_its_own_priority() -> None:
+    seen: dict[str, int] = {}
+
+    def probe() -> None:
+        tid = threading.get_native_id()
+        seen["before"] = os.getpriority(os.PRIO_PROCESS, tid)
+        _preload._lower_priority()
+        seen["after"] = os.getpriority(os.PRIO_PROCESS, tid)
+
+    main = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    thread = threading.Thread(target=probe)
+    thread.start()
+    thread.join()
+    assert seen["after"] == min(19, seen["before"] + _preload.BACKGROUND_NICE)
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == main

@@ -1,0 +1,85 @@
+"""`turn_api.parse_event` and the params' `parse` validate without pydantic (hologram/_fields.py): a known
+event with a wrong field is a `ValueError` naming the field, extra keys of an event are ignored, an unknown
+type is kept as `UnknownEvent`; params forbid unknown keys and check the length bounds.
+
+Mutation check (done): `_check` accepting any value for ``str`` turns test_wrong_types_name_the_field red;
+`build` ignoring ``extra="forbid"`` turns test_params_forbid_unknown_keys red.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hologram import turn_api as api
+
+
+def test_a_known_event_round_trips() -> None:
+    event = api.TurnEnded(session="s", turn="t", seq=3, output="hi", usage=[{"total_tokens": 5}])
+    assert api.parse_event(api.wire(event)) == event
+    call = api.ToolCallStarted(session="s", turn="t", call_id="c", tool="x", arguments={"a": [1, {"b": None}]})
+    assert api.parse_event(api.wire(call)) == call
+
+
+def test_extra_keys_of_a_known_event_are_ignored() -> None:
+    parsed = api.parse_event({"type": "content.delta", "session": "s", "turn": "t", "text": "x", "new": 1})
+    assert parsed == api.ContentDelta(session="s", turn="t", text="x")
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"type": "content.delta", "turn": "t"}, "malformed content.delta event: session: Field required"),
+        (
+            {"type": "content.delta", "session": 1, "turn": "t"},
+            "malformed content.delta event: session: Input should be a valid string",
+        ),
+        (
+            {"type": "turn.ended", "session": "s", "turn": "t", "stop_reason": "bored"},
+            "malformed turn.ended event: stop_reason: Input should be 'answer', 'denied', 'respond', 'max_steps', "
+            "'cancelled' or 'error'",
+        ),
+        (
+            {"type": "turn.ended", "session": "s", "turn": "t", "seq": True},
+            "malformed turn.ended event: seq: Input should be a valid integer",
+        ),
+        (
+            {"type": "turn.ended", "session": "s", "turn": "t", "usage": [1]},
+            "malformed turn.ended event: usage.0: Input should be a valid dictionary",
+        ),
+        (
+            {"type": "tool.result", "session": "s", "turn": "t", "is_error": "no"},
+            "malformed tool.result event: is_error: Input should be a valid boolean",
+        ),
+    ],
+)
+def test_wrong_types_name_the_field(data: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        api.parse_event(data)
+    assert str(caught.value) == message
+
+
+def test_an_unknown_type_is_kept() -> None:
+    parsed = api.parse_event({"type": "future.thing", "session": "s", "turn": "t", "seq": 2, "x": 1})
+    assert parsed == api.UnknownEvent(session="s", turn="t", seq=2, type="future.thing", data={"x": 1})
+    with pytest.raises(ValueError, match="must be a JSON object, not list"):
+        api.parse_event([])
+
+
+def test_params_forbid_unknown_keys() -> None:
+    with pytest.raises(ValueError, match=r"^turn/start: colour: Extra inputs are not permitted$"):
+        api.StartParams.parse(api.TURN_START, {"text": "hi", "colour": "red"})
+
+
+def test_params_check_bounds_and_defaults() -> None:
+    params = api.StartParams.parse(api.TURN_START, {"text": "hi"})
+    assert (params.session, params.watch, params.on_disconnect) == (None, True, "cancel")
+    with pytest.raises(ValueError, match=r"^turn/start: text: String should have at least 1 character$"):
+        api.StartParams.parse(api.TURN_START, {"text": ""})
+    with pytest.raises(ValueError, match=r"^sessions/rename: title: String should have at most 200 characters$"):
+        api.RenameParams.parse(api.SESSIONS_RENAME, {"session": "s", "title": "x" * 201})
+    with pytest.raises(ValueError, match=r"^turn/approve: approved: Field required$"):
+        api.ApproveParams.parse(api.TURN_APPROVE, {"session": "s", "approval": "a"})
+    with pytest.raises(ValueError, match=r"^turn/watch: \(params\): Input should be a valid dictionary$"):
+        api.WatchParams.parse(api.TURN_WATCH, [1])
+    with pytest.raises(AttributeError):
+        params.text = "changed"  # type: ignore[misc]
