@@ -370,6 +370,12 @@ class ColdStore:
         self._wait_checked()
         return event_id in self._ids
 
+    def holds(self, ids: Sequence[str]) -> np.ndarray:
+        """Which of `ids` L2 holds, as a bool array: one set lookup per id without a Python frame each
+        (every request asks it for every event of its session)."""
+        self._wait_checked()
+        return np.fromiter(map(self._ids.__contains__, ids), dtype=bool, count=len(ids))
+
     def ids(self) -> list[str]:
         """Every event L2 holds, in time order."""
         self._wait_checked()

@@ -299,10 +299,12 @@ def fit(
     cost = np.frombuffer(index.cost, dtype=np.int32)
     unit_of = np.frombuffer(index.unit_of, dtype=np.int32)
     units = index.units
-    unit_cost: dict[int, int] = {}
-    for i in idx.tolist():
-        u = int(unit_of[i])
-        unit_cost[u] = unit_cost.get(u, 0) + int(cost[i])
+    # per unit, the cost of its candidate members (vectorised: this runs for every request, over every event)
+    unit_costs = np.bincount(unit_of[idx], weights=cost[idx], minlength=len(units)).astype(np.int64)
+    candidate_units = np.unique(unit_of[idx])
+    unit_cost: dict[int, int] = dict(
+        zip(candidate_units.tolist(), unit_costs[candidate_units].tolist(), strict=True)
+    )
     kept_units: set[int] = set()
     used = 0
     mean = float(cost[idx].mean())
@@ -328,19 +330,23 @@ def fit(
                 used += unit_cost[u]
         over = used > budget
     if scores is not None and used < budget:
-        rest = np.array([u for u in unit_cost if u not in kept_units], dtype=np.int64)
+        kept_mask = np.zeros(len(units), dtype=bool)
+        kept_mask[list(kept_units)] = True
+        rest = candidate_units[~kept_mask[candidate_units]].astype(np.int64)
         if rest.size:
             best = np.full(len(units), -np.inf)
             np.maximum.at(best, unit_of[idx], scores[idx])
-            last = np.array([units[u][-1] for u in rest.tolist()], dtype=np.int64)
+            last_of = np.zeros(len(units), dtype=np.int64)  # a unit's newest member (members are in log order)
+            np.maximum.at(last_of, unit_of, np.arange(n, dtype=np.int64))
+            last = last_of[rest]
             order = rest[np.lexsort((-last, -best[rest]))]
             for u in order.tolist():
                 c = unit_cost[u]
                 if used + c <= budget:
                     kept_units.add(u)
                     used += c
-    for u in kept_units:
-        for m in units[u]:
-            if candidates[m]:
-                keep[m] = True
+    if kept_units:
+        chosen = np.zeros(len(units), dtype=bool)
+        chosen[list(kept_units)] = True
+        keep = chosen[unit_of[:n]] & candidates
     return keep, over

@@ -114,6 +114,10 @@ class _Session:
     indexed: list[Event] = field(default_factory=list)
     """The events behind the index's positions (those with a record), in log order."""
     seen: int = 0
+    last_input: int = -1
+    """The seq of the last indexed input (-1: none yet)."""
+    inputs: list[int] = field(default_factory=list)
+    """Index positions of the inputs, in order (kept as they are indexed: a request must not scan the log)."""
     """How many of `events` have been added to the index."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     protected: set[str] = field(default_factory=set)
@@ -266,6 +270,9 @@ class SessionMemory:
                 group=record.group, ts=event.ts, terms=record.terms,
             )  # fmt: skip
             state.indexed.append(event)
+            if event.kind == "input":
+                state.last_input = event.seq
+                state.inputs.append(len(state.indexed) - 1)
 
     def _unindexed(self, sid: str) -> tuple[_Session, list[Event]]:
         """Read the events appended since the last call; return the state and the events without a record."""
@@ -291,8 +298,7 @@ class SessionMemory:
         return state
 
     def _in_cold(self, state: _Session) -> np.ndarray:
-        cold = self.cold
-        return np.fromiter((i in cold for i in state.index.ids), dtype=bool, count=len(state.index))
+        return self.cold.holds(state.index.ids)
 
     def l1_events(self, sid: str) -> list[Event]:
         """The session's events not held in cold context, in log (time) order."""
@@ -359,7 +365,7 @@ class SessionMemory:
             l1_total = int(cost[~in_cold].sum()) if n else 0
             if overflow:
                 budget = min(budget, int(l1_total * _RECOVERY_SHRINK))
-            last_input = max((e.seq for e in state.indexed if e.kind == "input"), default=-1)
+            last_input = state.last_input
             if state.protected and last_input != state.protected_since:
                 state.protected.clear()
             everything = np.ones(n, dtype=bool)
@@ -368,7 +374,11 @@ class SessionMemory:
                 keep = everything
             else:
                 query = await self._query(state, text, now=now, current_input=last_input if commit else None)
-                forced = np.fromiter((i in state.protected for i in index.ids), dtype=bool, count=n)
+                forced = (
+                    np.fromiter(map(state.protected.__contains__, index.ids), dtype=bool, count=n)
+                    if state.protected
+                    else None
+                )
                 scores = index.scores(query)
                 # L2 competes only with what clearly matches: filling the budget with whatever old events
                 # rank above other irrelevant ones would count them as used, and nothing would ever cool.
@@ -422,7 +432,7 @@ class SessionMemory:
         """The query for `text` (see :mod:`hologram.memory.query`). `current_input`: the seq of the input event
         this request answers (its turn is then not "the previous turn"); None for a preview."""
         index = state.index
-        inputs = [i for i, e in enumerate(state.indexed) if e.kind == "input"]
+        inputs = state.inputs
         if current_input is not None and inputs and state.indexed[inputs[-1]].seq == current_input:
             inputs = inputs[:-1]
         previous: list[int] = []
@@ -559,7 +569,7 @@ class SessionMemory:
                 have = state.records.get(seq) if seq is not None else None
                 if have is None or have.id != record.id:
                     raise LookupError(f"event {record.id} does not match the log of session {sid} at #{seq}")
-            last_input = max((e.seq for e in state.indexed if e.kind == "input"), default=-1)
+            last_input = state.last_input
             if state.protected_since != last_input:
                 state.protected.clear()
             state.protected_since = last_input
