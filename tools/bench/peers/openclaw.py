@@ -49,7 +49,7 @@ class OpenClaw(Peer):
                 (where / "package.json").write_text('{"name": "bench-peer", "private": true}\n')
             run(
                 [*npm, "--prefix", str(where), spec],
-                env={**self.env(), "HOME": str(self.root)},
+                env={**self.env(), "HOME": str(self.root), **_user_npmrc()},
                 log=self.log,
                 timeout=self.install_timeout,
             )
@@ -90,3 +90,11 @@ class OpenClaw(Peer):
         if status != 200:
             raise RuntimeError(f"OpenClaw answered HTTP {status}: {body[:200]!r}")
         return str(json.loads(body)["choices"][0]["message"]["content"])
+
+
+def _user_npmrc() -> dict[str, str]:
+    """Keep the user's own npm configuration (registry, CA file) when HOME moves to the throwaway directory:
+    without it npm met a self-signed CA in the chain and the install failed (seen on a machine behind a
+    proxy)."""
+    rc = Path.home() / ".npmrc"
+    return {"npm_config_userconfig": str(rc)} if rc.exists() else {}
