@@ -44,6 +44,10 @@ TURN_NEIGHBOUR_WEIGHTS: tuple[float, ...] = (0.75, 0.5)
 #: never a filter — people misremember dates).
 TIME_BOOST = 0.5
 _K1, _B = 1.2, 0.75
+#: Passage vectors are kept in memory as int8 with one float32 scale per row (a quarter of float32: the
+#: vectors are the largest thing a long session holds); scoring accumulates in float32 (``einsum`` over int8
+#: costs ~2x float32 per row, float16 ~14x on the CPUs measured, hence not float16).
+_LEVELS = 127.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +91,7 @@ class SessionIndex:
         self.total_length = 0
         self.fingerprint: str | None = None
         self._matrix: np.ndarray | None = None
+        self._scale = np.zeros(0, dtype=np.float32)
         self._has_vector = np.zeros(0, dtype=bool)
 
     def __len__(self) -> int:
@@ -160,21 +165,32 @@ class SessionIndex:
         model's vectors are dropped: scores are only computed within one embedding space."""
         if fingerprint != self.fingerprint or self._matrix is None or self._matrix.shape[1] != vectors.shape[1]:
             self.fingerprint = fingerprint
-            self._matrix = np.zeros((max(64, self.passages), vectors.shape[1]), dtype=np.float32)
+            self._matrix = np.zeros((max(64, self.passages), vectors.shape[1]), dtype=np.int8)
+            self._scale = np.zeros(self._matrix.shape[0], dtype=np.float32)
             self._has_vector = np.zeros(self._matrix.shape[0], dtype=bool)
         need = self.passages
         if need > self._matrix.shape[0]:
-            grown = np.zeros((max(need, 2 * self._matrix.shape[0]), self._matrix.shape[1]), dtype=np.float32)
+            size = max(need, 2 * self._matrix.shape[0])
+            grown = np.zeros((size, self._matrix.shape[1]), dtype=np.int8)
             grown[: self._matrix.shape[0]] = self._matrix
             self._matrix = grown
-            self._has_vector = np.concatenate(
-                [self._has_vector, np.zeros(grown.shape[0] - self._has_vector.size, bool)]
-            )
+            self._scale = np.concatenate([self._scale, np.zeros(size - self._scale.size, np.float32)])
+            self._has_vector = np.concatenate([self._has_vector, np.zeros(size - self._has_vector.size, bool)])
         idx = np.asarray(rows, dtype=np.int64)
-        self._matrix[idx] = vectors
+        values = np.asarray(vectors, dtype=np.float32)
+        peak = np.abs(values).max(axis=1)
+        peak[peak == 0] = 1.0
+        self._matrix[idx] = np.rint(values / peak[:, None] * _LEVELS).astype(np.int8)
+        self._scale[idx] = peak / _LEVELS
         self._has_vector[idx] = True
         for p in rows:
             self.passage_text[p] = None
+
+    def _rows(self, rows: Sequence[int] | int) -> np.ndarray:
+        """Passage vectors back as float32 (dequantised)."""
+        assert self._matrix is not None
+        out: np.ndarray = self._matrix[rows].astype(np.float32) * self._scale[rows][..., None]
+        return out
 
     def event_vector(self, i: int) -> np.ndarray | None:
         """One vector for event `i` (its passages' mean, renormalised), for the cold store's global search."""
@@ -185,15 +201,14 @@ class SessionIndex:
         have = [p for p in range(lo, hi) if p < self._has_vector.size and self._has_vector[p]]
         if not have:
             return None
-        v = self._matrix[have].mean(axis=0)
+        v = self._rows(have).mean(axis=0)
         norm = float(np.linalg.norm(v))
         return (v / norm).astype(np.float32) if norm > 0 else None
 
     def passage_vector(self, p: int) -> np.ndarray | None:
         if self._matrix is None or p >= self._has_vector.size or not self._has_vector[p]:
             return None
-        out: np.ndarray = self._matrix[p]
-        return out
+        return self._rows(p)
 
     def passage_key(self, p: int) -> tuple[str, int]:
         """(event id, ordinal of the passage within its event): what the vector cache stores it by."""
@@ -243,7 +258,8 @@ class SessionIndex:
         rows = min(p, self._matrix.shape[0])  # passages added since the last vectors have none yet
         sims = np.full(p, -np.inf)
         # einsum, not BLAS gemv: no thread-pool wake-ups inside a busy kernel (see score.py).
-        part = np.einsum("ij,j->i", self._matrix[:rows], query.dense.astype(np.float32, copy=False))
+        part = np.einsum("ij,j->i", self._matrix[:rows], query.dense.astype(np.float32, copy=False), dtype=np.float32)
+        part *= self._scale[:rows]
         have = self._has_vector[:rows]
         sims[:rows][have] = part[have]
         best = np.maximum.reduceat(sims, np.frombuffer(self.first_passage, dtype=np.int32))
@@ -302,9 +318,7 @@ def fit(
     # per unit, the cost of its candidate members (vectorised: this runs for every request, over every event)
     unit_costs = np.bincount(unit_of[idx], weights=cost[idx], minlength=len(units)).astype(np.int64)
     candidate_units = np.unique(unit_of[idx])
-    unit_cost: dict[int, int] = dict(
-        zip(candidate_units.tolist(), unit_costs[candidate_units].tolist(), strict=True)
-    )
+    unit_cost: dict[int, int] = dict(zip(candidate_units.tolist(), unit_costs[candidate_units].tolist(), strict=True))
     kept_units: set[int] = set()
     used = 0
     mean = float(cost[idx].mean())
