@@ -52,6 +52,15 @@ def started() -> bool:
     return _thread is not None
 
 
+def settle(timeout: float = 60.0) -> None:
+    """Wait for the loads to finish before the interpreter exits. `hologram up` can exit within a second (bad
+    settings, a stale lock) while the thread is still building the ONNX session in C++: tearing the process
+    down under it aborted with "terminate called without an active exception" (exit -6) instead of the
+    one-line error and exit 1."""
+    if _thread is not None and _thread.is_alive():
+        _done.wait(timeout)
+
+
 def _run() -> None:
     began = time.monotonic()
     try:

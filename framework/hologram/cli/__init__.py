@@ -62,7 +62,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        _settle_background_loads()
     return code
+
+
+def _settle_background_loads() -> None:
+    """Let `hologram up`'s start-up loads finish before exit (hologram/_preload.py `settle`); a command that
+    never started them does not import the module."""
+    preload = sys.modules.get("hologram._preload")
+    if preload is not None:
+        sys.stderr.flush()
+        preload.settle()
 
 
 if __name__ == "__main__":  # pragma: no cover
