@@ -13,6 +13,7 @@ error message is passed on verbatim, except that the key, should the vendor echo
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -61,9 +62,20 @@ def describe(provider: ProviderSettings) -> dict[str, Any]:
         "thinking": provider.thinking,
         "context_window": provider.context_window,
         "timeout_s": provider.timeout_s,
-        "api_key_set": provider.api_key is not None or provider.api_key_env is not None,
+        "api_key_set": _has_key(provider),
         "api_key_env": provider.api_key_env,
     }
+
+
+def _has_key(provider: ProviderSettings) -> bool:
+    """A key will be sent: one is stored, or the variable ``api_key_env`` names is set for the kernel."""
+    if provider.api_key is not None:
+        return True
+    return provider.api_key_env is not None and bool(os.environ.get(provider.api_key_env))
+
+
+# model-level checks of ProviderSettings (no ``loc``) by the field their message is about
+_MODEL_CHECK_FIELDS = (("thinking", "thinking"), ("set api_key or api_key_env", "api_key"))
 
 
 def _invalid(where: str, message: str) -> RpcError:
@@ -78,6 +90,8 @@ def _validation_message(where: str, exc: ValidationError) -> RpcError:
         message = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
         if err.get("type") == "extra_forbidden":
             message = "unknown field; a provider has " + ", ".join([*ProviderSettings.model_fields, *WRITE_ONLY])
+        if not loc:
+            loc = next((f for prefix, f in _MODEL_CHECK_FIELDS if message.startswith(prefix)), "")
         parts.append(f"{where}.{loc}: {message}" if loc else f"{where}: {message}")
     return RpcError(INVALID_PARAMS, "; ".join(parts))
 

@@ -91,6 +91,7 @@ class MemoryInspector:
         signature = tuple((sid, self._sessions[sid].last_seq) for sid in ids)
         corpus = self._corpus
         if corpus is not None and corpus.signature == signature:
+            await self._attach_vectors(corpus.index)  # those the background indexer stored since
             return corpus
         index = SessionIndex()
         where: list[tuple[str, Event, EventRecord]] = []
@@ -107,16 +108,22 @@ class MemoryInspector:
         return self._corpus
 
     async def _attach_vectors(self, index: SessionIndex) -> None:
-        """The passage vectors the background indexer stored (``vectors.db``), for the model loaded now."""
+        """The passage vectors the background indexer stored (``vectors.db``) for the model loaded now, for
+        the passages that have none yet (the model may have loaded, or the indexer caught up, since)."""
         memory = self.memory
         embedder, cache = memory.embedder, memory.vectors
         if embedder is None or cache is None or index.passages == 0:
             return
-        keys = [index.passage_key(p) for p in range(index.passages)]
-        stored = await asyncio.to_thread(cache.get, embedder.fingerprint, keys)
-        rows = [p for p, key in enumerate(keys) if key in stored]
+        fingerprint = embedder.fingerprint
+        same_model = index.fingerprint in (None, fingerprint)
+        missing = [p for p in range(index.passages) if not same_model or index.passage_vector(p) is None]
+        if not missing:
+            return
+        keys = {p: index.passage_key(p) for p in missing}
+        stored = await asyncio.to_thread(cache.get, fingerprint, list(keys.values()))
+        rows = [p for p in missing if keys[p] in stored]
         if rows:
-            index.set_vectors(embedder.fingerprint, rows, np.stack([stored[keys[p]] for p in rows]))
+            index.set_vectors(fingerprint, rows, np.stack([stored[keys[p]] for p in rows]))
 
     async def stats(self) -> dict[str, Any]:
         async with self._lock:
