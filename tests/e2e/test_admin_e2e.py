@@ -5,6 +5,8 @@ the control socket's ``admin/<method>`` — the same methods the web plugin call
 What is proven:
 - first run: a kernel with no provider refuses a turn; ``providers_save`` (the keyed mock) makes the next
   turn answer, with no restart, the key reaching the vendor;
+- a turn already running keeps the chain it started with (it waits on an approval while the chain is
+  replaced); the next turn uses the new one;
 - ``providers_save`` keeps a stored key when the entry omits ``api_key`` (the keyed mock would answer 401
   otherwise), reorders (the first entry answers the next turn), removes (an entry left out is gone from the
   file), clears a key on ``clear_api_key``;
@@ -14,7 +16,9 @@ What is proven:
 - the key is absent from every answer (list, save, test, status) and from the kernel's log and output;
 - ``providers_test``: ok against the mock, and the vendor's 401 / 400 message verbatim when it fails;
 - plugins: list, restart (pid changes, restarts + 1), stop, start, log (the plugin's real stderr lines);
-- memory: stats count sessions and events, search finds a stored turn by its words, English and Chinese.
+- memory: stats count sessions and events, search finds a stored turn by its words, English and Chinese;
+- a plugin reaches all of it through ``plugin.facility(...)`` (the web plugin's path), and a plugin that
+  restarts itself gets its answer first.
 
 Mutation checks (done): making `merge_entry` drop the stored key turns
 `test_save_keeps_key_reorders_removes` red (the keyed mock answers 401); making `write_private` create and

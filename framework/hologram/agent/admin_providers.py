@@ -48,6 +48,7 @@ FACILITY = "kernel.llm"
 WRITE_ONLY = ("api_key", "clear_api_key")  # what an entry may carry besides ProviderSettings' fields
 READ_ONLY = ("api_key_set",)  # what providers_list adds; a page sends it back, it is ignored
 TEST_PROMPT = "ping"
+TEST_TIMEOUT_S = 30.0  # a test answers within a facility call's 60 s, whatever the provider's own timeout
 
 ChainBuilder = Callable[[Settings], "tuple[ProviderChain | None, str]"]
 
@@ -144,6 +145,7 @@ def _redact(text: str, provider: ProviderSettings) -> str:
 async def probe(provider: ProviderSettings, transport: httpx.AsyncBaseTransport | None = None) -> dict[str, Any]:
     """One real chat request asking for one token, no retries: does this provider answer?"""
     request = ChatRequest([Message.user(TEST_PROMPT)], max_tokens=1, stream=False)
+    provider = provider.model_copy(update={"timeout_s": min(provider.timeout_s, TEST_TIMEOUT_S)})
     started = time.monotonic()
     status: int | None = None
     error: str | None = None
@@ -218,7 +220,9 @@ class ProviderAdmin:
         except HologramError as exc:
             raise RpcError(INVALID_PARAMS, f"settings: {exc}") from None
         self._adopt(settings, chain, problem)
-        log.info("providers saved to %s: %s", self.path, ", ".join(seen) or "none")
+        names = ", ".join(seen) or "none"
+        log.info("providers saved to %s: %s", self.path, names)
+        self.kernel.notify("agent", f"providers saved: {names}; the next turn uses them")
         return await self.providers_list()
 
     def _adopt(self, settings: Settings, chain: ProviderChain | None, problem: str) -> None:
