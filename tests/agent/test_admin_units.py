@@ -96,6 +96,9 @@ def test_merge_keeps_replaces_and_clears_the_key() -> None:
     kept = merge_entry("providers[0]", page, saved)
     assert kept.api_key is not None and kept.api_key.get_secret_value() == KEY and kept.model == "m2"
     assert kept.context_window == 9000
+    for blank in (None, "", "  "):  # an empty key field of a form keeps the key too
+        again = merge_entry("providers[0]", {**page, "api_key": blank}, saved)
+        assert again.api_key is not None and again.api_key.get_secret_value() == KEY
     renamed = merge_entry("providers[0]", {**page, "name": "new"}, saved)
     assert renamed.api_key is None  # a key belongs to its name
     replaced = merge_entry("providers[0]", {**page, "api_key": "sk-other"}, saved)

@@ -99,8 +99,8 @@ def _validation_message(where: str, exc: ValidationError) -> RpcError:
 
 def merge_entry(where: str, entry: Any, stored: dict[str, ProviderSettings]) -> ProviderSettings:
     """An entry of providers_save/providers_test as `ProviderSettings`: fields it leaves out keep their stored
-    values (matched by ``name``), the key included, unless the entry sets ``api_key``, sets ``api_key_env``
-    (the other way to give a key) or says ``clear_api_key``."""
+    values (matched by ``name``), the key included, unless the entry sets ``api_key`` (null or blank: keep),
+    sets ``api_key_env`` (the other way to give a key) or says ``clear_api_key``."""
     if not isinstance(entry, dict):
         raise _invalid(where, "must be an object with name, kind, base_url, model, ...")
     entry = {k: v for k, v in entry.items() if k not in READ_ONLY}
@@ -115,7 +115,8 @@ def merge_entry(where: str, entry: Any, stored: dict[str, ProviderSettings]) -> 
         merged.pop("api_key", None)
         if old.api_key is not None:
             merged["api_key"] = old.api_key
-    if entry.get("api_key") is None:
+    key = entry.get("api_key")
+    if key is None or (isinstance(key, str) and not key.strip()):  # an empty key field of a form: keep
         entry.pop("api_key", None)
     if "api_key" in entry:
         merged.pop("api_key_env", None)  # a key typed in replaces the variable
