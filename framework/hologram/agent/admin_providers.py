@@ -12,8 +12,10 @@ error message is passed on verbatim, except that the key, should the vendor echo
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
+import ssl
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -51,6 +53,18 @@ TEST_PROMPT = "ping"
 TEST_TIMEOUT_S = 30.0  # a test answers within a facility call's 60 s, whatever the provider's own timeout
 
 ChainBuilder = Callable[[Settings], "tuple[ProviderChain | None, str]"]
+
+
+@functools.cache
+def _adapters() -> Any:
+    """One adapter manager for checks and tests (a fresh one costs ~10 ms; they hold no per-call state)."""
+    return make_adapter_manager()
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One TLS context for every test request: building one (loading the CA bundle) costs ~170 ms."""
+    return httpx.create_ssl_context()
 
 
 def describe(provider: ProviderSettings) -> dict[str, Any]:
@@ -129,7 +143,7 @@ def merge_entry(where: str, entry: Any, stored: dict[str, ProviderSettings]) -> 
         provider = ProviderSettings.model_validate(merged)
     except ValidationError as exc:
         raise _validation_message(where, exc) from None
-    kinds = known_kinds(make_adapter_manager())
+    kinds = known_kinds(_adapters())
     if provider.kind not in kinds:
         raise _invalid(f"{where}.kind", f"unknown provider kind; known kinds: {', '.join(sorted(kinds))}")
     return provider
@@ -151,8 +165,8 @@ async def probe(provider: ProviderSettings, transport: httpx.AsyncBaseTransport 
     status: int | None = None
     error: str | None = None
     model = provider.model
-    async with httpx.AsyncClient(transport=transport) as http:
-        client = ProviderClient(provider, make_adapter_manager(), http)
+    async with httpx.AsyncClient(transport=transport, verify=_tls()) as http:
+        client = ProviderClient(provider, _adapters(), http)
         try:
             result = await client.complete(request)
             model = result.model or model
