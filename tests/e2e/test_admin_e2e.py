@@ -397,6 +397,8 @@ def test_plugins_list_restart_stop_start_log(kernel: AdminKernel) -> None:
     assert admin(kernel, "start", name="chatty") == {"ok": True}
     kernel.wait_ready("chatty")
 
+    claimed = admin_error(kernel, "restart", name="chatty", caller="chatty")
+    assert claimed["code"] == -32602 and "caller" in claimed["message"]
     unknown = admin_error(kernel, "restart", name="nobody")
     assert "nobody" in unknown["message"] and "chatty" in unknown["message"]
     assert admin_error(kernel, "log", name="chatty", lines=0)["code"] == -32602
