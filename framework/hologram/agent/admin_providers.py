@@ -194,7 +194,7 @@ class ProviderAdmin:
         self.kernel = kernel
         self.agent = agent
         self.build_chain = build_chain
-        self.retired: list[Any] = []  # chains replaced while turns may still use them; closed at shutdown
+        self.retired: list[Any] = []  # replaced chains a running turn may still use (`_close_idle`)
 
     @property
     def path(self) -> Any:
@@ -235,6 +235,7 @@ class ProviderAdmin:
         except HologramError as exc:
             raise RpcError(INVALID_PARAMS, f"settings: {exc}") from None
         self._adopt(settings, chain, problem)
+        await self._close_idle()
         names = ", ".join(seen) or "none"
         log.info("providers saved to %s: %s", self.path, names)
         self.kernel.notify("agent", f"providers saved: {names}; the next turn uses them")
@@ -262,6 +263,14 @@ class ProviderAdmin:
             known = ", ".join(stored) or "none saved"
             raise _invalid("name", f"no saved provider has that name; saved: {known}")
         return await probe(settings)
+
+    async def _close_idle(self) -> None:
+        """Close the replaced chains no running turn uses (the others wait for the next save, or shutdown)."""
+        in_use = self.agent.chains_in_use
+        idle = [chain for chain in self.retired if id(chain) not in in_use]
+        self.retired = [chain for chain in self.retired if id(chain) in in_use]
+        for chain in idle:
+            await chain.aclose()
 
     async def aclose(self) -> None:
         for chain in self.retired:
