@@ -101,6 +101,8 @@ class Agent:
         # memory SessionMemory.prepare reads the same SessionLog instead: one read of the log per request.
         self.history = HistoryCache(memory.log if memory is not None else SessionLog(store))
         self.no_llm_message = no_llm_message
+        self.chains_in_use: dict[int, int] = {}
+        """Running turns per chain (by id): a chain replaced by `providers_save` is closed once none uses it."""
 
     async def run_turn(
         self,
@@ -128,6 +130,7 @@ class _Turn:
         self.turn_id = turn_id
         self.channel = channel
         self.on_event = on_event
+        self.llm = agent.llm  # this turn's chain: one saved meanwhile (admin_providers.py) serves the next turn
         self.ctx = StageContext(sid, turn_id, channel, system=agent.settings.system_prompt)
         self.history: list[Message] = []
         self.usage: list[dict[str, Any]] = []
@@ -151,10 +154,17 @@ class _Turn:
     # -- the loop -------------------------------------------------------------------------------------
 
     async def run(self, text: str) -> TurnResult:
+        in_use = self.agent.chains_in_use
+        key = id(self.llm)
+        in_use[key] = in_use.get(key, 0) + 1
         try:
             return await self._run(text)
         finally:
             self.store.repair(self.sid, CANCELLED)  # the calls this turn left open (cancelled, failed)
+            if in_use[key] <= 1:
+                del in_use[key]
+            else:
+                in_use[key] -= 1
 
     async def _run(self, text: str) -> TurnResult:
         agent, ctx, stages = self.agent, self.ctx, self.agent.stages
@@ -162,7 +172,7 @@ class _Turn:
         if await stages.run("on_input", ctx) and ctx.respond is not None:
             self._persist_input(text)
             return await self._short_circuit(0)
-        if agent.llm is None:
+        if self.llm is None:
             raise TurnError(agent.no_llm_message)
         self._persist_input(text)
         if agent.memory is None:  # with memory, each request's history comes from SessionMemory.prepare
@@ -245,9 +255,9 @@ class _Turn:
         return messages
 
     async def _complete(self, request: ChatRequest) -> ChatResult:
-        assert self.agent.llm is not None
+        assert self.llm is not None
         try:
-            return await self.agent.llm.complete(request, self.on_delta)
+            return await self.llm.complete(request, self.on_delta)
         except StreamInterruptedError as exc:
             if exc.partial_content or exc.partial_reasoning:  # what the user saw stays in the history
                 data = {"content": exc.partial_content, "reasoning": exc.partial_reasoning or None}
