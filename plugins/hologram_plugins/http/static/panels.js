@@ -74,6 +74,8 @@
     if (logOf) showLog(logOf);
   }
   document.getElementById("plugins-refresh").addEventListener("click", loadPlugins);
+  // while the tab is open its table follows the kernel (a restart passes through starting → ready)
+  window.setInterval(() => { if (!document.getElementById("view-plugins").hidden) loadPlugins(); }, 2000);
   H.register("plugins", { show: loadPlugins, relabel: loadPlugins });
 
   // ---- Memory ----

@@ -1,0 +1,268 @@
+"""The web page in a real headless Chromium, against a real `hologram up --port 0` (the builtin graph with the
+http plugin) and the strict DeepSeek mock as the only stand-in. One kernel and one browser per module; the
+tests run in file order as one user's first session: first run → provider → chat → approvals → Stop →
+reload → plugins → sessions → language.
+
+What is proven, each through the page only (clicks and keys, the DOM it renders):
+- first run: no provider → the "add a provider" screen; Test shows the vendor's error verbatim, then OK; Save
+  leads to the chat; the key never appears in the page, the Providers tab (masked) or the kernel's output;
+- a streamed answer renders as the model sent it (Markdown, a code block), reasoning in a collapsed
+  <details>; Enter sends, Shift+Enter and an IME-composing Enter do not;
+- a shell call that needs approval shows Approve/Deny; Approve runs it and its result is shown;
+- Stop cancels mid-turn and the next turn in the same session answers;
+- a reload mid-turn resumes the stream: the final text equals the scripted answer exactly (nothing lost or
+  repeated), and so does the reasoning;
+- restarting a plugin from the Plugins tab changes its pid; rename and delete a session; the 中文 switch;
+- a model answer with HTML/script/javascript: links renders inert (markdown.js escapes first).
+
+Mutation checks (done): making the Approve button send nothing (`decide` returning before the POST) turns
+test_tool_call_approved_in_the_page red (the approval times out and the call is denied); opening the stream
+with `?after=` of a huge seq after a reload (the running turn's replay skipped) turns
+test_reload_mid_turn_resumes_the_stream red (the text misses what streamed before the reload).
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from mock_llm import MockLLM
+
+from .browser import Page, WebKernel, chrome, remove_profile, require_browser, temp_profile
+
+pytestmark = pytest.mark.slow
+
+SECRET = "sk-web-test-0123456789-secret"
+VENDOR_ERROR = "Authentication Fails, Your api key: ****cret is invalid"
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[WebKernel, str]]:
+    require_browser()
+    k = WebKernel(tmp_path_factory.mktemp("web"))
+    link = k.start()
+    yield k, link
+    k.stop()
+
+
+@pytest.fixture(scope="module")
+def page(kernel: tuple[WebKernel, str]) -> Iterator[Page]:
+    profile = temp_profile()
+    driver = chrome(profile)
+    try:
+        driver.get(kernel[1])
+        yield Page(driver)
+    finally:
+        driver.quit()
+        remove_profile(profile)
+
+
+@pytest.fixture(autouse=True)
+def fresh(mock: MockLLM) -> None:
+    mock.reset()
+
+
+def send(page: Page, text: str) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    turns = len(page.finds("#messages .turn"))
+    page.type("#chat-input", text)
+    page.find("#chat-input").send_keys(Keys.ENTER)
+    page.wait(lambda: len(page.finds("#messages .turn")) > turns, f"the turn of {text!r} to appear")
+
+
+def test_first_run_add_a_provider(page: Page, mock: MockLLM, kernel: tuple[WebKernel, str]) -> None:
+    page.visible("#view-setup")
+    assert page.find("#tab-chat").get_attribute("disabled") is not None, "tabs are off until a provider exists"
+    assert "token=" not in page.driver.current_url, "the link's token became a cookie and left the address"
+    page.shot("first-run")
+    page.type("#pf-name", "mock")
+    page.type("#pf-base-url", mock.base_url)
+    page.type("#pf-model", "deepseek-chat")
+    page.type("#pf-api-key", SECRET)
+    assert page.find("#pf-thinking").is_selected(), "deepseek: thinking on by default"
+
+    mock.script([{"error": {"status": 401, "message": VENDOR_ERROR}}])
+    page.click("#pf-test")
+    status = page.wait(
+        lambda: VENDOR_ERROR in page.text("#pf-status") and page.text("#pf-status"), "the vendor's error"
+    )
+    assert "401" in status
+    mock.script([{"content": "ok"}])
+    page.click("#pf-test")
+    page.wait(lambda: page.find("#pf-status").get_attribute("class") == "status ok", "Test to pass")
+    assert "deepseek-chat" in page.text("#pf-status")
+    assert [r.status for r in mock.requests][-2:] == [401, 200], "both tests were real requests to the mock"
+    page.shot("first-run-tested")
+
+    page.click("#pf-save")
+    page.visible("#view-chat")
+    settings = kernel[0].data / "settings.toml"
+    assert stat.S_IMODE(settings.stat().st_mode) == 0o600
+    assert SECRET not in page.driver.page_source
+
+
+def test_streamed_answer_with_collapsed_reasoning(page: Page, mock: MockLLM) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    reasoning = "The user greets me; answer with a code sample."
+    answer = "Hello **there**! Here is code:\n\n```python\nprint('hi')\n```\n\nBye."
+    mock.script([{"reasoning_content": reasoning, "content": answer}])
+    box = page.visible("#chat-input")
+    box.send_keys("first line")
+    box.send_keys(Keys.SHIFT, Keys.ENTER)
+    box.send_keys("second line")
+    # an Enter that confirms an input method's candidate (Chinese input) must not send
+    page.js(
+        "arguments[0].dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', isComposing: true, bubbles: true}))",
+        box,
+    )
+    assert page.finds("#messages .turn") == [] and box.get_attribute("value") == "first line\nsecond line"
+    box.send_keys(Keys.ENTER)
+    assert page.wait_turn_ended() == "answer"
+    assert page.text("#messages .turn .msg.user") == "first line\nsecond line"
+    assert page.answer_of_last_turn() == answer
+    details = page.find("#messages .turn details.reasoning")
+    assert details.get_attribute("open") is None, "reasoning is collapsed by default"
+    assert page.js("return arguments[0].querySelector('.body').textContent", details) == reasoning
+    assert page.find("#messages .turn .text pre.code code").get_attribute("textContent") == "print('hi')"
+    assert page.text("#messages .turn .text strong") == "there"
+    assert len(mock.requests) == 1 and mock.requests[0].body["stream"] is True
+
+
+def test_tool_call_approved_in_the_page(page: Page, mock: MockLLM) -> None:
+    mock.script([
+        {"reasoning_content": "I should run the command.", "tool_calls": [
+            {"id": "call_sh1", "name": "shell_run", "arguments": json.dumps({"command": "echo approved-output"})}]},
+        {"reasoning_content": "It printed it.", "content": "The command printed approved-output."},
+    ])  # fmt: skip
+    send(page, "run echo approved-output")
+    approve = page.visible("[data-testid=approve-call_sh1]")
+    assert "echo approved-output" in page.text(".tool[data-call-id=call_sh1] .args")
+    page.shot("chat-approval")
+    approve.click()
+    assert page.wait_turn_ended() == "answer"
+    card = ".tool[data-call-id=call_sh1]"
+    assert "approved-output" in page.text(f"{card} .result")
+    assert page.text(f"{card} .state") == "ok"
+    assert "web" in page.text(f"{card} .approval .decision"), "the decision and who made it are shown"
+    assert page.answer_of_last_turn() == "The command printed approved-output."
+    tool_message = [m for m in mock.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert tool_message and "approved-output" in tool_message[-1]["content"], "the shell really ran"
+    page.shot("chat")
+
+
+def test_stop_mid_turn_keeps_the_session(page: Page, mock: MockLLM) -> None:
+    long = "This is a long answer that streams slowly. " * 20
+    mock.script([{"content": long, "chunk_delay": 0.1}, {"content": "Still here after Stop."}])
+    send(page, "tell me a long story")
+    page.wait(lambda: len(page.answer_of_last_turn()) >= 8, "the answer to start streaming")
+    page.click("#chat-stop")
+    assert page.wait_turn_ended() == "cancelled"
+    assert len(page.answer_of_last_turn()) < len(long), "stopped before the end"
+    send(page, "are you there?")
+    assert page.wait_turn_ended() == "answer"
+    assert page.answer_of_last_turn() == "Still here after Stop."
+
+
+def test_reload_mid_turn_resumes_the_stream(page: Page, mock: MockLLM) -> None:
+    reasoning = "Counting slowly, one by one. "
+    text = "".join(f"<{n:03d}> " for n in range(60))  # every piece distinct: a lost or repeated delta shows
+    mock.script([{"reasoning_content": reasoning, "content": text, "chunk_delay": 0.05}])
+    send(page, "count for me")
+    page.wait(lambda: len(page.answer_of_last_turn()) >= 12, "the answer to start streaming")
+    assert page.last_turn().get_attribute("data-ended") is None, "the reload happens mid-turn"
+    page.driver.refresh()
+    page.visible("#view-chat")
+    assert page.wait_turn_ended() == "answer"
+    assert page.answer_of_last_turn() == text
+    details = page.finds("#messages .turn")[-1].find_elements("css selector", "details.reasoning .body")
+    assert [page.js("return arguments[0].textContent", d) for d in details] == [reasoning]
+    assert len(mock.requests) == 1, "one model request: the reload did not restart the turn"
+
+
+def test_restart_a_plugin(page: Page) -> None:
+    page.click("#tab-plugins")
+    row = "#plugins-body tr[data-plugin=shell]"
+
+    def ready_pid() -> str | None:
+        state, pid = page.text(f"{row} .state"), page.text(f"{row} .pid")
+        return pid if state == "ready" and pid.isdigit() else None
+
+    before = page.wait(ready_pid, "shell ready with a pid")
+    page.shot("plugins")
+    page.click(f"{row} .restart")
+    after = page.wait(lambda: (p := ready_pid()) and p != before and p, "shell to come back with a new pid")
+    assert after != before
+    page.click(f"{row} .log")
+    page.visible("#plugin-log")
+
+
+def test_rename_and_delete_a_session(page: Page) -> None:
+    current = page.js("return localStorage.getItem('hologram.session')")
+    assert current
+    page.click("#tab-sessions")
+    row = f"#sessions-body tr[data-session='{current}']"
+    page.click(f"{row} .rename")
+    alert = page.wait(lambda: _alert(page), "the rename prompt")
+    alert.send_keys("Web test session")
+    alert.accept()
+    page.wait(lambda: page.text(f"{row} .title") == "Web test session", "the new title in the list")
+    page.shot("sessions")
+    page.click(f"{row} .delete")
+    page.wait(lambda: _alert(page), "the delete confirmation").accept()
+    page.wait(lambda: not page.finds(row), "the session to leave the list")
+
+
+def _alert(page: Page) -> Any:
+    from selenium.common.exceptions import NoAlertPresentException
+
+    try:
+        return page.driver.switch_to.alert
+    except NoAlertPresentException:
+        return None
+
+
+def test_markdown_renders_model_html_inert(page: Page, mock: MockLLM) -> None:
+    evil = '<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script> [link](javascript:window.__xss=3) end'
+    mock.script([{"content": evil}])
+    page.click("#tab-chat")
+    page.click("#chat-new")
+    send(page, "say something dangerous")
+    assert page.wait_turn_ended() == "answer"
+    answer = page.finds("#messages .turn .text")[-1]
+    assert answer.find_elements("css selector", "img, script, a") == []
+    assert "<img src=x" in answer.text and "<script>" in answer.text and "link end" in answer.text
+    assert page.js("return window.__xss === undefined")
+
+
+def test_providers_are_masked(page: Page, kernel: tuple[WebKernel, str]) -> None:
+    page.click("#tab-providers")
+    item = "#providers-list li[data-provider=mock]"
+    page.wait(lambda: "•••• (saved)" in page.text(f"{item} .key"), "the saved key shown masked")
+    page.click(f"{item} .edit")
+    key = page.visible("#pf-api-key")
+    assert key.get_attribute("value") == "" and key.get_attribute("placeholder") == "•••• (saved)"
+    page.shot("providers")
+    page.click("#pf-cancel")
+    assert SECRET not in page.driver.page_source
+    assert SECRET not in kernel[0].output()
+    page.click("#tab-memory")
+    page.wait(lambda: page.finds("#memory-stats dd[data-layer=sessions]"), "memory counts")
+    page.shot("memory")
+
+
+def test_chinese_switch(page: Page) -> None:
+    page.click("#lang-zh")
+    page.wait(lambda: page.text("#tab-chat") == "对话", "Chinese tab labels")
+    assert page.text("#tab-plugins") == "插件" and page.text("#tab-memory") == "记忆"
+    page.click("#tab-chat")
+    assert "回车发送" in page.find("#chat-input").get_attribute("placeholder")
+    assert page.js("return document.documentElement.lang") == "zh-CN"
+    page.shot("chat-zh")
+    page.click("#lang-en")
+    page.wait(lambda: page.text("#tab-chat") == "Chat", "English again")
