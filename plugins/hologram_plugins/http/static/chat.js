@@ -38,7 +38,9 @@
       this.calls = new Map();
       this.reset();
       document.getElementById("chat-empty").hidden = true;
-      messages().append(this.node);
+      // a stored turn drawn late (see `refresh`) still goes before the turns streaming now
+      const live = [...turns.values()].find((other) => busy.has(other.id));
+      if (live) messages().insertBefore(this.node, live.node); else messages().append(this.node);
     }
 
     reset(text) {
@@ -200,12 +202,16 @@
     if (nearBottom) window.scrollTo(0, document.body.scrollHeight);
   }
 
-  /** The stored history: turns in order, rebuilt from the session's events. */
+  /** The stored history: turns in order, rebuilt from the session's events. A turn streaming now is the
+   *  stream's to draw, and one already drawn to its end stays as it is: so this can run again at any time. */
   function renderHistory(events) {
     let current = null;
+    let skip = null;
     for (const e of events) {
       const id = e.turn || (current && current.id) || "stored-" + e.seq;
-      if (busy.has(id)) continue; // streaming now: the stream renders it
+      if (id === skip) continue;
+      const known = turns.get(id);
+      if (busy.has(id) || (known && known.node.dataset.ended && current !== known)) { skip = id; continue; }
       const turn = turnOf(id);
       if (current !== turn) { turn.reset(); current = turn; }
       const d = e.data || {};
@@ -220,8 +226,8 @@
         }
       } else if (e.kind === "tool_result") {
         turn.result(e.call_id, d.name, d.content, d.status, d.is_error);
-      } else if (e.kind === "output" && d.stop_reason) {
-        turn.ended({ stop_reason: d.stop_reason });
+      } else if (e.kind === "output") {
+        turn.ended({ stop_reason: d.stop_reason || d.ended_by || "answer" });
       }
     }
   }
@@ -244,11 +250,26 @@
     const es = new EventSource(`/api/sessions/${encodeURIComponent(session)}/events`);
     source = es;
     es.onmessage = (m) => { if (source === es) { try { onEvent(JSON.parse(m.data)); } catch (e) { H.showNotice(e.message); } } };
-    es.onopen = () => { if (source === es) H.showNotice(""); };
+    let first = true;
+    es.onopen = () => {
+      if (source !== es) return;
+      H.showNotice("");
+      // A turn that ended before the stream connected is not replayed (only a running one is): read the
+      // stored session once more to draw it. Reconnects need no read — Last-Event-ID resumes them.
+      if (first) { first = false; refresh(); }
+    };
     es.onerror = () => {
       if (source !== es) return;
       H.showNotice(es.readyState === EventSource.CLOSED ? t("error.network") : t("chat.reconnecting"));
     };
+  }
+
+  async function refresh() {
+    const sid = session;
+    try {
+      const events = (await api("GET", `/api/sessions/${encodeURIComponent(sid)}`)).events || [];
+      if (sid === session) renderHistory(events);
+    } catch (e) { /* the stream shows what it can; open() reports a missing session */ }
   }
 
   /** Show session `sid` (null: a new, empty one — created by the first message). */
