@@ -8,6 +8,7 @@ them). Without /usr/bin/chromium the tests skip and say why — unless HOLOGRAM_
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -93,13 +94,24 @@ class WebKernel:
         def link() -> str | None:
             if self.process is not None and self.process.poll() is not None:
                 raise AssertionError("hologram up exited:\n" + "".join(self.lines))
-            for line in list(self.lines):
+            lines = list(self.lines)
+            for line in lines:
                 if m := READY_LINK.search(line):
                     return m.group(1)
+            if any(line.startswith("Hologram is up") for line in lines):
+                return self.link_from_files()  # an `up` that does not print the link (yet): the files say it
             return None
 
         found: str = wait_until(link, timeout=120, what="`hologram up` to print the web UI link", interval=0.1)
+        assert "token=" in found, self.output()
         return found
+
+    def link_from_files(self) -> str | None:
+        """The ready link from `<data>/http.json` and `<data>/http-token` (what `hologram open` reads)."""
+        info, token = self.data / "http.json", self.data / "http-token"
+        if not (info.exists() and token.exists()):
+            return None
+        return f"{json.loads(info.read_text())['url']}/?token={token.read_text().strip()}"
 
     def output(self) -> str:
         return "".join(self.lines)

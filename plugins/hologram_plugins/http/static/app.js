@@ -116,5 +116,8 @@
   /** Leave the first-run screen once a provider is saved. */
   function setupDone() { setTabsEnabled(true); show("chat"); }
 
+  // after every script of the page has registered its view (the page's CSP allows no inline script)
+  document.addEventListener("DOMContentLoaded", boot);
+
   window.hologram = { api, ApiError, el, t, show, register, boot, setupDone, showNotice, formatDuration, formatTime };
 })();
