@@ -15,10 +15,12 @@ What is proven, each through the page only (clicks and keys, the DOM it renders)
 - restarting a plugin from the Plugins tab changes its pid; rename and delete a session; the 中文 switch;
 - a model answer with HTML/script/javascript: links renders inert (markdown.js escapes first).
 
-Mutation checks (done): making the Approve button send nothing (`decide` returning before the POST) turns
-test_tool_call_approved_in_the_page red (the approval times out and the call is denied); opening the stream
-with `?after=` of a huge seq after a reload (the running turn's replay skipped) turns
-test_reload_mid_turn_resumes_the_stream red (the text misses what streamed before the reload).
+Mutation checks (done, chat.js copied aside and back): making the Approve button send nothing (`decide`
+returning before its POST) turns test_tool_call_approved_in_the_page red (no result; the session stays busy,
+so the later tests fail too); after a reload, dropping the replay's first content delta turns
+test_reload_mid_turn_resumes_the_stream red (`> <001> …` against `<000> <001> …`), and opening the stream
+with `?after=` past the running turn (its replay skipped) turns it red as well (the turn never ends on the
+page).
 """
 
 from __future__ import annotations
