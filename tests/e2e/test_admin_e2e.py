@@ -17,8 +17,8 @@ What is proven:
 - memory: stats count sessions and events, search finds a stored turn by its words, English and Chinese.
 
 Mutation checks (done): making `merge_entry` drop the stored key turns
-`test_save_keeps_key_reorders_removes` red (the keyed mock answers 401); making `write_private` create the
-file with 0644 and skip the fchmod turns `test_settings_file_private_and_tables_kept` red (mode 0o644).
+`test_save_keeps_key_reorders_removes` red (the keyed mock answers 401); making `write_private` create and
+fchmod its file 0o644 turns `test_settings_file_private_and_tables_kept` red (mode 0o644).
 """
 
 from __future__ import annotations
@@ -62,6 +62,51 @@ if __name__ == "__main__":
     print("chatty 启动了", file=sys.stderr, flush=True)
     plugin.run()
 """
+INSPECTOR_MANIFEST = """\
+[plugin]
+name = "inspector"
+version = "0.1.0"
+description = "uses the administration facilities as the web plugin does, and restarts itself once"
+run = {{ module = "inspector", env = {{ PYTHONPATH = "{path}", INSPECT_FILE = "{record}" }} }}
+
+[facilities]
+requires = ["kernel.llm", "kernel.plugins", "kernel.memory"]
+"""
+INSPECTOR = """\
+import asyncio, json, os
+from hologram.sdk import Plugin
+
+plugin = Plugin("inspector")
+tasks = set()
+
+
+async def look():
+    seen = {
+        "providers": await plugin.facility("kernel.llm").call("providers_list"),
+        "plugins": await plugin.facility("kernel.plugins").call("list"),
+        "stats": await plugin.facility("kernel.memory").call("stats"),
+    }
+    try:
+        await plugin.facility("kernel.llm").call("providers_save", providers=[{"name": "x"}])
+    except Exception as exc:
+        seen["bad_save"] = str(exc)
+    first = not os.path.exists(os.environ["INSPECT_FILE"])
+    with open(os.environ["INSPECT_FILE"], "a") as f:
+        f.write(json.dumps(seen) + "\\n")
+    if first:  # a plugin restarting itself is answered before it is stopped
+        answer = await plugin.facility("kernel.plugins").call("restart", name="inspector")
+        with open(os.environ["INSPECT_FILE"], "a") as f:
+            f.write(json.dumps({"restart_answer": answer}) + "\\n")
+
+
+@plugin.on_start
+async def begin(ctx):
+    tasks.add(asyncio.get_running_loop().create_task(look()))
+
+
+if __name__ == "__main__":
+    plugin.run()
+"""
 OTHER_TABLE = "[approvals]\n# the user's own comment, kept by every save\ntimeout_s = 7\n"
 
 
@@ -74,6 +119,9 @@ class AdminKernel(E2EKernel):
         (code / "chatty.py").write_text(CHATTY)
         (root / "manifests").mkdir()
         (root / "manifests" / "chatty.toml").write_text(CHATTY_MANIFEST.format(path=code))
+        (code / "inspector.py").write_text(INSPECTOR)
+        self.inspected = root / "inspected.jsonl"
+        (root / "manifests" / "inspector.toml").write_text(INSPECTOR_MANIFEST.format(path=code, record=self.inspected))
         super().__init__(root, [])
         settings = self.data / "settings.toml"
         settings.write_text(settings.read_text() + "\n" + OTHER_TABLE)
@@ -316,6 +364,27 @@ def test_memory_stats_and_search(kernel: AdminKernel, keyed: MockLLM) -> None:
     hits = admin(kernel, "search", text="小橘子 晒太阳")["hits"]
     assert hits and "小橘子" in hits[0]["text"], hits
     assert admin_error(kernel, "search", text="")["code"] == -32602
+
+
+def test_a_plugin_uses_the_facilities_and_restarts_itself(kernel: AdminKernel) -> None:
+    """The web plugin's path: ``plugin.facility("kernel.plugins").call(...)``; a self-restart is answered."""
+
+    def records() -> list[dict[str, Any]]:
+        lines = kernel.inspected.read_text().splitlines() if kernel.inspected.exists() else []
+        return [json.loads(line) for line in lines]
+
+    seen = wait_until(
+        records, accept=lambda rs: len(rs) >= 3, timeout=60, what="the inspector's two starts and its answer"
+    )
+    first, answer, second = seen[:3]
+    assert answer == {"restart_answer": {"ok": True}}
+    assert "inspector" in {p["name"] for p in first["plugins"]["plugins"]}
+    assert set(first["stats"]) == {"sessions", "l1", "l2", "l3_triples", "scenes"}
+    assert "providers" in first["providers"] and "providers[0]" in first["bad_save"]
+    assert second["plugins"] and KEY not in json.dumps(seen)
+    kernel.wait_ready("inspector")
+    [me] = [p for p in admin(kernel, "list")["plugins"] if p["name"] == "inspector"]
+    assert me["restarts"] == 1 and me["requires"] == ["kernel.llm", "kernel.memory", "kernel.plugins"]
 
 
 def test_key_never_in_answers_or_logs(kernel: AdminKernel) -> None:

@@ -27,6 +27,8 @@ from hologram.agent.turn import DEFAULT_CONTEXT_WINDOW, Agent
 from hologram.kernel.admin import serve_admin
 from hologram.kernel.control import current_connection
 from hologram.llm import LLMConfigError, ProviderChain
+from hologram.memory.inspect import FACILITY as MEMORY_FACILITY
+from hologram.memory.inspect import MemoryInspector
 from hologram.memory.session_memory import SessionMemory
 from hologram.sessions import SessionStore
 from hologram.settings import Settings
@@ -125,6 +127,9 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     for admin in (providers.providers_list, providers.providers_save, providers.providers_test):
         serve_admin(kernel, LLM_FACILITY, admin.__name__, admin)
     service.closers.append(providers.aclose)
+    inspector = MemoryInspector(memory)
+    serve_admin(kernel, MEMORY_FACILITY, "stats", inspector.stats)
+    serve_admin(kernel, MEMORY_FACILITY, "search", inspector.search)
     kernel.add_status_section("memory", memory.status)
     kernel.add_event_listener(forward_output(service.hub))
     # a plugin whose process is gone watches nothing any more (one that is starting may already watch: a channel
