@@ -94,6 +94,7 @@ def test_first_run_add_a_provider(page: Page, mock: MockLLM, kernel: tuple[WebKe
         lambda: VENDOR_ERROR in page.text("#pf-status") and page.text("#pf-status"), "the vendor's error"
     )
     assert "401" in status
+    page.shot("first-run-vendor-error")
     mock.script([{"content": "ok"}])
     page.click("#pf-test")
     page.wait(lambda: page.find("#pf-status").get_attribute("class") == "status ok", "Test to pass")
@@ -155,6 +156,10 @@ def test_tool_call_approved_in_the_page(page: Page, mock: MockLLM) -> None:
     assert page.answer_of_last_turn() == "The command printed approved-output."
     tool_message = [m for m in mock.requests[-1].body["messages"] if m["role"] == "tool"]
     assert tool_message and "approved-output" in tool_message[-1]["content"], "the shell really ran"
+    first_reasoning = page.finds("#messages .turn")[-1].find_elements("css selector", "details.reasoning summary")[0]
+    first_reasoning.click()  # opened for the screenshot: a click shows what the model thought
+    assert page.js("return arguments[0].parentElement.open", first_reasoning) is True
+    page.js("window.scrollTo(0, document.body.scrollHeight)")
     page.shot("chat")
 
 
