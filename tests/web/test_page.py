@@ -284,6 +284,7 @@ def test_chinese_switch(page: Page) -> None:
     page.click("#tab-chat")
     assert "回车发送" in page.find("#chat-input").get_attribute("placeholder")
     assert page.js("return document.documentElement.lang") == "zh-CN"
+    assert page.text("#chat-session").startswith("会话 "), "what the page wrote itself follows the switch too"
     page.shot("chat-zh")
     page.click("#lang-en")
     page.wait(lambda: page.text("#tab-chat") == "Chat", "English again")

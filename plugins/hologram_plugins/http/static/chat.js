@@ -328,7 +328,11 @@
   H.register("chat", {
     show() {
       if (!shown) { shown = true; open(session); }
+      this.relabel();
       input().focus();
+    },
+    relabel() {
+      document.getElementById("chat-session").textContent = session ? t("chat.session", { id: session }) : "";
     },
   });
   H.chat = { open, current: () => session, onEvent };

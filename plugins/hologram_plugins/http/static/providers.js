@@ -21,7 +21,10 @@
 
   function statusText(r) {
     if (r.ok) return { ok: true, text: t("test.ok", { model: r.model, ms: r.latency_ms }) };
-    return { ok: false, text: t("test.failed", { status: r.status ? " (HTTP " + r.status + ")" : "", error: r.error || "" }) };
+    const error = r.error || "";
+    // the vendor's message verbatim; the status only when the message does not already say it
+    const status = r.status && !error.includes("HTTP " + r.status) ? " (HTTP " + r.status + ")" : "";
+    return { ok: false, text: t("test.failed", { status, error }) };
   }
 
   function setStatus(node, ok, text) {
