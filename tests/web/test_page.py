@@ -286,5 +286,8 @@ def test_chinese_switch(page: Page) -> None:
     assert page.js("return document.documentElement.lang") == "zh-CN"
     assert page.text("#chat-session").startswith("会话 "), "what the page wrote itself follows the switch too"
     page.shot("chat-zh")
+    page.click("#tab-plugins")
+    page.wait(lambda: page.text("#plugins-table th") == "插件" and page.finds("#plugins-body tr"), "插件 table")
+    page.shot("plugins-zh")
     page.click("#lang-en")
     page.wait(lambda: page.text("#tab-chat") == "Chat", "English again")

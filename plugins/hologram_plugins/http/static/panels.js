@@ -46,7 +46,7 @@
     try {
       const r = await api("GET", `/api/plugins/${enc(name)}/log?lines=200`);
       const pre = document.getElementById("plugin-log");
-      pre.textContent = r.lines.join("\n");
+      pre.textContent = r.lines.length ? r.lines.join("\n") : t("plugins.log_empty");
       pre.scrollTop = pre.scrollHeight;
     } catch (e) { H.showNotice(e.message); }
   }
