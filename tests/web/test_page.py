@@ -20,7 +20,8 @@ returning before its POST) turns test_tool_call_approved_in_the_page red (no res
 so the later tests fail too); after a reload, dropping the replay's first content delta turns
 test_reload_mid_turn_resumes_the_stream red (`> <001> …` against `<000> <001> …`), and opening the stream
 with `?after=` past the running turn (its replay skipped) turns it red as well (the turn never ends on the
-page).
+page). Rendering the source without escaping it first (markdown.js) turns test_markdown_renders_model_html_inert
+and test_markdown_renderer_cases red.
 """
 
 from __future__ import annotations
@@ -179,7 +180,7 @@ def test_stop_mid_turn_keeps_the_session(page: Page, mock: MockLLM) -> None:
 def test_reload_mid_turn_resumes_the_stream(page: Page, mock: MockLLM) -> None:
     reasoning = "Counting slowly, one by one. "
     text = "".join(f"<{n:03d}> " for n in range(60))  # every piece distinct: a lost or repeated delta shows
-    mock.script([{"reasoning_content": reasoning, "content": text, "chunk_delay": 0.05}])
+    mock.script([{"reasoning_content": reasoning, "content": text, "chunk_delay": 0.08}])
     send(page, "count for me")
     page.wait(lambda: len(page.answer_of_last_turn()) >= 12, "the answer to start streaming")
     assert page.last_turn().get_attribute("data-ended") is None, "the reload happens mid-turn"
@@ -258,16 +259,27 @@ def test_providers_are_masked(page: Page, kernel: tuple[WebKernel, str]) -> None
     page.click("#pf-cancel")
     assert SECRET not in page.driver.page_source
     assert SECRET not in kernel[0].output()
+    for path in ("/api/providers", "/api/info", "/api/plugins"):
+        status, body = fetch_text(page, path)
+        assert status == 200 and SECRET not in body, path
+    assert "api_key_set" in fetch_text(page, "/api/providers")[1]
+
+
+def fetch_text(page: Page, path: str) -> tuple[int, str]:
+    """GET `path` from inside the page (its cookie, its origin): the status and the body as text."""
+    status, body = page.js(
+        "const done = arguments[arguments.length - 1];"
+        "fetch(arguments[0]).then(r => r.text().then(t => done([r.status, t]))).catch(e => done([0, String(e)]));",
+        path,
+        async_script=True,
+    )
+    return int(status), str(body)
 
 
 def test_memory_counts_and_search(page: Page) -> None:
-    answer = page.js(
-        "const done = arguments[arguments.length - 1];"
-        "fetch('/api/memory').then(r => r.json().then(j => done([r.status, j]))).catch(e => done([0, String(e)]));",
-        async_script=True,
-    )
-    if answer[0] == 503 and "no method" in json.dumps(answer[1]):
-        pytest.skip(f"the kernel serves no memory stats yet: {answer[1]}")
+    status, body = fetch_text(page, "/api/memory")
+    if status == 503 and "no method" in body:
+        pytest.skip(f"the kernel serves no memory stats yet: {body}")
     page.click("#tab-memory")
     sessions = page.wait(lambda: page.text("#memory-stats dd[data-layer=sessions]"), "memory counts")
     assert sessions.isdigit() and int(sessions) >= 1
@@ -291,3 +303,21 @@ def test_chinese_switch(page: Page) -> None:
     page.shot("plugins-zh")
     page.click("#lang-en")
     page.wait(lambda: page.text("#tab-chat") == "Chat", "English again")
+
+
+def test_markdown_renderer_cases(page: Page) -> None:
+    """markdown.js on its own, in the page: what it turns into markup, and that markup never comes from the text."""
+    cases = {
+        "**b** and *i* and `<x>`": "<p><strong>b</strong> and <em>i</em> and <code>&lt;x&gt;</code></p>",
+        "```html\n<b>raw</b>\n```": '<pre class="code"><code class="lang-html" data-lang="html">&lt;b&gt;raw&lt;/b&gt;</code></pre>',
+        "[site](https://example.com/?a=1&b=2)": (
+            '<p><a href="https://example.com/?a=1&amp;b=2" target="_blank" rel="noopener noreferrer">site</a></p>'
+        ),
+        "[x](javascript:alert(1))": "<p>x</p>",
+        '[x](" onmouseover="alert(1))': "<p>[x](&quot; onmouseover=&quot;alert(1))</p>",
+        "# Title\n- one\n- two": "<h1>Title</h1>\n<ul>\n<li>one</li>\n<li>two</li>\n</ul>",
+        "> quoted <i>": "<blockquote>quoted &lt;i&gt;</blockquote>",
+        "中文 **粗体**": "<p>中文 <strong>粗体</strong></p>",
+    }
+    got = page.js("return arguments[0].map(s => window.markdown.renderMarkdown(s))", list(cases))
+    assert dict(zip(cases, got, strict=True)) == cases

@@ -19,7 +19,8 @@ function inline(escaped) {
   // code spans first, kept out of the other rules by placeholders
   const codes = [];
   let s = escaped.replace(/`([^`]+)`/g, (_, c) => { codes.push(c); return "\u0000" + (codes.length - 1) + "\u0000"; });
-  s = s.replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, (m, text, url) => {
+  // a URL may hold one level of parentheses (wiki links, `javascript:alert(1)` — dropped below either way)
+  s = s.replace(/\[([^\]]+)\]\(((?:[^()\s]|\([^()\s]*\))+)\)/g, (m, text, url) => {
     const ok = safeUrl(url);
     return ok ? `<a href="${ok}" target="_blank" rel="noopener noreferrer">${text}</a>` : text;
   });
