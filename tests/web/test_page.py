@@ -265,6 +265,35 @@ def test_providers_are_masked(page: Page, kernel: tuple[WebKernel, str]) -> None
     assert "api_key_set" in fetch_text(page, "/api/providers")[1]
 
 
+def test_providers_reorder_test_remove(page: Page, mock: MockLLM) -> None:
+    page.click("#tab-providers")
+    page.click("#providers-add")
+    page.type("#pf-name", "second")
+    page.type("#pf-base-url", mock.base_url)
+    page.type("#pf-model", "deepseek-chat")
+    page.click("#pf-save")
+
+    def names() -> list[str]:
+        return [str(li.get_attribute("data-provider")) for li in page.finds("#providers-list li")]
+
+    def saved() -> list[tuple[str, bool]]:
+        chain = json.loads(fetch_text(page, "/api/providers")[1])["providers"]
+        return [(p["name"], p["api_key_set"]) for p in chain]
+
+    page.wait(lambda: names() == ["mock", "second"], "the new provider at the end of the chain")
+    page.click("#providers-list li[data-provider=second] .up")
+    page.wait(lambda: names() == ["second", "mock"], "second moved up")
+    assert saved() == [("second", False), ("mock", True)], "reordering keeps the stored key"
+    mock.script([{"content": "ok"}])
+    page.click("#providers-list li[data-provider=second] .test")
+    status = "#providers-list li[data-provider=second] .test-status"
+    page.wait(lambda: "deepseek-chat" in page.text(status), "the listed provider's test")
+    assert "ok" in str(page.find(status).get_attribute("class"))
+    page.click("#providers-list li[data-provider=second] .remove")
+    page.wait(lambda: names() == ["mock"], "second removed")
+    assert saved() == [("mock", True)]
+
+
 def fetch_text(page: Page, path: str) -> tuple[int, str]:
     """GET `path` from inside the page (its cookie, its origin): the status and the body as text."""
     status, body = page.js(
