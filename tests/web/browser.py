@@ -151,7 +151,16 @@ class Page:
         return self.wait(shown, f"{css} to be shown", timeout)
 
     def click(self, css: str) -> None:
-        self.visible(css).click()
+        """Click the first shown `css`; found again if the page redrew it in between (a table refreshed)."""
+
+        def clicked() -> bool:
+            found = [e for e in self.finds(css) if e.is_displayed()]
+            if not found:
+                return False
+            found[0].click()
+            return True
+
+        self.wait(clicked, f"{css} to be shown and clicked")
 
     def type(self, css: str, text: str, clear: bool = True) -> None:
         box = self.visible(css)

@@ -152,6 +152,7 @@ def test_tool_call_approved_in_the_page(page: Page, mock: MockLLM) -> None:
     assert page.wait_turn_ended() == "answer"
     card = ".tool[data-call-id=call_sh1]"
     assert "approved-output" in page.text(f"{card} .result")
+    assert "approved-output" in page.text(f"{card} .output"), "the live output (tool.output) is shown"
     assert page.text(f"{card} .state") == "ok"
     assert page.text(f"{card} .approval .decision").startswith("Approved by "), "the decision is shown"
     assert page.answer_of_last_turn() == "The command printed approved-output."
@@ -210,11 +211,24 @@ def test_restart_a_plugin(page: Page) -> None:
     page.visible("#plugin-log")
 
 
-def test_rename_and_delete_a_session(page: Page) -> None:
+def test_open_rename_delete_a_session(page: Page) -> None:
     current = page.js("return localStorage.getItem('hologram.session')")
     assert current
     page.click("#tab-sessions")
     row = f"#sessions-body tr[data-session='{current}']"
+    page.click(f"{row} .open")  # redrawn from the stored session only: no turn runs, nothing streams
+    page.visible("#view-chat")
+    page.wait(lambda: len(page.finds("#messages .turn")) >= 5, "the stored history drawn")
+    # read in one script: the page may redraw an unfinished stored turn once its stream connects
+    users = page.js("return [...document.querySelectorAll('#messages .turn .msg.user')].map(e => e.textContent)")
+    assert users[:2] == ["first line\nsecond line", "run echo approved-output"]
+    card = "#messages .tool[data-call-id=call_sh1]"
+    assert "echo approved-output" in page.text(f"{card} .args") and "approved-output" in page.text(f"{card} .result")
+    assert page.find("#messages .turn[data-turn] details.reasoning").get_attribute("open") is None
+    texts = page.js("return [...document.querySelectorAll('#messages .turn')].map(t => "
+                    "[...t.querySelectorAll('.text')].map(e => e.dataset.raw).join(''))")  # fmt: skip
+    assert "The command printed approved-output." in texts and "Still here after Stop." in texts
+    page.click("#tab-sessions")
     page.click(f"{row} .rename")
     alert = page.wait(lambda: _alert(page), "the rename prompt")
     alert.send_keys("Web test session")
