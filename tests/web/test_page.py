@@ -47,9 +47,11 @@ VENDOR_ERROR = "Authentication Fails, Your api key: ****cret is invalid"
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[WebKernel, str]]:
     require_browser()
     k = WebKernel(tmp_path_factory.mktemp("web"))
-    link = k.start()
-    yield k, link
-    k.stop()
+    try:
+        link = k.start()
+        yield k, link
+    finally:
+        k.stop()  # also when start failed: no kernel outlives its test run
 
 
 @pytest.fixture(scope="module")
