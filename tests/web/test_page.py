@@ -21,7 +21,8 @@ so the later tests fail too); after a reload, dropping the replay's first conten
 test_reload_mid_turn_resumes_the_stream red (`> <001> …` against `<000> <001> …`), and opening the stream
 with `?after=` past the running turn (its replay skipped) turns it red as well (the turn never ends on the
 page). Rendering the source without escaping it first (markdown.js) turns test_markdown_renders_model_html_inert
-and test_markdown_renderer_cases red.
+and test_markdown_renderer_cases red. Dropping the compositionstart/end flag from the Enter handler turns
+test_streamed_answer_with_collapsed_reasoning red (that Enter sends).
 """
 
 from __future__ import annotations
@@ -122,12 +123,15 @@ def test_streamed_answer_with_collapsed_reasoning(page: Page, mock: MockLLM) -> 
     box.send_keys("first line")
     box.send_keys(Keys.SHIFT, Keys.ENTER)
     box.send_keys("second line")
-    # an Enter that confirms an input method's candidate (Chinese input) must not send
-    page.js(
-        "arguments[0].dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', isComposing: true, bubbles: true}))",
-        box,
-    )
+    # An Enter that confirms an input method's candidate (Chinese input) must not send: dispatchEvent answers
+    # false when the page took the Enter as "send" (it prevents the default then).
+    sent = "return !arguments[0].dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true, cancelable: true%s}))"
+    assert page.js(sent % ", isComposing: true", box) is False
+    # nor one between compositionstart and compositionend (browsers that do not set isComposing)
+    page.js("arguments[0].dispatchEvent(new CompositionEvent('compositionstart', {bubbles: true}))", box)
+    assert page.js(sent % "", box) is False
     assert page.finds("#messages .turn") == [] and box.get_attribute("value") == "first line\nsecond line"
+    page.js("arguments[0].dispatchEvent(new CompositionEvent('compositionend', {bubbles: true}))", box)
     box.send_keys(Keys.ENTER)
     assert page.wait_turn_ended() == "answer"
     assert page.text("#messages .turn .msg.user") == "first line\nsecond line"
