@@ -1,0 +1,123 @@
+// Hologram's page: the core (API calls, tabs, boot). Views live in providers.js, chat.js, panels.js.
+// Plain JS, no framework, no build step; every string shown goes through i18n.js (window.i18n.t).
+//
+// Stable ids for tests (each also has data-testid with the same name):
+//   header:     tab-chat, tab-sessions, tab-providers, tab-plugins, tab-memory, lang-en, lang-zh, notice
+//   views:      view-setup, view-chat, view-sessions, view-providers, view-plugins, view-memory
+//   provider form (setup and Providers tab): provider-form, pf-name, pf-kind, pf-base-url, pf-model,
+//               pf-api-key, pf-clear-key, pf-thinking, pf-context-window, pf-timeout, pf-test, pf-save,
+//               pf-cancel, pf-status (the Test/Save outcome; the vendor's error verbatim)
+//   chat:       messages, chat-input, chat-send, chat-stop, chat-new, chat-session;
+//               each turn `.turn[data-turn]`; user text `.msg.user`; answer `.msg.assistant .text`;
+//               reasoning `details.reasoning` (collapsed by default) `.body`;
+//               tool card `.tool[data-call-id]` with `.args`, `.output`, `.result`, `.state`,
+//               approval buttons `button.approve` / `button.deny` (data-testid approve-CALLID / deny-CALLID)
+//   sessions:   sessions-table, rows `tr[data-session]` with buttons `.open`, `.rename`, `.delete`; sessions-new
+//   providers:  providers-list, items `li[data-provider]` with `.up`, `.down`, `.edit`, `.remove`, `.test`,
+//               `.key` (masked), `.test-status`; providers-add
+//   plugins:    plugins-table, rows `tr[data-plugin]` with `.state`, `.pid`, `.restarts`, `.uptime`, `.waiting`,
+//               buttons `.restart`, `.stop`, `.start`, `.log`; plugin-log; plugins-refresh
+//   memory:     memory-stats (`[data-layer]` dd), memory-q, memory-search, memory-hits (rows `tr.hit`)
+// The access token never reaches this code: `/?token=` sets an HttpOnly cookie and redirects to `/`.
+"use strict";
+
+(function () {
+  const { t } = window.i18n;
+
+  class ApiError extends Error {
+    constructor(status, code, message) { super(message); this.status = status; this.code = code; }
+  }
+
+  /** A JSON call to the native API; errors become ApiError with the server's message. */
+  async function api(method, path, body) {
+    const init = { method, headers: {}, credentials: "same-origin" };
+    if (body !== undefined) { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
+    let res;
+    try { res = await fetch(path, init); } catch (e) { throw new ApiError(0, "network", t("error.network")); }
+    let data = null;
+    try { data = await res.json(); } catch (e) { data = null; }
+    if (!res.ok) {
+      const err = (data && data.error) || {};
+      if (res.status === 401) showNotice(t("error.unauthorized"));
+      throw new ApiError(res.status, err.code || String(res.status), err.message || res.statusText);
+    }
+    return data;
+  }
+
+  function showNotice(text) {
+    const el = document.getElementById("notice");
+    if (!text) { el.hidden = true; el.textContent = ""; return; }
+    el.textContent = text; el.hidden = false;
+  }
+
+  /** An element: el("button", {class: "x", text: "..."}, child...) — text is always set as text, never HTML. */
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === "text") node.textContent = v;
+      else if (k === "class") node.className = v;
+      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else if (k === "dataset") Object.assign(node.dataset, v);
+      else node.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children) if (c !== null && c !== undefined) node.append(c);
+    return node;
+  }
+
+  const views = {}; // name → {show(): void}
+  let current = null;
+
+  function register(name, view) { views[name] = view; }
+
+  function show(name) {
+    current = name;
+    for (const section of document.querySelectorAll("main > .view")) section.hidden = section.id !== "view-" + name;
+    for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("active", b.dataset.view === name);
+    if (views[name] && views[name].show) views[name].show();
+  }
+
+  function setTabsEnabled(enabled) {
+    for (const b of document.querySelectorAll("#tabs button")) b.disabled = !enabled;
+  }
+
+  function markLang() {
+    for (const b of document.querySelectorAll(".lang button")) b.classList.toggle("active", b.dataset.lang === window.i18n.getLang());
+  }
+
+  function formatDuration(seconds) {
+    if (seconds === null || seconds === undefined) return "–";
+    const s = Math.floor(seconds);
+    if (s < 60) return s + "s";
+    if (s < 3600) return Math.floor(s / 60) + "m " + (s % 60) + "s";
+    return Math.floor(s / 3600) + "h " + Math.floor((s % 3600) / 60) + "m";
+  }
+
+  function formatTime(ts) {
+    if (!ts) return "–";
+    const d = new Date(typeof ts === "number" ? ts * 1000 : ts);
+    return isNaN(d.getTime()) ? String(ts) : d.toLocaleString(window.i18n.getLang());
+  }
+
+  async function boot() {
+    window.i18n.applyI18n(document);
+    markLang();
+    document.querySelectorAll("#tabs button").forEach((b) => b.addEventListener("click", () => show(b.dataset.view)));
+    document.querySelectorAll(".lang button").forEach((b) => b.addEventListener("click", () => window.i18n.setLang(b.dataset.lang)));
+    document.addEventListener("hologram:lang", () => { markLang(); if (current && views[current] && views[current].relabel) views[current].relabel(); });
+    let info;
+    try { info = await api("GET", "/api/info"); } catch (e) { showNotice(e.message); return; }
+    if (!info.providers) { setTabsEnabled(false); show("setup"); return; }
+    setTabsEnabled(true);
+    const hash = (location.hash || "").replace(/^#/, "");
+    show(views[hash] ? hash : "chat");
+  }
+
+  /** Leave the first-run screen once a provider is saved. */
+  function setupDone() { setTabsEnabled(true); show("chat"); }
+
+  // after every script of the page has registered its view (the page's CSP allows no inline script)
+  document.addEventListener("DOMContentLoaded", boot);
+
+  window.hologram = { api, ApiError, el, t, show, register, boot, setupDone, showNotice, formatDuration, formatTime };
+})();

@@ -1,0 +1,105 @@
+// The Sessions, Plugins and Memory tabs: tables over the native API, with their actions.
+"use strict";
+
+(function () {
+  const H = window.hologram;
+  const { el, api, t } = H;
+  const enc = encodeURIComponent;
+
+  // ---- Sessions ----
+  async function loadSessions() {
+    let list;
+    try { list = (await api("GET", "/api/sessions")).sessions; } catch (e) { H.showNotice(e.message); return; }
+    document.getElementById("sessions-empty").hidden = list.length > 0;
+    document.getElementById("sessions-body").replaceChildren(...list.map((s) => el("tr", { dataset: { session: s.id } },
+      el("td", { class: "title", text: s.title || t("sessions.untitled") }),
+      el("td", { text: H.formatTime(s.updated) }),
+      el("td", { text: String(s.events ?? "") }),
+      el("td", { text: s.channel || "" }),
+      el("td", { class: "actions" },
+        el("button", { class: "open", text: t("btn.open"), onclick: () => { H.show("chat"); H.chat.open(s.id); } }),
+        el("button", { class: "rename", text: t("btn.rename"), onclick: async () => {
+          const title = window.prompt(t("sessions.rename_prompt"), s.title || "");
+          if (title === null || !title.trim()) return;
+          try { await api("PATCH", `/api/sessions/${enc(s.id)}`, { title: title.trim() }); } catch (e) { H.showNotice(e.message); }
+          loadSessions();
+        } }),
+        el("button", { class: "delete danger", text: t("btn.delete"), onclick: async () => {
+          if (!window.confirm(t("sessions.delete_confirm"))) return;
+          try {
+            await api("DELETE", `/api/sessions/${enc(s.id)}`);
+            if (H.chat.current() === s.id) H.chat.open(null);
+          } catch (e) { H.showNotice(e.status === 409 ? t("sessions.busy") : e.message); }
+          loadSessions();
+        } })))));
+  }
+  document.getElementById("sessions-new").addEventListener("click", () => { H.show("chat"); H.chat.open(null); });
+  H.register("sessions", { show: loadSessions, relabel: loadSessions });
+
+  // ---- Plugins ----
+  let logOf = null;
+
+  async function showLog(name) {
+    logOf = name;
+    document.getElementById("plugin-log-box").hidden = false;
+    document.getElementById("plugin-log-title").textContent = t("plugins.log_title", { name });
+    try {
+      const r = await api("GET", `/api/plugins/${enc(name)}/log?lines=200`);
+      const pre = document.getElementById("plugin-log");
+      pre.textContent = r.lines.length ? r.lines.join("\n") : t("plugins.log_empty");
+      pre.scrollTop = pre.scrollHeight;
+    } catch (e) { H.showNotice(e.message); }
+  }
+
+  async function loadPlugins() {
+    let list;
+    try { list = (await api("GET", "/api/plugins")).plugins; } catch (e) { H.showNotice(e.message); return; }
+    const act = (name, action, label) => async () => {
+      try { await api("POST", `/api/plugins/${enc(name)}/${action}`, {}); H.showNotice(""); }
+      catch (e) { H.showNotice(t("plugins.action_failed", { action: label, error: e.message })); }
+      loadPlugins();
+    };
+    document.getElementById("plugins-body").replaceChildren(...list.map((p) => el("tr", { dataset: { plugin: p.name, state: p.state } },
+      el("td", { class: "name" }, el("strong", { text: p.name }), p.last_error ? el("div", { class: "muted", text: p.last_error }) : null),
+      el("td", { class: "state state-" + p.state, text: p.state }),
+      el("td", { class: "pid", text: p.pid === null || p.pid === undefined ? "–" : String(p.pid) }),
+      el("td", { class: "restarts", text: String(p.restarts ?? 0) }),
+      el("td", { class: "uptime", text: H.formatDuration(p.uptime_s) }),
+      el("td", { class: "waiting", text: (p.waiting_on || []).join(", ") || "–" }),
+      el("td", { class: "actions" },
+        el("button", { class: "restart", text: t("btn.restart"), onclick: act(p.name, "restart", t("btn.restart")) }),
+        el("button", { class: "stop danger", text: t("btn.stop_plugin"), onclick: act(p.name, "stop", t("btn.stop_plugin")) }),
+        el("button", { class: "start", text: t("btn.start"), onclick: act(p.name, "start", t("btn.start")) }),
+        el("button", { class: "log", text: t("btn.log"), onclick: () => showLog(p.name) })))));
+    if (logOf) showLog(logOf);
+  }
+  document.getElementById("plugins-refresh").addEventListener("click", loadPlugins);
+  // while the tab is open its table follows the kernel (a restart passes through starting → ready)
+  window.setInterval(() => { if (!document.getElementById("view-plugins").hidden) loadPlugins(); }, 2000);
+  H.register("plugins", { show: loadPlugins, relabel: loadPlugins });
+
+  // ---- Memory ----
+  const LAYERS = [["sessions", "memory.sessions"], ["l1", "memory.l1"], ["l2", "memory.l2"], ["l3_triples", "memory.l3"], ["scenes", "memory.scenes"]];
+
+  async function loadMemory() {
+    let stats;
+    try { stats = await api("GET", "/api/memory"); } catch (e) { H.showNotice(e.message); return; }
+    document.getElementById("memory-stats").replaceChildren(...LAYERS.map(([key, label]) => el("div", {},
+      el("dt", { text: t(label) }),
+      el("dd", { dataset: { layer: key }, text: stats[key] === null || stats[key] === undefined ? t("memory.not_yet") : String(stats[key]) }))));
+  }
+
+  document.getElementById("memory-search").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const q = document.getElementById("memory-q").value.trim();
+    if (!q) return;
+    let hits;
+    try { hits = (await api("GET", `/api/memory/search?q=${enc(q)}&limit=20`)).hits; } catch (e) { H.showNotice(e.message); return; }
+    document.getElementById("memory-no-hits").hidden = hits.length > 0;
+    document.getElementById("memory-hits-body").replaceChildren(...hits.map((h) => el("tr", { class: "hit" },
+      el("td", { text: h.layer }),
+      el("td", {}, el("a", { href: "#", text: h.session, onclick: (e) => { e.preventDefault(); H.show("chat"); H.chat.open(h.session); } })),
+      el("td", { text: h.text }))));
+  });
+  H.register("memory", { show: loadMemory, relabel: loadMemory });
+})();
