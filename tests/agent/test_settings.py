@@ -91,7 +91,10 @@ def test_hologram_up_refuses_bad_settings_with_one_line_and_no_traceback(tmp_pat
     hologram = [sys.executable, "-m", "hologram"]
     subprocess.run([*hologram, "build", "--no-discover", "-o", str(lock)], check=True, capture_output=True)
     done = subprocess.run(
-        [*hologram, "up", "--lock", str(lock), "--data", str(data)], capture_output=True, text=True, timeout=60
+        [*hologram, "up", "--port", "0", "--lock", str(lock), "--data", str(data)],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 1, done
     assert "Traceback" not in done.stderr

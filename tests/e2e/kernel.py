@@ -116,7 +116,7 @@ class E2EKernel:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [*HOLOGRAM, "up", "--lock", str(self.lock), "--data", str(self.data)],
+            [*HOLOGRAM, "up", "--port", "0", "--lock", str(self.lock), "--data", str(self.data)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

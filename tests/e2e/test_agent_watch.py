@@ -65,7 +65,7 @@ class WatchingKernel:
         self.base.hologram("build", "--no-discover", "-m", str(self.manifests), "-o", str(self.base.lock), check=True)
         self.output: list[str] = []
         self.process = subprocess.Popen(
-            [*HOLOGRAM, "up", "--watch", "--lock", str(self.base.lock), "--data", str(self.base.data)],
+            [*HOLOGRAM, "up", "--port", "0", "--watch", "--lock", str(self.base.lock), "--data", str(self.base.data)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

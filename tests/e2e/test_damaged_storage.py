@@ -60,7 +60,7 @@ def kernel(tmp_path: Path, mock: MockLLM) -> Iterator[E2EKernel]:
 def up(kernel: E2EKernel) -> tuple[int, str]:
     """`hologram up` run to its end: a refused start exits by itself (a started kernel would run until the
     timeout, failing the test)."""
-    result = kernel.hologram("up", "--lock", str(kernel.lock), "--data", str(kernel.data), timeout=120)
+    result = kernel.hologram("up", "--port", "0", "--lock", str(kernel.lock), "--data", str(kernel.data), timeout=120)
     return result.returncode, result.stdout + result.stderr
 
 

@@ -50,7 +50,7 @@ class DefaultUp:
 
     def start(self, *args: str) -> None:
         self.process = subprocess.Popen(
-            [*HOLOGRAM, "up", *args],
+            [*HOLOGRAM, "up", "--port", "0", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

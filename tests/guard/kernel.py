@@ -75,7 +75,7 @@ class GuardKernel:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [*HOLOGRAM, "up", "--lock", str(self.lock), "--data", str(self.data)],
+            [*HOLOGRAM, "up", "--port", "0", "--lock", str(self.lock), "--data", str(self.data)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

@@ -40,7 +40,7 @@ class Kernel:
         env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
         self.output = (directory / "up.out").open("w")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "hologram", "up", "--data", str(self.data), *extra],
+            [sys.executable, "-m", "hologram", "up", "--port", "0", "--data", str(self.data), *extra],
             cwd=directory,
             stdout=self.output,
             stderr=subprocess.STDOUT,

@@ -30,7 +30,7 @@ def test_up_without_a_provider_says_so_on_stderr(tmp_path: Path) -> None:
     hologram("build", "--no-discover", "-m", ".", cwd=tmp_path)
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "hologram", "up", "--data", str(tmp_path / "data")],
+        [sys.executable, "-m", "hologram", "up", "--port", "0", "--data", str(tmp_path / "data")],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

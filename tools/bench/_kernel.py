@@ -51,7 +51,7 @@ class BenchKernel:
         """Start and wait until every plugin is ready; returns the seconds that took."""
         started = time.perf_counter()
         self.process = subprocess.Popen(
-            [*HOLOGRAM, "up", "--lock", str(self.lock), "--data", str(self.data)],
+            [*HOLOGRAM, "up", "--port", "0", "--lock", str(self.lock), "--data", str(self.data)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             cwd=self.root,

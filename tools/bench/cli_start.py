@@ -94,7 +94,7 @@ def cold_start(kernel: BenchKernel) -> tuple[float, float]:
     """(up → every plugin ready, up → first answer), seconds from the `hologram up` process start."""
     started = time.perf_counter()
     process = subprocess.Popen(
-        [HOLOGRAM, "up", "--lock", str(kernel.lock), "--data", str(kernel.data)],
+        [HOLOGRAM, "up", "--port", "0", "--lock", str(kernel.lock), "--data", str(kernel.data)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd=kernel.root,

@@ -299,7 +299,18 @@ def kernel_launch(directory: Path, dag: Dag) -> float:
         lock_specs(directory, dag)  # writes directory/hologram.lock
     data = directory / "data"
     process = subprocess.Popen(
-        [sys.executable, "-m", "hologram", "up", "--lock", str(directory / "hologram.lock"), "--data", str(data)],
+        [
+            sys.executable,
+            "-m",
+            "hologram",
+            "up",
+            "--port",
+            "0",
+            "--lock",
+            str(directory / "hologram.lock"),
+            "--data",
+            str(data),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd=directory,

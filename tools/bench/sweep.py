@@ -316,7 +316,7 @@ def cold_start(kernel: BenchKernel, timeout: float = 90) -> tuple[float, float, 
 
     started = time.perf_counter()
     kernel.process = subprocess.Popen(
-        [*HOLOGRAM, "up", "--lock", str(kernel.lock), "--data", str(kernel.data)],
+        [*HOLOGRAM, "up", "--port", "0", "--lock", str(kernel.lock), "--data", str(kernel.data)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd=kernel.root,

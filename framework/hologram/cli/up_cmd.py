@@ -54,7 +54,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--frozen", action="store_true", help="start from the lock alone: no manifest read, no staleness check"
     )
-    parser.add_argument("--port", type=int, default=8080, help="web UI port on 127.0.0.1 (default: 8080)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="the web UI's port (default: [plugins.http] port, 8080); 0: any free port",
+    )
     parser.set_defaults(run=run)
 
 
@@ -122,6 +127,7 @@ async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace) -> int:
     from hologram.kernel import Kernel
 
     kernel = Kernel(lock, data_dir)
+    _web_port(kernel, args.port)
     service = attach_agent(kernel)
     kernel.on_notice(print_notice)  # the agent's "no provider" is replayed; watch reports come as they happen
     settle = asyncio.ensure_future(_settle_heap(kernel, service))
@@ -140,6 +146,17 @@ async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace) -> int:
     await service.aclose()
     print("Hologram stopped.")
     return 0
+
+
+def _web_port(kernel: Kernel, port: int | None) -> None:
+    """``--port``: the HTTP channel plugin's port for this start, over settings.toml and its manifest."""
+    if port is None:
+        return
+    if not 0 <= port <= 65535:
+        raise HologramError(Problem(f"--port {port}: not a port", hint="give 1-65535, or 0 for any free port"))
+    plugin = kernel.supervisor.plugins.get("http")
+    if plugin is not None:
+        plugin.config_override["port"] = port
 
 
 def print_notice(notice: Notice) -> None:

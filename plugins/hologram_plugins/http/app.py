@@ -1,0 +1,336 @@
+"""The Starlette app: the page and its static files, the native JSON/SSE API, the OpenAI-compatible API.
+
+Routes are thin: each checks its input (a 4xx naming the field otherwise) and calls a kernel facility through
+the `Channel`; the page (H3's ``static/``) and the remote CLI use exactly these routes (docs/web.md, "HTTP
+API"). Access control wraps the whole app (`access.AccessControl`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from hologram import __version__
+from hologram.rpc import RpcError
+from hologram.turn_api import TURN_API_VERSION
+from hologram_plugins.http import openai_api
+from hologram_plugins.http.channel import Channel
+from hologram_plugins.http.responses import (
+    BadRequest,
+    error,
+    field,
+    json_response,
+    read_object,
+    rpc_error,
+)
+
+log = logging.getLogger("hologram_plugins.http")
+
+STATIC = Path(__file__).parent / "static"
+KEEPALIVE_S = 15.0
+MAX_TEXT = 200_000  # characters of one turn's input
+PAGE_HEADERS = {
+    "cache-control": "no-store",
+    "referrer-policy": "no-referrer",  # the link carries the token: never pass it on
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "content-security-policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+}
+
+
+def _channel(request: Request) -> Channel:
+    channel: Channel = request.app.state.channel
+    return channel
+
+
+Handler = Callable[[Request, Channel], Awaitable[Response]]
+
+
+async def _guarded(request: Request, handler: Handler) -> Response:
+    try:
+        return await handler(request, _channel(request))
+    except BadRequest as exc:
+        return error(exc.status, exc.code, exc.message)
+    except RpcError as exc:
+        return rpc_error(exc)
+
+
+def route(path: str, methods: list[str]) -> Callable[[Handler], Handler]:
+    """A route whose handler takes ``(request, channel)``; `BadRequest`/`RpcError` become JSON errors."""
+
+    def register(handler: Handler) -> Handler:
+        async def endpoint(request: Request) -> Response:
+            return await _guarded(request, handler)
+
+        endpoint.__doc__ = handler.__doc__
+        ROUTES.append(Route(path, endpoint, methods=methods))
+        return handler
+
+    return register
+
+
+ROUTES: list[Any] = []
+
+
+# -- the page -----------------------------------------------------------------------------------------------
+
+
+async def index(request: Request) -> Response:
+    page = STATIC / "index.html"
+    if not page.is_file():
+        return error(404, "not_found", "the page is not installed (static/index.html); the API works")
+    return FileResponse(page, headers=PAGE_HEADERS)
+
+
+# -- native API -----------------------------------------------------------------------------------------------
+
+
+@route("/api/info", ["GET"])
+async def info(request: Request, channel: Channel) -> Response:
+    """What the page needs first: versions, and how many providers (0: show the first-run screen)."""
+    providers: int | None
+    try:
+        listed = await channel.call("kernel.llm", "providers_list")
+        providers = len(listed.get("providers") or [])
+    except RpcError as exc:
+        log.warning("kernel.llm providers_list: %s", exc.message)
+        providers = None
+    return json_response({"version": __version__, "turn_api": TURN_API_VERSION, "providers": providers})
+
+
+def _text(data: dict[str, Any]) -> str:
+    text = field(data, "text", str, required=True)
+    if not text.strip():
+        raise BadRequest("text: empty; send what to ask")
+    if len(text) > MAX_TEXT:
+        raise BadRequest(f"text: {len(text)} characters; at most {MAX_TEXT}")
+    return str(text)
+
+
+def _session_id(value: Any, name: str = "session") -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value or len(value) > 200 or not value.isprintable() or "/" in value:
+        raise BadRequest(f"{name}: must be a session id (1-200 printable characters, no '/'), or left out")
+    return value
+
+
+@route("/api/turns", ["POST"])
+async def start_turn(request: Request, channel: Channel) -> Response:
+    data = await read_object(request)
+    text = _text(data)
+    session = _session_id(data.get("session"))
+    started = await channel.start(text, session)
+    return json_response({"session": started["session"], "turn": started["turn"]})
+
+
+def _after(request: Request) -> int | None:
+    raw = request.headers.get("last-event-id") or request.query_params.get("after")
+    if raw is None or raw == "":
+        return None
+    try:
+        after = int(raw)
+    except ValueError:
+        raise BadRequest(f"Last-Event-ID / after: must be an event seq (a whole number), not {raw[:40]!r}") from None
+    if after < 0:
+        raise BadRequest("Last-Event-ID / after: must be 0 or more")
+    return after
+
+
+@route("/api/sessions/{sid}/events", ["GET"])
+async def events(request: Request, channel: Channel) -> Response:
+    """The session's turn events as SSE: ``id: seq``, ``data: event``; resumable by Last-Event-ID/after."""
+    sid = _session_id(request.path_params["sid"]) or ""
+    after = _after(request)
+    listener = await channel.open_stream(sid, after)
+
+    async def stream() -> AsyncIterator[bytes]:
+        try:
+            yield b"retry: 1000\n: connected\n\n"
+            while True:
+                try:
+                    event = await asyncio.wait_for(listener.get(), KEEPALIVE_S)
+                except TimeoutError:
+                    yield b": keepalive\n\n"
+                    continue
+                if event is None:  # dropped (too far behind) or the session deleted: the client reconnects
+                    return
+                yield b"id: %d\ndata: %s\n\n" % (int(event.get("seq") or 0), orjson.dumps(event))
+        finally:
+            channel.close_stream(listener)
+
+    return StreamingResponse(
+        stream(),
+        media_type="text/event-stream",
+        headers={"cache-control": "no-store", "x-accel-buffering": "no"},
+    )
+
+
+@route("/api/sessions/{sid}/cancel", ["POST"])
+async def cancel(request: Request, channel: Channel) -> Response:
+    sid = _session_id(request.path_params["sid"])
+    result = await channel.turns("cancel", session=sid)
+    return json_response({"cancelled": bool(result.get("cancelled"))})
+
+
+@route("/api/sessions/{sid}/approvals/{approval}", ["POST"])
+async def approve(request: Request, channel: Channel) -> Response:
+    sid = _session_id(request.path_params["sid"])
+    data = await read_object(request)
+    approved = field(data, "approved", bool, required=True)
+    reason = field(data, "reason", str) or ""
+    if len(reason) > 2000:
+        raise BadRequest("reason: at most 2000 characters")
+    result = await channel.turns(
+        "approve", session=sid, approval=request.path_params["approval"], approved=approved, reason=reason
+    )
+    return json_response({"accepted": bool(result.get("accepted"))})
+
+
+@route("/api/sessions", ["GET"])
+async def sessions(request: Request, channel: Channel) -> Response:
+    return json_response(await channel.turns("sessions_list"))
+
+
+@route("/api/sessions/{sid}", ["GET", "PATCH", "DELETE"])
+async def session(request: Request, channel: Channel) -> Response:
+    sid = _session_id(request.path_params["sid"])
+    if request.method == "GET":
+        return json_response(await channel.turns("sessions_read", session=sid))
+    if request.method == "PATCH":
+        data = await read_object(request)
+        title = field(data, "title", str, required=True)
+        if len(title) > 200:
+            raise BadRequest("title: at most 200 characters")
+        return json_response(await channel.turns("sessions_rename", session=sid, title=title))
+    result = await channel.turns("sessions_delete", session=sid)
+    if result.get("deleted"):
+        channel.fanout.forget(str(sid))
+    return json_response({"deleted": bool(result.get("deleted"))})
+
+
+# -- pass-throughs to the kernel's admin facilities ----------------------------------------------------------
+
+
+@route("/api/providers", ["GET", "PUT"])
+async def providers(request: Request, channel: Channel) -> Response:
+    if request.method == "GET":
+        return json_response(await channel.call("kernel.llm", "providers_list"))
+    data = await read_object(request)
+    chain = field(data, "providers", list, required=True)
+    if not all(isinstance(p, dict) for p in chain):
+        raise BadRequest("providers: must be a list of objects, one per provider")
+    return json_response(await channel.call("kernel.llm", "providers_save", providers=chain))
+
+
+@route("/api/providers/test", ["POST"])
+async def providers_test(request: Request, channel: Channel) -> Response:
+    data = await read_object(request)
+    provider = field(data, "provider", dict)
+    name = field(data, "name", str)
+    if provider is None and name is None:
+        raise BadRequest("send provider (an object, as in PUT /api/providers) or name (a saved provider)")
+    params: dict[str, Any] = {}
+    if provider is not None:
+        params["provider"] = provider
+    if name is not None:
+        params["name"] = name
+    return json_response(await channel.call("kernel.llm", "providers_test", **params))
+
+
+def _plugin_name(request: Request) -> str:
+    name = str(request.path_params["name"])
+    if not name or len(name) > 100 or not name.isprintable():
+        raise BadRequest("the plugin name in the path is not a plugin name")
+    return name
+
+
+@route("/api/plugins", ["GET"])
+async def plugins(request: Request, channel: Channel) -> Response:
+    return json_response(await channel.call("kernel.plugins", "list"))
+
+
+@route("/api/plugins/{name}/{action:str}", ["POST"])
+async def plugin_action(request: Request, channel: Channel) -> Response:
+    action = request.path_params["action"]
+    if action not in ("restart", "stop", "start"):
+        raise BadRequest(f"no action {action[:40]!r}; use restart, stop or start", 404, "not_found")
+    return json_response(await channel.call("kernel.plugins", action, name=_plugin_name(request)))
+
+
+def _int_query(request: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise BadRequest(f"{name}: must be a whole number {low}-{high}, not {raw[:40]!r}") from None
+    if not low <= value <= high:
+        raise BadRequest(f"{name}: must be {low}-{high}, not {value}")
+    return value
+
+
+@route("/api/plugins/{name}/log", ["GET"])
+async def plugin_log(request: Request, channel: Channel) -> Response:
+    lines = _int_query(request, "lines", 200, 1, 10_000)
+    return json_response(await channel.call("kernel.plugins", "log", name=_plugin_name(request), lines=lines))
+
+
+@route("/api/memory", ["GET"])
+async def memory(request: Request, channel: Channel) -> Response:
+    return json_response(await channel.call("kernel.memory", "stats"))
+
+
+@route("/api/memory/search", ["GET"])
+async def memory_search(request: Request, channel: Channel) -> Response:
+    text = request.query_params.get("q", "").strip()
+    if not text:
+        raise BadRequest("q: missing; GET /api/memory/search?q=TEXT")
+    if len(text) > 2000:
+        raise BadRequest("q: at most 2000 characters")
+    limit = _int_query(request, "limit", 20, 1, 200)
+    return json_response(await channel.call("kernel.memory", "search", text=text, limit=limit))
+
+
+# -- the app ----------------------------------------------------------------------------------------------------
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        return error(404, "not_found", f"there is no {request.url.path[:200]}; see docs/web.md for the routes")
+    if exc.status_code == 405:
+        return error(405, "bad_request", f"{request.method} is not allowed on {request.url.path[:200]}")
+    return error(exc.status_code, "bad_request", str(exc.detail))
+
+
+async def _crash(request: Request, exc: Exception) -> Response:
+    log.error("%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
+    return error(500, "internal", "the request failed inside the HTTP plugin; its log has the details")
+
+
+def build_app(channel: Channel) -> Starlette:
+    app = Starlette(
+        routes=[
+            Route("/", index, methods=["GET", "HEAD"]),
+            *ROUTES,
+            *openai_api.ROUTES,
+            Mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static"),
+        ],
+        exception_handlers={HTTPException: _http_error, Exception: _crash},
+    )
+    app.state.channel = channel
+    return app

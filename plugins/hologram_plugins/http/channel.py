@@ -1,0 +1,86 @@
+"""The plugin's side of the turn API: calling the kernel's facilities, and watching the sessions a browser
+has open so the kernel asks this plugin (and through it the page) about approvals.
+
+The kernel publishes every turn's events on the event ring whether or not anyone watches; watching a session
+(``kernel.turns`` ``watch`` with ``approvals=True``) is what makes the kernel ask for approvals rather than
+deny them, and keeps a turn started with ``on_disconnect="cancel"`` alive. The plugin watches a session while
+an SSE client has it open or a turn it started there runs, and stops when neither is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from hologram_plugins.http.events import Fanout, Listener
+
+log = logging.getLogger("hologram_plugins.http")
+
+Call = Callable[[str, str, dict[str, Any]], Awaitable[Any]]  # (facility, method, params) → result
+CLIENT = "web"
+
+
+class Channel:
+    def __init__(self, call: Call) -> None:
+        self._call = call
+        self.fanout = Fanout(on_idle=self._idle)
+        self.watching: set[str] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    async def call(self, facility: str, method: str, **params: Any) -> Any:
+        return await self._call(facility, method, params)
+
+    async def turns(self, method: str, **params: Any) -> Any:
+        return await self._call("kernel.turns", method, params)
+
+    # -- turns ------------------------------------------------------------------------------------------
+
+    async def start(self, text: str, session: str | None, *, client: str = CLIENT, approvals: bool = True) -> Any:
+        params: dict[str, Any] = {
+            "text": text,
+            "client": client,
+            "approvals": approvals,
+            "watch": True,
+            "on_disconnect": "continue" if approvals else "cancel",
+        }
+        if session is not None:
+            params["session"] = session
+        started = await self.turns("start", **params)
+        if approvals:
+            self.watching.add(str(started["session"]))
+        return started
+
+    async def open_stream(self, session: str, after: int | None) -> Listener:
+        """A listener on ``session`` (see `Fanout.subscribe`); the plugin watches the session from now on."""
+        listener = self.fanout.subscribe(session, after)
+        if session not in self.watching:
+            self.watching.add(session)
+            try:
+                await self.turns("watch", session=session, approvals=True, client=CLIENT)
+            except Exception:
+                self.watching.discard(session)
+                self.fanout.unsubscribe(listener)
+                raise
+        return listener
+
+    def close_stream(self, listener: Listener) -> None:
+        self.fanout.unsubscribe(listener)
+
+    def _idle(self, session: str) -> None:
+        """No SSE client and no running turn left in ``session``: stop watching it."""
+        if session not in self.watching:
+            return
+        self.watching.discard(session)
+        task = asyncio.get_running_loop().create_task(self._unwatch(session))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _unwatch(self, session: str) -> None:
+        if session in self.watching:  # watched again meanwhile
+            return
+        try:
+            await self.turns("unwatch", session=session)
+        except Exception as exc:  # the kernel going away: nothing left to stop watching
+            log.debug("unwatch %s: %s", session, exc)

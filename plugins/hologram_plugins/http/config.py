@@ -1,0 +1,72 @@
+"""The plugin's ``[config]`` (manifest defaults, settings.toml ``[plugins.http]``, ``hologram up --port``),
+checked once at start so a wrong value is an error naming the key and the fix, not a crash later."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+LOOPBACK_NAMES = ("localhost",)
+
+
+class ConfigError(ValueError):
+    """A ``[plugins.http]`` value that cannot work; the message names the key, the value's problem, the fix."""
+
+
+@dataclass(frozen=True, slots=True)
+class HttpConfig:
+    host: str = "127.0.0.1"
+    port: int = 8080
+    allow_insecure_remote: bool = False
+    tls_certfile: str = ""
+    tls_keyfile: str = ""
+
+    @property
+    def tls(self) -> bool:
+        return bool(self.tls_certfile and self.tls_keyfile)
+
+    @property
+    def loopback(self) -> bool:
+        return is_loopback(self.host)
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> HttpConfig:
+        where = "settings.toml [plugins.http]"
+        host = config.get("host", "127.0.0.1")
+        if not isinstance(host, str) or not host.strip():
+            raise ConfigError(f'{where} host: must be a host name or address, e.g. "127.0.0.1"')
+        port = config.get("port", 8080)
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise ConfigError(f"{where} port: must be a whole number 0-65535 (0: any free port), not {port!r}")
+        insecure = config.get("allow_insecure_remote", False)
+        if not isinstance(insecure, bool):
+            raise ConfigError(f"{where} allow_insecure_remote: must be true or false")
+        files = {}
+        for key in ("tls_certfile", "tls_keyfile"):
+            value = config.get(key, "")
+            if not isinstance(value, str):
+                raise ConfigError(f"{where} {key}: must be a file path (a string)")
+            if value and not Path(value).expanduser().is_file():
+                raise ConfigError(f"{where} {key}: there is no file {value}; give the path of a PEM file")
+            files[key] = str(Path(value).expanduser()) if value else ""
+        if bool(files["tls_certfile"]) != bool(files["tls_keyfile"]):
+            raise ConfigError(f"{where}: TLS needs both tls_certfile and tls_keyfile (or neither)")
+        made = cls(host.strip(), port, insecure, files["tls_certfile"], files["tls_keyfile"])
+        if not made.loopback and not made.tls and not made.allow_insecure_remote:
+            raise ConfigError(
+                f"{where} host = {made.host!r} is reachable from other machines: set tls_certfile and "
+                "tls_keyfile, or allow_insecure_remote = true (the token then travels in clear text), "
+                'or bind host = "127.0.0.1"'
+            )
+        return made
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,124 @@
+"""Turn events, fanned out per session to the SSE clients (and the OpenAI API's waiting requests).
+
+Every turn's events reach the plugin on the event ring (``turn.event``). Per session the fan-out keeps the
+events of the latest turn (from its ``turn.started``; the running one, or the one that just ended), so a
+client that reconnects with the last ``seq`` it saw gets exactly the rest: `subscribe` takes the replay and
+registers the listener in one step on the event loop (no await between), so nothing falls in between, and
+each listener drops a ``seq`` it already has, so nothing comes twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger("hologram_plugins.http")
+
+MAX_QUEUE = 20_000  # events a listener may lag behind before it is dropped (it reconnects with its seq)
+
+
+class Listener:
+    """One client's view of a session: a queue of events in ``seq`` order, none twice."""
+
+    def __init__(self, session: str, last_seq: int) -> None:
+        self.session = session
+        self.last_seq = last_seq
+        self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self.dropped = False
+
+    def put(self, event: dict[str, Any]) -> None:
+        seq = int(event.get("seq") or 0)
+        if seq <= self.last_seq or self.dropped:
+            return
+        if self.queue.qsize() >= MAX_QUEUE:
+            self.dropped = True  # a client that stopped reading: end its stream, it can resume from its seq
+            self.queue.put_nowait(None)
+            return
+        self.last_seq = seq
+        self.queue.put_nowait(event)
+
+    async def get(self) -> dict[str, Any] | None:
+        """The next event, or None when this listener was dropped (too far behind)."""
+        return await self.queue.get()
+
+
+@dataclass
+class SessionEvents:
+    turn: list[dict[str, Any]] = field(default_factory=list)  # the latest turn's events, in seq order
+    running: bool = False
+    listeners: set[Listener] = field(default_factory=set)
+
+
+class Fanout:
+    """Sessions → their latest turn's events and their listeners. ``on_idle(session)`` is called when a
+    session has neither a listener nor a running turn (the plugin stops watching it then)."""
+
+    def __init__(self, on_idle: Callable[[str], None] | None = None) -> None:
+        self.sessions: dict[str, SessionEvents] = {}
+        self.on_idle = on_idle
+        self.missed = 0
+
+    def publish(self, event: dict[str, Any]) -> None:
+        """An event from the ring. Called in ring order, which is each session's ``seq`` order."""
+        sid = str(event.get("session") or "")
+        if not sid:
+            return
+        state = self.sessions.setdefault(sid, SessionEvents())
+        kind = event.get("type")
+        if kind == "turn.started":
+            state.turn = []
+            state.running = True
+        if state.turn and int(event.get("seq") or 0) <= int(state.turn[-1].get("seq") or 0):
+            return  # already have it
+        state.turn.append(event)
+        for listener in list(state.listeners):
+            listener.put(event)
+        if kind == "turn.ended":
+            state.running = False
+            self._maybe_idle(sid, state)
+
+    def subscribe(self, session: str, after: int | None) -> Listener:
+        """A listener for ``session``: first the latest turn's events with ``seq > after`` (``after`` None:
+        the running turn's from its start, nothing when none runs), then every new one."""
+        state = self.sessions.setdefault(session, SessionEvents())
+        listener = Listener(session, -1)
+        if after is not None:
+            replay = [e for e in state.turn if int(e.get("seq") or 0) > after]
+            listener.last_seq = after
+        else:
+            replay = list(state.turn) if state.running else []
+            if state.turn and not state.running:
+                listener.last_seq = int(state.turn[-1].get("seq") or 0)
+        for event in replay:
+            listener.put(event)
+        state.listeners.add(listener)
+        return listener
+
+    def unsubscribe(self, listener: Listener) -> None:
+        state = self.sessions.get(listener.session)
+        if state is None:
+            return
+        state.listeners.discard(listener)
+        self._maybe_idle(listener.session, state)
+
+    def watched(self, session: str) -> bool:
+        state = self.sessions.get(session)
+        return state is not None and bool(state.listeners)
+
+    def running(self, session: str) -> bool:
+        state = self.sessions.get(session)
+        return state is not None and state.running
+
+    def forget(self, session: str) -> None:
+        """A deleted session: drop what is kept of it."""
+        state = self.sessions.pop(session, None)
+        if state is not None:
+            for listener in state.listeners:
+                listener.queue.put_nowait(None)
+
+    def _maybe_idle(self, session: str, state: SessionEvents) -> None:
+        if not state.listeners and not state.running and self.on_idle is not None:
+            self.on_idle(session)
