@@ -10,6 +10,7 @@ Covered:
 - a dropped connection mid-turn: a TCP relay between client and server cuts the event stream in the middle
   of an SSE event after the third content delta; the client reconnects with Last-Event-ID and prints the
   answer exactly once, nothing lost, nothing repeated.
+- Ctrl-C of `ask --url` mid-turn cancels the turn at the server (the call closed, the session valid).
 - a wrong token: the clear error, exit 1, no traceback, the token not echoed (ask and chat).
 - `open --print`: the link works (GET → the cookie is set → 200).
 
@@ -39,7 +40,17 @@ from mock_llm import MockLLM
 from tests.kit.wait import wait_until
 
 from .kernel import HOLOGRAM, E2EKernel, env, wait_for_graph
-from .test_agent_interactive import MANIFEST, PLUGIN, Terminal, call, events_of, result_of, session_in, valid
+from .test_agent_interactive import (
+    MANIFEST,
+    PLUGIN,
+    Terminal,
+    call,
+    events_of,
+    result_of,
+    session_in,
+    valid,
+    wait_marker,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -172,6 +183,25 @@ def test_ask_over_the_url_not_on_a_terminal_refuses_approvals_at_once(kernel: Re
     assert "allow?" not in result.stderr
     events = events_of(kernel, session_in(result.stderr))
     assert "nobody to ask" in result_of(events, "rg2")["content"]
+
+
+def test_ctrl_c_of_ask_over_the_url_cancels_the_turn_at_the_server(kernel: RemoteKernel, mock: MockLLM) -> None:
+    """Over HTTP a turn outlives its connection, so Ctrl-C must cancel it explicitly (POST …/cancel)."""
+    mock.script([{"reasoning_content": "wait", "tool_calls": [call("rs1", "slow", seconds=30)]}])
+    token_file = kernel.root / "token"
+    token_file.write_text(kernel.token)
+    terminal = Terminal(
+        [*HOLOGRAM, "ask", "--url", kernel.url, "--token-file", str(token_file), "take your time"], kernel.root
+    )
+    try:
+        wait_marker(kernel, "rs1")
+        terminal.type("\x03")
+        assert terminal.wait() == 130, terminal.buffer
+    finally:
+        terminal.close()
+    events = events_of(kernel, session_in(terminal.buffer))
+    assert valid(events) == []
+    assert "cancelled" in result_of(events, "rs1")["content"]
 
 
 class CuttingRelay:
