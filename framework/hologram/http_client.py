@@ -91,6 +91,13 @@ class HttpTurnClient:
         try:
             info = await self._request("GET", "/api/info")
             version = info.get("turn_api")
+            if version is None:
+                raise HologramError(
+                    Problem(
+                        f"the server at {self.url} does not say which turn API it speaks (an older Hologram?)",
+                        hint=f"upgrade it to this client's version ({__version__}), or use a client as old as it",
+                    )
+                )
             if version != api.TURN_API_VERSION:
                 raise HologramError(
                     Problem(

@@ -67,7 +67,7 @@ class FakeServer:
     """/api/info, /api/turns, approvals and the events route; ``connections`` decides what each SSE connection
     sends: a function of (connection number, Last-Event-ID) → (events, cut)."""
 
-    def __init__(self, connections: Any, *, token: str = "right", turn_api: int = 1) -> None:
+    def __init__(self, connections: Any, *, token: str = "right", turn_api: int | None = 1) -> None:
         self.connections = connections
         self.token = token
         self.turn_api = turn_api
@@ -170,6 +170,10 @@ def test_another_turn_api_version_is_named() -> None:
         run(HttpTurnClient.connect(URL, "right", transport=transport))
     assert "speaks turn API version 2" in caught.value.render()
     assert "upgrade" in caught.value.render()
+    transport = httpx.MockTransport(FakeServer(lambda n, last: ([], False), turn_api=None))
+    with pytest.raises(HologramError) as caught:
+        run(HttpTurnClient.connect(URL, "right", transport=transport))
+    assert "does not say which turn API it speaks (an older Hologram?)" in caught.value.render()
 
 
 def test_an_unreachable_url_is_named() -> None:
