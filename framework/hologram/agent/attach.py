@@ -17,13 +17,18 @@ from typing import TYPE_CHECKING, Any
 
 from hologram import _preload
 from hologram import turn_api as api
+from hologram.agent.admin_providers import FACILITY as LLM_FACILITY
+from hologram.agent.admin_providers import ProviderAdmin
 from hologram.agent.approvals import ApprovalRequest, Approver, Requirement, summarise
 from hologram.agent.hub import TurnHub
 from hologram.agent.service import TurnService
 from hologram.agent.tools import ToolRegistry
 from hologram.agent.turn import DEFAULT_CONTEXT_WINDOW, Agent
+from hologram.kernel.admin import serve_admin
 from hologram.kernel.control import current_connection
 from hologram.llm import LLMConfigError, ProviderChain
+from hologram.memory.inspect import FACILITY as MEMORY_FACILITY
+from hologram.memory.inspect import MemoryInspector
 from hologram.memory.session_memory import SessionMemory
 from hologram.sessions import SessionStore
 from hologram.settings import Settings
@@ -117,8 +122,14 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
         ask=service.hub.ask,
         legacy=settings.plugins,
     )
-    if chain is not None:
-        kernel.add_status_section("providers", chain.status)
+    providers = ProviderAdmin(kernel, agent, build_chain)
+    kernel.add_status_section("providers", providers.status)  # the live chain's, after a providers_save too
+    for admin in (providers.providers_list, providers.providers_save, providers.providers_test):
+        serve_admin(kernel, LLM_FACILITY, admin.__name__, admin)
+    service.closers.append(providers.aclose)
+    inspector = MemoryInspector(memory)
+    serve_admin(kernel, MEMORY_FACILITY, "stats", inspector.stats)
+    serve_admin(kernel, MEMORY_FACILITY, "search", inspector.search)
     kernel.add_status_section("memory", memory.status)
     kernel.add_event_listener(forward_output(service.hub))
     # a plugin whose process is gone watches nothing any more (one that is starting may already watch: a channel

@@ -31,6 +31,7 @@ class TurnService:
     def __init__(self, agent: Agent, *, publish: Callable[[dict[str, Any]], Any] | None = None) -> None:
         self.agent = agent
         self.hub = TurnHub(self._run_turn, publish=publish)
+        self.closers: list[Callable[[], Awaitable[None]]] = []  # run by aclose, after the turns stopped
 
     async def _run_turn(self, text: str, session: str, turn: str, emit: Callable[[Any], None]) -> Any:
         try:
@@ -216,6 +217,8 @@ class TurnService:
     async def aclose(self) -> None:
         """Stop the turns still running (their sessions are closed valid), then memory, providers, store."""
         await self.hub.aclose()
+        for close in self.closers:
+            await close()
         agent = self.agent
         if agent.memory is not None:
             await agent.memory.aclose()

@@ -128,6 +128,7 @@ class _Turn:
         self.turn_id = turn_id
         self.channel = channel
         self.on_event = on_event
+        self.llm = agent.llm  # this turn's chain: one saved meanwhile (admin_providers.py) serves the next turn
         self.ctx = StageContext(sid, turn_id, channel, system=agent.settings.system_prompt)
         self.history: list[Message] = []
         self.usage: list[dict[str, Any]] = []
@@ -162,7 +163,7 @@ class _Turn:
         if await stages.run("on_input", ctx) and ctx.respond is not None:
             self._persist_input(text)
             return await self._short_circuit(0)
-        if agent.llm is None:
+        if self.llm is None:
             raise TurnError(agent.no_llm_message)
         self._persist_input(text)
         if agent.memory is None:  # with memory, each request's history comes from SessionMemory.prepare
@@ -245,9 +246,9 @@ class _Turn:
         return messages
 
     async def _complete(self, request: ChatRequest) -> ChatResult:
-        assert self.agent.llm is not None
+        assert self.llm is not None
         try:
-            return await self.agent.llm.complete(request, self.on_delta)
+            return await self.llm.complete(request, self.on_delta)
         except StreamInterruptedError as exc:
             if exc.partial_content or exc.partial_reasoning:  # what the user saw stays in the history
                 data = {"content": exc.partial_content, "reasoning": exc.partial_reasoning or None}

@@ -23,6 +23,9 @@ _SYMBOLS = {
 }
 
 
+WEB_PLUGIN = "http"  # the HTTP channel plugin (manifests/http.toml)
+
+
 class Progress:
     def __init__(self, supervisor: Supervisor, stream: TextIO = sys.stdout) -> None:
         self.supervisor = supervisor
@@ -31,6 +34,7 @@ class Progress:
         self.started = time.monotonic()
         self.summarised = False
         self.width = max((len(n) for n in supervisor.plugins), default=6)
+        self.web_announced = False  # the web UI's link: printed once, when its plugin is first ready
 
     def __call__(self, plugin: ManagedPlugin) -> None:
         if plugin.state is State.WAITING and not plugin.reason:
@@ -47,6 +51,8 @@ class Progress:
         if not self.summarised and self.settled():
             self.summarised = True
             self.summary()
+        elif self.summarised and plugin.name == WEB_PLUGIN and plugin.state is State.READY:
+            self.announce_web()  # ready only after the summary (it waited on a facility)
 
     def settled(self) -> bool:
         plugins = self.supervisor.plugins.values()
@@ -65,3 +71,18 @@ class Progress:
         for plugin in self.supervisor.plugins.values():
             if plugin.state is State.WAITING:
                 print(f"  {plugin.name}: {self.supervisor.waiting_reason(plugin)}", file=self.stream, flush=True)
+        web = self.supervisor.plugins.get(WEB_PLUGIN)
+        if web is not None and web.state is State.READY:
+            self.announce_web()
+
+    def announce_web(self) -> None:
+        """``web UI: http://127.0.0.1:PORT/?token=…``: the link that logs the browser in (the terminal is
+        the user's own; the link never goes to the log file)."""
+        if self.web_announced:
+            return
+        from hologram.cli._web import web_link
+
+        link = web_link(self.supervisor.data_dir)
+        if link is not None:
+            self.web_announced = True
+            print(f"web UI: {link}", file=self.stream, flush=True)

@@ -59,15 +59,21 @@ def _format_uptime(seconds: Any) -> str:
 
 
 def run_status(args: argparse.Namespace) -> int:
+    from hologram.cli._web import web_info
     from hologram.kernel.control import call
 
     status = call(args.data, "status")
+    web = web_info(args.data)
+    if web is not None:
+        status["web"] = {"url": web["url"], "tls": bool(web.get("tls"))}  # never the token
     if args.json:
         print(json.dumps(status, indent=2, sort_keys=True))
         return 0
     kernel = status["kernel"]
     uptime = _format_uptime(kernel["uptime_s"])
     print(f"kernel {kernel['version']}  pid {kernel['pid']}  up {uptime}  data {kernel['data_dir']}")
+    if web is not None:
+        print(f"web UI {web['url']}  (`hologram open` for the link with its token)")
     rows: list[tuple[str, ...]] = [("PLUGIN", "STATE", "PID", "RESTARTS", "UPTIME", "DETAIL")]
     for plugin in status["plugins"]:
         rows.append(

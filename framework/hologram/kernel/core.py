@@ -26,6 +26,7 @@ from typing import Any
 from hologram._defaults import DEFAULT_DATA_DIR as DEFAULT_DATA_DIR
 from hologram._version import __version__
 from hologram.facility import KERNEL
+from hologram.kernel.admin_plugins import PluginAdmin
 from hologram.kernel.control import ControlServer, Method, socket_path
 from hologram.kernel.notices import Notice, NoticeListener, Notices
 from hologram.lock import Lock
@@ -190,6 +191,7 @@ class Kernel:
         self.add_facility_method("kernel.events", "publish", publish)
         self.add_facility_method("kernel.tools", "list", list_tools)
         self.add_facility_method("kernel.settings", "info", kernel_info)
+        PluginAdmin(self).serve()  # kernel.plugins, and admin/list|restart|stop|start|log on the control socket
 
     # -- control socket -------------------------------------------------------------------------------
 

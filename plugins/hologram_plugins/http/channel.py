@@ -48,8 +48,8 @@ class Channel:
         if session is not None:
             params["session"] = session
         started = await self.turns("start", **params)
-        if approvals:
-            self.watching.add(str(started["session"]))
+        self.watching.add(str(started["session"]))  # the start made this plugin a watcher of the session
+        self.fanout.expect(str(started["session"]), str(started["turn"]))
         return started
 
     async def open_stream(self, session: str, after: int | None) -> Listener:
@@ -68,14 +68,17 @@ class Channel:
     def close_stream(self, listener: Listener) -> None:
         self.fanout.unsubscribe(listener)
 
+    def keep(self, task: asyncio.Task[Any]) -> None:
+        """Hold a background task until it is done (the loop keeps only weak references)."""
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     def _idle(self, session: str) -> None:
         """No SSE client and no running turn left in ``session``: stop watching it."""
         if session not in self.watching:
             return
         self.watching.discard(session)
-        task = asyncio.get_running_loop().create_task(self._unwatch(session))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self.keep(asyncio.get_running_loop().create_task(self._unwatch(session)))
 
     async def _unwatch(self, session: str) -> None:
         if session in self.watching:  # watched again meanwhile

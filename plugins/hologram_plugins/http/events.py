@@ -49,6 +49,7 @@ class Listener:
 class SessionEvents:
     turn: list[dict[str, Any]] = field(default_factory=list)  # the latest turn's events, in seq order
     running: bool = False
+    pending: str | None = None  # a turn this plugin started whose turn.started has not come yet
     listeners: set[Listener] = field(default_factory=set)
 
 
@@ -71,6 +72,8 @@ class Fanout:
         if kind == "turn.started":
             state.turn = []
             state.running = True
+            if state.pending == event.get("turn"):
+                state.pending = None
         if state.turn and int(event.get("seq") or 0) <= int(state.turn[-1].get("seq") or 0):
             return  # already have it
         state.turn.append(event)
@@ -97,6 +100,15 @@ class Fanout:
         state.listeners.add(listener)
         return listener
 
+    def expect(self, session: str, turn: str) -> None:
+        """This plugin started ``turn``: the session is busy until its turn.ended, even if the ring has not
+        brought its turn.started yet (or already brought its end: then it may be idle now)."""
+        state = self.sessions.setdefault(session, SessionEvents())
+        if any(e.get("turn") == turn for e in state.turn):
+            self._maybe_idle(session, state)
+        else:
+            state.pending = turn
+
     def unsubscribe(self, listener: Listener) -> None:
         state = self.sessions.get(listener.session)
         if state is None:
@@ -120,5 +132,5 @@ class Fanout:
                 listener.queue.put_nowait(None)
 
     def _maybe_idle(self, session: str, state: SessionEvents) -> None:
-        if not state.listeners and not state.running and self.on_idle is not None:
+        if not state.listeners and not state.running and state.pending is None and self.on_idle is not None:
             self.on_idle(session)
