@@ -16,13 +16,9 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from hologram.cli._common import add_data_option, command_parser
 from hologram.errors import HologramError, Problem
-
-HTTP_JSON = "http.json"
-TOKEN_FILE = "http-token"
 
 OPEN_DETAILS = """\
 Prints the link to the web UI of the kernel running with this data directory (`hologram up`) — its URL with
@@ -43,7 +39,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def ready_link(data_dir: Path) -> tuple[str, dict[str, Any]]:
-    """(the link with the token, http.json). Raises `HologramError` saying what to do when nothing serves."""
+    """(the link with the token, http.json). Raises `HologramError` saying what to do when nothing serves.
+    The link is `hologram.cli._web.web_link`'s, the one `hologram up` prints; this adds why there is none."""
+    from hologram.cli._web import TOKEN_FILE, web_link
+
     info = _read_info(data_dir)
     token_path = data_dir / TOKEN_FILE
     try:
@@ -54,12 +53,16 @@ def ready_link(data_dir: Path) -> tuple[str, dict[str, Any]]:
         ) from None
     except OSError as exc:
         raise HologramError(Problem(f"cannot read the access token: {exc.strerror}", file=str(token_path))) from None
-    url = str(info["url"]).rstrip("/")
-    return f"{url}/?token={quote(token, safe='')}", info
+    link = web_link(data_dir)
+    if not token or link is None:  # an empty token file, or the plugin stopped just now
+        raise HologramError(Problem("no usable web link yet", file=str(token_path), hint="restart the kernel"))
+    return link, info
 
 
 def _read_info(data_dir: Path) -> dict[str, Any]:
-    path = data_dir / HTTP_JSON
+    from hologram.cli._web import INFO_FILE
+
+    path = data_dir / INFO_FILE
     if not data_dir.is_dir():
         raise HologramError(
             Problem(
