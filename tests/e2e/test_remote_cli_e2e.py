@@ -171,6 +171,48 @@ def test_chat_over_the_url_asks_for_approval_at_the_prompt(kernel: RemoteKernel,
     assert mock.rejections == []
 
 
+def test_an_approval_answered_elsewhere_ends_the_prompt(kernel: RemoteKernel, mock: MockLLM, tmp_path: Path) -> None:
+    """The page (here: another API client) approves while the terminal asks: the prompt gives way, says who
+    decided, and the turn goes on — the terminal is not left asking a question already answered.
+    Mutation check (done): ask_cmd awaiting the prompt alone (as before) → red ("approved by" never shows)."""
+    import asyncio
+
+    from hologram import turn_api as api
+    from hologram.http_client import HttpTurnClient
+
+    mock.script(
+        [
+            {"reasoning_content": "needs approval", "tool_calls": [call("rg3", "guarded", x=7)]},
+            {"reasoning_content": "report", "content": "done after the page said yes"},
+        ]
+    )
+    token_file = tmp_path / "token"
+    token_file.write_text(kernel.token)
+    terminal = Terminal([*HOLOGRAM, "chat", "--url", kernel.url, "--token-file", str(token_file)], kernel.root)
+
+    async def approve_from_elsewhere() -> None:
+        async with await HttpTurnClient.connect(kernel.url, kernel.token, client="page") as other:
+            newest = max(await other.sessions(), key=lambda s: s.get("updated") or "")
+            async for event in await other.watch(newest["id"], after=0):
+                if isinstance(event, api.ApprovalRequested) and event.call_id == "rg3":
+                    assert await other.approve(event, True, "approved in the page")
+                    return
+
+    try:
+        terminal.expect("you> ")
+        terminal.type("run the guarded tool\n")
+        terminal.expect("allow? [y/N]")
+        asyncio.run(asyncio.wait_for(approve_from_elsewhere(), 30))
+        terminal.expect("(approved by")
+        terminal.expect(": approved in the page)")  # who decided, and why
+        terminal.expect("done after the page said yes")
+        terminal.expect("you> ")
+        terminal.type("\x04")
+        assert terminal.wait() == 0, terminal.buffer
+    finally:
+        terminal.close()
+
+
 def test_ask_over_the_url_not_on_a_terminal_refuses_approvals_at_once(kernel: RemoteKernel, mock: MockLLM) -> None:
     mock.script(
         [

@@ -286,7 +286,21 @@ async def one_turn(
         state["session"] = turn.session
         if cancelled.is_set():  # Ctrl-C came before the kernel said which session the turn is in
             send_cancel()
-        async for event in turn:
+        events = aiter(turn)
+        held: list[Any] = []  # events that came while the person was being asked
+        ahead: asyncio.Future[Any] | None = None  # the next event, already asked for during a prompt
+        while True:
+            try:
+                if held and held[0] is None:  # the stream ended during a prompt
+                    break
+                if held:
+                    event = held.pop(0)
+                elif ahead is not None:
+                    event, ahead = await ahead, None
+                else:
+                    event = await anext(events)
+            except StopAsyncIteration:
+                break
             if isinstance(event, api.ContentDelta):
                 printer.delta("content", event.text)
             elif isinstance(event, api.ReasoningDelta):
@@ -298,12 +312,37 @@ async def one_turn(
             elif isinstance(event, api.ApprovalRequested) and interactive and not cancelled.is_set():
                 prompt = asyncio.ensure_future(_prompt_approval(event))
                 try:
-                    approved, reason = await prompt
-                except asyncio.CancelledError:
-                    if not cancelled.is_set():
-                        raise
-                    continue
+                    # Read on while asking: another client (the web page) or the timeout may decide first.
+                    # The next event is awaited as a future and never cancelled (that would end the stream).
+                    decided_elsewhere = False
+                    while not prompt.done():
+                        ahead = ahead or asyncio.ensure_future(anext(events))
+                        await asyncio.wait({prompt, ahead}, return_when=asyncio.FIRST_COMPLETED)
+                        if not ahead.done():
+                            continue
+                        try:
+                            came = ahead.result()  # raises what broke the stream
+                        except StopAsyncIteration:  # the turn ended while asking: nothing left to answer
+                            came = api.ApprovalResolved(
+                                session=event.session, turn=event.turn, approval=event.approval, by="kernel",
+                                reason="the turn ended",
+                            )  # fmt: skip
+                            held.append(None)
+                        ahead = None
+                        if isinstance(came, api.ApprovalResolved) and came.approval == event.approval:
+                            prompt.cancel()
+                            decided_elsewhere = True
+                            verdict = "approved" if came.approved else "refused"
+                            sys.stderr.write(f"\n({verdict} by {came.by}: {came.reason})\n")
+                            sys.stderr.flush()
+                        else:
+                            held.append(came)
+                    if decided_elsewhere or prompt.cancelled():  # or Ctrl-C: the turn is being cancelled
+                        continue
+                    approved, reason = prompt.result()
                 finally:
+                    if not prompt.done():
+                        prompt.cancel()
                     prompt = None
                 await client.approve(event, approved, reason)
             elif isinstance(event, api.TurnFailed):
