@@ -5,6 +5,8 @@ the control socket's ``admin/<method>`` — the same methods the web plugin call
 What is proven:
 - first run: a kernel with no provider refuses a turn; ``providers_save`` (the keyed mock) makes the next
   turn answer, with no restart, the key reaching the vendor;
+- a turn already running keeps the chain it started with (it waits on an approval while the chain is
+  replaced); the next turn uses the new one;
 - ``providers_save`` keeps a stored key when the entry omits ``api_key`` (the keyed mock would answer 401
   otherwise), reorders (the first entry answers the next turn), removes (an entry left out is gone from the
   file), clears a key on ``clear_api_key``;
@@ -14,7 +16,9 @@ What is proven:
 - the key is absent from every answer (list, save, test, status) and from the kernel's log and output;
 - ``providers_test``: ok against the mock, and the vendor's 401 / 400 message verbatim when it fails;
 - plugins: list, restart (pid changes, restarts + 1), stop, start, log (the plugin's real stderr lines);
-- memory: stats count sessions and events, search finds a stored turn by its words, English and Chinese.
+- memory: stats count sessions and events, search finds a stored turn by its words, English and Chinese;
+- a plugin reaches all of it through ``plugin.facility(...)`` (the web plugin's path), and a plugin that
+  restarts itself gets its answer first.
 
 Mutation checks (done): making `merge_entry` drop the stored key turns
 `test_save_keeps_key_reorders_removes` red (the keyed mock answers 401); making `write_private` create and
@@ -23,6 +27,7 @@ fchmod its file 0o644 turns `test_settings_file_private_and_tables_kept` red (mo
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import stat
@@ -33,8 +38,11 @@ from typing import Any
 import pytest
 import tomli
 
+from hologram import turn_api as api
+from hologram.client import TurnClient
 from hologram.kernel.control import socket_path
 from mock_llm import MockLLM
+from tests.kit.loop import run
 from tests.kit.wait import wait_until
 
 from .kernel import E2EKernel
@@ -71,6 +79,12 @@ run = {{ module = "inspector", env = {{ PYTHONPATH = "{path}", INSPECT_FILE = "{
 
 [facilities]
 requires = ["kernel.llm", "kernel.plugins", "kernel.memory"]
+
+[[tools]]
+name = "hold"
+description = "holds the turn until a person approves it"
+needs_approval = true
+parameters = {{ type = "object", properties = {{}} }}
 """
 INSPECTOR = """\
 import asyncio, json, os
@@ -97,6 +111,11 @@ async def look():
         answer = await plugin.facility("kernel.plugins").call("restart", name="inspector")
         with open(os.environ["INSPECT_FILE"], "a") as f:
             f.write(json.dumps({"restart_answer": answer}) + "\\n")
+
+
+@plugin.tool("hold")
+async def hold() -> str:
+    return "held"
 
 
 @plugin.on_start
@@ -248,6 +267,42 @@ def test_save_keeps_key_reorders_removes(kernel: AdminKernel, keyed: MockLLM, mo
     assert "the keyed one, key kept" in second.stdout, second.stderr
     [request] = keyed.requests
     assert request.status == 200 and request.headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_a_running_turn_keeps_its_chain_the_next_uses_the_new(
+    kernel: AdminKernel, keyed: MockLLM, mock: MockLLM
+) -> None:
+    """The turn waits on an approval (deterministic: nothing moves until the test answers); the chain is
+    replaced meanwhile; the turn's second request still goes to the old chain, the next turn to the new.
+
+    Mutation check (done): making `_Turn._complete` call ``self.agent.llm`` again sends the second request
+    to the new provider and turns this red."""
+    admin(kernel, "providers_save", providers=[entry(keyed, "keyed", api_key=KEY)])
+    keyed.script(
+        [
+            {"reasoning_content": "r", "tool_calls": [{"id": "h1", "name": "hold", "arguments": "{}"}]},
+            answer_step("finished on the old chain"),
+        ]
+    )
+    mock.script([answer_step("the new chain answers")])
+
+    async def turn() -> list[Any]:
+        async with await TurnClient.connect(kernel.data, client="tester", approvals=True) as client:
+            started = await client.start("hold on")
+            async with asyncio.timeout(60):
+                async for event in started:
+                    if isinstance(event, api.ApprovalRequested):
+                        await asyncio.to_thread(admin, kernel, "providers_save", providers=[entry(mock, "plain")])
+                        await client.approve(event, True, "go on")
+            return started.events
+
+    events = run(turn())
+    [ended] = [e for e in events if isinstance(e, api.TurnEnded)]
+    assert ended.output == "finished on the old chain", events
+    assert len(keyed.requests) == 2 and mock.requests == []
+    after = kernel.ask("and the next turn?")
+    assert "the new chain answers" in after.stdout, after.stderr
+    admin(kernel, "providers_save", providers=[entry(keyed, "keyed", api_key=KEY)])  # for the tests after
 
 
 def test_clear_api_key(kernel: AdminKernel, keyed: MockLLM) -> None:

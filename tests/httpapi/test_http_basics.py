@@ -66,4 +66,5 @@ def test_a_turn_started_over_http_streams_its_events(kernel: HttpKernel, mock: M
     assert events[0]["client"] == "web" and events[0]["text"] == "hi there"
     text = "".join(e["text"] for e in events if e["type"] == "content.delta")
     assert text == "hello from the mock" == events[-1]["output"]
-    assert [e["seq"] for e in events] == list(range(events[0]["seq"], events[0]["seq"] + len(events)))
+    seqs = [e["seq"] for e in events]
+    assert seqs == sorted(set(seqs))  # in order, none twice (seq counts the kernel's events, across sessions)

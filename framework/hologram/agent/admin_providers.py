@@ -13,6 +13,7 @@ error message is passed on verbatim, except that the key, should the vendor echo
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,7 @@ FACILITY = "kernel.llm"
 WRITE_ONLY = ("api_key", "clear_api_key")  # what an entry may carry besides ProviderSettings' fields
 READ_ONLY = ("api_key_set",)  # what providers_list adds; a page sends it back, it is ignored
 TEST_PROMPT = "ping"
+TEST_TIMEOUT_S = 30.0  # a test answers within a facility call's 60 s, whatever the provider's own timeout
 
 ChainBuilder = Callable[[Settings], "tuple[ProviderChain | None, str]"]
 
@@ -61,9 +63,20 @@ def describe(provider: ProviderSettings) -> dict[str, Any]:
         "thinking": provider.thinking,
         "context_window": provider.context_window,
         "timeout_s": provider.timeout_s,
-        "api_key_set": provider.api_key is not None or provider.api_key_env is not None,
+        "api_key_set": _has_key(provider),
         "api_key_env": provider.api_key_env,
     }
+
+
+def _has_key(provider: ProviderSettings) -> bool:
+    """A key will be sent: one is stored, or the variable ``api_key_env`` names is set for the kernel."""
+    if provider.api_key is not None:
+        return True
+    return provider.api_key_env is not None and bool(os.environ.get(provider.api_key_env))
+
+
+# model-level checks of ProviderSettings (no ``loc``) by the field their message is about
+_MODEL_CHECK_FIELDS = (("thinking", "thinking"), ("set api_key or api_key_env", "api_key"))
 
 
 def _invalid(where: str, message: str) -> RpcError:
@@ -78,14 +91,16 @@ def _validation_message(where: str, exc: ValidationError) -> RpcError:
         message = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
         if err.get("type") == "extra_forbidden":
             message = "unknown field; a provider has " + ", ".join([*ProviderSettings.model_fields, *WRITE_ONLY])
+        if not loc:
+            loc = next((f for prefix, f in _MODEL_CHECK_FIELDS if message.startswith(prefix)), "")
         parts.append(f"{where}.{loc}: {message}" if loc else f"{where}: {message}")
     return RpcError(INVALID_PARAMS, "; ".join(parts))
 
 
 def merge_entry(where: str, entry: Any, stored: dict[str, ProviderSettings]) -> ProviderSettings:
     """An entry of providers_save/providers_test as `ProviderSettings`: fields it leaves out keep their stored
-    values (matched by ``name``), the key included, unless the entry sets ``api_key``, sets ``api_key_env``
-    (the other way to give a key) or says ``clear_api_key``."""
+    values (matched by ``name``), the key included, unless the entry sets ``api_key`` (null or blank: keep),
+    sets ``api_key_env`` (the other way to give a key) or says ``clear_api_key``."""
     if not isinstance(entry, dict):
         raise _invalid(where, "must be an object with name, kind, base_url, model, ...")
     entry = {k: v for k, v in entry.items() if k not in READ_ONLY}
@@ -100,7 +115,8 @@ def merge_entry(where: str, entry: Any, stored: dict[str, ProviderSettings]) -> 
         merged.pop("api_key", None)
         if old.api_key is not None:
             merged["api_key"] = old.api_key
-    if entry.get("api_key") is None:
+    key = entry.get("api_key")
+    if key is None or (isinstance(key, str) and not key.strip()):  # an empty key field of a form: keep
         entry.pop("api_key", None)
     if "api_key" in entry:
         merged.pop("api_key_env", None)  # a key typed in replaces the variable
@@ -130,6 +146,7 @@ def _redact(text: str, provider: ProviderSettings) -> str:
 async def probe(provider: ProviderSettings, transport: httpx.AsyncBaseTransport | None = None) -> dict[str, Any]:
     """One real chat request asking for one token, no retries: does this provider answer?"""
     request = ChatRequest([Message.user(TEST_PROMPT)], max_tokens=1, stream=False)
+    provider = provider.model_copy(update={"timeout_s": min(provider.timeout_s, TEST_TIMEOUT_S)})
     started = time.monotonic()
     status: int | None = None
     error: str | None = None
@@ -204,7 +221,9 @@ class ProviderAdmin:
         except HologramError as exc:
             raise RpcError(INVALID_PARAMS, f"settings: {exc}") from None
         self._adopt(settings, chain, problem)
-        log.info("providers saved to %s: %s", self.path, ", ".join(seen) or "none")
+        names = ", ".join(seen) or "none"
+        log.info("providers saved to %s: %s", self.path, names)
+        self.kernel.notify("agent", f"providers saved: {names}; the next turn uses them")
         return await self.providers_list()
 
     def _adopt(self, settings: Settings, chain: ProviderChain | None, problem: str) -> None:

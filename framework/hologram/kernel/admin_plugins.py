@@ -1,8 +1,9 @@
 """``kernel.plugins``: what the supervisor knows about each plugin, its start/stop/restart, and its log.
 
 A plugin's stderr goes to the kernel's log file, one line each as ``hologram.plugin.NAME: [NAME] text``
-(supervisor/managed.py), and the supervisor's own lines about it carry ``[NAME]``; ``log`` reads the tail of
-that real file, from the end, so a long-running kernel's big log costs only the part that is read.
+(supervisor/managed.py), and the supervisor's own lines about it are ``hologram.supervisor: [NAME] ...``;
+``log`` reads the tail of that real file, from the end, so a long-running kernel's big log costs only the
+part that is read.
 """
 
 from __future__ import annotations
@@ -143,7 +144,7 @@ class PluginAdmin:
         path = current_log_file(self.kernel.data_dir)
         if path is None:
             return {"lines": []}
-        markers = (f"hologram.plugin.{name}: ", f"[{name}] ")
+        markers = (f" hologram.plugin.{name}: ", f" hologram.supervisor: [{name}] ")
         return {"lines": await asyncio.to_thread(tail_matching, path, markers, lines)}
 
     def serve(self) -> None:

@@ -5,8 +5,9 @@ Why a corpus index of its own: a request ranks one session (`SessionMemory.prepa
 "where did I say that?" across all of them. Scores of separate per-session rankings are z-scores within each
 session, so they do not compare; one `SessionIndex` over every session's events does, and it is the product's
 own retrieval — the same records (`record_of`), the same BM25 + dense fusion and turn smoothing
-(`SessionIndex.scores`), the same query building (`build_query`), the passage vectors the background indexer
-already stored in ``vectors.db`` (a passage without one scores by BM25 alone, as in a request). Nothing here
+(`SessionIndex.scores`, told where each session's turns end: another session's turn is no neighbour), the
+same query building (`build_query`), the passage vectors the background indexer already stored in
+``vectors.db`` (a passage without one scores by BM25 alone, as in a request). Nothing here
 goes through `SessionMemory`'s per-session cache, so browsing memory never evicts a live chat's index.
 
 The records are kept per session and only events appended since the last call are read and tokenised; the
@@ -47,6 +48,7 @@ def _records_of(events: list[Event]) -> list[EventRecord | None]:
 @dataclass
 class _SessionRecords:
     last_seq: int = 0
+    count: int = 0  # the session's events as `list_sessions` counted them when last read
     events: list[tuple[Event, EventRecord]] = field(default_factory=list)
 
 
@@ -55,6 +57,7 @@ class _Corpus:
     signature: tuple[tuple[str, int], ...]
     index: SessionIndex
     where: list[tuple[str, Event, EventRecord]]  # index position -> (session, event, record)
+    segment: np.ndarray  # index position -> the session's number: turns of two sessions are no neighbours
 
 
 class MemoryInspector:
@@ -73,8 +76,12 @@ class MemoryInspector:
         ids = [str(s["id"]) for s in listed]
         for gone in set(self._sessions) - set(ids):
             del self._sessions[gone]
-        for sid in ids:
+        for sid, listing in zip(ids, listed, strict=True):
             known = self._sessions.setdefault(sid, _SessionRecords())
+            count = int(listing.get("events") or 0)
+            if count == known.count:  # one query for all sessions; only those that grew are read
+                continue
+            known.count = count
             new = store.events(sid, after=known.last_seq)
             if not new:
                 continue
@@ -91,6 +98,7 @@ class MemoryInspector:
         signature = tuple((sid, self._sessions[sid].last_seq) for sid in ids)
         corpus = self._corpus
         if corpus is not None and corpus.signature == signature:
+            await self._attach_vectors(corpus.index)  # those the background indexer stored since
             return corpus
         index = SessionIndex()
         where: list[tuple[str, Event, EventRecord]] = []
@@ -103,20 +111,28 @@ class MemoryInspector:
                 )  # fmt: skip
                 where.append((sid, event, record))
         await self._attach_vectors(index)
-        self._corpus = _Corpus(signature, index, where)
+        numbers = {sid: n for n, sid in enumerate(ids)}
+        segment = np.fromiter((numbers[sid] for sid, _, _ in where), dtype=np.int64, count=len(where))
+        self._corpus = _Corpus(signature, index, where, segment)
         return self._corpus
 
     async def _attach_vectors(self, index: SessionIndex) -> None:
-        """The passage vectors the background indexer stored (``vectors.db``), for the model loaded now."""
+        """The passage vectors the background indexer stored (``vectors.db``) for the model loaded now, for
+        the passages that have none yet (the model may have loaded, or the indexer caught up, since)."""
         memory = self.memory
         embedder, cache = memory.embedder, memory.vectors
         if embedder is None or cache is None or index.passages == 0:
             return
-        keys = [index.passage_key(p) for p in range(index.passages)]
-        stored = await asyncio.to_thread(cache.get, embedder.fingerprint, keys)
-        rows = [p for p, key in enumerate(keys) if key in stored]
+        fingerprint = embedder.fingerprint
+        same_model = index.fingerprint in (None, fingerprint)
+        missing = [p for p in range(index.passages) if not same_model or index.passage_vector(p) is None]
+        if not missing:
+            return
+        keys = {p: index.passage_key(p) for p in missing}
+        stored = await asyncio.to_thread(cache.get, fingerprint, list(keys.values()))
+        rows = [p for p in missing if keys[p] in stored]
         if rows:
-            index.set_vectors(embedder.fingerprint, rows, np.stack([stored[keys[p]] for p in rows]))
+            index.set_vectors(fingerprint, rows, np.stack([stored[keys[p]] for p in rows]))
 
     async def stats(self) -> dict[str, Any]:
         async with self._lock:
@@ -141,7 +157,7 @@ class MemoryInspector:
         if embedder is not None:
             vector, fingerprint = (await embed_async(embedder, [text]))[0], embedder.fingerprint
         query = build_query(index, text, now=time.time(), vector=vector, fingerprint=fingerprint)
-        scores = index.scores(query)
+        scores = index.scores(query, segment=corpus.segment)
         order = np.flatnonzero(scores > 0)  # above the corpus mean: an event that matches, not the least bad
         order = order[np.lexsort((-order, -scores[order]))][:limit]
         cold = self.memory.cold

@@ -251,8 +251,10 @@ class SessionIndex:
         best[~mask] = 0.0
         return best, mask
 
-    def scores(self, query: IndexQuery) -> np.ndarray:
-        """The relevance of every event to `query` (module docstring), in log order."""
+    def scores(self, query: IndexQuery, *, segment: np.ndarray | None = None) -> np.ndarray:
+        """The relevance of every event to `query` (module docstring), in log order. ``segment``: a label per
+        event (the session, when one index holds several: hologram/memory/inspect.py); turns with another
+        label are not each other's neighbours."""
         n = len(self.ids)
         if n == 0:
             return np.zeros(0)
@@ -269,7 +271,8 @@ class SessionIndex:
         turn = np.frombuffer(self.turn, dtype=np.int32)
         turn_starts = np.flatnonzero(np.diff(turn, prepend=-1))
         best_of_turn = np.maximum.reduceat(fused, turn_starts)
-        around = neighbour_smooth(best_of_turn, TURN_NEIGHBOUR_WEIGHTS).astype(np.float64) - best_of_turn
+        labels = None if segment is None else segment[turn_starts]
+        around = neighbour_smooth(best_of_turn, TURN_NEIGHBOUR_WEIGHTS, labels).astype(np.float64) - best_of_turn
         out: np.ndarray = fused + around[turn]
         return out
 

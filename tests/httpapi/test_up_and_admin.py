@@ -1,0 +1,132 @@
+"""`hologram up` announces the web UI (the ready link once the http plugin is ready, the URL in
+`hologram status`), a busy port is a clear error, and the admin pass-through routes reach the kernel's
+facilities (providers, plugins, memory) end to end.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from mock_llm import MockLLM
+from tests.e2e.kernel import HOLOGRAM, env
+from tests.kit.wait import wait_until
+
+from .kernel import HttpKernel
+
+pytestmark = pytest.mark.slow
+
+
+class Lines:
+    """A process's stdout, read in a thread so a test can wait for a line without blocking on it."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.lines: list[str] = []
+        assert process.stdout is not None
+        stream = process.stdout
+        self.thread = threading.Thread(target=lambda: self.lines.extend(iter(stream.readline, "")), daemon=True)
+        self.thread.start()
+
+    def wait_for(self, prefix: str) -> str:
+        found: str = wait_until(
+            lambda: next((line for line in self.lines if line.startswith(prefix)), None),
+            timeout=60,
+            what=f"a line starting {prefix!r}",
+        )
+        return found
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM) -> Iterator[HttpKernel]:
+    k = HttpKernel(tmp_path_factory.mktemp("upadmin"), mock)
+    k.start()
+    k.output = Lines(k.process)  # type: ignore[arg-type, attr-defined]
+    yield k
+    k.stop()
+
+
+def test_up_prints_the_ready_link_and_status_the_url(kernel: HttpKernel) -> None:
+    url = kernel.url
+    line = kernel.output.wait_for("web UI: ")  # type: ignore[attr-defined]
+    assert line.strip() == f"web UI: {url}/?token={kernel.token}"
+    status = kernel.hologram("status", "--data", str(kernel.data), check=True).stdout
+    assert f"web UI {url}" in status and kernel.token not in status
+    assert kernel.token not in kernel.logs()  # the link goes to the terminal only
+
+
+def test_a_busy_port_is_a_clear_error(kernel: HttpKernel, tmp_path_factory: pytest.TempPathFactory) -> None:
+    taken = kernel.info()["port"]  # the first kernel's port: a second kernel asked for it cannot have it
+    data = tmp_path_factory.mktemp("busy") / "data"
+    data.mkdir()
+    (data / "settings.toml").write_text((kernel.data / "settings.toml").read_text())
+    (data / "settings.toml").chmod(0o600)
+    process = subprocess.Popen(
+        [*HOLOGRAM, "up", "--port", str(taken), "--lock", str(kernel.lock), "--data", str(data)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env(),
+        cwd=kernel.root,
+    )
+    try:
+        lines = Lines(process)
+        line = wait_until(
+            lambda: next((x for x in lines.lines if "http" in x and "is in use" in x), None),
+            timeout=60,
+            what="the http plugin's start failing on the busy port",
+        )
+        assert f"port {taken} is in use: hologram up --port N, or [plugins.http] port" in line
+        assert not (data / "http.json").exists()
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    with socket.create_connection(("127.0.0.1", taken), timeout=10):
+        pass  # the first kernel still serves it
+
+
+def test_the_admin_routes_reach_the_kernel(kernel: HttpKernel, mock: MockLLM) -> None:
+    mock.reset()
+    mock.script([{"content": "remember the blue teapot"}], default={"content": "pong"})
+    with kernel.client() as client:
+        [provider] = client.get("/api/providers").json()["providers"]
+        assert provider["base_url"] == mock.base_url and provider["api_key_set"] is True
+        assert client.get("/api/info").json()["providers"] == 1
+        tested = client.post("/api/providers/test", json={"name": provider["name"]}).json()
+        assert tested["ok"] is True and tested["error"] is None, tested
+        failed = client.post("/api/providers/test", json={"provider": {**provider, "base_url": "http://127.0.0.1:9"}})
+        assert failed.status_code == 200 and failed.json()["ok"] is False and failed.json()["error"]
+        plugins = {p["name"]: p for p in client.get("/api/plugins").json()["plugins"]}
+        assert plugins["http"]["state"] == "ready" and plugins["shell"]["state"] == "ready"
+        pid = plugins["shell"]["pid"]
+        assert client.post("/api/plugins/shell/restart").json() == {"ok": True}
+        wait_until(
+            lambda: {p["name"]: p for p in client.get("/api/plugins").json()["plugins"]}["shell"],
+            accept=lambda p: p["state"] == "ready" and p["pid"] != pid,
+            timeout=60,
+            what="shell restarted",
+        )
+        log = client.get("/api/plugins/http/log", params={"lines": 50}).json()["lines"]
+        assert any("listening on" in line for line in log), log
+        started = client.post("/api/turns", json={"text": "the blue teapot", "session": "memo"}).json()
+        wait_until(
+            lambda: client.get("/api/sessions/memo").json()["events"],
+            accept=lambda events: any(e["kind"] == "output" for e in events),
+            timeout=60,
+            what="the turn stored",
+        )
+        assert started["session"] == "memo"
+        stats = client.get("/api/memory").json()
+        assert stats["sessions"] >= 1 and {"l1", "l2"} <= set(stats)
+        hits = wait_until(
+            lambda: client.get("/api/memory/search", params={"q": "blue teapot"}).json()["hits"],
+            timeout=60,
+            what="memory search to find the turn",
+        )
+        assert any(h["session"] == "memo" for h in hits), hits
+        renamed = client.patch("/api/sessions/memo", json={"title": "茶壶 teapot"})
+        assert renamed.status_code == 200
+        assert {s["id"]: s["title"] for s in client.get("/api/sessions").json()["sessions"]}["memo"] == "茶壶 teapot"
