@@ -38,6 +38,19 @@ REFUSED_NO_PERSON = "refused: the client that started this turn is not on a term
 READ_TIMEOUT_S = 60.0  # the server sends a keepalive every 15 s: 60 s of silence is a dead connection
 
 
+def _checked_url(url: str) -> str:
+    """The base URL without a trailing slash; `HologramError` for one httpx could not send to."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError) as exc:
+        raise HologramError(Problem(f"--url {url!r} is not a URL: {exc}", hint="e.g. http://host:8080")) from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise HologramError(
+            Problem(f"--url {url!r} must be http:// or https:// with a host", hint="e.g. http://host:8080")
+        )
+    return url.rstrip("/")
+
+
 def _quoted(part: str) -> str:
     return quote(part, safe="")
 
@@ -55,7 +68,7 @@ class HttpTurnClient:
         transport: httpx.AsyncBaseTransport | None = None,
         resume_within_s: float = RESUME_WITHIN_S,
     ) -> None:
-        self.url = url.rstrip("/")
+        self.url = _checked_url(url)
         self.client = client
         self.approvals = approvals
         self.resume_within_s = resume_within_s

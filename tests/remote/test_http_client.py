@@ -211,3 +211,10 @@ def test_sse_parsing_follows_the_rules() -> None:
         return [item async for item in sse_events(lines())]
 
     assert run(collect()) == [("7", '{"a":\n1}'), (None, "x")]
+
+
+@pytest.mark.parametrize("url", ["host:8080", "ftp://host", "http://", "http://[::1"])
+def test_a_url_that_cannot_be_one_is_refused_with_an_example(url: str) -> None:
+    with pytest.raises(HologramError) as caught:
+        HttpTurnClient(url, "right")
+    assert "e.g. http://host:8080" in caught.value.render()
