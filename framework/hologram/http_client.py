@@ -87,6 +87,8 @@ class HttpTurnClient:
         self.info: dict[str, Any] = {}
         self._started: set[str] = set()  # turns this client started (approvals=False: it refuses their requests)
         self._background: set[asyncio.Future[Any]] = set()
+        self._ended: set[str] = set()  # turns whose turn.ended came
+        self._closing = False
 
     @classmethod
     async def connect(
@@ -259,6 +261,9 @@ class HttpTurnClient:
         finally:
             if self._readers.get(session) is asyncio.current_task():
                 del self._readers[session]
+            if not self._closing and self.failure is None and self._wanted(session):
+                # a turn started in this session just as this reader decided it was no longer wanted
+                self._read(session, after=self.last_seq.get(session, 0))
 
     async def _read_once(self, session: str, *, resume: bool) -> bool:
         """One SSE connection, until it ends; True when it delivered an event (it was alive)."""
@@ -288,6 +293,8 @@ class HttpTurnClient:
             return
         if event.seq:
             self.last_seq[session] = event.seq
+        if isinstance(event, api.TurnEnded):
+            self._ended.add(event.turn)
         if isinstance(event, api.ApprovalRequested) and not self.approvals and event.turn in self._started:
             # The HTTP API starts every turn able to ask (a page may answer); a client that cannot ask a
             # person refuses at once, as the local API does for it, instead of leaving the call to time out.
@@ -302,7 +309,9 @@ class HttpTurnClient:
             await self.approve(event, False, REFUSED_NO_PERSON)
 
     def _wanted(self, session: str) -> bool:
-        return any(stream.session == session for stream in self._streams)
+        """Whether a stream still waits for events of ``session`` (a turn's stream stops at its end: the
+        connection is closed then, not kept open until the next event)."""
+        return any(s.session == session and (s.turn is None or s.turn not in self._ended) for s in self._streams)
 
     def _fail(self, message: str) -> None:
         self.failure = message
@@ -333,6 +342,7 @@ class HttpTurnClient:
     # -- life -----------------------------------------------------------------------------------------
 
     async def aclose(self) -> None:
+        self._closing = True
         readers = list(self._readers.values())
         for reader in readers:
             reader.cancel()

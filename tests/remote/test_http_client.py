@@ -218,3 +218,45 @@ def test_a_url_that_cannot_be_one_is_refused_with_an_example(url: str) -> None:
     with pytest.raises(HologramError) as caught:
         HttpTurnClient(url, "right")
     assert "e.g. http://host:8080" in caught.value.render()
+
+
+def test_a_turns_stream_closes_at_its_end_and_the_next_turn_reads_anew() -> None:
+    """A script that runs many turns does not keep one idle SSE connection per finished turn open; the next
+    turn of the session opens its own, resuming after the last seq (the old turn is not shown again).
+    Mutation check (done): `_wanted` ignoring ended turns → red (the first connection stays open and the
+    second turn waits on it for events this server sends only to a new one)."""
+    second = [{**e, "turn": "t2", "seq": e["seq"] + 10} for e in TURN_EVENTS]
+
+    class TwoTurns(FakeServer):
+        turns = 0
+
+        async def __call__(self, request: httpx.Request) -> httpx.Response:
+            if request.url.path == "/api/turns":
+                TwoTurns.turns += 1
+                return httpx.Response(200, json={"session": SESSION, "turn": f"t{TwoTurns.turns}"})
+            return await super().__call__(request)
+
+    def connections(n: int, last: int | None) -> tuple[list[dict[str, Any]], bool]:
+        latest = TURN_EVENTS if n == 1 else second  # the server keeps the latest turn for a reconnect
+        return [e for e in latest if last is None or e["seq"] > last], False
+
+    server = TwoTurns(connections)
+
+    async def main() -> tuple[list[Any], list[Any], int]:
+        async with await HttpTurnClient.connect(URL, "right", transport=httpx.MockTransport(server)) as client:
+            first = await client.start("one")
+            await first.result()
+            for _ in range(100):  # the reader ends right after delivering turn.ended
+                if not client._readers:
+                    break
+                await asyncio.sleep(0.01)
+            readers = len(client._readers)
+            then = await client.start("two")
+            await then.result()
+            return first.events, then.events, readers
+
+    one, two, readers = run(main())
+    assert readers == 0
+    assert text_of(one) == text_of(two) == "abcd"
+    assert {e.turn for e in two} == {"t2"}
+    assert server.sse_headers[1]["last-event-id"] == "6"
