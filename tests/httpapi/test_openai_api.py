@@ -9,8 +9,10 @@ with another reason).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import openai
@@ -227,3 +229,17 @@ def test_httpx_sees_the_session_header_on_a_fresh_session(kernel: HttpKernel, mo
         session = response.headers["x-hologram-session"]
         assert session and stored(kernel, session)["session"] == session
     assert isinstance(response, httpx.Response)
+
+
+def test_the_docs_example_asks_hologram(kernel: HttpKernel, mock: MockLLM) -> None:
+    """docs/web.md's `openai` example (docs/examples/web/openai_client.py), run against this kernel."""
+    mock.reset()
+    mock.script([{"reasoning_content": "why not", "content": "hello from the example"}])
+    path = Path(__file__).resolve().parents[2] / "docs" / "examples" / "web" / "openai_client.py"
+    spec = importlib.util.spec_from_file_location("docs_example_openai_client", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    answer, reasoning = example.ask(kernel.url, kernel.token, "hi", "docs-example")
+    assert (answer, reasoning) == ("hello from the example", "why not")
+    assert stored(kernel, "docs-example")["session"] == "docs-example"

@@ -1,0 +1,116 @@
+"""The HTTP channel's parts on their own: its configuration checks, the names it answers to, the token
+file, and the per-session fan-out's replay rules (what the e2e tests rely on, case by case)."""
+
+from __future__ import annotations
+
+import asyncio
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hologram_plugins.http.access import allowed_hosts, load_token
+from hologram_plugins.http.config import ConfigError, HttpConfig
+from hologram_plugins.http.events import Fanout
+
+
+def test_the_defaults_are_loopback_on_8080() -> None:
+    config = HttpConfig.from_config({})
+    assert (config.host, config.port, config.tls, config.loopback) == ("127.0.0.1", 8080, False, True)
+
+
+@pytest.mark.parametrize("port", [True, -1, 70000, "80", 8.5])
+def test_a_bad_port_names_the_key(port: Any) -> None:
+    with pytest.raises(ConfigError, match=r"\[plugins.http\] port: must be a whole number 0-65535"):
+        HttpConfig.from_config({"port": port})
+
+
+def test_off_loopback_needs_tls_or_an_explicit_yes(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="tls_certfile and tls_keyfile, or allow_insecure_remote = true"):
+        HttpConfig.from_config({"host": "0.0.0.0"})
+    assert not HttpConfig.from_config({"host": "0.0.0.0", "allow_insecure_remote": True}).loopback
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert.write_text("x")
+    key.write_text("x")
+    assert HttpConfig.from_config({"host": "0.0.0.0", "tls_certfile": str(cert), "tls_keyfile": str(key)}).tls
+    with pytest.raises(ConfigError, match="both tls_certfile and tls_keyfile"):
+        HttpConfig.from_config({"tls_certfile": str(cert)})
+    with pytest.raises(ConfigError, match="tls_keyfile: there is no file"):
+        HttpConfig.from_config({"tls_certfile": str(cert), "tls_keyfile": str(tmp_path / "missing.pem")})
+    with pytest.raises(ConfigError, match="allow_insecure_remote: must be true or false"):
+        HttpConfig.from_config({"allow_insecure_remote": "yes"})
+    for host in ("localhost", "::1", "127.0.0.2"):
+        assert HttpConfig.from_config({"host": host}).loopback, host
+
+
+def test_the_names_it_answers_to() -> None:
+    hosts = allowed_hosts("127.0.0.1", 8123, tls=False)
+    assert hosts == {"127.0.0.1:8123", "localhost:8123", "[::1]:8123"}
+    assert "myhost.lan:8123" in allowed_hosts("myhost.lan", 8123, tls=True)
+    assert "[fd00::5]:9000" in allowed_hosts("fd00::5", 9000, tls=True)
+    assert {"localhost", "127.0.0.1:80"} <= allowed_hosts("127.0.0.1", 80, tls=False)  # browsers omit :80
+    assert "localhost" not in allowed_hosts("127.0.0.1", 443, tls=False)
+
+
+def test_the_token_file_is_made_private_once_and_reused(tmp_path: Path) -> None:
+    token = load_token(tmp_path)
+    path = tmp_path / "http-token"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and len(token) >= 43
+    path.chmod(0o644)
+    assert load_token(tmp_path) == token and stat.S_IMODE(path.stat().st_mode) == 0o600
+    path.write_text("")  # cut short by a crash: a new one
+    fresh = load_token(tmp_path)
+    assert fresh != token and len(fresh) >= 43
+
+
+def event(kind: str, seq: int, turn: str = "t1", **extra: Any) -> dict[str, Any]:
+    return {"session": "s", "turn": turn, "seq": seq, "type": kind, **extra}
+
+
+def drain(listener: Any) -> list[int]:
+    seqs = []
+    while not listener.queue.empty():
+        seqs.append(listener.queue.get_nowait()["seq"])
+    return seqs
+
+
+def test_the_fanout_replays_by_seq_and_never_twice() -> None:
+    async def go() -> None:
+        idle: list[str] = []
+        fanout = Fanout(on_idle=idle.append)
+        fanout.publish(event("turn.started", 3))
+        fanout.publish(event("content.delta", 5, text="a"))
+        fanout.publish(event("content.delta", 5, text="a"))  # the same seq again: dropped
+        from_start = fanout.subscribe("s", None)
+        resumed = fanout.subscribe("s", 3)
+        late = fanout.subscribe("s", 99)
+        fanout.publish(event("content.delta", 8, text="b"))
+        fanout.publish(event("turn.ended", 9))
+        assert drain(from_start) == [3, 5, 8, 9]
+        assert drain(resumed) == [5, 8, 9]
+        assert drain(late) == []
+        after_end = fanout.subscribe("s", None)  # the turn is over: nothing replayed, the next turn comes
+        again = fanout.subscribe("s", 5)  # a client that missed the end still gets it
+        fanout.publish(event("turn.started", 12, turn="t2"))
+        assert drain(after_end) == [12] and drain(again) == [8, 9, 12]
+        for listener in (from_start, resumed, late, after_end, again):
+            fanout.unsubscribe(listener)
+        assert idle == []  # t2 runs
+        fanout.publish(event("turn.ended", 13, turn="t2"))
+        assert idle == ["s"]
+
+    asyncio.run(go())
+
+
+def test_a_started_turn_keeps_the_session_busy_until_its_end() -> None:
+    idle: list[str] = []
+    fanout = Fanout(on_idle=idle.append)
+    fanout.expect("s", "t1")  # the start answered before the ring brought turn.started
+    fanout.unsubscribe(fanout.subscribe("s", None))
+    assert idle == []
+    fanout.publish(event("turn.started", 1))
+    fanout.publish(event("turn.ended", 2))
+    assert idle == ["s"]
+    fanout.expect("s", "t1")  # the end came before the start's answer: idle at once
+    assert idle == ["s", "s"]
