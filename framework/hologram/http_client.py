@@ -147,6 +147,13 @@ class HttpTurnClient:
 
     def _unreachable(self, exc: Exception) -> HologramError:
         reason = str(exc) or type(exc).__name__
+        if "CERTIFICATE_VERIFY_FAILED" in reason:
+            return HologramError(
+                Problem(
+                    f"the certificate of {self.url} is not trusted here: {reason}",
+                    hint="a certificate of your own (self-signed, a private CA): point SSL_CERT_FILE at it",
+                )
+            )
         return HologramError(
             Problem(
                 f"cannot reach {self.url}: {reason}",

@@ -13,6 +13,7 @@ Covered:
 - Ctrl-C of `ask --url` mid-turn cancels the turn at the server (the call closed, the session valid).
 - a wrong token: the clear error, exit 1, no traceback, the token not echoed (ask and chat).
 - `open --print`: the link works (GET → the cookie is set → 200).
+- https (a self-signed certificate): refused with a hint until SSL_CERT_FILE names it, then `ask` answers.
 
 Mutation check (done): `HttpTurnClient._read_once` not sending Last-Event-ID on reconnect → both resume tests
 are red (the reconnection comes after the turn ended; without the header the server replays nothing of a
@@ -435,3 +436,42 @@ def test_open_without_a_browser_prints_the_link_and_how_to_forward(kernel: Remot
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"web UI: {kernel.url}/?token={kernel.token}"
     assert "ssh -L" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def tls_kernel(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM) -> Iterator[RemoteKernel]:
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command")
+    root = tmp_path_factory.mktemp("remote-tls")
+    k = RemoteKernel(root, [mock])
+    shutil.copy(ROOT / "manifests" / "http.toml", root / "manifests" / "http.toml")
+    k.hologram("build", "--no-discover", "-m", str(root / "manifests"), "-o", str(k.lock), check=True)
+    cert, key = root / "cert.pem", root / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    settings = k.data / "settings.toml"
+    settings.write_text(settings.read_text() + f'\n[plugins.http]\ntls_certfile = "{cert}"\ntls_keyfile = "{key}"\n')
+    k.start()
+    yield k
+    k.stop()
+
+
+def test_ask_over_https_trusts_the_certificate_named_by_ssl_cert_file(tls_kernel: RemoteKernel, mock: MockLLM) -> None:
+    """The documented way to a kernel with a certificate of its own: SSL_CERT_FILE; without it the error says
+    so (not a bare SSL traceback)."""
+    assert tls_kernel.url.startswith("https://")
+    refused = tls_kernel.remote("ask", "--url", tls_kernel.url, "hello")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "is not trusted here" in refused.stderr and "SSL_CERT_FILE" in refused.stderr
+    mock.script([{"reasoning_content": "r", "content": "over tls"}])
+    cert = str(tls_kernel.root / "cert.pem")
+    environment = env() | {"HOLOGRAM_TOKEN": tls_kernel.token, "SSL_CERT_FILE": cert}
+    result = subprocess.run(
+        [*HOLOGRAM, "ask", "--url", tls_kernel.url, "hello"], capture_output=True, text=True, env=environment,
+        cwd=tls_kernel.root, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "over tls"
