@@ -24,7 +24,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -246,6 +246,45 @@ async def _read_line(question: str) -> str:
         loop.remove_reader(fd)
 
 
+async def _read_on_while_asking(
+    prompt: asyncio.Future[tuple[bool, str]],
+    request: api.ApprovalRequested,
+    events: AsyncIterator[Any],
+    held: list[Any],
+    ahead: asyncio.Future[Any] | None,
+) -> asyncio.Future[Any] | None:
+    """Wait for the person's answer while reading on: another client (the web page) or the timeout may decide
+    first — then the prompt is cancelled and the terminal says who decided. Other events that come meanwhile
+    go to ``held`` (None: the stream ended). The next event is awaited as a future and never cancelled (that
+    would end the stream); the one still pending is returned for the caller to await next."""
+    import asyncio
+
+    from hologram import turn_api as api
+
+    while not prompt.done():
+        ahead = ahead or asyncio.ensure_future(anext(events))
+        await asyncio.wait({prompt, ahead}, return_when=asyncio.FIRST_COMPLETED)
+        if not ahead.done():
+            continue
+        try:
+            came = ahead.result()  # raises what broke the stream
+        except StopAsyncIteration:  # the turn ended while asking: nothing left to answer
+            came = api.ApprovalResolved(
+                session=request.session, turn=request.turn, approval=request.approval, by="kernel",
+                reason="the turn ended",
+            )  # fmt: skip
+            held.append(None)
+        ahead = None
+        if isinstance(came, api.ApprovalResolved) and came.approval == request.approval:
+            prompt.cancel()
+            verdict = "approved" if came.approved else "refused"
+            sys.stderr.write(f"\n({verdict} by {came.by}: {came.reason})\n")
+            sys.stderr.flush()
+        else:
+            held.append(came)
+    return ahead
+
+
 async def one_turn(
     connect: Connect, text: str, session: str | None, printer: Printer, *, interactive: bool
 ) -> dict[str, Any]:
@@ -312,38 +351,14 @@ async def one_turn(
             elif isinstance(event, api.ApprovalRequested) and interactive and not cancelled.is_set():
                 prompt = asyncio.ensure_future(_prompt_approval(event))
                 try:
-                    # Read on while asking: another client (the web page) or the timeout may decide first.
-                    # The next event is awaited as a future and never cancelled (that would end the stream).
-                    decided_elsewhere = False
-                    while not prompt.done():
-                        ahead = ahead or asyncio.ensure_future(anext(events))
-                        await asyncio.wait({prompt, ahead}, return_when=asyncio.FIRST_COMPLETED)
-                        if not ahead.done():
-                            continue
-                        try:
-                            came = ahead.result()  # raises what broke the stream
-                        except StopAsyncIteration:  # the turn ended while asking: nothing left to answer
-                            came = api.ApprovalResolved(
-                                session=event.session, turn=event.turn, approval=event.approval, by="kernel",
-                                reason="the turn ended",
-                            )  # fmt: skip
-                            held.append(None)
-                        ahead = None
-                        if isinstance(came, api.ApprovalResolved) and came.approval == event.approval:
-                            prompt.cancel()
-                            decided_elsewhere = True
-                            verdict = "approved" if came.approved else "refused"
-                            sys.stderr.write(f"\n({verdict} by {came.by}: {came.reason})\n")
-                            sys.stderr.flush()
-                        else:
-                            held.append(came)
-                    if decided_elsewhere or prompt.cancelled():  # or Ctrl-C: the turn is being cancelled
-                        continue
-                    approved, reason = prompt.result()
+                    ahead = await _read_on_while_asking(prompt, event, events, held, ahead)
                 finally:
                     if not prompt.done():
                         prompt.cancel()
-                    prompt = None
+                    asked, prompt = prompt, None
+                if asked.cancelled():  # decided elsewhere, or Ctrl-C: the turn is being cancelled
+                    continue
+                approved, reason = asked.result()
                 await client.approve(event, approved, reason)
             elif isinstance(event, api.TurnFailed):
                 failure = event.message
