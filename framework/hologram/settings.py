@@ -60,7 +60,7 @@ NO_PROVIDER_HINT = (
     '    base_url = "https://api.deepseek.com"\n'
     '    api_key_env = "DEEPSEEK_API_KEY"\n'
     '    model = "deepseek-chat"\n'
-    "  then restart `hologram up`"
+    "  then restart `hologram up` — or add it in the web UI (`hologram open`), which needs no restart"
 )
 
 

@@ -275,8 +275,9 @@ def test_a_running_turn_keeps_its_chain_the_next_uses_the_new(
     """The turn waits on an approval (deterministic: nothing moves until the test answers); the chain is
     replaced meanwhile; the turn's second request still goes to the old chain, the next turn to the new.
 
-    Mutation check (done): making `_Turn._complete` call ``self.agent.llm`` again sends the second request
-    to the new provider and turns this red."""
+    Mutation checks (done): making `_Turn._complete` call ``self.agent.llm`` again sends the second request
+    to the new provider; making `ProviderAdmin._close_idle` close every replaced chain closes the one this
+    turn still uses, and its second request fails. Either turns this red."""
     admin(kernel, "providers_save", providers=[entry(keyed, "keyed", api_key=KEY)])
     keyed.script(
         [
@@ -397,6 +398,8 @@ def test_plugins_list_restart_stop_start_log(kernel: AdminKernel) -> None:
     assert admin(kernel, "start", name="chatty") == {"ok": True}
     kernel.wait_ready("chatty")
 
+    claimed = admin_error(kernel, "restart", name="chatty", caller="chatty")
+    assert claimed["code"] == -32602 and "caller" in claimed["message"]
     unknown = admin_error(kernel, "restart", name="nobody")
     assert "nobody" in unknown["message"] and "chatty" in unknown["message"]
     assert admin_error(kernel, "log", name="chatty", lines=0)["code"] == -32602

@@ -12,8 +12,10 @@ error message is passed on verbatim, except that the key, should the vendor echo
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
+import ssl
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -51,6 +53,18 @@ TEST_PROMPT = "ping"
 TEST_TIMEOUT_S = 30.0  # a test answers within a facility call's 60 s, whatever the provider's own timeout
 
 ChainBuilder = Callable[[Settings], "tuple[ProviderChain | None, str]"]
+
+
+@functools.cache
+def _adapters() -> Any:
+    """One adapter manager for checks and tests (a fresh one costs ~10 ms; they hold no per-call state)."""
+    return make_adapter_manager()
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One TLS context for every test request: building one (loading the CA bundle) costs ~170 ms."""
+    return httpx.create_ssl_context()
 
 
 def describe(provider: ProviderSettings) -> dict[str, Any]:
@@ -129,7 +143,7 @@ def merge_entry(where: str, entry: Any, stored: dict[str, ProviderSettings]) -> 
         provider = ProviderSettings.model_validate(merged)
     except ValidationError as exc:
         raise _validation_message(where, exc) from None
-    kinds = known_kinds(make_adapter_manager())
+    kinds = known_kinds(_adapters())
     if provider.kind not in kinds:
         raise _invalid(f"{where}.kind", f"unknown provider kind; known kinds: {', '.join(sorted(kinds))}")
     return provider
@@ -151,8 +165,8 @@ async def probe(provider: ProviderSettings, transport: httpx.AsyncBaseTransport 
     status: int | None = None
     error: str | None = None
     model = provider.model
-    async with httpx.AsyncClient(transport=transport) as http:
-        client = ProviderClient(provider, make_adapter_manager(), http)
+    async with httpx.AsyncClient(transport=transport, verify=_tls()) as http:
+        client = ProviderClient(provider, _adapters(), http)
         try:
             result = await client.complete(request)
             model = result.model or model
@@ -180,7 +194,7 @@ class ProviderAdmin:
         self.kernel = kernel
         self.agent = agent
         self.build_chain = build_chain
-        self.retired: list[Any] = []  # chains replaced while turns may still use them; closed at shutdown
+        self.retired: list[Any] = []  # replaced chains a running turn may still use (`_close_idle`)
 
     @property
     def path(self) -> Any:
@@ -221,6 +235,7 @@ class ProviderAdmin:
         except HologramError as exc:
             raise RpcError(INVALID_PARAMS, f"settings: {exc}") from None
         self._adopt(settings, chain, problem)
+        await self._close_idle()
         names = ", ".join(seen) or "none"
         log.info("providers saved to %s: %s", self.path, names)
         self.kernel.notify("agent", f"providers saved: {names}; the next turn uses them")
@@ -248,6 +263,14 @@ class ProviderAdmin:
             known = ", ".join(stored) or "none saved"
             raise _invalid("name", f"no saved provider has that name; saved: {known}")
         return await probe(settings)
+
+    async def _close_idle(self) -> None:
+        """Close the replaced chains no running turn uses (the others wait for the next save, or shutdown)."""
+        in_use = self.agent.chains_in_use
+        idle = [chain for chain in self.retired if id(chain) not in in_use]
+        self.retired = [chain for chain in self.retired if id(chain) in in_use]
+        for chain in idle:
+            await chain.aclose()
 
     async def aclose(self) -> None:
         for chain in self.retired:

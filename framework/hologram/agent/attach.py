@@ -7,6 +7,9 @@ the supervisor, sessions in the data directory, control methods for clients, ``k
 Control methods added (JSON-RPC over the control socket; see docs/agent.md for the streaming protocol):
 ``ask`` {text, session?, interactive?}, ``turn/cancel`` {session}, ``sessions/list``, ``sessions/events``.
 Kernel facility ``kernel.sessions``: ``approve(session_id, tool, arguments, summary)`` → {approved, reason}.
+Administration (docs/protocol.md, "Kernel administration facilities"), each also ``admin/<method>`` on the
+control socket: ``kernel.llm`` providers_list/save/test (admin_providers.py), ``kernel.memory`` stats/search
+(memory/inspect.py); the kernel itself serves ``kernel.plugins`` (kernel/admin_plugins.py).
 """
 
 from __future__ import annotations

@@ -101,6 +101,8 @@ class Agent:
         # memory SessionMemory.prepare reads the same SessionLog instead: one read of the log per request.
         self.history = HistoryCache(memory.log if memory is not None else SessionLog(store))
         self.no_llm_message = no_llm_message
+        self.chains_in_use: dict[int, int] = {}
+        """Running turns per chain (by id): a chain replaced by `providers_save` is closed once none uses it."""
 
     async def run_turn(
         self,
@@ -152,10 +154,17 @@ class _Turn:
     # -- the loop -------------------------------------------------------------------------------------
 
     async def run(self, text: str) -> TurnResult:
+        in_use = self.agent.chains_in_use
+        key = id(self.llm)
+        in_use[key] = in_use.get(key, 0) + 1
         try:
             return await self._run(text)
         finally:
             self.store.repair(self.sid, CANCELLED)  # the calls this turn left open (cancelled, failed)
+            if in_use[key] <= 1:
+                del in_use[key]
+            else:
+                in_use[key] -= 1
 
     async def _run(self, text: str) -> TurnResult:
         agent, ctx, stages = self.agent, self.ctx, self.agent.stages

@@ -30,6 +30,11 @@ def _checked(facility: str, name: str, method: AdminMethod, params: Any) -> dict
         raise RpcError(INVALID_PARAMS, f"{facility}.{name}: params must be an object")
     signature = inspect.signature(method)
     accepted = [p for p in signature.parameters if p != "caller"]
+    if "caller" in params:  # the kernel says who calls; a caller cannot claim to be another plugin
+        raise RpcError(
+            INVALID_PARAMS,
+            f"{facility}.{name}: unexpected parameter 'caller'; its parameters: " + (", ".join(accepted) or "none"),
+        )
     try:
         signature.bind(**{"caller": None, **params} if "caller" in signature.parameters else params)
     except TypeError as exc:
