@@ -20,13 +20,29 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 from hologram import turn_api as api
 from hologram.kernel.control import connect as connect_control
 from hologram.rpc import Connection, ConnectionClosed
 
 _END = object()  # put into every stream's queue when the connection closes
+
+
+def __getattr__(name: str) -> Any:
+    """`HttpTurnClient` (over HTTP, `hologram.http_client`) is imported on first use: it needs httpx, which
+    a local client never does."""
+    if name == "HttpTurnClient":
+        from hologram.http_client import HttpTurnClient
+
+        return HttpTurnClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _Streams(Protocol):
+    """What an `EventStream` needs of its client (`TurnClient`, `HttpTurnClient`)."""
+
+    _streams: set[EventStream]
 
 
 class KernelGone(ConnectionClosed):
@@ -36,7 +52,7 @@ class KernelGone(ConnectionClosed):
 class EventStream:
     """The events of one session (``turn`` None) or one turn, in order, as they come."""
 
-    def __init__(self, client: TurnClient, session: str | None, turn: str | None) -> None:
+    def __init__(self, client: _Streams, session: str | None, turn: str | None) -> None:
         self.client = client
         self.session = session
         self.turn = turn
@@ -173,6 +189,10 @@ class TurnClient:
         return bool(answer.get("deleted"))
 
     # -- life -----------------------------------------------------------------------------------------
+
+    def abandon(self) -> None:
+        """Stop waiting (a second Ctrl-C): the connection closes; the kernel cancels a turn nobody watches."""
+        self.connection.close()
 
     async def aclose(self) -> None:
         self.connection.close()

@@ -12,10 +12,10 @@ import sys
 from collections.abc import Sequence
 
 from hologram._version import __version__
-from hologram.cli import ask_cmd, build_cmd, check_cmd, doctor_cmd, inspect_cmd, status_cmd, up_cmd
+from hologram.cli import ask_cmd, build_cmd, check_cmd, doctor_cmd, inspect_cmd, open_cmd, status_cmd, up_cmd
 from hologram.errors import HologramError
 
-COMMANDS = (build_cmd, up_cmd, status_cmd, ask_cmd, inspect_cmd, check_cmd, doctor_cmd)
+COMMANDS = (build_cmd, up_cmd, status_cmd, open_cmd, ask_cmd, inspect_cmd, check_cmd, doctor_cmd)
 
 DESCRIPTION = """\
 Hologram is an agent kernel built from plugins. Plugins declare in TOML manifests the facilities they
@@ -26,6 +26,7 @@ First steps:
   hologram build                 resolve manifests into ./hologram.lock
   hologram up                    start the kernel and the plugins (Ctrl-C stops)
   hologram status                what runs, what waits, and why
+  hologram open                  the web UI's link (opens a browser when there is one)
   hologram ask "hello"           one turn against the running kernel (hologram chat: interactive)
   hologram graph --format text   see what starts after what
   hologram why notes.store       who provides a facility, who needs it

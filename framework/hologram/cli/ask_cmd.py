@@ -9,6 +9,12 @@ tests/e2e/test_agent_interactive.py drives both commands in a real pseudo-termin
 
 Reasoning is printed dimmed on a terminal; when stdout is not a terminal it goes to stderr, so
 ``hologram ask "…" > answer.txt`` captures the answer alone.
+
+With ``--url`` (or ``HOLOGRAM_URL``) the same commands talk to a kernel on another machine through its HTTP
+API (`hologram.http_client.HttpTurnClient`): the same rendering, the same approvals prompt; only the client
+differs (`connector`). httpx is imported only then. The token comes from ``HOLOGRAM_TOKEN`` or
+``--token-file`` by preference: ``--token T`` works, but a command line is readable by every user of the
+machine (``ps``) and lands in the shell's history.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -42,6 +49,7 @@ examples:
   hologram ask "what is in my notes about paris?"
   hologram ask --session 3f2a9c1d0b7e "and in london?"
   hologram ask "summarise" > summary.txt          reasoning goes to stderr when stdout is a file
+  HOLOGRAM_TOKEN=… hologram ask --url http://host:8080 "hello"    a kernel on another machine
 """
 
 CHAT_DETAILS = """\
@@ -51,7 +59,15 @@ stays valid); Ctrl-C or Ctrl-D at the prompt leaves. Tool calls that need approv
 examples:
   hologram chat
   hologram chat --session 3f2a9c1d0b7e            continue an earlier session
+  hologram chat --url https://host:8080 --token-file ~/.hologram-token    a kernel on another machine
 """
+
+REMOTE_HELP = """\
+--url talks to a kernel on another machine through its HTTP API (`hologram open --print` there prints the
+URL and token). Give the token by HOLOGRAM_TOKEN or --token-file: --token is visible to every user of this
+machine in the process list and stays in the shell's history."""
+
+Connect = Callable[[bool], Awaitable[Any]]  # approvals → a connected client (TurnClient or HttpTurnClient)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -60,6 +76,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ask.add_argument("--session", metavar="ID", help="continue this session (default: a new one)")
     ask.add_argument("--no-reasoning", action="store_true", help="do not print the model's reasoning")
     ask.add_argument("--json", action="store_true", help="print the final result as JSON instead of streaming")
+    add_remote_options(ask)
     ask.add_argument("text", nargs="+", metavar="TEXT", help="what to ask")
     ask.set_defaults(run=run_ask)
 
@@ -67,7 +84,61 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_data_option(chat)
     chat.add_argument("--session", metavar="ID", help="continue this session (default: a new one)")
     chat.add_argument("--no-reasoning", action="store_true", help="do not print the model's reasoning")
+    add_remote_options(chat)
     chat.set_defaults(run=run_chat)
+
+
+def add_remote_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("a kernel on another machine", REMOTE_HELP)
+    group.add_argument("--url", metavar="URL", help="its web address, e.g. http://host:8080 (env HOLOGRAM_URL)")
+    group.add_argument("--token", metavar="TOKEN", help="its access token (prefer env HOLOGRAM_TOKEN)")
+    group.add_argument("--token-file", type=Path, metavar="FILE", help="read the access token from FILE")
+
+
+def connector(args: argparse.Namespace) -> Connect:
+    """How to reach the agent: the local kernel's control socket, or with --url / HOLOGRAM_URL its HTTP API."""
+    url = getattr(args, "url", None) or os.environ.get("HOLOGRAM_URL", "")
+    if not url:
+
+        async def local(approvals: bool) -> Any:
+            from hologram.client import TurnClient
+
+            return await TurnClient.connect(args.data, client="cli", approvals=approvals)
+
+        return local
+    token = _token(args)
+
+    async def remote(approvals: bool) -> Any:
+        from hologram.http_client import HttpTurnClient
+
+        return await HttpTurnClient.connect(url, token, client="cli", approvals=approvals)
+
+    return remote
+
+
+def _token(args: argparse.Namespace) -> str:
+    if args.token:
+        return str(args.token).strip()
+    if args.token_file:
+        try:
+            token = Path(args.token_file).expanduser().read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise HologramError(
+                Problem(f"cannot read the token file: {exc.strerror}", file=str(args.token_file))
+            ) from None
+        if not token:
+            raise HologramError(Problem("the token file is empty", file=str(args.token_file)))
+        return token
+    token = os.environ.get("HOLOGRAM_TOKEN", "").strip()
+    if not token:
+        raise HologramError(
+            Problem(
+                "--url needs the kernel's access token",
+                hint="set HOLOGRAM_TOKEN, or pass --token-file FILE (`hologram open --print` on that machine "
+                "prints the link; the token is its ?token= part)",
+            )
+        )
+    return token
 
 
 class Printer:
@@ -175,19 +246,58 @@ async def _read_line(question: str) -> str:
         loop.remove_reader(fd)
 
 
+async def _read_on_while_asking(
+    prompt: asyncio.Future[tuple[bool, str]],
+    request: api.ApprovalRequested,
+    events: AsyncIterator[Any],
+    held: list[Any],
+    ahead: asyncio.Future[Any] | None,
+) -> asyncio.Future[Any] | None:
+    """Wait for the person's answer while reading on: another client (the web page) or the timeout may decide
+    first — then the prompt is cancelled and the terminal says who decided. Other events that come meanwhile
+    go to ``held`` (None: the stream ended). The next event is awaited as a future and never cancelled (that
+    would end the stream); the one still pending is returned for the caller to await next."""
+    import asyncio
+
+    from hologram import turn_api as api
+
+    while not prompt.done():
+        ahead = ahead or asyncio.ensure_future(anext(events))
+        await asyncio.wait({prompt, ahead}, return_when=asyncio.FIRST_COMPLETED)
+        if not ahead.done():
+            continue
+        try:
+            came = ahead.result()  # raises what broke the stream
+        except StopAsyncIteration:  # the turn ended while asking: nothing left to answer
+            came = api.ApprovalResolved(
+                session=request.session, turn=request.turn, approval=request.approval, by="kernel",
+                reason="the turn ended",
+            )  # fmt: skip
+            held.append(None)
+        ahead = None
+        if isinstance(came, api.ApprovalResolved) and came.approval == request.approval:
+            prompt.cancel()
+            verdict = "approved" if came.approved else "refused"
+            sys.stderr.write(f"\n({verdict} by {came.by}: {came.reason})\n")
+            sys.stderr.flush()
+        else:
+            held.append(came)
+    return ahead
+
+
 async def one_turn(
-    data_dir: Path, text: str, session: str | None, printer: Printer, *, interactive: bool
+    connect: Connect, text: str, session: str | None, printer: Printer, *, interactive: bool
 ) -> dict[str, Any]:
-    """Run one turn through the turn API; Ctrl-C cancels it on the kernel's side (the session stays valid),
-    a second Ctrl-C stops waiting. Returns the turn's end as a dict (`--json` prints it)."""
+    """Run one turn through the turn API (either client: ``connect``); Ctrl-C cancels it on the kernel's
+    side (the session stays valid), a second Ctrl-C stops waiting. Returns the turn's end as a dict
+    (`--json` prints it)."""
     import asyncio
     import signal
 
     from hologram import turn_api as api
-    from hologram.client import TurnClient
     from hologram.rpc import ConnectionClosed, RpcError
 
-    client = await TurnClient.connect(data_dir, client="cli", approvals=interactive)
+    client = await connect(interactive)
     state: dict[str, Any] = {"session": session, "abandoned": False}
     loop = asyncio.get_running_loop()
     cancelled = asyncio.Event()
@@ -200,7 +310,7 @@ async def one_turn(
     def on_sigint() -> None:
         if cancelled.is_set():  # a second Ctrl-C: stop waiting; the kernel cancels a turn whose client left
             state["abandoned"] = True
-            client.connection.close()
+            client.abandon()
             return
         cancelled.set()
         if prompt is not None:  # at the approval prompt: stop asking; the kernel denies, the turn stops
@@ -215,7 +325,21 @@ async def one_turn(
         state["session"] = turn.session
         if cancelled.is_set():  # Ctrl-C came before the kernel said which session the turn is in
             send_cancel()
-        async for event in turn:
+        events = aiter(turn)
+        held: list[Any] = []  # events that came while the person was being asked
+        ahead: asyncio.Future[Any] | None = None  # the next event, already asked for during a prompt
+        while True:
+            try:
+                if held and held[0] is None:  # the stream ended during a prompt
+                    break
+                if held:
+                    event = held.pop(0)
+                elif ahead is not None:
+                    event, ahead = await ahead, None
+                else:
+                    event = await anext(events)
+            except StopAsyncIteration:
+                break
             if isinstance(event, api.ContentDelta):
                 printer.delta("content", event.text)
             elif isinstance(event, api.ReasoningDelta):
@@ -227,13 +351,14 @@ async def one_turn(
             elif isinstance(event, api.ApprovalRequested) and interactive and not cancelled.is_set():
                 prompt = asyncio.ensure_future(_prompt_approval(event))
                 try:
-                    approved, reason = await prompt
-                except asyncio.CancelledError:
-                    if not cancelled.is_set():
-                        raise
-                    continue
+                    ahead = await _read_on_while_asking(prompt, event, events, held, ahead)
                 finally:
-                    prompt = None
+                    if not prompt.done():
+                        prompt.cancel()
+                    asked, prompt = prompt, None
+                if asked.cancelled():  # decided elsewhere, or Ctrl-C: the turn is being cancelled
+                    continue
+                approved, reason = asked.result()
                 await client.approve(event, approved, reason)
             elif isinstance(event, api.TurnFailed):
                 failure = event.message
@@ -256,10 +381,16 @@ async def one_turn(
     except ConnectionClosed:
         if state["abandoned"]:
             return {"session": state["session"], "cancelled": True, "output": ""}
-        raise HologramError(Problem("the kernel closed the connection (did it stop?)")) from None
+        gone = getattr(client, "failure", None) or "the kernel closed the connection (did it stop?)"
+        raise HologramError(Problem(gone)) from None
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         await client.aclose()
+
+
+async def _check_reachable(connect: Connect) -> None:
+    client = await connect(True)
+    await client.aclose()
 
 
 async def _quiet(awaitable: Any) -> None:
@@ -272,7 +403,8 @@ def run_ask(args: argparse.Namespace) -> int:
 
     text = " ".join(args.text)
     printer = Printer(sys.stdout, sys.stderr, reasoning=not args.no_reasoning, quiet=args.json)
-    result = asyncio.run(one_turn(args.data, text, args.session, printer, interactive=sys.stdin.isatty()))
+    connect = connector(args)
+    result = asyncio.run(one_turn(connect, text, args.session, printer, interactive=sys.stdin.isatty()))
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
         return 0
@@ -288,6 +420,8 @@ def run_chat(args: argparse.Namespace) -> int:
     import asyncio
 
     session: str | None = args.session
+    connect = connector(args)
+    asyncio.run(_check_reachable(connect))  # a wrong token or URL: say so once and leave, not at every line
     print("hologram chat: Ctrl-C cancels a turn, Ctrl-D or Ctrl-C at the prompt leaves.", file=sys.stderr)
     while True:
         try:
@@ -299,7 +433,7 @@ def run_chat(args: argparse.Namespace) -> int:
             continue
         printer = Printer(sys.stdout, sys.stderr, reasoning=not args.no_reasoning)
         try:
-            result = asyncio.run(one_turn(args.data, text, session, printer, interactive=True))
+            result = asyncio.run(one_turn(connect, text, session, printer, interactive=True))
         except HologramError as exc:
             print(exc.render(), file=sys.stderr)
             continue
