@@ -114,3 +114,25 @@ def test_a_started_turn_keeps_the_session_busy_until_its_end() -> None:
     assert idle == ["s"]
     fanout.expect("s", "t1")  # the end came before the start's answer: idle at once
     assert idle == ["s", "s"]
+
+
+def test_up_says_when_the_web_ui_is_reachable_from_other_machines(tmp_path: Path) -> None:
+    import json
+    import os
+
+    from hologram.cli._web import remote_exposure, web_info, web_link
+
+    def write(host: str, tls: bool, pid: int = os.getpid()) -> None:
+        info = {"url": f"http://{host}:8080", "host": host, "port": 8080, "pid": pid, "tls": tls}
+        (tmp_path / "http.json").write_text(json.dumps(info))
+
+    (tmp_path / "http-token").write_text("tok/en\n")
+    write("127.0.0.1", False)
+    assert remote_exposure(tmp_path) is None
+    assert web_link(tmp_path) == "http://127.0.0.1:8080/?token=tok%2Fen"
+    write("0.0.0.0", False)
+    assert "WITHOUT TLS" in str(remote_exposure(tmp_path))
+    write("0.0.0.0", True)
+    assert "over TLS" in str(remote_exposure(tmp_path))
+    write("127.0.0.1", False, pid=2**22 + 12345)  # a plugin that was killed left its file behind
+    assert web_info(tmp_path) is None and web_link(tmp_path) is None

@@ -46,3 +46,23 @@ def web_link(data_dir: Path) -> str | None:
     except OSError:
         return None
     return f"{str(info['url']).rstrip('/')}/?token={quote(token, safe='')}"
+
+
+def remote_exposure(data_dir: Path) -> str | None:
+    """What `up` says when the web UI is bound off loopback (``[plugins.http] host``), else None."""
+    import ipaddress
+
+    info = web_info(data_dir)
+    if info is None:
+        return None
+    host = str(info.get("host") or "")
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        loopback = False
+    if loopback:
+        return None
+    how = (
+        "over TLS" if info.get("tls") else "WITHOUT TLS (allow_insecure_remote = true): the token travels in clear text"
+    )
+    return f"listening on {host}, reachable from other machines, {how}"

@@ -80,9 +80,12 @@ class Progress:
         the user's own; the link never goes to the log file)."""
         if self.web_announced:
             return
-        from hologram.cli._web import web_link
+        from hologram.cli._web import remote_exposure, web_link
 
         link = web_link(self.supervisor.data_dir)
         if link is not None:
             self.web_announced = True
             print(f"web UI: {link}", file=self.stream, flush=True)
+            exposure = remote_exposure(self.supervisor.data_dir)
+            if exposure:
+                print(f"web UI: {exposure}", file=self.stream, flush=True)
