@@ -5,6 +5,7 @@ facilities (providers, plugins, memory) end to end.
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import threading
@@ -55,6 +56,8 @@ def test_up_prints_the_ready_link_and_status_the_url(kernel: HttpKernel) -> None
     assert line.strip() == f"web UI: {url}/?token={kernel.token}"
     status = kernel.hologram("status", "--data", str(kernel.data), check=True).stdout
     assert f"web UI {url}" in status and kernel.token not in status
+    as_json = kernel.hologram("status", "--json", "--data", str(kernel.data), check=True).stdout
+    assert json.loads(as_json)["web"] == {"url": url, "tls": False} and kernel.token not in as_json
     assert kernel.token not in kernel.logs()  # the link goes to the terminal only
 
 

@@ -72,7 +72,8 @@ def checked(events: list[dict[str, Any]]) -> None:
         raise AssertionError(f"events out of order or repeated: {seqs}")
     text = "".join(e["text"] for e in events if e["type"] == "content.delta")
     if text != ANSWER:
-        raise AssertionError(f"deltas lost or repeated: {text!r}")
+        why = [e.get("message") or e.get("stop_reason") for e in events if e["type"] in ("turn.error", "turn.ended")]
+        raise AssertionError(f"deltas lost or repeated: {text!r} ({why})")
 
 
 class Http:

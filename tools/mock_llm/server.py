@@ -250,6 +250,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 128  # socketserver's default 5 resets connections when 20+ turns start at once
     state: MockState
 
     def handle_error(self, request: Any, client_address: Any) -> None:
