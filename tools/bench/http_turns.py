@@ -1,7 +1,7 @@
 """HTTP channel benchmark: time to the first delta through the web API's SSE stream, next to the same turn
 through the control socket, alone and under load (20 sessions streaming at once, 5 clients on one more).
 
-    .venv/bin/python tools/bench/http.py [--quick] [--json]
+    .venv/bin/python tools/bench/http_turns.py [--quick] [--json]
 
 A real `hologram up` with the http plugin (port 0) and the strict mock LLM in this process, answering at
 once: what is measured is Hologram's path, not a model. "First delta" is the time from sending the turn
@@ -17,40 +17,23 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# This file is named http.py: run as a script its folder is sys.path[0], where it would stand in for the
-# standard library's `http` package (httpx, the mock's http.server). Take the folder out before any import.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-sys.path.insert(0, str(HERE.parent))  # tools/: mock_llm
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: mock_llm
 
-import argparse  # noqa: E402
-import asyncio  # noqa: E402
-import importlib.util  # noqa: E402
-import json  # noqa: E402
-import shutil  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from typing import Any  # noqa: E402
+import argparse
+import asyncio
+import json
+import shutil
+import tempfile
+import time
+from typing import Any
 
-import httpx  # noqa: E402
-import orjson  # noqa: E402
+import httpx
+import orjson
 
-from hologram import turn_api as api  # noqa: E402
-from hologram.client import TurnClient  # noqa: E402
-from mock_llm import MockLLM  # noqa: E402
-
-
-def _bench_kernel() -> Any:
-    """tools/bench/_kernel.py, loaded by path (its folder is off sys.path, see above)."""
-    spec = importlib.util.spec_from_file_location("bench_kernel", HERE / "_kernel.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_kernel = _bench_kernel()
-BenchKernel, provider_toml = _kernel.BenchKernel, _kernel.provider_toml
+from bench._kernel import BenchKernel, provider_toml
+from hologram import turn_api as api
+from hologram.client import TurnClient
+from mock_llm import MockLLM
 
 REPO = Path(__file__).resolve().parents[2]
 ANSWER = "".join(f"w{i} 字{i} " for i in range(30))
