@@ -243,3 +243,32 @@ def test_the_docs_example_asks_hologram(kernel: HttpKernel, mock: MockLLM) -> No
     answer, reasoning = example.ask(kernel.url, kernel.token, "hi", "docs-example")
     assert (answer, reasoning) == ("hello from the example", "why not")
     assert stored(kernel, "docs-example")["session"] == "docs-example"
+
+
+def test_a_client_that_goes_away_cancels_its_non_streamed_turn(kernel: HttpKernel, mock: MockLLM) -> None:
+    """A non-streamed request whose client gives up (its timeout) must not leave the turn running for nobody:
+    the kernel cancels it. The model here would answer only after 60 s; the session's event stream, opened
+    before the request, shows the turn end ``cancelled`` long before.
+
+    Mutation check (done): awaiting the turn without watching for the disconnect (``await turn.collect()``)
+    turns this red (the turn ends with ``answer`` once the mock answers)."""
+    mock.reset()
+    mock.script([{"delay": 60, "content": "too late"}])
+    session = "openai-gone"
+    quick = openai.OpenAI(base_url=kernel.url + "/v1", api_key=kernel.token, max_retries=0, timeout=1.0)
+    with kernel.client() as http, http.stream("GET", f"/api/sessions/{session}/events", timeout=120) as events:
+        assert events.status_code == 200
+        with quick, pytest.raises(openai.APITimeoutError):
+            quick.chat.completions.create(
+                model="hologram",
+                messages=[{"role": "user", "content": "take your time"}],
+                extra_headers={"X-Hologram-Session": session},
+            )
+        ended = None
+        for line in events.iter_lines():
+            if line.startswith("data: "):
+                event = json.loads(line[6:])
+                if event["type"] == "turn.ended":
+                    ended = event
+                    break
+    assert ended is not None and ended["stop_reason"] == "cancelled", ended

@@ -18,10 +18,11 @@ types (a wrong token: ``openai.AuthenticationError``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
 import orjson
@@ -146,9 +147,11 @@ async def completions(request: Request, channel: Channel) -> Response:
     if stream:
         return StreamingResponse(turn.chunks(include_usage), media_type="text/event-stream", headers=headers)
     try:
-        ended = await turn.collect()
+        ended = await _unless_disconnected(request, turn.collect())
     finally:
-        turn.close()
+        turn.close()  # a turn still running when its client went away is cancelled here
+    if ended is None:
+        return Response(status_code=499)  # nobody reads it; the status is for the access log only
     if ended.get("stop_reason") == "error" and not ended.get("output"):
         return _error(502, turn.failure or "the turn failed", "api_error", "upstream")
     body = {
@@ -170,6 +173,31 @@ async def completions(request: Request, channel: Channel) -> Response:
         "usage": usage(ended),
     }
     return json_response(body, headers=headers)
+
+
+async def _unless_disconnected(
+    request: Request, work: Coroutine[Any, Any, dict[str, Any]]
+) -> dict[str, Any] | None:
+    """`work`'s result, or None when the client disconnects first (the task is then cancelled). A streamed
+    response learns of a disconnect when a write fails; a plain one would wait for the whole turn, so the
+    ASGI receive channel — which yields ``http.disconnect`` once the body has been read — is watched."""
+    task = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(_disconnect(request))
+    try:
+        await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return None
+
+
+async def _disconnect(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 def usage(ended: dict[str, Any]) -> dict[str, int]:
