@@ -175,9 +175,7 @@ async def completions(request: Request, channel: Channel) -> Response:
     return json_response(body, headers=headers)
 
 
-async def _unless_disconnected(
-    request: Request, work: Coroutine[Any, Any, dict[str, Any]]
-) -> dict[str, Any] | None:
+async def _unless_disconnected(request: Request, work: Coroutine[Any, Any, dict[str, Any]]) -> dict[str, Any] | None:
     """`work`'s result, or None when the client disconnects first (the task is then cancelled). A streamed
     response learns of a disconnect when a write fails; a plain one would wait for the whole turn, so the
     ASGI receive channel — which yields ``http.disconnect`` once the body has been read — is watched."""
