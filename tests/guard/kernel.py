@@ -14,33 +14,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench.proctree import tree
 from mock_llm import MockLLM
 from tests.e2e.kernel import wait_for_graph
 from tests.kit.providers import provider_toml, write_settings
 
 HOLOGRAM = [sys.executable, "-m", "hologram"]
 CONTEXT_WINDOW = 4000  # tokens: small, so pruning and cold context run within a short soak, as in a long one
-
-
-def _children() -> dict[int, list[int]]:
-    out: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:  # gone meanwhile
-            continue
-        out.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    return out
-
-
-def tree(root: int) -> list[int]:
-    """`root` and all its descendants (the kernel, its plugins, the zygote)."""
-    children, pids, todo = _children(), [], [root]
-    while todo:
-        pid = todo.pop()
-        pids.append(pid)
-        todo += children.get(pid, [])
-    return pids
 
 
 def pss_kb(pid: int) -> int:

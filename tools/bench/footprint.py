@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, m
 
 from bench._kernel import BenchKernel, provider_toml
 from bench.cold_open import ensure_cold, memory_kb, wait_idle
+from bench.proctree import tree
 
 TARGET_MB = 200
 #: Issue 22 item 4: idle PSS of the default graph after an English and a Chinese turn.
@@ -79,27 +80,10 @@ def pss_by_mapping(pid: int) -> Counter[str]:
     return out
 
 
-def descendants(root: int) -> list[int]:
-    """`root` and every process below it."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        todo += children.get(pid, [])
-        found.append(pid)
-    return found
-
-
 def tree_pss_kb(root: int) -> int:
     """PSS of `root` and all its descendants."""
     total = 0
-    for pid in descendants(root):
+    for pid in tree(root):
         with contextlib.suppress(OSError, StopIteration):  # gone meanwhile
             total += memory_kb(pid)[1]
     return total
@@ -111,7 +95,7 @@ def pss_by_process(kernel: BenchKernel) -> dict[str, int]:
     root = int(status["kernel"]["pid"])
     names = {int(p["pid"]): f"plugin {p['name']}" for p in status["plugins"] if p.get("pid")}
     out: dict[str, int] = {}
-    for pid in descendants(root):
+    for pid in tree(root):
         if pid == root:
             role = "kernel"
         elif pid in names:

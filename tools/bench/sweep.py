@@ -47,6 +47,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, mock_llm
 
 from bench._kernel import HOLOGRAM, BenchKernel, provider_toml
+from bench.proctree import tree
 from hologram.client import TurnClient
 from hologram.errors import HologramError
 from hologram.lock import read_lock
@@ -66,23 +67,6 @@ CHINESE = "请记下会议改到星期四下午了，然后检查一下文件。
 def p90(xs: list[float]) -> float:
     ordered = sorted(xs)
     return ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
-
-
-def tree(root: int) -> list[int]:
-    """`root` and its descendants, parents first."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(stat.parent.name))
-    out, todo = [], [root]
-    while todo:
-        pid = todo.pop(0)
-        out.append(pid)
-        todo += sorted(children.get(pid, []))
-    return out
 
 
 def proc_memory_kb(pid: int) -> tuple[int, int] | None:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.proctree import tree
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -95,27 +97,6 @@ def request_size(record: dict[str, Any]) -> dict[str, Any]:
 
 
 # --- processes --------------------------------------------------------------------------------------
-
-
-def _children() -> dict[int, list[int]]:
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    return children
-
-
-def tree(root: int) -> list[int]:
-    """`root` and all its descendants that are alive now."""
-    children, out, todo = _children(), [], [root]
-    while todo:
-        pid = todo.pop()
-        out.append(pid)
-        todo += children.get(pid, [])
-    return out
 
 
 def tree_pss_kb(root: int) -> tuple[int, int]:
