@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,7 +39,7 @@ import tomli
 
 from hologram import turn_api as api
 from hologram.client import TurnClient
-from hologram.kernel.control import socket_path
+from hologram.kernel import control
 from mock_llm import MockLLM
 from tests.kit.loop import run
 from tests.kit.wait import wait_until
@@ -153,19 +152,7 @@ class AdminKernel(E2EKernel):
 
 def rpc(data: Path, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
     """One control-socket request; the whole JSON-RPC answer (``result`` or ``error`` with its code)."""
-    request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(60)
-        sock.connect(str(socket_path(data)))
-        sock.sendall(json.dumps(request).encode() + b"\n")
-        buffer = b""
-        while not buffer.endswith(b"\n"):
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            buffer += chunk
-    answer: dict[str, Any] = json.loads(buffer)
-    return answer
+    return control.request(data, method, params)
 
 
 ANSWERS: list[str] = []  # every admin answer of this module, searched for the key at the end

@@ -151,7 +151,17 @@ async def connect(data_dir: Path, *, name: str = "cli") -> Connection:
 
 
 def call(data_dir: Path, method: str, params: dict[str, Any] | None = None, timeout: float = 60.0) -> Any:
-    """Blocking client for CLI commands: one request over the control socket."""
+    """Blocking client for CLI commands: one request over the control socket; its result, or the kernel's
+    error as a `HologramError`."""
+    answer = request(data_dir, method, params, timeout)
+    if "error" in answer:
+        raise HologramError(Problem(str(answer["error"].get("message", answer["error"]))))
+    return answer.get("result")
+
+
+def request(data_dir: Path, method: str, params: dict[str, Any] | None = None, timeout: float = 60.0) -> dict[str, Any]:
+    """One request over the control socket, blocking; the whole JSON-RPC answer (``result``, or ``error`` with
+    its code, for callers that tell errors apart)."""
     path = socket_path(data_dir)
     address = check_socket_path(path)
     request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
@@ -170,7 +180,5 @@ def call(data_dir: Path, method: str, params: dict[str, Any] | None = None, time
         raise _no_kernel(path) from None
     except TimeoutError:
         raise HologramError(Problem(f"the kernel did not answer {method!r} within {timeout:g} s")) from None
-    answer = json.loads(buffer or b"{}")
-    if "error" in answer:
-        raise HologramError(Problem(str(answer["error"].get("message", answer["error"]))))
-    return answer.get("result")
+    answer: dict[str, Any] = json.loads(buffer or b"{}")
+    return answer
