@@ -152,10 +152,19 @@ class Printer:
         self.err_tty = err.isatty()
         self.mode = ""  # "", "reasoning" or "content": what was printed last
         self.streamed = ""  # content of the current step as streamed
+        self.output_open = False  # a tool's live output ended without a newline (stderr)
+
+    def _end_output(self) -> None:
+        """What comes after a command's live output starts on a line of its own (`cat` of a file without a
+        final newline ran into the next reasoning: seen using `hologram ask` as a newcomer)."""
+        if self.output_open:
+            self.err.write("\n")
+            self.output_open = False
 
     def delta(self, kind: str, text: str) -> None:
         if self.quiet:
             return
+        self._end_output()
         if kind == "reasoning":
             if not self.reasoning:
                 return
@@ -182,10 +191,13 @@ class Printer:
             return
         self.err.write(DIM + text + RESET if self.err_tty else text)
         self.err.flush()
+        if text:
+            self.output_open = not text.endswith("\n")
 
     def tool_call(self, name: str, arguments: Any) -> None:
         if self.quiet:
             return
+        self._end_output()
         if self.mode == "reasoning":  # end the reasoning's line where it was printed
             (self.out if self.tty else self.err).write("\n")
         elif self.streamed:
@@ -201,6 +213,7 @@ class Printer:
     def finish(self, output: str) -> None:
         if self.quiet:
             return
+        self._end_output()
         # before_output hooks may have reformatted what was streamed: show what was added, or all of it
         if output.startswith(self.streamed):
             self.out.write(output[len(self.streamed) :])

@@ -1,0 +1,41 @@
+"""How `hologram ask` lays out a turn on the terminal: a tool's live output that ends without a newline does
+not run into what comes next (seen using `hologram ask` as a newcomer: `cat` of a file without a final newline
+was followed on the same line by the next step's reasoning).
+
+Mutation check (done): `Printer._end_output` doing nothing turns both tests red.
+"""
+
+from __future__ import annotations
+
+import io
+
+from hologram.cli.ask_cmd import Printer
+
+
+def test_reasoning_after_unterminated_output_starts_a_new_line() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    printer = Printer(out, err, reasoning=True)
+    printer.tool_call("shell_run", {"command": "cat notes/hello.txt"})
+    printer.tool_output("hi from files")
+    printer.delta("reasoning", "report")
+    printer.tool_call("shell_run", {"command": "ls"})
+    printer.tool_output("line\n")  # ends its own line: nothing added
+    printer.tool_call("files_read", {"path": "a"})
+    assert err.getvalue().splitlines() == [
+        '[tool shell_run {"command": "cat notes/hello.txt"}]',
+        "hi from files",
+        "report",
+        '[tool shell_run {"command": "ls"}]',
+        "line",
+        '[tool files_read {"path": "a"}]',
+    ]
+
+
+def test_the_answer_after_unterminated_output_starts_a_new_line() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    printer = Printer(out, err, reasoning=False)
+    printer.tool_output("partial")
+    printer.delta("content", "The file says hi.")
+    printer.finish("The file says hi.")
+    assert err.getvalue() == "partial\n"
+    assert out.getvalue() == "The file says hi.\n"
