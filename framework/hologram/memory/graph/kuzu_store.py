@@ -127,12 +127,15 @@ class KuzuGraphStore:
         per move scanned the table against the list and made each batch slower than the last (10.7 s per
         5k-triple batch at 100k triples, before)."""
         self._entities: set[str] = set()
+        self._events: set[str] = set()
         try:
             self._db = module.Database(str(path))
             self._conn = module.Connection(self._db)
             for statement in _SCHEMA:
                 self._conn.execute(statement)
-            self._blocks = {str(r[0]) for r in self._rows("MATCH (b:Block) RETURN b.id", {})}
+            rows = self._rows("MATCH (b:Block) RETURN b.id, b.event", {})
+            self._blocks = {str(r[0]) for r in rows}
+            self._events = {str(r[1]) for r in rows}
             self._entities = {str(r[0]) for r in self._rows("MATCH (e:Entity) RETURN e.id", {})}
         except BaseException:
             self._release()
@@ -176,6 +179,7 @@ class KuzuGraphStore:
                     self._conn.execute("ROLLBACK")
                 raise
             self._blocks.update(b.id for b in new_blocks)
+            self._events.update(b.event for b in new_blocks)
             self._entities.update(names)
         moved = tuple(e for e in by_event if e not in done)
         return MoveReport(moved, tuple(sorted(done)), len(facts))
@@ -198,6 +202,10 @@ class KuzuGraphStore:
     def held(self, block_ids: Iterable[str]) -> set[str]:
         with self._mutex:
             return self._held(set(block_ids))
+
+    def events_held(self, event_ids: Iterable[str]) -> set[str]:
+        with self._mutex:
+            return set(event_ids) & self._events
 
     def _held(self, ids: set[str]) -> set[str]:
         return ids & self._blocks

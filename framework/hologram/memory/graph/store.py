@@ -137,6 +137,10 @@ class GraphStore(Protocol):
         """Which of `block_ids` L3 holds."""
         ...
 
+    def events_held(self, event_ids: Iterable[str]) -> set[str]:
+        """Which of `event_ids` L3 holds (their blocks moved here): what a restart reconciles L2 against."""
+        ...
+
     def blocks(self, block_ids: Iterable[str]) -> list[GraphBlock]:
         """The blocks L3 holds among `block_ids`, by event time then ordinal."""
         ...
