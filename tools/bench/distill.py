@@ -8,7 +8,7 @@ becomes an event as the kernel records it (``build_event``, the speaker as partn
 of triples whose value occurs in the source turn** (case-insensitive; the extractor's own gate, checked here
 independently), the share of turns with at least one triple, the most frequent predicates, and ``--show`` random
 triples with their turn so precision can be judged by eye (no gold triples exist for either corpus).
-The Chinese sample is ``tools/bench/data/zh_dialogue.txt`` (48 turns written for this purpose).
+The Chinese sample is ``tools/bench/data/zh_dialogue.txt`` (49 turns written for this purpose).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The L3 store (memory/graph): batched insert throughput and 1-/2-hop recall latency, at 10k and 100k triples.
 
     .venv/bin/python tools/bench/graph.py [--sizes 10000,100000] [--batch 5000] [--queries 300] [--paths]
+        [--threads 1,2]
 
 Synthetic distillation output shaped like a conversation's: each event moves one block and yields 2 triples;
 subjects are drawn from 20 "speaker" hubs half the time and otherwise from the entities seen recently (a
@@ -62,9 +63,12 @@ def _pct(xs: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
-def run_size(n: int, batch: int, queries: int) -> None:
+def run_size(n: int, batch: int, queries: int, threads: int = 1) -> None:
     events = synthetic(n)
-    with tempfile.TemporaryDirectory(prefix="graph-bench-") as tmp, open_graph_store(Path(tmp) / "graph.kz") as store:
+    with (
+        tempfile.TemporaryDirectory(prefix="graph-bench-") as tmp,
+        open_graph_store(Path(tmp) / "graph.kz", threads=threads) as store,
+    ):
         per_batch = max(1, batch // 2)
         times: list[float] = []
         started, cpu = time.perf_counter(), time.process_time()
@@ -88,8 +92,8 @@ def run_size(n: int, batch: int, queries: int) -> None:
                 lat[hops].append((time.perf_counter() - t0) * 1000)
                 sizes[hops].append(len(found))
         print(
-            f"{n:>7} triples  batch {batch:>5}: {n / total:>8,.0f} triples/s wall, {n / cpu:,.0f} per CPU-second "
-            f"({total:.1f} s; first batch "
+            f"{n:>7} triples  batch {batch:>5}  threads {threads}: {n / total:>8,.0f} triples/s wall, "
+            f"{n / cpu:,.0f} per CPU-second ({total:.1f} s; first batch "
             f"{times[0] * 1000:.0f} ms, last {times[-1] * 1000:.0f} ms; {counts.entities:,} entities)"
         )
         for hops in (1, 2):
@@ -147,10 +151,12 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=5000, help="triples per move (one transaction)")
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--paths", action="store_true", help="also measure the write paths not chosen")
+    ap.add_argument("--threads", default="1", help="database worker threads, e.g. 1,2 to compare")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (shared machine: figures move with it)")
-    for n in (int(s) for s in args.sizes.split(",")):
-        run_size(n, args.batch, args.queries)
+    for threads in (int(t) for t in args.threads.split(",")):
+        for n in (int(s) for s in args.sizes.split(",")):
+            run_size(n, args.batch, args.queries, threads)
     if args.paths:
         compare_paths()
 

@@ -162,8 +162,9 @@ class GraphStore(Protocol):
     def __exit__(self, *exc: object) -> None: ...
 
 
-def open_graph_store(path: str | Path, *, backend: str = "kuzu") -> GraphStore:
-    """Open (creating if needed) the L3 database at `path` with the named backend (:data:`BACKENDS`)."""
+def open_graph_store(path: str | Path, *, backend: str = "kuzu", threads: int = 1) -> GraphStore:
+    """Open (creating if needed) the L3 database at `path` with the named backend (:data:`BACKENDS`) and
+    `threads` database worker threads (``KuzuGraphStore`` says why one is the default)."""
     from hologram.memory.graph.kuzu_store import KuzuGraphStore
 
-    return KuzuGraphStore(Path(path), backend=backend)
+    return KuzuGraphStore(Path(path), backend=backend, threads=threads)
