@@ -4,7 +4,9 @@ call groups whole, a failed extraction left in L2, and a ``kill -9`` at both cra
 Mutation-checked (file copied to /tmp, edited, back): removing from L2 *before* the L3 move (delete-then-copy)
 turns ``test_kill_9_mid_distillation_loses_and_duplicates_nothing[in-the-l3-transaction]`` red (the batch is
 gone from both); a :func:`reconcile` that removes nothing turns ``[after-l3-commit-before-l2-delete]`` red
-(blocks held twice after the restart); ignoring call groups turns ``test_a_call_group_moves_whole_or_not_at_all`` red.
+(blocks held twice after the restart); ignoring call groups turns ``test_a_call_group_moves_whole_or_not_at_all``
+red; letting a failed run end the job's loop turns
+``test_the_background_job_runs_each_interval_and_survives_a_failed_run`` red.
 """
 
 from __future__ import annotations
@@ -185,4 +187,50 @@ def test_kill_9_mid_distillation_loses_and_duplicates_nothing(tmp_path: Path, po
         assert set(_holders(cold, graph, records).values()) == {1}
         facts = graph.triples_of_events(r.id for r in records)
         assert len(facts) == len({t.id for t in facts}) == 2 * len(records)
+    cold.close()
+
+
+def test_the_background_job_runs_each_interval_and_survives_a_failed_run(tmp_path: Path) -> None:
+    """Driven by events: the job's sleep hands control back to the test, which moves the clock and lets the
+    next run go. A run that raises is recorded and the next run still happens."""
+    from hologram.memory.graph.cooling import CoolingJob
+
+    cold = ColdStore(tmp_path / "cold.db")
+    first, second = _turn(1, "Jon: I love salsa."), _turn(2, "Jon: I went to Havana.")
+    cold.put([first], now=NOW - 80 * HOUR)
+    cold.put([second], now=NOW - 10 * HOUR)
+    clock = {"now": NOW}
+
+    async def run() -> CoolingJob:
+        wakes: asyncio.Queue[asyncio.Event] = asyncio.Queue()
+
+        async def sleep(seconds: float) -> None:
+            assert seconds == 3600.0
+            go = asyncio.Event()
+            await wakes.put(go)
+            await go.wait()
+
+        async def woke() -> asyncio.Event:
+            return await asyncio.wait_for(wakes.get(), 30)  # a failure bound: a dead loop never sleeps again
+
+        with open_graph_store(tmp_path / "graph.kz") as graph:
+            job = CoolingJob(cold, graph, DeterministicExtractor(), clock=lambda: clock["now"], sleep=sleep)
+            job.start()
+            go = await woke()  # run 1 done: only the 80 h idle event moved
+            assert job.reports[-1].moved == [first.id]
+            real = job.cold.eligible_for_distillation
+            job.cold.eligible_for_distillation = lambda *a, **k: (_ for _ in ()).throw(OSError("disk gone"))  # type: ignore[method-assign]
+            go.set()
+            go = await woke()  # run 2 failed, and the loop went on
+            assert [str(e) for e in job.errors] == ["disk gone"]
+            job.cold.eligible_for_distillation = real  # type: ignore[method-assign]
+            clock["now"] = NOW + 70 * HOUR
+            go.set()
+            await woke()  # run 3: the second event is idle long enough now
+            assert job.reports[-1].moved == [second.id]
+            await job.stop()
+            return job
+
+    job = asyncio.run(run())
+    assert len(job.reports) == 2 and cold.ids() == []
     cold.close()

@@ -17,11 +17,12 @@ drops L2's copy of what L3 holds. tests/memory/test_cooling.py kills a distillin
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import logging
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -29,7 +30,7 @@ from hologram.memory.blocks import EventRecord
 from hologram.memory.cold import DISTILL_IDLE_SECONDS, DISTILL_MAX_ACCESSES, ColdStore
 from hologram.memory.graph.store import GraphBlock, GraphStore, Triple
 
-__all__ = ["CoolingPolicy", "DistillReport", "Extractor", "distill", "reconcile"]
+__all__ = ["CoolingJob", "CoolingPolicy", "DistillReport", "Extractor", "distill", "reconcile"]
 
 log = logging.getLogger("hologram.memory")
 
@@ -152,3 +153,62 @@ async def _extract(extractor: Extractor, record: EventRecord) -> list[Triple]:
     if inspect.isawaitable(found):
         return list(await found)
     return list(found)
+
+
+class CoolingJob:
+    """The background job: :func:`distill` every `interval_s` seconds until stopped.
+
+    Why a job and not a hook on every request: eligibility changes on the scale of hours (72 h idle), and a
+    run costs one L3 transaction per batch — a periodic task keeps that off the request path. A run that
+    fails (L3 unwritable, a bug) is logged and the next one retries: what it did not move stays in L2.
+    ``sleep`` and ``clock`` are injectable so a test drives the job by events, not by waiting.
+    """
+
+    def __init__(
+        self,
+        cold: ColdStore,
+        graph: GraphStore,
+        extractor: Extractor,
+        *,
+        policy: CoolingPolicy | None = None,
+        interval_s: float = 3600.0,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.cold, self.graph, self.extractor = cold, graph, extractor
+        self.policy = policy or CoolingPolicy()
+        self.interval_s, self.clock, self.sleep = interval_s, clock, sleep
+        self.reports: list[DistillReport] = []
+        self.errors: list[BaseException] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def run_once(self) -> DistillReport:
+        report = await distill(self.cold, self.graph, self.extractor, policy=self.policy, now=self.clock())
+        self.reports.append(report)
+        if report.moved or report.failed:
+            log.info("cooling: %d events moved to L3 (%d triples), %d left in L2 after a failed extraction",
+                     len(report.moved), report.triples, len(report.failed))  # fmt: skip
+        return report
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self.run_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.errors.append(exc)
+                log.error("cooling run failed (%s: %s); nothing it had not moved left L2, next run in %.0f s",
+                          type(exc).__name__, exc, self.interval_s)  # fmt: skip
+            await self.sleep(self.interval_s)
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._loop(), name="hologram-cooling")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
