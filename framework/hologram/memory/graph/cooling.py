@@ -49,8 +49,9 @@ class CoolingPolicy:
 
     max_accesses: int = DISTILL_MAX_ACCESSES
     idle_hours: float = DISTILL_IDLE_SECONDS / 3600
-    batch_events: int = 500
-    """Events per move (one L3 transaction): large batches amortise the commit (tools/bench/graph.py)."""
+    batch_events: int = 2000
+    """Events per move (one L3 transaction). Large on purpose: a COPY's commit costs about the same whatever
+    the batch (~1-2 s at 100k triples, docs/memory.md "L3"), so few large moves beat many small ones."""
 
     def __post_init__(self) -> None:
         for name, value, low in (("max_accesses", self.max_accesses, 0), ("idle_hours", self.idle_hours, 0),

@@ -7,22 +7,24 @@ relations ``Entity → Entity`` carrying the triple (its subject and value spell
 (UTC ms) and ``created``.
 
 **Write path, chosen by measurement** (``tools/bench/graph.py``; kuzu 0.11.3, 2 shared cores, no pyarrow in the
-environment so ``COPY … FROM`` a dataframe is not available):
+environment so ``COPY … FROM`` a dataframe is not available; figures in docs/memory.md "L3"):
 
-* per-row ``execute`` of ``MATCH … CREATE``: ~1.3 ms per edge even inside one explicit transaction;
-* ``UNWIND $rows … MATCH (a {id}), (b {id}) CREATE``: ~1 ms per edge at 5k nodes, worse as the graph grows
-  (the match does not use the primary-key index);
-* ``COPY … FROM (UNWIND $rows RETURN …)``: ~3.6k edges/s (the list parameter's conversion dominates);
-* ``COPY … FROM`` a CSV file written next to the database: 10k edges in ~0.4 s into an empty table; into a
-  growing table the commit grows with the table (0.1 s → ~1-2 s per batch at 100k edges), so large batches
-  win: ~8-10k edges/s for batches of 5-10k at 100k edges.
+* per-row ``execute`` of ``MATCH … CREATE``: ~0.5-2 ms per edge even inside one explicit transaction;
+* ``UNWIND $rows … MATCH (a {id}), (b {id}) CREATE``: 0.16 ms per edge into an empty graph, 24 ms per edge
+  into one of 100k triples (the match does not use the primary-key index);
+* ``UNWIND … MERGE … CREATE``: ~1 ms per edge at 100k;
+* ``COPY … FROM`` a CSV file written next to the database: fast to run, but its commit into a non-empty
+  relation table costs ~1-2 s at 100k triples whatever the batch size, so moves should be large: 14.4k
+  triples/s with moves of 10k triples at 100k, 6.6k with 5k.
 
 So every :meth:`KuzuGraphStore.move` is one explicit transaction of up to three CSV copies (new entities, the
 blocks, the facts) — COPY runs inside an explicit transaction in this version, which is what makes a batch
 all-or-nothing under ``kill -9`` (tests/memory/test_graph_store.py). The CSV is written with every field
 quoted by Python's ``csv`` and read with ``PARALLEL=false`` (the parallel reader does not accept newlines
 inside quoted fields); the file path is the only value spliced into Cypher, and it is ours (checked for
-quotes at open). Reads always pass values as parameters.
+quotes at open). Reads always pass values as parameters. The CSV holds block text only for the length of the
+copy, inside the data directory (the database's own protection), and is deleted after it, or at the next open
+if the process died mid-copy.
 """
 
 from __future__ import annotations
