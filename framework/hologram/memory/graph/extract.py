@@ -254,10 +254,9 @@ def extract_chinese(text: str, speaker: str) -> list[Span]:
     data is unavailable."""
     from hologram.memory import tokenize
 
-    if not tokenize.wait_for_jieba(timeout=60):
+    seg = tokenize.loaded_segmenter()
+    if seg is None:
         return []
-    seg = tokenize._segmenter
-    assert seg is not None
     out: list[Span] = []
     named: list[str] = []
     for sentence in re.split(r"[。！？!?；;\n]", text):
