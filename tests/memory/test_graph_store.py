@@ -9,6 +9,7 @@ turns ``test_a_move_retried_writes_nothing_twice`` red (the retry fails on the d
 
 from __future__ import annotations
 
+import importlib.util
 import signal
 import subprocess
 import sys
@@ -103,6 +104,20 @@ def test_unknown_backend_names_the_setting(tmp_path: Path) -> None:
     with pytest.raises(HologramError, match="unknown graph backend 'neo'") as info:
         open_graph_store(tmp_path / "g.kz", backend="neo")
     assert "memory.graph.backend" in str(info.value) and "kuzu, ladybug" in str(info.value)
+
+
+@pytest.mark.skipif(
+    any(importlib.util.find_spec(m) for m in ("real_ladybug", "ladybug")), reason="LadybugDB is installed here"
+)
+def test_ladybug_backend_not_installed_names_the_package(tmp_path: Path) -> None:
+    from hologram.errors import HologramError
+
+    with pytest.raises(
+        HologramError, match=r"graph backend 'ladybug' is not installed \(no module real_ladybug or ladybug\)"
+    ) as info:
+        open_graph_store(tmp_path / "g.kz", backend="ladybug")
+    assert "pip install ladybug" in str(info.value)
+    assert not (tmp_path / "g.kz.lock").exists()  # refused before anything was created
 
 
 WRITER = textwrap.dedent(
