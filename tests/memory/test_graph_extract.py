@@ -38,10 +38,10 @@ def test_english_drops_pronouns_time_phrases_and_non_names() -> None:
         _spo(extract_english("I adopted her two years ago. It is a great way to relax. Sounds like a blast!", "Jo"))
         == set()
     )
-    assert _spo(extract_english("Caroline is a counselor. Melanie loves pottery.", "x")) == {
-        ("Caroline", "is a", "counselor"),
+    assert _spo(extract_english("Yoga is a great way to relax. Melanie loves pottery.", "x")) == {
         ("Melanie", "loves", "pottery"),
     }
+    assert _spo(extract_english("I got back from a trip. I love how it shows the light.", "Evan")) == set()
 
 
 def test_chinese_patterns() -> None:
