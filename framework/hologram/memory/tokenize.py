@@ -258,6 +258,13 @@ def wait_if_loading(timeout: float | None = None) -> None:
         _ready.wait(timeout)
 
 
+def loaded_segmenter(timeout: float | None = 60.0) -> Segmenter | None:
+    """The loaded segmenter (waiting up to `timeout` for the background load), or None without jieba's data.
+    For batch jobs that need more than terms — the L3 extractor reads words with their tags."""
+    wait_for_jieba(timeout)
+    return _segmenter if _ready.is_set() else None
+
+
 def word_tag(word: str) -> str | None:
     """dict.txt's part-of-speech tag of a dictionary word (nr, ns, nt, nz, t, m ...), else None.
 
