@@ -107,12 +107,60 @@ class ApprovalSettings(BaseModel):
     tools: dict[str, ToolApproval] = Field(default_factory=dict)
 
 
+class CoolingSettings(BaseModel):
+    """``[memory.cooling]``: which cold-context (L2) events are distilled into the memory graph (L3), and how
+    often (hologram/memory/graph/cooling.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = Field(True, description="false: nothing leaves L2 for L3")
+    max_accesses: int = Field(2, ge=0, description="an L2 event recalled more often than this stays in L2")
+    idle_hours: float = Field(72.0, ge=0, description="hours without an access (or arrival in L2) before it cools")
+    batch_events: int = Field(2000, ge=1, description="events per L3 transaction")
+    interval_hours: float = Field(1.0, gt=0, description="how often the background job runs")
+    extractor: Literal["auto", "rules", "llm"] = Field(
+        "auto", description="auto: the model when a provider is configured, else the deterministic rules"
+    )
+
+
+class GraphSettings(BaseModel):
+    """``[memory.graph]``: the L3 store and recall from it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    backend: Literal["kuzu", "ladybug"] = Field("kuzu", description="ladybug: the maintained Kùzu fork")
+    recall: bool = Field(True, description="false: requests never carry facts from L3 (memory_recall still works)")
+    recall_share: float = Field(0.15, gt=0, le=0.5, description="share of the history budget L3 recall may fill")
+    hops: int = Field(1, ge=1, le=2, description="hops around matched entities for automatic recall")
+
+
+class SceneSettings(BaseModel):
+    """``[memory.scenes]``: recurring situations (channel, partner, tools, topic, time of day) recall prefers."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = True
+    half_life_days: float = Field(30.0, gt=0, description="a scene's strength halves in this time unused")
+    floor: float = Field(0.1, gt=0, description="a scene whose strength decays below this is deleted")
+
+
+class MemorySettings(BaseModel):
+    """The ``[memory]`` table (docs/memory.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cooling: CoolingSettings = Field(default_factory=lambda: CoolingSettings())
+    graph: GraphSettings = Field(default_factory=lambda: GraphSettings())
+    scenes: SceneSettings = Field(default_factory=lambda: SceneSettings())
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     agent: AgentSettings = Field(default_factory=lambda: AgentSettings())
     llm: LLMSettings = Field(default_factory=lambda: LLMSettings())
     approvals: ApprovalSettings = Field(default_factory=lambda: ApprovalSettings())
+    memory: MemorySettings = Field(default_factory=lambda: MemorySettings())
     providers: list[ProviderSettings] = Field(default_factory=list)
     plugins: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
