@@ -75,6 +75,7 @@ class LockedTool(_Locked):
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     needs_approval: bool = False
     approval_subject: str | None = None
+    deferred: bool = False
 
 
 class LockedPlugin(_Locked):
@@ -126,9 +127,11 @@ def plugin_entry(
     if manifest.config:
         entry["config"] = dict(manifest.config)
     if manifest.tools:
-        # approval fields only where set: a lock of tools without them reads as before
+        # approval and deferral fields only where set: a lock of tools without them reads as before
         entry["tools"] = [
-            tool.model_dump(mode="json", exclude={"needs_approval", "approval_subject"} - tool.model_fields_set)
+            tool.model_dump(
+                mode="json", exclude={"needs_approval", "approval_subject", "deferred"} - tool.model_fields_set
+            )
             for tool in manifest.tools
         ]
     return entry

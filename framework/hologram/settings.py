@@ -72,6 +72,9 @@ class AgentSettings(BaseModel):
     max_steps: int = Field(16, ge=1, le=1000, description="LLM calls per turn at most")
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
     tool_timeout_s: float = Field(120.0, gt=0, description="a tool call slower than this gets an error result")
+    defer_tools: bool = Field(
+        True, description="send deferred tools' schemas only once the model loads them (agent/tools.py)"
+    )
     channel: str = "cli"
 
 

@@ -104,7 +104,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     memory = SessionMemory.open(
         kernel.data_dir, store, embedder_loader=_preload.loaded_embedder if _preload.started() else None
     )
-    tools = ToolRegistry(supervisor.tool_catalog)
+    tools = ToolRegistry(supervisor.tool_catalog, defer=settings.agent.defer_tools)
     tools.add_kernel_tool(memory.kernel_tool())
     windows = [p.context_window for p in settings.providers if p.context_window]
     agent = Agent(

@@ -8,12 +8,24 @@ tools win a name clash, then the first plugin in lock order; the loser is logged
 Arguments are validated against the tool's JSON Schema *before* the call. A model that sends broken JSON or
 the wrong shape gets an error result that says what is wrong, so it can correct itself; the turn never
 raises because of what a model asked for.
+
+**Deferred schemas.** Every request carries the schemas of the tools it offers, and with every shipped plugin
+installed they are nearly all of a one-word request (docs/guards.md). A tool whose manifest says
+``deferred = true`` is named, not described: the request lists such tools in the description of one small
+kernel tool, ``tools_load``, and sends a tool's schema once the model loads it (from the next step of the
+same turn on, and in the session's later turns). A deferred tool stays callable by name — a model that knows
+it from earlier, or a script, is served: valid arguments run it, invalid ones get the usual error — and any
+call loads it. What a session loaded is kept for the last ``LOADED_SESSIONS`` sessions (in memory; after a
+restart the model loads again or calls by name). ``ToolRegistry(defer=False)`` (``[agent] defer_tools =
+false``) sends every schema. What is sent is the wire form of a schema (`wire_schema`): the check of the
+arguments uses the manifest's schema whole.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +40,32 @@ KERNEL = "kernel"
 
 KernelHandler = Callable[[dict[str, Any], "ToolInvocation"], Awaitable[Any]]
 Catalog = Callable[[], list[dict[str, Any]]]
+LOAD_TOOL = "tools_load"
+LOADED_SESSIONS = 1024  # sessions whose loaded deferred tools are remembered (least recently used dropped)
+LOAD_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "required": ["names"],
+    "properties": {"names": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
+    "additionalProperties": False,
+}
+
+
+def wire_schema(schema: Any) -> Any:
+    """A parameters schema as the model is sent it: without ``additionalProperties: false``.
+
+    The kernel checks arguments against the whole schema before any call, so an argument the schema does not
+    allow still gets an error result that names it; on the wire the keyword is ~30 bytes a tool the model
+    does not need (OpenAI and DeepSeek accept schemas without it; only their ``strict`` mode requires it, and
+    Hologram does not send ``strict``). Nested object schemas (``properties``, ``items``) are trimmed alike.
+    """
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: v for k, v in schema.items() if not (k == "additionalProperties" and v is False)}
+    if isinstance(props := out.get("properties"), dict):
+        out["properties"] = {name: wire_schema(sub) for name, sub in props.items()}
+    if isinstance(out.get("items"), dict):
+        out["items"] = wire_schema(out["items"])
+    return out
 
 
 @dataclass(frozen=True)
@@ -61,34 +99,83 @@ class Tool:
     kernel_handler: KernelHandler | None = None
     needs_approval: bool = False  # as the plugin registered it; the lock's word is added (agent/approvals.py)
     approval_subject: str | None = None
+    deferred: bool = False  # the manifest's word: its schema is sent once loaded (module docstring)
 
     def schema(self) -> dict[str, Any]:
-        """The OpenAI ``tools`` entry."""
+        """The OpenAI ``tools`` entry, as sent (`wire_schema`)."""
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": wire_schema(self.parameters),
+            },
         }
 
 
 class ToolSet:
-    """The tools of one LLM step (a snapshot: the catalog may change while a batch runs)."""
+    """The tools of one LLM step (a snapshot: the catalog may change while a batch runs).
+
+    ``loaded`` is the session's set of loaded deferred tools, shared with the registry: a load (``tools_load``
+    or a call by name) during this step shows in the next step's snapshot. The schemas sent are fixed when
+    the snapshot is taken.
+    """
 
     def __init__(
         self,
         tools: dict[str, Tool],
         validators: dict[str, Draft202012Validator | None],
         fast: dict[str, Check | None] | None = None,
+        loaded: set[str] | None = None,
     ) -> None:
-        self.tools = tools
+        self.tools = dict(tools)
         self._validators = validators
         self._fast = fast or {}
-        self._schemas = [tool.schema() for tool in tools.values()]
+        self.loaded = loaded if loaded is not None else set()
+        self.waiting = [t.name for t in self.tools.values() if t.deferred and t.name not in self.loaded]
+        if self.waiting and LOAD_TOOL not in self.tools:
+            self.tools = {LOAD_TOOL: self._load_tool(), **self.tools}
+        self._schemas = [t.schema() for t in self.tools.values() if not t.deferred or t.name in self.loaded]
 
     def get(self, name: str) -> Tool | None:
         return self.tools.get(name)
 
     def schemas(self) -> list[dict[str, Any]]:
+        """The tools entries of the request: every tool's but the deferred ones not loaded, which are named in
+        ``tools_load``'s."""
         return self._schemas
+
+    def _load_tool(self) -> Tool:
+        description = (
+            f"More tools, sent once loaded: {', '.join(self.waiting)}. "
+            "Load the ones you need; call them from your next step."
+        )
+        return Tool(LOAD_TOOL, description, LOAD_PARAMETERS, True, KERNEL, self._load)
+
+    async def _load(self, arguments: dict[str, Any], invocation: ToolInvocation) -> dict[str, Any]:
+        """``tools_load``: names are tools, or plugins (all their deferred tools)."""
+        return self.load(str(name) for name in arguments.get("names") or [])
+
+    def load(self, names: Iterable[str]) -> dict[str, Any]:
+        loaded, ready, unknown = [], [], []
+        for name in names:
+            tool = self.tools.get(name)
+            group = [tool] if tool is not None else [t for t in self.tools.values() if t.plugin == name]
+            if not group or name == LOAD_TOOL:
+                unknown.append(name)
+            for t in group:
+                if t.deferred and t.name not in self.loaded:
+                    self.loaded.add(t.name)
+                    loaded.append(t.name)
+                elif t.name != LOAD_TOOL:
+                    ready.append(t.name)
+        parts = [f"loaded {', '.join(loaded)}: call them from your next step"] if loaded else []
+        if ready:
+            parts.append(f"already yours: {', '.join(ready)}")
+        if unknown:
+            left = [n for n in self.waiting if n not in self.loaded]
+            parts.append(f"no tool named {', '.join(map(repr, unknown))} (to load: {', '.join(left) or 'none'})")
+        return {"content": "; ".join(parts), "is_error": not (loaded or ready)}
 
     def parse(self, tool: Tool, arguments: str) -> tuple[dict[str, Any] | None, str | None]:
         """(arguments, None) when valid, (None, message for the model) when not."""
@@ -100,6 +187,10 @@ class ToolSet:
         if not isinstance(value, dict):
             return None, f"error: the arguments of {tool.name} must be a JSON object, not {type(value).__name__}"
         problem = self.check(tool, value)
+        if tool.deferred and tool.name not in self.loaded:  # called by name: it is wanted, so load it
+            self.loaded.add(tool.name)
+            if problem:
+                problem += " Its schema is in your tools from your next step."
         return (None, problem) if problem else (value, None)
 
     def check(self, tool: Tool, value: dict[str, Any]) -> str | None:
@@ -119,8 +210,10 @@ class ToolSet:
 class ToolRegistry:
     """Plugin tools (live, from ``catalog``) plus kernel tools; `snapshot` gives the tools of a step."""
 
-    def __init__(self, catalog: Catalog | None = None) -> None:
+    def __init__(self, catalog: Catalog | None = None, *, defer: bool = True) -> None:
         self._catalog = catalog or (lambda: [])
+        self.defer = defer
+        self._loaded: OrderedDict[str, set[str]] = OrderedDict()  # session → its loaded deferred tools
         self._kernel: dict[str, KernelTool] = {}
         self._validators: dict[tuple[str, str], tuple[Mapping[str, Any], Draft202012Validator | None, Check | None]]
         self._validators = {}
@@ -145,7 +238,20 @@ class ToolRegistry:
         self._validators[(plugin, name)] = (dict(schema), validator, fast)
         return validator, fast
 
-    def snapshot(self) -> ToolSet:
+    def loaded(self, session: str | None) -> set[str]:
+        """The deferred tools `session` loaded (the set itself: a `ToolSet` adds to it)."""
+        key = session or ""
+        found = self._loaded.get(key)
+        if found is None:
+            found = self._loaded[key] = set()
+            while len(self._loaded) > LOADED_SESSIONS:
+                self._loaded.popitem(last=False)
+        else:
+            self._loaded.move_to_end(key)
+        return found
+
+    def snapshot(self, session: str | None = None) -> ToolSet:
+        """The tools of one step of `session`'s turn (which deferred schemas it sends: its loaded set)."""
         tools: dict[str, Tool] = {}
         validators: dict[str, Draft202012Validator | None] = {}
         fast: dict[str, Check | None] = {}
@@ -172,6 +278,9 @@ class ToolRegistry:
                 plugin,
                 needs_approval=bool(entry.get("needs_approval", False)),
                 approval_subject=subject if isinstance(subject := entry.get("approval_subject"), str) else None,
+                deferred=self.defer and bool(entry.get("deferred", False)),
             )
             validators[name], fast[name] = self._validator(plugin, name, parameters)
-        return ToolSet(tools, validators, fast)
+        if any(t.deferred for t in tools.values()):
+            validators[LOAD_TOOL], fast[LOAD_TOOL] = self._validator(KERNEL, LOAD_TOOL, LOAD_PARAMETERS)
+        return ToolSet(tools, validators, fast, self.loaded(session))

@@ -183,7 +183,7 @@ class _Turn:
         guard = OverflowGuard(agent.context_window)  # at most two recoveries per turn
         for step in range(1, max_steps + 1):
             last = step == max_steps
-            tools = agent.tools.snapshot()
+            tools = agent.tools.snapshot(self.sid)
             provider_overflow = False
             while True:
                 messages = await self._request_messages(tools, guard, provider_overflow=provider_overflow)

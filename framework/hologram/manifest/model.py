@@ -194,6 +194,11 @@ class Tool(_Strict):
         None,
         description="The argument a person reads when asked, and the [approvals] allow-list matches (e.g. 'command').",
     )
+    deferred: bool = Field(
+        False,
+        description="True if the model is sent only the tool's name until it loads the tool (tools_load): for "
+        "tools most requests do not use, so their schemas are not paid for on every request.",
+    )
 
     @model_validator(mode="after")
     def _subject_is_a_parameter(self) -> Tool:
