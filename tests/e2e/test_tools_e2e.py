@@ -343,3 +343,52 @@ def test_a_client_that_cannot_approve_gets_its_only_call_denied_and_the_turn_end
     stored = kernel.events(log.result["session"])
     results = [e for e in stored["events"] if e["kind"] == "tool_result"]
     assert [(e["call_id"], e["data"]["status"]) for e in results] == [("n1", "denied")]
+
+
+async def _turns(data: Path, texts: list[tuple[str, str | None]]) -> list[str]:
+    """Turns in order, each in the session named (None: a new one); returns each turn's session."""
+    sessions = []
+    async with await TurnClient.connect(data, client="e2e") as client:
+        for text, session in texts:
+            turn = await client.start(text, session=session)
+            ended = await asyncio.wait_for(turn.result(), 30)
+            assert ended.stop_reason == "answer", (text, ended)
+            sessions.append(turn.session)
+    return sessions
+
+
+def test_a_deferred_tool_is_named_until_loaded_then_sent_for_the_rest_of_the_session(
+    kernel: BuiltinKernel, mock: MockLLM
+) -> None:
+    """The calendar's manifest defers its tools: the first request names them in `tools_load`'s description
+    and sends no schema of theirs; the model loads the plugin's tools, the next request of the turn carries
+    their schemas (wire form: no additionalProperties) and the model's `calendar_add` runs; the session's next
+    turn sends them from its first request, a new session does not. (Mutation check, done: `snapshot` given a
+    fresh set for every step fails this at the second request; a call by name of a deferred tool — the
+    scripts of the test above — is served whether or not it was loaded.)"""
+    mock.script(
+        [
+            {"reasoning_content": "r", "tool_calls": [call("l1", "tools_load", names=["calendar"])]},
+            {
+                "reasoning_content": "r",
+                "tool_calls": [call("c1", "calendar_add", summary="Dentist", start="2030-03-30T09:00")],
+            },
+            {"reasoning_content": "r", "content": "Added."},
+            {"reasoning_content": "r", "content": "Still here."},
+            {"reasoning_content": "r", "content": "New."},
+        ]
+    )
+    [session] = asyncio.run(_turns(kernel.data, [("add the dentist", None)]))
+    asyncio.run(_turns(kernel.data, [("anything else?", session), ("hello", None)]))
+    assert mock.rejections == []
+    names = [{t["function"]["name"]: t["function"] for t in r.body.get("tools") or []} for r in mock.requests]
+    assert len(names) == 5
+    assert "calendar_add" not in names[0] and "files_read" in names[0]
+    assert "calendar_add" in names[0]["tools_load"]["description"], names[0]["tools_load"]
+    assert tool_messages(mock.requests[1].body)["l1"].startswith("loaded calendar_add, calendar_list, calendar_delete")
+    add = names[1]["calendar_add"]["parameters"]
+    assert {"summary", "start"} <= add["properties"].keys() and "additionalProperties" not in add, add
+    result = tool_messages(mock.requests[2].body)["c1"]
+    assert not result.startswith("error") and "Dentist" in result, result
+    assert "calendar_add" in names[3], "the session's next turn: loaded already"
+    assert "calendar_add" not in names[4] and "tools_load" in names[4], "a new session: named only"

@@ -2,7 +2,8 @@
 the strict mock, turns through `hologram.client.TurnClient` as a channel sends them):
 
 - the one-word request ("hello" in a new session) stays within its documented size in bytes, as the mock
-  receives it (the tool schemas are nearly all of it);
+  receives it (the tool schemas are nearly all of it), and still offers every shipped tool: its schema, or
+  its name in ``tools_load``'s description when the manifest defers it (agent/tools.py);
 - over tool-using turns in several sessions, with pruning and cold context active (a small context window),
   after a warm-up: open file descriptors of the whole process tree do not grow at all; the Python allocator's
   block count (``kernel.allocated_blocks`` in `status`) grows by at most a documented number per turn; PSS
@@ -11,8 +12,10 @@ the strict mock, turns through `hologram.client.TurnClient` as a channel sends t
 Bounds live in docs/guards.md (with what they were measured at); no time is asserted.
 
 Mutation checks (done):
-- a bloated tool schema (500 more characters in one description of manifests/files.toml) makes
-  `test_one_word_request_within_documented_size` fail;
+- a bloated tool schema (500 more characters in one description of manifests/files.toml: 5,669 bytes
+  against 5,600) makes `test_one_word_request_within_documented_size` fail; so do deferral switched off
+  (``deferred=False`` in `ToolRegistry.snapshot`: 9,546 bytes) and the deferred tools neither sent nor named
+  (``self.waiting`` left out of ``tools_load``'s description);
 - a deliberate leak — `TurnHub.emit` appending every event to a module-level list — makes
   `test_soak_does_not_grow` fail on the block count (about 2,200 blocks a turn against ~180) and on PSS
   (+16% against ~5%);
@@ -23,10 +26,12 @@ Mutation checks (done):
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import Counter
 from collections.abc import Iterator
 
 import pytest
+import tomli
 
 from hologram.client import TurnClient
 from hologram.kernel.control import call
@@ -75,9 +80,12 @@ def test_one_word_request_within_documented_size(kernel: GuardKernel, mock: Mock
     asyncio.run(hello())
     [request] = mock.requests
     size = int(request.headers["content-length"])  # the bytes on the wire
-    tools = request.body.get("tools") or []
+    tools = {t["function"]["name"]: t["function"] for t in request.body.get("tools") or []}
     limit = bound("one_word_request_bytes")
-    assert len(tools) >= 20, f"every shipped plugin's tools should be offered: {[t['function']['name'] for t in tools]}"
+    shipped = {t["name"] for p in tomli.loads(kernel.lock.read_text())["plugin"] for t in p.get("tools", [])}
+    named = set(re.findall(r"[\w-]+", tools["tools_load"]["description"])) if "tools_load" in tools else set()
+    assert len(shipped) >= 19, f"every shipped plugin should be locked: {sorted(shipped)}"
+    assert not (missing := shipped - tools.keys() - named), f"shipped tools neither sent nor named: {missing}"
     assert size <= limit, (
         f"the one-word request is {size} bytes (≈ {size // 4} tokens), over the {limit:.0f} documented in "
         f"{GUARDS_MD} (one_word_request_bytes). The tool schemas are most of it: shorten the description that "
