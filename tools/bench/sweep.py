@@ -15,8 +15,9 @@ through `hologram ask` (a new process per turn, as a person at a shell does). Ro
 * turn: turn-API latency, the first turn after ready and the warm median/p90 (one-word turn, instant mock);
 * footprint: RSS and PSS (/proc/PID/smaps_rollup) of every process of the tree and the total, idle (start-up
   heap frozen + 1 s) after an English and a Chinese turn, and the peak sampled during a tool-using turn;
-* request: the first request the mock received for a one-word turn: bytes, tool schemas (count, bytes),
-  system prompt bytes, ≈ tokens (chars / 4, as the issue's peers table counts);
+* request: the first request the mock received for a one-word turn: bytes (its Content-Length), tool schemas
+  (count, bytes), deferred tools named in ``tools_load`` (agent/tools.py), system prompt bytes, ≈ tokens
+  (chars / 4 of the compact JSON sent, as the issue's peers table counts);
 * soak: N tool-using turns (files_write, notes_search) round-robin over several sessions, English and
   Chinese, with a small ``context_window`` so every turn prunes and pruned events go to cold memory (L2);
   sampled along the way: PSS and open fds of every process, SQLite file sizes, turn latency; growth is
@@ -390,15 +391,20 @@ def measure_request(kernel: BenchKernel, mock: MockLLM) -> Result:
     mock.reset()
     mock.script([], default=HELLO)
     asyncio.run(turn(kernel.data, "hello"))
-    body = mock.requests[0].body
-    raw = json.dumps(body, ensure_ascii=False)
+    request = mock.requests[0]
+    body = request.body
+    # The body as it went over the wire (httpx: compact separators); bytes from its Content-Length, as the
+    # guard and tools/bench/peers count them, and chars / 4 of the same compact JSON.
+    raw = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
     tools = body.get("tools") or []
     system = "".join(str(m.get("content") or "") for m in body["messages"] if m.get("role") == "system")
-    schema_bytes = len(json.dumps(tools, ensure_ascii=False).encode())
+    schema_bytes = len(json.dumps(tools, ensure_ascii=False, separators=(",", ":")).encode())
+    load = next((t["function"] for t in tools if t["function"]["name"] == "tools_load"), None)
     return {
-        "bytes": len(raw.encode()),
+        "bytes": int(request.headers.get("content-length") or len(raw.encode())),
         "tokens_approx": len(raw) // 4,
         "tools": len(tools),
+        "tools_named": len(load["description"].split(":", 1)[1].split(".", 1)[0].split(",")) if load else 0,
         "tool_schema_bytes": schema_bytes,
         "system_prompt_bytes": len(system.encode()),
     }
@@ -552,6 +558,8 @@ def table(result: Result) -> list[tuple[str, str]]:
         r = result["request"]
         rows.append(("one-word request: bytes (≈ tokens)", f"{r['bytes']:,} ({r['tokens_approx']:,})"))
         rows.append(("  tool schemas: count, bytes", f"{r['tools']}, {r['tool_schema_bytes']:,}"))
+        if r.get("tools_named"):
+            rows.append(("  deferred tools named in tools_load", f"{r['tools_named']}"))
         rows.append(("  system prompt bytes", f"{r['system_prompt_bytes']:,}"))
     if "soak" in result:
         s = result["soak"]
