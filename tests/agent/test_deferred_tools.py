@@ -129,3 +129,14 @@ def test_loaded_sets_are_kept_for_a_bounded_number_of_sessions() -> None:
         reg.snapshot(f"other-{n}")
     assert len(reg._loaded) == LOADED_SESSIONS
     assert "calendar_add" not in sent(reg.snapshot("first")), "the least recently used session was dropped"
+
+
+def test_a_call_by_name_with_broken_json_loads_it_too() -> None:
+    reg = registry()
+    tools = reg.snapshot("s1")
+    read = tools.get("notes_read")
+    assert read is not None
+    arguments, problem = tools.parse(read, '{"title": ')
+    assert arguments is None and problem is not None and "not valid JSON" in problem
+    assert problem.endswith("Its schema is in your tools from your next step."), problem
+    assert "notes_read" in sent(reg.snapshot("s1"))

@@ -157,6 +157,8 @@ class ToolSet:
         return self.load(str(name) for name in arguments.get("names") or [])
 
     def load(self, names: Iterable[str]) -> dict[str, Any]:
+        """Load tools by name (a plugin's name: its deferred tools); the result says what was loaded, what was
+        there already and which names are unknown (with what is left to load)."""
         loaded, ready, unknown = [], [], []
         for name in names:
             tool = self.tools.get(name)
@@ -178,7 +180,18 @@ class ToolSet:
         return {"content": "; ".join(parts), "is_error": not (loaded or ready)}
 
     def parse(self, tool: Tool, arguments: str) -> tuple[dict[str, Any] | None, str | None]:
-        """(arguments, None) when valid, (None, message for the model) when not."""
+        """(arguments, None) when valid, (None, message for the model) when not.
+
+        A deferred tool called before it was loaded is loaded by the call (the model wants it): it runs when
+        its arguments are valid, and its schema is sent from the next step either way."""
+        value, problem = self._parse(tool, arguments)
+        if tool.deferred and tool.name not in self.loaded:
+            self.loaded.add(tool.name)
+            if problem:
+                problem += " Its schema is in your tools from your next step."
+        return value, problem
+
+    def _parse(self, tool: Tool, arguments: str) -> tuple[dict[str, Any] | None, str | None]:
         text = arguments.strip() or "{}"
         try:
             value = _json.loads(text)
@@ -187,10 +200,6 @@ class ToolSet:
         if not isinstance(value, dict):
             return None, f"error: the arguments of {tool.name} must be a JSON object, not {type(value).__name__}"
         problem = self.check(tool, value)
-        if tool.deferred and tool.name not in self.loaded:  # called by name: it is wanted, so load it
-            self.loaded.add(tool.name)
-            if problem:
-                problem += " Its schema is in your tools from your next step."
         return (None, problem) if problem else (value, None)
 
     def check(self, tool: Tool, value: dict[str, Any]) -> str | None:
