@@ -392,3 +392,20 @@ def test_a_deferred_tool_is_named_until_loaded_then_sent_for_the_rest_of_the_ses
     assert not result.startswith("error") and "Dentist" in result, result
     assert "calendar_add" in names[3], "the session's next turn: loaded already"
     assert "calendar_add" not in names[4] and "tools_load" in names[4], "a new session: named only"
+
+
+def test_defer_tools_false_sends_every_schema(tmp_path: Path, mock: MockLLM) -> None:
+    """``[agent] defer_tools = false`` (settings.toml): every shipped tool's schema in the first request, no
+    ``tools_load``. (Mutation check, done: attach.py not passing the setting to `ToolRegistry` fails it.)"""
+    k = BuiltinKernel(tmp_path, mock)
+    settings = k.data / "settings.toml"
+    settings.write_text(settings.read_text().replace("[agent]\n", "[agent]\ndefer_tools = false\n", 1))
+    k.start()
+    try:
+        mock.script([{"reasoning_content": "r", "content": "Hi!"}])
+        asyncio.run(_turns(k.data, [("hello", None)]))
+    finally:
+        k.stop()
+    names = {t["function"]["name"] for t in mock.requests[0].body["tools"]}
+    assert "tools_load" not in names
+    assert {"calendar_add", "notes_create", "rss_fetch", "code_run", "files_read"} <= names, sorted(names)
