@@ -15,7 +15,7 @@ control socket: ``kernel.llm`` providers_list/save/test (admin_providers.py), ``
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from hologram import _preload
@@ -32,6 +32,7 @@ from hologram.kernel.control import current_connection
 from hologram.llm import LLMConfigError, ProviderChain
 from hologram.memory.inspect import FACILITY as MEMORY_FACILITY
 from hologram.memory.inspect import MemoryInspector
+from hologram.memory.scenes import SCENES_DB, SceneStore
 from hologram.memory.session_memory import SessionMemory
 from hologram.sessions import SessionStore
 from hologram.settings import Settings
@@ -104,6 +105,8 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     memory = SessionMemory.open(
         kernel.data_dir, store, embedder_loader=_preload.loaded_embedder if _preload.started() else None
     )
+    if settings.memory.scenes.enabled:  # scenes.db: which scene a turn is in (docs/scenes.md)
+        memory.scenes = SceneStore.open(kernel.data_dir / SCENES_DB, settings.memory.scenes)
     tools = ToolRegistry(supervisor.tool_catalog)
     tools.add_kernel_tool(memory.kernel_tool())
     windows = [p.context_window for p in settings.providers if p.context_window]
@@ -130,6 +133,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     for admin in (providers.providers_list, providers.providers_save, providers.providers_test):
         serve_admin(kernel, LLM_FACILITY, admin.__name__, admin)
     service.closers.append(providers.aclose)
+    service.closers.append(close_scenes(memory))
     inspector = MemoryInspector(memory)
     serve_admin(kernel, MEMORY_FACILITY, "stats", inspector.stats)
     serve_admin(kernel, MEMORY_FACILITY, "search", inspector.search)
@@ -146,6 +150,17 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
         kernel.add_facility_method(api.FACILITY, name, method)
     kernel.add_facility_method("kernel.sessions", "approve", plugin_asks(service.hub, settings.approvals.timeout_s))
     return service
+
+
+def close_scenes(memory: SessionMemory) -> Callable[[], Awaitable[None]]:
+    """A closer for the scene store (after the turns stopped: none observes any more)."""
+
+    async def close() -> None:
+        scenes, memory.scenes = memory.scenes, None
+        if scenes is not None:
+            scenes.close()
+
+    return close
 
 
 class DeclaredApprovals:

@@ -83,6 +83,7 @@ from hologram.sessions import Event, SessionLog, SessionStore, messages_from_eve
 
 if TYPE_CHECKING:
     from hologram.agent.tools import KernelTool
+    from hologram.memory.scenes import SceneStore
 
 __all__ = ["COLD_DB", "MESSAGE_OVERHEAD", "Prepared", "SessionMemory", "record_of"]
 
@@ -158,6 +159,8 @@ class SessionMemory:
         if embedder is not None:
             self.embedder_ready.set()
         self.max_sessions = max_sessions
+        self.scenes: SceneStore | None = None
+        """The scene store (``scenes.db``; attach.py opens it): the turn asks it which scene it is in."""
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._query_vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
