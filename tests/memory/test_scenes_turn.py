@@ -189,3 +189,18 @@ def test_turn_start_takes_a_good_scene_and_partner() -> None:
     p = api.StartParams.parse(api.TURN_START, {"text": "x", "scene": "chan:qq/peer:群1", "partner": "bob"})
     assert (p.scene, p.partner) == ("chan:qq/peer:群1", "bob")
     assert api.StartParams.parse(api.TURN_START, {"text": "x"}).scene is None
+
+
+def test_a_plugin_declares_its_scene_through_kernel_turns(memory: RecordingMemory, deepseek: MockLLM) -> None:
+    """``kernel.turns`` start (what a channel plugin calls) takes the same two fields as the control socket."""
+    deepseek.script([{"content": "hi group"}])
+    service = TurnService(agent_for(memory, deepseek))
+    start = service.facility_methods()["start"]
+
+    async def go() -> None:
+        answer = await start("qq", text="hello", session="p1", scene="chan:qq/peer:group_7", partner="group_7")
+        assert answer["session"] == "p1"
+        await asyncio.gather(*service.hub._turns)  # the queued turn, to its end
+
+    asyncio.run(go())
+    assert memory.scenes is not None and [s.key for s in memory.scenes.list()] == ["chan:qq/peer:group_7"]

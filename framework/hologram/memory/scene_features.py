@@ -52,11 +52,13 @@ __all__ = [
     "WEIGHTS",
     "SceneFeatures",
     "declared_features",
+    "elements",
     "features_of",
     "fingerprint",
     "merge",
     "scene_key_problem",
     "similarity",
+    "similarity_of",
     "time_of_day",
 ]
 
@@ -163,8 +165,13 @@ def declared_features(key: str) -> SceneFeatures:
     return SceneFeatures(channel=match.group(1), partner=match.group(2), tools=frozenset(), topic=(), time_of_day=None)
 
 
-def _elements(f: SceneFeatures) -> dict[tuple[str, str], float]:
-    out: dict[tuple[str, str], float] = {}
+Elements = dict[tuple[str, str], float]
+
+
+def elements(f: SceneFeatures) -> tuple[Elements, float]:
+    """The weighted elements of a feature set and their total weight (what `similarity` compares; a store
+    that compares one turn with many scenes keeps its scenes' elements)."""
+    out: Elements = {}
     if f.channel:
         out[("channel", f.channel)] = WEIGHTS["channel"]
     if f.partner:
@@ -175,17 +182,22 @@ def _elements(f: SceneFeatures) -> dict[tuple[str, str], float]:
         out[("topic", word)] = WEIGHTS["topic"]
     if f.time_of_day:
         out[("time_of_day", f.time_of_day)] = WEIGHTS["time_of_day"]
-    return out
+    return out, sum(out.values())
+
+
+def similarity_of(a: tuple[Elements, float], b: tuple[Elements, float]) -> float:
+    """`similarity` of two element sets. An element weighs the same wherever it occurs (its feature's weight),
+    so Σ min over the intersection is its weight, and the union's is total(A) + total(B) − intersection."""
+    (ea, ta), (eb, tb) = a, b
+    small, big = (ea, eb) if len(ea) <= len(eb) else (eb, ea)
+    inter = sum(w for e, w in small.items() if e in big)
+    union = ta + tb - inter
+    return inter / union if union > 0 else 0.0
 
 
 def similarity(a: SceneFeatures, b: SceneFeatures) -> float:
     """Weighted Jaccard of the two feature sets (module docstring), in [0, 1]."""
-    ea, eb = _elements(a), _elements(b)
-    union = sum(ea.values()) + sum(w for e, w in eb.items() if e not in ea)
-    if union <= 0:
-        return 0.0
-    inter = sum(w for e, w in ea.items() if e in eb)
-    return inter / union
+    return similarity_of(elements(a), elements(b))
 
 
 def merge(scene: SceneFeatures, seen: SceneFeatures) -> SceneFeatures:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import sqlite3
 import threading
 import time
@@ -48,14 +49,17 @@ import numpy as np
 from hologram.dbfile import DamagedDatabaseError, check_file, is_damage
 from hologram.memory.scene_features import (
     WEIGHTS,
+    Elements,
     SceneFeatures,
     bm25_idf,
     declared_features,
+    elements,
     features_of,
     fingerprint,
     merge,
     scene_key_problem,
     similarity,
+    similarity_of,
 )
 from hologram.memory.tokenize import tokenize
 from hologram.settings import SceneSettings
@@ -103,6 +107,7 @@ CREATE TABLE IF NOT EXISTS evidence (
     features TEXT NOT NULL,
     last_seen REAL NOT NULL
 );
+CREATE INDEX IF NOT EXISTS evidence_age ON evidence (last_seen);
 CREATE TABLE IF NOT EXISTS evidence_events (
     bucket TEXT NOT NULL,
     event TEXT NOT NULL,
@@ -175,6 +180,9 @@ class SceneStore:
             log.warning("%s was damaged (%s); moved to %s, scenes will be learned again", path, exc, aside.name)
             self._db = self._connect(path)
         self._scenes: dict[str, Scene] = {}
+        self._elements: dict[str, tuple[Elements, float]] = {}
+        self._expiry: dict[str, float] = {}
+        self._swept_evidence = -math.inf
         self._load()
         row = self._db.execute("SELECT value FROM meta WHERE name = 'docs'").fetchone()
         self._docs = int(row[0]) if row else 0
@@ -182,11 +190,28 @@ class SceneStore:
     def _load(self) -> None:
         """The scenes as stored (at open, and after a write failed: memory never runs ahead of the file)."""
         self._scenes = {}
+        self._elements = {}
+        self._expiry = {}
         for sid, key, feats, strength, seen in self._db.execute(
             "SELECT id, key, features, strength, last_seen FROM scenes"
         ):
             features = SceneFeatures.from_json(json.loads(feats))
-            self._scenes[str(sid)] = Scene(str(sid), key, features, float(strength), float(seen))
+            self._remember(Scene(str(sid), key, features, float(strength), float(seen)))
+
+    def _remember(self, scene: Scene) -> None:
+        """Keep `scene` in memory with its elements (one turn is compared with every scene) and the time its
+        strength falls below the floor: ``s · 0.5^(age / half-life) < floor`` ⇔ ``age > half-life · log2(s /
+        floor)`` — so a sweep compares times, not powers."""
+        self._scenes[scene.id] = scene
+        self._elements[scene.id] = elements(scene.features)
+        half_life = self.settings.half_life_days * _DAY
+        ratio = scene.strength / self.settings.floor
+        self._expiry[scene.id] = scene.last_seen + (half_life * math.log2(ratio) if ratio > 1 else 0.0)
+
+    def _forget(self, sid: str) -> None:
+        self._scenes.pop(sid, None)
+        self._elements.pop(sid, None)
+        self._expiry.pop(sid, None)
 
     @classmethod
     def open(cls, path: Path, settings: SceneSettings, *, clock: Callable[[], float] = time.time) -> SceneStore:
@@ -311,9 +336,13 @@ class SceneStore:
     def _evidence(self, features: SceneFeatures, events: Sequence[str], now: float) -> Scene | None:
         bucket = fingerprint(features)
         db = self._db
-        row = db.execute("SELECT features FROM evidence WHERE bucket = ?", (bucket,)).fetchone()
-        if row is None:
-            db.execute("INSERT INTO evidence VALUES (?, ?, ?)", (bucket, json.dumps(features.to_json()), now))
+        row = db.execute("SELECT features, last_seen FROM evidence WHERE bucket = ?", (bucket,)).fetchone()
+        if row is None or row[1] < now - self.settings.half_life_days * _DAY:  # none, or too old to count
+            db.execute("DELETE FROM evidence_events WHERE bucket = ?", (bucket,))
+            db.execute(
+                "INSERT OR REPLACE INTO evidence VALUES (?, ?, ?)",
+                (bucket, json.dumps(features.to_json(), ensure_ascii=False), now),
+            )
             db.executemany("INSERT OR IGNORE INTO evidence_events VALUES (?, ?)", [(bucket, e) for e in events])
             return None
         first = SceneFeatures.from_json(json.loads(row[0]))
@@ -352,17 +381,18 @@ class SceneStore:
             ),
         )
         self._db.executemany("INSERT OR IGNORE INTO scene_events VALUES (?, ?)", [(scene.id, e) for e in events])
-        self._scenes[scene.id] = scene
+        self._remember(scene)
 
     def _by_key(self, key: str) -> Scene | None:
         return next((s for s in self._scenes.values() if s.key == key), None)
 
     def _best(self, features: SceneFeatures) -> tuple[Scene, float] | None:
         best: tuple[Scene, float] | None = None
-        for scene in self._scenes.values():
+        mine = elements(features)
+        for sid, scene in self._scenes.items():
             if scene.key is not None:
                 continue
-            sim = similarity(features, scene.features)
+            sim = similarity_of(mine, self._elements[sid])
             if best is None or (sim, scene.strength) > (best[1], best[0].strength):
                 best = (scene, sim)
         return best
@@ -381,17 +411,21 @@ class SceneStore:
         return Scene(scene.id, scene.key, scene.features, scene.strength * factor, scene.last_seen)
 
     def _sweep(self, now: float) -> None:
-        """Delete scenes decayed below the floor (with their tags) and evidence older than a half-life."""
-        dead = [s.id for s in self._scenes.values() if self._decayed(s, now).strength < self.settings.floor]
-        horizon = now - self.settings.half_life_days * _DAY
-        stale = self._db.execute("SELECT bucket FROM evidence WHERE last_seen < ?", (horizon,)).fetchall()
+        """Delete scenes decayed below the floor (with their tags); at most once a minute (of the clock) also
+        evidence older than a half-life — `_evidence` ignores such evidence anyway, this only frees the rows."""
+        dead = [sid for sid, t in self._expiry.items() if now > t]
+        stale: list[tuple[str]] = []
+        if now - self._swept_evidence >= 60.0:
+            horizon = now - self.settings.half_life_days * _DAY
+            stale = self._db.execute("SELECT bucket FROM evidence WHERE last_seen < ?", (horizon,)).fetchall()
+            self._swept_evidence = now
         if not dead and not stale:
             return
         with self._transaction():
             for sid in dead:
                 self._db.execute("DELETE FROM scenes WHERE id = ?", (sid,))
                 self._db.execute("DELETE FROM scene_events WHERE scene = ?", (sid,))
-                del self._scenes[sid]
+                self._forget(sid)
             for (bucket,) in stale:
                 self._db.execute("DELETE FROM evidence WHERE bucket = ?", (bucket,))
                 self._db.execute("DELETE FROM evidence_events WHERE bucket = ?", (bucket,))
