@@ -213,8 +213,17 @@ def cut(text: str, limit: int) -> str:
 
 
 def rank(hits: Iterable[L3Hit], scene: SceneHint | None = None) -> list[L3Hit]:
-    """Best first after the scene preference; one hit per triple id / per block event (the best score)."""
+    """Best first after the scene preference; one hit per triple id / per block event (the best score). An
+    event with triples among the hits is carried by them (each quotes the source block) at the block's
+    score when that is higher, and its block hit is dropped: the same evidence twice would cost twice."""
     items = list(hits)
+    block_score = {h.event: h.score for h in items if h.kind == "block"}
+    if any(h.kind == "triple" for h in items) and block_score:
+        items = [
+            _rescored(h, max(h.score, block_score.get(h.event, h.score))) if h.kind == "triple" else h for h in items
+        ]
+        carried = {h.event for h in items if h.kind == "triple"}
+        items = [h for h in items if h.kind == "triple" or h.event not in carried]
     if scene is not None and items:
         held = np.asarray(scene.holds([h.event for h in items]), dtype=bool)
         items = [
