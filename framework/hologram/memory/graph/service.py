@@ -81,6 +81,8 @@ class GraphMemory:
         self.cold = cold
         self.chain = chain
         self.clock = clock
+        self.notify: Callable[[str], None] | None = None
+        """Told a warning for the person running the kernel (the kernel's notices), once per new problem."""
         self.problem: str | None = None
         """Why L3 is unavailable (another process holds it, the database failed to open); None when fine."""
         self.reports: list[DistillReport] = []
@@ -178,6 +180,8 @@ class GraphMemory:
     def _fail(self, message: str, *, warning: bool = False) -> None:
         if message != self.problem:
             (log.warning if warning else log.error)("%s", message)
+            if self.notify is not None:
+                self.notify(message)
         self.problem = message
 
     # -- cooling ----------------------------------------------------------------------------------------
