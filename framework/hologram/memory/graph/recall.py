@@ -49,7 +49,7 @@ __all__ = [
 
 MEMORY_RECALL_NAME = "memory_recall"
 #: Terse on purpose: every byte of a tool schema is sent with every request (tests/guard counts them).
-MEMORY_RECALL_DESCRIPTION = "Search long-term memory: facts and passages from past conversations, with sources."
+MEMORY_RECALL_DESCRIPTION = "Search long-term memory: facts from past conversations, with sources."
 MEMORY_RECALL_PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {"query": {"type": "string"}, "hops": {"type": "integer", "enum": [1, 2]}},
