@@ -2,8 +2,7 @@
 records its events in the scene when it ends; ``turn/start`` validates ``scene`` and ``partner``.
 
 A real agent (the provider chain against the strict mock, real SessionStore, ColdStore and scenes.db in a
-temp dir). Memory's ``prepare`` takes no ``scene`` keyword until L3 recall lands, so `RecordingMemory` is a
-real SessionMemory whose ``prepare`` also takes it and keeps what it was given.
+temp dir). `RecordingMemory` is a real SessionMemory whose ``prepare`` keeps the scene it was given.
 """
 
 from __future__ import annotations
@@ -21,7 +20,8 @@ from hologram.agent.service import TurnService
 from hologram.agent.turn_scene import previous_turn_tools
 from hologram.llm import ProviderChain
 from hologram.memory.cold import ColdStore
-from hologram.memory.scenes import SCENES_DB, ActiveScene, SceneStore
+from hologram.memory.scene_hint import SceneHint
+from hologram.memory.scenes import SCENES_DB, SceneStore
 from hologram.memory.session_memory import SessionMemory
 from hologram.memory.session_records import Prepared, record_of
 from hologram.rpc import RpcError
@@ -38,17 +38,17 @@ OBJ = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": [
 
 
 class RecordingMemory(SessionMemory):
-    """A real SessionMemory; its prepare takes the scene keyword (as L3 recall's will) and records it."""
+    """A real SessionMemory whose prepare records the scene it is handed."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.scenes_seen: list[ActiveScene | None] = []
+        self.scenes_seen: list[SceneHint | None] = []
 
-    async def prepare(  # type: ignore[override]
-        self, sid: str, query: str, *, window_tokens: int, fixed_tokens: int, scene: ActiveScene | None = None
+    async def prepare(
+        self, sid: str, query: str, *, window_tokens: int, fixed_tokens: int, scene: SceneHint | None = None
     ) -> Prepared:
         self.scenes_seen.append(scene)
-        return await super().prepare(sid, query, window_tokens=window_tokens, fixed_tokens=fixed_tokens)
+        return await super().prepare(sid, query, window_tokens=window_tokens, fixed_tokens=fixed_tokens, scene=scene)
 
 
 @pytest.fixture
@@ -116,7 +116,7 @@ def test_a_learned_scene_uses_the_previous_turns_tools_and_this_turns_tools(
 
     Mutation check (done): observing without this turn's tools (``self.tools`` → ``[]`` in `TurnScene.end`)
     gives a scene without ``shell``, and the assertion on its tools fails."""
-    tool_turn = [{"tool_calls": calls(("c1", "shell", '{"x": 1}'))}, {"content": "done"}]
+    tool_turn: list[dict[str, Any]] = [{"tool_calls": calls(("c1", "shell", '{"x": 1}'))}, {"content": "done"}]
     deepseek.script([*tool_turn, *tool_turn, {"content": "third"}])
     agent = agent_for(memory, deepseek)
     one = asyncio.run(agent.run_turn("deploy the payment service", session_id="a", partner="alice"))
