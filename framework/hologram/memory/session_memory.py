@@ -169,11 +169,11 @@ class SessionMemory:
         if embedder is not None:
             self.embedder_ready.set()
         self.max_sessions = max_sessions
-        self.scenes: SceneStore | None = None
-        """The scene store (``scenes.db``; attach.py opens it): the turn asks it which scene it is in."""
         self.graph: GraphMemory | None = None
         """L3 (set by the kernel's wiring, agent/attach.py): recall from the memory graph joins every request's
         note. None: no L3 recall (events L3 already holds still stay out of L1 and L2: ``cold.db`` says which)."""
+        self.scenes: SceneStore | None = None
+        """The scene store (``scenes.db``; attach.py opens it): the turn asks it which scene it is in."""
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._query_vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
