@@ -275,3 +275,17 @@ def test_a_damaged_file_is_moved_aside_with_a_warning(
     assert len(aside) == 1 and aside[0].read_bytes()[:16] == b"garbage garbage!"
     assert store.count() == 0 and store.observe(feats(), ["ev_2"]) is None  # a new, working store
     store.close()
+
+
+def test_a_long_lived_scene_still_takes_a_turn_of_its_situation_sharing_one_keyword(store: SceneStore) -> None:
+    """The merged topic is bounded (two turns' worth): after many joins with new words each time, a turn in
+    the same situation sharing one keyword with the last turn still joins. Mutation check (done): keeping 12
+    keywords (``MAX_TOPIC_MERGED = 12``) fails here — the scene is diluted below the join threshold."""
+    first = ("k0", "z0a", "z0b")
+    store.observe(feats(topic=first), ["ev_0"])
+    scene = store.observe(feats(topic=first), ["ev_1"])
+    assert scene is not None
+    for i in range(1, 10):  # each turn shares one keyword with the one before, two words are new
+        joined = store.observe(feats(topic=(f"k{i - 1}", f"k{i}", f"z{i}")), [f"ev_j{i}"])
+        assert joined is not None and joined.id == scene.id, i
+    assert len(store.list()[0].features.topic) == 6 and store.count() == 1
