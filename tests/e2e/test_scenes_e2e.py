@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from hologram.client import TurnClient
+from hologram.memory.scene_features import time_of_day
 from hologram.memory.scenes import SCENES_DB, SceneStore
 from hologram.memory.session_records import record_of
 from hologram.rpc import RpcError
@@ -82,6 +83,32 @@ def test_two_turns_declaring_one_scene_create_and_join_it(kernel: E2EKernel, moc
     assert tags[scenes[0][0]] == ids[first] | ids[second]
 
 
+def test_two_turns_with_one_partner_and_no_declaration_make_a_learned_scene(kernel: E2EKernel, mock: MockLLM) -> None:
+    """No key: the scene is learned — the first turn leaves evidence, the second (same channel, partner, tools
+    and time of day) creates it from both."""
+    mock.reset()
+    mock.script([{"content": "sure"}, {"content": "again"}])
+
+    async def go() -> list[str]:
+        turns = []
+        async with await TurnClient.connect(kernel.data, client="cli") as client:
+            for text in ("plan the garden beds", "plan the garden paths"):
+                ended = await (await client.start(text, session="garden", partner="bob")).result()
+                assert ended.stop_reason == "answer", ended
+                turns.append(ended.turn)
+        return turns
+
+    first, second = asyncio.run(go())
+    inputs = [e["ts"] for e in kernel.events("garden")["events"] if e["kind"] == "input"]
+    if len({time_of_day(ts) for ts in inputs}) > 1:
+        pytest.skip("the two turns straddled a time-of-day boundary (06:00, 12:00, 18:00, 00:00)")
+    scenes, tags = scenes_db(kernel.data)
+    learned = [(sid, strength) for sid, key, strength in scenes if key is None]
+    assert len(learned) == 1 and round(learned[0][1], 3) == 2.0
+    ids = memory_ids(kernel, "garden")
+    assert tags[learned[0][0]] == ids[first] | ids[second]
+
+
 def test_a_malformed_scene_key_is_an_rpc_error_naming_the_field(kernel: E2EKernel) -> None:
     async def go() -> None:
         async with await TurnClient.connect(kernel.data, client="qq") as client:
@@ -96,6 +123,6 @@ def test_the_scenes_are_there_after_the_kernel_stopped(kernel: E2EKernel) -> Non
     kernel.stop()
     store = SceneStore.open(kernel.data / SCENES_DB, SceneSettings())
     try:
-        assert [s.key for s in store.list()] == [KEY]
+        assert sorted(s.key or "" for s in store.list()) == ["", KEY]
     finally:
         store.close()

@@ -8,6 +8,7 @@ temp dir). `RecordingMemory` is a real SessionMemory whose ``prepare`` keeps the
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from tests.kit.providers import provider
 
 from ..agent.helpers import calls
 
+NOON = time.mktime((2026, 3, 2, 13, 0, 0, 0, 0, -1))
 OBJ = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
 
 
@@ -56,7 +58,8 @@ def memory(tmp_path: Path) -> Iterator[RecordingMemory]:
     store = SessionStore(tmp_path / "sessions.db")
     cold = ColdStore(tmp_path / "cold.db")
     mem = RecordingMemory(store, cold, None)
-    mem.scenes = SceneStore.open(tmp_path / SCENES_DB, SceneSettings())
+    # a fixed clock: two turns a moment apart must not straddle a time-of-day boundary (18:00)
+    mem.scenes = SceneStore.open(tmp_path / SCENES_DB, SceneSettings(), clock=lambda: NOON)
     yield mem
     mem.scenes.close()
     cold.close()
@@ -204,3 +207,16 @@ def test_a_plugin_declares_its_scene_through_kernel_turns(memory: RecordingMemor
 
     asyncio.run(go())
     assert memory.scenes is not None and [s.key for s in memory.scenes.list()] == ["chan:qq/peer:group_7"]
+
+
+def test_without_a_scene_store_a_declared_scene_is_accepted_and_ignored(tmp_path: Path, deepseek: MockLLM) -> None:
+    """``[memory.scenes] enabled = false``: memory has no scene store; a turn that declares one runs as any."""
+    store = SessionStore(tmp_path / "sessions.db")
+    cold = ColdStore(tmp_path / "cold.db")
+    mem = RecordingMemory(store, cold, None)
+    deepseek.script([{"content": "fine"}])
+    result = asyncio.run(agent_for(mem, deepseek).run_turn("hi", session_id="s", scene="chan:qq/peer:g"))
+    assert result.output == "fine" and mem.scenes_seen == [None]
+    assert not (tmp_path / SCENES_DB).exists()
+    cold.close()
+    store.close()
