@@ -15,7 +15,7 @@ control socket: ``kernel.llm`` providers_list/save/test (admin_providers.py), ``
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from hologram import _preload
@@ -30,8 +30,10 @@ from hologram.agent.turn import DEFAULT_CONTEXT_WINDOW, Agent
 from hologram.kernel.admin import serve_admin
 from hologram.kernel.control import current_connection
 from hologram.llm import LLMConfigError, ProviderChain
+from hologram.memory.graph.service import GraphMemory
 from hologram.memory.inspect import FACILITY as MEMORY_FACILITY
 from hologram.memory.inspect import MemoryInspector
+from hologram.memory.scenes import SCENES_DB, SceneStore
 from hologram.memory.session_memory import SessionMemory
 from hologram.sessions import SessionStore
 from hologram.settings import Settings
@@ -106,7 +108,10 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     )
     tools = ToolRegistry(supervisor.tool_catalog, defer=settings.agent.defer_tools)
     tools.add_kernel_tool(memory.kernel_tool())
+    tools.add_kernel_tool(memory.recall_tool())
     windows = [p.context_window for p in settings.providers if p.context_window]
+    if settings.memory.scenes.enabled:  # scenes.db: which scene a turn is in (docs/scenes.md)
+        memory.scenes = SceneStore.open(kernel.data_dir / SCENES_DB, settings.memory.scenes)
     agent = Agent(
         llm=chain,
         store=store,
@@ -119,6 +124,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
         no_llm_message=problem,
     )
     service = TurnService(agent, publish=kernel.ring.publish)
+    attach_graph(kernel, memory, settings, lambda: agent.llm, service)
     agent.executor.approver = Approver(
         settings.approvals,
         declared=DeclaredApprovals(kernel),
@@ -130,6 +136,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     for admin in (providers.providers_list, providers.providers_save, providers.providers_test):
         serve_admin(kernel, LLM_FACILITY, admin.__name__, admin)
     service.closers.append(providers.aclose)
+    service.closers.append(close_scenes(memory))
     inspector = MemoryInspector(memory)
     serve_admin(kernel, MEMORY_FACILITY, "stats", inspector.stats)
     serve_admin(kernel, MEMORY_FACILITY, "search", inspector.search)
@@ -146,6 +153,31 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
         kernel.add_facility_method(api.FACILITY, name, method)
     kernel.add_facility_method("kernel.sessions", "approve", plugin_asks(service.hub, settings.approvals.timeout_s))
     return service
+
+
+def close_scenes(memory: SessionMemory) -> Callable[[], Awaitable[None]]:
+    """A closer for the scene store (after the turns stopped: none observes any more)."""
+
+    async def close() -> None:
+        scenes, memory.scenes = memory.scenes, None
+        if scenes is not None:
+            scenes.close()
+
+    return close
+
+
+def attach_graph(
+    kernel: Kernel, memory: SessionMemory, settings: Settings, chain: Callable[[], Any], service: TurnService
+) -> GraphMemory:
+    """L3 for the kernel's data directory (memory/graph/service.py): opened lazily (nothing is imported until
+    something cools or L3 holds anything), its cooling job started (the first run reconciles), closed after the
+    turns stop. A graph another process holds is a warning, and memory works on without L3 recall."""
+    graph = GraphMemory.open(kernel.data_dir, settings.memory, memory.cold, chain=chain)
+    graph.notify = lambda text: kernel.notify("memory", text, warning=True)
+    memory.graph = graph
+    graph.start()
+    service.closers.append(graph.aclose)
+    return graph
 
 
 class DeclaredApprovals:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from hologram import turn_api as api
 from hologram.agent.executor import Executor, Outcome, PluginInvoke
 from hologram.agent.tools import ToolRegistry
+from hologram.agent.turn_scene import TurnScene
 from hologram.llm import ChatRequest, ChatResult, Delta, Message, StreamInterruptedError, ToolCall
 from hologram.llm import ContextOverflowError as LLMContextOverflowError
 from hologram.memory import ContextOverflowError as MemoryOverflowError
@@ -112,13 +113,20 @@ class Agent:
         channel: str | None = None,
         on_event: OnEvent | None = None,
         turn_id: str | None = None,
+        scene: str | None = None,
+        partner: str | None = None,
     ) -> TurnResult:
+        """Run one turn. `scene`: a declared scene key (``chan:qq/peer:group_1``, docs/scenes.md), `partner`:
+        who the turn is with; both only steer which memory recall prefers."""
         channel = channel or self.settings.channel
         sid = session_id or self.store.create_session(channel)
         if session_id is not None and not self.store.exists(session_id):
             self.store.create_session(channel, session_id)
         self.store.repair(sid)  # calls left open by a turn the kernel did not live to finish
         turn = _Turn(self, sid, turn_id or uuid.uuid4().hex[:12], channel, on_event)
+        scenes = self.memory.scenes if self.memory is not None else None
+        if scenes is not None:
+            turn.scene = TurnScene(scenes, sid, turn.turn_id, channel, declared=scene, partner=partner)
         return await turn.run(text)
 
 
@@ -134,6 +142,7 @@ class _Turn:
         self.ctx = StageContext(sid, turn_id, channel, system=agent.settings.system_prompt)
         self.history: list[Message] = []
         self.usage: list[dict[str, Any]] = []
+        self.scene: TurnScene | None = None  # set by `Agent.run_turn` when memory keeps scenes
 
     # -- events to the channel and the ring ------------------------------------------------------------
 
@@ -177,6 +186,8 @@ class _Turn:
         self._persist_input(text)
         if agent.memory is None:  # with memory, each request's history comes from SessionMemory.prepare
             self.history = agent.history.messages(self.sid)
+        elif self.scene is not None:  # the scene recall prefers, before the first request
+            await self.scene.begin(ctx.input or "", agent.memory.log.events(self.sid))
         if await stages.run("pre_action", ctx) and ctx.respond is not None:
             return await self._short_circuit(0)
         max_steps = agent.settings.max_steps
@@ -203,6 +214,8 @@ class _Turn:
             if await stages.run("post_action", ctx) and ctx.respond is not None:
                 self._close(seq, result.tool_calls, f"not run: {ctx.responded_by} answered instead")
                 return await self._short_circuit(step)
+            if self.scene is not None:
+                self.scene.used(c.name for c in result.tool_calls)
             if not result.tool_calls:
                 return await self._finish(ctx.content or "", step, "answer")
             if last:
@@ -233,16 +246,20 @@ class _Turn:
         fixed = estimate_tokens(ctx.system) + estimate_tokens(json.dumps(tools.schemas(), ensure_ascii=False))
         query = ctx.input or ""
         window = agent.context_window
+        scene = self.scene.active if self.scene is not None else None  # recall prefers its memory
         try:
             if provider_overflow:
                 prepared = await agent.memory.recover(
-                    self.sid, query, window_tokens=window, fixed_tokens=fixed, guard=guard, provider_error=True
-                )
+                    self.sid, query, window_tokens=window, fixed_tokens=fixed, guard=guard, provider_error=True,
+                    scene=scene,
+                )  # fmt: skip
             else:
-                prepared = await agent.memory.prepare(self.sid, query, window_tokens=window, fixed_tokens=fixed)
+                prepared = await agent.memory.prepare(
+                    self.sid, query, window_tokens=window, fixed_tokens=fixed, scene=scene
+                )
                 if guard.needs_recovery(fixed + prepared.kept_tokens):
                     prepared = await agent.memory.recover(
-                        self.sid, query, window_tokens=window, fixed_tokens=fixed, guard=guard
+                        self.sid, query, window_tokens=window, fixed_tokens=fixed, guard=guard, scene=scene
                     )
         except MemoryOverflowError as exc:
             raise TurnError(str(exc)) from exc
@@ -335,4 +352,8 @@ class _Turn:
             channel=self.channel,
         )
         await stages.run("after_output", ctx)
+        if self.scene is not None and self.agent.memory is not None:  # the turn's events join its scene
+            if not self.scene.text:
+                self.scene.text = ctx.input or ""
+            await self.scene.end(self.agent.memory.log.events(self.sid))
         return TurnResult(self.sid, self.turn_id, ctx.output, steps, ended_by, list(ctx.errors), self.usage)
