@@ -401,11 +401,12 @@ def test_memory_stats_and_search(kernel: AdminKernel, keyed: MockLLM) -> None:
     after = admin(kernel, "stats")
     assert after["sessions"] == before["sessions"] + 2
     assert after["l1"] >= before["l1"] + 4  # an input and a response each
-    assert after["l3_triples"] is None and after["scenes"] is None
+    assert isinstance(after["l3_triples"], int) and isinstance(after["scenes"], int)
 
     hits = admin(kernel, "search", text="Bartholomew saffron pancakes", limit=5)["hits"]
     assert hits and "Bartholomew" in hits[0]["text"] and hits[0]["layer"] in ("l1", "l2"), hits
-    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+    events = [h["score"] for h in hits if h["layer"] != "L3"]  # L3's own hits rank apart (interleaved)
+    assert events == sorted(events, reverse=True)
     hits = admin(kernel, "search", text="小橘子 晒太阳")["hits"]
     assert hits and "小橘子" in hits[0]["text"], hits
     assert admin_error(kernel, "search", text="")["code"] == -32602
