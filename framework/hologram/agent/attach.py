@@ -132,8 +132,8 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
         serve_admin(kernel, LLM_FACILITY, admin.__name__, admin)
     service.closers.append(providers.aclose)
     inspector = MemoryInspector(memory)
-    for method in (inspector.stats, inspector.search, inspector.graph, inspector.distill, inspector.scenes):
-        serve_admin(kernel, MEMORY_FACILITY, method.__name__, method)
+    for inspect in (inspector.stats, inspector.search, inspector.graph, inspector.distill, inspector.scenes):
+        serve_admin(kernel, MEMORY_FACILITY, inspect.__name__, inspect)
     kernel.add_status_section("memory", memory.status)
     kernel.add_event_listener(forward_output(service.hub))
     # a plugin whose process is gone watches nothing any more (one that is starting may already watch: a channel
