@@ -236,6 +236,7 @@ class MemoryInspector:
                     "session": sid,
                     "event_id": record.id,
                     "kind": event.kind,
+                    "ts_ms": int(event.ts * 1000),
                     "text": record.text[:TEXT_LIMIT],
                     "score": round(float(scores[i]), 4),
                 }
