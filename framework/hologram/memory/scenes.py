@@ -1,0 +1,417 @@
+"""Scenes: the recurring situations a kernel works in, learned from turns or declared by plugins, and which
+memory events happened in which scene — so recall can prefer memory from the scene a turn is in.
+
+The features and their similarity are :mod:`hologram.memory.scene_features` (re-exported here); this is the
+store, ``<data>/scenes.db`` (SQLite, WAL, ``synchronous=FULL``; docs/scenes.md has the whole story):
+
+* **Birth on the second occurrence.** A turn that joins no scene leaves *evidence* under its bucket (the
+  features' :func:`fingerprint`); when a later turn falls into a bucket that holds evidence, the scene is born
+  from both (strength 2) and the first turn's events are tagged too. Evidence is kept per bucket: a scene born
+  from one bucket leaves every other bucket's evidence where it is. Evidence older than one half-life is
+  dropped (a situation seen once a season is no scene).
+* **Join** at similarity ≥ :data:`JOIN` (0.5): strength + 1, features merged (:func:`merge`), the turn's
+  events tagged.
+* **Active** (what recall is told, :meth:`SceneStore.active`) at similarity ≥ :data:`RECALL` (0.35): the most
+  similar scene, ties to the stronger.
+* **Decay**: strength halves every ``half_life_days`` (``[memory.scenes]``, default 30) without a join; a
+  scene whose strength falls below ``floor`` (0.1) is deleted with its event tags. Strength is stored with the
+  time it was last set and decayed when read, so nothing runs in the background.
+* **Declared** scenes (``chan:qq/peer:group_1``, :func:`declared_features`) are known at once: the first turn
+  that declares one creates it (strength 1), every later one joins it; their features come from the key only.
+  A turn that declares nothing is matched against learned scenes only — a declared scene is joined by
+  declaring it.
+
+``scene_events`` tags events (memory event ids, ``record_of(event).id``) with the scene they happened in;
+:class:`ActiveScene` (a :class:`~hologram.memory.scene_hint.SceneHint`) answers recall's one question, "which
+of these events happened here?", from the tags read when it was made.
+
+A damaged file is moved aside (``scenes.db.damaged-<time>``) with a warning and a new one started, as
+``vectors.db`` does: scenes are learned again, nothing a person wrote is lost. Thread-safe (one connection, a
+lock): the turn calls it through ``asyncio.to_thread``. The clock is injectable for tests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from hologram.dbfile import DamagedDatabaseError, check_file, is_damage
+from hologram.memory.scene_features import (
+    WEIGHTS,
+    SceneFeatures,
+    bm25_idf,
+    declared_features,
+    features_of,
+    fingerprint,
+    merge,
+    scene_key_problem,
+    similarity,
+)
+from hologram.memory.tokenize import tokenize
+from hologram.settings import SceneSettings
+
+__all__ = [
+    "JOIN",
+    "RECALL",
+    "SCENES_DB",
+    "WEIGHTS",
+    "ActiveScene",
+    "Scene",
+    "SceneFeatures",
+    "SceneStore",
+    "declared_features",
+    "features_of",
+    "fingerprint",
+    "scene_key_problem",
+    "similarity",
+]
+
+log = logging.getLogger("hologram.memory")
+
+SCENES_DB = "scenes.db"
+JOIN = 0.5  # an observation this similar to a scene joins it
+RECALL = 0.35  # a scene this similar to a turn is the turn's active scene
+BORN_STRENGTH = 2.0  # a learned scene is born from two occurrences
+DECLARED_STRENGTH = 1.0  # a declared scene is born from one
+_DAY = 86_400.0
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS scenes (
+    id TEXT PRIMARY KEY,
+    key TEXT UNIQUE,
+    features TEXT NOT NULL,
+    strength REAL NOT NULL,
+    last_seen REAL NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS scene_events (
+    scene TEXT NOT NULL,
+    event TEXT NOT NULL,
+    PRIMARY KEY (scene, event)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS evidence (
+    bucket TEXT PRIMARY KEY,
+    features TEXT NOT NULL,
+    last_seen REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS evidence_events (
+    bucket TEXT NOT NULL,
+    event TEXT NOT NULL,
+    PRIMARY KEY (bucket, event)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS terms (
+    term TEXT PRIMARY KEY,
+    df INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (
+    name TEXT PRIMARY KEY,
+    value REAL NOT NULL
+) WITHOUT ROWID;
+"""
+
+
+@dataclass(frozen=True)
+class Scene:
+    """A scene as stored; `strength` is decayed to the store's clock when read."""
+
+    id: str
+    key: str | None
+    features: SceneFeatures
+    strength: float
+    last_seen: float
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "key": self.key,
+            "strength": round(self.strength, 4),
+            "last_seen": self.last_seen,
+            "features": self.features.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class ActiveScene:
+    """The scene a turn is in, as recall sees it (satisfies `SceneHint`): which events happened in it."""
+
+    id: str
+    key: str | None
+    similarity: float
+    strength: float
+    events: frozenset[str] = field(repr=False)
+
+    def holds(self, event_ids: Sequence[str]) -> np.ndarray:
+        events = self.events
+        return np.fromiter((e in events for e in event_ids), dtype=bool, count=len(event_ids))
+
+
+class SceneStore:
+    """``scenes.db`` (module docstring). Scenes are few (decay deletes the unused) and kept in memory too;
+    event tags and evidence live in SQLite only."""
+
+    def __init__(self, path: Path, settings: SceneSettings, *, clock: Callable[[], float] = time.time) -> None:
+        self.path = path
+        self.settings = settings
+        self.clock = clock
+        self._lock = threading.Lock()
+        try:
+            self._db = self._connect(path)
+        except (DamagedDatabaseError, sqlite3.DatabaseError) as exc:
+            if isinstance(exc, sqlite3.DatabaseError) and not is_damage(exc):
+                raise
+            aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+            path.replace(aside)
+            for suffix in ("-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+            log.warning("%s was damaged (%s); moved to %s, scenes will be learned again", path, exc, aside.name)
+            self._db = self._connect(path)
+        self._scenes: dict[str, Scene] = {}
+        self._load()
+        row = self._db.execute("SELECT value FROM meta WHERE name = 'docs'").fetchone()
+        self._docs = int(row[0]) if row else 0
+
+    def _load(self) -> None:
+        """The scenes as stored (at open, and after a write failed: memory never runs ahead of the file)."""
+        self._scenes = {}
+        for sid, key, feats, strength, seen in self._db.execute(
+            "SELECT id, key, features, strength, last_seen FROM scenes"
+        ):
+            features = SceneFeatures.from_json(json.loads(feats))
+            self._scenes[str(sid)] = Scene(str(sid), key, features, float(strength), float(seen))
+
+    @classmethod
+    def open(cls, path: Path, settings: SceneSettings, *, clock: Callable[[], float] = time.time) -> SceneStore:
+        return cls(Path(path), settings, clock=clock)
+
+    @staticmethod
+    def _connect(path: Path) -> sqlite3.Connection:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            check_file(path)
+        db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.execute("PRAGMA busy_timeout=5000")
+            db.executescript(_SCHEMA)
+            db.execute("SELECT count(*) FROM scenes").fetchone()
+            db.execute("SELECT count(*) FROM scene_events").fetchone()
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        return db
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- reading ----------------------------------------------------------------------------------------
+
+    def idf(self, term: str) -> float:
+        """The BM25 IDF of `term` over the inputs observed so far (topic keywords are picked by it)."""
+        with self._lock:
+            row = self._db.execute("SELECT df FROM terms WHERE term = ?", (term,)).fetchone()
+        return bm25_idf(self._docs, int(row[0]) if row else 0)
+
+    def features(
+        self, *, channel: str | None, partner: str | None, tools: Iterable[str], text: str, ts: float | None = None
+    ) -> SceneFeatures:
+        """`features_of` with this store's IDF and clock."""
+        when = self.clock() if ts is None else ts
+        return features_of(channel=channel, partner=partner, tools=tools, text=text, ts=when, idf=self.idf)
+
+    def count(self) -> int:
+        with self._lock:
+            self._sweep(self.clock())
+            return len(self._scenes)
+
+    def list(self) -> list[Scene]:
+        """Every living scene, strongest first, strength decayed to now."""
+        with self._lock:
+            now = self.clock()
+            self._sweep(now)
+            scenes = [self._decayed(s, now) for s in self._scenes.values()]
+        return sorted(scenes, key=lambda s: (-s.strength, s.id))
+
+    def events_of(self, scene_id: str) -> frozenset[str]:
+        with self._lock:
+            return self._events_of(scene_id)
+
+    def active(self, features: SceneFeatures, *, declared: str | None = None) -> ActiveScene | None:
+        """The scene a turn with `features` is in: the declared one if it exists, else the most similar learned
+        scene at similarity ≥ `RECALL` (ties: the stronger). None: no scene (recall prefers nothing)."""
+        with self._lock:
+            now = self.clock()
+            self._sweep(now)
+            if declared is not None:
+                scene = self._by_key(declared)
+                if scene is None:
+                    return None
+                return self._activate(scene, 1.0, now)
+            best = self._best(features)
+            if best is None or best[1] < RECALL:
+                return None
+            return self._activate(best[0], best[1], now)
+
+    # -- writing ----------------------------------------------------------------------------------------
+
+    def observe(
+        self,
+        features: SceneFeatures,
+        event_ids: Sequence[str],
+        *,
+        declared: str | None = None,
+        text: str | None = None,
+    ) -> Scene | None:
+        """A turn with `features` ended; its memory events are `event_ids`. Joins, creates or leaves evidence
+        (module docstring); returns the scene the events now belong to, or None (evidence only). `text`: the
+        turn's input, counted into the IDF topic keywords are ranked by."""
+        events = list(dict.fromkeys(event_ids))
+        with self._lock:
+            now = self.clock()
+            docs = self._docs
+            try:
+                self._sweep(now)
+                with self._transaction():
+                    if text:
+                        self._count_terms(text)
+                    if declared is not None:
+                        return self._observe_declared(declared, events, now)
+                    best = self._best(features)
+                    if best is not None and best[1] >= JOIN:
+                        scene = self._decayed(best[0], now)
+                        joined = Scene(scene.id, None, merge(scene.features, features), scene.strength + 1.0, now)
+                        self._save(joined, events)
+                        return joined
+                    return self._evidence(features, events, now)
+            except BaseException:
+                self._docs = docs
+                self._load()
+                raise
+
+    def _observe_declared(self, key: str, events: Sequence[str], now: float) -> Scene:
+        scene = self._by_key(key)
+        if scene is None:
+            sid = "sc_" + hashlib.sha256(key.encode()).hexdigest()[:16]
+            made = Scene(sid, key, declared_features(key), DECLARED_STRENGTH, now)
+        else:
+            made = Scene(scene.id, key, scene.features, self._decayed(scene, now).strength + 1.0, now)
+        self._save(made, events, created=now)
+        return made
+
+    def _evidence(self, features: SceneFeatures, events: Sequence[str], now: float) -> Scene | None:
+        bucket = fingerprint(features)
+        db = self._db
+        row = db.execute("SELECT features FROM evidence WHERE bucket = ?", (bucket,)).fetchone()
+        if row is None:
+            db.execute("INSERT INTO evidence VALUES (?, ?, ?)", (bucket, json.dumps(features.to_json()), now))
+            db.executemany("INSERT OR IGNORE INTO evidence_events VALUES (?, ?)", [(bucket, e) for e in events])
+            return None
+        first = SceneFeatures.from_json(json.loads(row[0]))
+        earlier = [str(r[0]) for r in db.execute("SELECT event FROM evidence_events WHERE bucket = ?", (bucket,))]
+        scene = Scene("sc_" + uuid.uuid4().hex[:16], None, merge(first, features), BORN_STRENGTH, now)
+        self._save(scene, [*earlier, *events], created=now)
+        # only this bucket's evidence became the scene: every other bucket keeps its own
+        db.execute("DELETE FROM evidence WHERE bucket = ?", (bucket,))
+        db.execute("DELETE FROM evidence_events WHERE bucket = ?", (bucket,))
+        return scene
+
+    # -- internals (the lock is held) -------------------------------------------------------------------------
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+    def _count_terms(self, text: str) -> None:
+        terms = sorted(set(tokenize(text)))
+        self._db.executemany(
+            "INSERT INTO terms VALUES (?, 1) ON CONFLICT(term) DO UPDATE SET df = df + 1", [(t,) for t in terms]
+        )
+        self._docs += 1
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('docs', ?)", (self._docs,))
+
+    def _save(self, scene: Scene, events: Sequence[str], *, created: float | None = None) -> None:
+        self._db.execute(
+            "INSERT INTO scenes VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+            "features = excluded.features, strength = excluded.strength, last_seen = excluded.last_seen",
+            (
+                scene.id,
+                scene.key,
+                json.dumps(scene.features.to_json(), ensure_ascii=False),
+                scene.strength,
+                scene.last_seen,
+                created if created is not None else scene.last_seen,
+            ),
+        )
+        self._db.executemany("INSERT OR IGNORE INTO scene_events VALUES (?, ?)", [(scene.id, e) for e in events])
+        self._scenes[scene.id] = scene
+
+    def _by_key(self, key: str) -> Scene | None:
+        return next((s for s in self._scenes.values() if s.key == key), None)
+
+    def _best(self, features: SceneFeatures) -> tuple[Scene, float] | None:
+        best: tuple[Scene, float] | None = None
+        for scene in self._scenes.values():
+            if scene.key is not None:
+                continue
+            sim = similarity(features, scene.features)
+            if best is None or (sim, scene.strength) > (best[1], best[0].strength):
+                best = (scene, sim)
+        return best
+
+    def _activate(self, scene: Scene, sim: float, now: float) -> ActiveScene:
+        strength = self._decayed(scene, now).strength
+        return ActiveScene(scene.id, scene.key, sim, strength, self._events_of(scene.id))
+
+    def _events_of(self, scene_id: str) -> frozenset[str]:
+        rows = self._db.execute("SELECT event FROM scene_events WHERE scene = ?", (scene_id,))
+        return frozenset(str(r[0]) for r in rows)
+
+    def _decayed(self, scene: Scene, now: float) -> Scene:
+        age = max(0.0, now - scene.last_seen)
+        factor = 0.5 ** (age / (self.settings.half_life_days * _DAY))
+        return Scene(scene.id, scene.key, scene.features, scene.strength * factor, scene.last_seen)
+
+    def _sweep(self, now: float) -> None:
+        """Delete scenes decayed below the floor (with their tags) and evidence older than a half-life."""
+        dead = [s.id for s in self._scenes.values() if self._decayed(s, now).strength < self.settings.floor]
+        horizon = now - self.settings.half_life_days * _DAY
+        stale = self._db.execute("SELECT bucket FROM evidence WHERE last_seen < ?", (horizon,)).fetchall()
+        if not dead and not stale:
+            return
+        with self._transaction():
+            for sid in dead:
+                self._db.execute("DELETE FROM scenes WHERE id = ?", (sid,))
+                self._db.execute("DELETE FROM scene_events WHERE scene = ?", (sid,))
+                del self._scenes[sid]
+            for (bucket,) in stale:
+                self._db.execute("DELETE FROM evidence WHERE bucket = ?", (bucket,))
+                self._db.execute("DELETE FROM evidence_events WHERE bucket = ?", (bucket,))
+        if dead:
+            log.info("scenes: %d decayed below the floor (%s) and were deleted", len(dead), self.settings.floor)
+
+
+class _Transaction:
+    """BEGIN … COMMIT, ROLLBACK on error; nested use is a no-op (the outer one commits)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.owner = False
+
+    def __enter__(self) -> None:
+        if not self.db.in_transaction:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.owner = True
+
+    def __exit__(self, kind: object, value: object, tb: object) -> None:
+        if not self.owner:
+            return
+        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
