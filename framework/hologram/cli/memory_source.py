@@ -16,13 +16,17 @@ from __future__ import annotations
 import asyncio
 import socket
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hologram.errors import HologramError, Problem
 from hologram.kernel.admin import CONTROL_PREFIX
 from hologram.kernel.control import check_socket_path, request, socket_path
 from hologram.rpc import INVALID_PARAMS, RpcError
 
+if TYPE_CHECKING:
+    from hologram.settings import Settings
+
+SCENES_DB = "scenes.db"
 ONLINE = "kernel"
 OFFLINE = "offline"
 
@@ -101,10 +105,14 @@ async def _offline(data: Path, method: str, params: dict[str, Any]) -> dict[str,
         store.close()
 
 
-def _open_layers(memory: Any, data: Path, settings: Any) -> None:
-    """Give `memory` its L3 graph and scenes as the kernel does (agent/attach.py); not yet available on this
-    branch: they stay None (zeros and empty lists)."""
-    del memory, data, settings
+def _open_layers(memory: Any, data: Path, settings: Settings) -> None:
+    """Give `memory` its L3 graph and its scenes as the kernel does (agent/attach.py). A store that was never
+    written is not created: there is nothing in it to inspect, and it stays None (zeros, empty lists)."""
+    scenes = data / SCENES_DB
+    if settings.memory.scenes.enabled and scenes.exists():
+        from hologram.memory.scenes import SceneStore
+
+        memory.scenes = SceneStore.open(scenes, settings.memory.scenes)
 
 
 async def _close_layers(memory: Any) -> None:

@@ -286,8 +286,7 @@ class MemoryInspector:
         store = self._scenes()
         if store is None:
             return {"scenes": []}
-        listed = sorted(store.list(), key=lambda s: (-float(s.strength), str(s.id)))
-        return {"scenes": [_scene(s) for s in listed]}
+        return {"scenes": [_scene(s) for s in store.list()]}  # strongest first
 
 
 def _check_int(name: str, value: Any, low: int, high: int) -> None:
@@ -340,17 +339,6 @@ def _sourced_triple(sourced: Any) -> dict[str, Any]:
 
 
 def _scene(scene: Any) -> dict[str, Any]:
-    f = scene.features
-    return {
-        "id": scene.id,
-        "key": scene.key,
-        "strength": round(float(scene.strength), 4),
-        "last_seen": float(scene.last_seen),
-        "features": {
-            "channel": f.channel,
-            "partner": f.partner,
-            "tools": sorted(f.tools),
-            "topic": list(f.topic),
-            "time_of_day": f.time_of_day,
-        },
-    }
+    """A `Scene` as ``scenes`` answers it (docs/protocol.md; its own JSON form, memory/scenes.py)."""
+    out: dict[str, Any] = scene.to_json()
+    return out
