@@ -118,6 +118,9 @@ def test_empty_graph_offline_is_no_error(tmp_path: Path, capsys: pytest.CaptureF
     assert json.loads(out) == {"entity": "Bartholomew", "triples": []}
     code, out, err = hologram(capsys, "memory", "graph", "Bartholomew", "--data", str(data))
     assert code == 0 and "nothing known about 'Bartholomew'" in out, (out, err)
+    code, out, err = hologram(capsys, "memory", "distill", "--data", str(data), "--json")  # nothing idle 72 h
+    assert code == 0 and json.loads(out)["moved"] == 0, err
+    assert not (data / "graph.kz").exists()  # looking created nothing (and never imported the database)
 
 
 def test_missing_data_dir_and_bad_params_say_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -183,3 +186,71 @@ def test_chinese_rows_stay_aligned() -> None:
     assert len(set(starts)) == 1, lines
     cut = table([("A", "TEXT"), ("a", "很长的中文句子" * 20)], total=30)
     assert all(width(line) <= 30 for line in cut) and cut[1].endswith("…"), cut
+
+
+def seed_graph(data: Path, session: str) -> None:
+    """A real Kùzu graph in `data`, written through `GraphStore.move` as cooling writes it: one event's block
+    and three triples read from it (one with quotes and a Chinese value)."""
+    from hologram.memory.graph import GraphBlock, Triple, open_graph_store
+
+    text = 'Caroline said: I love pottery; my "best" friend Mel lives in 北京.'
+    block = GraphBlock("blk_caroline_0", "ev_caroline", 0, "text", text, "{}", session, 1_700_000_000_000)
+    triples = [
+        Triple("Caroline", "likes", "pottery", "ev_caroline", block.id, valid_at=block.ts_ms),
+        Triple("Caroline", 'has "best" friend', "Mel", "ev_caroline", block.id, confidence=0.9),
+        Triple("Mel", "lives in", "北京", "ev_caroline", block.id),
+    ]
+    with open_graph_store(data / "graph.kz") as store:
+        report = store.move([block], triples, now=1_700_000_000.0)
+    assert report.moved == ("ev_caroline",) and report.triples == 3
+
+
+def test_graph_offline_shows_triples_with_their_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    ids = seed(data)
+    seed_graph(data, ids["en"])
+    code, out, err = hologram(capsys, "memory", "graph", "caroline", "--data", str(data), "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    got = {(t["subject"], t["predicate"], t["value"]) for t in r["triples"]}
+    assert got == {("Caroline", "likes", "pottery"), ("Caroline", 'has "best" friend', "Mel")}, r
+    source = r["triples"][0]["source"]
+    assert source["event"] == "ev_caroline" and source["session"] == ids["en"]
+    assert source["ts_ms"] == 1_700_000_000_000 and "I love pottery" in source["text"]
+    code, out, err = hologram(capsys, "memory", "graph", "Caroline", "--hops", "2", "--data", str(data), "--json")
+    assert ("Mel", "lives in", "北京") in {
+        (t["subject"], t["predicate"], t["value"]) for t in json.loads(out)["triples"]
+    }
+
+    code, out, err = hologram(capsys, "memory", "graph", "Caroline", "--hops", "2", "--data", str(data), "--dot")
+    parsed = parse_dot(out)
+    edges = {(parsed.labels[a], label, parsed.labels[b]) for a, b, label in parsed.edges}
+    assert ("Caroline", 'has "best" friend', "Mel") in edges and ("Mel", "lives in", "北京") in edges, out
+
+    code, out, err = hologram(capsys, "memory", "graph", "Caroline", "--data", str(data))
+    assert code == 0 and "I love pottery" in out and "likes" in out and ids["en"] in out, out
+
+    code, out, err = hologram(capsys, "memory", "stats", "--data", str(data), "--json")
+    stats = json.loads(out)
+    assert stats["l3_triples"] == 3 and stats["l3_blocks"] == 1 and stats["l3_entities"] == 4, stats
+
+
+def test_distill_offline_moves_l2_into_l3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`distill --idle-hours 0` with no kernel: the L2 event is distilled by the rules extractor (no provider
+    configured) into the graph; afterwards stats count it in L3, not L2, and search labels it L3."""
+    data = tmp_path / "data"
+    ids = seed(data)
+    assert not (data / "graph.kz").exists()
+    code, out, err = hologram(capsys, "memory", "distill", "--idle-hours", "0", "--data", str(data), "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["eligible"] == 1 and report["moved"] == 1 and report["failed"] == 0, report
+    assert (data / "graph.kz").exists()
+    code, out, err = hologram(capsys, "memory", "stats", "--data", str(data), "--json")
+    stats = json.loads(out)
+    assert (stats["l1"], stats["l2"], stats["l3_events"], stats["l3_blocks"]) == (3, 0, 1, 1), stats
+    code, out, err = hologram(capsys, "memory", "search", "Bartholomew saffron", "--data", str(data), "--json")
+    hits = json.loads(out)["hits"]
+    assert hits and hits[0]["layer"] == "L3" and hits[0]["session"] == ids["en"], hits
+    code, out, err = hologram(capsys, "memory", "distill", "--idle-hours", "0", "--data", str(data))
+    assert code == 0 and "eligible 0" in out and "nothing was eligible" in out, out

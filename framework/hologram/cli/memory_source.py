@@ -24,6 +24,7 @@ from hologram.kernel.control import check_socket_path, request, socket_path
 from hologram.rpc import INVALID_PARAMS, RpcError
 
 if TYPE_CHECKING:
+    from hologram.memory.session_memory import SessionMemory
     from hologram.settings import Settings
 
 SCENES_DB = "scenes.db"
@@ -92,33 +93,64 @@ async def _offline(data: Path, method: str, params: dict[str, Any]) -> dict[str,
     store = SessionStore.in_data_dir(data)
     try:
         memory = SessionMemory.open(data, store, load_model=False)
+        chain = _Chain(settings)
         try:
-            _open_layers(memory, data, settings)
+            chain = _open_layers(memory, data, settings)
             try:
                 return dict(await getattr(MemoryInspector(memory), method)(**params))
             except RpcError as exc:
                 raise HologramError(Problem(f"hologram memory {method}: {exc.message}")) from None
+            except RuntimeError as exc:  # the graph could not be opened (GraphMemory.problem says why)
+                raise HologramError(Problem(f"hologram memory {method}: {exc}")) from None
         finally:
-            await _close_layers(memory)
+            await _close_layers(memory, chain)
             await memory.aclose()
     finally:
         store.close()
 
 
-def _open_layers(memory: Any, data: Path, settings: Settings) -> None:
-    """Give `memory` its L3 graph and its scenes as the kernel does (agent/attach.py). A store that was never
-    written is not created: there is nothing in it to inspect, and it stays None (zeros, empty lists)."""
+def _open_layers(memory: SessionMemory, data: Path, settings: Settings) -> _Chain:
+    """Give `memory` its L3 graph and its scenes as the kernel does (agent/attach.py). Nothing is created by
+    looking: the graph opens only if it exists (`GraphMemory` is lazy) or a distillation has events to move;
+    scenes only if ``scenes.db`` exists. The provider chain (for ``extractor = "llm"``/``"auto"``) is built
+    only if the distillation asks for it."""
+    from hologram.memory.graph.service import GraphMemory
+
+    chain = _Chain(settings)
+    memory.graph = GraphMemory.open(data, settings.memory, memory.cold, chain=chain)
     scenes = data / SCENES_DB
     if settings.memory.scenes.enabled and scenes.exists():
         from hologram.memory.scenes import SceneStore
 
-        memory.scenes = SceneStore.open(scenes, settings.memory.scenes)
+        memory.scenes = SceneStore.open(scenes, settings.memory.scenes)  # type: ignore[attr-defined]
+    return chain
 
 
-async def _close_layers(memory: Any) -> None:
-    graph = getattr(memory, "graph", None)
-    if graph is not None:
-        await graph.aclose()
+class _Chain:
+    """The settings' provider chain, built the first time the extractor asks (offline: no kernel's chain)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.chain: Any = None
+        self.built = False
+
+    def __call__(self) -> Any:
+        if not self.built:
+            from hologram.agent.attach import build_chain
+
+            self.chain, _ = build_chain(self.settings)
+            self.built = True
+        return self.chain
+
+    async def aclose(self) -> None:
+        if self.chain is not None:
+            await self.chain.aclose()
+
+
+async def _close_layers(memory: SessionMemory, chain: _Chain) -> None:
+    if memory.graph is not None:
+        await memory.graph.aclose()
     scenes = getattr(memory, "scenes", None)
     if scenes is not None:
         scenes.close()
+    await chain.aclose()

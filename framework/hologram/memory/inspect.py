@@ -39,6 +39,7 @@ from hologram.memory.session_records import record_of, token_cost
 from hologram.rpc import INVALID_PARAMS, RpcError
 
 if TYPE_CHECKING:
+    from hologram.memory.graph.service import GraphMemory, L3Hit, SourcedTriple
     from hologram.memory.session_memory import SessionMemory
     from hologram.sessions import Event
 
@@ -157,9 +158,9 @@ class MemoryInspector:
         if rows:
             index.set_vectors(fingerprint, rows, np.stack([stored[keys[p]] for p in rows]))
 
-    def _graph(self) -> Any:
-        """`memory.graph` (a `GraphMemory`), or None when no graph is open."""
-        return getattr(self.memory, "graph", None)
+    def _graph(self) -> GraphMemory | None:
+        """`memory.graph`, or None when the kernel has no L3."""
+        return self.memory.graph
 
     def _scenes(self) -> Any:
         """`memory.scenes` (a `SceneStore`), or None when scenes are off."""
@@ -169,7 +170,7 @@ class MemoryInspector:
         graph = self._graph()
         if graph is None or not event_ids:
             return np.zeros(len(event_ids), dtype=bool)
-        return np.asarray(graph.held(event_ids), dtype=bool)
+        return np.asarray(graph.held(event_ids), dtype=bool)  # from cold.db: the graph stays closed
 
     async def stats(self) -> dict[str, Any]:
         async with self._lock:
@@ -184,7 +185,9 @@ class MemoryInspector:
         counts = None
         graph = self._graph()
         if graph is not None:
-            counts = graph.counts()  # None: no graph yet
+            counts = graph.counts()  # as of the last open or move; None: not opened yet
+            if counts is None and graph.exists() and await graph.store() is not None:
+                counts = graph.counts()  # an inspection opens a graph that exists (never creates one)
         scenes = self._scenes()
         return {
             "sessions": len(ids),
@@ -294,7 +297,7 @@ def _check_int(name: str, value: Any, low: int, high: int) -> None:
         raise RpcError(INVALID_PARAMS, f"{name}: a whole number from {low} to {high}, not {value!r:.40}")
 
 
-def _l3_hit(hit: Any) -> dict[str, Any]:
+def _l3_hit(hit: L3Hit) -> dict[str, Any]:
     """An `L3Hit` as ``search`` answers it (docs/protocol.md)."""
     return {
         "layer": "L3",
@@ -318,7 +321,7 @@ def _interleave(events: list[dict[str, Any]], graph: list[dict[str, Any]], limit
     return out[:limit]
 
 
-def _sourced_triple(sourced: Any) -> dict[str, Any]:
+def _sourced_triple(sourced: SourcedTriple) -> dict[str, Any]:
     """A `SourcedTriple` as ``graph`` answers it (docs/protocol.md)."""
     t = sourced.triple
     return {
