@@ -123,9 +123,17 @@ class TurnClient:
     # -- turns ----------------------------------------------------------------------------------------
 
     async def start(
-        self, text: str, *, session: str | None = None, on_disconnect: api.OnDisconnect = "cancel"
+        self,
+        text: str,
+        *,
+        session: str | None = None,
+        on_disconnect: api.OnDisconnect = "cancel",
+        scene: str | None = None,
+        partner: str | None = None,
     ) -> EventStream:
-        """Start a turn (queued behind a running one in the same session); its events come on the stream."""
+        """Start a turn (queued behind a running one in the same session); its events come on the stream.
+        `scene`: a declared scene key (``chan:qq/peer:group_1``, docs/scenes.md); `partner`: who the turn is
+        with. The kernel rejects a malformed key with an RPC error naming the field and the grammar."""
         params: dict[str, Any] = {
             "text": text,
             "client": self.client,
@@ -134,6 +142,10 @@ class TurnClient:
         }
         if session:
             params["session"] = session
+        if scene is not None:
+            params["scene"] = scene
+        if partner is not None:
+            params["partner"] = partner
         # The stream exists before the request is sent: the first events may arrive before its answer.
         pending = EventStream(self, None, None)
         self._streams.add(pending)

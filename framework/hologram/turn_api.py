@@ -221,6 +221,13 @@ def parse_event(data: Any) -> TurnEvent | UnknownEvent:
 # -- params ---------------------------------------------------------------------------------------------------
 
 
+def _scene_key_problem(key: str) -> str | None:
+    """The grammar's check, imported when a turn declares a scene (the client's start-up stays lean)."""
+    from hologram.memory.scene_features import scene_key_problem
+
+    return scene_key_problem(key)
+
+
 def _length(low: int | None = None, high: int | None = None) -> Any:
     """A string field's length bounds (checked by `hologram._fields`)."""
     bounds = {"min_length": low, "max_length": high}
@@ -245,7 +252,11 @@ class StartParams(_Params):
     """``turn/start``. ``approvals``: this client can answer approval requests (default false: a script with
     no person behind it is never asked, the call is denied). ``watch``: send this connection the turn's
     events. ``on_disconnect``: ``cancel`` (the default, like Ctrl-C) stops the turn when its last watcher goes
-    away; ``continue`` lets it finish (a browser tab that will reconnect)."""
+    away; ``continue`` lets it finish (a browser tab that will reconnect). ``scene``: the scene the turn happens
+    in, declared by a channel that knows it (``chan:qq/peer:group_1``; the grammar is
+    `hologram.memory.scene_features`, docs/scenes.md); ``partner``: who the turn is with (a user or group id of
+    the channel). Both optional (since turn API version 1, a backward-compatible addition): memory prefers what
+    happened in the same scene."""
 
     text: str = field(metadata=_length(1))
     session: str | None = None
@@ -253,6 +264,14 @@ class StartParams(_Params):
     approvals: bool = False
     watch: bool = True
     on_disconnect: OnDisconnect = "cancel"
+    scene: str | None = field(default=None, metadata=_length(1, 200))
+    partner: str | None = field(default=None, metadata=_length(1, 128))
+
+    def __post_init__(self) -> None:
+        if self.scene is not None:
+            problem = _scene_key_problem(self.scene)
+            if problem is not None:
+                raise FieldError(("scene",), problem)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

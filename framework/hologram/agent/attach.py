@@ -16,7 +16,7 @@ stats/search/graph/distill/scenes (memory/inspect.py); the kernel itself serves 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from hologram import _preload
@@ -33,6 +33,7 @@ from hologram.kernel.control import current_connection
 from hologram.llm import LLMConfigError, ProviderChain
 from hologram.memory.inspect import FACILITY as MEMORY_FACILITY
 from hologram.memory.inspect import MemoryInspector
+from hologram.memory.scenes import SCENES_DB, SceneStore
 from hologram.memory.session_memory import SessionMemory
 from hologram.sessions import SessionStore
 from hologram.settings import Settings
@@ -105,6 +106,8 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     memory = SessionMemory.open(
         kernel.data_dir, store, embedder_loader=_preload.loaded_embedder if _preload.started() else None
     )
+    if settings.memory.scenes.enabled:  # scenes.db: which scene a turn is in (docs/scenes.md)
+        memory.scenes = SceneStore.open(kernel.data_dir / SCENES_DB, settings.memory.scenes)
     tools = ToolRegistry(supervisor.tool_catalog)
     tools.add_kernel_tool(memory.kernel_tool())
     windows = [p.context_window for p in settings.providers if p.context_window]
@@ -131,6 +134,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     for admin in (providers.providers_list, providers.providers_save, providers.providers_test):
         serve_admin(kernel, LLM_FACILITY, admin.__name__, admin)
     service.closers.append(providers.aclose)
+    service.closers.append(close_scenes(memory))
     inspector = MemoryInspector(memory)
     for inspect in (inspector.stats, inspector.search, inspector.graph, inspector.distill, inspector.scenes):
         serve_admin(kernel, MEMORY_FACILITY, inspect.__name__, inspect)
@@ -147,6 +151,17 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
         kernel.add_facility_method(api.FACILITY, name, method)
     kernel.add_facility_method("kernel.sessions", "approve", plugin_asks(service.hub, settings.approvals.timeout_s))
     return service
+
+
+def close_scenes(memory: SessionMemory) -> Callable[[], Awaitable[None]]:
+    """A closer for the scene store (after the turns stopped: none observes any more)."""
+
+    async def close() -> None:
+        scenes, memory.scenes = memory.scenes, None
+        if scenes is not None:
+            scenes.close()
+
+    return close
 
 
 class DeclaredApprovals:

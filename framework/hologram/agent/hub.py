@@ -26,7 +26,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from hologram import turn_api as api
 from hologram.agent.approvals import ApprovalRequest
@@ -34,7 +34,24 @@ from hologram.agent.approvals import ApprovalRequest
 log = logging.getLogger("hologram.agent")
 MAX_QUEUED = 10_000  # events waiting for one watcher; more and it is dropped (it stopped reading)
 Send = Callable[[dict[str, Any]], Awaitable[None]]
-RunTurn = Callable[[str, str, str, Callable[[Any], None]], Awaitable[Any]]  # (text, session, turn, emit)
+
+
+class RunTurn(Protocol):
+    """Runs one turn: (text, session, turn, emit), and the scene the client declared and its partner."""
+
+    def __call__(
+        self,
+        text: str,
+        session: str,
+        turn: str,
+        emit: Callable[[Any], None],
+        /,
+        *,
+        scene: str | None = None,
+        partner: str | None = None,
+    ) -> Awaitable[Any]: ...
+
+
 Publish = Callable[[dict[str, Any]], Any]
 
 
@@ -209,7 +226,9 @@ class TurnHub:
             state.task = asyncio.current_task()
             self.emit(api.TurnStarted(session=session, turn=turn, text=params.text, client=params.client))
             try:
-                result = await self.run_turn(params.text, session, turn, self.emit)
+                result = await self.run_turn(
+                    params.text, session, turn, self.emit, scene=params.scene, partner=params.partner
+                )
             except asyncio.CancelledError:
                 self.emit(api.TurnEnded(session=session, turn=turn, stop_reason="cancelled"))
                 if not state.cancel_requested:

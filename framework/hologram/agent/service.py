@@ -33,9 +33,21 @@ class TurnService:
         self.hub = TurnHub(self._run_turn, publish=publish)
         self.closers: list[Callable[[], Awaitable[None]]] = []  # run by aclose, after the turns stopped
 
-    async def _run_turn(self, text: str, session: str, turn: str, emit: Callable[[Any], None]) -> Any:
+    async def _run_turn(
+        self,
+        text: str,
+        session: str,
+        turn: str,
+        emit: Callable[[Any], None],
+        /,
+        *,
+        scene: str | None = None,
+        partner: str | None = None,
+    ) -> Any:
         try:
-            return await self.agent.run_turn(text, session_id=session, turn_id=turn, on_event=emit)
+            return await self.agent.run_turn(
+                text, session_id=session, turn_id=turn, on_event=emit, scene=scene, partner=partner
+            )
         except HologramError as exc:  # a damaged sessions.db page under this session: the file and the fix
             raise TurnError(one_line(exc)) from None
 

@@ -16,6 +16,7 @@ before the exception leaves, so the stored session is always a valid history.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 import uuid
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from hologram import turn_api as api
 from hologram.agent.executor import Executor, Outcome, PluginInvoke
 from hologram.agent.tools import ToolRegistry
+from hologram.agent.turn_scene import TurnScene
 from hologram.llm import ChatRequest, ChatResult, Delta, Message, StreamInterruptedError, ToolCall
 from hologram.llm import ContextOverflowError as LLMContextOverflowError
 from hologram.memory import ContextOverflowError as MemoryOverflowError
@@ -47,6 +49,21 @@ COLD_CONTEXT_NOTE = (
     "{n} earlier events of this conversation were moved to cold context to fit the window; "
     "coldcontext_query searches them and brings the ones you need back."
 )
+
+
+_TAKES_SCENE: dict[type[Any], bool] = {}
+
+
+def _takes_scene(memory: object) -> bool:
+    """Whether this memory's ``prepare`` takes the active scene (issue 15: the keyword lands with L3 recall;
+    until then the scene is found and observed, and not passed). Asked once per class."""
+    kind = type(memory)
+    known = _TAKES_SCENE.get(kind)
+    if known is None:
+        known = _TAKES_SCENE[kind] = "scene" in inspect.signature(getattr(kind, "prepare")).parameters  # noqa: B009
+    return known
+
+
 STEP_LIMIT_NOTE = (
     "Step limit reached: this is LLM call {n} of at most {n} in this turn. Tools are disabled now; "
     "answer the user with what you have and say what is left undone."
@@ -112,13 +129,20 @@ class Agent:
         channel: str | None = None,
         on_event: OnEvent | None = None,
         turn_id: str | None = None,
+        scene: str | None = None,
+        partner: str | None = None,
     ) -> TurnResult:
+        """Run one turn. `scene`: a declared scene key (``chan:qq/peer:group_1``, docs/scenes.md), `partner`:
+        who the turn is with; both only steer which memory recall prefers."""
         channel = channel or self.settings.channel
         sid = session_id or self.store.create_session(channel)
         if session_id is not None and not self.store.exists(session_id):
             self.store.create_session(channel, session_id)
         self.store.repair(sid)  # calls left open by a turn the kernel did not live to finish
         turn = _Turn(self, sid, turn_id or uuid.uuid4().hex[:12], channel, on_event)
+        scenes = self.memory.scenes if self.memory is not None else None
+        if scenes is not None:
+            turn.scene = TurnScene(scenes, sid, turn.turn_id, channel, declared=scene, partner=partner)
         return await turn.run(text)
 
 
@@ -134,6 +158,7 @@ class _Turn:
         self.ctx = StageContext(sid, turn_id, channel, system=agent.settings.system_prompt)
         self.history: list[Message] = []
         self.usage: list[dict[str, Any]] = []
+        self.scene: TurnScene | None = None  # set by `Agent.run_turn` when memory keeps scenes
 
     # -- events to the channel and the ring ------------------------------------------------------------
 
@@ -177,6 +202,8 @@ class _Turn:
         self._persist_input(text)
         if agent.memory is None:  # with memory, each request's history comes from SessionMemory.prepare
             self.history = agent.history.messages(self.sid)
+        elif self.scene is not None:  # the scene recall prefers, before the first request
+            await self.scene.begin(ctx.input or "", agent.memory.log.events(self.sid))
         if await stages.run("pre_action", ctx) and ctx.respond is not None:
             return await self._short_circuit(0)
         max_steps = agent.settings.max_steps
@@ -203,6 +230,8 @@ class _Turn:
             if await stages.run("post_action", ctx) and ctx.respond is not None:
                 self._close(seq, result.tool_calls, f"not run: {ctx.responded_by} answered instead")
                 return await self._short_circuit(step)
+            if self.scene is not None:
+                self.scene.used(c.name for c in result.tool_calls)
             if not result.tool_calls:
                 return await self._finish(ctx.content or "", step, "answer")
             if last:
@@ -233,16 +262,22 @@ class _Turn:
         fixed = estimate_tokens(ctx.system) + estimate_tokens(json.dumps(tools.schemas(), ensure_ascii=False))
         query = ctx.input or ""
         window = agent.context_window
+        scene: dict[str, Any] = {}
+        if self.scene is not None and _takes_scene(agent.memory):
+            scene["scene"] = self.scene.active
         try:
             if provider_overflow:
                 prepared = await agent.memory.recover(
-                    self.sid, query, window_tokens=window, fixed_tokens=fixed, guard=guard, provider_error=True
-                )
+                    self.sid, query, window_tokens=window, fixed_tokens=fixed, guard=guard, provider_error=True,
+                    **scene,
+                )  # fmt: skip
             else:
-                prepared = await agent.memory.prepare(self.sid, query, window_tokens=window, fixed_tokens=fixed)
+                prepared = await agent.memory.prepare(
+                    self.sid, query, window_tokens=window, fixed_tokens=fixed, **scene
+                )
                 if guard.needs_recovery(fixed + prepared.kept_tokens):
                     prepared = await agent.memory.recover(
-                        self.sid, query, window_tokens=window, fixed_tokens=fixed, guard=guard
+                        self.sid, query, window_tokens=window, fixed_tokens=fixed, guard=guard, **scene
                     )
         except MemoryOverflowError as exc:
             raise TurnError(str(exc)) from exc
@@ -335,4 +370,8 @@ class _Turn:
             channel=self.channel,
         )
         await stages.run("after_output", ctx)
+        if self.scene is not None and self.agent.memory is not None:  # the turn's events join its scene
+            if not self.scene.text:
+                self.scene.text = ctx.input or ""
+            await self.scene.end(self.agent.memory.log.events(self.sid))
         return TurnResult(self.sid, self.turn_id, ctx.output, steps, ended_by, list(ctx.errors), self.usage)

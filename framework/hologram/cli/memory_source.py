@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from hologram.memory.session_memory import SessionMemory
     from hologram.settings import Settings
 
-SCENES_DB = "scenes.db"
 ONLINE = "kernel"
 OFFLINE = "offline"
 
@@ -115,14 +114,13 @@ def _open_layers(memory: SessionMemory, data: Path, settings: Settings) -> _Chai
     scenes only if ``scenes.db`` exists. The provider chain (for ``extractor = "llm"``/``"auto"``) is built
     only if the distillation asks for it."""
     from hologram.memory.graph.service import GraphMemory
+    from hologram.memory.scenes import SCENES_DB, SceneStore
 
     chain = _Chain(settings)
     memory.graph = GraphMemory.open(data, settings.memory, memory.cold, chain=chain)
     scenes = data / SCENES_DB
     if settings.memory.scenes.enabled and scenes.exists():
-        from hologram.memory.scenes import SceneStore
-
-        memory.scenes = SceneStore.open(scenes, settings.memory.scenes)  # type: ignore[attr-defined]
+        memory.scenes = SceneStore.open(scenes, settings.memory.scenes)
     return chain
 
 
@@ -150,7 +148,6 @@ class _Chain:
 async def _close_layers(memory: SessionMemory, chain: _Chain) -> None:
     if memory.graph is not None:
         await memory.graph.aclose()
-    scenes = getattr(memory, "scenes", None)
-    if scenes is not None:
-        scenes.close()
+    if memory.scenes is not None:
+        memory.scenes.close()
     await chain.aclose()

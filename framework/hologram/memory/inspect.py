@@ -40,6 +40,7 @@ from hologram.rpc import INVALID_PARAMS, RpcError
 
 if TYPE_CHECKING:
     from hologram.memory.graph.service import GraphMemory, L3Hit, SourcedTriple
+    from hologram.memory.scenes import Scene, SceneStore
     from hologram.memory.session_memory import SessionMemory
     from hologram.sessions import Event
 
@@ -162,9 +163,9 @@ class MemoryInspector:
         """`memory.graph`, or None when the kernel has no L3."""
         return self.memory.graph
 
-    def _scenes(self) -> Any:
-        """`memory.scenes` (a `SceneStore`), or None when scenes are off."""
-        return getattr(self.memory, "scenes", None)
+    def _scenes(self) -> SceneStore | None:
+        """`memory.scenes`, or None when scenes are off."""
+        return self.memory.scenes
 
     def _held_by_graph(self, event_ids: list[str]) -> np.ndarray:
         graph = self._graph()
@@ -341,7 +342,6 @@ def _sourced_triple(sourced: SourcedTriple) -> dict[str, Any]:
     }
 
 
-def _scene(scene: Any) -> dict[str, Any]:
+def _scene(scene: Scene) -> dict[str, Any]:
     """A `Scene` as ``scenes`` answers it (docs/protocol.md; its own JSON form, memory/scenes.py)."""
-    out: dict[str, Any] = scene.to_json()
-    return out
+    return dict(scene.to_json())

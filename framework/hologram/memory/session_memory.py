@@ -93,6 +93,7 @@ if TYPE_CHECKING:
     from hologram.agent.tools import KernelTool
     from hologram.memory.graph.service import GraphMemory
     from hologram.memory.scene_hint import SceneHint
+    from hologram.memory.scenes import SceneStore
 
 __all__ = ["COLD_DB", "MESSAGE_OVERHEAD", "Prepared", "SessionMemory", "record_of"]
 
@@ -171,6 +172,8 @@ class SessionMemory:
         self.graph: GraphMemory | None = None
         """L3 (set by the kernel's wiring, agent/attach.py): recall from the memory graph joins every request's
         note. None: no L3 recall (events L3 already holds still stay out of L1 and L2: ``cold.db`` says which)."""
+        self.scenes: SceneStore | None = None
+        """The scene store (``scenes.db``; attach.py opens it): the turn asks it which scene it is in."""
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._query_vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
