@@ -168,10 +168,10 @@ def test_the_note_stays_within_its_budget(tmp_path: Path) -> None:
         k = open_memory(tmp_path)
         say(k, "old", *[f"Melanie: I love pottery class number {i} with teacher Anna {i}." for i in range(30)])
         await cool_all(k, "old")
-        wide = await k.graph.recall("Melanie", session="new", budget_tokens=5000)
+        wide = await k.graph.recall("Melanie's pottery class", session="new", budget_tokens=5000)
         assert len(wide.hits) >= 20
         for budget in (80, 160, 400):
-            found = await k.graph.recall("Melanie", session="new", budget_tokens=budget)
+            found = await k.graph.recall("Melanie's pottery class", session="new", budget_tokens=budget)
             assert 0 < found.tokens <= budget and estimate_tokens(found.note) <= budget
             assert len(found.hits) < len(wide.hits)
         # in a request: the share of the history budget
@@ -179,9 +179,26 @@ def test_the_note_stays_within_its_budget(tmp_path: Path) -> None:
         k.mem.graph = k.graph
         k.graph.settings = settings
         say(k, "new", "hi")
-        k.store.append("new", "input", {"text": "What about Melanie?"})
-        prepared = await k.mem.prepare("new", "What about Melanie?", window_tokens=window_for(2000), fixed_tokens=0)
+        question = "How is Melanie's pottery class going?"
+        k.store.append("new", "input", {"text": question})
+        prepared = await k.mem.prepare("new", question, window_tokens=window_for(2000), fixed_tokens=0)
         assert prepared.l3_events and estimate_tokens(note_of(prepared)) <= int(2000 * 0.05) + 1
+        await k.close()
+
+    asyncio.run(run())
+
+
+def test_a_hub_s_facts_come_back_only_when_the_input_shares_a_word_with_them(tmp_path: Path) -> None:
+    """A name everyone uses (a speaker with many facts) alone does not say which fact is meant: without a
+    shared word nothing of it comes back (it would fill every request naming the speaker)."""
+
+    async def run() -> None:
+        k = open_memory(tmp_path)
+        say(k, "old", *[f"Melanie: I love pottery class number {i}." for i in range(12)], HIKING)
+        await cool_all(k, "old")
+        assert (await k.graph.recall("Tell me about Melanie", session="new", budget_tokens=800)).hits == []
+        found = await k.graph.recall("Does Melanie still go hiking?", session="new", budget_tokens=800)
+        assert found.hits and found.hits[0].text == "Melanie | love | hiking"
         await k.close()
 
     asyncio.run(run())
