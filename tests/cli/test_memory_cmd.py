@@ -25,40 +25,8 @@ from hologram.cli._width import table, width
 from hologram.cli.memory_render import dot, dot_quote
 from hologram.cli.memory_source import kernel_runs
 from hologram.kernel.control import socket_path
-from hologram.memory.scenes import SceneStore, features_of
-from hologram.memory.session_memory import SessionMemory
-from hologram.memory.session_records import record_of
-from hologram.sessions import SessionStore
-from hologram.settings import SceneSettings
 from tests.cli.dot_parse import parse_dot
-from tests.kit.loop import run
-
-
-def seed(data: Path) -> dict[str, str]:
-    """Two sessions (English, Chinese), one event of the first moved to L2, one scene learnt from two turns
-    in the same situation; returns the session ids."""
-    data.mkdir(parents=True, exist_ok=True)
-    store = SessionStore.in_data_dir(data)
-    memory = SessionMemory.open(data, store, load_model=False)
-    en = store.create_session("cli")
-    store.append(en, "input", {"text": "the walrus named Bartholomew likes saffron pancakes"}, turn="t1")
-    store.append(en, "response", {"content": "noted: saffron pancakes"}, turn="t1")
-    zh = store.create_session("cli")
-    store.append(zh, "input", {"text": "我的猫叫做小橘子，它喜欢晒太阳"}, turn="t1")
-    store.append(zh, "response", {"content": "记下了"}, turn="t1")
-    first = record_of(store.events(en)[0])
-    assert first is not None
-    memory.cold.put([first])
-    run(memory.aclose())
-    store.close()
-    scenes = SceneStore.open(data / "scenes.db", SceneSettings())
-    at = 1_700_000_000.0
-    for i in range(2):  # a scene is born on the second occurrence of a situation
-        f = features_of(channel="qq", partner="alice", tools=(), text="pottery class", ts=at + i)
-        scenes.observe(f, [f"ev_{i}"])
-    assert scenes.count() == 1
-    scenes.close()
-    return {"en": en, "zh": zh}
+from tests.cli.memory_seed import seed, seed_graph
 
 
 def hologram(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -186,23 +154,6 @@ def test_chinese_rows_stay_aligned() -> None:
     assert len(set(starts)) == 1, lines
     cut = table([("A", "TEXT"), ("a", "很长的中文句子" * 20)], total=30)
     assert all(width(line) <= 30 for line in cut) and cut[1].endswith("…"), cut
-
-
-def seed_graph(data: Path, session: str) -> None:
-    """A real Kùzu graph in `data`, written through `GraphStore.move` as cooling writes it: one event's block
-    and three triples read from it (one with quotes and a Chinese value)."""
-    from hologram.memory.graph import GraphBlock, Triple, open_graph_store
-
-    text = 'Caroline said: I love pottery; my "best" friend Mel lives in 北京.'
-    block = GraphBlock("blk_caroline_0", "ev_caroline", 0, "text", text, "{}", session, 1_700_000_000_000)
-    triples = [
-        Triple("Caroline", "likes", "pottery", "ev_caroline", block.id, valid_at=block.ts_ms),
-        Triple("Caroline", 'has "best" friend', "Mel", "ev_caroline", block.id, confidence=0.9),
-        Triple("Mel", "lives in", "北京", "ev_caroline", block.id),
-    ]
-    with open_graph_store(data / "graph.kz") as store:
-        report = store.move([block], triples, now=1_700_000_000.0)
-    assert report.moved == ("ev_caroline",) and report.triples == 3
 
 
 def test_graph_offline_shows_triples_with_their_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -225,8 +225,11 @@ class SessionMemory:
     def status(self) -> dict[str, Any]:
         """The ``memory`` section of ``hologram status``: what L2 holds and what is indexed in memory."""
         embedder = self.embedder
+        graph = self.graph
+        l3 = graph.status() if graph is not None else {"l3_triples": None, "l3_blocks": None}
         return {
             "l2_events": len(self.cold),
+            **l3,
             "sessions_indexed": len(self._sessions),
             "events_indexed": sum(len(s.index) for s in self._sessions.values()),
             "embedder": embedder.model_id if embedder is not None else None,
