@@ -21,7 +21,7 @@ from hologram.sessions import SessionStore
 from tests.kit.loop import run
 
 # no graph and no scenes (memory.graph, memory.scenes None): zeros, never an error
-NO_L3 = {"l3_events": 0, "l3_triples": 0, "l3_blocks": 0, "l3_entities": 0, "scenes": 0}
+NO_L3 = {"l3_events": 0, "l3_triples": 0, "l3_blocks": 0, "l3_entities": 0, "scenes": 0, "l3_problem": None}
 
 
 def memory_in(tmp_path: Path) -> SessionMemory:

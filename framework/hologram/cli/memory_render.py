@@ -52,7 +52,10 @@ def _stats(r: dict[str, Any]) -> str:
         ("L3 blocks", str(r.get("l3_blocks", 0)), "source blocks L3 holds"),
         ("scenes", str(r.get("scenes", 0)), "recurring situations recall prefers memory from"),
     ]
-    return "\n".join(table(rows, total=_columns()))
+    lines = table(rows, total=_columns())
+    if r.get("l3_problem"):
+        lines.append(f"L3 is unavailable: {one_line(str(r['l3_problem']))}")
+    return "\n".join(lines)
 
 
 def _search(r: dict[str, Any]) -> str:

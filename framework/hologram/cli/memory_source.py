@@ -96,7 +96,10 @@ async def _offline(data: Path, method: str, params: dict[str, Any]) -> dict[str,
         try:
             chain = _open_layers(memory, data, settings)
             try:
-                return dict(await getattr(MemoryInspector(memory), method)(**params))
+                result = dict(await getattr(MemoryInspector(memory), method)(**params))
+                if memory.graph is not None and memory.graph.problem:  # e.g. another process holds the graph
+                    raise HologramError(Problem(f"hologram memory {method}: {memory.graph.problem}"))
+                return result
             except RpcError as exc:
                 raise HologramError(Problem(f"hologram memory {method}: {exc.message}")) from None
             except RuntimeError as exc:  # the graph could not be opened (GraphMemory.problem says why)

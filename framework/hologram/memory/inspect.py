@@ -199,6 +199,7 @@ class MemoryInspector:
             "l3_blocks": int(counts.blocks) if counts is not None else 0,
             "l3_entities": int(counts.entities) if counts is not None else 0,
             "scenes": int(scenes.count()) if scenes is not None else 0,
+            "l3_problem": graph.problem if graph is not None else None,
         }
 
     async def search(self, text: Any = None, limit: Any = 20) -> dict[str, Any]:
