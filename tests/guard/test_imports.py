@@ -15,9 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from .documented import GUARDS_MD, allowed_imports
+from .imports import command_imports
 
 MEMORY_HEADING = "## Imports of `hologram memory` through a running kernel"
-from .imports import command_imports
 
 
 def test_version_imports_stay_within_the_documented_list(tmp_path: Path) -> None:
