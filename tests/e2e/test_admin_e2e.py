@@ -425,7 +425,9 @@ def test_a_plugin_uses_the_facilities_and_restarts_itself(kernel: AdminKernel) -
     first, answer, second = seen[:3]
     assert answer == {"restart_answer": {"ok": True}}
     assert "inspector" in {p["name"] for p in first["plugins"]["plugins"]}
-    assert set(first["stats"]) == {"sessions", "l1", "l2", "l3_triples", "scenes"}
+    assert set(first["stats"]) == {
+        "sessions", "l1", "l2", "l3_events", "l3_triples", "l3_blocks", "l3_entities", "scenes", "l3_problem",
+    }  # fmt: skip
     assert "providers" in first["providers"] and "providers[0]" in first["bad_save"]
     assert second["plugins"] and KEY not in json.dumps(seen)
     kernel.wait_ready("inspector")
