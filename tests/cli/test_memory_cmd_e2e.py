@@ -131,9 +131,11 @@ def test_a_failing_kernel_is_reported_not_bypassed(unlocked: E2EKernel) -> None:
     kernel = unlocked
     with open_graph_store(kernel.data / "graph.kz"):
         code, out, err = memory(kernel, "distill", "--idle-hours", "0")
+        graph_code, _, graph_err = memory(kernel, "graph", "Caroline")
     assert code == 1, (out, err)
     assert "the running kernel could not answer `hologram memory distill`" in err, err
     assert "nothing was read offline" in err and "open in another process" in err, err
     assert "Traceback" not in err
+    assert graph_code == 1 and "the memory graph (L3) is unavailable" in graph_err, graph_err  # not "nothing known"
     code, out, err = memory(kernel, "stats", "--json")
     assert code == 0 and json.loads(out)["l2"] == 1, (out, err)  # nothing moved

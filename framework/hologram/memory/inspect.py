@@ -36,7 +36,7 @@ from hologram.memory.embed import embed_async
 from hologram.memory.query import build_query
 from hologram.memory.session_index import SessionIndex
 from hologram.memory.session_records import record_of, token_cost
-from hologram.rpc import INVALID_PARAMS, RpcError
+from hologram.rpc import APPLICATION_ERROR, INVALID_PARAMS, RpcError
 
 if TYPE_CHECKING:
     from hologram.memory.graph.service import GraphMemory, L3Hit, SourcedTriple
@@ -260,6 +260,8 @@ class MemoryInspector:
         entity = entity.strip()
         graph = self._graph()
         sourced = [] if graph is None else await graph.neighbourhood(entity, hops=hops, limit=limit)
+        if graph is not None and graph.problem:  # an empty table would say "nothing known", which is not so
+            raise RpcError(APPLICATION_ERROR, f"the memory graph (L3) is unavailable: {graph.problem}")
         return {"entity": entity, "triples": [_sourced_triple(s) for s in sourced]}
 
     async def distill(self, idle_hours: Any = None, max_accesses: Any = None) -> dict[str, Any]:
@@ -275,7 +277,10 @@ class MemoryInspector:
         if graph is None:
             return {"eligible": 0, "moved": 0, "triples": 0, "held_back": 0, "failed": 0, "reconciled": 0,
                     "failures": []}  # fmt: skip
-        report = await graph.distill(idle_hours=idle_hours, max_accesses=max_accesses)
+        try:
+            report = await graph.distill(idle_hours=idle_hours, max_accesses=max_accesses)
+        except RuntimeError as exc:  # the graph could not be opened (GraphMemory.problem): nothing moved
+            raise RpcError(APPLICATION_ERROR, f"distillation did not run: {exc}") from None
         return {
             "eligible": int(report.eligible),
             "moved": len(report.moved),
