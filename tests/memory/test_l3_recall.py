@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from hologram.agent.tools import ToolInvocation
-from hologram.memory.graph.recall import MEMORY_RECALL_NAME
+from hologram.memory.graph.recall import HEADER, MEMORY_RECALL_NAME
 from hologram.memory.session_memory import SessionMemory, record_of
 from hologram.memory.tokens import estimate_tokens
 from hologram.settings import MemorySettings
@@ -58,6 +58,12 @@ async def cool_all(k: Kernelish, sid: str) -> list[str]:
 def note_of(prepared: object) -> str:
     note = getattr(prepared, "note", None)
     return str(note.content) if note is not None else ""
+
+
+def l3_part(prepared: object) -> str:
+    """The L3 note inside the request's one memory note (it comes after what the prune reports)."""
+    note = note_of(prepared)
+    return note[note.index(HEADER) :] if HEADER in note else ""
 
 
 def test_route_1_a_cooled_passage_without_triples_comes_back_as_its_text(tmp_path: Path) -> None:
@@ -174,15 +180,21 @@ def test_the_note_stays_within_its_budget(tmp_path: Path) -> None:
             found = await k.graph.recall("Melanie's pottery class", session="new", budget_tokens=budget)
             assert 0 < found.tokens <= budget and estimate_tokens(found.note) <= budget
             assert len(found.hits) < len(wide.hits)
-        # in a request: the share of the history budget
-        settings = MemorySettings.model_validate({"graph": {"recall_share": 0.05}})
-        k.mem.graph = k.graph
-        k.graph.settings = settings
-        say(k, "new", "hi")
+        # in a request whose history fills its budget: the note gets its share and no more
+        k.graph.settings = MemorySettings.model_validate({"graph": {"recall_share": 0.05}})
+        say(k, "busy", *[f"{EN_TOPICS[i % len(EN_TOPICS)]} Let me add some detail number {i}. " * 4 for i in range(40)])
         question = "How is Melanie's pottery class going?"
+        window = window_for(2000)
+        k.store.append("busy", "input", {"text": question})
+        full = await k.mem.prepare("busy", question, window_tokens=window, fixed_tokens=0)
+        assert full.l3_events and estimate_tokens(l3_part(full)) <= int(2000 * 0.05) + 1
+        assert full.kept_tokens > 2000 * 0.8, "the history filled the rest"
+        # a new session has little history: what it leaves unused goes to hits that clearly match
+        say(k, "new", "hi")
         k.store.append("new", "input", {"text": question})
-        prepared = await k.mem.prepare("new", question, window_tokens=window_for(2000), fixed_tokens=0)
-        assert prepared.l3_events and estimate_tokens(note_of(prepared)) <= int(2000 * 0.05) + 1
+        fresh = await k.mem.prepare("new", question, window_tokens=window, fixed_tokens=0)
+        assert len(fresh.l3_events) > len(full.l3_events)
+        assert fresh.kept_tokens + estimate_tokens(l3_part(fresh)) <= 2000 + 5
         await k.close()
 
     asyncio.run(run())

@@ -62,11 +62,13 @@ MEMORY_RECALL_BUDGET = 1200
 #: How much of a source block a triple's line quotes, and how much of a block hit's own text is shown.
 SOURCE_CHARS = 300
 BLOCK_CHARS = 600
-#: Route 2 scores: a triple touching an entity the input names; the same at 2 hops; plus this much per input
-#: word the triple itself contains. Below route 1's threshold (1.0) on purpose: a fact the session's own
-#: scorer found beats one only linked to a name.
-HOP_SCORE = {1: 0.8, 2: 0.4}
-WORD_BONUS = 0.3
+#: Route 2 scores: a triple touching an entity the input names; the same at 2 hops; plus this much per term
+#: of the input (beyond the name) the triple shares; times the triple's confidence (the rules give 0.5). So a
+#: rule-read fact linked only by the name scores 0.5 — it may fill the note's own share, not more — and one
+#: that also shares a term scores 1.0, the threshold (``AUTO_RECALL_MIN_SCORE``) at which route 1's events and
+#: L2's compete for the whole history budget.
+HOP_SCORE = {1: 1.0, 2: 0.5}
+WORD_BONUS = 1.0
 #: An entity with more triples than this is a hub (a speaker, "I"): its name alone does not say which of its
 #: facts the input is about, so only those sharing a word with the input come back.
 HUB_DEGREE = 10

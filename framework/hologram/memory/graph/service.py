@@ -292,13 +292,29 @@ class GraphMemory:
         `session_hits` — (event id, score) of this session's L3-held events that the request's own scorer
         found, `texts` their text when the caller has it (else read from the graph) — and route 2 from the
         entities `text` names, `hops` out; ranked (`scene` preferred), rendered within `budget_tokens`."""
-        if budget_tokens <= 0 or not self.exists():
+        if budget_tokens <= 0:
             return EMPTY
+        found = await self.ranked(text, hops=hops, session_hits=session_hits, scene=scene, texts=texts)
+        return render(found, budget_tokens)
+
+    async def ranked(
+        self,
+        text: str,
+        *,
+        hops: int = 1,
+        session_hits: Sequence[tuple[str, float]] = (),
+        scene: SceneHint | None = None,
+        texts: Mapping[str, str] | None = None,
+    ) -> list[L3Hit]:
+        """Every hit of :meth:`recall`, ranked, before the budget (a request renders them twice: within its
+        share first, then into whatever the history left unused)."""
+        if not self.exists():
+            return []
         store = await self.store()
         if store is None:
-            return EMPTY
+            return []
         hits = await asyncio.to_thread(self._hits, store, text, hops, list(session_hits), dict(texts or {}))
-        return render(rank(hits, scene), budget_tokens)
+        return rank(hits, scene)
 
     def _hits(
         self, store: GraphStore, text: str, hops: int, session_hits: list[tuple[str, float]], texts: dict[str, str]
