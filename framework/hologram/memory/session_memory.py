@@ -500,14 +500,14 @@ class SessionMemory:
         matches (route 1, the L2 auto-recall threshold) and the graph's triples of the entities `text` names
         (route 2). A failure costs the request its L3 note, never the request."""
         hits: list[tuple[str, float]] = []
-        texts: dict[str, str] = {}
+        records: dict[str, EventRecord] = {}
         if scores is not None:
             for i in np.flatnonzero(in_l3 & (scores >= AUTO_RECALL_MIN_SCORE)).tolist():
                 record = _record_at(state, i)
                 hits.append((record.id, float(scores[i])))
-                texts[record.id] = record.text
+                records[record.id] = record
         try:
-            return await graph.ranked(text, hops=hops, session_hits=hits, scene=scene, texts=texts)
+            return await graph.ranked(text, hops=hops, session_hits=hits, scene=scene, records=records)
         except Exception as exc:
             log.error("recall from the memory graph (L3) failed (%s: %s); this request goes without it",
                       type(exc).__name__, exc)  # fmt: skip

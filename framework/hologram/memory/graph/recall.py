@@ -254,6 +254,10 @@ def _rescored(h: L3Hit, score: float) -> L3Hit:
     return L3Hit(h.kind, score, h.event, h.block, h.session, h.ts_ms, h.text, h.source_text, h.triple)
 
 
+#: A line costs at least this (time, session, quotes); lines that do not fit are skipped this many times
+#: before the note is called full.
+_MIN_LINE = 16
+_MAX_MISSES = 8
 HEADER = "[memory] From long-term memory (facts and passages distilled from earlier conversations), with sources:"
 
 
@@ -266,12 +270,16 @@ def render(hits: Sequence[L3Hit], budget_tokens: int) -> L3Recall:
     lines: list[str] = []
     kept: list[L3Hit] = []
     with_triples: set[str] = set()
+    misses = 0
     for h in hits:
         if h.kind == "block" and h.event in with_triples:
             continue
+        if budget_tokens - used < _MIN_LINE or misses >= _MAX_MISSES:
+            break  # full: formatting the rest of a long ranked list would only cost time
         line = _line(h)
         cost = estimate_tokens(line) + 1
         if used + cost > budget_tokens:
+            misses += 1
             continue
         used += cost
         lines.append(line)
