@@ -63,6 +63,8 @@ __all__ = ["GRAPH_DB", "GraphMemory", "L3Hit", "L3Recall", "SourcedTriple"]
 log = logging.getLogger("hologram.memory")
 
 GRAPH_DB = "graph.kz"
+#: After a failed open (another process holds the graph), the next attempt waits this long.
+RETRY_OPEN_S = 60.0
 #: Route 1 hits considered per request, best first (a budget of a few hundred tokens holds a handful; an input
 #: that matches much of a cooled session must not cost a read of all of it).
 MAX_SESSION_HITS = 48
@@ -101,6 +103,7 @@ class GraphMemory:
         self._counts: GraphCounts | None = None
         self._task: asyncio.Task[None] | None = None
         self._distilling: asyncio.Lock | None = None
+        self._retry_at = 0.0
 
     @classmethod
     def open(
@@ -146,16 +149,25 @@ class GraphMemory:
         (:attr:`problem` says why; a later call tries again)."""
         if self._store is not None:
             return self._store
+        if self.problem is not None and time.monotonic() < self._retry_at:
+            return None  # it failed a moment ago: requests do not each try again
         if self._opening is None:
             self._opening = asyncio.Lock()
         async with self._opening:
             if self._store is None:
                 try:
                     store = await asyncio.to_thread(self._open_store)
-                except GraphLockedError as exc:
-                    self._fail(f"{exc}", warning=True)
+                except GraphLockedError:
+                    self._retry_at = time.monotonic() + RETRY_OPEN_S
+                    self._fail(
+                        f"{self.path}: the memory graph (L3) is open in another process (another kernel on this "
+                        "data directory, or an offline `hologram memory` command); memory works on without L3 "
+                        f"recall and cooling until it is free (next try in {RETRY_OPEN_S:.0f} s)",
+                        warning=True,
+                    )
                     return None
                 except Exception as exc:  # a damaged or unreadable database must not take memory down
+                    self._retry_at = time.monotonic() + RETRY_OPEN_S
                     self._fail(
                         f"{self.path}: cannot open the memory graph (L3): {type(exc).__name__}: {exc}; "
                         "memory goes on without it — move the directory aside to start a new graph "
