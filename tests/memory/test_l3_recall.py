@@ -303,3 +303,23 @@ def test_a_graph_another_process_holds_is_a_warning_and_memory_works_on(tmp_path
             holder.close()
 
     asyncio.run(run())
+
+
+def test_a_deleted_session_s_facts_leave_l3(tmp_path: Path) -> None:
+    async def run() -> None:
+        k = open_memory(tmp_path)
+        say(k, "old", BOOK)
+        say(k, "kept", HIKING)
+        moved = await cool_all(k, "old")
+        await cool_all(k, "kept")
+        assert await k.mem.delete("old") == len(moved)
+        assert (await k.graph.neighbourhood("Melanie"))[0].triple.value == "hiking"
+        assert len(await k.graph.neighbourhood("Melanie")) == 1 and k.cold.l3_of_session("old") == []
+        found = await k.graph.recall("What is Melanie's favorite book?", session="new", budget_tokens=500)
+        assert "Charlotte" not in found.note
+        await k.close()
+        k = open_memory(tmp_path)  # after a restart too
+        assert len(await k.graph.neighbourhood("Melanie")) == 1 and not k.cold.in_l3(moved).any()
+        await k.close()
+
+    asyncio.run(run())

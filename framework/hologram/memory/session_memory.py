@@ -236,10 +236,17 @@ class SessionMemory:
         }
 
     async def delete(self, sid: str) -> int:
-        """The session was deleted: drop its state and its L2 events (off the loop, like every L2 write)."""
+        """The session was deleted: drop its state and its L2 and L3 events (off the loop, like every write)."""
         self.forget(sid)
-        removed = await asyncio.to_thread(self.cold.remove_session, sid)
-        return len(removed)
+        removed = len(await asyncio.to_thread(self.cold.remove_session, sid))
+        graph = self.graph
+        if graph is not None:
+            try:
+                removed += await graph.forget_session(sid)
+            except Exception as exc:  # the session is gone from the log; L3 keeps its facts until a retry
+                log.error("deleting session %s from the memory graph (L3) failed (%s: %s); its facts stay "
+                          "there", sid, type(exc).__name__, exc)  # fmt: skip
+        return removed
 
     def forget(self, sid: str) -> None:
         """Drop a session's in-memory state (it is rebuilt from the log on next use)."""

@@ -194,6 +194,26 @@ class KuzuGraphStore:
         moved = tuple(e for e in by_event if e not in done)
         return MoveReport(moved, tuple(sorted(done)), len(facts))
 
+    def forget(self, event_ids: Iterable[str]) -> int:
+        wanted = [e for e in dict.fromkeys(event_ids) if e in self._events]
+        if not wanted:
+            return 0
+        with self._mutex:
+            self._conn.execute("BEGIN TRANSACTION")
+            try:
+                for chunk in _chunks(wanted):
+                    self._conn.execute("MATCH ()-[f:Fact]->() WHERE f.source_event IN $ids DELETE f", {"ids": chunk})
+                    self._conn.execute("MATCH (b:Block) WHERE b.event IN $ids DELETE b", {"ids": chunk})
+                self._conn.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    self._conn.execute("ROLLBACK")
+                raise
+            rows = self._rows("MATCH (b:Block) RETURN b.id, b.event", {})
+            self._blocks = {str(r[0]) for r in rows}
+            self._events = {str(r[1]) for r in rows}
+        return len(wanted)
+
     def _copy(self, table: str, rows: list[tuple[Any, ...]]) -> None:
         if not rows:
             return

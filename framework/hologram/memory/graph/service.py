@@ -291,6 +291,21 @@ class GraphMemory:
         if store is not None:
             await asyncio.to_thread(store.close)
 
+    async def forget_session(self, session: str) -> int:
+        """The session was deleted: its events leave L3 too (blocks and the triples read from them), then
+        their L3 records in ``cold.db`` — graph first, so a crash between leaves a record of an event the graph
+        no longer has (harmless: the log no longer has it either). Returns how many were deleted."""
+        ids = await asyncio.to_thread(self.cold.l3_of_session, session)
+        if not ids:
+            return 0
+        store = await self.store()
+        if store is None:
+            raise RuntimeError(self.problem or f"{self.path}: the memory graph is not available")
+        gone = await asyncio.to_thread(store.forget, ids)
+        await asyncio.to_thread(self.cold.forget_l3, ids)
+        await asyncio.to_thread(self._refresh, store)
+        return gone
+
     # -- recall -----------------------------------------------------------------------------------------
 
     async def recall(
