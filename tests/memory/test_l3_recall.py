@@ -19,9 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from hologram.agent.tools import ToolInvocation
-from hologram.memory.graph.recall import MEMORY_RECALL_NAME
+from hologram.memory.graph.recall import HEADER, MEMORY_RECALL_NAME
 from hologram.memory.session_memory import SessionMemory, record_of
 from hologram.memory.tokens import estimate_tokens
 from hologram.settings import MemorySettings
@@ -58,6 +59,12 @@ async def cool_all(k: Kernelish, sid: str) -> list[str]:
 def note_of(prepared: object) -> str:
     note = getattr(prepared, "note", None)
     return str(note.content) if note is not None else ""
+
+
+def l3_part(prepared: object) -> str:
+    """The L3 note inside the request's one memory note (it comes after what the prune reports)."""
+    note = note_of(prepared)
+    return note[note.index(HEADER) :] if HEADER in note else ""
 
 
 def test_route_1_a_cooled_passage_without_triples_comes_back_as_its_text(tmp_path: Path) -> None:
@@ -174,15 +181,21 @@ def test_the_note_stays_within_its_budget(tmp_path: Path) -> None:
             found = await k.graph.recall("Melanie's pottery class", session="new", budget_tokens=budget)
             assert 0 < found.tokens <= budget and estimate_tokens(found.note) <= budget
             assert len(found.hits) < len(wide.hits)
-        # in a request: the share of the history budget
-        settings = MemorySettings.model_validate({"graph": {"recall_share": 0.05}})
-        k.mem.graph = k.graph
-        k.graph.settings = settings
-        say(k, "new", "hi")
+        # in a request whose history fills its budget: the note gets its share and no more
+        k.graph.settings = MemorySettings.model_validate({"graph": {"recall_share": 0.05}})
+        say(k, "busy", *[f"{EN_TOPICS[i % len(EN_TOPICS)]} Let me add some detail number {i}. " * 4 for i in range(40)])
         question = "How is Melanie's pottery class going?"
+        window = window_for(2000)
+        k.store.append("busy", "input", {"text": question})
+        full = await k.mem.prepare("busy", question, window_tokens=window, fixed_tokens=0)
+        assert full.l3_events and estimate_tokens(l3_part(full)) <= int(2000 * 0.05) + 1
+        assert full.kept_tokens > 2000 * 0.8, "the history filled the rest"
+        # a new session has little history: what it leaves unused goes to hits that clearly match
+        say(k, "new", "hi")
         k.store.append("new", "input", {"text": question})
-        prepared = await k.mem.prepare("new", question, window_tokens=window_for(2000), fixed_tokens=0)
-        assert prepared.l3_events and estimate_tokens(note_of(prepared)) <= int(2000 * 0.05) + 1
+        fresh = await k.mem.prepare("new", question, window_tokens=window, fixed_tokens=0)
+        assert len(fresh.l3_events) > len(full.l3_events)
+        assert fresh.kept_tokens + estimate_tokens(l3_part(fresh)) <= 2000 + 5
         await k.close()
 
     asyncio.run(run())
@@ -231,3 +244,82 @@ def test_recall_off_leaves_requests_alone_and_the_tool_still_answers(tmp_path: P
     asyncio.run(k.close())
     k.mem.graph = None
     assert "not enabled" in str(tool_call(k.mem, "new", {"query": "Melanie"})["content"])
+
+
+def test_search_and_neighbourhood_carry_their_sources(tmp_path: Path) -> None:
+    async def run() -> None:
+        k = open_memory(tmp_path)
+        (book,) = say(k, "old", BOOK)
+        say(k, "other", "Caroline: I went to the support group on Tuesday, it was moving.")
+        await cool_all(k, "old")
+        await cool_all(k, "other")
+        around = await k.graph.neighbourhood("melanie")
+        assert [(s.triple.subject, s.triple.predicate, s.triple.value) for s in around] == [
+            ("Melanie", "favorite book", "Charlotte's Web")
+        ]
+        assert around[0].session == "old" and around[0].source_text.startswith("Melanie: My favorite book")
+        hits = await k.graph.search("support group")  # a triple's value: the triple carries its block
+        assert any(h.kind == "triple" and h.session == "other" and "support group" in h.source_text for h in hits)
+        hits = await k.graph.search("what happened on tuesday")  # in no triple: the block itself
+        assert [(h.kind, h.session) for h in hits] == [("block", "other")] and "Tuesday" in hits[0].text
+        by_name = await k.graph.search("Melanie")
+        assert any(h.kind == "triple" and h.event == book and h.source_text.startswith("Melanie:") for h in by_name)
+        counts = k.graph.counts()
+        assert counts is not None and counts.triples >= 1 and counts.blocks >= 4
+        await k.close()
+
+    asyncio.run(run())
+
+
+def test_a_graph_another_process_holds_is_a_warning_and_memory_works_on(tmp_path: Path) -> None:
+    """The lock is per open file: a second store opened here on the same path fails like another process."""
+    from hologram.memory.graph import open_graph_store
+
+    async def run() -> None:
+        k = open_memory(tmp_path)
+        say(k, "old", BOOK)
+        moved = await cool_all(k, "old")
+        await k.close()
+        holder = open_graph_store(tmp_path / "graph.kz")
+        try:
+            k = open_memory(tmp_path)
+            told: list[str] = []
+            k.graph.notify = told.append
+            say(k, "old", "And another thing about my week.")
+            question = "What is Melanie's favorite book?"
+            k.store.append("old", "input", {"text": question})
+            prepared = await k.mem.prepare("old", question, window_tokens=WINDOW, fixed_tokens=0)
+            assert prepared.l3_events == [] and not set(moved) & set(ids_of(k.mem, "old")[s] for s in prepared.seqs)
+            assert len(told) == 1 and "open in another process" in told[0] and k.graph.problem == told[0]
+            assert k.mem.status()["l3_problem"] == told[0]
+            again = await k.mem.prepare("old", question, window_tokens=WINDOW, fixed_tokens=0)
+            assert again.l3_events == [] and len(told) == 1, "told once, not per request"
+            answer = await k.mem.recall_tool().handler({"query": "Melanie"}, ToolInvocation("c", "old"))
+            assert "open in another process" in str(answer["content"]) and answer["is_error"] is False
+            with pytest.raises(RuntimeError, match="open in another process"):
+                await k.graph.distill(idle_hours=0)
+            await k.close()
+        finally:
+            holder.close()
+
+    asyncio.run(run())
+
+
+def test_a_deleted_session_s_facts_leave_l3(tmp_path: Path) -> None:
+    async def run() -> None:
+        k = open_memory(tmp_path)
+        say(k, "old", BOOK)
+        say(k, "kept", HIKING)
+        moved = await cool_all(k, "old")
+        await cool_all(k, "kept")
+        assert await k.mem.delete("old") == len(moved)
+        assert (await k.graph.neighbourhood("Melanie"))[0].triple.value == "hiking"
+        assert len(await k.graph.neighbourhood("Melanie")) == 1 and k.cold.l3_of_session("old") == []
+        found = await k.graph.recall("What is Melanie's favorite book?", session="new", budget_tokens=500)
+        assert "Charlotte" not in found.note
+        await k.close()
+        k = open_memory(tmp_path)  # after a restart too
+        assert len(await k.graph.neighbourhood("Melanie")) == 1 and not k.cold.in_l3(moved).any()
+        await k.close()
+
+    asyncio.run(run())

@@ -62,11 +62,13 @@ MEMORY_RECALL_BUDGET = 1200
 #: How much of a source block a triple's line quotes, and how much of a block hit's own text is shown.
 SOURCE_CHARS = 300
 BLOCK_CHARS = 600
-#: Route 2 scores: a triple touching an entity the input names; the same at 2 hops; plus this much per input
-#: word the triple itself contains. Below route 1's threshold (1.0) on purpose: a fact the session's own
-#: scorer found beats one only linked to a name.
-HOP_SCORE = {1: 0.8, 2: 0.4}
-WORD_BONUS = 0.3
+#: Route 2 scores: a triple touching an entity the input names; the same at 2 hops; plus this much per term
+#: of the input (beyond the name) the triple shares; times the triple's confidence (the rules give 0.5). So a
+#: rule-read fact linked only by the name scores 0.5 — it may fill the note's own share, not more — and one
+#: that also shares a term scores 1.0, the threshold (``AUTO_RECALL_MIN_SCORE``) at which route 1's events and
+#: L2's compete for the whole history budget.
+HOP_SCORE = {1: 1.0, 2: 0.5}
+WORD_BONUS = 1.0
 #: An entity with more triples than this is a hub (a speaker, "I"): its name alone does not say which of its
 #: facts the input is about, so only those sharing a word with the input come back.
 HUB_DEGREE = 10
@@ -252,6 +254,10 @@ def _rescored(h: L3Hit, score: float) -> L3Hit:
     return L3Hit(h.kind, score, h.event, h.block, h.session, h.ts_ms, h.text, h.source_text, h.triple)
 
 
+#: A line costs at least this (time, session, quotes); lines that do not fit are skipped this many times
+#: before the note is called full.
+_MIN_LINE = 16
+_MAX_MISSES = 8
 HEADER = "[memory] From long-term memory (facts and passages distilled from earlier conversations), with sources:"
 
 
@@ -264,12 +270,16 @@ def render(hits: Sequence[L3Hit], budget_tokens: int) -> L3Recall:
     lines: list[str] = []
     kept: list[L3Hit] = []
     with_triples: set[str] = set()
+    misses = 0
     for h in hits:
         if h.kind == "block" and h.event in with_triples:
             continue
+        if budget_tokens - used < _MIN_LINE or misses >= _MAX_MISSES:
+            break  # full: formatting the rest of a long ranked list would only cost time
         line = _line(h)
         cost = estimate_tokens(line) + 1
         if used + cost > budget_tokens:
+            misses += 1
             continue
         used += cost
         lines.append(line)
