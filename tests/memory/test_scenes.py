@@ -275,3 +275,32 @@ def test_a_damaged_file_is_moved_aside_with_a_warning(
     assert len(aside) == 1 and aside[0].read_bytes()[:16] == b"garbage garbage!"
     assert store.count() == 0 and store.observe(feats(), ["ev_2"]) is None  # a new, working store
     store.close()
+
+
+def test_a_long_lived_scene_still_takes_a_turn_of_its_situation_sharing_one_keyword(store: SceneStore) -> None:
+    """The merged topic is bounded (two turns' worth): after many joins with new words each time, a turn in
+    the same situation sharing one keyword with the last turn still joins. Mutation check (done): keeping 12
+    keywords (``MAX_TOPIC_MERGED = 12``) fails here — the scene is diluted below the join threshold."""
+    first = ("k0", "z0a", "z0b")
+    store.observe(feats(topic=first), ["ev_0"])
+    scene = store.observe(feats(topic=first), ["ev_1"])
+    assert scene is not None
+    for i in range(1, 10):  # each turn shares one keyword with the one before, two words are new
+        joined = store.observe(feats(topic=(f"k{i - 1}", f"k{i}", f"z{i}")), [f"ev_j{i}"])
+        assert joined is not None and joined.id == scene.id, i
+    assert len(store.list()[0].features.topic) == 6 and store.count() == 1
+
+
+def test_holds_looks_tags_up_when_asked_and_prefers_nothing_once_closed(tmp_path: Path, clock: Clock) -> None:
+    """A busy scene's tags are not loaded per turn: `holds` reads the asked ids (in chunks of 500), sees tags
+    written after the scene became active, and answers all-False (no exception) once the store is closed."""
+    store = SceneStore.open(tmp_path / SCENES_DB, SceneSettings(), clock=clock)
+    key = "chan:qq/peer:g"
+    store.observe(declared_features(key), [f"ev_{i}" for i in range(1200)], declared=key)
+    active = store.active(declared_features(key), declared=key)
+    assert active is not None
+    asked = [f"ev_{i}" for i in range(0, 1200, 2)] + ["ev_late", "ev_other"]
+    store.observe(declared_features(key), ["ev_late"], declared=key)
+    assert active.holds(asked).tolist() == [True] * 600 + [True, False]
+    store.close()
+    assert active.holds(["ev_1", "ev_2"]).tolist() == [False, False]

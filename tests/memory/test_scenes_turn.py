@@ -2,13 +2,13 @@
 records its events in the scene when it ends; ``turn/start`` validates ``scene`` and ``partner``.
 
 A real agent (the provider chain against the strict mock, real SessionStore, ColdStore and scenes.db in a
-temp dir). Memory's ``prepare`` takes no ``scene`` keyword until L3 recall lands, so `RecordingMemory` is a
-real SessionMemory whose ``prepare`` also takes it and keeps what it was given.
+temp dir). `RecordingMemory` is a real SessionMemory whose ``prepare`` keeps the scene it was given.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,8 @@ from hologram.agent.service import TurnService
 from hologram.agent.turn_scene import previous_turn_tools
 from hologram.llm import ProviderChain
 from hologram.memory.cold import ColdStore
-from hologram.memory.scenes import SCENES_DB, ActiveScene, SceneStore
+from hologram.memory.scene_hint import SceneHint
+from hologram.memory.scenes import SCENES_DB, SceneStore
 from hologram.memory.session_memory import SessionMemory
 from hologram.memory.session_records import Prepared, record_of
 from hologram.rpc import RpcError
@@ -34,21 +35,22 @@ from tests.kit.providers import provider
 
 from ..agent.helpers import calls
 
+NOON = time.mktime((2026, 3, 2, 13, 0, 0, 0, 0, -1))
 OBJ = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
 
 
 class RecordingMemory(SessionMemory):
-    """A real SessionMemory; its prepare takes the scene keyword (as L3 recall's will) and records it."""
+    """A real SessionMemory whose prepare records the scene it is handed."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.scenes_seen: list[ActiveScene | None] = []
+        self.scenes_seen: list[SceneHint | None] = []
 
-    async def prepare(  # type: ignore[override]
-        self, sid: str, query: str, *, window_tokens: int, fixed_tokens: int, scene: ActiveScene | None = None
+    async def prepare(
+        self, sid: str, query: str, *, window_tokens: int, fixed_tokens: int, scene: SceneHint | None = None
     ) -> Prepared:
         self.scenes_seen.append(scene)
-        return await super().prepare(sid, query, window_tokens=window_tokens, fixed_tokens=fixed_tokens)
+        return await super().prepare(sid, query, window_tokens=window_tokens, fixed_tokens=fixed_tokens, scene=scene)
 
 
 @pytest.fixture
@@ -56,7 +58,8 @@ def memory(tmp_path: Path) -> Iterator[RecordingMemory]:
     store = SessionStore(tmp_path / "sessions.db")
     cold = ColdStore(tmp_path / "cold.db")
     mem = RecordingMemory(store, cold, None)
-    mem.scenes = SceneStore.open(tmp_path / SCENES_DB, SceneSettings())
+    # a fixed clock: two turns a moment apart must not straddle a time-of-day boundary (18:00)
+    mem.scenes = SceneStore.open(tmp_path / SCENES_DB, SceneSettings(), clock=lambda: NOON)
     yield mem
     mem.scenes.close()
     cold.close()
@@ -116,7 +119,7 @@ def test_a_learned_scene_uses_the_previous_turns_tools_and_this_turns_tools(
 
     Mutation check (done): observing without this turn's tools (``self.tools`` → ``[]`` in `TurnScene.end`)
     gives a scene without ``shell``, and the assertion on its tools fails."""
-    tool_turn = [{"tool_calls": calls(("c1", "shell", '{"x": 1}'))}, {"content": "done"}]
+    tool_turn: list[dict[str, Any]] = [{"tool_calls": calls(("c1", "shell", '{"x": 1}'))}, {"content": "done"}]
     deepseek.script([*tool_turn, *tool_turn, {"content": "third"}])
     agent = agent_for(memory, deepseek)
     one = asyncio.run(agent.run_turn("deploy the payment service", session_id="a", partner="alice"))
@@ -189,3 +192,31 @@ def test_turn_start_takes_a_good_scene_and_partner() -> None:
     p = api.StartParams.parse(api.TURN_START, {"text": "x", "scene": "chan:qq/peer:群1", "partner": "bob"})
     assert (p.scene, p.partner) == ("chan:qq/peer:群1", "bob")
     assert api.StartParams.parse(api.TURN_START, {"text": "x"}).scene is None
+
+
+def test_a_plugin_declares_its_scene_through_kernel_turns(memory: RecordingMemory, deepseek: MockLLM) -> None:
+    """``kernel.turns`` start (what a channel plugin calls) takes the same two fields as the control socket."""
+    deepseek.script([{"content": "hi group"}])
+    service = TurnService(agent_for(memory, deepseek))
+    start = service.facility_methods()["start"]
+
+    async def go() -> None:
+        answer = await start("qq", text="hello", session="p1", scene="chan:qq/peer:group_7", partner="group_7")
+        assert answer["session"] == "p1"
+        await asyncio.gather(*service.hub._turns)  # the queued turn, to its end
+
+    asyncio.run(go())
+    assert memory.scenes is not None and [s.key for s in memory.scenes.list()] == ["chan:qq/peer:group_7"]
+
+
+def test_without_a_scene_store_a_declared_scene_is_accepted_and_ignored(tmp_path: Path, deepseek: MockLLM) -> None:
+    """``[memory.scenes] enabled = false``: memory has no scene store; a turn that declares one runs as any."""
+    store = SessionStore(tmp_path / "sessions.db")
+    cold = ColdStore(tmp_path / "cold.db")
+    mem = RecordingMemory(store, cold, None)
+    deepseek.script([{"content": "fine"}])
+    result = asyncio.run(agent_for(mem, deepseek).run_turn("hi", session_id="s", scene="chan:qq/peer:g"))
+    assert result.output == "fine" and mem.scenes_seen == [None]
+    assert not (tmp_path / SCENES_DB).exists()
+    cold.close()
+    store.close()

@@ -16,7 +16,6 @@ before the exception leaves, so the stored session is always a valid history.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import logging
 import uuid
@@ -49,21 +48,6 @@ COLD_CONTEXT_NOTE = (
     "{n} earlier events of this conversation were moved to cold context to fit the window; "
     "coldcontext_query searches them and brings the ones you need back."
 )
-
-
-_TAKES_SCENE: dict[type[Any], bool] = {}
-
-
-def _takes_scene(memory: object) -> bool:
-    """Whether this memory's ``prepare`` takes the active scene (issue 15: the keyword lands with L3 recall;
-    until then the scene is found and observed, and not passed). Asked once per class."""
-    kind = type(memory)
-    known = _TAKES_SCENE.get(kind)
-    if known is None:
-        known = _TAKES_SCENE[kind] = "scene" in inspect.signature(getattr(kind, "prepare")).parameters  # noqa: B009
-    return known
-
-
 STEP_LIMIT_NOTE = (
     "Step limit reached: this is LLM call {n} of at most {n} in this turn. Tools are disabled now; "
     "answer the user with what you have and say what is left undone."
@@ -262,22 +246,20 @@ class _Turn:
         fixed = estimate_tokens(ctx.system) + estimate_tokens(json.dumps(tools.schemas(), ensure_ascii=False))
         query = ctx.input or ""
         window = agent.context_window
-        scene: dict[str, Any] = {}
-        if self.scene is not None and _takes_scene(agent.memory):
-            scene["scene"] = self.scene.active
+        scene = self.scene.active if self.scene is not None else None  # recall prefers its memory
         try:
             if provider_overflow:
                 prepared = await agent.memory.recover(
                     self.sid, query, window_tokens=window, fixed_tokens=fixed, guard=guard, provider_error=True,
-                    **scene,
+                    scene=scene,
                 )  # fmt: skip
             else:
                 prepared = await agent.memory.prepare(
-                    self.sid, query, window_tokens=window, fixed_tokens=fixed, **scene
+                    self.sid, query, window_tokens=window, fixed_tokens=fixed, scene=scene
                 )
                 if guard.needs_recovery(fixed + prepared.kept_tokens):
                     prepared = await agent.memory.recover(
-                        self.sid, query, window_tokens=window, fixed_tokens=fixed, guard=guard, **scene
+                        self.sid, query, window_tokens=window, fixed_tokens=fixed, guard=guard, scene=scene
                     )
         except MemoryOverflowError as exc:
             raise TurnError(str(exc)) from exc

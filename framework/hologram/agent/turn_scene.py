@@ -15,6 +15,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from hologram.memory.scene_features import declared_features
 from hologram.memory.session_records import record_of
 
 if TYPE_CHECKING:
@@ -25,6 +26,8 @@ log = logging.getLogger("hologram.agent")
 
 
 class TurnScene:
+    """One turn's side of scenes: `begin` before the first request, `used` per response, `end` at the end."""
+
     def __init__(
         self, store: SceneStore, sid: str, turn: str, channel: str | None, *, declared: str | None, partner: str | None
     ) -> None:
@@ -35,8 +38,6 @@ class TurnScene:
         self.partner = partner
         self.channel = channel
         if declared is not None:  # a declared key names the channel (and the peer) the turn is in
-            from hologram.memory.scene_features import declared_features
-
             key = declared_features(declared)
             self.channel = key.channel
             self.partner = partner or key.partner
@@ -45,7 +46,9 @@ class TurnScene:
         self.tools: list[str] = []  # the tools this turn called, in order
 
     def used(self, names: Iterable[str]) -> None:
-        self.tools.extend(n for n in names if n not in self.tools)
+        for name in names:
+            if name not in self.tools:
+                self.tools.append(name)
 
     def _features(self, tools: Iterable[str]) -> SceneFeatures:
         return self.store.features(channel=self.channel, partner=self.partner, tools=tools, text=self.text)

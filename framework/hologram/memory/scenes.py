@@ -23,7 +23,8 @@ store, ``<data>/scenes.db`` (SQLite, WAL, ``synchronous=FULL``; docs/scenes.md h
 
 ``scene_events`` tags events (memory event ids, ``record_of(event).id``) with the scene they happened in;
 :class:`ActiveScene` (a :class:`~hologram.memory.scene_hint.SceneHint`) answers recall's one question, "which
-of these events happened here?", from the tags read when it was made.
+of these events happened here?", by looking the asked ids up (a read-only connection of its own: recall asks on
+the event loop, and must never wait for a write's fsync).
 
 A damaged file is moved aside (``scenes.db.damaged-<time>``) with a warning and a new one started, as
 ``vectors.db`` does: scenes are learned again, nothing a person wrote is lost. Thread-safe (one connection, a
@@ -32,9 +33,11 @@ lock): the turn calls it through ``asyncio.to_thread``. The clock is injectable 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
+import math
 import sqlite3
 import threading
 import time
@@ -48,14 +51,17 @@ import numpy as np
 from hologram.dbfile import DamagedDatabaseError, check_file, is_damage
 from hologram.memory.scene_features import (
     WEIGHTS,
+    Elements,
     SceneFeatures,
     bm25_idf,
     declared_features,
+    elements,
     features_of,
     fingerprint,
     merge,
     scene_key_problem,
     similarity,
+    similarity_of,
 )
 from hologram.memory.tokenize import tokenize
 from hologram.settings import SceneSettings
@@ -103,6 +109,7 @@ CREATE TABLE IF NOT EXISTS evidence (
     features TEXT NOT NULL,
     last_seen REAL NOT NULL
 );
+CREATE INDEX IF NOT EXISTS evidence_age ON evidence (last_seen);
 CREATE TABLE IF NOT EXISTS evidence_events (
     bucket TEXT NOT NULL,
     event TEXT NOT NULL,
@@ -141,17 +148,20 @@ class Scene:
 
 @dataclass(frozen=True)
 class ActiveScene:
-    """The scene a turn is in, as recall sees it (satisfies `SceneHint`): which events happened in it."""
+    """The scene a turn is in, as recall sees it (satisfies `SceneHint`): which events happened in it. The
+    tags are looked up when asked — a busy scene has 100,000 of them, and loading them all cost ~350 ms a turn
+    where recall asks about a few hundred candidates (~0.2 ms, on a read-only connection that never waits for
+    the store's writes)."""
 
     id: str
     key: str | None
     similarity: float
     strength: float
-    events: frozenset[str] = field(repr=False)
+    lookup: Callable[[str, Sequence[str]], set[str]] = field(repr=False, compare=False)
 
     def holds(self, event_ids: Sequence[str]) -> np.ndarray:
-        events = self.events
-        return np.fromiter((e in events for e in event_ids), dtype=bool, count=len(event_ids))
+        found = self.lookup(self.id, event_ids) if len(event_ids) else set()
+        return np.fromiter((e in found for e in event_ids), dtype=bool, count=len(event_ids))
 
 
 class SceneStore:
@@ -174,7 +184,12 @@ class SceneStore:
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
             log.warning("%s was damaged (%s); moved to %s, scenes will be learned again", path, exc, aside.name)
             self._db = self._connect(path)
+        self._reader = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        self._reader_lock = threading.Lock()  # never held while writing: `ActiveScene.holds` runs on the loop
         self._scenes: dict[str, Scene] = {}
+        self._elements: dict[str, tuple[Elements, float]] = {}
+        self._expiry: dict[str, float] = {}
+        self._swept_evidence = -math.inf
         self._load()
         row = self._db.execute("SELECT value FROM meta WHERE name = 'docs'").fetchone()
         self._docs = int(row[0]) if row else 0
@@ -182,11 +197,28 @@ class SceneStore:
     def _load(self) -> None:
         """The scenes as stored (at open, and after a write failed: memory never runs ahead of the file)."""
         self._scenes = {}
+        self._elements = {}
+        self._expiry = {}
         for sid, key, feats, strength, seen in self._db.execute(
             "SELECT id, key, features, strength, last_seen FROM scenes"
         ):
             features = SceneFeatures.from_json(json.loads(feats))
-            self._scenes[str(sid)] = Scene(str(sid), key, features, float(strength), float(seen))
+            self._remember(Scene(str(sid), key, features, float(strength), float(seen)))
+
+    def _remember(self, scene: Scene) -> None:
+        """Keep `scene` in memory with its elements (one turn is compared with every scene) and the time its
+        strength falls below the floor: ``s · 0.5^(age / half-life) < floor`` ⇔ ``age > half-life · log2(s /
+        floor)`` — so a sweep compares times, not powers."""
+        self._scenes[scene.id] = scene
+        self._elements[scene.id] = elements(scene.features)
+        half_life = self.settings.half_life_days * _DAY
+        ratio = scene.strength / self.settings.floor
+        self._expiry[scene.id] = scene.last_seen + (half_life * math.log2(ratio) if ratio > 1 else 0.0)
+
+    def _forget(self, sid: str) -> None:
+        self._scenes.pop(sid, None)
+        self._elements.pop(sid, None)
+        self._expiry.pop(sid, None)
 
     @classmethod
     def open(cls, path: Path, settings: SceneSettings, *, clock: Callable[[], float] = time.time) -> SceneStore:
@@ -211,8 +243,28 @@ class SceneStore:
         return db
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock, self._reader_lock:
+            self._reader.close()
             self._db.close()
+
+    def tagged(self, scene_id: str, event_ids: Sequence[str]) -> set[str]:
+        """Which of `event_ids` are tagged with the scene (an empty set once the store is closed or failing:
+        recall then prefers nothing, it does not fail)."""
+        found: set[str] = set()
+        wanted = list(dict.fromkeys(event_ids))
+        try:
+            with self._reader_lock:
+                for i in range(0, len(wanted), 500):
+                    chunk = wanted[i : i + 500]
+                    rows = self._reader.execute(
+                        f"SELECT event FROM scene_events WHERE scene = ? AND event IN ({','.join('?' * len(chunk))})",
+                        (scene_id, *chunk),
+                    )
+                    found.update(str(r[0]) for r in rows)
+        except sqlite3.Error as exc:
+            log.warning("scenes: could not read the tags of scene %s: %s", scene_id, exc)
+            return set()
+        return found
 
     # -- reading ----------------------------------------------------------------------------------------
 
@@ -295,7 +347,8 @@ class SceneStore:
                     return self._evidence(features, events, now)
             except BaseException:
                 self._docs = docs
-                self._load()
+                with contextlib.suppress(sqlite3.Error):  # memory must not run ahead of the file
+                    self._load()
                 raise
 
     def _observe_declared(self, key: str, events: Sequence[str], now: float) -> Scene:
@@ -311,9 +364,13 @@ class SceneStore:
     def _evidence(self, features: SceneFeatures, events: Sequence[str], now: float) -> Scene | None:
         bucket = fingerprint(features)
         db = self._db
-        row = db.execute("SELECT features FROM evidence WHERE bucket = ?", (bucket,)).fetchone()
-        if row is None:
-            db.execute("INSERT INTO evidence VALUES (?, ?, ?)", (bucket, json.dumps(features.to_json()), now))
+        row = db.execute("SELECT features, last_seen FROM evidence WHERE bucket = ?", (bucket,)).fetchone()
+        if row is None or row[1] < now - self.settings.half_life_days * _DAY:  # none, or too old to count
+            db.execute("DELETE FROM evidence_events WHERE bucket = ?", (bucket,))
+            db.execute(
+                "INSERT OR REPLACE INTO evidence VALUES (?, ?, ?)",
+                (bucket, json.dumps(features.to_json(), ensure_ascii=False), now),
+            )
             db.executemany("INSERT OR IGNORE INTO evidence_events VALUES (?, ?)", [(bucket, e) for e in events])
             return None
         first = SceneFeatures.from_json(json.loads(row[0]))
@@ -352,24 +409,24 @@ class SceneStore:
             ),
         )
         self._db.executemany("INSERT OR IGNORE INTO scene_events VALUES (?, ?)", [(scene.id, e) for e in events])
-        self._scenes[scene.id] = scene
+        self._remember(scene)
 
     def _by_key(self, key: str) -> Scene | None:
         return next((s for s in self._scenes.values() if s.key == key), None)
 
     def _best(self, features: SceneFeatures) -> tuple[Scene, float] | None:
         best: tuple[Scene, float] | None = None
-        for scene in self._scenes.values():
+        mine = elements(features)
+        for sid, scene in self._scenes.items():
             if scene.key is not None:
                 continue
-            sim = similarity(features, scene.features)
+            sim = similarity_of(mine, self._elements[sid])
             if best is None or (sim, scene.strength) > (best[1], best[0].strength):
                 best = (scene, sim)
         return best
 
     def _activate(self, scene: Scene, sim: float, now: float) -> ActiveScene:
-        strength = self._decayed(scene, now).strength
-        return ActiveScene(scene.id, scene.key, sim, strength, self._events_of(scene.id))
+        return ActiveScene(scene.id, scene.key, sim, self._decayed(scene, now).strength, self.tagged)
 
     def _events_of(self, scene_id: str) -> frozenset[str]:
         rows = self._db.execute("SELECT event FROM scene_events WHERE scene = ?", (scene_id,))
@@ -381,17 +438,21 @@ class SceneStore:
         return Scene(scene.id, scene.key, scene.features, scene.strength * factor, scene.last_seen)
 
     def _sweep(self, now: float) -> None:
-        """Delete scenes decayed below the floor (with their tags) and evidence older than a half-life."""
-        dead = [s.id for s in self._scenes.values() if self._decayed(s, now).strength < self.settings.floor]
-        horizon = now - self.settings.half_life_days * _DAY
-        stale = self._db.execute("SELECT bucket FROM evidence WHERE last_seen < ?", (horizon,)).fetchall()
+        """Delete scenes decayed below the floor (with their tags); at most once a minute (of the clock) also
+        evidence older than a half-life — `_evidence` ignores such evidence anyway, this only frees the rows."""
+        dead = [sid for sid, t in self._expiry.items() if now > t]
+        stale: list[tuple[str]] = []
+        if now - self._swept_evidence >= 60.0:
+            horizon = now - self.settings.half_life_days * _DAY
+            stale = self._db.execute("SELECT bucket FROM evidence WHERE last_seen < ?", (horizon,)).fetchall()
+            self._swept_evidence = now
         if not dead and not stale:
             return
         with self._transaction():
             for sid in dead:
                 self._db.execute("DELETE FROM scenes WHERE id = ?", (sid,))
                 self._db.execute("DELETE FROM scene_events WHERE scene = ?", (sid,))
-                del self._scenes[sid]
+                self._forget(sid)
             for (bucket,) in stale:
                 self._db.execute("DELETE FROM evidence WHERE bucket = ?", (bucket,))
                 self._db.execute("DELETE FROM evidence_events WHERE bucket = ?", (bucket,))
