@@ -87,7 +87,7 @@ def test_route_1_a_cooled_passage_without_triples_comes_back_as_its_text(tmp_pat
         prepared = await k.mem.prepare("s1", question, window_tokens=WINDOW, fixed_tokens=0)
         note = note_of(prepared)
         assert wifi in prepared.l3_events and "BLUE-HERON-42" in note
-        assert "session s1" in note and "UTC" in note, "the passage carries where it came from"
+        assert "UTC" in note and "session s1" not in note, "its time; this session's own passage names no session"
         assert wifi not in {ids_of(k.mem, "s1")[s] for s in prepared.seqs}, "in the note, not the history"
         assert prepared.kept_tokens + estimate_tokens(note) <= prepared.budget_tokens + 200
         await k.close()
