@@ -5,7 +5,10 @@ budget; the active scene preferred; ``[memory.graph] recall = false`` and the ``
 
 Real SessionStore, ColdStore and Kùzu database in a tmp dir; cooling through ``GraphMemory.distill``.
 
-Mutation checks (done, file copied to /tmp and back): route 1 off (``_l3_recall`` passing no
+Mutation checks (done, file copied to /tmp and back): no retry delay after a failed open turns
+``test_a_graph_another_process_holds_is_a_warning_and_memory_works_on`` red; no hub rule turns
+``test_a_hub_s_facts_come_back_only_when_the_input_shares_a_word_with_them`` red; ``forget_session`` doing
+nothing turns ``test_a_deleted_session_s_facts_leave_l3`` red; route 1 off (``_l3_recall`` passing no
 ``session_hits``) turns ``test_route_1_a_cooled_passage_without_triples_comes_back_as_its_text`` red; route 2
 off (``mentions`` returning []) turns ``test_route_2_a_fact_from_another_session_comes_back_by_name`` red;
 ignoring the scene in ``rank`` turns ``test_the_active_scene_changes_the_order`` red; ``render`` ignoring the
@@ -22,6 +25,7 @@ import numpy as np
 import pytest
 
 from hologram.agent.tools import ToolInvocation
+from hologram.memory.graph import GraphStore
 from hologram.memory.graph.recall import HEADER, MEMORY_RECALL_NAME
 from hologram.memory.session_memory import SessionMemory, record_of
 from hologram.memory.tokens import estimate_tokens
@@ -83,7 +87,7 @@ def test_route_1_a_cooled_passage_without_triples_comes_back_as_its_text(tmp_pat
         prepared = await k.mem.prepare("s1", question, window_tokens=WINDOW, fixed_tokens=0)
         note = note_of(prepared)
         assert wifi in prepared.l3_events and "BLUE-HERON-42" in note
-        assert "session s1" in note and "UTC" in note, "the passage carries where it came from"
+        assert "UTC" in note and "session s1" not in note, "its time; this session's own passage names no session"
         assert wifi not in {ids_of(k.mem, "s1")[s] for s in prepared.seqs}, "in the note, not the history"
         assert prepared.kept_tokens + estimate_tokens(note) <= prepared.budget_tokens + 200
         await k.close()
@@ -285,6 +289,14 @@ def test_a_graph_another_process_holds_is_a_warning_and_memory_works_on(tmp_path
             k = open_memory(tmp_path)
             told: list[str] = []
             k.graph.notify = told.append
+            opens: list[int] = []
+            real_open = k.graph._open_store
+
+            def counted_open() -> GraphStore:  # the real open, counted
+                opens.append(1)
+                return real_open()
+
+            k.graph._open_store = counted_open  # type: ignore[method-assign]
             say(k, "old", "And another thing about my week.")
             question = "What is Melanie's favorite book?"
             k.store.append("old", "input", {"text": question})
@@ -294,6 +306,7 @@ def test_a_graph_another_process_holds_is_a_warning_and_memory_works_on(tmp_path
             assert k.mem.status()["l3_problem"] == told[0]
             again = await k.mem.prepare("old", question, window_tokens=WINDOW, fixed_tokens=0)
             assert again.l3_events == [] and len(told) == 1, "told once, not per request"
+            assert len(opens) == 1, "not retried by every request"
             answer = await k.mem.recall_tool().handler({"query": "Melanie"}, ToolInvocation("c", "old"))
             assert "open in another process" in str(answer["content"]) and answer["is_error"] is False
             with pytest.raises(RuntimeError, match="open in another process"):

@@ -442,7 +442,7 @@ class SessionMemory:
                     scores = index.scores(await self._query(state, text, now=now, current_input=current))
                 l3_hits = await self._l3_ranked(graph, state, text, scores, in_l3, hops=graph.settings.graph.hops,
                                                 scene=scene)  # fmt: skip
-                l3 = render(l3_hits, int(budget * graph.settings.graph.recall_share))
+                l3 = render(l3_hits, int(budget * graph.settings.graph.recall_share), session=sid)
                 budget = max(0, budget - l3.tokens)
             if not in_cold.any() and l1_total <= budget:
                 keep = in_l1
@@ -476,7 +476,7 @@ class SessionMemory:
                 # whole budget (a new session, or one whose past has all cooled, has little history)
                 chosen = {id(h) for h in l3.hits}
                 pool = [h for h in l3_hits if id(h) in chosen or h.score >= AUTO_RECALL_MIN_SCORE]
-                wider = render(pool, l3.tokens + budget - kept_tokens)
+                wider = render(pool, l3.tokens + budget - kept_tokens, session=sid)
                 if len(wider.hits) > len(l3.hits):
                     l3 = wider
             text_note = "\n".join(p for p in (memory_note(moved, recalled, overflow=overflow), l3.note) if p)
@@ -745,7 +745,8 @@ class SessionMemory:
         scores = None
         if in_l3.any():
             scores = state.index.scores(await self._query(state, text, now=time.time(), current_input=None))
-        return render(await self._l3_ranked(graph, state, text, scores, in_l3, hops=hops, scene=scene), budget_tokens)
+        ranked = await self._l3_ranked(graph, state, text, scores, in_l3, hops=hops, scene=scene)
+        return render(ranked, budget_tokens, session=sid)
 
     def recall_tool(self) -> KernelTool:
         """The ``memory_recall`` tool (model-callable): the rendered L3 recall for a query, 1 or 2 hops."""

@@ -327,7 +327,7 @@ class GraphMemory:
         if budget_tokens <= 0:
             return EMPTY
         found = await self.ranked(text, hops=hops, session_hits=session_hits, scene=scene, records=records)
-        return render(found, budget_tokens)
+        return render(found, budget_tokens, session=session)
 
     async def ranked(
         self,
