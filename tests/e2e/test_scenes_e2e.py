@@ -126,3 +126,38 @@ def test_the_scenes_are_there_after_the_kernel_stopped(kernel: E2EKernel) -> Non
         assert sorted(s.key or "" for s in store.list()) == ["", KEY]
     finally:
         store.close()
+
+
+def test_a_damaged_scenes_db_is_moved_aside_and_the_kernel_serves_on(kernel: E2EKernel, mock: MockLLM) -> None:
+    """With the kernel stopped, scenes.db's header is smashed; the kernel starts anyway,
+    keeps the damaged file beside a new one, and the next declared turn creates its scene in the new file.
+
+    Mutation check (done): without SceneStore's move-aside branch `hologram up` exits at start ("damaged
+    database: the file does not start with the SQLite header")."""
+    kernel.stop()  # (stopped already when the whole module runs)
+    path = kernel.data / SCENES_DB
+    for old in kernel.data.glob(f"{SCENES_DB}.damaged-*"):
+        old.unlink()
+    SceneStore.open(path, SceneSettings()).close()  # a real file to damage, whatever ran before
+    raw = bytearray(path.read_bytes())
+    raw[:16] = b"not sqlite at al"
+    path.write_bytes(bytes(raw))
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    kernel.start()
+    aside = list(kernel.data.glob(f"{SCENES_DB}.damaged-*"))
+    assert len(aside) == 1 and aside[0].read_bytes()[:16] == b"not sqlite at al"
+    mock.reset()
+    mock.script([{"content": "back"}])
+
+    async def go() -> None:
+        async with await TurnClient.connect(kernel.data, client="qq") as client:
+            ended = await (await client.start("hello again", session="qq-after", scene=KEY)).result()
+            assert ended.stop_reason == "answer", ended
+
+    asyncio.run(go())
+    scenes, _ = scenes_db(kernel.data)
+    assert [(key, strength) for _, key, strength in scenes] == [(KEY, 1.0)]  # a new file: born again
+    kernel.stop()
+    logs = "".join(p.read_text(errors="replace") for p in (kernel.data / "logs").glob("hologram-*.log"))
+    assert "scenes.db was damaged" in logs and "scenes will be learned again" in logs, logs[-2000:]

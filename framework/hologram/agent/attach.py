@@ -107,12 +107,12 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     memory = SessionMemory.open(
         kernel.data_dir, store, embedder_loader=_preload.loaded_embedder if _preload.started() else None
     )
-    if settings.memory.scenes.enabled:  # scenes.db: which scene a turn is in (docs/scenes.md)
-        memory.scenes = SceneStore.open(kernel.data_dir / SCENES_DB, settings.memory.scenes)
     tools = ToolRegistry(supervisor.tool_catalog)
     tools.add_kernel_tool(memory.kernel_tool())
     tools.add_kernel_tool(memory.recall_tool())
     windows = [p.context_window for p in settings.providers if p.context_window]
+    if settings.memory.scenes.enabled:  # scenes.db: which scene a turn is in (docs/scenes.md)
+        memory.scenes = SceneStore.open(kernel.data_dir / SCENES_DB, settings.memory.scenes)
     agent = Agent(
         llm=chain,
         store=store,
