@@ -401,11 +401,12 @@ def test_memory_stats_and_search(kernel: AdminKernel, keyed: MockLLM) -> None:
     after = admin(kernel, "stats")
     assert after["sessions"] == before["sessions"] + 2
     assert after["l1"] >= before["l1"] + 4  # an input and a response each
-    assert after["l3_triples"] is None and after["scenes"] is None
+    assert isinstance(after["l3_triples"], int) and isinstance(after["scenes"], int)
 
     hits = admin(kernel, "search", text="Bartholomew saffron pancakes", limit=5)["hits"]
     assert hits and "Bartholomew" in hits[0]["text"] and hits[0]["layer"] in ("l1", "l2"), hits
-    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+    events = [h["score"] for h in hits if h["layer"] != "L3"]  # L3's own hits rank apart (interleaved)
+    assert events == sorted(events, reverse=True)
     hits = admin(kernel, "search", text="小橘子 晒太阳")["hits"]
     assert hits and "小橘子" in hits[0]["text"], hits
     assert admin_error(kernel, "search", text="")["code"] == -32602
@@ -424,7 +425,9 @@ def test_a_plugin_uses_the_facilities_and_restarts_itself(kernel: AdminKernel) -
     first, answer, second = seen[:3]
     assert answer == {"restart_answer": {"ok": True}}
     assert "inspector" in {p["name"] for p in first["plugins"]["plugins"]}
-    assert set(first["stats"]) == {"sessions", "l1", "l2", "l3_triples", "scenes"}
+    assert set(first["stats"]) == {
+        "sessions", "l1", "l2", "l3_events", "l3_triples", "l3_blocks", "l3_entities", "scenes", "l3_problem",
+    }  # fmt: skip
     assert "providers" in first["providers"] and "providers[0]" in first["bad_save"]
     assert second["plugins"] and KEY not in json.dumps(seen)
     kernel.wait_ready("inspector")

@@ -22,12 +22,13 @@ def bound(name: str) -> float:
     raise AssertionError(f"{GUARDS_MD}: no row | `{name}` | NUMBER | in its table; add it")
 
 
-def allowed_imports() -> set[str]:
-    """The modules `hologram --version` may import (docs/guards.md, the text block under IMPORTS_HEADING)."""
+def allowed_imports(heading: str = IMPORTS_HEADING) -> set[str]:
+    """The modules a command may import (docs/guards.md, the text block under `heading`; by default
+    `hologram --version`'s)."""
     text = GUARDS_MD.read_text(encoding="utf-8")
-    if IMPORTS_HEADING not in text:
-        raise AssertionError(f"{GUARDS_MD}: no heading {IMPORTS_HEADING!r}; the import allow-list lives under it")
-    block = re.search(r"```text\n(.*?)```", text.split(IMPORTS_HEADING, 1)[1], re.S)
+    if heading not in text:
+        raise AssertionError(f"{GUARDS_MD}: no heading {heading!r}; the import allow-list lives under it")
+    block = re.search(r"```text\n(.*?)```", text.split(heading, 1)[1], re.S)
     if block is None:
-        raise AssertionError(f"{GUARDS_MD}: no ```text block under {IMPORTS_HEADING!r}")
+        raise AssertionError(f"{GUARDS_MD}: no ```text block under {heading!r}")
     return {line.split("#")[0].strip() for line in block.group(1).splitlines()} - {""}

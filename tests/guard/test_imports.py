@@ -17,6 +17,8 @@ from pathlib import Path
 from .documented import GUARDS_MD, allowed_imports
 from .imports import command_imports
 
+MEMORY_HEADING = "## Imports of `hologram memory` through a running kernel"
+
 
 def test_version_imports_stay_within_the_documented_list(tmp_path: Path) -> None:
     allowed = allowed_imports()
@@ -31,3 +33,18 @@ def test_version_imports_stay_within_the_documented_list(tmp_path: Path) -> None
     gone = sorted(allowed - seen)
     if gone:  # not a failure: a hint to tighten the list
         print(f"no longer imported by --version (delete from {GUARDS_MD.name} to tighten): {gone}")
+
+
+def test_memory_through_the_kernel_stays_within_its_documented_list(tmp_path: Path) -> None:
+    """What `hologram memory` imports to ask a running kernel (its offline path is the only one that loads
+    memory). Mutation check (done): a module-level ``from hologram.memory.inspect import MemoryInspector`` in
+    memory_source.py turns this red, naming numpy and hologram.memory.*."""
+    allowed = allowed_imports() | allowed_imports(MEMORY_HEADING)
+    seen = command_imports(["-c", "import hologram.cli.memory_source, hologram.cli.memory_render"], cwd=tmp_path)
+    assert "hologram.cli.memory_source" in seen, f"the measurement is broken: {sorted(seen)}"
+    extra = sorted(seen - allowed)
+    assert not extra, (
+        f"`hologram memory` (through a running kernel) now imports {len(extra)} module(s) not in {GUARDS_MD} "
+        f"(sections 'Imports of `hologram --version`' and {MEMORY_HEADING[3:]!r}): {extra}. Import them in "
+        f"the offline path (memory_source._offline), or add them to the list in the same commit."
+    )

@@ -8,8 +8,9 @@ Control methods added (JSON-RPC over the control socket; see docs/agent.md for t
 ``ask`` {text, session?, interactive?}, ``turn/cancel`` {session}, ``sessions/list``, ``sessions/events``.
 Kernel facility ``kernel.sessions``: ``approve(session_id, tool, arguments, summary)`` → {approved, reason}.
 Administration (docs/protocol.md, "Kernel administration facilities"), each also ``admin/<method>`` on the
-control socket: ``kernel.llm`` providers_list/save/test (admin_providers.py), ``kernel.memory`` stats/search
-(memory/inspect.py); the kernel itself serves ``kernel.plugins`` (kernel/admin_plugins.py).
+control socket: ``kernel.llm`` providers_list/save/test (admin_providers.py), ``kernel.memory``
+stats/search/graph/distill/scenes (memory/inspect.py); the kernel itself serves ``kernel.plugins``
+(kernel/admin_plugins.py).
 """
 
 from __future__ import annotations
@@ -138,8 +139,8 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     service.closers.append(providers.aclose)
     service.closers.append(close_scenes(memory))
     inspector = MemoryInspector(memory)
-    serve_admin(kernel, MEMORY_FACILITY, "stats", inspector.stats)
-    serve_admin(kernel, MEMORY_FACILITY, "search", inspector.search)
+    for inspect in (inspector.stats, inspector.search, inspector.graph, inspector.distill, inspector.scenes):
+        serve_admin(kernel, MEMORY_FACILITY, inspect.__name__, inspect)
     kernel.add_status_section("memory", memory.status)
     kernel.add_event_listener(forward_output(service.hub))
     # a plugin whose process is gone watches nothing any more (one that is starting may already watch: a channel

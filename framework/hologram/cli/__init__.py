@@ -12,10 +12,20 @@ import sys
 from collections.abc import Sequence
 
 from hologram._version import __version__
-from hologram.cli import ask_cmd, build_cmd, check_cmd, doctor_cmd, inspect_cmd, open_cmd, status_cmd, up_cmd
+from hologram.cli import (
+    ask_cmd,
+    build_cmd,
+    check_cmd,
+    doctor_cmd,
+    inspect_cmd,
+    memory_cmd,
+    open_cmd,
+    status_cmd,
+    up_cmd,
+)
 from hologram.errors import HologramError
 
-COMMANDS = (build_cmd, up_cmd, status_cmd, open_cmd, ask_cmd, inspect_cmd, check_cmd, doctor_cmd)
+COMMANDS = (build_cmd, up_cmd, status_cmd, open_cmd, ask_cmd, inspect_cmd, memory_cmd, check_cmd, doctor_cmd)
 
 DESCRIPTION = """\
 Hologram is an agent kernel built from plugins. Plugins declare in TOML manifests the facilities they
@@ -30,6 +40,7 @@ First steps:
   hologram ask "hello"           one turn against the running kernel (hologram chat: interactive)
   hologram graph --format text   see what starts after what
   hologram why notes.store       who provides a facility, who needs it
+  hologram memory stats          what memory holds per layer (search, graph ENTITY, distill, scenes)
   hologram check path/to/repo    lint a plugin's manifest (for plugin CI)
   hologram doctor                check the data files; --repair recovers damaged databases
 """

@@ -1,5 +1,6 @@
-"""``kernel.memory`` administration: per-layer counts and a search across every session (the web UI's Memory
-tab, ``admin/stats`` and ``admin/search`` on the control socket).
+"""``kernel.memory`` administration: per-layer counts, a search across every session and every layer, an
+entity's neighbourhood in the L3 graph, distillation on demand and the scenes (the web UI's Memory tab,
+``hologram memory``, ``admin/stats|search|graph|distill|scenes`` on the control socket; docs/protocol.md).
 
 Why a corpus index of its own: a request ranks one session (`SessionMemory.prepare`), but this search asks
 "where did I say that?" across all of them. Scores of separate per-session rankings are z-scores within each
@@ -11,13 +12,19 @@ same query building (`build_query`), the passage vectors the background indexer 
 goes through `SessionMemory`'s per-session cache, so browsing memory never evicts a live chat's index.
 
 The records are kept per session and only events appended since the last call are read and tokenised; the
-corpus index is rebuilt only when some session changed. An event's layer is L2 when the cold store holds it,
-else L1. L3 (triples, scenes) lands with its own issue: its counts are None until then.
+corpus index is rebuilt only when some session changed. An event's layer is L3 when the graph holds it (its
+blocks moved there: `GraphMemory.held`), else L2 when the cold store holds it, else L1.
+
+L3 and scenes are optional parts of `SessionMemory` (``memory.graph``, ``memory.scenes``): where one is None
+(no graph opened, scenes off) its counts are 0 and its lists empty, never an error — the page and the CLI
+show an empty graph, not a failure. The same class serves the running kernel and ``hologram memory``
+offline (cli/memory_cmd.py opens the stores itself when no kernel runs), so the two never disagree.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -29,15 +36,18 @@ from hologram.memory.embed import embed_async
 from hologram.memory.query import build_query
 from hologram.memory.session_index import SessionIndex
 from hologram.memory.session_records import record_of, token_cost
-from hologram.rpc import INVALID_PARAMS, RpcError
+from hologram.rpc import APPLICATION_ERROR, INVALID_PARAMS, RpcError
 
 if TYPE_CHECKING:
+    from hologram.memory.graph.service import GraphMemory, L3Hit, SourcedTriple
+    from hologram.memory.scenes import Scene, SceneStore
     from hologram.memory.session_memory import SessionMemory
     from hologram.sessions import Event
 
 FACILITY = "kernel.memory"
 TEXT_LIMIT = 500
 MAX_LIMIT = 200
+MAX_ENTITY = 200
 _BUILD_IN_THREAD = 64
 
 
@@ -149,24 +159,69 @@ class MemoryInspector:
         if rows:
             index.set_vectors(fingerprint, rows, np.stack([stored[keys[p]] for p in rows]))
 
+    def _graph(self) -> GraphMemory | None:
+        """`memory.graph`, or None when the kernel has no L3."""
+        return self.memory.graph
+
+    def _scenes(self) -> SceneStore | None:
+        """`memory.scenes`, or None when scenes are off."""
+        return self.memory.scenes
+
+    def _held_by_graph(self, event_ids: list[str]) -> np.ndarray:
+        graph = self._graph()
+        if graph is None or not event_ids:
+            return np.zeros(len(event_ids), dtype=bool)
+        return np.asarray(graph.held(event_ids), dtype=bool)  # from cold.db: the graph stays closed
+
     async def stats(self) -> dict[str, Any]:
         async with self._lock:
             ids = await self._read()
         cold = self.memory.cold
-        l2 = sum(1 for sid in ids for _, record in self._sessions[sid].events if record.id in cold)
-        l1 = sum(len(self._sessions[sid].events) for sid in ids) - l2
-        return {"sessions": len(ids), "l1": l1, "l2": l2, "l3_triples": None, "scenes": None}
+        events = [record.id for sid in ids for _, record in self._sessions[sid].events]
+        held = self._held_by_graph(events)
+        l3_events = int(held.sum())
+        l2 = sum(
+            1 for event_id, in_graph in zip(events, held.tolist(), strict=True) if not in_graph and event_id in cold
+        )
+        counts = None
+        graph = self._graph()
+        if graph is not None:
+            counts = graph.counts()  # as of the last open or move; None: not opened yet
+            if counts is None and graph.exists() and await graph.store() is not None:
+                counts = graph.counts()  # an inspection opens a graph that exists (never creates one)
+        scenes = self._scenes()
+        return {
+            "sessions": len(ids),
+            "l1": len(events) - l2 - l3_events,
+            "l2": l2,
+            "l3_events": l3_events,
+            "l3_triples": int(counts.triples) if counts is not None else 0,
+            "l3_blocks": int(counts.blocks) if counts is not None else 0,
+            "l3_entities": int(counts.entities) if counts is not None else 0,
+            "scenes": int(scenes.count()) if scenes is not None else 0,
+            "l3_problem": graph.problem if graph is not None else None,
+        }
 
     async def search(self, text: Any = None, limit: Any = 20) -> dict[str, Any]:
         if not isinstance(text, str) or not text.strip():
             raise RpcError(INVALID_PARAMS, "text: give the words to search for")
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-            raise RpcError(INVALID_PARAMS, f"limit: a whole number from 1 to {MAX_LIMIT}")
+        _check_int("limit", limit, 1, MAX_LIMIT)
+        events = await self._search_events(text, limit)
+        graph = self._graph()
+        if graph is None:
+            return {"hits": events}
+        found = await graph.search(text, limit=limit)
+        seen = {h["event_id"] for h in events}
+        l3 = [_l3_hit(h) for h in found if h.kind == "triple" or h.event not in seen]
+        return {"hits": _interleave(events, l3, limit)}
+
+    async def _search_events(self, text: str, limit: int) -> list[dict[str, Any]]:
+        """The session events that match, best first: the corpus index over every session's log."""
         async with self._lock:
             corpus = await self._corpus_now()
         index = corpus.index
         if len(index) == 0:
-            return {"hits": []}
+            return []
         embedder = self.memory.embedder
         vector = fingerprint = None
         if embedder is not None:
@@ -176,17 +231,123 @@ class MemoryInspector:
         order = np.flatnonzero(scores > 0)  # above the corpus mean: an event that matches, not the least bad
         order = order[np.lexsort((-order, -scores[order]))][:limit]
         cold = self.memory.cold
+        chosen = [corpus.where[i] for i in order.tolist()]
+        held = self._held_by_graph([record.id for _, _, record in chosen]).tolist()
         hits = []
-        for i in order.tolist():
-            sid, event, record = corpus.where[i]
+        for i, (sid, event, record), in_graph in zip(order.tolist(), chosen, held, strict=True):
             hits.append(
                 {
-                    "layer": "l2" if record.id in cold else "l1",
+                    "layer": "L3" if in_graph else "l2" if record.id in cold else "l1",
                     "session": sid,
                     "event_id": record.id,
                     "kind": event.kind,
+                    "ts_ms": int(event.ts * 1000),
                     "text": record.text[:TEXT_LIMIT],
                     "score": round(float(scores[i]), 4),
                 }
             )
-        return {"hits": hits}
+        return hits
+
+    async def graph(self, entity: Any = None, hops: Any = 1, limit: Any = 50) -> dict[str, Any]:
+        """An entity's neighbourhood in L3: the triples touching it (and, with 2 hops, its neighbours), each
+        with the block it was read from — what `hologram memory graph` and the page's entity box show."""
+        if not isinstance(entity, str) or not entity.strip():
+            raise RpcError(INVALID_PARAMS, "entity: give an entity's name (a subject or value of a triple)")
+        if len(entity) > MAX_ENTITY:
+            raise RpcError(INVALID_PARAMS, f"entity: at most {MAX_ENTITY} characters")
+        _check_int("hops", hops, 1, 2)
+        _check_int("limit", limit, 1, MAX_LIMIT)
+        entity = entity.strip()
+        graph = self._graph()
+        sourced = [] if graph is None else await graph.neighbourhood(entity, hops=hops, limit=limit)
+        if graph is not None and graph.problem:  # an empty table would say "nothing known", which is not so
+            raise RpcError(APPLICATION_ERROR, f"the memory graph (L3) is unavailable: {graph.problem}")
+        return {"entity": entity, "triples": [_sourced_triple(s) for s in sourced]}
+
+    async def distill(self, idle_hours: Any = None, max_accesses: Any = None) -> dict[str, Any]:
+        """One cooling run now (``[memory.cooling]``'s thresholds unless given): L2 events idle and rarely
+        recalled move into L3. Without a graph nothing is eligible (zeros, not an error)."""
+        if idle_hours is not None and (
+            isinstance(idle_hours, bool) or not isinstance(idle_hours, int | float) or not idle_hours >= 0
+        ):
+            raise RpcError(INVALID_PARAMS, "idle_hours: a number of hours >= 0 (0: every event in L2 is idle)")
+        if max_accesses is not None:
+            _check_int("max_accesses", max_accesses, 0, 1_000_000)
+        graph = self._graph()
+        if graph is None:
+            return {"eligible": 0, "moved": 0, "triples": 0, "held_back": 0, "failed": 0, "reconciled": 0,
+                    "failures": []}  # fmt: skip
+        try:
+            report = await graph.distill(idle_hours=idle_hours, max_accesses=max_accesses)
+        except RuntimeError as exc:  # the graph could not be opened (GraphMemory.problem): nothing moved
+            raise RpcError(APPLICATION_ERROR, f"distillation did not run: {exc}") from None
+        return {
+            "eligible": int(report.eligible),
+            "moved": len(report.moved),
+            "triples": int(report.triples),
+            "held_back": len(report.held_back),
+            "failed": len(report.failed),
+            "reconciled": len(report.reconciled),
+            "failures": [{"event": event, "why": why} for event, why in report.failed],
+        }
+
+    async def scenes(self) -> dict[str, Any]:
+        """The scenes memory has learnt (or declared), strongest first."""
+        store = self._scenes()
+        if store is None:
+            return {"scenes": []}
+        return {"scenes": [_scene(s) for s in store.list()]}  # strongest first
+
+
+def _check_int(name: str, value: Any, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise RpcError(INVALID_PARAMS, f"{name}: a whole number from {low} to {high}, not {value!r:.40}")
+
+
+def _l3_hit(hit: L3Hit) -> dict[str, Any]:
+    """An `L3Hit` as ``search`` answers it (docs/protocol.md)."""
+    return {
+        "layer": "L3",
+        "kind": hit.kind,
+        "session": hit.session,
+        "event": hit.event,
+        "event_id": hit.event,
+        "ts_ms": int(hit.ts_ms),
+        "text": str(hit.text)[:TEXT_LIMIT],
+        "source_text": str(hit.source_text)[:TEXT_LIMIT],
+        "score": round(float(hit.score), 4),
+    }
+
+
+def _interleave(events: list[dict[str, Any]], graph: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """Event hits and L3 hits alternately, each list in its own order: their scores come from two rankings
+    (the corpus index, the graph's) that do not compare, so neither list may crowd the other out."""
+    out: list[dict[str, Any]] = []
+    for pair in itertools.zip_longest(events, graph):
+        out.extend(h for h in pair if h is not None)
+    return out[:limit]
+
+
+def _sourced_triple(sourced: SourcedTriple) -> dict[str, Any]:
+    """A `SourcedTriple` as ``graph`` answers it (docs/protocol.md)."""
+    t = sourced.triple
+    return {
+        "subject": t.subject,
+        "predicate": t.predicate,
+        "value": t.value,
+        "confidence": round(float(t.confidence), 4),
+        "valid_at": t.valid_at,
+        "invalid_at": t.invalid_at,
+        "source": {
+            "event": t.source_event,
+            "block": t.source_block,
+            "session": sourced.session,
+            "ts_ms": int(sourced.ts_ms),
+            "text": str(sourced.source_text)[:TEXT_LIMIT],
+        },
+    }
+
+
+def _scene(scene: Scene) -> dict[str, Any]:
+    """A `Scene` as ``scenes`` answers it (docs/protocol.md; its own JSON form, memory/scenes.py)."""
+    return dict(scene.to_json())

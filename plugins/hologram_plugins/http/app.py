@@ -305,6 +305,40 @@ async def memory_search(request: Request, channel: Channel) -> Response:
     return json_response(await channel.call("kernel.memory", "search", text=text, limit=limit))
 
 
+@route("/api/memory/graph", ["GET"])
+async def memory_graph(request: Request, channel: Channel) -> Response:
+    """An entity's neighbourhood in the L3 graph, each triple with its source (the Memory tab's entity box)."""
+    entity = request.query_params.get("entity", "").strip()
+    if not entity:
+        raise BadRequest("entity: missing; GET /api/memory/graph?entity=NAME&hops=1")
+    if len(entity) > 200:
+        raise BadRequest("entity: at most 200 characters")
+    hops = _int_query(request, "hops", 1, 1, 2)
+    limit = _int_query(request, "limit", 50, 1, 200)
+    return json_response(await channel.call("kernel.memory", "graph", entity=entity, hops=hops, limit=limit))
+
+
+@route("/api/memory/scenes", ["GET"])
+async def memory_scenes(request: Request, channel: Channel) -> Response:
+    return json_response(await channel.call("kernel.memory", "scenes"))
+
+
+@route("/api/memory/distill", ["POST"])
+async def memory_distill(request: Request, channel: Channel) -> Response:
+    """Cooling now ("Distill now"): `idle_hours`, `max_accesses` optional, [memory.cooling]'s otherwise."""
+    data = await read_object(request)
+    params: dict[str, Any] = {}
+    idle_hours = field(data, "idle_hours", (int, float))
+    if idle_hours is not None:
+        if isinstance(idle_hours, bool) or idle_hours < 0:
+            raise BadRequest("idle_hours: must be a number of hours >= 0")
+        params["idle_hours"] = idle_hours
+    max_accesses = field(data, "max_accesses", int)
+    if max_accesses is not None:
+        params["max_accesses"] = max_accesses
+    return json_response(await channel.call("kernel.memory", "distill", **params))
+
+
 # -- the app ----------------------------------------------------------------------------------------------------
 
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from hologram.memory.graph.store import Triple, entity_key
 from hologram.memory.scene_hint import SCENE_PREFERENCE, SceneHint
+from hologram.memory.tokenize import tokenize
 from hologram.memory.tokens import estimate_tokens
 
 __all__ = [
@@ -61,15 +62,21 @@ MEMORY_RECALL_BUDGET = 1200
 #: How much of a source block a triple's line quotes, and how much of a block hit's own text is shown.
 SOURCE_CHARS = 300
 BLOCK_CHARS = 600
-#: Route 2 scores: a triple touching an entity the input names; the same at 2 hops; plus this much per input
-#: word the triple itself contains. Below route 1's threshold (1.0) on purpose: a fact the session's own
-#: scorer found beats one only linked to a name.
-HOP_SCORE = {1: 0.8, 2: 0.4}
-WORD_BONUS = 0.3
+#: Route 2 scores: a triple touching an entity the input names; the same at 2 hops; plus this much per term
+#: of the input (beyond the name) the triple shares; times the triple's confidence (the rules give 0.5). So a
+#: rule-read fact linked only by the name scores 0.5 — it may fill the note's own share, not more — and one
+#: that also shares a term scores 1.0, the threshold (``AUTO_RECALL_MIN_SCORE``) at which route 1's events and
+#: L2's compete for the whole history budget.
+HOP_SCORE = {1: 1.0, 2: 0.5}
+WORD_BONUS = 1.0
+#: An entity with more triples than this is a hub (a speaker, "I"): its name alone does not say which of its
+#: facts the input is about, so only those sharing a word with the input come back.
+HUB_DEGREE = 10
 #: At most this many named entities are followed per input (longest names first: the most specific).
 MAX_ENTITIES = 8
 _MAX_NGRAM = 4
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
+_POSSESSIVE = re.compile(r"['’]s$")
 _HAN_RUN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _STOP = frozenset(
     [
@@ -182,8 +189,14 @@ def triple_text(t: Triple) -> str:
 
 
 def words(text: str) -> list[str]:
-    """The input's content words, case-folded (for the word bonus and block search)."""
+    """The input's content words, case-folded (block search: plain substrings of the stored text)."""
     return [w for w in (m.group().casefold() for m in _WORD.finditer(text)) if w not in _STOP and len(w) > 1]
+
+
+def terms(text: str) -> set[str]:
+    """Index terms (stemmed English, jieba words or bigrams for Chinese) without stop words and single
+    characters: what a triple and the input have in common (``WORD_BONUS``)."""
+    return {t for t in tokenize(text) if len(t) > 1 and t not in _STOP}
 
 
 def mentions(text: str, keys: Mapping[str, str] | frozenset[str] | set[str]) -> list[str]:
@@ -192,7 +205,7 @@ def mentions(text: str, keys: Mapping[str, str] | frozenset[str] | set[str]) -> 
     if not keys:
         return []
     found: dict[str, None] = {}
-    tokens = [m.group() for m in _WORD.finditer(text)]
+    tokens = [_POSSESSIVE.sub("", m.group()) for m in _WORD.finditer(text)]
     for n in range(_MAX_NGRAM, 0, -1):
         for i in range(len(tokens) - n + 1):
             key = entity_key(" ".join(tokens[i : i + n]))
@@ -241,24 +254,33 @@ def _rescored(h: L3Hit, score: float) -> L3Hit:
     return L3Hit(h.kind, score, h.event, h.block, h.session, h.ts_ms, h.text, h.source_text, h.triple)
 
 
+#: A line costs at least this (time, session, quotes); lines that do not fit are skipped this many times
+#: before the note is called full.
+_MIN_LINE = 16
+_MAX_MISSES = 8
 HEADER = "[memory] From long-term memory (facts and passages distilled from earlier conversations), with sources:"
 
 
-def render(hits: Sequence[L3Hit], budget_tokens: int) -> L3Recall:
+def render(hits: Sequence[L3Hit], budget_tokens: int, *, session: str | None = None) -> L3Recall:
     """The note: a header and one line per hit, best first, while the total fits `budget_tokens`. A block of
-    an event whose triples are in the note is left out (the triple quotes it)."""
+    an event whose triples are in the note is left out (the triple quotes it). A hit from `session` (the
+    requesting one) names no session: ids cost tokens on every line, and "this conversation" is the default."""
     if not hits or budget_tokens <= 0:
         return EMPTY
     used = estimate_tokens(HEADER) + 4
     lines: list[str] = []
     kept: list[L3Hit] = []
     with_triples: set[str] = set()
+    misses = 0
     for h in hits:
         if h.kind == "block" and h.event in with_triples:
             continue
-        line = _line(h)
+        if budget_tokens - used < _MIN_LINE or misses >= _MAX_MISSES:
+            break  # full: formatting the rest of a long ranked list would only cost time
+        line = _line(h, session)
         cost = estimate_tokens(line) + 1
         if used + cost > budget_tokens:
+            misses += 1
             continue
         used += cost
         lines.append(line)
@@ -271,8 +293,8 @@ def render(hits: Sequence[L3Hit], budget_tokens: int) -> L3Recall:
     return L3Recall(kept, "\n".join([HEADER, *lines]), used, [e for e, _ in order])
 
 
-def _line(h: L3Hit) -> str:
-    where = _when(h.ts_ms) + (f", session {h.session}" if h.session else "")
+def _line(h: L3Hit, session: str | None) -> str:
+    where = _when(h.ts_ms) + (f", session {h.session}" if h.session and h.session != session else "")
     if h.kind == "triple":
         return f"- {h.text} ({where}; said: “{cut(h.source_text, SOURCE_CHARS)}”)"
     return f"- ({where}) “{cut(h.text, BLOCK_CHARS)}”"

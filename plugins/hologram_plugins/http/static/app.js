@@ -17,7 +17,12 @@
 //               `.key` (masked), `.test-status`; providers-add
 //   plugins:    plugins-table, rows `tr[data-plugin]` with `.state`, `.pid`, `.restarts`, `.uptime`, `.waiting`,
 //               buttons `.restart`, `.stop`, `.start`, `.log`; plugin-log; plugins-refresh
-//   memory:     memory-stats (`[data-layer]` dd), memory-q, memory-search, memory-hits (rows `tr.hit`)
+//   memory:     memory-stats (`[data-layer]` dd), memory-q, memory-search, memory-hits (rows `tr.hit[data-layer]`
+//               with `.layer`, `.text`, a triple's `.source`); entity box memory-entity, memory-hops, memory-graph
+//               (the button), memory-graph-title, memory-triples (rows `tr.triple` with `.subject`, `.predicate`,
+//               `.value` — subject and value are `a.entity` links showing that entity's neighbourhood — and
+//               `.source` with `.when`, `.session`, `.source-text`), memory-no-triples; memory-distill,
+//               memory-distill-status
 // The access token never reaches this code: `/?token=` sets an HttpOnly cookie and redirects to `/`.
 "use strict";
 

@@ -79,7 +79,9 @@
   H.register("plugins", { show: loadPlugins, relabel: loadPlugins });
 
   // ---- Memory ----
-  const LAYERS = [["sessions", "memory.sessions"], ["l1", "memory.l1"], ["l2", "memory.l2"], ["l3_triples", "memory.l3"], ["scenes", "memory.scenes"]];
+  const LAYERS = [["sessions", "memory.sessions"], ["l1", "memory.l1"], ["l2", "memory.l2"], ["l3_events", "memory.l3_events"],
+    ["l3_triples", "memory.l3"], ["l3_entities", "memory.l3_entities"], ["scenes", "memory.scenes"]];
+  let graphOf = null; // [entity, hops] the entity box shows (redrawn on a language switch)
 
   async function loadMemory() {
     let stats;
@@ -89,6 +91,51 @@
       el("dd", { dataset: { layer: key }, text: stats[key] === null || stats[key] === undefined ? t("memory.not_yet") : String(stats[key]) }))));
   }
 
+  /** An entity's name as a link that shows its own neighbourhood. */
+  function entityLink(name) {
+    return el("a", { href: "#", class: "entity", text: name, dataset: { entity: name }, onclick: (e) => { e.preventDefault(); showGraph(name); } });
+  }
+
+  /** Where a triple (or a hit) came from: when, which session (a link to it), the text it was read from. */
+  function sourceCell(source) {
+    const ms = source.ts_ms;
+    return el("td", { class: "source" },
+      el("span", { class: "when", text: ms ? H.formatTime(ms / 1000) : "–" }), " · ",
+      source.session
+        ? el("a", { href: "#", class: "session", text: source.session, onclick: (e) => { e.preventDefault(); H.show("chat"); H.chat.open(source.session); } })
+        : el("span", { class: "session", text: "–" }),
+      el("div", { class: "source-text", text: source.text || "" }));
+  }
+
+  async function showGraph(entity, hops) {
+    entity = String(entity || "").trim();
+    if (!entity) return;
+    hops = hops || Number(document.getElementById("memory-hops").value) || 1;
+    document.getElementById("memory-entity").value = entity;
+    document.getElementById("memory-hops").value = String(hops);
+    graphOf = [entity, hops];
+    let r;
+    try { r = await api("GET", `/api/memory/graph?entity=${enc(entity)}&hops=${hops}&limit=50`); } catch (e) { H.showNotice(e.message); return; }
+    const triples = r.triples || [];
+    const title = document.getElementById("memory-graph-title");
+    title.hidden = triples.length === 0;
+    title.textContent = t("memory.graph_of", { entity: r.entity, count: triples.length });
+    const none = document.getElementById("memory-no-triples");
+    none.hidden = triples.length > 0;
+    none.textContent = t("memory.no_triples", { entity: r.entity });
+    document.getElementById("memory-triples").hidden = triples.length === 0;
+    document.getElementById("memory-triples-body").replaceChildren(...triples.map((x) => el("tr", { class: "triple", dataset: { event: x.source.event } },
+      el("td", { class: "subject" }, entityLink(x.subject)),
+      el("td", { class: "predicate", text: x.predicate }),
+      el("td", { class: "value" }, entityLink(x.value)),
+      sourceCell(x.source))));
+  }
+
+  document.getElementById("memory-graph-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    showGraph(document.getElementById("memory-entity").value, Number(document.getElementById("memory-hops").value));
+  });
+
   document.getElementById("memory-search").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const q = document.getElementById("memory-q").value.trim();
@@ -96,10 +143,28 @@
     let hits;
     try { hits = (await api("GET", `/api/memory/search?q=${enc(q)}&limit=20`)).hits; } catch (e) { H.showNotice(e.message); return; }
     document.getElementById("memory-no-hits").hidden = hits.length > 0;
-    document.getElementById("memory-hits-body").replaceChildren(...hits.map((h) => el("tr", { class: "hit" },
-      el("td", { text: h.layer }),
-      el("td", {}, el("a", { href: "#", text: h.session, onclick: (e) => { e.preventDefault(); H.show("chat"); H.chat.open(h.session); } })),
-      el("td", { text: h.text }))));
+    document.getElementById("memory-hits-body").replaceChildren(...hits.map((h) => el("tr", { class: "hit", dataset: { layer: h.layer, kind: h.kind || "" } },
+      el("td", { class: "layer", text: t("memory.layer." + h.layer) }),
+      el("td", {}, h.session
+        ? el("a", { href: "#", text: h.session, onclick: (e) => { e.preventDefault(); H.show("chat"); H.chat.open(h.session); } })
+        : "–"),
+      el("td", { class: "text" }, el("div", { text: h.text }),
+        h.kind === "triple" && h.source_text ? el("div", { class: "source muted", text: t("memory.source") + ": " + h.source_text }) : null))));
   });
-  H.register("memory", { show: loadMemory, relabel: loadMemory });
+
+  document.getElementById("memory-distill").addEventListener("click", async () => {
+    const button = document.getElementById("memory-distill");
+    const status = document.getElementById("memory-distill-status");
+    button.disabled = true;
+    status.textContent = t("memory.distilling");
+    try {
+      const r = await api("POST", "/api/memory/distill", {});
+      status.textContent = t("memory.distilled", { moved: r.moved, triples: r.triples, failed: r.failed });
+      loadMemory();
+      if (graphOf) showGraph(...graphOf);
+    } catch (e) { status.textContent = ""; H.showNotice(e.message); }
+    finally { button.disabled = false; }
+  });
+
+  H.register("memory", { show: loadMemory, relabel: () => { loadMemory(); if (graphOf) showGraph(...graphOf); } });
 })();
