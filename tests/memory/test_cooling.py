@@ -137,12 +137,12 @@ WRITER = textwrap.dedent(
     kuzu_store.KuzuGraphStore._copy = traced_copy
 
     remove = ColdStore.remove
-    def traced_remove(self, ids):
+    def traced_remove(self, ids, **kw):
         ids = list(ids)
         batches["n"] += 1
         if point == "before-delete" and batches["n"] == 3:
             park("parked after the second batch's L3 commit")
-        return remove(self, ids)
+        return remove(self, ids, **kw)
     ColdStore.remove = traced_remove
     # remove calls: 1 = reconcile's, 2 = batch 0's delete, 3 = batch 1's. So "mid-move" parks inside batch 1's
     # L3 transaction, "before-delete" between batch 1's L3 commit and its L2 delete.

@@ -40,8 +40,17 @@ A page SQLite reports as malformed *inside* the events table (not the header, sc
 the open reads) is found by that check after the open, logged as an error naming
 ``hologram doctor --repair``, and the store serves what it can read.
 
-**Distillation bookkeeping** (for L3, not built yet): ``access_count``, ``last_access`` and ``added`` per event;
+**Distillation bookkeeping**: ``access_count``, ``last_access`` and ``added`` per event;
 :meth:`eligible_for_distillation` lists events with ≤ 2 accesses idle for 72 h.
+
+**Which events L3 holds** (``l3_events``): an event cooled into the memory graph (L3) is neither L1 nor L2 —
+it must never be in a history again, nor be ``put`` back here by a prune. Every request asks that question for
+every event of its session, so it is answered here, from an id set read at open like L2's own, and never by
+opening the graph (``import kuzu`` costs the idle kernel megabytes; a kernel that never cooled has an empty
+table and pays nothing). The set is written in the *same* SQLite transaction that deletes the events from L2
+(``remove(ids, into_l3=True)``), so an event is always in exactly one of "L2" and "recorded as L3"; the
+crash window between the graph's commit and that transaction leaves the event in L2, which the cooling's
+``reconcile`` (at every start and every run) then moves the same way.
 """
 
 from __future__ import annotations
@@ -102,6 +111,11 @@ CREATE TABLE IF NOT EXISTS cold_blocks (
 CREATE INDEX IF NOT EXISTS cold_blocks_by_event ON cold_blocks (event, ordinal);
 CREATE INDEX IF NOT EXISTS cold_events_by_group ON cold_events (session, grp) WHERE grp IS NOT NULL;
 CREATE INDEX IF NOT EXISTS cold_events_idle ON cold_events (access_count, coalesce(last_access, added));
+CREATE TABLE IF NOT EXISTS l3_events (
+    id TEXT PRIMARY KEY,
+    session TEXT,
+    moved REAL NOT NULL
+) WITHOUT ROWID;
 """
 
 # Where a damaged event and its blocks are moved (same columns, no constraints, plus when and why): their
@@ -167,6 +181,8 @@ class ColdStore:
         """Built by the first `index` use (search), then kept up to date by every write."""
         self._ids: set[str] = set()
         """Every event id L2 holds (membership without the index)."""
+        self._l3: set[str] = set()
+        """Every event id recorded as held by L3 (module docstring: "Which events L3 holds")."""
         self._checked = threading.Event()
         """Set once the damage check of the rows present at open is done (every method waits for it)."""
         self._checker: threading.Thread | None = None
@@ -177,6 +193,7 @@ class ColdStore:
             self._db.executescript(_SCHEMA)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             self._load_ids()
+            self._l3 = {r[0] for r in self._db.execute("SELECT id FROM l3_events")}
             stored = self.path != ":memory:" and (bool(self._ids) or self._has_rows())
         except sqlite3.DatabaseError as exc:
             self._db.close()
@@ -376,6 +393,18 @@ class ColdStore:
         self._wait_checked()
         return np.fromiter(map(self._ids.__contains__, ids), dtype=bool, count=len(ids))
 
+    def in_l3(self, ids: Sequence[str]) -> np.ndarray:
+        """Which of `ids` L3 holds (cooled out of L2), as a bool array, like :meth:`holds`."""
+        l3 = self._l3
+        if not l3:
+            return np.zeros(len(ids), dtype=bool)
+        return np.fromiter(map(l3.__contains__, ids), dtype=bool, count=len(ids))
+
+    @property
+    def l3_count(self) -> int:
+        """How many events are recorded as held by L3."""
+        return len(self._l3)
+
     def ids(self) -> list[str]:
         """Every event L2 holds, in time order."""
         self._wait_checked()
@@ -416,6 +445,9 @@ class ColdStore:
                 (b.id, r.id, i, b.kind, b.text, json.dumps(dict(b.meta), ensure_ascii=False, default=str))
                 for i, b in enumerate(r.blocks)
             ]
+        l3 = [r.id for r in records if r.id in self._l3]
+        if l3:
+            raise DuplicateBlockError(f"L3 holds {len(l3)} of these events (first {l3[0]}): they never return to L2")
         self._wait_checked()
         with self._lock:
             try:
@@ -429,11 +461,14 @@ class ColdStore:
                 for r, terms in zip(records, all_terms, strict=True):
                     self._index.add(IndexEntry(r.id, r.session, r.ts_ms, r.origin, terms, r.dense))
 
-    def remove(self, ids: Iterable[str]) -> list[str]:
+    def remove(self, ids: Iterable[str], *, into_l3: bool = False, now: float | None = None) -> list[str]:
         """Delete events and their blocks (the L2 side of a move to L1) in one durable transaction.
 
-        Returns the ids actually removed; ids L2 does not hold are ignored (a concurrent recall got them).
+        `into_l3`: the events were moved into the memory graph (the graph committed them): the same
+        transaction records them as held by L3 (module docstring). Returns the ids actually removed; ids L2
+        does not hold are ignored (a concurrent recall got them).
         """
+        at = time.time() if now is None else now
         wanted = list(dict.fromkeys(ids))
         self._wait_checked()
         with self._lock:
@@ -444,9 +479,17 @@ class ColdStore:
             found = [row[0] for row in present]
             with self._transaction():
                 for chunk in _chunks(found):
+                    if into_l3:
+                        self._db.execute(
+                            "INSERT OR IGNORE INTO l3_events (id, session, moved) SELECT id, session, ? "
+                            f"FROM cold_events WHERE id IN ({_marks(len(chunk))})",
+                            (at, *chunk),
+                        )
                     self._db.execute(f"DELETE FROM cold_blocks WHERE event IN ({_marks(len(chunk))})", chunk)
                     self._db.execute(f"DELETE FROM cold_events WHERE id IN ({_marks(len(chunk))})", chunk)
             self._ids.difference_update(found)
+            if into_l3:
+                self._l3.update(found)
             if index is not None:
                 for eid, terms, analyzer in present:
                     index.remove(eid, _terms(terms, analyzer))

@@ -55,6 +55,14 @@ from hologram.llm import Message
 from hologram.memory.blocks import EventRecord
 from hologram.memory.cold import ColdStore
 from hologram.memory.embed import Embedder, embed_async, load_embedder
+from hologram.memory.graph.recall import EMPTY as L3_NONE
+from hologram.memory.graph.recall import (
+    MEMORY_RECALL_BUDGET,
+    MEMORY_RECALL_DESCRIPTION,
+    MEMORY_RECALL_NAME,
+    MEMORY_RECALL_PARAMETERS,
+    L3Recall,
+)
 from hologram.memory.overflow import OverflowGuard, history_budget
 from hologram.memory.prune import DEFAULT_PINNED
 from hologram.memory.query import build_query
@@ -83,6 +91,8 @@ from hologram.sessions import Event, SessionLog, SessionStore, messages_from_eve
 
 if TYPE_CHECKING:
     from hologram.agent.tools import KernelTool
+    from hologram.memory.graph.service import GraphMemory
+    from hologram.memory.scene_hint import SceneHint
 
 __all__ = ["COLD_DB", "MESSAGE_OVERHEAD", "Prepared", "SessionMemory", "record_of"]
 
@@ -158,6 +168,9 @@ class SessionMemory:
         if embedder is not None:
             self.embedder_ready.set()
         self.max_sessions = max_sessions
+        self.graph: GraphMemory | None = None
+        """L3 (set by the kernel's wiring, agent/attach.py): recall from the memory graph joins every request's
+        note. None: no L3 recall (events L3 already holds still stay out of L1 and L2: ``cold.db`` says which)."""
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._query_vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
@@ -300,11 +313,24 @@ class SessionMemory:
     def _in_cold(self, state: _Session) -> np.ndarray:
         return self.cold.holds(state.index.ids)
 
+    def _in_l3(self, state: _Session) -> np.ndarray:
+        """Which of the session's indexed events L3 holds: neither L1 nor L2 (recorded in ``cold.db`` by the
+        move, so a kernel that never cooled, or whose graph is not open, answers without the graph)."""
+        return self.cold.in_l3(state.index.ids)
+
     def l1_events(self, sid: str) -> list[Event]:
-        """The session's events not held in cold context, in log (time) order."""
+        """The session's events held neither in cold context (L2) nor in the memory graph (L3), in log order."""
         state = self._sync_now(sid)
         records = [state.records.get(e.seq) for e in state.events]
-        return [e for e, r in zip(state.events, records, strict=True) if r is None or r.id not in self.cold]
+        ids = [r.id if r is not None else "" for r in records]
+        out_of_l1 = self.cold.holds(ids) | self.cold.in_l3(ids)
+        return [e for e, r, gone in zip(state.events, records, out_of_l1, strict=True) if r is None or not gone]
+
+    def l3_ids(self, sid: str) -> list[str]:
+        """Event ids of this session held in L3 (log order)."""
+        state = self._sync_now(sid)
+        ids = state.index.ids
+        return [ids[i] for i in np.flatnonzero(self._in_l3(state)).tolist()]
 
     def cold_ids(self, sid: str) -> list[str]:
         """Event ids of this session held in L2 (log order)."""
@@ -313,23 +339,34 @@ class SessionMemory:
 
     # -- prepare / preview / recover ---------------------------------------------------------------------
 
-    async def prepare(self, sid: str, query: str, *, window_tokens: int, fixed_tokens: int) -> Prepared:
+    async def prepare(
+        self, sid: str, query: str, *, window_tokens: int, fixed_tokens: int, scene: SceneHint | None = None
+    ) -> Prepared:
         """The history for the next LLM request: one ranking of the session's L1 and L2 events against
         `query`, fitted to ``history_budget(window_tokens, fixed_tokens)`` (80 % of the window minus what every
         request carries: system prompt, tool schemas, notes). L1 events that lose move to L2 (whole call
         groups) before they leave the history; L2 events that win are sent and counted as an access. Call it
-        before every LLM request; while L1 fits and L2 is empty it is a cheap no-op."""
+        before every LLM request; while L1 fits and L2 is empty it is a cheap no-op. With :attr:`graph` set, what
+        L3 recalls for `query` (`scene` preferred) joins the note, within ``[memory.graph] recall_share`` of
+        the budget."""
         budget = history_budget(window_tokens, fixed_tokens)
-        return await self._prepare(sid, query, budget, overflow=False, commit=True, now=None)
+        return await self._prepare(sid, query, budget, overflow=False, commit=True, now=None, scene=scene)
 
     async def preview(
-        self, sid: str, query: str, *, window_tokens: int, fixed_tokens: int, now: float | None = None
+        self,
+        sid: str,
+        query: str,
+        *,
+        window_tokens: int,
+        fixed_tokens: int,
+        now: float | None = None,
+        scene: SceneHint | None = None,
     ) -> Prepared:
         """What :meth:`prepare` would send if `query` were the next input (at time `now`), with nothing stored,
         moved or counted — for diagnostics and for the benchmark, which asks every question against the state
         the conversation left."""
         budget = history_budget(window_tokens, fixed_tokens)
-        return await self._prepare(sid, query, budget, overflow=False, commit=False, now=now)
+        return await self._prepare(sid, query, budget, overflow=False, commit=False, now=now, scene=scene)
 
     async def recover(
         self,
@@ -340,6 +377,7 @@ class SessionMemory:
         fixed_tokens: int,
         guard: OverflowGuard,
         provider_error: bool = False,
+        scene: SceneHint | None = None,
     ) -> Prepared:
         """The overflow path: the prompt was over 1.25 x the window (``guard.needs_recovery``) or the provider
         said it was too long (`provider_error`). Counts one recovery on `guard` — the third in a turn raises
@@ -350,10 +388,18 @@ class SessionMemory:
         else:
             fill = guard.begin_recovery(f"the prompt exceeded {guard.threshold} x the window")
         budget = history_budget(window_tokens, fixed_tokens, fill=fill)
-        return await self._prepare(sid, query, budget, overflow=True, commit=True, now=None)
+        return await self._prepare(sid, query, budget, overflow=True, commit=True, now=None, scene=scene)
 
     async def _prepare(
-        self, sid: str, text: str, budget: int, *, overflow: bool, commit: bool, now: float | None
+        self,
+        sid: str,
+        text: str,
+        budget: int,
+        *,
+        overflow: bool,
+        commit: bool,
+        now: float | None,
+        scene: SceneHint | None = None,
     ) -> Prepared:
         state = self._state(sid)
         async with state.lock:
@@ -361,30 +407,43 @@ class SessionMemory:
             index = state.index
             n = len(index)
             in_cold = self._in_cold(state)
+            in_l3 = self._in_l3(state)
+            in_l1 = ~in_cold & ~in_l3
             cost = np.array(index.cost, dtype=np.int64)
-            l1_total = int(cost[~in_cold].sum()) if n else 0
+            l1_total = int(cost[in_l1].sum()) if n else 0
             if overflow:
                 budget = min(budget, int(l1_total * _RECOVERY_SHRINK))
             last_input = state.last_input
             if state.protected and last_input != state.protected_since:
                 state.protected.clear()
-            everything = np.ones(n, dtype=bool)
             over = False
+            scores: np.ndarray | None = None
+            current = last_input if commit else None
+            l3 = L3_NONE
+            graph = self.graph
+            if graph is not None and graph.settings.graph.recall and text.strip() and graph.exists():
+                if in_l3.any():
+                    scores = index.scores(await self._query(state, text, now=now, current_input=current))
+                share = graph.settings.graph.recall_share
+                l3 = await self._l3_recall(graph, state, sid, text, scores, in_l3, int(budget * share),
+                                           hops=graph.settings.graph.hops, scene=scene)  # fmt: skip
+                budget = max(0, budget - l3.tokens)
             if not in_cold.any() and l1_total <= budget:
-                keep = everything
+                keep = in_l1
             else:
-                query = await self._query(state, text, now=now, current_input=last_input if commit else None)
                 forced = (
                     np.fromiter(map(state.protected.__contains__, index.ids), dtype=bool, count=n)
                     if state.protected
                     else None
                 )
-                scores = index.scores(query)
+                if scores is None:
+                    scores = index.scores(await self._query(state, text, now=now, current_input=current))
                 # L2 competes only with what clearly matches: filling the budget with whatever old events
                 # rank above other irrelevant ones would count them as used, and nothing would ever cool.
-                candidates = index.whole_units(~in_cold | (scores >= AUTO_RECALL_MIN_SCORE))
+                # L3 holds whole call groups, so masking it after the unit expansion splits none.
+                candidates = index.whole_units(in_l1 | (in_cold & (scores >= AUTO_RECALL_MIN_SCORE))) & ~in_l3
                 keep, over = fit(index, scores, candidates, budget, pinned_recent=self.pinned_recent, forced=forced)
-            losers = np.flatnonzero(~keep & ~in_cold).tolist()
+            losers = np.flatnonzero(~keep & in_l1).tolist()
             winners = np.flatnonzero(keep & in_cold).tolist()
             moved = [self._record_with_vector(state, i) for i in losers]
             recalled = [_record_at(state, i) for i in winners]
@@ -395,7 +454,7 @@ class SessionMemory:
                 self.schedule_index(sid)
             kept = np.flatnonzero(keep).tolist()
             events = [state.indexed[i] for i in kept]
-            text_note = memory_note(moved, recalled, overflow=overflow)
+            text_note = "\n".join(p for p in (memory_note(moved, recalled, overflow=overflow), l3.note) if p)
             return Prepared(
                 messages=messages_from_events(events),
                 note=Message.system(text_note) if text_note else None,
@@ -408,7 +467,39 @@ class SessionMemory:
                 recalled=[r.id for r in recalled],
                 recalled_seqs=[state.indexed[i].seq for i in winners],
                 held=int(in_cold.sum()) + (len(losers) if commit else 0),
+                l3_events=l3.events,
             )
+
+    async def _l3_recall(
+        self,
+        graph: GraphMemory,
+        state: _Session,
+        sid: str,
+        text: str,
+        scores: np.ndarray | None,
+        in_l3: np.ndarray,
+        budget: int,
+        *,
+        hops: int,
+        scene: SceneHint | None,
+    ) -> L3Recall:
+        """What L3 brings to this request: this session's L3-held events the request's scorer clearly matches
+        (route 1, the L2 auto-recall threshold) and the graph's triples of the entities `text` names (route
+        2). A failure costs the request its L3 note, never the request."""
+        hits: list[tuple[str, float]] = []
+        texts: dict[str, str] = {}
+        if scores is not None:
+            for i in np.flatnonzero(in_l3 & (scores >= AUTO_RECALL_MIN_SCORE)).tolist():
+                record = _record_at(state, i)
+                hits.append((record.id, float(scores[i])))
+                texts[record.id] = record.text
+        try:
+            return await graph.recall(text, session=sid, budget_tokens=budget, hops=hops, session_hits=hits,
+                                      scene=scene, texts=texts)  # fmt: skip
+        except Exception as exc:
+            log.error("recall from the memory graph (L3) failed (%s: %s); this request goes without it",
+                      type(exc).__name__, exc)  # fmt: skip
+            return L3_NONE
 
     def _record_with_vector(self, state: _Session, i: int) -> EventRecord:
         """The record of index position `i`, with its vector (for the cold store's global search)."""
@@ -616,6 +707,45 @@ class SessionMemory:
             return {"content": RecallResult(recalled, missing).tool_text(), "is_error": False}
 
         return handler
+
+    async def recall_l3(
+        self, sid: str | None, text: str, *, budget_tokens: int, hops: int = 1, scene: SceneHint | None = None
+    ) -> L3Recall:
+        """L3 recall for `text` outside a request (the ``memory_recall`` tool): both routes, route 1 over
+        `sid`'s L3-held events when there is a session. Read-only."""
+        graph = self.graph
+        if graph is None or not text.strip() or not graph.exists():
+            return L3_NONE
+        if sid is None:
+            return await graph.recall(text, session=None, budget_tokens=budget_tokens, hops=hops, scene=scene)
+        state = await self._sync(sid)
+        in_l3 = self._in_l3(state)
+        scores = None
+        if in_l3.any():
+            scores = state.index.scores(await self._query(state, text, now=time.time(), current_input=None))
+        return await self._l3_recall(graph, state, sid, text, scores, in_l3, budget_tokens, hops=hops, scene=scene)
+
+    def recall_tool(self) -> KernelTool:
+        """The ``memory_recall`` tool (model-callable): the rendered L3 recall for a query, 1 or 2 hops."""
+        from hologram.agent.tools import KernelTool  # here: agent imports memory, not the reverse
+
+        async def handler(arguments: dict[str, Any], invocation: Any) -> Mapping[str, Any]:
+            text = str(arguments.get("query", "") or "").strip()
+            if not text:
+                return {"content": "error: give 'query' (names or topics to look up)", "is_error": True}
+            hops = arguments.get("hops", 1)
+            if hops not in (1, 2, None):
+                return {"content": f"error: 'hops' must be 1 or 2, got {hops!r}", "is_error": True}
+            if self.graph is None:
+                return {"content": "long-term memory (L3) is not enabled in this kernel", "is_error": False}
+            found = await self.recall_l3(getattr(invocation, "session_id", None), text,
+                                         budget_tokens=MEMORY_RECALL_BUDGET, hops=int(hops or 1))  # fmt: skip
+            if not found.hits:
+                problem = f" ({self.graph.problem})" if self.graph.problem else ""
+                return {"content": f"nothing in long-term memory matches {text!r}{problem}", "is_error": False}
+            return {"content": found.note, "is_error": False}
+
+        return KernelTool(MEMORY_RECALL_NAME, MEMORY_RECALL_DESCRIPTION, handler, parameters=MEMORY_RECALL_PARAMETERS)
 
     def kernel_tool(self) -> KernelTool:
         """The ``coldcontext_query`` tool for ``ToolRegistry.add_kernel_tool``."""

@@ -50,6 +50,8 @@ class Prepared:
     held: int = 0
     """Events of the session held in L2 once this request is sent (what `SessionMemory.cold_ids` would
     count, without a second read of the log per request)."""
+    l3_events: list[str] = field(default_factory=list)
+    """Source event ids of what the L3 note (part of `note`) carries, in time order."""
 
     def request_messages(self, system: str) -> list[Message]:
         """``[system prompt, note?, *history]``: the message list of an LLM request."""

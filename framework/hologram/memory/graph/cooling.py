@@ -7,7 +7,9 @@ together or not at all: if any event of a call group is not eligible, none of th
 
 **How a move stays lossless.** Per batch: peek the events (time order), extract triples from each (blocks
 read input → reasoning → response → results), ``GraphStore.move`` the blocks and triples in one transaction,
-and only then ``ColdStore.remove`` them from L2 — copy, then delete, as every move between holders. An
+and only then ``ColdStore.remove`` them from L2 — copy, then delete, as every move between holders (the
+same L2 transaction records them as held by L3, which is how a request knows, without opening the graph,
+that they are neither L1 nor L2: ``hologram.memory.cold``). An
 extraction that fails (the model timed out, returned nothing valid) leaves that event in L2 to be retried by a
 later run; a move that fails leaves the whole batch. A crash between the move's commit and L2's delete leaves
 the events held twice: :func:`reconcile` (run first by every :func:`distill`, and by the kernel at start)
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import json
 import logging
@@ -75,7 +78,7 @@ class DistillReport:
 
 def reconcile(cold: ColdStore, graph: GraphStore) -> list[str]:
     """Drop L2's copy of every event L3 holds (module docstring); returns them."""
-    return cold.remove(graph.events_held(cold.ids()))
+    return cold.remove(graph.events_held(cold.ids()), into_l3=True)
 
 
 def graph_blocks(record: EventRecord) -> list[GraphBlock]:
@@ -126,7 +129,7 @@ async def distill(
             continue
         moved = await asyncio.to_thread(graph.move, blocks, triples, now=at)
         done = [*moved.moved, *moved.already_held]
-        await asyncio.to_thread(cold.remove, done)
+        await asyncio.to_thread(functools.partial(cold.remove, done, into_l3=True, now=at))
         report.moved += done
         report.triples += moved.triples
     return report

@@ -243,6 +243,37 @@ class KuzuGraphStore:
             )
         return [_triple(r) for r in rows]
 
+    def entities(self) -> dict[str, str]:
+        with self._mutex:
+            return {str(k): str(n or k) for k, n in self._rows("MATCH (e:Entity) RETURN e.id, e.name", {})}
+
+    def fact_events(self) -> set[str]:
+        with self._mutex:
+            rows = self._rows("MATCH ()-[f:Fact]->() RETURN DISTINCT f.source_event", {})
+        return {str(r[0]) for r in rows if r[0]}
+
+    def blocks_of_events(self, event_ids: Iterable[str]) -> list[GraphBlock]:
+        out: list[GraphBlock] = []
+        with self._mutex:
+            for chunk in _chunks([e for e in dict.fromkeys(event_ids) if e in self._events]):
+                rows = self._rows(f"MATCH (b:Block) WHERE b.event IN $ids RETURN {_BLOCK_COLS}", {"ids": chunk})
+                out += [_block(r) for r in rows]
+        return sorted(out, key=lambda b: (b.ts_ms, b.event, b.ordinal))
+
+    def find_blocks(self, words: Sequence[str], *, limit: int = 50) -> list[tuple[GraphBlock, int]]:
+        wanted = [w.casefold() for w in dict.fromkeys(words) if w.strip()][:8]
+        if not wanted:
+            return []
+        hits = " + ".join(f"CASE WHEN lower(b.text) CONTAINS $w{i} THEN 1 ELSE 0 END" for i in range(len(wanted)))
+        query = (
+            f"MATCH (b:Block) WITH b, {hits} AS n WHERE n > 0 "
+            f"RETURN {_BLOCK_COLS}, n ORDER BY n DESC, b.ts_ms DESC LIMIT $limit"
+        )
+        params: dict[str, Any] = {f"w{i}": w for i, w in enumerate(wanted)} | {"limit": limit}
+        with self._mutex:
+            rows = self._rows(query, params)
+        return [(_block(r[:-1]), int(r[-1])) for r in rows]
+
     def counts(self) -> GraphCounts:
         with self._mutex:
             blocks = self._rows("MATCH (b:Block) RETURN count(b)", {})[0][0]

@@ -153,6 +153,24 @@ class GraphStore(Protocol):
         """Every triple read from the given events (inspection and tests; a scan, not a hot path)."""
         ...
 
+    def entities(self) -> dict[str, str]:
+        """Every entity: its key (:func:`entity_key`) → the first spelling seen (recall keeps this in memory
+        to find the entities an input names)."""
+        ...
+
+    def fact_events(self) -> set[str]:
+        """The events at least one triple was read from (most events yield none: recall skips the query)."""
+        ...
+
+    def blocks_of_events(self, event_ids: Iterable[str]) -> list[GraphBlock]:
+        """The blocks of the given events L3 holds, by event time then ordinal."""
+        ...
+
+    def find_blocks(self, words: Sequence[str], *, limit: int = 50) -> list[tuple[GraphBlock, int]]:
+        """Blocks whose text contains any of `words` (case-folded substring; a scan — inspection, not the
+        request path), with how many of the words each contains, most first."""
+        ...
+
     def counts(self) -> GraphCounts: ...
 
     def close(self) -> None: ...

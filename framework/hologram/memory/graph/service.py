@@ -1,0 +1,407 @@
+"""The kernel's L3: the memory graph of one data directory, its cooling job, and recall from it.
+
+:class:`GraphMemory` is what the kernel holds (``SessionMemory.graph``, opened by ``agent/attach.py``):
+
+* **Lazy, off the loop.** ``<data>/graph.kz`` is opened in a worker thread the first time something needs
+  it — a cooling run with eligible events, a recall once L3 holds anything, an inspection — never at import
+  and never on the event loop. A kernel that never cooled never imports the database module (``import kuzu``
+  costs the idle footprint megabytes), and which events L3 holds is answered by ``cold.db``
+  (:meth:`held`), not by the graph.
+* **Reconcile at start, then cool every ``interval_hours``** (:meth:`start`): the first run reconciles
+  (a crash between the graph's commit and L2's delete, ``cooling.reconcile``), and every run moves the
+  eligible L2 events (``[memory.cooling]``) with the extractor the settings name: ``rules`` the deterministic
+  one, ``llm`` the model on the live provider chain, ``auto`` the model when a provider is configured at the
+  time of the run, else the rules.
+* **Never takes the kernel down.** A database that another process holds (:class:`GraphLockedError`) is a
+  status warning and memory carries on without L3 recall (the events L3 holds still stay out of L1 and L2);
+  any other database error is logged with what to do, and the next run tries again.
+* **Recall** (:meth:`recall`, the routes and ranking of :mod:`hologram.memory.graph.recall`), :meth:`search`
+  across sessions and :meth:`neighbourhood` with sources, for ``memory_recall``, the CLI and the web page.
+
+The graph store serialises its calls (one connection, one mutex), so a recall that arrives during a large
+move waits for that move's commit; moves are hourly and batched, requests are not blocked otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hologram.memory.cold import ColdStore
+from hologram.memory.graph.cooling import CoolingPolicy, DistillReport, Extractor, distill
+from hologram.memory.graph.recall import (
+    EMPTY,
+    HOP_SCORE,
+    SOURCE_CHARS,
+    WORD_BONUS,
+    L3Hit,
+    L3Recall,
+    SourcedTriple,
+    cut,
+    mentions,
+    rank,
+    render,
+    triple_text,
+    words,
+)
+from hologram.memory.graph.store import GraphBlock, GraphCounts, GraphLockedError, GraphStore, Triple, entity_key
+from hologram.memory.scene_hint import SceneHint
+from hologram.settings import MemorySettings
+
+__all__ = ["GRAPH_DB", "GraphMemory", "L3Hit", "L3Recall", "SourcedTriple"]
+
+log = logging.getLogger("hologram.memory")
+
+GRAPH_DB = "graph.kz"
+#: Triples read per named entity by automatic recall (the budget keeps only the best anyway).
+_PER_ENTITY = 20
+
+
+class GraphMemory:
+    """L3 of one data directory (module docstring). Use from the kernel's event loop."""
+
+    def __init__(
+        self,
+        path: Path,
+        settings: MemorySettings,
+        cold: ColdStore,
+        *,
+        chain: Callable[[], Any | None] = lambda: None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = path
+        self.settings = settings
+        self.cold = cold
+        self.chain = chain
+        self.clock = clock
+        self.problem: str | None = None
+        """Why L3 is unavailable (another process holds it, the database failed to open); None when fine."""
+        self.reports: list[DistillReport] = []
+        self._store: GraphStore | None = None
+        self._opening: asyncio.Lock | None = None
+        self._names: dict[str, str] = {}
+        """Entity key → name, for finding the entities an input names (kept in memory: one lookup per n-gram)."""
+        self._fact_events: set[str] = set()
+        self._counts: GraphCounts | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._distilling: asyncio.Lock | None = None
+
+    @classmethod
+    def open(
+        cls,
+        data_dir: Path,
+        settings: MemorySettings,
+        cold: ColdStore,
+        *,
+        chain: Callable[[], Any | None] = lambda: None,
+        clock: Callable[[], float] = time.time,
+    ) -> GraphMemory:
+        """The L3 of `data_dir` (``graph.kz``). Nothing is opened yet (module docstring: lazy)."""
+        return cls(Path(data_dir) / GRAPH_DB, settings, cold, chain=chain, clock=clock)
+
+    # -- membership and counts --------------------------------------------------------------------------
+
+    def held(self, event_ids: Sequence[str]) -> np.ndarray:
+        """Which of `event_ids` L3 holds, as a bool array (from ``cold.db``: no graph needed)."""
+        return self.cold.in_l3(event_ids)
+
+    def exists(self) -> bool:
+        """Whether there is anything to open (a graph on disk, or events recorded as moved there)."""
+        return self._store is not None or self.path.exists() or self.cold.l3_count > 0
+
+    def counts(self) -> GraphCounts | None:
+        """Blocks, entities and triples L3 holds (as of the last open or move); None: no graph yet."""
+        return self._counts
+
+    def status(self) -> dict[str, Any]:
+        counts = self._counts
+        return {
+            "l3_triples": counts.triples if counts is not None else None,
+            "l3_blocks": counts.blocks if counts is not None else None,
+            "l3_entities": counts.entities if counts is not None else None,
+            "l3_events": self.cold.l3_count,
+            "l3_problem": self.problem,
+        }
+
+    # -- opening ----------------------------------------------------------------------------------------
+
+    async def store(self) -> GraphStore | None:
+        """The open store, opening it (in a worker thread) the first time; None when it cannot be opened
+        (:attr:`problem` says why; a later call tries again)."""
+        if self._store is not None:
+            return self._store
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+        async with self._opening:
+            if self._store is None:
+                try:
+                    store = await asyncio.to_thread(self._open_store)
+                except GraphLockedError as exc:
+                    self._fail(f"{exc}", warning=True)
+                    return None
+                except Exception as exc:  # a damaged or unreadable database must not take memory down
+                    self._fail(
+                        f"{self.path}: cannot open the memory graph (L3): {type(exc).__name__}: {exc}; "
+                        "memory goes on without it — move the directory aside to start a new graph "
+                        "(events already moved there stay out of the history)"
+                    )
+                    return None
+                self._store = store
+                self.problem = None
+        return self._store
+
+    def _open_store(self) -> GraphStore:
+        from hologram.memory.graph.store import open_graph_store  # imports the database module: only here
+
+        store = open_graph_store(self.path, backend=self.settings.graph.backend)
+        try:
+            self._refresh(store)
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    def _refresh(self, store: GraphStore) -> None:
+        """Reload what recall keeps in memory (entity names, events with triples, counts): at open and after
+        every move (hourly), never per request."""
+        self._names = store.entities()
+        self._fact_events = store.fact_events()
+        self._counts = store.counts()
+
+    def _fail(self, message: str, *, warning: bool = False) -> None:
+        if message != self.problem:
+            (log.warning if warning else log.error)("%s", message)
+        self.problem = message
+
+    # -- cooling ----------------------------------------------------------------------------------------
+
+    def extractor(self) -> Extractor:
+        """The extractor ``[memory.cooling] extractor`` names, on the provider chain live at this moment."""
+        from hologram.memory.graph.extract import DeterministicExtractor
+
+        choice = self.settings.cooling.extractor
+        chain = self.chain()
+        if choice == "rules" or (choice == "auto" and chain is None):
+            return DeterministicExtractor()
+        from hologram.memory.graph.llm_extract import LLMExtractor
+
+        if chain is None:
+            return _NoModel()
+        providers = getattr(chain, "providers", None) or []
+        kind = "deepseek" if providers and getattr(providers[0], "kind", "") == "deepseek" else "openai"
+        return LLMExtractor(chain, kind=kind)
+
+    async def distill(self, *, idle_hours: float | None = None, max_accesses: int | None = None) -> DistillReport:
+        """One cooling run now (the background job's, or "run cooling now" from the CLI with other limits).
+        Opens the graph only when there is something to move or reconcile."""
+        cooling = self.settings.cooling
+        policy = CoolingPolicy(
+            max_accesses=cooling.max_accesses if max_accesses is None else max_accesses,
+            idle_hours=cooling.idle_hours if idle_hours is None else idle_hours,
+            batch_events=cooling.batch_events,
+        )
+        if self._distilling is None:
+            self._distilling = asyncio.Lock()
+        async with self._distilling:
+            now = self.clock()
+            if not self.exists():
+                eligible = await asyncio.to_thread(
+                    self.cold.eligible_for_distillation, now, max_accesses=policy.max_accesses,
+                    idle_seconds=policy.idle_hours * 3600,
+                )  # fmt: skip
+                if not eligible:
+                    return DistillReport()  # nothing to move and no graph: the database module stays unloaded
+            store = await self.store()
+            if store is None:
+                raise RuntimeError(self.problem or f"{self.path}: the memory graph is not available")
+            report = await distill(self.cold, store, self.extractor(), policy=policy, now=now)
+            if report.moved or report.reconciled:
+                await asyncio.to_thread(self._refresh, store)
+            self.reports.append(report)
+            if report.moved or report.failed or report.reconciled:
+                log.info("cooling: %d events moved to L3 (%d triples), %d reconciled, %d left in L2 after a failed "
+                         "extraction", len(report.moved), report.triples, len(report.reconciled),
+                         len(report.failed))  # fmt: skip
+            return report
+
+    def start(self) -> None:
+        """Start the background job: a first run at once (it reconciles), then one every ``interval_hours``.
+        With ``[memory.cooling] enabled = false`` only the reconcile runs (nothing else leaves L2)."""
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._loop(), name="hologram-cooling")
+
+    async def _loop(self) -> None:
+        cooling = self.settings.cooling
+        while True:
+            try:
+                if cooling.enabled:
+                    await self.distill()
+                elif self.exists() and (store := await self.store()) is not None:
+                    from hologram.memory.graph.cooling import reconcile
+
+                    await asyncio.to_thread(reconcile, self.cold, store)
+                    return
+                else:
+                    return
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.error("cooling run failed (%s: %s); nothing it had not moved left L2, next run in %.2f h",
+                          type(exc).__name__, exc, cooling.interval_hours)  # fmt: skip
+            await asyncio.sleep(cooling.interval_hours * 3600)
+
+    async def aclose(self) -> None:
+        """Stop the job and close the database (off the loop)."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        store, self._store = self._store, None
+        if store is not None:
+            await asyncio.to_thread(store.close)
+
+    # -- recall -----------------------------------------------------------------------------------------
+
+    async def recall(
+        self,
+        text: str,
+        *,
+        session: str | None,
+        budget_tokens: int,
+        hops: int = 1,
+        session_hits: Sequence[tuple[str, float]] = (),
+        scene: SceneHint | None = None,
+        texts: Mapping[str, str] | None = None,
+    ) -> L3Recall:
+        """What L3 adds to a request for `text` (:mod:`hologram.memory.graph.recall`): route 1 from
+        `session_hits` — (event id, score) of this session's L3-held events that the request's own scorer
+        found, `texts` their text when the caller has it (else read from the graph) — and route 2 from the
+        entities `text` names, `hops` out; ranked (`scene` preferred), rendered within `budget_tokens`."""
+        if budget_tokens <= 0 or not self.exists():
+            return EMPTY
+        store = await self.store()
+        if store is None:
+            return EMPTY
+        hits = await asyncio.to_thread(self._hits, store, text, hops, list(session_hits), dict(texts or {}))
+        return render(rank(hits, scene), budget_tokens)
+
+    def _hits(
+        self, store: GraphStore, text: str, hops: int, session_hits: list[tuple[str, float]], texts: dict[str, str]
+    ) -> list[L3Hit]:
+        hits: list[L3Hit] = []
+        if session_hits:
+            scores = dict(session_hits)
+            events = list(scores)
+            blocks = store.blocks_of_events(events)
+            by_event: dict[str, list[GraphBlock]] = {}
+            for b in blocks:
+                by_event.setdefault(b.event, []).append(b)
+            with_facts = [e for e in events if e in self._fact_events]
+            for t in store.triples_of_events(with_facts) if with_facts else []:
+                source = _source_of(t, by_event)
+                hits.append(_triple_hit(t, scores[t.source_event] * t.confidence, source))
+            for event in events:
+                own = by_event.get(event, [])
+                if not own:
+                    continue
+                body = texts.get(event) or "\n".join(b.text for b in own if b.text.strip())
+                first = own[0]
+                hits.append(L3Hit("block", scores[event], event, first.id, first.session, first.ts_ms, body, "", None))
+        hits += self._entity_hits(store, text, hops)
+        return hits
+
+    def _entity_hits(self, store: GraphStore, text: str, hops: int) -> list[L3Hit]:
+        named = mentions(text, self._names)
+        if not named:
+            return []
+        asked = set(words(text))
+        found: dict[str, tuple[Triple, float]] = {}
+        for key in named:
+            near = store.neighbourhood(key, hops=1, limit=_PER_ENTITY)
+            far = store.neighbourhood(key, hops=2, limit=_PER_ENTITY) if hops >= 2 else []
+            for t in [*near, *far]:
+                touches = key in (entity_key(t.subject), entity_key(t.value))
+                base = HOP_SCORE[1 if touches else 2]
+                own = set(words(f"{t.predicate} {t.value} {t.subject}")) & asked
+                score = (base + WORD_BONUS * len(own)) * t.confidence
+                if t.id not in found or score > found[t.id][1]:
+                    found[t.id] = (t, score)
+        if not found:
+            return []
+        blocks = {b.id: b for b in store.blocks(t.source_block for t, _ in found.values())}
+        out = []
+        for t, score in found.values():
+            block = blocks.get(t.source_block)
+            out.append(_triple_hit(t, score, block))
+        return out
+
+    async def search(self, text: str, *, limit: int = 20) -> list[L3Hit]:
+        """L3 hits for `text` across every session: triples of the entities it names and blocks containing
+        its words, best first (inspection: the CLI and the web page; the block part is a scan)."""
+        if not text.strip() or not self.exists():
+            return []
+        store = await self.store()
+        if store is None:
+            return []
+
+        def run() -> list[L3Hit]:
+            asked = words(text)
+            hits = self._entity_hits(store, text, 1)
+            for block, n in store.find_blocks(asked, limit=limit):
+                score = n / max(1, len(asked))
+                hits.append(L3Hit("block", score, block.event, block.id, block.session, block.ts_ms, block.text, "",
+                                  None))  # fmt: skip
+            return rank(hits)[:limit]
+
+        return await asyncio.to_thread(run)
+
+    async def neighbourhood(self, entity: str, *, hops: int = 1, limit: int = 50) -> list[SourcedTriple]:
+        """Triples around `entity` (1 or 2 hops), each with its source block's text, session and time."""
+        if not self.exists():
+            return []
+        store = await self.store()
+        if store is None:
+            return []
+
+        def run() -> list[SourcedTriple]:
+            triples = store.neighbourhood(entity, hops=hops, limit=limit)
+            blocks = {b.id: b for b in store.blocks(t.source_block for t in triples)}
+            out = []
+            for t in triples:
+                b = blocks.get(t.source_block)
+                out.append(SourcedTriple(t, cut(b.text, SOURCE_CHARS) if b else "", b.session if b else None,
+                                         b.ts_ms if b else (t.valid_at or 0)))  # fmt: skip
+            return out
+
+        return await asyncio.to_thread(run)
+
+
+def _source_of(t: Triple, by_event: Mapping[str, list[GraphBlock]]) -> GraphBlock | None:
+    return next((b for b in by_event.get(t.source_event, []) if b.id == t.source_block), None)
+
+
+def _triple_hit(t: Triple, score: float, block: GraphBlock | None) -> L3Hit:
+    return L3Hit(
+        "triple", score, t.source_event, t.source_block, block.session if block else None,
+        block.ts_ms if block else (t.valid_at or 0), triple_text(t), block.text if block else "", t,
+    )  # fmt: skip
+
+
+class _NoModel:
+    """``extractor = "llm"`` with no provider configured: every event stays in L2 until there is one."""
+
+    name = "llm"
+
+    def extract(self, record: Any) -> list[Triple]:
+        raise RuntimeError(
+            '[memory.cooling] extractor = "llm" but no provider is configured: add one to settings.toml '
+            'or set extractor = "auto"'
+        )
