@@ -381,7 +381,14 @@ def run_locomo(data_dir: Path, budgets: list[int], pinned: int, cache_dir: Path,
 
 
 def run_stream_protocol(
-    data_dir: Path, budgets: list[int], pinned: int, cache_dir: Path, prefer: str, only: str, l3: bool = False
+    data_dir: Path,
+    budgets: list[int],
+    pinned: int,
+    cache_dir: Path,
+    prefer: str,
+    only: str,
+    l3: bool = False,
+    l3_share: float | None = None,
 ) -> None:
     loaded = load_embedder((prefer, "numpy", "onnx"))
     embedder = CachedEmbedder(loaded, cache_dir) if loaded is not None else None
@@ -404,7 +411,7 @@ def run_stream_protocol(
     if l3:
         print()
         started = time.perf_counter()
-        graphed = run_stream_l3(streams, budgets, embedder, pinned=pinned, dev_split=DEV_SPLIT)
+        graphed = run_stream_l3(streams, budgets, embedder, pinned=pinned, dev_split=DEV_SPLIT, share=l3_share)
         report_l3(graphed, result, budgets)
         print(f"(L3 stream pass {time.perf_counter() - started:.0f} s)")
         print()
@@ -586,12 +593,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="stream protocol with the memory graph: cooling on the conversation's clock, then forced; "
         "evidence in context with L3 recall on and off; the extractor's yield (see memory_stream.py)",
     )
+    ap.add_argument("--l3-share", type=float, default=None, help="[memory.graph] recall_share for --l3 (default 0.15)")
     ap.add_argument("--only", default="", help="comma-separated conversation names (e.g. the dev split 26,30,41)")
     args = ap.parse_args(argv)
     os.makedirs(args.cache_dir, exist_ok=True)
     budgets = [int(b) for b in args.budgets.split(",")]
     if args.protocol in ("stream", "both"):
-        run_stream_protocol(args.data_dir, budgets, args.pinned, args.cache_dir, args.embedder, args.only, args.l3)
+        run_stream_protocol(
+            args.data_dir, budgets, args.pinned, args.cache_dir, args.embedder, args.only, args.l3, args.l3_share
+        )
         print()
     if args.protocol in ("library", "both"):
         run_locomo(args.data_dir, budgets, args.pinned, args.cache_dir, args.embedder)

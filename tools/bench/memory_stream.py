@@ -258,6 +258,8 @@ class L3Switch:
         self.inner = inner
         self.on = True
         self.last: Any = None
+        self.ms: float = 0.0
+        """Time the last recall took (the graph's part of the request)."""
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -265,7 +267,9 @@ class L3Switch:
     async def recall(self, text: str, **kwargs: Any) -> Any:
         from hologram.memory.graph.service import L3Recall
 
+        started = time.perf_counter()
         self.last = await self.inner.recall(text, **kwargs) if self.on else L3Recall([], "", 0, [])
+        self.ms = (time.perf_counter() - started) * 1000
         return self.last
 
 
@@ -284,8 +288,11 @@ class L3Row:
     """Share of the question's evidence turns held by L3 at question time."""
     note_tokens: list[int] = field(default_factory=list)
     """Tokens of the L3 note per question (0: no note)."""
+    coverage: list[float] = field(default_factory=list)
+    """Per question with evidence held by L3: the share of those turns the note carries."""
     lat_on: list[float] = field(default_factory=list)
-    lat_off: list[float] = field(default_factory=list)
+    recall_ms: list[float] = field(default_factory=list)
+    """Time in ``GraphMemory.recall`` per question (0 when the request did not call it)."""
 
 
 @dataclass
@@ -298,6 +305,7 @@ class L3Result:
     l2_left: dict[tuple[int, str], int] = field(default_factory=dict)
     distill_s: dict[int, float] = field(default_factory=dict)
     questions: int = 0
+    share: float = 0.0
 
     def row(self, budget: int, state: str) -> L3Row:
         return self.rows.setdefault((budget, state), L3Row())
@@ -326,10 +334,11 @@ async def _ask_l3(
 ) -> None:
     """Every question against the current state, L3 recall on and off (module docstring)."""
     for text, evidence in questions:
-        switch.on = True
+        switch.on, switch.last, switch.ms = True, None, 0.0
         started = time.perf_counter()
         on = await memory.preview(sid, text, window_tokens=window, fixed_tokens=0, now=now)
         row.lat_on.append((time.perf_counter() - started) * 1000)
+        row.recall_ms.append(switch.ms)
         recall = switch.last
         note = recall.note if recall is not None else ""
         row.note_tokens.append(recall.tokens if recall is not None else 0)
@@ -337,19 +346,21 @@ async def _ask_l3(
         carried = {dia_of_event[e] for e in getattr(on, "l3_events", []) if e in dia_of_event}
         carried |= {d for d in evidence - history - carried if note and text_of[d][:200] in note}
         switch.on = False
-        started = time.perf_counter()
         off = await memory.preview(sid, text, window_tokens=window, fixed_tokens=0, now=now)
-        row.lat_off.append((time.perf_counter() - started) * 1000)
         switch.on = True
         history_off = {dia_of_seq[s] for s in off.seqs if s in dia_of_seq}
-        held = memory.graph.held([event_of[d] for d in sorted(evidence)]) if memory.graph is not None else []
+        ordered = sorted(evidence)
+        held = switch.held([event_of[d] for d in ordered])
+        in_l3 = {d for d, h in zip(ordered, held, strict=True) if h}
+        if in_l3:
+            row.coverage.append(len(in_l3 & carried) / len(in_l3))
         score_on = len(evidence & (history | carried)) / len(evidence)
         score_off = len(evidence & history_off) / len(evidence)
         only = bool(evidence & (carried - history))
         row.on.append(score_on)
         row.off.append(score_off)
         row.only_l3 += only
-        row.in_l3.append(float(sum(bool(h) for h in held)) / len(evidence))
+        row.in_l3.append(len(in_l3) / len(evidence))
         if held_out:
             row.on_held.append(score_on)
             row.off_held.append(score_off)
@@ -365,12 +376,10 @@ async def _run_conversation_l3(
     pinned: int,
     result: L3Result,
     held_out: bool,
+    settings: Any,
 ) -> None:
     from hologram.memory.graph.service import GraphMemory
 
-    from hologram.settings import MemorySettings
-
-    settings = MemorySettings()
     store = SessionStore(root / "sessions.db")
     cold = ClockedColdStore(root / "cold.db")
     memory = SessionMemory(store, cold, embedder, pinned_recent=pinned)
@@ -443,15 +452,29 @@ def run_stream_l3(
     *,
     pinned: int,
     dev_split: frozenset[str],
+    share: float | None = None,
 ) -> L3Result:
-    result = L3Result()
+    """The L3 stream over `conversations` (module docstring); `share`: ``[memory.graph] recall_share`` (None:
+    the default), to see how much of the L3 note's yield its budget limits."""
+    from hologram.settings import GraphSettings, MemorySettings
+
+    settings = MemorySettings() if share is None else MemorySettings(graph=GraphSettings(recall_share=share))
+    result = L3Result(share=settings.graph.recall_share)
     for name, turns, questions in conversations:
         result.questions += len(questions)
         for budget in budgets:
             with tempfile.TemporaryDirectory() as tmp:
                 asyncio.run(
                     _run_conversation_l3(
-                        turns, questions, budget, embedder, Path(tmp), pinned, result, name not in dev_split
+                        turns,
+                        questions,
+                        budget,
+                        embedder,
+                        Path(tmp),
+                        pinned,
+                        result,
+                        name not in dev_split,
+                        settings,
                     )
                 )
         if isinstance(embedder, CachedEmbedder):
@@ -464,11 +487,14 @@ def _mean(xs: Sequence[float]) -> str:
 
 
 def report_l3(result: L3Result, baseline: StreamResult, budgets: Sequence[int]) -> None:
-    print("stream protocol with L3: evidence in context after cooling (conversation clock; forced = all of L2)")
+    print(
+        "stream protocol with L3: evidence in context after cooling (clock = the product's policy on the "
+        f"conversation's clock; forced = then all of L2); L3 note within {result.share:.2f} of the budget"
+    )
     header = (
         f"{'budget':>6} | {'cooling':>7} | {'no cooling':>10} | {'L3 off':>6} | {'L3 on':>6} | "
-        f"{'only L3':>7} | {'ev. in L3':>9} | {'note tok p50/p95':>16} | {'preview on p50/p95':>18} | "
-        f"{'off p50/p95':>13}"
+        f"{'only L3':>7} | {'ev. in L3':>9} | {'carried':>7} | {'note tok p50/p95':>16} | "
+        f"{'preview p50/p95':>17} | {'L3 recall p50/p95':>17}"
     )
     print(header)
     print("-" * len(header))
@@ -477,13 +503,13 @@ def report_l3(result: L3Result, baseline: StreamResult, budgets: Sequence[int]) 
             row = result.rows.get((b, state))
             if row is None:
                 continue
-            tok = [t for t in row.note_tokens]
+            tok, lat, rec = row.note_tokens, row.lat_on, row.recall_ms
             print(
                 f"{b:>6} | {state:>7} | {_mean(baseline.recall.get(b, [])):>10} | {_mean(row.off):>6} | "
-                f"{_mean(row.on):>6} | {row.only_l3:>7} | {_mean(row.in_l3):>9} | "
+                f"{_mean(row.on):>6} | {row.only_l3:>7} | {_mean(row.in_l3):>9} | {_mean(row.coverage):>7} | "
                 f"{percentile(tok, 50):>7.0f} / {percentile(tok, 95):>6.0f} | "
-                f"{percentile(row.lat_on, 50):>6.1f} / {percentile(row.lat_on, 95):>6.1f} ms | "
-                f"{percentile(row.lat_off, 50):>4.1f} / {percentile(row.lat_off, 95):>4.1f} ms"
+                f"{percentile(lat, 50):>5.1f} / {percentile(lat, 95):>5.1f} ms | "
+                f"{percentile(rec, 50):>5.1f} / {percentile(rec, 95):>5.1f} ms"
             )
     if any(row.on_held for row in result.rows.values()):
         print("held-out (outside the dev split):")
@@ -496,9 +522,11 @@ def report_l3(result: L3Result, baseline: StreamResult, budgets: Sequence[int]) 
                         f"{_mean(row.off_held):>6} | {_mean(row.on_held):>6} | {row.only_l3_held:>7}"
                     )
     print(
-        f"({result.questions} questions; only L3 = questions with an evidence turn carried by the L3 note and "
-        "not in the history; ev. in L3 = share of evidence turns L3 holds; note tokens over all questions, "
-        "0 = no note)"
+        f"({result.questions} questions. L3 off: recall from L3 answers nothing, what L3 holds is out of L1/L2. "
+        "only L3 = questions with an evidence turn the L3 note carries and the history does not; ev. in L3 = "
+        "share of evidence turns L3 holds; carried = of those, the share the note carries (over questions with "
+        "any); note tokens over all questions, 0 = no note; preview = the whole request with L3 on, query "
+        "embedding included; L3 recall = the time in GraphMemory.recall)"
     )
     for b in budgets:
         for state in ("clock", "forced"):
