@@ -290,6 +290,9 @@ class L3Row:
     """Tokens of the L3 note per question (0: no note)."""
     coverage: list[float] = field(default_factory=list)
     """Per question with evidence held by L3: the share of those turns the note carries."""
+    answers: list[float] = field(default_factory=list)
+    """Per question with a note: the share of its items that are the bench's stored answer ("Noted."), a
+    response block with nothing in it — budget the note spent on this benchmark's filler."""
     lat_on: list[float] = field(default_factory=list)
     recall_ms: list[float] = field(default_factory=list)
     """Time in ``GraphMemory.recall`` per question (0 when the request did not call it)."""
@@ -341,6 +344,8 @@ async def _ask_l3(
         row.recall_ms.append(switch.ms)
         recall = switch.last
         note = recall.note if recall is not None else ""
+        if recall is not None and recall.hits:
+            row.answers.append(sum(h.text.strip() == ANSWER for h in recall.hits) / len(recall.hits))
         row.note_tokens.append(recall.tokens if recall is not None else 0)
         history = {dia_of_seq[s] for s in on.seqs if s in dia_of_seq}
         carried = {dia_of_event[e] for e in getattr(on, "l3_events", []) if e in dia_of_event}
@@ -534,6 +539,7 @@ def report_l3(result: L3Result, baseline: StreamResult, budgets: Sequence[int]) 
             if key in result.rows:
                 print(
                     f"  {b} {state}: {result.moved.get(key, 0)} events moved to L3, {result.triples.get(key, 0)} "
-                    f"triples, {result.failed.get(key, 0)} failed, {result.l2_left.get(key, 0)} left in L2"
+                    f"triples, {result.failed.get(key, 0)} failed, {result.l2_left.get(key, 0)} left in L2; "
+                    f"note items that are the bench's stored answer {_mean(result.rows[key].answers)}"
                 )
         print(f"  {b}: distillation {result.distill_s.get(b, 0.0):.1f} s in all")
