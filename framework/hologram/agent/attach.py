@@ -30,6 +30,7 @@ from hologram.agent.turn import DEFAULT_CONTEXT_WINDOW, Agent
 from hologram.kernel.admin import serve_admin
 from hologram.kernel.control import current_connection
 from hologram.llm import LLMConfigError, ProviderChain
+from hologram.memory.graph.service import GraphMemory
 from hologram.memory.inspect import FACILITY as MEMORY_FACILITY
 from hologram.memory.inspect import MemoryInspector
 from hologram.memory.session_memory import SessionMemory
@@ -106,6 +107,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     )
     tools = ToolRegistry(supervisor.tool_catalog)
     tools.add_kernel_tool(memory.kernel_tool())
+    tools.add_kernel_tool(memory.recall_tool())
     windows = [p.context_window for p in settings.providers if p.context_window]
     agent = Agent(
         llm=chain,
@@ -119,6 +121,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
         no_llm_message=problem,
     )
     service = TurnService(agent, publish=kernel.ring.publish)
+    attach_graph(kernel, memory, settings, lambda: agent.llm, service)
     agent.executor.approver = Approver(
         settings.approvals,
         declared=DeclaredApprovals(kernel),
@@ -146,6 +149,20 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
         kernel.add_facility_method(api.FACILITY, name, method)
     kernel.add_facility_method("kernel.sessions", "approve", plugin_asks(service.hub, settings.approvals.timeout_s))
     return service
+
+
+def attach_graph(
+    kernel: Kernel, memory: SessionMemory, settings: Settings, chain: Callable[[], Any], service: TurnService
+) -> GraphMemory:
+    """L3 for the kernel's data directory (memory/graph/service.py): opened lazily (nothing is imported until
+    something cools or L3 holds anything), its cooling job started (the first run reconciles), closed after the
+    turns stop. A graph another process holds is a warning, and memory works on without L3 recall."""
+    graph = GraphMemory.open(kernel.data_dir, settings.memory, memory.cold, chain=chain)
+    graph.notify = lambda text: kernel.notify("memory", text, warning=True)
+    memory.graph = graph
+    graph.start()
+    service.closers.append(graph.aclose)
+    return graph
 
 
 class DeclaredApprovals:

@@ -61,7 +61,9 @@ from hologram.memory.graph.recall import (
     MEMORY_RECALL_DESCRIPTION,
     MEMORY_RECALL_NAME,
     MEMORY_RECALL_PARAMETERS,
+    L3Hit,
     L3Recall,
+    render,
 )
 from hologram.memory.overflow import OverflowGuard, history_budget
 from hologram.memory.prune import DEFAULT_PINNED
@@ -222,8 +224,11 @@ class SessionMemory:
     def status(self) -> dict[str, Any]:
         """The ``memory`` section of ``hologram status``: what L2 holds and what is indexed in memory."""
         embedder = self.embedder
+        graph = self.graph
+        l3 = graph.status() if graph is not None else {"l3_triples": None, "l3_blocks": None}
         return {
             "l2_events": len(self.cold),
+            **l3,
             "sessions_indexed": len(self._sessions),
             "events_indexed": sum(len(s.index) for s in self._sessions.values()),
             "embedder": embedder.model_id if embedder is not None else None,
@@ -420,13 +425,14 @@ class SessionMemory:
             scores: np.ndarray | None = None
             current = last_input if commit else None
             l3 = L3_NONE
+            l3_hits: list[L3Hit] = []
             graph = self.graph
             if graph is not None and graph.settings.graph.recall and text.strip() and graph.exists():
                 if in_l3.any():
                     scores = index.scores(await self._query(state, text, now=now, current_input=current))
-                share = graph.settings.graph.recall_share
-                l3 = await self._l3_recall(graph, state, sid, text, scores, in_l3, int(budget * share),
-                                           hops=graph.settings.graph.hops, scene=scene)  # fmt: skip
+                l3_hits = await self._l3_ranked(graph, state, text, scores, in_l3, hops=graph.settings.graph.hops,
+                                                scene=scene)  # fmt: skip
+                l3 = render(l3_hits, int(budget * graph.settings.graph.recall_share))
                 budget = max(0, budget - l3.tokens)
             if not in_cold.any() and l1_total <= budget:
                 keep = in_l1
@@ -454,13 +460,22 @@ class SessionMemory:
                 self.schedule_index(sid)
             kept = np.flatnonzero(keep).tolist()
             events = [state.indexed[i] for i in kept]
+            kept_tokens = int(cost[kept].sum()) if kept else 0
+            if len(l3.hits) < len(l3_hits) and kept_tokens < budget:
+                # what the history left unused goes to L3 hits that clearly match, as L2's compete for the
+                # whole budget (a new session, or one whose past has all cooled, has little history)
+                chosen = {id(h) for h in l3.hits}
+                pool = [h for h in l3_hits if id(h) in chosen or h.score >= AUTO_RECALL_MIN_SCORE]
+                wider = render(pool, l3.tokens + budget - kept_tokens)
+                if len(wider.hits) > len(l3.hits):
+                    l3 = wider
             text_note = "\n".join(p for p in (memory_note(moved, recalled, overflow=overflow), l3.note) if p)
             return Prepared(
                 messages=messages_from_events(events),
                 note=Message.system(text_note) if text_note else None,
                 pruned=[r.id for r in moved],
                 pruned_seqs=[state.indexed[i].seq for i in losers],
-                kept_tokens=int(cost[kept].sum()) if kept else 0,
+                kept_tokens=kept_tokens,
                 budget_tokens=budget,
                 over_budget=over,
                 seqs=[e.seq for e in events],
@@ -470,22 +485,20 @@ class SessionMemory:
                 l3_events=l3.events,
             )
 
-    async def _l3_recall(
+    async def _l3_ranked(
         self,
         graph: GraphMemory,
         state: _Session,
-        sid: str,
         text: str,
         scores: np.ndarray | None,
         in_l3: np.ndarray,
-        budget: int,
         *,
         hops: int,
         scene: SceneHint | None,
-    ) -> L3Recall:
-        """What L3 brings to this request: this session's L3-held events the request's scorer clearly matches
-        (route 1, the L2 auto-recall threshold) and the graph's triples of the entities `text` names (route
-        2). A failure costs the request its L3 note, never the request."""
+    ) -> list[L3Hit]:
+        """What L3 brings to this request, ranked: this session's L3-held events the request's scorer clearly
+        matches (route 1, the L2 auto-recall threshold) and the graph's triples of the entities `text` names
+        (route 2). A failure costs the request its L3 note, never the request."""
         hits: list[tuple[str, float]] = []
         texts: dict[str, str] = {}
         if scores is not None:
@@ -494,12 +507,11 @@ class SessionMemory:
                 hits.append((record.id, float(scores[i])))
                 texts[record.id] = record.text
         try:
-            return await graph.recall(text, session=sid, budget_tokens=budget, hops=hops, session_hits=hits,
-                                      scene=scene, texts=texts)  # fmt: skip
+            return await graph.ranked(text, hops=hops, session_hits=hits, scene=scene, texts=texts)
         except Exception as exc:
             log.error("recall from the memory graph (L3) failed (%s: %s); this request goes without it",
                       type(exc).__name__, exc)  # fmt: skip
-            return L3_NONE
+            return []
 
     def _record_with_vector(self, state: _Session, i: int) -> EventRecord:
         """The record of index position `i`, with its vector (for the cold store's global search)."""
@@ -723,7 +735,7 @@ class SessionMemory:
         scores = None
         if in_l3.any():
             scores = state.index.scores(await self._query(state, text, now=time.time(), current_input=None))
-        return await self._l3_recall(graph, state, sid, text, scores, in_l3, budget_tokens, hops=hops, scene=scene)
+        return render(await self._l3_ranked(graph, state, text, scores, in_l3, hops=hops, scene=scene), budget_tokens)
 
     def recall_tool(self) -> KernelTool:
         """The ``memory_recall`` tool (model-callable): the rendered L3 recall for a query, 1 or 2 hops."""

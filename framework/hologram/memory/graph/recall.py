@@ -30,6 +30,7 @@ import numpy as np
 
 from hologram.memory.graph.store import Triple, entity_key
 from hologram.memory.scene_hint import SCENE_PREFERENCE, SceneHint
+from hologram.memory.tokenize import tokenize
 from hologram.memory.tokens import estimate_tokens
 
 __all__ = [
@@ -49,7 +50,7 @@ __all__ = [
 
 MEMORY_RECALL_NAME = "memory_recall"
 #: Terse on purpose: every byte of a tool schema is sent with every request (tests/guard counts them).
-MEMORY_RECALL_DESCRIPTION = "Search long-term memory (facts from past conversations, with sources) by names/topics."
+MEMORY_RECALL_DESCRIPTION = "Search long-term memory: facts from past conversations, with sources."
 MEMORY_RECALL_PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {"query": {"type": "string"}, "hops": {"type": "integer", "enum": [1, 2]}},
@@ -61,15 +62,21 @@ MEMORY_RECALL_BUDGET = 1200
 #: How much of a source block a triple's line quotes, and how much of a block hit's own text is shown.
 SOURCE_CHARS = 300
 BLOCK_CHARS = 600
-#: Route 2 scores: a triple touching an entity the input names; the same at 2 hops; plus this much per input
-#: word the triple itself contains. Below route 1's threshold (1.0) on purpose: a fact the session's own
-#: scorer found beats one only linked to a name.
-HOP_SCORE = {1: 0.8, 2: 0.4}
-WORD_BONUS = 0.3
+#: Route 2 scores: a triple touching an entity the input names; the same at 2 hops; plus this much per term
+#: of the input (beyond the name) the triple shares; times the triple's confidence (the rules give 0.5). So a
+#: rule-read fact linked only by the name scores 0.5 — it may fill the note's own share, not more — and one
+#: that also shares a term scores 1.0, the threshold (``AUTO_RECALL_MIN_SCORE``) at which route 1's events and
+#: L2's compete for the whole history budget.
+HOP_SCORE = {1: 1.0, 2: 0.5}
+WORD_BONUS = 1.0
+#: An entity with more triples than this is a hub (a speaker, "I"): its name alone does not say which of its
+#: facts the input is about, so only those sharing a word with the input come back.
+HUB_DEGREE = 10
 #: At most this many named entities are followed per input (longest names first: the most specific).
 MAX_ENTITIES = 8
 _MAX_NGRAM = 4
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
+_POSSESSIVE = re.compile(r"['’]s$")
 _HAN_RUN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _STOP = frozenset(
     [
@@ -182,8 +189,14 @@ def triple_text(t: Triple) -> str:
 
 
 def words(text: str) -> list[str]:
-    """The input's content words, case-folded (for the word bonus and block search)."""
+    """The input's content words, case-folded (block search: plain substrings of the stored text)."""
     return [w for w in (m.group().casefold() for m in _WORD.finditer(text)) if w not in _STOP and len(w) > 1]
+
+
+def terms(text: str) -> set[str]:
+    """Index terms (stemmed English, jieba words or bigrams for Chinese) without stop words and single
+    characters: what a triple and the input have in common (``WORD_BONUS``)."""
+    return {t for t in tokenize(text) if len(t) > 1 and t not in _STOP}
 
 
 def mentions(text: str, keys: Mapping[str, str] | frozenset[str] | set[str]) -> list[str]:
@@ -192,7 +205,7 @@ def mentions(text: str, keys: Mapping[str, str] | frozenset[str] | set[str]) -> 
     if not keys:
         return []
     found: dict[str, None] = {}
-    tokens = [m.group() for m in _WORD.finditer(text)]
+    tokens = [_POSSESSIVE.sub("", m.group()) for m in _WORD.finditer(text)]
     for n in range(_MAX_NGRAM, 0, -1):
         for i in range(len(tokens) - n + 1):
             key = entity_key(" ".join(tokens[i : i + n]))
@@ -213,8 +226,17 @@ def cut(text: str, limit: int) -> str:
 
 
 def rank(hits: Iterable[L3Hit], scene: SceneHint | None = None) -> list[L3Hit]:
-    """Best first after the scene preference; one hit per triple id / per block event (the best score)."""
+    """Best first after the scene preference; one hit per triple id / per block event (the best score). An
+    event with triples among the hits is carried by them (each quotes the source block) at the block's
+    score when that is higher, and its block hit is dropped: the same evidence twice would cost twice."""
     items = list(hits)
+    block_score = {h.event: h.score for h in items if h.kind == "block"}
+    if any(h.kind == "triple" for h in items) and block_score:
+        items = [
+            _rescored(h, max(h.score, block_score.get(h.event, h.score))) if h.kind == "triple" else h for h in items
+        ]
+        carried = {h.event for h in items if h.kind == "triple"}
+        items = [h for h in items if h.kind == "triple" or h.event not in carried]
     if scene is not None and items:
         held = np.asarray(scene.holds([h.event for h in items]), dtype=bool)
         items = [

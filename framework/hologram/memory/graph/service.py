@@ -39,6 +39,7 @@ from hologram.memory.graph.cooling import CoolingPolicy, DistillReport, Extracto
 from hologram.memory.graph.recall import (
     EMPTY,
     HOP_SCORE,
+    HUB_DEGREE,
     SOURCE_CHARS,
     WORD_BONUS,
     L3Hit,
@@ -48,6 +49,7 @@ from hologram.memory.graph.recall import (
     mentions,
     rank,
     render,
+    terms,
     triple_text,
     words,
 )
@@ -60,8 +62,9 @@ __all__ = ["GRAPH_DB", "GraphMemory", "L3Hit", "L3Recall", "SourcedTriple"]
 log = logging.getLogger("hologram.memory")
 
 GRAPH_DB = "graph.kz"
-#: Triples read per named entity by automatic recall (the budget keeps only the best anyway).
-_PER_ENTITY = 20
+#: Triples read per named entity (1 hop; 2 hops: a quarter), ranked here by what they share with the input —
+#: the graph's LIMIT picks arbitrary ones, so it must be wide enough to hold a hub's relevant fact.
+_PER_ENTITY = 200
 
 
 class GraphMemory:
@@ -81,6 +84,8 @@ class GraphMemory:
         self.cold = cold
         self.chain = chain
         self.clock = clock
+        self.notify: Callable[[str], None] | None = None
+        """Told a warning for the person running the kernel (the kernel's notices), once per new problem."""
         self.problem: str | None = None
         """Why L3 is unavailable (another process holds it, the database failed to open); None when fine."""
         self.reports: list[DistillReport] = []
@@ -178,6 +183,8 @@ class GraphMemory:
     def _fail(self, message: str, *, warning: bool = False) -> None:
         if message != self.problem:
             (log.warning if warning else log.error)("%s", message)
+            if self.notify is not None:
+                self.notify(message)
         self.problem = message
 
     # -- cooling ----------------------------------------------------------------------------------------
@@ -285,13 +292,29 @@ class GraphMemory:
         `session_hits` — (event id, score) of this session's L3-held events that the request's own scorer
         found, `texts` their text when the caller has it (else read from the graph) — and route 2 from the
         entities `text` names, `hops` out; ranked (`scene` preferred), rendered within `budget_tokens`."""
-        if budget_tokens <= 0 or not self.exists():
+        if budget_tokens <= 0:
             return EMPTY
+        found = await self.ranked(text, hops=hops, session_hits=session_hits, scene=scene, texts=texts)
+        return render(found, budget_tokens)
+
+    async def ranked(
+        self,
+        text: str,
+        *,
+        hops: int = 1,
+        session_hits: Sequence[tuple[str, float]] = (),
+        scene: SceneHint | None = None,
+        texts: Mapping[str, str] | None = None,
+    ) -> list[L3Hit]:
+        """Every hit of :meth:`recall`, ranked, before the budget (a request renders them twice: within its
+        share first, then into whatever the history left unused)."""
+        if not self.exists():
+            return []
         store = await self.store()
         if store is None:
-            return EMPTY
+            return []
         hits = await asyncio.to_thread(self._hits, store, text, hops, list(session_hits), dict(texts or {}))
-        return render(rank(hits, scene), budget_tokens)
+        return rank(hits, scene)
 
     def _hits(
         self, store: GraphStore, text: str, hops: int, session_hits: list[tuple[str, float]], texts: dict[str, str]
@@ -322,16 +345,18 @@ class GraphMemory:
         named = mentions(text, self._names)
         if not named:
             return []
-        asked = set(words(text))
+        asked = terms(text) - {t for k in named for t in terms(k)}
         found: dict[str, tuple[Triple, float]] = {}
         for key in named:
             near = store.neighbourhood(key, hops=1, limit=_PER_ENTITY)
-            far = store.neighbourhood(key, hops=2, limit=_PER_ENTITY) if hops >= 2 else []
+            far = store.neighbourhood(key, hops=2, limit=_PER_ENTITY // 4) if hops >= 2 else []
+            hub = len(near) > HUB_DEGREE
             for t in [*near, *far]:
                 touches = key in (entity_key(t.subject), entity_key(t.value))
-                base = HOP_SCORE[1 if touches else 2]
-                own = set(words(f"{t.predicate} {t.value} {t.subject}")) & asked
-                score = (base + WORD_BONUS * len(own)) * t.confidence
+                shared = len(terms(f"{t.predicate} {t.value} {t.subject}") & asked)
+                if hub and not shared:
+                    continue
+                score = (HOP_SCORE[1 if touches else 2] + WORD_BONUS * shared) * t.confidence
                 if t.id not in found or score > found[t.id][1]:
                     found[t.id] = (t, score)
         if not found:
