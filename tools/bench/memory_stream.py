@@ -53,6 +53,7 @@ from hologram.memory.embed import Embedder
 from hologram.memory.overflow import TARGET_FILL
 from hologram.memory.session_memory import SessionMemory
 from hologram.memory.session_records import record_of
+from hologram.memory.tokens import estimate_tokens
 from hologram.sessions import SessionStore
 
 ANSWER = "Noted."
@@ -250,27 +251,48 @@ class ClockedColdStore(ColdStore):
 
 
 class L3Switch:
-    """The run's ``GraphMemory`` as ``SessionMemory.graph``, with recall switchable: *off* answers every
-    recall with nothing (what L3 holds stays out of L1/L2 — ``held`` is the real one), *on* is the real recall.
-    Either way the last answer is kept, for its tokens and events."""
+    """The run's ``GraphMemory`` as ``SessionMemory.graph``, with L3 recall switchable by the product's own
+    setting: *off* shows ``[memory.graph] recall = false`` (requests carry nothing from L3; what L3 holds stays
+    out of L1/L2 — ``held`` is the real one), *on* the configured settings. Everything else is the real object;
+    its recall calls (``ranked``, ``recall``) are timed."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.on = True
-        self.last: Any = None
         self.ms: float = 0.0
-        """Time the last recall took (the graph's part of the request)."""
+        """Time the recall calls of the last request took (the graph's part of it)."""
+        graph = inner.settings.graph
+        self._off = inner.settings.model_copy(update={"graph": graph.model_copy(update={"recall": False})})
+
+    @property
+    def settings(self) -> Any:
+        return self.inner.settings if self.on else self._off
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    async def recall(self, text: str, **kwargs: Any) -> Any:
-        from hologram.memory.graph.service import L3Recall
-
+    async def ranked(self, text: str, **kwargs: Any) -> Any:
         started = time.perf_counter()
-        self.last = await self.inner.recall(text, **kwargs) if self.on else L3Recall([], "", 0, [])
-        self.ms = (time.perf_counter() - started) * 1000
-        return self.last
+        try:
+            return await self.inner.ranked(text, **kwargs)
+        finally:
+            self.ms += (time.perf_counter() - started) * 1000
+
+    async def recall(self, text: str, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await self.inner.recall(text, **kwargs)
+        finally:
+            self.ms += (time.perf_counter() - started) * 1000
+
+
+def l3_note(prepared: Any) -> str:
+    """The L3 part of a request's one system note (it starts with the L3 header), or ""."""
+    from hologram.memory.graph.recall import HEADER
+
+    content = prepared.note.content if prepared.note is not None else ""
+    at = (content or "").find(HEADER)
+    return content[at:] if at >= 0 else ""
 
 
 @dataclass
@@ -337,16 +359,16 @@ async def _ask_l3(
 ) -> None:
     """Every question against the current state, L3 recall on and off (module docstring)."""
     for text, evidence in questions:
-        switch.on, switch.last, switch.ms = True, None, 0.0
+        switch.on, switch.ms = True, 0.0
         started = time.perf_counter()
         on = await memory.preview(sid, text, window_tokens=window, fixed_tokens=0, now=now)
         row.lat_on.append((time.perf_counter() - started) * 1000)
         row.recall_ms.append(switch.ms)
-        recall = switch.last
-        note = recall.note if recall is not None else ""
-        if recall is not None and recall.hits:
-            row.answers.append(sum(h.text.strip() == ANSWER for h in recall.hits) / len(recall.hits))
-        row.note_tokens.append(recall.tokens if recall is not None else 0)
+        note = l3_note(on)
+        items = [line for line in note.splitlines()[1:] if line.startswith("- ")]
+        if items:
+            row.answers.append(sum(f"“{ANSWER}”" in line for line in items) / len(items))
+        row.note_tokens.append(estimate_tokens(note) if note else 0)
         history = {dia_of_seq[s] for s in on.seqs if s in dia_of_seq}
         carried = {dia_of_event[e] for e in getattr(on, "l3_events", []) if e in dia_of_event}
         carried |= {d for d in evidence - history - carried if note and text_of[d][:200] in note}
@@ -494,7 +516,7 @@ def _mean(xs: Sequence[float]) -> str:
 def report_l3(result: L3Result, baseline: StreamResult, budgets: Sequence[int]) -> None:
     print(
         "stream protocol with L3: evidence in context after cooling (clock = the product's policy on the "
-        f"conversation's clock; forced = then all of L2); L3 note within {result.share:.2f} of the budget"
+        f"conversation's clock; forced = then all of L2); [memory.graph] recall_share = {result.share:.2f}"
     )
     header = (
         f"{'budget':>6} | {'cooling':>7} | {'no cooling':>10} | {'L3 off':>6} | {'L3 on':>6} | "
