@@ -69,6 +69,8 @@ def test_a_cooled_fact_comes_back_from_l3_with_its_source(cooling: tuple[E2EKern
         what="the kernel's cooling job to move the pruned fact into L3",
     )  # fmt: skip
     assert memory["l3_blocks"] >= 1 and memory["l3_problem"] is None
+    shown = kernel.hologram("status", "--data", str(kernel.data))
+    assert f"memory graph (L3): {memory['l3_triples']:,} triples" in shown.stdout, shown.stdout
 
     mock.reset()
     mock.script([{"reasoning_content": "from memory", "content": "Charlotte's Web."}])

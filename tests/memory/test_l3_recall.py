@@ -5,7 +5,10 @@ budget; the active scene preferred; ``[memory.graph] recall = false`` and the ``
 
 Real SessionStore, ColdStore and Kùzu database in a tmp dir; cooling through ``GraphMemory.distill``.
 
-Mutation checks (done, file copied to /tmp and back): route 1 off (``_l3_recall`` passing no
+Mutation checks (done, file copied to /tmp and back): no retry delay after a failed open turns
+``test_a_graph_another_process_holds_is_a_warning_and_memory_works_on`` red; no hub rule turns
+``test_a_hub_s_facts_come_back_only_when_the_input_shares_a_word_with_them`` red; ``forget_session`` doing
+nothing turns ``test_a_deleted_session_s_facts_leave_l3`` red; route 1 off (``_l3_recall`` passing no
 ``session_hits``) turns ``test_route_1_a_cooled_passage_without_triples_comes_back_as_its_text`` red; route 2
 off (``mentions`` returning []) turns ``test_route_2_a_fact_from_another_session_comes_back_by_name`` red;
 ignoring the scene in ``rank`` turns ``test_the_active_scene_changes_the_order`` red; ``render`` ignoring the
@@ -19,8 +22,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from hologram.agent.tools import ToolInvocation
+from hologram.memory.graph import GraphStore
 from hologram.memory.graph.recall import HEADER, MEMORY_RECALL_NAME
 from hologram.memory.session_memory import SessionMemory, record_of
 from hologram.memory.tokens import estimate_tokens
@@ -82,7 +87,7 @@ def test_route_1_a_cooled_passage_without_triples_comes_back_as_its_text(tmp_pat
         prepared = await k.mem.prepare("s1", question, window_tokens=WINDOW, fixed_tokens=0)
         note = note_of(prepared)
         assert wifi in prepared.l3_events and "BLUE-HERON-42" in note
-        assert "session s1" in note and "UTC" in note, "the passage carries where it came from"
+        assert "UTC" in note and "session s1" not in note, "its time; this session's own passage names no session"
         assert wifi not in {ids_of(k.mem, "s1")[s] for s in prepared.seqs}, "in the note, not the history"
         assert prepared.kept_tokens + estimate_tokens(note) <= prepared.budget_tokens + 200
         await k.close()
@@ -243,3 +248,91 @@ def test_recall_off_leaves_requests_alone_and_the_tool_still_answers(tmp_path: P
     asyncio.run(k.close())
     k.mem.graph = None
     assert "not enabled" in str(tool_call(k.mem, "new", {"query": "Melanie"})["content"])
+
+
+def test_search_and_neighbourhood_carry_their_sources(tmp_path: Path) -> None:
+    async def run() -> None:
+        k = open_memory(tmp_path)
+        (book,) = say(k, "old", BOOK)
+        say(k, "other", "Caroline: I went to the support group on Tuesday, it was moving.")
+        await cool_all(k, "old")
+        await cool_all(k, "other")
+        around = await k.graph.neighbourhood("melanie")
+        assert [(s.triple.subject, s.triple.predicate, s.triple.value) for s in around] == [
+            ("Melanie", "favorite book", "Charlotte's Web")
+        ]
+        assert around[0].session == "old" and around[0].source_text.startswith("Melanie: My favorite book")
+        hits = await k.graph.search("support group")  # a triple's value: the triple carries its block
+        assert any(h.kind == "triple" and h.session == "other" and "support group" in h.source_text for h in hits)
+        hits = await k.graph.search("what happened on tuesday")  # in no triple: the block itself
+        assert [(h.kind, h.session) for h in hits] == [("block", "other")] and "Tuesday" in hits[0].text
+        by_name = await k.graph.search("Melanie")
+        assert any(h.kind == "triple" and h.event == book and h.source_text.startswith("Melanie:") for h in by_name)
+        counts = k.graph.counts()
+        assert counts is not None and counts.triples >= 1 and counts.blocks >= 4
+        await k.close()
+
+    asyncio.run(run())
+
+
+def test_a_graph_another_process_holds_is_a_warning_and_memory_works_on(tmp_path: Path) -> None:
+    """The lock is per open file: a second store opened here on the same path fails like another process."""
+    from hologram.memory.graph import open_graph_store
+
+    async def run() -> None:
+        k = open_memory(tmp_path)
+        say(k, "old", BOOK)
+        moved = await cool_all(k, "old")
+        await k.close()
+        holder = open_graph_store(tmp_path / "graph.kz")
+        try:
+            k = open_memory(tmp_path)
+            told: list[str] = []
+            k.graph.notify = told.append
+            opens: list[int] = []
+            real_open = k.graph._open_store
+
+            def counted_open() -> GraphStore:  # the real open, counted
+                opens.append(1)
+                return real_open()
+
+            k.graph._open_store = counted_open  # type: ignore[method-assign]
+            say(k, "old", "And another thing about my week.")
+            question = "What is Melanie's favorite book?"
+            k.store.append("old", "input", {"text": question})
+            prepared = await k.mem.prepare("old", question, window_tokens=WINDOW, fixed_tokens=0)
+            assert prepared.l3_events == [] and not set(moved) & set(ids_of(k.mem, "old")[s] for s in prepared.seqs)
+            assert len(told) == 1 and "open in another process" in told[0] and k.graph.problem == told[0]
+            assert k.mem.status()["l3_problem"] == told[0]
+            again = await k.mem.prepare("old", question, window_tokens=WINDOW, fixed_tokens=0)
+            assert again.l3_events == [] and len(told) == 1, "told once, not per request"
+            assert len(opens) == 1, "not retried by every request"
+            answer = await k.mem.recall_tool().handler({"query": "Melanie"}, ToolInvocation("c", "old"))
+            assert "open in another process" in str(answer["content"]) and answer["is_error"] is False
+            with pytest.raises(RuntimeError, match="open in another process"):
+                await k.graph.distill(idle_hours=0)
+            await k.close()
+        finally:
+            holder.close()
+
+    asyncio.run(run())
+
+
+def test_a_deleted_session_s_facts_leave_l3(tmp_path: Path) -> None:
+    async def run() -> None:
+        k = open_memory(tmp_path)
+        say(k, "old", BOOK)
+        say(k, "kept", HIKING)
+        moved = await cool_all(k, "old")
+        await cool_all(k, "kept")
+        assert await k.mem.delete("old") == len(moved)
+        assert (await k.graph.neighbourhood("Melanie"))[0].triple.value == "hiking"
+        assert len(await k.graph.neighbourhood("Melanie")) == 1 and k.cold.l3_of_session("old") == []
+        found = await k.graph.recall("What is Melanie's favorite book?", session="new", budget_tokens=500)
+        assert "Charlotte" not in found.note
+        await k.close()
+        k = open_memory(tmp_path)  # after a restart too
+        assert len(await k.graph.neighbourhood("Melanie")) == 1 and not k.cold.in_l3(moved).any()
+        await k.close()
+
+    asyncio.run(run())

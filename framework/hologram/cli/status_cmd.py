@@ -104,6 +104,10 @@ def run_status(args: argparse.Namespace) -> int:
             f"\nmemory: {memory['l2_events']:,} events in cold context (L2), {memory['sessions_indexed']} "
             f"session(s) indexed ({memory['events_indexed']:,} events), embedder {model}"
         )
+        if memory.get("l3_triples") is not None:
+            print(f"memory graph (L3): {memory['l3_triples']:,} triples, {memory['l3_blocks']:,} blocks")
+        if memory.get("l3_problem"):
+            print(f"memory graph (L3): unavailable: {memory['l3_problem']}")
     return 0
 
 

@@ -495,6 +495,21 @@ class ColdStore:
                     index.remove(eid, _terms(terms, analyzer))
             return found
 
+    def l3_of_session(self, session: str) -> list[str]:
+        """The events of ``session`` recorded as held by L3."""
+        self._wait_checked()
+        with self._lock:
+            return [r[0] for r in self._db.execute("SELECT id FROM l3_events WHERE session IS ?", (session,))]
+
+    def forget_l3(self, ids: Iterable[str]) -> None:
+        """Drop the L3 records of `ids` (L3 deleted them: their session was deleted)."""
+        wanted = list(dict.fromkeys(ids))
+        self._wait_checked()
+        with self._lock, self._transaction():
+            for chunk in _chunks(wanted):
+                self._db.execute(f"DELETE FROM l3_events WHERE id IN ({_marks(len(chunk))})", chunk)
+            self._l3.difference_update(wanted)
+
     def remove_session(self, session: str) -> list[str]:
         """Delete every L2 event of ``session`` (the session itself was deleted)."""
         self._wait_checked()

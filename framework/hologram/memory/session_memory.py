@@ -236,10 +236,17 @@ class SessionMemory:
         }
 
     async def delete(self, sid: str) -> int:
-        """The session was deleted: drop its state and its L2 events (off the loop, like every L2 write)."""
+        """The session was deleted: drop its state and its L2 and L3 events (off the loop, like every write)."""
         self.forget(sid)
-        removed = await asyncio.to_thread(self.cold.remove_session, sid)
-        return len(removed)
+        removed = len(await asyncio.to_thread(self.cold.remove_session, sid))
+        graph = self.graph
+        if graph is not None:
+            try:
+                removed += await graph.forget_session(sid)
+            except Exception as exc:  # the session is gone from the log; L3 keeps its facts until a retry
+                log.error("deleting session %s from the memory graph (L3) failed (%s: %s); its facts stay "
+                          "there", sid, type(exc).__name__, exc)  # fmt: skip
+        return removed
 
     def forget(self, sid: str) -> None:
         """Drop a session's in-memory state (it is rebuilt from the log on next use)."""
@@ -432,7 +439,7 @@ class SessionMemory:
                     scores = index.scores(await self._query(state, text, now=now, current_input=current))
                 l3_hits = await self._l3_ranked(graph, state, text, scores, in_l3, hops=graph.settings.graph.hops,
                                                 scene=scene)  # fmt: skip
-                l3 = render(l3_hits, int(budget * graph.settings.graph.recall_share))
+                l3 = render(l3_hits, int(budget * graph.settings.graph.recall_share), session=sid)
                 budget = max(0, budget - l3.tokens)
             if not in_cold.any() and l1_total <= budget:
                 keep = in_l1
@@ -466,7 +473,7 @@ class SessionMemory:
                 # whole budget (a new session, or one whose past has all cooled, has little history)
                 chosen = {id(h) for h in l3.hits}
                 pool = [h for h in l3_hits if id(h) in chosen or h.score >= AUTO_RECALL_MIN_SCORE]
-                wider = render(pool, l3.tokens + budget - kept_tokens)
+                wider = render(pool, l3.tokens + budget - kept_tokens, session=sid)
                 if len(wider.hits) > len(l3.hits):
                     l3 = wider
             text_note = "\n".join(p for p in (memory_note(moved, recalled, overflow=overflow), l3.note) if p)
@@ -500,14 +507,14 @@ class SessionMemory:
         matches (route 1, the L2 auto-recall threshold) and the graph's triples of the entities `text` names
         (route 2). A failure costs the request its L3 note, never the request."""
         hits: list[tuple[str, float]] = []
-        texts: dict[str, str] = {}
+        records: dict[str, EventRecord] = {}
         if scores is not None:
             for i in np.flatnonzero(in_l3 & (scores >= AUTO_RECALL_MIN_SCORE)).tolist():
                 record = _record_at(state, i)
                 hits.append((record.id, float(scores[i])))
-                texts[record.id] = record.text
+                records[record.id] = record
         try:
-            return await graph.ranked(text, hops=hops, session_hits=hits, scene=scene, texts=texts)
+            return await graph.ranked(text, hops=hops, session_hits=hits, scene=scene, records=records)
         except Exception as exc:
             log.error("recall from the memory graph (L3) failed (%s: %s); this request goes without it",
                       type(exc).__name__, exc)  # fmt: skip
@@ -735,7 +742,8 @@ class SessionMemory:
         scores = None
         if in_l3.any():
             scores = state.index.scores(await self._query(state, text, now=time.time(), current_input=None))
-        return render(await self._l3_ranked(graph, state, text, scores, in_l3, hops=hops, scene=scene), budget_tokens)
+        ranked = await self._l3_ranked(graph, state, text, scores, in_l3, hops=hops, scene=scene)
+        return render(ranked, budget_tokens, session=sid)
 
     def recall_tool(self) -> KernelTool:
         """The ``memory_recall`` tool (model-callable): the rendered L3 recall for a query, 1 or 2 hops."""

@@ -254,24 +254,33 @@ def _rescored(h: L3Hit, score: float) -> L3Hit:
     return L3Hit(h.kind, score, h.event, h.block, h.session, h.ts_ms, h.text, h.source_text, h.triple)
 
 
+#: A line costs at least this (time, session, quotes); lines that do not fit are skipped this many times
+#: before the note is called full.
+_MIN_LINE = 16
+_MAX_MISSES = 8
 HEADER = "[memory] From long-term memory (facts and passages distilled from earlier conversations), with sources:"
 
 
-def render(hits: Sequence[L3Hit], budget_tokens: int) -> L3Recall:
+def render(hits: Sequence[L3Hit], budget_tokens: int, *, session: str | None = None) -> L3Recall:
     """The note: a header and one line per hit, best first, while the total fits `budget_tokens`. A block of
-    an event whose triples are in the note is left out (the triple quotes it)."""
+    an event whose triples are in the note is left out (the triple quotes it). A hit from `session` (the
+    requesting one) names no session: ids cost tokens on every line, and "this conversation" is the default."""
     if not hits or budget_tokens <= 0:
         return EMPTY
     used = estimate_tokens(HEADER) + 4
     lines: list[str] = []
     kept: list[L3Hit] = []
     with_triples: set[str] = set()
+    misses = 0
     for h in hits:
         if h.kind == "block" and h.event in with_triples:
             continue
-        line = _line(h)
+        if budget_tokens - used < _MIN_LINE or misses >= _MAX_MISSES:
+            break  # full: formatting the rest of a long ranked list would only cost time
+        line = _line(h, session)
         cost = estimate_tokens(line) + 1
         if used + cost > budget_tokens:
+            misses += 1
             continue
         used += cost
         lines.append(line)
@@ -284,8 +293,8 @@ def render(hits: Sequence[L3Hit], budget_tokens: int) -> L3Recall:
     return L3Recall(kept, "\n".join([HEADER, *lines]), used, [e for e, _ in order])
 
 
-def _line(h: L3Hit) -> str:
-    where = _when(h.ts_ms) + (f", session {h.session}" if h.session else "")
+def _line(h: L3Hit, session: str | None) -> str:
+    where = _when(h.ts_ms) + (f", session {h.session}" if h.session and h.session != session else "")
     if h.kind == "triple":
         return f"- {h.text} ({where}; said: “{cut(h.source_text, SOURCE_CHARS)}”)"
     return f"- ({where}) “{cut(h.text, BLOCK_CHARS)}”"

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from hologram.memory.blocks import EventRecord
 from hologram.memory.cold import ColdStore
 from hologram.memory.graph.cooling import CoolingPolicy, DistillReport, Extractor, distill
 from hologram.memory.graph.recall import (
@@ -62,6 +63,11 @@ __all__ = ["GRAPH_DB", "GraphMemory", "L3Hit", "L3Recall", "SourcedTriple"]
 log = logging.getLogger("hologram.memory")
 
 GRAPH_DB = "graph.kz"
+#: After a failed open (another process holds the graph), the next attempt waits this long.
+RETRY_OPEN_S = 60.0
+#: Route 1 hits considered per request, best first (a budget of a few hundred tokens holds a handful; an input
+#: that matches much of a cooled session must not cost a read of all of it).
+MAX_SESSION_HITS = 48
 #: Triples read per named entity (1 hop; 2 hops: a quarter), ranked here by what they share with the input —
 #: the graph's LIMIT picks arbitrary ones, so it must be wide enough to hold a hub's relevant fact.
 _PER_ENTITY = 200
@@ -97,6 +103,7 @@ class GraphMemory:
         self._counts: GraphCounts | None = None
         self._task: asyncio.Task[None] | None = None
         self._distilling: asyncio.Lock | None = None
+        self._retry_at = 0.0
 
     @classmethod
     def open(
@@ -142,16 +149,25 @@ class GraphMemory:
         (:attr:`problem` says why; a later call tries again)."""
         if self._store is not None:
             return self._store
+        if self.problem is not None and time.monotonic() < self._retry_at:
+            return None  # it failed a moment ago: requests do not each try again
         if self._opening is None:
             self._opening = asyncio.Lock()
         async with self._opening:
             if self._store is None:
                 try:
                     store = await asyncio.to_thread(self._open_store)
-                except GraphLockedError as exc:
-                    self._fail(f"{exc}", warning=True)
+                except GraphLockedError:
+                    self._retry_at = time.monotonic() + RETRY_OPEN_S
+                    self._fail(
+                        f"{self.path}: the memory graph (L3) is open in another process (another kernel on this "
+                        "data directory, or an offline `hologram memory` command); memory works on without L3 "
+                        f"recall and cooling until it is free (next try in {RETRY_OPEN_S:.0f} s)",
+                        warning=True,
+                    )
                     return None
                 except Exception as exc:  # a damaged or unreadable database must not take memory down
+                    self._retry_at = time.monotonic() + RETRY_OPEN_S
                     self._fail(
                         f"{self.path}: cannot open the memory graph (L3): {type(exc).__name__}: {exc}; "
                         "memory goes on without it — move the directory aside to start a new graph "
@@ -275,6 +291,21 @@ class GraphMemory:
         if store is not None:
             await asyncio.to_thread(store.close)
 
+    async def forget_session(self, session: str) -> int:
+        """The session was deleted: its events leave L3 too (blocks and the triples read from them), then
+        their L3 records in ``cold.db`` — graph first, so a crash between leaves a record of an event the graph
+        no longer has (harmless: the log no longer has it either). Returns how many were deleted."""
+        ids = await asyncio.to_thread(self.cold.l3_of_session, session)
+        if not ids:
+            return 0
+        store = await self.store()
+        if store is None:
+            raise RuntimeError(self.problem or f"{self.path}: the memory graph is not available")
+        gone = await asyncio.to_thread(store.forget, ids)
+        await asyncio.to_thread(self.cold.forget_l3, ids)
+        await asyncio.to_thread(self._refresh, store)
+        return gone
+
     # -- recall -----------------------------------------------------------------------------------------
 
     async def recall(
@@ -286,16 +317,17 @@ class GraphMemory:
         hops: int = 1,
         session_hits: Sequence[tuple[str, float]] = (),
         scene: SceneHint | None = None,
-        texts: Mapping[str, str] | None = None,
+        records: Mapping[str, EventRecord] | None = None,
     ) -> L3Recall:
         """What L3 adds to a request for `text` (:mod:`hologram.memory.graph.recall`): route 1 from
         `session_hits` — (event id, score) of this session's L3-held events that the request's own scorer
-        found, `texts` their text when the caller has it (else read from the graph) — and route 2 from the
+        found, `records` their records when the caller has them (else their blocks are read from the graph)
+        — and route 2 from the
         entities `text` names, `hops` out; ranked (`scene` preferred), rendered within `budget_tokens`."""
         if budget_tokens <= 0:
             return EMPTY
-        found = await self.ranked(text, hops=hops, session_hits=session_hits, scene=scene, texts=texts)
-        return render(found, budget_tokens)
+        found = await self.ranked(text, hops=hops, session_hits=session_hits, scene=scene, records=records)
+        return render(found, budget_tokens, session=session)
 
     async def ranked(
         self,
@@ -304,7 +336,7 @@ class GraphMemory:
         hops: int = 1,
         session_hits: Sequence[tuple[str, float]] = (),
         scene: SceneHint | None = None,
-        texts: Mapping[str, str] | None = None,
+        records: Mapping[str, EventRecord] | None = None,
     ) -> list[L3Hit]:
         """Every hit of :meth:`recall`, ranked, before the budget (a request renders them twice: within its
         share first, then into whatever the history left unused)."""
@@ -313,31 +345,36 @@ class GraphMemory:
         store = await self.store()
         if store is None:
             return []
-        hits = await asyncio.to_thread(self._hits, store, text, hops, list(session_hits), dict(texts or {}))
+        best = sorted(session_hits, key=lambda h: -h[1])[:MAX_SESSION_HITS]
+        hits = await asyncio.to_thread(self._hits, store, text, hops, best, dict(records or {}))
         return rank(hits, scene)
 
     def _hits(
-        self, store: GraphStore, text: str, hops: int, session_hits: list[tuple[str, float]], texts: dict[str, str]
+        self,
+        store: GraphStore,
+        text: str,
+        hops: int,
+        session_hits: list[tuple[str, float]],
+        records: dict[str, EventRecord],
     ) -> list[L3Hit]:
         hits: list[L3Hit] = []
         if session_hits:
             scores = dict(session_hits)
-            events = list(scores)
-            blocks = store.blocks_of_events(events)
+            unknown = [e for e in scores if e not in records]
+            with_facts = [e for e in scores if e in self._fact_events]
             by_event: dict[str, list[GraphBlock]] = {}
-            for b in blocks:
+            for b in store.blocks_of_events([*unknown, *with_facts]) if unknown or with_facts else []:
                 by_event.setdefault(b.event, []).append(b)
-            with_facts = [e for e in events if e in self._fact_events]
             for t in store.triples_of_events(with_facts) if with_facts else []:
-                source = _source_of(t, by_event)
-                hits.append(_triple_hit(t, scores[t.source_event] * t.confidence, source))
-            for event in events:
-                own = by_event.get(event, [])
-                if not own:
-                    continue
-                body = texts.get(event) or "\n".join(b.text for b in own if b.text.strip())
-                first = own[0]
-                hits.append(L3Hit("block", scores[event], event, first.id, first.session, first.ts_ms, body, "", None))
+                hits.append(_triple_hit(t, scores[t.source_event] * t.confidence, _source_of(t, by_event)))
+            for event, score in session_hits:
+                record = records.get(event)
+                if record is not None and record.blocks:
+                    hits.append(L3Hit("block", score, event, record.blocks[0].id, record.session, record.ts_ms,
+                                      record.text, "", None))  # fmt: skip
+                elif own := by_event.get(event):
+                    body = "\n".join(b.text for b in own if b.text.strip())
+                    hits.append(L3Hit("block", score, event, own[0].id, own[0].session, own[0].ts_ms, body, "", None))
         hits += self._entity_hits(store, text, hops)
         return hits
 

@@ -153,6 +153,11 @@ class GraphStore(Protocol):
         """Every triple read from the given events (inspection and tests; a scan, not a hot path)."""
         ...
 
+    def forget(self, event_ids: Iterable[str]) -> int:
+        """Delete the given events' blocks and the triples read from them (their session was deleted), in one
+        transaction; returns how many of the events L3 held. Entities stay (a name without facts)."""
+        ...
+
     def entities(self) -> dict[str, str]:
         """Every entity: its key (:func:`entity_key`) → the first spelling seen (recall keeps this in memory
         to find the entities an input names)."""
