@@ -9,6 +9,8 @@ of triples whose value occurs in the source turn** (case-insensitive; the extrac
 independently), the share of turns with at least one triple, the most frequent predicates, and ``--show`` random
 triples with their turn so precision can be judged by eye (no gold triples exist for either corpus).
 The Chinese sample is ``tools/bench/data/zh_dialogue.txt`` (49 turns written for this purpose).
+``memory.py --protocol stream --l3`` prints the same figures (no samples) after its L3 table, for the turns
+of the conversations it ran.
 """
 
 from __future__ import annotations

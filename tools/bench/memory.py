@@ -1,6 +1,7 @@
 """Evidence-recall benchmark of memory pruning on LoCoMo, plus a synthetic scale test.
 
     .venv/bin/python tools/bench/memory.py LOCOMO [--budgets 2000,4000,8000] [--no-scale]
+    .venv/bin/python tools/bench/memory.py LOCOMO --protocol stream --l3 [--only 26,30,41] --no-scale
 
 LOCOMO is the LoCoMo benchmark (Maharana et al., ACL 2024, "Evaluating Very Long-Term Conversational Memory
 of LLM Agents"): 10 long conversations with questions and their evidence turns, published by its authors
@@ -54,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from memory_stream import CachedEmbedder, StreamTurn, report, run_stream, session_times
+from memory_stream import CachedEmbedder, StreamTurn, report, report_l3, run_stream, run_stream_l3, session_times
 
 from hologram.memory.blocks import EventRecord, build_event
 from hologram.memory.cold import ColdStore
@@ -380,7 +381,14 @@ def run_locomo(data_dir: Path, budgets: list[int], pinned: int, cache_dir: Path,
 
 
 def run_stream_protocol(
-    data_dir: Path, budgets: list[int], pinned: int, cache_dir: Path, prefer: str, only: str
+    data_dir: Path,
+    budgets: list[int],
+    pinned: int,
+    cache_dir: Path,
+    prefer: str,
+    only: str,
+    l3: bool = False,
+    l3_share: float | None = None,
 ) -> None:
     loaded = load_embedder((prefer, "numpy", "onnx"))
     embedder = CachedEmbedder(loaded, cache_dir) if loaded is not None else None
@@ -400,6 +408,23 @@ def run_stream_protocol(
     result = run_stream(streams, budgets, embedder, pinned=pinned, dev_split=DEV_SPLIT)
     report(result, budgets)
     print(f"(stream pass {time.perf_counter() - started:.0f} s; held-out = outside the dev split {sorted(DEV_SPLIT)})")
+    if l3:
+        print()
+        started = time.perf_counter()
+        graphed = run_stream_l3(streams, budgets, embedder, pinned=pinned, dev_split=DEV_SPLIT, share=l3_share)
+        report_l3(graphed, result, budgets)
+        print(f"(L3 stream pass {time.perf_counter() - started:.0f} s)")
+        print()
+        extractor_yield([text for c in convs for _, text in c.turns])
+
+
+def extractor_yield(locomo_turns: list[str]) -> None:
+    """The deterministic extractor's yield on these LoCoMo turns and on the Chinese sample (tools/bench/distill.py)."""
+    from distill import measure, zh_turns  # distill imports this module: imported here, not at the top
+
+    print("extractor yield (deterministic path, what cooling ran above; tools/bench/distill.py --show N for samples)")
+    measure("LoCoMo (English)", locomo_turns, 0)
+    measure("Chinese sample", zh_turns(), 0)
 
 
 def run_scale(seed: int = 0, fts5: bool = False) -> None:
@@ -562,12 +587,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="library: the whole history pruned against each question at once (the upper bound); stream: "
         "turn by turn through SessionMemory and L2 on disk, as the kernel does (see memory_stream.py)",
     )
+    ap.add_argument(
+        "--l3",
+        action="store_true",
+        help="stream protocol with the memory graph: cooling on the conversation's clock, then forced; "
+        "evidence in context with L3 recall on and off; the extractor's yield (see memory_stream.py)",
+    )
+    ap.add_argument("--l3-share", type=float, default=None, help="[memory.graph] recall_share for --l3 (default 0.15)")
     ap.add_argument("--only", default="", help="comma-separated conversation names (e.g. the dev split 26,30,41)")
     args = ap.parse_args(argv)
     os.makedirs(args.cache_dir, exist_ok=True)
     budgets = [int(b) for b in args.budgets.split(",")]
     if args.protocol in ("stream", "both"):
-        run_stream_protocol(args.data_dir, budgets, args.pinned, args.cache_dir, args.embedder, args.only)
+        run_stream_protocol(
+            args.data_dir, budgets, args.pinned, args.cache_dir, args.embedder, args.only, args.l3, args.l3_share
+        )
         print()
     if args.protocol in ("library", "both"):
         run_locomo(args.data_dir, budgets, args.pinned, args.cache_dir, args.embedder)

@@ -13,6 +13,22 @@ The model never calls a tool here: what comes back comes back because the memory
 Budgets are history budgets (the window is set so that `history_budget` gives exactly this many tokens).
 Embeddings of the conversation are cached on disk by text (the same model's output, reused across runs);
 the questions are embedded anew, so the prepare latency includes the query embedding as in the kernel.
+
+**With L3** (``--l3``, :func:`run_stream_l3`): the same stream, with the product's memory graph attached
+(``GraphMemory`` on a real Kùzu database in the run's directory, the deterministic extractor — no model is
+configured) and cooling run on the *conversation's* clock: L2 records when an event arrived and when it was
+last recalled at the conversation's time (the turn's timestamp), and at every LoCoMo session boundary cooling
+runs with the product's policy (idle 72 h, at most 2 accesses) at that session's start. That is what the
+hourly job would have done during the days between two sessions: eligibility only grows while nothing is
+recalled, so one run at the next session's start moves exactly what the job would have moved by then. One
+more run at question time (an hour after the last turn). The questions are then asked (``preview``) twice
+against the same state: *L3 on* (the product: the L3 note in the request) and *L3 off* (recall from L3
+returns nothing; what L3 holds is simply gone from L1/L2). Then *forced*: everything still in L2 is distilled
+too (idle 0, any access count — the upper bound of what cooling can move) and the questions are asked again.
+
+Evidence in context with L3 = the share of a question's evidence turns in the kept history (L1 + recalled L2)
+or carried by the L3 note (``Prepared.l3_events``, or the turn's text quoted in the note); *only through L3*
+= questions with an evidence turn the note carries and the history does not.
 """
 
 from __future__ import annotations
@@ -23,7 +39,7 @@ import pickle
 import statistics
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -31,10 +47,13 @@ from typing import Any
 
 import numpy as np
 
+from hologram.memory.blocks import EventRecord
 from hologram.memory.cold import ColdStore
 from hologram.memory.embed import Embedder
 from hologram.memory.overflow import TARGET_FILL
 from hologram.memory.session_memory import SessionMemory
+from hologram.memory.session_records import record_of
+from hologram.memory.tokens import estimate_tokens
 from hologram.sessions import SessionStore
 
 ANSWER = "Noted."
@@ -209,3 +228,340 @@ def report(result: StreamResult, budgets: Sequence[int]) -> None:
             f"{b:>7} | {every:>6.3f} | {held:>8.3f} | {p50:>8.2f} ms | {p99:>4.1f} ms | "
             f"{statistics.fmean(result.l2_size[b]):>7.0f} | {statistics.fmean(result.recalled[b] or [0]):>10.1f}"
         )
+
+
+# ---------------------------------------------------------------- with L3 (--l3)
+
+
+class ClockedColdStore(ColdStore):
+    """The real L2 store, its clock the conversation's: an event's arrival (``put``) and its accesses
+    (``touch``) are recorded at :attr:`now` — the timestamp of the turn being prepared — so that "idle 72 h"
+    means 72 hours of the conversation, not of the benchmark's few minutes."""
+
+    now: float | None = None
+
+    def put(self, records: Sequence[EventRecord], *, now: float | None = None) -> None:
+        super().put(records, now=self.now if now is None else now)
+
+    def touch(self, ids: Iterable[str], *, now: float | None = None) -> None:
+        super().touch(ids, now=self.now if now is None else now)
+
+    def clock(self) -> float:
+        return time.time() if self.now is None else self.now
+
+
+class L3Switch:
+    """The run's ``GraphMemory`` as ``SessionMemory.graph``, with L3 recall switchable by the product's own
+    setting: *off* shows ``[memory.graph] recall = false`` (requests carry nothing from L3; what L3 holds stays
+    out of L1/L2 — ``held`` is the real one), *on* the configured settings. Everything else is the real object;
+    its recall calls (``ranked``, ``recall``) are timed."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.on = True
+        self.ms: float = 0.0
+        """Time the recall calls of the last request took (the graph's part of it)."""
+        graph = inner.settings.graph
+        self._off = inner.settings.model_copy(update={"graph": graph.model_copy(update={"recall": False})})
+
+    @property
+    def settings(self) -> Any:
+        return self.inner.settings if self.on else self._off
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def ranked(self, text: str, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await self.inner.ranked(text, **kwargs)
+        finally:
+            self.ms += (time.perf_counter() - started) * 1000
+
+    async def recall(self, text: str, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await self.inner.recall(text, **kwargs)
+        finally:
+            self.ms += (time.perf_counter() - started) * 1000
+
+
+def l3_note(prepared: Any) -> str:
+    """The L3 part of a request's one system note (it starts with the L3 header), or ""."""
+    from hologram.memory.graph.recall import HEADER
+
+    content = prepared.note.content if prepared.note is not None else ""
+    at = (content or "").find(HEADER)
+    return content[at:] if at >= 0 else ""
+
+
+@dataclass
+class L3Row:
+    """One (budget, state) of the L3 run: per question scores and counts, over all and held-out questions."""
+
+    off: list[float] = field(default_factory=list)
+    on: list[float] = field(default_factory=list)
+    off_held: list[float] = field(default_factory=list)
+    on_held: list[float] = field(default_factory=list)
+    only_l3: int = 0
+    """Questions with an evidence turn the L3 note carries and the history does not."""
+    only_l3_held: int = 0
+    in_l3: list[float] = field(default_factory=list)
+    """Share of the question's evidence turns held by L3 at question time."""
+    note_tokens: list[int] = field(default_factory=list)
+    """Tokens of the L3 note per question (0: no note)."""
+    coverage: list[float] = field(default_factory=list)
+    """Per question with evidence held by L3: the share of those turns the note carries."""
+    answers: list[float] = field(default_factory=list)
+    """Per question with a note: the share of its items that are the bench's stored answer ("Noted."), a
+    response block with nothing in it — budget the note spent on this benchmark's filler."""
+    lat_on: list[float] = field(default_factory=list)
+    recall_ms: list[float] = field(default_factory=list)
+    """Time in ``GraphMemory.recall`` per question (0 when the request did not call it)."""
+
+
+@dataclass
+class L3Result:
+    rows: dict[tuple[int, str], L3Row] = field(default_factory=dict)
+    """(budget, "clock" | "forced") → row."""
+    moved: dict[tuple[int, str], int] = field(default_factory=dict)
+    triples: dict[tuple[int, str], int] = field(default_factory=dict)
+    failed: dict[tuple[int, str], int] = field(default_factory=dict)
+    l2_left: dict[tuple[int, str], int] = field(default_factory=dict)
+    distill_s: dict[int, float] = field(default_factory=dict)
+    questions: int = 0
+    share: float = 0.0
+
+    def row(self, budget: int, state: str) -> L3Row:
+        return self.rows.setdefault((budget, state), L3Row())
+
+    def add(self, key: tuple[int, str], into: dict[tuple[int, str], int], n: int) -> None:
+        into[key] = into.get(key, 0) + n
+
+
+def _session_of(dia_id: str) -> str:
+    return dia_id.split(":", 1)[0]
+
+
+async def _ask_l3(
+    memory: SessionMemory,
+    switch: L3Switch,
+    sid: str,
+    questions: Sequence[tuple[str, set[str]]],
+    dia_of_seq: dict[int, str],
+    dia_of_event: dict[str, str],
+    text_of: dict[str, str],
+    event_of: dict[str, str],
+    window: int,
+    now: float,
+    row: L3Row,
+    held_out: bool,
+) -> None:
+    """Every question against the current state, L3 recall on and off (module docstring)."""
+    for text, evidence in questions:
+        switch.on, switch.ms = True, 0.0
+        started = time.perf_counter()
+        on = await memory.preview(sid, text, window_tokens=window, fixed_tokens=0, now=now)
+        row.lat_on.append((time.perf_counter() - started) * 1000)
+        row.recall_ms.append(switch.ms)
+        note = l3_note(on)
+        items = [line for line in note.splitlines()[1:] if line.startswith("- ")]
+        if items:
+            row.answers.append(sum(f"“{ANSWER}”" in line for line in items) / len(items))
+        row.note_tokens.append(estimate_tokens(note) if note else 0)
+        history = {dia_of_seq[s] for s in on.seqs if s in dia_of_seq}
+        carried = {dia_of_event[e] for e in getattr(on, "l3_events", []) if e in dia_of_event}
+        carried |= {d for d in evidence - history - carried if note and text_of[d][:200] in note}
+        switch.on = False
+        off = await memory.preview(sid, text, window_tokens=window, fixed_tokens=0, now=now)
+        switch.on = True
+        history_off = {dia_of_seq[s] for s in off.seqs if s in dia_of_seq}
+        ordered = sorted(evidence)
+        held = switch.held([event_of[d] for d in ordered])
+        in_l3 = {d for d, h in zip(ordered, held, strict=True) if h}
+        if in_l3:
+            row.coverage.append(len(in_l3 & carried) / len(in_l3))
+        score_on = len(evidence & (history | carried)) / len(evidence)
+        score_off = len(evidence & history_off) / len(evidence)
+        only = bool(evidence & (carried - history))
+        row.on.append(score_on)
+        row.off.append(score_off)
+        row.only_l3 += only
+        row.in_l3.append(len(in_l3) / len(evidence))
+        if held_out:
+            row.on_held.append(score_on)
+            row.off_held.append(score_off)
+            row.only_l3_held += only
+
+
+async def _run_conversation_l3(
+    turns: Sequence[StreamTurn],
+    questions: Sequence[tuple[str, set[str]]],
+    budget: int,
+    embedder: Embedder | None,
+    root: Path,
+    pinned: int,
+    result: L3Result,
+    held_out: bool,
+    settings: Any,
+) -> None:
+    from hologram.memory.graph.service import GraphMemory
+
+    store = SessionStore(root / "sessions.db")
+    cold = ClockedColdStore(root / "cold.db")
+    memory = SessionMemory(store, cold, embedder, pinned_recent=pinned)
+    graph = GraphMemory.open(root, settings, cold, clock=cold.clock)
+    switch = L3Switch(graph)
+    memory.graph = switch  # type: ignore[assignment]  # the real GraphMemory behind a recall switch
+    window = int(budget / TARGET_FILL) + 1
+    sid = store.create_session("bench")
+    dia_of_seq: dict[int, str] = {}
+    distill_s = 0.0
+
+    counts = {"moved": 0, "triples": 0, "failed": 0}
+
+    async def cool(**policy: Any) -> None:
+        """One cooling run; `counts` are cumulative over the conversation (what L3 holds after it)."""
+        nonlocal distill_s
+        started = time.perf_counter()
+        report = await graph.distill(**policy)
+        distill_s += time.perf_counter() - started
+        counts["moved"] += len(report.moved)
+        counts["triples"] += report.triples
+        counts["failed"] += len(report.failed)
+
+    def tally(state: str) -> None:
+        key = (budget, state)
+        result.add(key, result.moved, counts["moved"])
+        result.add(key, result.triples, counts["triples"])
+        result.add(key, result.failed, counts["failed"])
+        result.add(key, result.l2_left, len(cold))
+
+    if isinstance(embedder, CachedEmbedder):
+        embedder.uncached = {text for text, _ in questions}
+    previous: str | None = None
+    for turn in turns:
+        cold.now = turn.ts
+        if previous is not None and _session_of(turn.dia_id) != previous:
+            await cool()  # the product's policy, at the new session's start (module docstring)
+        previous = _session_of(turn.dia_id)
+        seq = store.append(sid, "input", {"text": turn.text}, ts=turn.ts)
+        await memory.prepare(sid, turn.text, window_tokens=window, fixed_tokens=0)
+        store.append(sid, "response", {"content": ANSWER, "reasoning": None, "tool_calls": []}, ts=turn.ts)
+        await memory.index(sid)
+        dia_of_seq[seq] = turn.dia_id
+    end = max((t.ts for t in turns), default=0.0) + 3600
+    cold.now = end
+    await cool()
+    text_of = {t.dia_id: t.text for t in turns}
+    event_of: dict[str, str] = {}
+    for event in store.events(sid):
+        record = record_of(event)
+        if record is not None and event.seq in dia_of_seq:
+            event_of[dia_of_seq[event.seq]] = record.id
+    dia_of_event = {e: d for d, e in event_of.items()}
+    args = (memory, switch, sid, questions, dia_of_seq, dia_of_event, text_of, event_of, window, end)
+    await _ask_l3(*args, result.row(budget, "clock"), held_out)
+    tally("clock")
+    await cool(idle_hours=0, max_accesses=1 << 30)  # forced: everything L2 still holds
+    await _ask_l3(*args, result.row(budget, "forced"), held_out)
+    tally("forced")
+    result.distill_s[budget] = result.distill_s.get(budget, 0.0) + distill_s
+    await graph.aclose()
+    await memory.aclose()
+    store.close()
+
+
+def run_stream_l3(
+    conversations: Sequence[tuple[str, list[StreamTurn], list[tuple[str, set[str]]]]],
+    budgets: Sequence[int],
+    embedder: Embedder | None,
+    *,
+    pinned: int,
+    dev_split: frozenset[str],
+    share: float | None = None,
+) -> L3Result:
+    """The L3 stream over `conversations` (module docstring); `share`: ``[memory.graph] recall_share`` (None:
+    the default), to see how much of the L3 note's yield its budget limits."""
+    from hologram.settings import GraphSettings, MemorySettings
+
+    settings = MemorySettings() if share is None else MemorySettings(graph=GraphSettings(recall_share=share))
+    result = L3Result(share=settings.graph.recall_share)
+    for name, turns, questions in conversations:
+        result.questions += len(questions)
+        for budget in budgets:
+            with tempfile.TemporaryDirectory() as tmp:
+                asyncio.run(
+                    _run_conversation_l3(
+                        turns,
+                        questions,
+                        budget,
+                        embedder,
+                        Path(tmp),
+                        pinned,
+                        result,
+                        name not in dev_split,
+                        settings,
+                    )
+                )
+        if isinstance(embedder, CachedEmbedder):
+            embedder.save()
+    return result
+
+
+def _mean(xs: Sequence[float]) -> str:
+    return f"{statistics.fmean(xs):.3f}" if xs else "-"
+
+
+def report_l3(result: L3Result, baseline: StreamResult, budgets: Sequence[int]) -> None:
+    print(
+        "stream protocol with L3: evidence in context after cooling (clock = the product's policy on the "
+        f"conversation's clock; forced = then all of L2); [memory.graph] recall_share = {result.share:.2f}"
+    )
+    header = (
+        f"{'budget':>6} | {'cooling':>7} | {'no cooling':>10} | {'L3 off':>6} | {'L3 on':>6} | "
+        f"{'only L3':>7} | {'ev. in L3':>9} | {'carried':>7} | {'note tok p50/p95':>16} | "
+        f"{'preview p50/p95':>17} | {'L3 recall p50/p95':>17}"
+    )
+    print(header)
+    print("-" * len(header))
+    for b in budgets:
+        for state in ("clock", "forced"):
+            row = result.rows.get((b, state))
+            if row is None:
+                continue
+            tok, lat, rec = row.note_tokens, row.lat_on, row.recall_ms
+            print(
+                f"{b:>6} | {state:>7} | {_mean(baseline.recall.get(b, [])):>10} | {_mean(row.off):>6} | "
+                f"{_mean(row.on):>6} | {row.only_l3:>7} | {_mean(row.in_l3):>9} | {_mean(row.coverage):>7} | "
+                f"{percentile(tok, 50):>7.0f} / {percentile(tok, 95):>6.0f} | "
+                f"{percentile(lat, 50):>5.1f} / {percentile(lat, 95):>5.1f} ms | "
+                f"{percentile(rec, 50):>5.1f} / {percentile(rec, 95):>5.1f} ms"
+            )
+    if any(row.on_held for row in result.rows.values()):
+        print("held-out (outside the dev split):")
+        for b in budgets:
+            for state in ("clock", "forced"):
+                row = result.rows.get((b, state))
+                if row is not None:
+                    print(
+                        f"{b:>6} | {state:>7} | {_mean(baseline.held_out.get(b, [])):>10} | "
+                        f"{_mean(row.off_held):>6} | {_mean(row.on_held):>6} | {row.only_l3_held:>7}"
+                    )
+    print(
+        f"({result.questions} questions. L3 off: recall from L3 answers nothing, what L3 holds is out of L1/L2. "
+        "only L3 = questions with an evidence turn the L3 note carries and the history does not; ev. in L3 = "
+        "share of evidence turns L3 holds; carried = of those, the share the note carries (over questions with "
+        "any); note tokens over all questions, 0 = no note; preview = the whole request with L3 on, query "
+        "embedding included; L3 recall = the time in GraphMemory.recall)"
+    )
+    for b in budgets:
+        for state in ("clock", "forced"):
+            key = (b, state)
+            if key in result.rows:
+                print(
+                    f"  {b} {state}: {result.moved.get(key, 0)} events moved to L3, {result.triples.get(key, 0)} "
+                    f"triples, {result.failed.get(key, 0)} failed, {result.l2_left.get(key, 0)} left in L2; "
+                    f"note items that are the bench's stored answer {_mean(result.rows[key].answers)}"
+                )
+        print(f"  {b}: distillation {result.distill_s.get(b, 0.0):.1f} s in all")
