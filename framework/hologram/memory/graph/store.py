@@ -52,7 +52,7 @@ class GraphLockedError(HologramError):
             Problem(
                 "the memory graph (L3) is open in another process",
                 file=str(path),
-                hint="run the command against the running kernel, or stop the kernel (`hologram down`) first",
+                hint="run the command against the running kernel, or stop `hologram up` (Ctrl-C in its terminal) first",
             )
         )
 
