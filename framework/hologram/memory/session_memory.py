@@ -443,7 +443,8 @@ class SessionMemory:
                                                 scene=scene)  # fmt: skip
                 reserved = render(by_name, int(budget * graph.settings.graph.recall_share), session=sid)
                 budget = max(0, budget - reserved.tokens)
-            compete_l3 = l3_on and bool(in_l3.any())
+            # (a graph that cannot be read now could not send what won: then L3 does not compete)
+            compete_l3 = l3_on and bool(in_l3.any()) and graph is not None and graph.problem is None
             if not in_cold.any() and not compete_l3 and l1_total <= budget:
                 keep = in_l1
             else:
