@@ -5,7 +5,8 @@ budget; the active scene preferred; ``[memory.graph] recall = false`` and the ``
 
 Real SessionStore, ColdStore and Kùzu database in a tmp dir; cooling through ``GraphMemory.distill``.
 
-Mutation checks (done, file copied to /tmp and back): no retry delay after a failed open turns
+Mutation checks (done, file copied to /tmp and back): L3 events not among the ranking's candidates
+(``extra = in_cold & strong`` always) turns the route-1 passage test red; no retry delay after a failed open turns
 ``test_a_graph_another_process_holds_is_a_warning_and_memory_works_on`` red; no hub rule turns
 ``test_a_hub_s_facts_come_back_only_when_the_input_shares_a_word_with_them`` red; ``forget_session`` doing
 nothing turns ``test_a_deleted_session_s_facts_leave_l3`` red; route 1 off (``_l3_recall`` passing no
@@ -90,6 +91,10 @@ def test_route_1_a_cooled_passage_without_triples_comes_back_as_its_text(tmp_pat
         assert "UTC" in note and "session s1" not in note, "its time; this session's own passage names no session"
         assert wifi not in {ids_of(k.mem, "s1")[s] for s in prepared.seqs}, "in the note, not the history"
         assert prepared.kept_tokens + estimate_tokens(note) <= prepared.budget_tokens + 200
+        # route 1 competes in the request's one ranking (like L2), not only within the note's share
+        k.graph.settings = MemorySettings.model_validate({"graph": {"recall_share": 0.01}})
+        narrow = await k.mem.prepare("s1", question, window_tokens=WINDOW, fixed_tokens=0)
+        assert wifi in narrow.l3_events and "BLUE-HERON-42" in note_of(narrow)
         await k.close()
 
     asyncio.run(run())

@@ -63,6 +63,7 @@ from hologram.memory.graph.recall import (
     MEMORY_RECALL_PARAMETERS,
     L3Hit,
     L3Recall,
+    rank,
     render,
 )
 from hologram.memory.overflow import OverflowGuard, history_budget
@@ -431,17 +432,20 @@ class SessionMemory:
             over = False
             scores: np.ndarray | None = None
             current = last_input if commit else None
-            l3 = L3_NONE
-            l3_hits: list[L3Hit] = []
             graph = self.graph
-            if graph is not None and graph.settings.graph.recall and text.strip() and graph.exists():
-                if in_l3.any():
-                    scores = index.scores(await self._query(state, text, now=now, current_input=current))
-                l3_hits = await self._l3_ranked(graph, state, text, scores, in_l3, hops=graph.settings.graph.hops,
+            l3_on = graph is not None and graph.settings.graph.recall and bool(text.strip()) and graph.exists()
+            by_name: list[L3Hit] = []
+            reserved = L3_NONE
+            if l3_on:
+                assert graph is not None
+                # route 2 (entities the input names) gets its share of the budget first
+                by_name = await self._l3_ranked(graph, state, text, None, None, hops=graph.settings.graph.hops,
                                                 scene=scene)  # fmt: skip
-                l3 = render(l3_hits, int(budget * graph.settings.graph.recall_share), session=sid)
-                budget = max(0, budget - l3.tokens)
-            if not in_cold.any() and l1_total <= budget:
+                reserved = render(by_name, int(budget * graph.settings.graph.recall_share), session=sid)
+                budget = max(0, budget - reserved.tokens)
+            # (a graph that cannot be read now could not send what won: then L3 does not compete)
+            compete_l3 = l3_on and bool(in_l3.any()) and graph is not None and graph.problem is None
+            if not in_cold.any() and not compete_l3 and l1_total <= budget:
                 keep = in_l1
             else:
                 forced = (
@@ -449,13 +453,18 @@ class SessionMemory:
                     if state.protected
                     else None
                 )
-                if scores is None:
-                    scores = index.scores(await self._query(state, text, now=now, current_input=current))
-                # L2 competes only with what clearly matches: filling the budget with whatever old events
-                # rank above other irrelevant ones would count them as used, and nothing would ever cool.
-                # L3 holds whole call groups, so masking it after the unit expansion splits none.
-                candidates = index.whole_units(in_l1 | (in_cold & (scores >= AUTO_RECALL_MIN_SCORE))) & ~in_l3
+                scores = index.scores(await self._query(state, text, now=now, current_input=current))
+                # L2 (and L3, route 1) compete only with what clearly matches: filling the budget with whatever
+                # old events rank above other irrelevant ones would count them as used, and nothing would
+                # ever cool. An L3 event that wins is sent in the note, never in the history.
+                strong = scores >= AUTO_RECALL_MIN_SCORE
+                extra = (in_cold | in_l3) & strong if compete_l3 else in_cold & strong
+                candidates = index.whole_units(in_l1 | extra)
+                if not compete_l3:  # L3 holds whole call groups, so this splits none
+                    candidates &= ~in_l3
                 keep, over = fit(index, scores, candidates, budget, pinned_recent=self.pinned_recent, forced=forced)
+            from_l3 = keep & in_l3
+            keep = keep & ~in_l3
             losers = np.flatnonzero(~keep & in_l1).tolist()
             winners = np.flatnonzero(keep & in_cold).tolist()
             moved = [self._record_with_vector(state, i) for i in losers]
@@ -468,13 +477,20 @@ class SessionMemory:
             kept = np.flatnonzero(keep).tolist()
             events = [state.indexed[i] for i in kept]
             kept_tokens = int(cost[kept].sum()) if kept else 0
-            if len(l3.hits) < len(l3_hits) and kept_tokens < budget:
-                # what the history left unused goes to L3 hits that clearly match, as L2's compete for the
-                # whole budget (a new session, or one whose past has all cooled, has little history)
-                chosen = {id(h) for h in l3.hits}
-                pool = [h for h in l3_hits if id(h) in chosen or h.score >= AUTO_RECALL_MIN_SCORE]
-                wider = render(pool, l3.tokens + budget - kept_tokens, session=sid)
-                if len(wider.hits) > len(l3.hits):
+            l3 = reserved
+            if l3_on and (from_l3.any() or (len(reserved.hits) < len(by_name) and kept_tokens < budget)):
+                assert graph is not None
+                # the L3 events that won the ranking (their triples, or their text), and what the history left
+                # unused for the names' hits that clearly match — as L2's compete for the whole budget
+                own = (
+                    await self._l3_ranked(graph, state, "", scores, from_l3, hops=1, scene=scene)
+                    if from_l3.any()
+                    else []
+                )
+                chosen = {id(h) for h in reserved.hits}
+                pool = rank([*own, *(h for h in by_name if id(h) in chosen or h.score >= AUTO_RECALL_MIN_SCORE)])
+                wider = render(pool, reserved.tokens + budget - kept_tokens, session=sid)
+                if len(wider.hits) >= len(reserved.hits):
                     l3 = wider
             text_note = "\n".join(p for p in (memory_note(moved, recalled, overflow=overflow), l3.note) if p)
             return Prepared(
@@ -498,18 +514,18 @@ class SessionMemory:
         state: _Session,
         text: str,
         scores: np.ndarray | None,
-        in_l3: np.ndarray,
+        mask: np.ndarray | None,
         *,
         hops: int,
         scene: SceneHint | None,
     ) -> list[L3Hit]:
-        """What L3 brings to this request, ranked: this session's L3-held events the request's scorer clearly
-        matches (route 1, the L2 auto-recall threshold) and the graph's triples of the entities `text` names
-        (route 2). A failure costs the request its L3 note, never the request."""
+        """L3 hits, ranked: the session's events at `mask` with their `scores` (route 1: their triples or
+        their text) and the graph's triples of the entities `text` names (route 2). A failure costs the request
+        its L3 note, never the request."""
         hits: list[tuple[str, float]] = []
         records: dict[str, EventRecord] = {}
-        if scores is not None:
-            for i in np.flatnonzero(in_l3 & (scores >= AUTO_RECALL_MIN_SCORE)).tolist():
+        if scores is not None and mask is not None:
+            for i in np.flatnonzero(mask).tolist():
                 record = _record_at(state, i)
                 hits.append((record.id, float(scores[i])))
                 records[record.id] = record
@@ -742,7 +758,8 @@ class SessionMemory:
         scores = None
         if in_l3.any():
             scores = state.index.scores(await self._query(state, text, now=time.time(), current_input=None))
-        ranked = await self._l3_ranked(graph, state, text, scores, in_l3, hops=hops, scene=scene)
+        strong = in_l3 & (scores >= AUTO_RECALL_MIN_SCORE) if scores is not None else None
+        ranked = await self._l3_ranked(graph, state, text, scores, strong, hops=hops, scene=scene)
         return render(ranked, budget_tokens, session=sid)
 
     def recall_tool(self) -> KernelTool:

@@ -65,9 +65,9 @@ log = logging.getLogger("hologram.memory")
 GRAPH_DB = "graph.kz"
 #: After a failed open (another process holds the graph), the next attempt waits this long.
 RETRY_OPEN_S = 60.0
-#: Route 1 hits considered per request, best first (a budget of a few hundred tokens holds a handful; an input
-#: that matches much of a cooled session must not cost a read of all of it).
-MAX_SESSION_HITS = 48
+#: Route 1 hits considered per request, best first (they already won the request's ranking, so the budget
+#: bounds them; this only keeps an input that matches much of a cooled session from costing a read of all).
+MAX_SESSION_HITS = 256
 #: Triples read per named entity (1 hop; 2 hops: a quarter), ranked here by what they share with the input —
 #: the graph's LIMIT picks arbitrary ones, so it must be wide enough to hold a hub's relevant fact.
 _PER_ENTITY = 200
