@@ -49,8 +49,9 @@ def build_sessions(path: Path, turns: int = 300, sessions: int = 5) -> SessionSt
     return store
 
 
-def build_cold(path: Path, events: int = 400) -> None:
-    """A cold.db with ``events`` events (input, reasoning, response blocks; an 8-d vector each)."""
+def build_cold(path: Path, events: int = 400, *, cooled_every: int = 0) -> None:
+    """A cold.db with ``events`` events (input, reasoning, response blocks; an 8-d vector each); with
+    `cooled_every`, every such event is then recorded as moved into L3 (an ``l3_events`` row)."""
     rng = np.random.default_rng(7)
     records = []
     for i in range(events):
@@ -69,6 +70,8 @@ def build_cold(path: Path, events: int = 400) -> None:
     with ColdStore(path) as store:
         for start in range(0, events, 50):
             store.put(records[start : start + 50])
+        if cooled_every:  # some events cooled into the memory graph: their l3_events rows must survive too
+            store.remove([r.id for r in records[::cooled_every]], into_l3=True)
 
 
 def table_rows(path: Path) -> Rows:

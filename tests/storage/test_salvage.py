@@ -49,7 +49,7 @@ FLOOR = {"truncated": 0.4, "header": 1.0, "scribble": 0.97}
 def pristine(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Rows]]:
     root = tmp_path_factory.mktemp("pristine")
     build_sessions(root / "sessions.db")
-    build_cold(root / "cold.db")
+    build_cold(root / "cold.db", cooled_every=10)  # l3_events rows too
     return {name: (root / name, table_rows(root / name)) for name in ("sessions.db", "cold.db")}
 
 

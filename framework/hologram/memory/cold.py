@@ -50,7 +50,9 @@ opening the graph (``import kuzu`` costs the idle kernel megabytes; a kernel tha
 table and pays nothing). The set is written in the *same* SQLite transaction that deletes the events from L2
 (``remove(ids, into_l3=True)``), so an event is always in exactly one of "L2" and "recorded as L3"; the
 crash window between the graph's commit and that transaction leaves the event in L2, which the cooling's
-``reconcile`` (at every start and every run) then moves the same way.
+``reconcile`` (at every start and every run) then moves the same way. It is a rowid table like the others,
+so ``hologram doctor --repair`` salvages it by rowid ranges (hologram/doctor/salvage.py) when the file is
+damaged: losing it would put cooled events back into histories.
 """
 
 from __future__ import annotations
@@ -115,7 +117,7 @@ CREATE TABLE IF NOT EXISTS l3_events (
     id TEXT PRIMARY KEY,
     session TEXT,
     moved REAL NOT NULL
-) WITHOUT ROWID;
+);
 """
 
 # Where a damaged event and its blocks are moved (same columns, no constraints, plus when and why): their
