@@ -87,6 +87,10 @@ class KernelTool:
     handler: KernelHandler
     parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
     parallel_safe: bool = False
+    offered: Callable[[str | None], bool] | None = None
+    """Whether a session's requests carry this tool's schema (None: always). A search over a layer that holds
+    nothing for the session (no cold context yet, an empty memory graph) would cost its bytes on every request
+    of every new session for nothing; it stays callable by name all the same."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,7 @@ class Tool:
     needs_approval: bool = False  # as the plugin registered it; the lock's word is added (agent/approvals.py)
     approval_subject: str | None = None
     deferred: bool = False  # the manifest's word: its schema is sent once loaded (module docstring)
+    hidden: bool = False  # a kernel tool not offered to this session (`KernelTool.offered`): callable, not sent
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry, as sent (`wire_schema`)."""
@@ -135,7 +140,9 @@ class ToolSet:
         self.waiting = [t.name for t in self.tools.values() if t.deferred and t.name not in self.loaded]
         if self.waiting and LOAD_TOOL not in self.tools:
             self.tools = {LOAD_TOOL: self._load_tool(), **self.tools}
-        self._schemas = [t.schema() for t in self.tools.values() if not t.deferred or t.name in self.loaded]
+        self._schemas = [
+            t.schema() for t in self.tools.values() if not t.hidden and (not t.deferred or t.name in self.loaded)
+        ]
 
     def get(self, name: str) -> Tool | None:
         return self.tools.get(name)
@@ -265,7 +272,10 @@ class ToolRegistry:
         validators: dict[str, Draft202012Validator | None] = {}
         fast: dict[str, Check | None] = {}
         for kt in self._kernel.values():
-            tools[kt.name] = Tool(kt.name, kt.description, kt.parameters, kt.parallel_safe, KERNEL, kt.handler)
+            hidden = kt.offered is not None and not kt.offered(session)
+            tools[kt.name] = Tool(
+                kt.name, kt.description, kt.parameters, kt.parallel_safe, KERNEL, kt.handler, hidden=hidden
+            )
             validators[kt.name], fast[kt.name] = self._validator(KERNEL, kt.name, kt.parameters)
         for entry in self._catalog():
             name, plugin = str(entry.get("name", "")), str(entry.get("plugin", ""))

@@ -62,6 +62,7 @@ import logging
 import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -182,6 +183,10 @@ class ColdStore:
         self._index: ColdIndex | None = None
         """Built by the first `index` use (search), then kept up to date by every write."""
         self._ids: set[str] = set()
+        self._per_session: Counter[str | None] = Counter()
+        """How many events L2 holds per session (None: unknown, e.g. undecodable rows at open — then every
+        session is taken to hold some): whether a request offers the ``coldcontext_query`` tool."""
+        self._per_session_known = False
         """Every event id L2 holds (membership without the index)."""
         self._l3: set[str] = set()
         """Every event id recorded as held by L3 (module docstring: "Which events L3 holds")."""
@@ -195,6 +200,7 @@ class ColdStore:
             self._db.executescript(_SCHEMA)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             self._load_ids()
+            self._count_sessions()
             self._l3 = {r[0] for r in self._db.execute("SELECT id FROM l3_events")}
             stored = self.path != ":memory:" and (bool(self._ids) or self._has_rows())
         except sqlite3.DatabaseError as exc:
@@ -207,6 +213,19 @@ class ColdStore:
         else:
             self._checker = threading.Thread(target=self._check_rows, name="hologram-cold-check", daemon=True)
             self._checker.start()
+
+    def _count_sessions(self) -> None:
+        try:
+            rows = self._db.execute("SELECT session, count(*) FROM cold_events GROUP BY session").fetchall()
+        except sqlite3.OperationalError:  # an undecodable session id: unknown, so every session "holds some"
+            self._per_session_known = False
+            return
+        self._per_session = Counter({session: int(n) for session, n in rows})
+        self._per_session_known = True
+
+    def session_holds(self, session: str | None) -> bool:
+        """Whether L2 holds any event of `session` (in memory: asked before every LLM request)."""
+        return not self._per_session_known or self._per_session.get(session, 0) > 0
 
     def _load_ids(self) -> None:
         """The id set, read from the ``id`` index alone. An id that is not UTF-8 is left out (as if it were
@@ -459,6 +478,7 @@ class ColdStore:
             except sqlite3.IntegrityError as exc:
                 raise DuplicateBlockError(f"L2 already holds one of these events or blocks: {exc}") from exc
             self._ids.update(r.id for r in records)
+            self._per_session.update(r.session for r in records)
             if self._index is not None:
                 for r, terms in zip(records, all_terms, strict=True):
                     self._index.add(IndexEntry(r.id, r.session, r.ts_ms, r.origin, terms, r.dense))
@@ -475,10 +495,11 @@ class ColdStore:
         self._wait_checked()
         with self._lock:
             index = self._index  # without an index, only the ids are needed (no terms to take out of its IDF)
-            present = self._rows(wanted, "id, terms, analyzer" if index is not None else "id")
+            present = self._rows(wanted, "id, session, terms, analyzer" if index is not None else "id, session")
             if not present:
                 return []
             found = [row[0] for row in present]
+            sessions = Counter(row[1] for row in present)
             with self._transaction():
                 for chunk in _chunks(found):
                     if into_l3:
@@ -490,10 +511,11 @@ class ColdStore:
                     self._db.execute(f"DELETE FROM cold_blocks WHERE event IN ({_marks(len(chunk))})", chunk)
                     self._db.execute(f"DELETE FROM cold_events WHERE id IN ({_marks(len(chunk))})", chunk)
             self._ids.difference_update(found)
+            self._per_session.subtract(sessions)
             if into_l3:
                 self._l3.update(found)
             if index is not None:
-                for eid, terms, analyzer in present:
+                for eid, _session, terms, analyzer in present:
                     index.remove(eid, _terms(terms, analyzer))
             return found
 

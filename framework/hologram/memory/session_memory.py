@@ -790,7 +790,10 @@ class SessionMemory:
                 return {"content": f"nothing in long-term memory matches {text!r}{problem}", "is_error": False}
             return {"content": found.note, "is_error": False}
 
-        return KernelTool(MEMORY_RECALL_NAME, MEMORY_RECALL_DESCRIPTION, handler, parameters=MEMORY_RECALL_PARAMETERS)
+        return KernelTool(
+            MEMORY_RECALL_NAME, MEMORY_RECALL_DESCRIPTION, handler, parameters=MEMORY_RECALL_PARAMETERS,
+            offered=lambda _session: self.graph is not None and self.cold.l3_count > 0,
+        )  # fmt: skip
 
     def kernel_tool(self) -> KernelTool:
         """The ``coldcontext_query`` tool for ``ToolRegistry.add_kernel_tool``."""
@@ -801,6 +804,7 @@ class SessionMemory:
             COLDCONTEXT_QUERY_DESCRIPTION,
             self.tool_handler(),
             parameters=COLDCONTEXT_QUERY_PARAMETERS,
+            offered=self.cold.session_holds,
         )
 
 
