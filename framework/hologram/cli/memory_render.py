@@ -109,8 +109,20 @@ def _distill(r: dict[str, Any]) -> str:
         f"triple(s); held back {r.get('held_back', 0)} (part of a tool call not yet idle), failed "
         f"{r.get('failed', 0)} (kept in L2, retried later), reconciled {r.get('reconciled', 0)}"
     ]
+    # one line per reason, not per event: a model that never answers JSON fails every event the same way
+    reasons: dict[str, list[str]] = {}
     for failure in r.get("failures") or []:
-        lines.append(f"  {failure.get('event')}: {one_line(str(failure.get('why', '')))}")
+        event = str(failure.get("event", ""))
+        why = one_line(str(failure.get("why", ""))).replace(f"event {event}: ", "")
+        reasons.setdefault(why, []).append(event)
+    for why, events in reasons.items():
+        more = f" and {len(events) - 1} more" if len(events) > 1 else ""
+        lines.append(f"  {events[0]}{more}: {why}")
+    if reasons and any("not JSON" in why or "schema" in why for why in reasons):
+        lines.append(
+            "  the model did not answer the extraction prompt with the JSON asked for; set "
+            '[memory.cooling] extractor = "rules" in settings.toml to distill without it'
+        )
     if not r.get("eligible"):
         lines.append(
             "nothing was eligible: L2 events cool after [memory.cooling] idle_hours without use "
