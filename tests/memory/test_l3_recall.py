@@ -341,3 +341,20 @@ def test_a_deleted_session_s_facts_leave_l3(tmp_path: Path) -> None:
         await k.close()
 
     asyncio.run(run())
+
+
+def test_memory_recall_finds_a_passage_of_another_session_by_its_words(tmp_path: Path) -> None:
+    """Seen as a newcomer: "My sister Alice lives in Lisbon" told in one session and cooled yields no triple,
+    so a request in another session (which reaches other sessions only through named entities) brings nothing
+    back, and the model's explicit ``memory_recall`` found nothing either. The tool now also searches L3's
+    blocks of every session by their words. Mutation check (done): without the search in
+    `SessionMemory.recall_l3` this test fails."""
+    k = open_memory(tmp_path)
+    say(k, "old", "My sister lives in Lisbon and works as a marine biologist.")
+    asyncio.run(cool_all(k, "old"))
+    say(k, "new", "hello")
+    answer = tool_call(k.mem, "new", {"query": "sister Lisbon"})
+    assert answer["is_error"] is False and "lives in Lisbon" in str(answer["content"])
+    assert "session old" in str(answer["content"])  # where it came from
+    assert "nothing in long-term memory" in str(tool_call(k.mem, "new", {"query": "volcano"})["content"])
+    asyncio.run(k.close())

@@ -119,6 +119,8 @@ MAX_SESSIONS = 32
 #: Query vectors remembered by text: a turn's input is embedded once for its first request and reused for the
 #: turn's later requests and when the input event itself is indexed.
 _QUERY_VECTORS = 64
+#: Passages of other sessions that ``memory_recall`` adds when their words match (a scan of L3's blocks).
+MEMORY_RECALL_SEARCH = 10
 
 
 @dataclass
@@ -760,15 +762,21 @@ class SessionMemory:
         if graph is None or not text.strip() or not graph.exists():
             return L3_NONE
         if sid is None:
-            return await graph.recall(text, session=None, budget_tokens=budget_tokens, hops=hops, scene=scene)
-        state = await self._sync(sid)
-        in_l3 = self._in_l3(state)
-        scores = None
-        if in_l3.any():
-            scores = state.index.scores(await self._query(state, text, now=time.time(), current_input=None))
-        strong = in_l3 & (scores >= AUTO_RECALL_MIN_SCORE) if scores is not None else None
-        ranked = await self._l3_ranked(graph, state, text, scores, strong, hops=hops, scene=scene)
-        return render(ranked, budget_tokens, session=sid)
+            ranked = await graph.ranked(text, hops=hops, scene=scene)
+        else:
+            state = await self._sync(sid)
+            in_l3 = self._in_l3(state)
+            scores = None
+            if in_l3.any():
+                scores = state.index.scores(await self._query(state, text, now=time.time(), current_input=None))
+            strong = in_l3 & (scores >= AUTO_RECALL_MIN_SCORE) if scores is not None else None
+            ranked = await self._l3_ranked(graph, state, text, scores, strong, hops=hops, scene=scene)
+        # The model asked: passages of *other* sessions that contain its words come too, after what the routes
+        # found (a request's automatic recall reaches other sessions only through named entities; this scan of
+        # L3's blocks is affordable for an explicit call, not for every request).
+        seen = {h.event for h in ranked}
+        found = [h for h in await graph.search(text, limit=MEMORY_RECALL_SEARCH) if h.event not in seen]
+        return render([*ranked, *found], budget_tokens, session=sid)
 
     def recall_tool(self) -> KernelTool:
         """The ``memory_recall`` tool (model-callable): the rendered L3 recall for a query, 1 or 2 hops."""
