@@ -5,7 +5,9 @@ The session database keeps every event forever: it is the durable log. The tiers
 
 * **L2** = the session's events held by the :class:`~hologram.memory.cold.ColdStore` (keyed by the stable
   event id of :func:`~hologram.memory.blocks.build_event`, origin ``"<session>:<seq>"``);
-* **L1** = the session's events minus those in L2, in log order.
+* **L3** = the session's events cooled into the memory graph (recorded in ``cold.db`` by the move:
+  :mod:`hologram.memory.graph.service`) — neither L1 nor L2: never in a history again, never put back in L2;
+* **L1** = the session's events minus those in L2 and L3, in log order.
 
 **One ranking per request over L1 ∪ L2** (issue 11): before every LLM request, every event of the session is
 scored against the turn's query by one scorer (:mod:`hologram.memory.session_index`, queries from
@@ -19,6 +21,9 @@ call groups, time order). Then:
   only when they clearly match (fused score at least one standard deviation above the session's mean,
   :data:`~hologram.memory.recall.AUTO_RECALL_MIN_SCORE`): spare budget is not filled with old events that
   merely rank above other irrelevant ones — that would count them as used, and nothing would ever cool;
+* an L3 event that clearly matches competes the same way and, when it wins, is sent in the note — its
+  triples with their source, or its text — and the entities the input names bring their triples from
+  every session within ``[memory.graph] recall_share`` of the budget (:mod:`hologram.memory.graph.recall`);
 * the model is told in one line what came back and what moved.
 
 So what was pruned long ago comes back when a later input needs it, with no tool call by the model.

@@ -5,7 +5,8 @@ uses, and brings triples back with their source blocks):
 
 1. **The session's own scorer.** The session index keeps every event of the session, including those L3
    holds, with their passage vectors; the request scores them all anyway. An L3-held event that clearly
-   matches (the L2 auto-recall threshold) comes back as its triples *and*, when it yielded none — most
+   matches (the L2 auto-recall threshold) competes in the request's one ranking like an L2 event
+   (``SessionMemory._prepare``) and, when it wins, comes back as its triples or, when it yielded none — most
    events: 11 triples per 100 LoCoMo turns — as a "block" hit with its own text. Without block hits, cooling
    would drop from the request everything the extractor could not turn into a triple.
 2. **The graph, across sessions.** Entities the input names (an entity key equal to one of the input's word
@@ -14,7 +15,7 @@ uses, and brings triples back with their source blocks):
 
 Each hit scores route score × confidence (triples) × :data:`~hologram.memory.scene_hint.SCENE_PREFERENCE`
 when the active scene holds its event; the best are rendered, one line each with where it came from (time,
-session, the source text cut short), until the budget (tokens counted as everywhere else:
+session when it is another one, the source text cut short), until the budget (tokens counted as everywhere else:
 :func:`~hologram.memory.tokens.estimate_tokens`) is spent.
 """
 
