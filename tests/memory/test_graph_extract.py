@@ -33,6 +33,18 @@ def test_english_first_person_is_the_speaker() -> None:
     assert all(t.valid_at == record.ts_ms for t in triples)
 
 
+def test_english_a_named_relative_at_the_start_of_a_sentence_and_where_they_live() -> None:
+    """Seen as a newcomer: "My sister Alice lives in Lisbon and works as a marine biologist." gave nothing —
+    the family rule wanted a lower-case "my", and no rule read a named person's home. Mutation check (done):
+    the family rule without ``[Mm]`` or the new third-person rule removed fails this test."""
+    got = _spo(extract_english("My sister Alice lives in Lisbon and works as a marine biologist.", "user"))
+    assert got == {("user", "has sister", "Alice"), ("Alice", "live in", "Lisbon")}
+    assert _spo(extract_english("I live in Porto. Bob worked at Siemens.", "Eve")) == {
+        ("Eve", "live in", "Porto"),
+        ("Bob", "worked at", "Siemens"),
+    }
+
+
 def test_english_drops_pronouns_time_phrases_and_non_names() -> None:
     assert (
         _spo(extract_english("I adopted her two years ago. It is a great way to relax. Sounds like a blast!", "Jo"))

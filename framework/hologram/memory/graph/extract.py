@@ -114,7 +114,7 @@ _EN_RULES: list[tuple[re.Pattern[str], str | None, bool]] = [
         None,
         True,
     ),
-    (re.compile(rf"\bmy ({_FAMILY}) ([A-Z][a-z]+)\b"), "has {0}", True),
+    (re.compile(rf"\b[Mm]y ({_FAMILY}) ([A-Z][a-z]+)\b"), "has {0}", True),  # "My sister Alice", first word too
     (re.compile(rf"\bI {_ADV}({_LIKE}) {_VALUE}", re.I), None, True),
     (re.compile(rf"\bI {_ADV}({_GO}) to {_VALUE}", re.I), "went to", True),
     (re.compile(rf"\bI {_ADV}({_LIVE}) (in|at|as|for|with) {_VALUE}", re.I), "{0} {1}", True),
@@ -127,7 +127,15 @@ _EN_RULES: list[tuple[re.Pattern[str], str | None, bool]] = [
     ),
     (re.compile(rf"\bI(?:'ve| have)? {_ADV}({_DO}) {_VALUE}", re.I), None, True),
     (re.compile(rf"\b([A-Z][a-z]+) (loves|likes|enjoys|hates|adores|prefers) {_VALUE}"), None, False),
+    # a named person's home and work ("my sister Alice lives in Lisbon"), in the first person's predicates
+    (
+        re.compile(rf"\b([A-Z][a-z]+) {_ADV}(lives|lived|works|worked|studies|studied) (in|at|as|for) {_VALUE}"),
+        "{0} {1}",
+        False,
+    ),
 ]
+# third-person verbs in the predicate of the first person's rule, so both say "live in" (one predicate)
+_BASE_FORM = {"lives": "live", "works": "work", "studies": "study"}
 
 
 def speaker_of(text: str, default: str) -> tuple[str, str]:
@@ -161,7 +169,7 @@ def extract_english(text: str, speaker: str) -> list[Span]:
                 if predicate is None:
                     pred = " ".join(v.lower() for v in verbs) if verbs else "is"
                 else:
-                    pred = predicate.format(*(v.lower() for v in verbs))
+                    pred = predicate.format(*(_BASE_FORM.get(v.lower(), v.lower()) for v in verbs))
                 if subject.lower() == value.lower():
                     continue
                 out.append(Span(subject, pred, value))
