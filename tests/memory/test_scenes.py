@@ -65,15 +65,25 @@ def store(tmp_path: Path, clock: Clock) -> Iterator[SceneStore]:
     s.close()
 
 
-def test_similarity_is_weighted_jaccard_with_set_features_per_element() -> None:
+def test_similarity_is_weighted_jaccard_per_feature() -> None:
+    """Each feature's Jaccard, averaged by the features' weights (scene_features docstring). Mutation check
+    (done): counting every keyword as an element of its own again fails the topic and the chat cases."""
     a = feats()
     assert similarity(a, a) == 1.0
-    # one of three keywords differs: inter = 1 + 1 + .8 + .4*2 + .2 = 3.8; union = 3.8 + .4*2 = 4.6
+    # one of three keywords differs: topic J = 2/4; (1 + 1 + .8 + .4 * .5 + .2) / 3.4
     b = feats(topic=("deploy", "log", "payment"))
-    assert similarity(a, b) == pytest.approx(3.8 / 4.6)
-    # another partner, no shared keyword: inter = 1 + .8 + .2 = 2.0; union = 2.0 + 2*1.0 + 6*0.4 = 6.4
+    assert similarity(a, b) == pytest.approx(3.2 / 3.4)
+    # another partner, no shared keyword: (1 + 0 + .8 + 0 + .2) / 3.4
     c = feats(partner="bob", topic=("x1", "y1", "z1"))
-    assert similarity(a, c) == pytest.approx(2.0 / 6.4)
+    assert similarity(a, c) == pytest.approx(2.0 / 3.4)
+    # one chat on one channel whose topic moves on stays one situation: (1 + .2) / (1 + .4 + .2) >= join
+    chat = feats(partner=None, tools=(), topic=("hike", "alp", "lake"))
+    assert similarity(chat, feats(partner=None, tools=(), topic=("sourdough", "levain", "proof"))) == pytest.approx(
+        1.2 / 1.6
+    )
+    # however many keywords a scene merged, topic stays 0.4 of the comparison
+    wide = feats(topic=tuple(f"k{i}" for i in range(6)))
+    assert similarity(wide, feats(topic=("q1", "q2", "q3"))) == pytest.approx(3.0 / 3.4)
     # a missing scalar neither matches nor counts against
     assert similarity(feats(partner=None), feats(partner=None)) == 1.0
     assert similarity(SceneFeatures(None, None, frozenset(), (), None), feats()) == 0.0
@@ -129,8 +139,8 @@ def test_recall_threshold_decides_the_active_scene(store: SceneStore) -> None:
     store.observe(feats(), ["ev_1"])
     store.observe(feats(), ["ev_2"])
     scene = store.list()[0]
-    # same partner and channel, other tools/topic/time: 2.0 / (2.0 + .8 + 1.2 + .2 + .2 + 1.2 ...) -> in between
-    near = feats(tools=(), topic=("deploy", "x2", "y2"), tod="evening")
+    # same channel and time, another partner and tool, one keyword of five: (1 + .4 * .2 + .2) / 3.4 = 0.376
+    near = feats(partner="bob", tools=("web",), topic=("deploy", "x2", "y2"))
     sim = similarity(near, scene.features)
     assert RECALL <= sim < JOIN
     active = store.active(near)

@@ -9,14 +9,19 @@ which scenes exist.
 keywords), time of day 0.2 (``night`` before 06:00, ``morning`` before 12:00, ``afternoon`` before 18:00,
 ``evening`` after; in the kernel's *local* time, ``time.localtime`` — a person's day, not UTC's).
 
-**Weighted Jaccard.** A feature set is read as a set of weighted elements: ``channel=qq`` (1.0),
-``partner=group_1`` (1.0), ``time=evening`` (0.2), and one element *per* tool (0.8 each) and *per* topic
-keyword (0.4 each) — set-valued features contribute per element, so two scenes sharing two of three tools are
-closer than two sharing one. With ``w(e)`` an element's weight::
+**Weighted Jaccard.** Each of the five features is compared on its own — a scalar (channel, partner, time of
+day) matches or not, a set (tools, topic keywords) by its Jaccard ``|A & B| / |A | B|`` — and the features are
+averaged by their weights, over the features at least one side has::
 
-    similarity(A, B) = sum(w(e) for e in A & B) / sum(w(e) for e in A | B)      (0.0 when A | B is empty)
+    similarity(A, B) = sum(w(f) * J_f(A, B) for f present) / sum(w(f) for f present)   (0.0 when none is)
 
-A missing scalar (no partner) is no element at all: it neither matches nor counts against.
+So a feature weighs what the design says whatever its size: topic is 0.4 of the comparison with three keywords
+or six, and a chat on the same channel at the same time of day stays one situation when its topic moves on
+(channel + time 1.2 of 1.6 = 0.75 with disjoint topics), while another partner on the same channel is another
+one (1.2 of 2.6 = 0.46 < the 0.5 join threshold). A missing scalar (no partner) on both sides is no feature
+at all: it neither matches nor counts against. (Counting every tool and keyword as an element of its own, as a
+first version did, let topic outweigh channel and partner together: in one CLI chat every second turn founded
+a new scene — 9 scenes in 19 turns, seen using it.)
 
 **Topic keywords** come from the kernel's tokenizer (:func:`hologram.memory.tokenize.tokenize`: jieba for
 Chinese, the Snowball stemmer for English) ranked the way memory weights terms: term frequency x BM25 IDF
@@ -65,8 +70,7 @@ __all__ = [
 WEIGHTS = {"channel": 1.0, "partner": 1.0, "tools": 0.8, "topic": 0.4, "time_of_day": 0.2}
 MAX_TOPIC = 3  # keywords per turn
 # What a scene keeps once observations are merged (newest first). Topic: two turns' worth — a scene's topic
-# follows its conversation; with a long union every new turn would be diluted below the join threshold (with
-# 12 keywords a same-situation turn sharing one keyword scores 3.4 / 8.6 = 0.40 and never joins; with 6, 0.55).
+# follows its conversation, and a long union would dilute the topic's Jaccard for every new turn.
 MAX_TOPIC_MERGED = 2 * MAX_TOPIC
 MAX_TOOLS_MERGED = 12
 SCENE_KEY_GRAMMAR = (
@@ -169,34 +173,38 @@ def declared_features(key: str) -> SceneFeatures:
     return SceneFeatures(channel=match.group(1), partner=match.group(2), tools=frozenset(), topic=(), time_of_day=None)
 
 
-Elements = dict[tuple[str, str], float]
+Elements = dict[str, frozenset[str]]
+"""feature name → its values (a scalar: one value); features a set does not have are absent."""
 
 
 def elements(f: SceneFeatures) -> tuple[Elements, float]:
-    """The weighted elements of a feature set and their total weight (what `similarity` compares; a store
-    that compares one turn with many scenes keeps its scenes' elements)."""
+    """The features of a set as `similarity` compares them, and their total weight (a store that compares one
+    turn with many scenes keeps its scenes' elements)."""
     out: Elements = {}
     if f.channel:
-        out[("channel", f.channel)] = WEIGHTS["channel"]
+        out["channel"] = frozenset([f.channel])
     if f.partner:
-        out[("partner", f.partner)] = WEIGHTS["partner"]
-    for tool in f.tools:
-        out[("tools", tool)] = WEIGHTS["tools"]
-    for word in f.topic:
-        out[("topic", word)] = WEIGHTS["topic"]
+        out["partner"] = frozenset([f.partner])
+    if f.tools:
+        out["tools"] = frozenset(f.tools)
+    if f.topic:
+        out["topic"] = frozenset(f.topic)
     if f.time_of_day:
-        out[("time_of_day", f.time_of_day)] = WEIGHTS["time_of_day"]
-    return out, sum(out.values())
+        out["time_of_day"] = frozenset([f.time_of_day])
+    return out, sum(WEIGHTS[name] for name in out)
 
 
 def similarity_of(a: tuple[Elements, float], b: tuple[Elements, float]) -> float:
-    """`similarity` of two element sets. An element weighs the same wherever it occurs (its feature's weight),
-    so Σ min over the intersection is its weight, and the union's is total(A) + total(B) − intersection."""
-    (ea, ta), (eb, tb) = a, b
-    small, big = (ea, eb) if len(ea) <= len(eb) else (eb, ea)
-    inter = sum(w for e, w in small.items() if e in big)
-    union = ta + tb - inter
-    return inter / union if union > 0 else 0.0
+    """`similarity` of two element sets: each present feature's Jaccard, averaged by the features' weights."""
+    (ea, _), (eb, _) = a, b
+    matched = present = 0.0
+    for name in ea.keys() | eb.keys():
+        weight = WEIGHTS[name]
+        present += weight
+        x, y = ea.get(name), eb.get(name)
+        if x and y and (common := len(x & y)):
+            matched += weight * common / (len(x) + len(y) - common)
+    return matched / present if present > 0 else 0.0
 
 
 def similarity(a: SceneFeatures, b: SceneFeatures) -> float:
