@@ -198,13 +198,14 @@ def similarity_of(a: tuple[Elements, float], b: tuple[Elements, float]) -> float
     """`similarity` of two element sets: each present feature's Jaccard, averaged by the features' weights."""
     (ea, _), (eb, _) = a, b
     matched = present = 0.0
-    for name in ea.keys() | eb.keys():
-        weight = WEIGHTS[name]
+    for name, weight in WEIGHTS.items():  # a fixed order: a set's order varies with the hash seed, and so would
+        if name not in ea and name not in eb:  # the float sum (1.0000000000000002 for identical sets)
+            continue
         present += weight
         x, y = ea.get(name), eb.get(name)
         if x and y and (common := len(x & y)):
             matched += weight * common / (len(x) + len(y) - common)
-    return matched / present if present > 0 else 0.0
+    return min(1.0, matched / present) if present > 0 else 0.0
 
 
 def similarity(a: SceneFeatures, b: SceneFeatures) -> float:
