@@ -147,6 +147,28 @@ def check_file(path: Path) -> None:
         raise DamagedDatabaseError(path, problem)
 
 
+def open_checked(path: Path, schema: str, *, synchronous: str, probe: tuple[str, ...]) -> sqlite3.Connection:
+    """Open (creating) a kernel-owned SQLite file the way the side stores do (``vectors.db``, ``scenes.db``):
+    the cheap checks first, then WAL, `synchronous`, a busy timeout and `schema`, and one ``count(*)`` of each
+    table in `probe`, so damage is reported at open (`sqlite3.DatabaseError`; `is_damage` tells whether it is)
+    rather than at the first read of a turn. Autocommit, usable from any thread (callers hold their own lock)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        check_file(path)
+    db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(f"PRAGMA synchronous={synchronous}")
+        db.execute("PRAGMA busy_timeout=5000")
+        db.executescript(schema)
+        for table in probe:
+            db.execute(f'SELECT count(*) FROM "{table}"').fetchone()
+    except sqlite3.DatabaseError:
+        db.close()
+        raise
+    return db
+
+
 @contextlib.contextmanager
 def converting(path: Path) -> Iterator[None]:
     """Inside: an sqlite3 error that reports damage leaves as `DamagedDatabaseError` naming ``path``."""

@@ -48,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hologram.dbfile import DamagedDatabaseError, check_file, is_damage
+from hologram.dbfile import DamagedDatabaseError, is_damage, open_checked
 from hologram.memory.scene_features import (
     WEIGHTS,
     Elements,
@@ -226,21 +226,7 @@ class SceneStore:
 
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists():
-            check_file(path)
-        db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=FULL")
-            db.execute("PRAGMA busy_timeout=5000")
-            db.executescript(_SCHEMA)
-            db.execute("SELECT count(*) FROM scenes").fetchone()
-            db.execute("SELECT count(*) FROM scene_events").fetchone()
-        except sqlite3.DatabaseError:
-            db.close()
-            raise
-        return db
+        return open_checked(path, _SCHEMA, synchronous="FULL", probe=("scenes", "scene_events"))
 
     def close(self) -> None:
         with self._lock, self._reader_lock:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hologram.dbfile import DamagedDatabaseError, check_file, is_damage
+from hologram.dbfile import DamagedDatabaseError, is_damage, open_checked
 
 __all__ = ["VECTORS_DB", "VectorCache"]
 
@@ -61,20 +61,7 @@ class VectorCache:
 
     @staticmethod
     def _open(path: Path) -> sqlite3.Connection:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists():
-            check_file(path)
-        db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("PRAGMA busy_timeout=5000")
-            db.executescript(_SCHEMA)
-            db.execute("SELECT count(*) FROM passage_vectors").fetchone()
-        except sqlite3.DatabaseError:
-            db.close()
-            raise
-        return db
+        return open_checked(path, _SCHEMA, synchronous="NORMAL", probe=("passage_vectors",))
 
     def close(self) -> None:
         with self._lock:
