@@ -775,7 +775,8 @@ class SessionMemory:
         # found (a request's automatic recall reaches other sessions only through named entities; this scan of
         # L3's blocks is affordable for an explicit call, not for every request).
         seen = {h.event for h in ranked}
-        found = [h for h in await graph.search(text, limit=MEMORY_RECALL_SEARCH) if h.event not in seen]
+        passages = await graph.search(text, limit=MEMORY_RECALL_SEARCH, passages_only=True)
+        found = [h for h in passages if h.event not in seen]
         return render([*ranked, *found], budget_tokens, session=sid)
 
     def recall_tool(self) -> KernelTool:

@@ -405,9 +405,10 @@ class GraphMemory:
             out.append(_triple_hit(t, score, block))
         return out
 
-    async def search(self, text: str, *, limit: int = 20) -> list[L3Hit]:
+    async def search(self, text: str, *, limit: int = 20, passages_only: bool = False) -> list[L3Hit]:
         """L3 hits for `text` across every session: triples of the entities it names and blocks containing
-        its words, best first (inspection: the CLI and the web page; the block part is a scan)."""
+        its words, best first (inspection: the CLI and the web page; the block part is a scan).
+        `passages_only`: the blocks alone (``memory_recall`` has the entities' triples from `ranked` already)."""
         if not text.strip() or not self.exists():
             return []
         store = await self.store()
@@ -416,7 +417,7 @@ class GraphMemory:
 
         def run() -> list[L3Hit]:
             asked = words(text)
-            hits = self._entity_hits(store, text, 1)
+            hits = [] if passages_only else self._entity_hits(store, text, 1)
             for block, n in store.find_blocks(asked, limit=limit):
                 score = n / max(1, len(asked))
                 hits.append(L3Hit("block", score, block.event, block.id, block.session, block.ts_ms, block.text, "",
