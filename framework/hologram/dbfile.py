@@ -23,9 +23,11 @@ a damaged page (`converting`).
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sqlite3
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -167,6 +169,26 @@ def open_checked(path: Path, schema: str, *, synchronous: str, probe: tuple[str,
         db.close()
         raise
     return db
+
+
+def open_or_set_aside(
+    path: Path, opener: Callable[[Path], sqlite3.Connection], *, lost: str, log: logging.Logger
+) -> sqlite3.Connection:
+    """`opener(path)`, and for a file whose contents can be rebuilt (a cache, learned state) a damaged file is
+    moved aside (``<name>.damaged-<time>``, its write-ahead log and shared memory removed) with a warning that
+    says what is `lost`, and a new one opened — never a crash. Errors that are not damage propagate. The
+    kernel's durable stores (``sessions.db``, ``cold.db``) never do this: their damage is the doctor's."""
+    try:
+        return opener(path)
+    except (DamagedDatabaseError, sqlite3.DatabaseError) as exc:
+        if isinstance(exc, sqlite3.DatabaseError) and not is_damage(exc):
+            raise
+        aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        path.replace(aside)
+        for suffix in ("-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        log.warning("%s was damaged (%s); moved to %s, %s", path, exc, aside.name, lost)
+        return opener(path)
 
 
 @contextlib.contextmanager

@@ -48,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hologram.dbfile import DamagedDatabaseError, is_damage, open_checked
+from hologram.dbfile import open_checked, open_or_set_aside
 from hologram.memory.scene_features import (
     WEIGHTS,
     Elements,
@@ -173,17 +173,7 @@ class SceneStore:
         self.settings = settings
         self.clock = clock
         self._lock = threading.Lock()
-        try:
-            self._db = self._connect(path)
-        except (DamagedDatabaseError, sqlite3.DatabaseError) as exc:
-            if isinstance(exc, sqlite3.DatabaseError) and not is_damage(exc):
-                raise
-            aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
-            path.replace(aside)
-            for suffix in ("-wal", "-shm"):
-                Path(f"{path}{suffix}").unlink(missing_ok=True)
-            log.warning("%s was damaged (%s); moved to %s, scenes will be learned again", path, exc, aside.name)
-            self._db = self._connect(path)
+        self._db = open_or_set_aside(path, self._connect, lost="scenes will be learned again", log=log)
         self._reader = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
         self._reader_lock = threading.Lock()  # never held while writing: `ActiveScene.holds` runs on the loop
         self._scenes: dict[str, Scene] = {}

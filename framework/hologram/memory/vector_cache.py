@@ -16,13 +16,12 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from hologram.dbfile import DamagedDatabaseError, is_damage, open_checked
+from hologram.dbfile import open_checked, open_or_set_aside
 
 __all__ = ["VECTORS_DB", "VectorCache"]
 
@@ -47,17 +46,7 @@ class VectorCache:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
-        try:
-            self._db = self._open(path)
-        except (DamagedDatabaseError, sqlite3.DatabaseError) as exc:
-            if isinstance(exc, sqlite3.DatabaseError) and not is_damage(exc):
-                raise
-            aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
-            path.replace(aside)
-            for suffix in ("-wal", "-shm"):
-                Path(f"{path}{suffix}").unlink(missing_ok=True)
-            log.warning("%s was damaged (%s); moved to %s, vectors will be computed again", path, exc, aside.name)
-            self._db = self._open(path)
+        self._db = open_or_set_aside(path, self._open, lost="vectors will be computed again", log=log)
 
     @staticmethod
     def _open(path: Path) -> sqlite3.Connection:
