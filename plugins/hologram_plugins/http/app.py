@@ -283,6 +283,16 @@ def _int_query(request: Request, name: str, default: int, low: int, high: int) -
     return value
 
 
+def _text_query(request: Request, name: str, most: int, usage: str) -> str:
+    """A required text parameter, stripped: missing or longer than `most` characters is a 400 naming it."""
+    text = request.query_params.get(name, "").strip()
+    if not text:
+        raise BadRequest(f"{name}: missing; {usage}")
+    if len(text) > most:
+        raise BadRequest(f"{name}: at most {most} characters")
+    return text
+
+
 @route("/api/plugins/{name}/log", ["GET"])
 async def plugin_log(request: Request, channel: Channel) -> Response:
     lines = _int_query(request, "lines", 200, 1, 10_000)
@@ -296,11 +306,7 @@ async def memory(request: Request, channel: Channel) -> Response:
 
 @route("/api/memory/search", ["GET"])
 async def memory_search(request: Request, channel: Channel) -> Response:
-    text = request.query_params.get("q", "").strip()
-    if not text:
-        raise BadRequest("q: missing; GET /api/memory/search?q=TEXT")
-    if len(text) > 2000:
-        raise BadRequest("q: at most 2000 characters")
+    text = _text_query(request, "q", 2000, "GET /api/memory/search?q=TEXT")
     limit = _int_query(request, "limit", 20, 1, 200)
     return json_response(await channel.call("kernel.memory", "search", text=text, limit=limit))
 
@@ -308,11 +314,7 @@ async def memory_search(request: Request, channel: Channel) -> Response:
 @route("/api/memory/graph", ["GET"])
 async def memory_graph(request: Request, channel: Channel) -> Response:
     """An entity's neighbourhood in the L3 graph, each triple with its source (the Memory tab's entity box)."""
-    entity = request.query_params.get("entity", "").strip()
-    if not entity:
-        raise BadRequest("entity: missing; GET /api/memory/graph?entity=NAME&hops=1")
-    if len(entity) > 200:
-        raise BadRequest("entity: at most 200 characters")
+    entity = _text_query(request, "entity", 200, "GET /api/memory/graph?entity=NAME&hops=1")
     hops = _int_query(request, "hops", 1, 1, 2)
     limit = _int_query(request, "limit", 50, 1, 200)
     return json_response(await channel.call("kernel.memory", "graph", entity=entity, hops=hops, limit=limit))
