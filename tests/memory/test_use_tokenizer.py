@@ -18,7 +18,6 @@ from hologram.memory.embed import OnnxUSEEmbedder
 from hologram.memory.onnx_weights import (
     MODEL_NAME,
     TOKENIZER_INPUTS,
-    TOKENIZER_NAME,
     external_weights_model,
     split_tokenizer,
 )
@@ -47,7 +46,7 @@ def rewritten(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def tokenizer(rewritten: Path) -> UseTokenizer:
-    return UseTokenizer((rewritten / TOKENIZER_NAME).read_bytes())
+    return UseTokenizer.open(rewritten)
 
 
 @pytest.mark.parametrize("text", list(OP_IDS))

@@ -232,10 +232,9 @@ class OnnxUSEEmbedder(_USEEmbedder):
             mapped = self._mapped_model() if self._mapped_weights else None
             if mapped is not None:
                 # The rewrite's graph starts after the tokenizer op: ids come from use_tokenizer (27 MB less).
-                from hologram.memory.onnx_weights import TOKENIZER_NAME
                 from hologram.memory.use_tokenizer import UseTokenizer
 
-                tokenizer = UseTokenizer((mapped.parent / TOKENIZER_NAME).read_bytes())
+                tokenizer = UseTokenizer.open(mapped.parent)
                 loaded = _Session(session(mapped, tokenizer_op=False), tokenizer)
         except Exception as exc:  # a damaged cache must not cost the dense vectors: load the original
             _log.warning("the mapped-weights USE model did not load (%s); loading %s as it is", exc, self._path)

@@ -27,8 +27,8 @@ __all__ = ["MIN_BYTES", "TOKENIZER_INPUTS", "external_weights_model", "split_tok
 MIN_BYTES = 1 << 20
 """Initializers at least this large go to the side file; the small ones stay inline."""
 _ALIGN = 65536  # onnxruntime maps external data only at offsets aligned to the allocation granularity
-_FORMAT = 2  # bump when the rewrite changes: it is part of the cache key
-MODEL_NAME, WEIGHTS_NAME, TOKENIZER_NAME = "model.onnx", "weights.bin", "tokenizer.model"
+_FORMAT = 3  # bump when the rewrite changes: it is part of the cache key
+MODEL_NAME, WEIGHTS_NAME = "model.onnx", "weights.bin"
 TOKENIZER_INPUTS = ("tokens", "token_splits")
 """The rewritten graph's inputs, in place of its string input: the tokenizer op's two outputs (the ids of every
 text concatenated, int32, and the row splits, int64) — hologram.memory.use_tokenizer computes them."""
@@ -212,7 +212,9 @@ def external_weights_model(source: Path, cache_dir: Path) -> Path:
     stat = source.stat()
     target = cache_dir / f"{source.stem}-{_FORMAT}-{stat.st_size}-{stat.st_mtime_ns}"
     model = target / MODEL_NAME
-    if all((target / name).is_file() for name in (MODEL_NAME, WEIGHTS_NAME, TOKENIZER_NAME)):
+    from hologram.memory.use_tokenizer import TABLES_FILE, TRIE_FILE, compile_tokenizer
+
+    if all((target / name).is_file() for name in (MODEL_NAME, WEIGHTS_NAME, TRIE_FILE, TABLES_FILE)):
         return model
     cache_dir.mkdir(parents=True, exist_ok=True)
     untokenized, tokenizer = split_tokenizer(source.read_bytes())
@@ -220,9 +222,9 @@ def external_weights_model(source: Path, cache_dir: Path) -> Path:
     building = Path(tempfile.mkdtemp(prefix=target.name + ".", suffix=".tmp", dir=cache_dir))
     try:
         (building / WEIGHTS_NAME).write_bytes(side)
-        (building / TOKENIZER_NAME).write_bytes(tokenizer)
+        compile_tokenizer(tokenizer, building)
         (building / MODEL_NAME).write_bytes(graph)
-        for name in (WEIGHTS_NAME, TOKENIZER_NAME, MODEL_NAME):
+        for name in (WEIGHTS_NAME, TRIE_FILE, TABLES_FILE, MODEL_NAME):
             with open(building / name, "rb") as f:
                 os.fsync(f.fileno())
         os.chmod(building, 0o755)
