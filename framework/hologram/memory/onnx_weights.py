@@ -12,6 +12,10 @@ The rewrite is a protobuf splice done here, without the ``onnx`` package: each `
 whose ``raw_data`` is at least :data:`MIN_BYTES` loses it and gains ``external_data`` entries (location,
 offset, length) and ``data_location = EXTERNAL``; every other byte of the model is copied as it is. It runs
 once per installed model file and is cached (:func:`external_weights_model`).
+
+The same splice also cuts out the graph's SentencePiece tokenizer op (:func:`split_tokenizer`): its C++
+processor held 27 MB of the session's heap; hologram.memory.use_tokenizer computes the same ids from mapped
+tables, and the graph takes them as its inputs (vectors still bit-identical).
 """
 
 from __future__ import annotations
@@ -204,7 +208,8 @@ def split_tokenizer(model: bytes) -> tuple[bytes, bytes]:
 
 
 def external_weights_model(source: Path, cache_dir: Path) -> Path:
-    """The path of `source` rewritten by :func:`split_weights`, built into `cache_dir` if not there yet.
+    """The path of `source` rewritten by :func:`split_tokenizer` and :func:`split_weights` (beside it the side
+    file and the tokenizer's tables, hologram.memory.use_tokenizer), built into `cache_dir` if not there yet.
 
     Keyed by the source's size and mtime and the rewrite's format, in a directory of its own that appears
     whole (renamed into place) or not at all. Raises OSError or ValueError if it can be neither found nor
