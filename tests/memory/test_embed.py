@@ -83,12 +83,24 @@ def test_onnx_batches_nearly_match_single_calls(onnx_embedder: OnnxUSEEmbedder) 
 @needs_onnx
 def test_mapped_weights_give_bit_identical_vectors(tmp_path: Path) -> None:
     """The default load maps the model's large weights from a rewritten copy (memory/onnx_weights.py) to save
-    ~60 MB resident; it must compute exactly what the model as installed does."""
+    ~60 MB resident, and feeds it ids from the Python tokenizer (memory/use_tokenizer.py; 27 MB less than the
+    graph's own tokenizer op): it must compute exactly what the model as installed does, for any text.
+    Mutation-checked: with the tokenizer's float32 path scores or its unknown-run merge removed, this fails."""
     mapped = OnnxUSEEmbedder(threads=1, cache_dir=tmp_path)
     plain = OnnxUSEEmbedder(threads=1, mapped_weights=False)
     batch = [f"{s} ({i})" for i, s in enumerate(SENTENCES * 11)]
-    for texts in (SENTENCES, batch):
+    tricky = [
+        "# --- exactness " + "-" * 69,
+        "emoji 🎉🙂 and ümlaut café naïve",
+        "ｆｕｌｌｗｉｄｔｈ ＡＢＣ  １２３ ",
+        "日本語のテキストと한국어 텍스트",
+        "\t tab\nnewline\r\n  extra   spaces ",
+        "x" * 300,
+        "a\u0301e\u0300 Ⅻ ﬁ ㍿ ½",
+    ]
+    for texts in (SENTENCES, batch, tricky):
         assert np.array_equal(mapped.embed(texts), plain.embed(texts))
+    assert mapped.tokenizes_in_python and not plain.tokenizes_in_python
     assert mapped.loaded_path is not None and mapped.loaded_path.is_relative_to(tmp_path)
     assert plain.loaded_path == OnnxUSEEmbedder.model_path()
     weights = mapped.loaded_path.parent / WEIGHTS_NAME

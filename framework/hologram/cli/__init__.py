@@ -11,8 +11,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from hologram._version import __version__
-from hologram.cli import (
+from hologram._unused_imports import refuse_unused_imports
+
+refuse_unused_imports()  # before the commands import httpx (hologram/_unused_imports.py: ~6 MB per process)
+
+from hologram._version import __version__  # noqa: E402
+from hologram.cli import (  # noqa: E402
     ask_cmd,
     build_cmd,
     check_cmd,
@@ -23,7 +27,7 @@ from hologram.cli import (
     status_cmd,
     up_cmd,
 )
-from hologram.errors import HologramError
+from hologram.errors import HologramError  # noqa: E402
 
 COMMANDS = (build_cmd, up_cmd, status_cmd, open_cmd, ask_cmd, inspect_cmd, memory_cmd, check_cmd, doctor_cmd)
 

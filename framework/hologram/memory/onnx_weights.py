@@ -12,6 +12,10 @@ The rewrite is a protobuf splice done here, without the ``onnx`` package: each `
 whose ``raw_data`` is at least :data:`MIN_BYTES` loses it and gains ``external_data`` entries (location,
 offset, length) and ``data_location = EXTERNAL``; every other byte of the model is copied as it is. It runs
 once per installed model file and is cached (:func:`external_weights_model`).
+
+The same splice also cuts out the graph's SentencePiece tokenizer op (:func:`split_tokenizer`): its C++
+processor held 27 MB of the session's heap; hologram.memory.use_tokenizer computes the same ids from mapped
+tables, and the graph takes them as its inputs (vectors still bit-identical).
 """
 
 from __future__ import annotations
@@ -22,17 +26,28 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["MIN_BYTES", "external_weights_model", "split_weights"]
+__all__ = ["MIN_BYTES", "TOKENIZER_INPUTS", "external_weights_model", "split_tokenizer", "split_weights"]
 
 MIN_BYTES = 1 << 20
 """Initializers at least this large go to the side file; the small ones stay inline."""
 _ALIGN = 65536  # onnxruntime maps external data only at offsets aligned to the allocation granularity
-_FORMAT = 1  # bump when the rewrite changes: it is part of the cache key
+_FORMAT = 3  # bump when the rewrite changes: it is part of the cache key
 MODEL_NAME, WEIGHTS_NAME = "model.onnx", "weights.bin"
+TOKENIZER_INPUTS = ("tokens", "token_splits")
+"""The rewritten graph's inputs, in place of its string input: the tokenizer op's two outputs (the ids of every
+text concatenated, int32, and the row splits, int64) — hologram.memory.use_tokenizer computes them."""
 
 # protobuf field numbers (onnx.proto): ModelProto.graph, GraphProto.initializer, TensorProto.{raw_data,
 # external_data, data_location}, StringStringEntryProto.{key, value}; TensorProto.EXTERNAL
 _MODEL_GRAPH, _GRAPH_INITIALIZER = 7, 5
+# GraphProto.{node, input}, NodeProto.{input, output, op_type, attribute}, AttributeProto.{name, s},
+# TensorProto.name, ValueInfoProto.{name, type}, TypeProto.tensor_type, TypeProto.Tensor.{elem_type, shape},
+# TensorShapeProto.dim, Dimension.dim_param; TensorProto.DataType INT32 and INT64
+_GRAPH_NODE, _GRAPH_INPUT = 1, 11
+_NODE_INPUT, _NODE_OUTPUT, _NODE_OP, _NODE_ATTRIBUTE, _ATTR_NAME, _ATTR_S, _TENSOR_NAME = 1, 2, 4, 5, 1, 4, 8
+_VALUE_NAME, _VALUE_TYPE, _TYPE_TENSOR, _TENSOR_ELEM, _TENSOR_SHAPE, _SHAPE_DIM, _DIM_PARAM = 1, 2, 1, 1, 2, 1, 2
+_INT32, _INT64 = 6, 7
+_TOKENIZER_OP = b"SentencepieceTokenizer"
 _TENSOR_RAW_DATA, _TENSOR_EXTERNAL_DATA, _TENSOR_DATA_LOCATION, _EXTERNAL = 9, 13, 14, 1
 _ENTRY_KEY, _ENTRY_VALUE = 1, 2
 
@@ -121,8 +136,80 @@ def split_weights(model: bytes, weights_name: str = WEIGHTS_NAME) -> tuple[bytes
     return out, bytes(side)
 
 
+def _strings(buf: bytes, lo: int, hi: int, number: int) -> list[bytes]:
+    return [buf[span[0] : span[1]] for n, span, _ in _fields(buf, lo, hi) if n == number and span]
+
+
+def _tensor_input(name: str, elem_type: int) -> bytes:
+    """A graph input of rank 1 and unknown length."""
+    dim = _delimited(_SHAPE_DIM, _delimited(_DIM_PARAM, f"{name}_length".encode()))
+    tensor = _encode_varint(_TENSOR_ELEM << 3) + _encode_varint(elem_type) + _delimited(_TENSOR_SHAPE, dim)
+    return _delimited(_VALUE_NAME, name.encode()) + _delimited(_VALUE_TYPE, _delimited(_TYPE_TENSOR, tensor))
+
+
+def split_tokenizer(model: bytes) -> tuple[bytes, bytes]:
+    """(the model without its SentencePiece tokenizer op, whose two outputs become the graph's inputs
+    :data:`TOKENIZER_INPUTS` in place of its string input; the op's SentencePiece model). The op's constant
+    inputs (nbest, alpha, add BOS/EOS, reverse) go with it when nothing else reads them. Raises ValueError
+    when the graph has no such op, or more than one, or the op does not read the graph's only input."""
+    found: list[tuple[list[bytes], list[bytes], bytes]] = []
+    for number, span, _ in _fields(model, 0, len(model)):
+        if number == _MODEL_GRAPH and span:
+            for n, node, _ in _fields(model, *span):
+                if n == _GRAPH_NODE and node and _strings(model, *node, _NODE_OP) == [_TOKENIZER_OP]:
+                    attrs = [a for m, a, _ in _fields(model, *node) if m == _NODE_ATTRIBUTE and a]
+                    sp = [_strings(model, *a, _ATTR_S) for a in attrs if _strings(model, *a, _ATTR_NAME) == [b"model"]]
+                    found.append(
+                        (
+                            _strings(model, *node, _NODE_INPUT),
+                            _strings(model, *node, _NODE_OUTPUT),
+                            sp[0][0] if sp and sp[0] else b"",
+                        )
+                    )
+    if len(found) != 1 or len(found[0][1]) != 2 or not found[0][2]:
+        raise ValueError(f"expected one {_TOKENIZER_OP.decode()} op with a model, found {len(found)}")
+    inputs, outputs, sp_model = found[0]
+    renamed = dict(zip(outputs, (name.encode() for name in TOKENIZER_INPUTS), strict=True))
+
+    def graph(lo: int, hi: int) -> bytes:
+        fields = list(_fields(model, lo, hi))
+        nodes = [span for n, span, _ in fields if n == _GRAPH_NODE and span]
+        kept = [s for s in nodes if _strings(model, *s, _NODE_OP) != [_TOKENIZER_OP]]
+        read = {name for s in kept for name in _strings(model, *s, _NODE_INPUT)}
+        dropped = set(inputs) - read
+        graph_inputs = [_strings(model, *s, _VALUE_NAME) for n, s, _ in fields if n == _GRAPH_INPUT and s]
+        if graph_inputs != [[inputs[0]]]:
+            raise ValueError("the tokenizer op does not read the graph's only input")
+        out = bytearray()
+        for n, span, data in fields:
+            if n == _GRAPH_NODE and span:
+                if span in kept:
+                    out += _delimited(_GRAPH_NODE, _rename(span, renamed))
+            elif n == _GRAPH_INITIALIZER and span and _strings(model, *span, _TENSOR_NAME)[0] in dropped:
+                continue
+            elif n == _GRAPH_INPUT:
+                out += _delimited(_GRAPH_INPUT, _tensor_input(TOKENIZER_INPUTS[0], _INT32))
+                out += _delimited(_GRAPH_INPUT, _tensor_input(TOKENIZER_INPUTS[1], _INT64))
+            else:
+                out += data
+        return bytes(out)
+
+    def _rename(span: tuple[int, int], names: dict[bytes, bytes]) -> bytes:
+        return b"".join(
+            _delimited(n, names.get(model[s[0] : s[1]], model[s[0] : s[1]])) if n == _NODE_INPUT and s else data
+            for n, s, data in _fields(model, *span)
+        )
+
+    out = b"".join(
+        _delimited(number, graph(*span)) if number == _MODEL_GRAPH and span else data
+        for number, span, data in _fields(model, 0, len(model))
+    )
+    return out, sp_model
+
+
 def external_weights_model(source: Path, cache_dir: Path) -> Path:
-    """The path of `source` rewritten by :func:`split_weights`, built into `cache_dir` if not there yet.
+    """The path of `source` rewritten by :func:`split_tokenizer` and :func:`split_weights` (beside it the side
+    file and the tokenizer's tables, hologram.memory.use_tokenizer), built into `cache_dir` if not there yet.
 
     Keyed by the source's size and mtime and the rewrite's format, in a directory of its own that appears
     whole (renamed into place) or not at all. Raises OSError or ValueError if it can be neither found nor
@@ -130,15 +217,19 @@ def external_weights_model(source: Path, cache_dir: Path) -> Path:
     stat = source.stat()
     target = cache_dir / f"{source.stem}-{_FORMAT}-{stat.st_size}-{stat.st_mtime_ns}"
     model = target / MODEL_NAME
-    if model.is_file() and (target / WEIGHTS_NAME).is_file():
+    from hologram.memory.use_tokenizer import TABLES_FILE, TRIE_FILE, compile_tokenizer
+
+    if all((target / name).is_file() for name in (MODEL_NAME, WEIGHTS_NAME, TRIE_FILE, TABLES_FILE)):
         return model
     cache_dir.mkdir(parents=True, exist_ok=True)
-    graph, side = split_weights(source.read_bytes())
+    untokenized, tokenizer = split_tokenizer(source.read_bytes())
+    graph, side = split_weights(untokenized)
     building = Path(tempfile.mkdtemp(prefix=target.name + ".", suffix=".tmp", dir=cache_dir))
     try:
         (building / WEIGHTS_NAME).write_bytes(side)
+        compile_tokenizer(tokenizer, building)
         (building / MODEL_NAME).write_bytes(graph)
-        for name in (WEIGHTS_NAME, MODEL_NAME):
+        for name in (WEIGHTS_NAME, TRIE_FILE, TABLES_FILE, MODEL_NAME):
             with open(building / name, "rb") as f:
                 os.fsync(f.fileno())
         os.chmod(building, 0o755)

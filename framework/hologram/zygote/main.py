@@ -29,6 +29,7 @@ import socket
 import sys
 from typing import Any
 
+from hologram._unused_imports import refuse_unused_imports
 from hologram.zygote import child as zygote_child
 
 PRELOAD = (
@@ -180,6 +181,7 @@ def main(argv: list[str]) -> int:
     sock_fd, kernel_pid = int(argv[1]), int(argv[2])
     zygote_child.die_with_parent(kernel_pid)
     sock = socket.socket(fileno=sock_fd)
+    refuse_unused_imports()  # inherited by every child (hologram/_unused_imports.py)
     preload()
     Zygote(sock).serve()
     return 0
