@@ -27,13 +27,14 @@ import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
+from typing import TYPE_CHECKING, Any
 
 from hologram import _json
 from hologram.agent.fastcheck import Check, compile_check
+from hologram.schema_check import schema_problem
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 log = logging.getLogger("hologram.agent")
 KERNEL = "kernel"
@@ -118,6 +119,25 @@ class Tool:
         }
 
 
+class ArgumentCheck:
+    """The check of one tool's arguments against its (valid) schema: `fastcheck`'s predicate when the schema is
+    in its subset, and `jsonschema`'s validator — built on first use, when the fast check says no or has
+    nothing to say. So no turn imports `jsonschema` until a model sends arguments the fast check rejects or a
+    tool's schema is outside the subset (hologram/schema_check.py: the start-up path does not import it)."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.schema = schema
+        self.fast: Check | None = compile_check(schema)
+        self._validator: Draft202012Validator | None = None
+
+    def validator(self) -> Draft202012Validator:
+        if self._validator is None:
+            from jsonschema import Draft202012Validator
+
+            self._validator = Draft202012Validator(self.schema)
+        return self._validator
+
+
 class ToolSet:
     """The tools of one LLM step (a snapshot: the catalog may change while a batch runs).
 
@@ -129,13 +149,11 @@ class ToolSet:
     def __init__(
         self,
         tools: dict[str, Tool],
-        validators: dict[str, Draft202012Validator | None],
-        fast: dict[str, Check | None] | None = None,
+        checkers: dict[str, ArgumentCheck | None],
         loaded: set[str] | None = None,
     ) -> None:
         self.tools = dict(tools)
-        self._validators = validators
-        self._fast = fast or {}
+        self._checkers = checkers
         self.loaded = loaded if loaded is not None else set()
         self.waiting = [t.name for t in self.tools.values() if t.deferred and t.name not in self.loaded]
         if self.waiting and LOAD_TOOL not in self.tools:
@@ -210,13 +228,12 @@ class ToolSet:
         return (None, problem) if problem else (value, None)
 
     def check(self, tool: Tool, value: dict[str, Any]) -> str | None:
-        validator = self._validators.get(tool.name)
-        if validator is None:
+        checker = self._checkers.get(tool.name)
+        if checker is None:
             return None
-        fast = self._fast.get(tool.name)
-        if fast is not None and fast(value):  # valid for the common subset: skip jsonschema (fastcheck.py)
+        if checker.fast is not None and checker.fast(value):  # valid for the common subset (fastcheck.py)
             return None
-        errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+        errors = sorted(checker.validator().iter_errors(value), key=lambda e: list(e.absolute_path))
         if not errors:
             return None
         details = "; ".join(f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}" for e in errors[:5])
@@ -231,28 +248,26 @@ class ToolRegistry:
         self.defer = defer
         self._loaded: OrderedDict[str, set[str]] = OrderedDict()  # session → its loaded deferred tools
         self._kernel: dict[str, KernelTool] = {}
-        self._validators: dict[tuple[str, str], tuple[Mapping[str, Any], Draft202012Validator | None, Check | None]]
-        self._validators = {}
+        self._checkers: dict[tuple[str, str], tuple[Mapping[str, Any], ArgumentCheck | None]] = {}
         self._warned: set[tuple[str, str]] = set()
 
     def add_kernel_tool(self, tool: KernelTool) -> None:
         self._kernel[tool.name] = tool
 
-    def _validator(
-        self, plugin: str, name: str, schema: Mapping[str, Any]
-    ) -> tuple[Draft202012Validator | None, Check | None]:
-        cached = self._validators.get((plugin, name))
+    def _checker(self, plugin: str, name: str, schema: Mapping[str, Any]) -> ArgumentCheck | None:
+        cached = self._checkers.get((plugin, name))
         if cached is not None and cached[0] == schema:
-            return cached[1], cached[2]
-        try:
-            Draft202012Validator.check_schema(schema)
-            validator: Draft202012Validator | None = Draft202012Validator(schema)
-        except SchemaError as exc:
-            log.warning("tool %s of %s has an invalid schema (%s); its arguments are not checked", name, plugin, exc)
-            validator = None
-        fast = compile_check(dict(schema)) if validator is not None else None
-        self._validators[(plugin, name)] = (dict(schema), validator, fast)
-        return validator, fast
+            return cached[1]
+        problem = schema_problem(schema)
+        checker = None
+        if problem is None:
+            checker = ArgumentCheck(dict(schema))
+        else:
+            log.warning(
+                "tool %s of %s has an invalid schema (%s); its arguments are not checked", name, plugin, problem
+            )
+        self._checkers[(plugin, name)] = (dict(schema), checker)
+        return checker
 
     def loaded(self, session: str | None) -> set[str]:
         """The deferred tools `session` loaded (the set itself: a `ToolSet` adds to it)."""
@@ -269,14 +284,13 @@ class ToolRegistry:
     def snapshot(self, session: str | None = None) -> ToolSet:
         """The tools of one step of `session`'s turn (which deferred schemas it sends: its loaded set)."""
         tools: dict[str, Tool] = {}
-        validators: dict[str, Draft202012Validator | None] = {}
-        fast: dict[str, Check | None] = {}
+        checkers: dict[str, ArgumentCheck | None] = {}
         for kt in self._kernel.values():
             hidden = kt.offered is not None and not kt.offered(session)
             tools[kt.name] = Tool(
                 kt.name, kt.description, kt.parameters, kt.parallel_safe, KERNEL, kt.handler, hidden=hidden
             )
-            validators[kt.name], fast[kt.name] = self._validator(KERNEL, kt.name, kt.parameters)
+            checkers[kt.name] = self._checker(KERNEL, kt.name, kt.parameters)
         for entry in self._catalog():
             name, plugin = str(entry.get("name", "")), str(entry.get("plugin", ""))
             if not name:
@@ -299,7 +313,7 @@ class ToolRegistry:
                 approval_subject=subject if isinstance(subject := entry.get("approval_subject"), str) else None,
                 deferred=self.defer and bool(entry.get("deferred", False)),
             )
-            validators[name], fast[name] = self._validator(plugin, name, parameters)
+            checkers[name] = self._checker(plugin, name, parameters)
         if any(t.deferred for t in tools.values()):
-            validators[LOAD_TOOL], fast[LOAD_TOOL] = self._validator(KERNEL, LOAD_TOOL, LOAD_PARAMETERS)
-        return ToolSet(tools, validators, fast, self.loaded(session))
+            checkers[LOAD_TOOL] = self._checker(KERNEL, LOAD_TOOL, LOAD_PARAMETERS)
+        return ToolSet(tools, checkers, self.loaded(session))

@@ -22,6 +22,7 @@ from hologram.facility import (
     parse_required,
 )
 from hologram.protocol import STAGE_NAMES
+from hologram.schema_check import schema_problem  # jsonschema only for a schema outside the common subset
 
 MANIFEST_VERSION = 1
 TOOL_STAGES = frozenset({"before_toolcall", "after_toolcall"})
@@ -218,13 +219,9 @@ class Tool(_Strict):
     def _object_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
         if schema.get("type") != "object":
             raise ValueError('the parameters schema must have type = "object"')
-        from jsonschema import Draft202012Validator
-        from jsonschema.exceptions import SchemaError
-
-        try:
-            Draft202012Validator.check_schema(schema)
-        except SchemaError as exc:
-            raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
+        problem = schema_problem(schema)
+        if problem is not None:
+            raise ValueError(f"not a valid JSON Schema: {problem}")
         return schema
 
 
