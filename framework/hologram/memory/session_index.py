@@ -683,10 +683,14 @@ class SessionIndex:
             if df == 0 or weight <= 0:
                 continue
             idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            for slots, counts in self._postings(term, cols.segments):
-                tf = counts.astype(np.float64)
-                norm = _K1 * (1.0 - _B + _B * length[slots] / avg)
-                out[slots] += weight * idf * tf * (_K1 + 1.0) / (tf + norm)
+            found = self._postings(term, cols.segments)
+            if not found:
+                continue
+            # one set of numpy operations per term over all parts (their slots are disjoint)
+            slots = np.concatenate([f[0] for f in found]) if len(found) > 1 else found[0][0]
+            tf = (np.concatenate([f[1] for f in found]) if len(found) > 1 else found[0][1]).astype(np.float64)
+            norm = _K1 * (1.0 - _B + _B * length[slots] / avg)
+            out[slots] += weight * idf * tf * (_K1 + 1.0) / (tf + norm)
         return out
 
     def _cosine(self, query: IndexQuery) -> tuple[np.ndarray, np.ndarray]:

@@ -126,6 +126,8 @@ MAX_SESSIONS = 32
 #: Query vectors remembered by text: a turn's input is embedded once for its first request and reused for the
 #: turn's later requests and when the input event itself is indexed.
 _QUERY_VECTORS = 64
+#: Records of sealed events kept after they were read back (recalled events tend to be recalled again).
+_OLD_RECORDS = 512
 #: Passages of other sessions that ``memory_recall`` adds when their words match (a scan of L3's blocks).
 MEMORY_RECALL_SEARCH = 10
 
@@ -198,6 +200,9 @@ class SessionMemory:
         """The scene store (``scenes.db``; attach.py opens it): the turn asks it which scene it is in."""
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._query_vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._old_records: OrderedDict[tuple[str, int], EventRecord] = OrderedDict()
+        """Records of sealed events read back recently (by session and position; bounded): an L2 event
+        that keeps winning is not re-tokenised on every request."""
 
     @classmethod
     def open(
@@ -279,6 +284,8 @@ class SessionMemory:
     def forget(self, sid: str) -> None:
         """Drop a session's in-memory state (it is rebuilt from the log on next use)."""
         self.log.forget(sid)
+        for key in [k for k in self._old_records if k[0] == sid]:
+            del self._old_records[key]
         state = self._sessions.pop(sid, None)
         if state is not None and state.index_task is not None:
             state.index_task.cancel()
@@ -393,10 +400,22 @@ class SessionMemory:
     def _records_at(self, sid: str, state: _Session, positions: Sequence[int]) -> list[EventRecord]:
         """The records of index `positions` (an event enters the index only with a record)."""
         out = []
-        for event in self._events_at(sid, state, positions):
-            record = state.records.get(event.seq) or record_of(event)
-            assert record is not None
-            out.append(record)
+        cache = self._old_records
+        base = state.index.sealed
+        missing = [p for p in positions if p < base and (sid, p) not in cache]
+        if missing:
+            for p, event in zip(missing, self._events_at(sid, state, missing), strict=True):
+                record = record_of(event)
+                assert record is not None
+                cache[(sid, p)] = record
+        for p in positions:
+            if p >= base:
+                out.append(state.records[int(state.tail[p - base].seq)])
+                continue
+            out.append(cache[(sid, p)])
+            cache.move_to_end((sid, p))
+        while len(cache) > _OLD_RECORDS:
+            cache.popitem(last=False)
         return out
 
     def _in_cold(self, state: _Session) -> np.ndarray:

@@ -350,6 +350,8 @@ class SessionStore:
         if kind == "response":
             calls = [c for c in data.get("tool_calls") or [] if isinstance(c, Mapping)]
             self._calls[seq] = frozenset(str(c.get("id")) for c in calls)
+            if len(self._calls) > _CALLS_KEPT:  # a cache (add_result reads the row otherwise): bounded
+                del self._calls[next(iter(self._calls))]
             if calls:
                 opened = self._open.setdefault(session, {})
                 opened.update({(seq, str(c.get("id"))): str(c.get("name", "")) for c in calls})
@@ -573,6 +575,8 @@ _EVENTS = (
     "SELECT seq, session, kind, ts, data, turn, channel, call_of, call_id FROM events "
     "WHERE session=? AND seq>? ORDER BY seq"
 )
+#: Responses whose call ids `add_result` remembers (older ones are read from their row).
+_CALLS_KEPT = 1024
 _EVENTS_AT = (
     "SELECT seq, session, kind, ts, data, turn, channel, call_of, call_id FROM events "
     "WHERE session=? AND seq IN ({marks}) ORDER BY seq"
