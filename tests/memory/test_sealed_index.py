@@ -161,3 +161,19 @@ def test_a_segment_of_another_format_is_refused_and_its_session_rebuilt(tmp_path
 
 def _query(terms: dict[str, float]) -> IndexQuery:
     return IndexQuery(terms)
+
+
+def test_vectors_for_passages_sealed_meanwhile_are_ignored(tmp_path: Path) -> None:
+    """Two indexers (the scheduled task and an explicit `index`) may compute the same batch; the first seals
+    the tail, the second's vectors then name sealed passages. Mutation check (done): without the filter in
+    `set_vectors` this raises IndexError (seen in tools/bench/memory_growth.py --model)."""
+    index = SessionIndex(tmp_path / "s", seal_events=2)
+    for i in range(2):
+        index.add(i + 1, f"ev_{i}", "input", f"text {i}", 5, group=None, ts=float(i))
+    vectors = np.eye(2, 4, dtype=np.float32)
+    index.set_vectors("fp", [0, 1], vectors)
+    assert index.seal(vectors=True) == 2
+    index.set_vectors("fp", [0, 1], vectors)  # late: both sealed
+    assert index.sealed == 2 and index.pending(10) == []
+    with index.reading():
+        assert index.passage_vector(1) is not None

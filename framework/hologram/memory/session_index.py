@@ -558,6 +558,12 @@ class SessionIndex:
         `fingerprint`). Another model's vectors are dropped: scores are only computed within one embedding
         space (sealed segments of another model then score by BM25 alone)."""
         tail = len(self._passage_event)
+        rel = np.asarray(rows, dtype=np.int64) - self._base_passage
+        fresh = (rel >= 0) & (rel < tail)  # a concurrent indexer may have sealed some meanwhile: they have theirs
+        if not fresh.all():
+            rows, vectors = [int(r) for r, f in zip(rows, fresh.tolist(), strict=True) if f], vectors[fresh]
+            if not rows:
+                return
         if fingerprint != self.fingerprint or self._matrix is None or self._matrix.shape[1] != vectors.shape[1]:
             self.fingerprint = fingerprint
             self._matrix = np.zeros((max(64, tail), vectors.shape[1]), dtype=np.int8)
