@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FORMAT_VERSION", "Segment", "SegmentError", "read_segment", "write_segment"]
+__all__ = ["FORMAT_VERSION", "Layout", "Segment", "SegmentError", "read_segment", "write_segment"]
 
 MAGIC = b"HGIDXSEG\n"
 FORMAT_VERSION = 1
@@ -46,17 +46,30 @@ class Segment:
     path: Path
     meta: Mapping[str, Any]
     arrays: Mapping[str, np.ndarray]
+    layout: Layout
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.arrays[name]
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """A parsed header: where the data starts, how long it is, each array's dtype, shape and offset. Kept by
+    the index between requests, so a request maps a segment without parsing its header again."""
+
+    base: int
+    size: int
+    meta: Mapping[str, Any]
+    arrays: Mapping[str, tuple[str, tuple[int, ...], int]]
 
 
 def _pad(n: int) -> int:
     return (-n) % _ALIGN
 
 
-def write_segment(path: Path, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
-    """Write `arrays` and `meta` to `path` atomically (temporary file, fsync-free rename: derived data)."""
+def write_segment(path: Path, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Layout:
+    """Write `arrays` and `meta` to `path` atomically (temporary file, fsync-free rename: derived data);
+    returns its layout."""
     entries: dict[str, list[Any]] = {}
     chunks: list[bytes] = []
     offset = 0
@@ -78,48 +91,61 @@ def write_segment(path: Path, meta: Mapping[str, Any], arrays: Mapping[str, np.n
         f.write(head)
         f.write(data)
     os.replace(tmp, path)
+    layout = {name: (str(d), tuple(int(x) for x in sh), int(o)) for name, (d, sh, o) in entries.items()}
+    return Layout(len(head), len(data), json.loads(json.dumps(dict(meta))), layout)
 
 
-def read_segment(path: Path, *, verify: bool = False) -> Segment:
+def read_segment(path: Path, *, verify: bool = False, layout: Layout | None = None) -> Segment:
     """Map `path` and view its arrays. `verify`: also check the data's CRC (reads every page: done when a
-    session's segments are first opened, not on every request)."""
+    session's segments are first opened, not on every request). `layout`: the header as parsed before
+    (only the file's size is checked again)."""
     try:
         with open(path, "rb") as f:
             mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError) as exc:  # ValueError: an empty file cannot be mapped
         raise SegmentError(f"{path.name}: cannot map ({exc})") from None
     try:
-        if mapped[: len(MAGIC)] != MAGIC:
-            raise SegmentError(f"{path.name}: not an index segment")
-        (length,) = struct.unpack_from("<Q", mapped, len(MAGIC))
-        start = len(MAGIC) + 8
-        if start + length > len(mapped):
-            raise SegmentError(f"{path.name}: truncated header")
-        header = json.loads(bytes(mapped[start : start + length]))
-        if header.get("version") != FORMAT_VERSION:
-            raise SegmentError(f"{path.name}: format version {header.get('version')}, not {FORMAT_VERSION}")
-        base = start + length + _pad(start + length)
-        if base + int(header["size"]) != len(mapped):
-            raise SegmentError(f"{path.name}: {len(mapped)} bytes, the header says {base + int(header['size'])}")
-        if verify:
-            view = memoryview(mapped)[base:]
-            try:
-                crc = zlib.crc32(view)
-            finally:
-                view.release()
-            if crc != header["crc"]:
-                raise SegmentError(f"{path.name}: data checksum mismatch")
+        if layout is None:
+            layout = _layout(path, mapped, verify=verify)
+        elif layout.base + layout.size != len(mapped):
+            raise SegmentError(f"{path.name}: changed size since it was opened")
         arrays: dict[str, np.ndarray] = {}
-        for name, (dtype, shape, offset) in header["arrays"].items():
+        for name, (dtype, shape, offset) in layout.arrays.items():
             count = int(np.prod(shape)) if shape else 1
             if count == 0:
                 arrays[name] = np.zeros(shape, dtype=np.dtype(dtype))
             else:
-                arrays[name] = np.frombuffer(mapped, dtype=np.dtype(dtype), count=count, offset=base + offset).reshape(
-                    shape
-                )
-        return Segment(path, header["meta"], arrays)
+                arrays[name] = np.frombuffer(
+                    mapped, dtype=np.dtype(dtype), count=count, offset=layout.base + offset
+                ).reshape(shape)
+        return Segment(path, layout.meta, arrays, layout)
     except SegmentError:
         raise
     except (ValueError, KeyError, TypeError, struct.error) as exc:
         raise SegmentError(f"{path.name}: unreadable ({type(exc).__name__}: {exc})") from None
+
+
+def _layout(path: Path, mapped: mmap.mmap, *, verify: bool) -> Layout:
+    """The header of a mapped segment, checked (and with `verify`, its data's CRC)."""
+    if mapped[: len(MAGIC)] != MAGIC:
+        raise SegmentError(f"{path.name}: not an index segment")
+    (length,) = struct.unpack_from("<Q", mapped, len(MAGIC))
+    start = len(MAGIC) + 8
+    if start + length > len(mapped):
+        raise SegmentError(f"{path.name}: truncated header")
+    header = json.loads(bytes(mapped[start : start + length]))
+    if header.get("version") != FORMAT_VERSION:
+        raise SegmentError(f"{path.name}: format version {header.get('version')}, not {FORMAT_VERSION}")
+    base = start + length + _pad(start + length)
+    if base + int(header["size"]) != len(mapped):
+        raise SegmentError(f"{path.name}: {len(mapped)} bytes, the header says {base + int(header['size'])}")
+    if verify:
+        view = memoryview(mapped)[base:]
+        try:
+            crc = zlib.crc32(view)
+        finally:
+            view.release()
+        if crc != header["crc"]:
+            raise SegmentError(f"{path.name}: data checksum mismatch")
+    entries = {name: (str(d), tuple(int(x) for x in sh), int(o)) for name, (d, sh, o) in header["arrays"].items()}
+    return Layout(base, int(header["size"]), header["meta"], entries)

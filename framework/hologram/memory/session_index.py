@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from hologram.memory.idhash import id_hash
-from hologram.memory.index_segment import Segment, SegmentError, read_segment, write_segment
+from hologram.memory.index_segment import Layout, Segment, SegmentError, read_segment, write_segment
 from hologram.memory.passages import passages
 from hologram.memory.score import neighbour_smooth, zscore
 from hologram.memory.tfidf import TermVector
@@ -92,6 +92,7 @@ class SessionIndex:
         self.seal_events = seal_events
         self._segments: list[_SegmentInfo] = []
         self._segments_lock = threading.Lock()
+        self._merging = threading.Lock()
         """Held while the segment list is swapped (a merge) or a reader opens the files of the list."""
         self._base_event = 0
         self._base_passage = 0
@@ -272,9 +273,9 @@ class SessionIndex:
             "fingerprint": self.fingerprint if self._matrix is not None else None,
         }  # fmt: skip
         path = self.directory / f"seg-{first_event:012d}-{first_event + n:012d}.bin"
-        write_segment(path, meta, arrays)
+        layout = write_segment(path, meta, arrays)
         info = _SegmentInfo(path, first_event, n, first_passage, p, meta["first_seq"], meta["last_seq"],
-                            self._turns, meta["fingerprint"])  # fmt: skip
+                            self._turns, meta["fingerprint"], layout)  # fmt: skip
         with self._segments_lock:
             self._segments = [*self._segments, info]
         self._base_event += n
@@ -312,9 +313,24 @@ class SessionIndex:
         """Merge `group` (consecutive segments, from :meth:`merge_plan`) into one file and swap it in. Safe in
         a worker thread while the loop reads: readers open the files under the list lock, and a file mapped
         by a reader stays readable after it is unlinked. Returns False when the list changed meanwhile."""
-        if not group or self.directory is None:
+        if not group or self.directory is None or not self._merging.acquire(blocking=False):
+            return False  # another merge runs (two indexers): it has the same plan
+        try:
+            return self._merge(group)
+        except (OSError, SegmentError) as exc:  # derived data: the segments stay as they are
+            log.warning("session index %s: merging segments failed (%s)", self.directory.name, exc)
             return False
-        segs = [read_segment(s.path) for s in group]
+        finally:
+            self._merging.release()
+
+    def _merge(self, group: Sequence[_SegmentInfo]) -> bool:
+        assert self.directory is not None
+        with self._segments_lock:
+            current = self._segments
+            at = next((k for k, s in enumerate(current) if s is group[0]), None)
+            if at is None or current[at : at + len(group)] != list(group):
+                return False
+        segs = [read_segment(s.path, layout=s.layout) for s in group]
         arrays = _merged(segs)
         first, last = group[0], group[-1]
         meta: dict[str, Any] = {
@@ -326,10 +342,10 @@ class SessionIndex:
         if meta["fingerprint"] is None:  # vectors of another model are of no use: dropped like set_vectors does
             arrays["has_vector"] = np.zeros_like(arrays["has_vector"])
         path = self.directory / f"seg-{first.first_event:012d}-{last.end_event:012d}.bin"
-        write_segment(path, meta, arrays)
+        layout = write_segment(path, meta, arrays)
         del segs, arrays
         info = _SegmentInfo(path, first.first_event, meta["events"], first.first_passage, meta["passages"],
-                            first.first_seq, last.last_seq, last.turns, meta["fingerprint"])  # fmt: skip
+                            first.first_seq, last.last_seq, last.turns, meta["fingerprint"], layout)  # fmt: skip
         with self._segments_lock:
             current = self._segments
             at = next((k for k, s in enumerate(current) if s is group[0]), None)
@@ -362,7 +378,7 @@ class SessionIndex:
             for info in infos:
                 seg = self._open.get(info.path)
                 if seg is None:
-                    seg = read_segment(info.path)
+                    seg = read_segment(info.path, layout=info.layout)
                     if self._reading:
                         self._open[info.path] = seg
                 out.append(seg)
@@ -774,6 +790,7 @@ class _SegmentInfo:
     last_seq: int
     turns: int
     fingerprint: str | None
+    layout: Layout | None = None
 
     @property
     def end_event(self) -> int:
@@ -788,7 +805,7 @@ class _SegmentInfo:
         m = seg.meta
         info = cls(seg.path, int(m["first_event"]), int(m["events"]), int(m["first_passage"]),
                    int(m["passages"]), int(m["first_seq"]), int(m["last_seq"]), int(m["turns"]),
-                   m["fingerprint"])  # fmt: skip
+                   m["fingerprint"], seg.layout)  # fmt: skip
         if seg["seq"].size != info.events or seg["passage_event"].size != info.passages:
             raise SegmentError(f"{seg.path.name}: array sizes do not match its meta")
         return info

@@ -128,6 +128,8 @@ MAX_SESSIONS = 32
 _QUERY_VECTORS = 64
 #: Records of sealed events kept after they were read back (recalled events tend to be recalled again).
 _OLD_RECORDS = 512
+#: Sealed events kept after they were read back (a request's history reaches back past the tail).
+_OLD_EVENTS = 1024
 #: Passages of other sessions that ``memory_recall`` adds when their words match (a scan of L3's blocks).
 MEMORY_RECALL_SEARCH = 10
 
@@ -201,6 +203,9 @@ class SessionMemory:
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._query_vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._old_records: OrderedDict[tuple[str, int], EventRecord] = OrderedDict()
+        self._old_events: OrderedDict[tuple[str, int], Event] = OrderedDict()
+        """Sealed events read back recently (bounded): the history a request sends reaches back past the tail,
+        and the same events are sent again by the next request."""
         """Records of sealed events read back recently (by session and position; bounded): an L2 event
         that keeps winning is not re-tokenised on every request."""
 
@@ -284,8 +289,9 @@ class SessionMemory:
     def forget(self, sid: str) -> None:
         """Drop a session's in-memory state (it is rebuilt from the log on next use)."""
         self.log.forget(sid)
-        for key in [k for k in self._old_records if k[0] == sid]:
-            del self._old_records[key]
+        for cache in (self._old_records, self._old_events):
+            for key in [k for k in cache if k[0] == sid]:
+                del cache[key]
         state = self._sessions.pop(sid, None)
         if state is not None and state.index_task is not None:
             state.index_task.cancel()
@@ -356,7 +362,7 @@ class SessionMemory:
         """Merge the session's small segments (tiered) in a worker thread."""
         index = state.index
         while group := index.merge_plan():
-            if not await asyncio.to_thread(index.merge, group):
+            if not await asyncio.to_thread(index.merge, group):  # failures are logged there: derived data
                 break
 
     def _sync_now(self, sid: str) -> _Session:
@@ -383,18 +389,25 @@ class SessionMemory:
     def _events_at(self, sid: str, state: _Session, positions: Sequence[int]) -> list[Event]:
         """The events at index `positions` (ascending): the tail's from memory, older ones read back by seq."""
         base = state.index.sealed
-        old = [p for p in positions if p < base]
-        by_seq: dict[int, Event] = {}
+        cache = self._old_events
+        old = [p for p in positions if p < base and (sid, p) not in cache]
         if old:
             seqs = state.index.seqs[old].tolist()
             by_seq = {e.seq: e for e in self.store.events_at(sid, seqs)}
-            found = [by_seq.get(s) for s in seqs]
-            if any(e is None for e in found):
-                raise LookupError(f"session {sid}: the log lacks events its index holds")
+            for p, seq in zip(old, seqs, strict=True):
+                event = by_seq.get(seq)
+                if event is None:
+                    raise LookupError(f"session {sid}: the log lacks event #{seq}, which its index holds")
+                cache[(sid, p)] = event
         out = []
-        seqs_of = dict(zip(old, state.index.seqs[old].tolist(), strict=True)) if old else {}
         for p in positions:
-            out.append(state.tail[p - base] if p >= base else by_seq[seqs_of[p]])
+            if p >= base:
+                out.append(state.tail[p - base])
+                continue
+            out.append(cache[(sid, p)])
+            cache.move_to_end((sid, p))
+        while len(cache) > _OLD_EVENTS:
+            cache.popitem(last=False)
         return out
 
     def _records_at(self, sid: str, state: _Session, positions: Sequence[int]) -> list[EventRecord]:
