@@ -16,11 +16,12 @@ log by the caller), so damage costs time, never history.
 from __future__ import annotations
 
 import json
+import math
 import mmap
 import os
 import struct
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,37 @@ class Layout:
     size: int
     meta: Mapping[str, Any]
     arrays: Mapping[str, tuple[str, tuple[int, ...], int]]
+
+
+class _Views(Mapping[str, np.ndarray]):
+    """A segment's arrays as views of its mapping, each made when first asked (a request reads a few)."""
+
+    __slots__ = ("_layout", "_made", "_mapped")
+
+    def __init__(self, mapped: mmap.mmap, layout: Layout) -> None:
+        self._mapped, self._layout = mapped, layout
+        self._made: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        made = self._made
+        view = made.get(name)
+        if view is None:
+            dtype, shape, offset = self._layout.arrays[name]
+            count = math.prod(shape)
+            if count == 0:
+                view = np.zeros(shape, dtype=np.dtype(dtype))
+            else:
+                view = np.frombuffer(
+                    self._mapped, dtype=np.dtype(dtype), count=count, offset=self._layout.base + offset
+                ).reshape(shape)
+            made[name] = view
+        return view
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._layout.arrays)
+
+    def __len__(self) -> int:
+        return len(self._layout.arrays)
 
 
 def _pad(n: int) -> int:
@@ -109,16 +141,7 @@ def read_segment(path: Path, *, verify: bool = False, layout: Layout | None = No
             layout = _layout(path, mapped, verify=verify)
         elif layout.base + layout.size != len(mapped):
             raise SegmentError(f"{path.name}: changed size since it was opened")
-        arrays: dict[str, np.ndarray] = {}
-        for name, (dtype, shape, offset) in layout.arrays.items():
-            count = int(np.prod(shape)) if shape else 1
-            if count == 0:
-                arrays[name] = np.zeros(shape, dtype=np.dtype(dtype))
-            else:
-                arrays[name] = np.frombuffer(
-                    mapped, dtype=np.dtype(dtype), count=count, offset=layout.base + offset
-                ).reshape(shape)
-        return Segment(path, layout.meta, arrays, layout)
+        return Segment(path, layout.meta, _Views(mapped, layout), layout)
     except SegmentError:
         raise
     except (ValueError, KeyError, TypeError, struct.error) as exc:

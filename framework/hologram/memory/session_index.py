@@ -175,7 +175,7 @@ class SessionIndex:
             try:
                 seg = read_segment(path, verify=True)
                 info = _SegmentInfo.of(seg)
-            except SegmentError as exc:
+            except (SegmentError, ValueError, KeyError, TypeError) as exc:
                 problem = str(exc)
                 break
             if info.first_event != (infos[-1].end_event if infos else 0) or info.first_passage != (
@@ -188,8 +188,15 @@ class SessionIndex:
                     f"{path.name}: starts at event {info.first_event}, expected {infos[-1].end_event if infos else 0}"
                 )
                 break
+            try:
+                df, length = _vocabulary(seg)
+            except (ValueError, KeyError, TypeError) as exc:
+                problem = f"{path.name}: unreadable postings ({exc})"
+                break
+            for term, count in df.items():
+                self.df[term] = self.df.get(term, 0) + count
+            self.total_length += length
             infos.append(info)
-            self._absorb(seg)
             del seg
         if problem is not None:
             keep = {i.path for i in infos}
@@ -204,16 +211,6 @@ class SessionIndex:
             self._base_event, self._base_passage = last.end_event, last.end_passage
             self._turns = last.turns
             self.fingerprint = last.fingerprint
-
-    def _absorb(self, seg: Segment) -> None:
-        """Add a loaded segment's document frequencies and lengths (what stays in memory: the vocabulary)."""
-        terms, offsets = seg["terms"], seg["term_offsets"]
-        counts = np.diff(offsets).tolist()
-        df = self.df
-        for term, count in zip(terms.tolist(), counts, strict=True):
-            key = term.decode("utf-8", "surrogatepass")
-            df[key] = df.get(key, 0) + count
-        self.total_length += round(float(seg["passage_length"].astype(np.float64).sum()))
 
     def seal(self, *, vectors: bool) -> int:
         """Seal the tail into a segment when it holds :attr:`seal_events` events and (`vectors`: a model is
@@ -675,21 +672,32 @@ class SessionIndex:
 
     # -- scoring ----------------------------------------------------------------------------------------
 
-    def _postings(self, term: str, segs: Sequence[Segment]) -> list[tuple[np.ndarray, np.ndarray]]:
-        """The (slots, term counts) of `term` in each segment that has it, then in the tail."""
-        out = []
-        key = term.encode("utf-8", "surrogatepass")
+    def _postings(self, terms: Sequence[str], segs: Sequence[Segment]) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+        """Per term, the (slots, term counts) of each part that has it: the segments in order (one vectorised
+        lookup of all the terms per segment), then the tail."""
+        out: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in terms]
+        keys = [t.encode("utf-8", "surrogatepass") for t in terms]
         for seg in segs:
-            terms = seg["terms"]
-            if terms.size == 0 or len(key) > terms.dtype.itemsize:
+            vocab = seg["terms"]
+            width = vocab.dtype.itemsize
+            fits = [k for k, key in enumerate(keys) if len(key) <= width]
+            if vocab.size == 0 or not fits:
                 continue
-            at = int(np.searchsorted(terms, key))
-            if at < terms.size and bytes(terms[at]) == key:
-                lo, hi = seg["term_offsets"][at : at + 2].tolist()
-                out.append((seg["slots"][lo:hi], seg["tfs"][lo:hi]))
-        post = self.postings.get(term)
-        if post is not None:
-            out.append((np.frombuffer(post[0], dtype=np.int32).copy(), np.frombuffer(post[1], dtype=np.int32).copy()))
+            needles = np.array([keys[k] for k in fits], dtype=vocab.dtype)
+            at = np.minimum(np.searchsorted(vocab, needles), vocab.size - 1)
+            found = np.flatnonzero(vocab[at] == needles)
+            if found.size == 0:
+                continue
+            offsets, slots, tfs = seg["term_offsets"], seg["slots"], seg["tfs"]
+            los, his = offsets[at[found]].tolist(), offsets[at[found] + 1].tolist()
+            for f, lo, hi in zip(found.tolist(), los, his, strict=True):
+                out[fits[f]].append((slots[lo:hi], tfs[lo:hi]))
+        for k, term in enumerate(terms):
+            post = self.postings.get(term)
+            if post is not None:
+                out[k].append(
+                    (np.frombuffer(post[0], dtype=np.int32).copy(), np.frombuffer(post[1], dtype=np.int32).copy())
+                )
         return out
 
     def _bm25(self, terms: Mapping[str, float]) -> np.ndarray:
@@ -700,14 +708,12 @@ class SessionIndex:
         cols = self._cols()
         avg = max(self.total_length / n, 1.0)
         length = cols.passage_length
-        for term, weight in terms.items():
-            df = self.df.get(term, 0)
-            if df == 0 or weight <= 0:
-                continue
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            found = self._postings(term, cols.segments)
+        active = [(term, weight, df) for term, weight in terms.items() if (df := self.df.get(term, 0)) and weight > 0]
+        postings = self._postings([t for t, _, _ in active], cols.segments)
+        for (_term, weight, df), found in zip(active, postings, strict=True):
             if not found:
                 continue
+            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
             # one set of numpy operations per term over all parts (their slots are disjoint)
             slots = np.concatenate([f[0] for f in found]) if len(found) > 1 else found[0][0]
             tf = (np.concatenate([f[1] for f in found]) if len(found) > 1 else found[0][1]).astype(np.float64)
@@ -826,6 +832,13 @@ class _Columns:
     unit_of: np.ndarray
     first_passage: np.ndarray
     passage_length: np.ndarray
+
+
+def _vocabulary(seg: Segment) -> tuple[dict[str, int], int]:
+    """A segment's document frequencies and total passage length (what stays in memory: the vocabulary)."""
+    counts = np.diff(seg["term_offsets"]).tolist()
+    df = {t.decode("utf-8", "surrogatepass"): c for t, c in zip(seg["terms"].tolist(), counts, strict=True)}
+    return df, round(float(seg["passage_length"].astype(np.float64).sum()))
 
 
 def _tier(events: int, seal: int) -> int:

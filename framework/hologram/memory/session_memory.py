@@ -418,7 +418,7 @@ class SessionMemory:
         missing = [p for p in positions if p < base and (sid, p) not in cache]
         if missing:
             for p, event in zip(missing, self._events_at(sid, state, missing), strict=True):
-                record = record_of(event)
+                record = record_of(event, lexical=False)  # cold.put makes the terms of what moves
                 assert record is not None
                 cache[(sid, p)] = record
         for p in positions:
