@@ -4,11 +4,14 @@ One session is fed to two `SessionMemory`s turn by turn — one sealing its tail
 are written, read back by every request and merged), one keeping everything in its tail (``index_dir``
 None) — and every `prepare` must agree: what is sent, what moves to L2, what comes back. Then the sealed one
 is restarted (its segments are read back), and restarted again after a segment was damaged and another
-deleted (rebuilt from the session log, with a warning): still the same answers.
+deleted (rebuilt from the session log, with a warning); a segment deleted under a live session makes the
+request rebuild: still the same answers.
 
 Mutation checks (done): skipping the tail's postings in ``SessionIndex._postings`` turns the first test red;
 skipping the segments' vectors in ``_cosine`` turns it red; not verifying checksums when segments are
-loaded (``verify=False`` in ``_load``) turns it red at the restart after damage.
+loaded (``verify=False`` in ``_load``) turns it red at the restart after damage; re-raising at the first
+`SegmentError` in ``SessionMemory._prepare`` (no rebuild) turns it red at the deleted-under-a-live-session
+step.
 """
 
 from __future__ import annotations
@@ -117,11 +120,18 @@ def test_sealed_segments_rank_like_the_all_in_memory_index(tmp_path: Path, caplo
 
     asyncio.run(run())
     seg_dir = tmp_path / "sealed" / "index" / sid
+
+    # a segment deleted under a live session: the request rebuilds the index, with a warning, and answers alike
+    sorted(seg_dir.glob("seg-*.bin"))[0].unlink()
+    with caplog.at_level(logging.WARNING, logger="hologram.memory"):
+        asyncio.run(_turns([sealed, whole], sid, 30, 2))
+    assert any("cannot be read" in r.getMessage() for r in caplog.records)
+    caplog.clear()
     asyncio.run(sealed.aclose())
 
     # restart: the segments are read back
     again = _memory(tmp_path, "sealed", sealed=True)
-    asyncio.run(_turns([again, whole], sid, 30, 4))
+    asyncio.run(_turns([again, whole], sid, 32, 2))
     assert again._sessions[sid].index.sealed > 0
     asyncio.run(again.aclose())
 

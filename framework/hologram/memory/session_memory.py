@@ -75,6 +75,7 @@ from hologram.memory.graph.recall import (
     render,
 )
 from hologram.memory.idhash import HashSet
+from hologram.memory.index_segment import SegmentError
 from hologram.memory.overflow import OverflowGuard, history_budget
 from hologram.memory.prune import DEFAULT_PINNED
 from hologram.memory.query import build_query
@@ -525,12 +526,20 @@ class SessionMemory:
         now: float | None,
         scene: SceneHint | None = None,
     ) -> Prepared:
-        state = self._state(sid)
-        async with state.lock:
-            state = await self._sync(sid)
-            with state.index.reading():  # the segments stay mapped for this request only
-                return await self._prepare_locked(sid, state, text, budget, overflow=overflow, commit=commit,
-                                                  now=now, scene=scene)  # fmt: skip
+        for attempt in (1, 2):
+            state = self._state(sid)
+            async with state.lock:
+                state = await self._sync(sid)
+                try:
+                    with state.index.reading():  # the segments stay mapped for this request only
+                        return await self._prepare_locked(sid, state, text, budget, overflow=overflow,
+                                                          commit=commit, now=now, scene=scene)  # fmt: skip
+                except SegmentError as exc:  # a segment vanished or broke under us: rebuild, once
+                    if attempt == 2:
+                        raise
+                    log.warning("session %s: its index cannot be read (%s); rebuilding it", sid, exc)
+                    self.forget(sid)
+        raise AssertionError("unreachable")
 
     async def _prepare_locked(
         self,
