@@ -53,11 +53,18 @@ class HashSet:
         return out
 
     def add(self, ids: Iterable[str]) -> None:
-        new = id_hashes(ids)
+        """Insert (one O(n) copy, not a re-sort: every request's move to L2 adds a few)."""
+        new = np.unique(id_hashes(ids))
+        new = new[~self.contains(new)]
         if new.size:
-            self._sorted = np.union1d(self._sorted, new)
+            self._sorted = np.insert(self._sorted, np.searchsorted(self._sorted, new), new)
 
     def discard(self, ids: Iterable[str]) -> None:
-        gone = id_hashes(ids)
+        gone = np.unique(id_hashes(ids))
         if gone.size and self._sorted.size:
-            self._sorted = np.setdiff1d(self._sorted, gone, assume_unique=False)
+            at = np.searchsorted(self._sorted, gone)
+            hit = at < self._sorted.size
+            at = at[hit]
+            at = at[self._sorted[at] == gone[hit]]
+            if at.size:
+                self._sorted = np.delete(self._sorted, at)
