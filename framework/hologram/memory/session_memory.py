@@ -128,9 +128,9 @@ MAX_SESSIONS = 32
 #: turn's later requests and when the input event itself is indexed.
 _QUERY_VECTORS = 64
 #: Records of sealed events kept after they were read back (recalled events tend to be recalled again).
-_OLD_RECORDS = 512
+_OLD_RECORDS = 256
 #: Sealed events kept after they were read back (a request's history reaches back past the tail).
-_OLD_EVENTS = 1024
+_OLD_EVENTS = 256
 #: Passages of other sessions that ``memory_recall`` adds when their words match (a scan of L3's blocks).
 MEMORY_RECALL_SEARCH = 10
 

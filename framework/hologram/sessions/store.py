@@ -576,7 +576,7 @@ _EVENTS = (
     "WHERE session=? AND seq>? ORDER BY seq"
 )
 #: Responses whose call ids `add_result` remembers (older ones are read from their row).
-_CALLS_KEPT = 1024
+_CALLS_KEPT = 256
 _EVENTS_AT = (
     "SELECT seq, session, kind, ts, data, turn, channel, call_of, call_id FROM events "
     "WHERE session=? AND seq IN ({marks}) ORDER BY seq"
