@@ -156,7 +156,7 @@ def test_a_long_message_is_scored_by_its_best_passage_not_its_average(mem: Sessi
     state = mem._sessions[sid]
     assert state.index.passages > len(texts), "long messages are split into passages"
     question = FACT_QUESTION
-    query = asyncio.run(mem._query(state, question, now=0, current_input=None))
+    query = asyncio.run(mem._query(sid, state, question, now=0, current_input=None))
     by_passage, mask = state.index._cosine(query)
     assert mask.all()
     whole = embedder.embed(texts) @ query.dense

@@ -145,7 +145,8 @@ async def _run_conversation(
     pinned: int,
 ) -> tuple[list[float], list[float], int, list[int]]:
     store = SessionStore(root / "sessions.db")
-    memory = SessionMemory(store, ColdStore(root / "cold.db"), embedder, pinned_recent=pinned)
+    # index segments on disk, as the kernel keeps them (SessionMemory.open): conversations cross SEAL_EVENTS
+    memory = SessionMemory(store, ColdStore(root / "cold.db"), embedder, pinned_recent=pinned, index_dir=root / "index")
     window = int(budget / TARGET_FILL) + 1
     sid = store.create_session("bench")
     turn_of: dict[int, str] = {}

@@ -234,6 +234,7 @@ def build_event(
     group: str | None = None,
     dense: DenseVector | None = None,
     terms: TermVector | None = None,
+    lexical: bool = True,
 ) -> EventRecord:
     """Make an event and its blocks with stable IDs, in reading order input → reasoning → response → calls →
     results → media. Empty parts make no block.
@@ -241,7 +242,8 @@ def build_event(
     ``tool_calls`` items: ``{"id", "name", "arguments"}``; ``tool_results``: ``{"call_id", "name", "content"}``;
     ``media``: ``{"text": caption/transcript, ...meta: mime, ref}``. The lexical vector is computed here unless
     given; the dense one comes from the embedder (batched, off the event loop) and may be added later with
-    :meth:`EventRecord.with_vectors`.
+    :meth:`EventRecord.with_vectors`. `lexical` False: no term vector (a record read back only to be sent or
+    named: tokenising is the costly part, and whoever stores it computes the terms when they are missing).
     """
     parts: list[tuple[BlockKind, str, Mapping[str, Any]]] = []
     if input:
@@ -272,4 +274,6 @@ def build_event(
         group=group,
         dense=dense,
     )
+    if terms is None and not lexical:
+        return record
     return replace(record, terms=terms if terms is not None else TermVector.from_text(record.text))

@@ -75,6 +75,7 @@ from hologram.dbfile import DamagedDatabaseError, check_file, is_damage
 from hologram.memory.blocks import Block, EventRecord
 from hologram.memory.coldindex import ColdIndex, IndexEntry
 from hologram.memory.events import Query
+from hologram.memory.idhash import HashSet, id_hashes
 from hologram.memory.tfidf import TermVector
 from hologram.memory.tokenize import CURRENT_ANALYZERS
 from hologram.memory.vectors import DenseVector
@@ -182,14 +183,14 @@ class ColdStore:
         self._lock = threading.RLock()
         self._index: ColdIndex | None = None
         """Built by the first `index` use (search), then kept up to date by every write."""
-        self._ids: set[str] = set()
+        self._ids = HashSet()
+        """Every event id L2 holds, as sorted 64-bit hashes (membership without the index; 8 bytes an id)."""
         self._per_session: Counter[str | None] = Counter()
         """How many events L2 holds per session (None: unknown, e.g. undecodable rows at open — then every
         session is taken to hold some): whether a request offers the ``coldcontext_query`` tool."""
         self._per_session_known = False
-        """Every event id L2 holds (membership without the index)."""
-        self._l3: set[str] = set()
-        """Every event id recorded as held by L3 (module docstring: "Which events L3 holds")."""
+        self._l3 = HashSet()
+        """Every event id recorded as held by L3, hashed like `_ids` (module docstring: "Which events L3 holds")."""
         self._checked = threading.Event()
         """Set once the damage check of the rows present at open is done (every method waits for it)."""
         self._checker: threading.Thread | None = None
@@ -201,7 +202,7 @@ class ColdStore:
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             self._load_ids()
             self._count_sessions()
-            self._l3 = {r[0] for r in self._db.execute("SELECT id FROM l3_events")}
+            self._l3 = HashSet(r[0] for r in self._db.execute("SELECT id FROM l3_events"))
             stored = self.path != ":memory:" and (bool(self._ids) or self._has_rows())
         except sqlite3.DatabaseError as exc:
             self._db.close()
@@ -231,14 +232,12 @@ class ColdStore:
         """The id set, read from the ``id`` index alone. An id that is not UTF-8 is left out (as if it were
         quarantined already): the damage check finds its row and moves it aside."""
         try:
-            self._ids = {r[0] for r in self._db.execute("SELECT id FROM cold_events")}
+            self._ids = HashSet(r[0] for r in self._db.execute("SELECT id FROM cold_events"))
         except sqlite3.OperationalError as exc:
             if not _undecodable(exc):
                 raise
-            self._ids = set()
-            for (raw,) in self._db.execute("SELECT CAST(id AS BLOB) FROM cold_events"):
-                if (eid := _utf8(raw)) is not None:
-                    self._ids.add(eid)
+            rows = self._db.execute("SELECT CAST(id AS BLOB) FROM cold_events")
+            self._ids = HashSet(eid for (raw,) in rows if (eid := _utf8(raw)) is not None)
 
     def _has_rows(self) -> bool:
         return self._db.execute("SELECT 1 FROM cold_events LIMIT 1").fetchone() is not None
@@ -361,7 +360,7 @@ class ColdStore:
             for rid, _ in damaged:  # out of L2 for this run whether or not the move below succeeds
                 found = self._db.execute("SELECT CAST(id AS BLOB) FROM cold_events WHERE rid = ?", (rid,)).fetchone()
                 if found is not None and (eid := _utf8(found[0])) is not None:
-                    self._ids.discard(eid)
+                    self._ids.discard([eid])
         try:
             with self._lock, self._transaction():
                 for statement in _QUARANTINE:  # not executescript: it would commit the open transaction
@@ -412,14 +411,21 @@ class ColdStore:
         """Which of `ids` L2 holds, as a bool array: one set lookup per id without a Python frame each
         (every request asks it for every event of its session)."""
         self._wait_checked()
-        return np.fromiter(map(self._ids.__contains__, ids), dtype=bool, count=len(ids))
+        return self._ids.contains(id_hashes(ids))
+
+    def holds_hashes(self, hashes: np.ndarray) -> np.ndarray:
+        """Which of the events with these id hashes (:mod:`hologram.memory.idhash`) L2 holds: one vectorised
+        lookup (what every request asks for every event of its session)."""
+        self._wait_checked()
+        return self._ids.contains(hashes)
+
+    def in_l3_hashes(self, hashes: np.ndarray) -> np.ndarray:
+        """Like :meth:`holds_hashes`, for the events recorded as held by L3."""
+        return self._l3.contains(hashes)
 
     def in_l3(self, ids: Sequence[str]) -> np.ndarray:
         """Which of `ids` L3 holds (cooled out of L2), as a bool array, like :meth:`holds`."""
-        l3 = self._l3
-        if not l3:
-            return np.zeros(len(ids), dtype=bool)
-        return np.fromiter(map(l3.__contains__, ids), dtype=bool, count=len(ids))
+        return self._l3.contains(id_hashes(ids)) if self._l3 else np.zeros(len(ids), dtype=bool)
 
     @property
     def l3_count(self) -> int:
@@ -477,7 +483,7 @@ class ColdStore:
                     self._db.executemany("INSERT INTO cold_blocks VALUES (?, ?, ?, ?, ?, ?)", block_rows)
             except sqlite3.IntegrityError as exc:
                 raise DuplicateBlockError(f"L2 already holds one of these events or blocks: {exc}") from exc
-            self._ids.update(r.id for r in records)
+            self._ids.add(r.id for r in records)
             self._per_session.update(r.session for r in records)
             if self._index is not None:
                 for r, terms in zip(records, all_terms, strict=True):
@@ -510,10 +516,10 @@ class ColdStore:
                         )
                     self._db.execute(f"DELETE FROM cold_blocks WHERE event IN ({_marks(len(chunk))})", chunk)
                     self._db.execute(f"DELETE FROM cold_events WHERE id IN ({_marks(len(chunk))})", chunk)
-            self._ids.difference_update(found)
+            self._ids.discard(found)
             self._per_session.subtract(sessions)
             if into_l3:
-                self._l3.update(found)
+                self._l3.add(found)
             if index is not None:
                 for eid, _session, terms, analyzer in present:
                     index.remove(eid, _terms(terms, analyzer))
@@ -532,7 +538,7 @@ class ColdStore:
         with self._lock, self._transaction():
             for chunk in _chunks(wanted):
                 self._db.execute(f"DELETE FROM l3_events WHERE id IN ({_marks(len(chunk))})", chunk)
-            self._l3.difference_update(wanted)
+            self._l3.discard(wanted)
 
     def remove_session(self, session: str) -> list[str]:
         """Delete every L2 event of ``session`` (the session itself was deleted)."""

@@ -21,18 +21,36 @@ Everything is a packed array, so scoring ~1,000 events is a handful of numpy ope
 
 from __future__ import annotations
 
+import logging
 import math
+import threading
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from hologram.memory.idhash import id_hash
+from hologram.memory.index_segment import Layout, Segment, SegmentError, read_segment, write_segment
 from hologram.memory.passages import passages
 from hologram.memory.score import neighbour_smooth, zscore
 from hologram.memory.tfidf import TermVector
 
-__all__ = ["TIME_BOOST", "TURN_NEIGHBOUR_WEIGHTS", "IndexQuery", "SessionIndex", "fit"]
+__all__ = ["MERGE_FACTOR", "SEAL_EVENTS", "TIME_BOOST", "TURN_NEIGHBOUR_WEIGHTS", "IndexQuery", "SessionIndex", "fit"]
+
+log = logging.getLogger("hologram.memory")
+
+#: Tail size (events) at which it is sealed into a segment on disk. Small enough that LoCoMo's conversations
+#: (300-700 events) cross it, so the benchmark runs the sealed path; large enough that a turn's previous
+#: turn and a call's results are nearly always still in the tail.
+SEAL_EVENTS = 256
+#: Segments of one size tier merged into one (tiered merging: O(log n) segments per session).
+MERGE_FACTOR = 4
+_KIND_CODES = {"input": 1, "response": 2, "tool_result": 3}
+_I32 = np.zeros(0, dtype=np.int32)
 
 #: Share of the k-th neighbouring turn's best score an event receives (k = 1, 2; each side counts half).
 #: Fitted on the dev split (26/30/41, 4k, stream): halving (0.5, 0.25) 0.902, (0.5, 0.5) 0.913, (0.75, 0.5)
@@ -64,76 +82,463 @@ class IndexQuery:
 
 
 class SessionIndex:
-    """Events and passages of one session (module docstring). Append-only, like the session log."""
+    """Events and passages of one session (module docstring). Append-only, like the session log.
 
-    def __init__(self) -> None:
-        self.seqs: list[int] = []
-        self.ids: list[str] = []
-        self.kinds: list[str] = []
-        self.position: dict[str, int] = {}
-        self.cost = array("i")
-        self.turn = array("i")
-        self.ts = array("d")
-        self.unit_of = array("i")
-        self.units: list[list[int]] = []
+    `directory`: where sealed segments live (None: everything stays in the in-memory tail — tests, the
+    inspector's cross-session index). `seal_events`: tail size at which it is sealed into a segment."""
+
+    def __init__(self, directory: Path | None = None, *, seal_events: int = SEAL_EVENTS) -> None:
+        self.directory = directory
+        self.seal_events = seal_events
+        self._segments: list[_SegmentInfo] = []
+        self._segments_lock = threading.Lock()
+        self._merging = threading.Lock()
+        """Held while the segment list is swapped (a merge) or a reader opens the files of the list."""
+        self._base_event = 0
+        self._base_passage = 0
+        self._generation = 0
+        self._reading = 0
+        self._open: dict[Path, Segment] = {}
+        self._columns: _Columns | None = None
+        # the tail (global positions; its rows are position - base)
+        self._seqs = array("q")
+        self._ids: list[str] = []
+        self._kinds = array("B")
+        self._grouped = array("B")
+        self._hash = array("Q")
+        self._cost = array("i")
+        self._turn = array("i")
+        self._ts = array("d")
+        self._unit_of = array("i")
         self._unit_key: dict[str, int] = {}
-        self.first_passage = array("i")
+        self._first_passage = array("i")
+        self._tools: dict[str, list[int]] = {}
         self._turns = -1
-        # passages
-        self.passage_event = array("i")
-        self.passage_length = array("f")
+        self._passage_event = array("i")
+        self._passage_length = array("f")
         self.passage_text: list[str | None] = []
-        """Text of a passage until its vector is computed (then None: the log keeps the text)."""
+        """Text of a tail passage until its vector is computed (then None: the log keeps the text)."""
         self._done_below = 0
-        """Every passage below this one has its vector (or no text): where :meth:`pending` starts."""
+        """Every tail passage below this one has its vector (or no text): where :meth:`pending` starts."""
         self.postings: dict[str, tuple[array[int], array[int]]] = {}
+        """The tail's postings: term → (global passage slots, term counts)."""
         self.df: dict[str, int] = {}
         self.total_length = 0
         self.fingerprint: str | None = None
         self._matrix: np.ndarray | None = None
         self._scale = np.zeros(0, dtype=np.float32)
         self._has_vector = np.zeros(0, dtype=bool)
+        if directory is not None:
+            self._load()
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return self._base_event + len(self._ids)
 
     @property
     def passages(self) -> int:
-        return len(self.passage_event)
+        return self._base_passage + len(self._passage_event)
+
+    @property
+    def sealed(self) -> int:
+        """How many events (the oldest) live in segments, not in the tail."""
+        return self._base_event
+
+    @property
+    def segments(self) -> int:
+        return len(self._segments)
+
+    @property
+    def last_segment_first_seq(self) -> int:
+        """The seq of the oldest event of the newest segment (0: none): what the session log keeps from."""
+        return int(self._segments[-1].first_seq) if self._segments else 0
+
+    @property
+    def last_sealed_seq(self) -> int:
+        """The seq of the newest sealed event (0: none)."""
+        return int(self._segments[-1].last_seq) if self._segments else 0
+
+    # -- segments on disk --------------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        """Open the session's segments (checksums verified once): the longest valid chain from position 0
+        is kept; anything after a gap or a damaged file is deleted, with a warning, and rebuilt from the log
+        by the caller (which adds the events after :attr:`last_sealed_seq`)."""
+        assert self.directory is not None
+        if not self.directory.is_dir():
+            return
+        infos: list[_SegmentInfo] = []
+        problem = None
+        files = sorted(self.directory.glob("seg-*.bin"))
+        for tmp in self.directory.glob("*.tmp"):
+            tmp.unlink(missing_ok=True)
+        for path in files:
+            try:
+                seg = read_segment(path, verify=True)
+                info = _SegmentInfo.of(seg)
+            except (SegmentError, ValueError, KeyError, TypeError) as exc:
+                problem = str(exc)
+                break
+            if info.first_event != (infos[-1].end_event if infos else 0) or info.first_passage != (
+                infos[-1].end_passage if infos else 0
+            ):
+                if infos and info.first_event < infos[-1].end_event:  # left over by an interrupted merge
+                    path.unlink(missing_ok=True)
+                    continue
+                problem = (
+                    f"{path.name}: starts at event {info.first_event}, expected {infos[-1].end_event if infos else 0}"
+                )
+                break
+            try:
+                df, length = _vocabulary(seg)
+            except (ValueError, KeyError, TypeError) as exc:
+                problem = f"{path.name}: unreadable postings ({exc})"
+                break
+            for term, count in df.items():
+                self.df[term] = self.df.get(term, 0) + count
+            self.total_length += length
+            infos.append(info)
+            del seg
+        if problem is not None:
+            keep = {i.path for i in infos}
+            for path in files:
+                if path not in keep:
+                    path.unlink(missing_ok=True)
+            log.warning("session index %s: %s; rebuilding it from the session log after event %d",
+                        self.directory.name, problem, infos[-1].end_event if infos else 0)  # fmt: skip
+        self._segments = infos
+        if infos:
+            last = infos[-1]
+            self._base_event, self._base_passage = last.end_event, last.end_passage
+            self._turns = last.turns
+            self.fingerprint = last.fingerprint
+
+    def seal(self, *, vectors: bool) -> int:
+        """Seal the tail into a segment when it holds :attr:`seal_events` events and (`vectors`: a model is
+        computing them) every passage has its vector. Returns how many events were sealed (0: none)."""
+        n = len(self._ids)
+        if self.directory is None or n < self.seal_events:
+            return 0
+        if vectors and self.pending(1):
+            return 0
+        first_event, first_passage = self._base_event, self._base_passage
+        p = len(self._passage_event)
+        terms = sorted(self.postings)
+        lengths = np.fromiter((len(self.postings[t][0]) for t in terms), dtype=np.int64, count=len(terms))
+        offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        slots = np.concatenate([np.frombuffer(self.postings[t][0], dtype=np.int32) for t in terms] or [_I32])
+        tfs = np.concatenate([np.frombuffer(self.postings[t][1], dtype=np.int32) for t in terms] or [_I32])
+        tools = sorted(self._tools)
+        tool_offsets = np.zeros(len(tools) + 1, dtype=np.int64)
+        np.cumsum([len(self._tools[t]) for t in tools], out=tool_offsets[1:])
+        tool_events = np.array([e for t in tools for e in self._tools[t]], dtype=np.int32)
+        dim = self._matrix.shape[1] if self._matrix is not None else 0
+        matrix = self._matrix[:p] if self._matrix is not None else np.zeros((p, 0), dtype=np.int8)
+        if matrix.shape[0] < p:
+            matrix = np.concatenate([matrix, np.zeros((p - matrix.shape[0], dim), dtype=np.int8)])
+        arrays: dict[str, np.ndarray] = {
+            "seq": np.array(self._seqs, dtype=np.int64),
+            "kind": np.array(self._kinds, dtype=np.uint8),
+            "grouped": np.array(self._grouped, dtype=np.uint8),
+            "hash": np.array(self._hash, dtype=np.uint64),
+            "ids": np.array([i.encode("utf-8", "surrogatepass") for i in self._ids], dtype=np.bytes_),
+            "cost": np.array(self._cost, dtype=np.int32),
+            "turn": np.array(self._turn, dtype=np.int32),
+            "ts": np.array(self._ts, dtype=np.float64),
+            "unit_of": np.array(self._unit_of, dtype=np.int32),
+            "first_passage": np.array(self._first_passage, dtype=np.int32),
+            "passage_event": np.array(self._passage_event, dtype=np.int32),
+            "passage_length": np.array(self._passage_length, dtype=np.float32),
+            "has_vector": _fit(self._has_vector, p, bool),
+            "scale": _fit(self._scale, p, np.float32),
+            "matrix": matrix,
+            "terms": np.array([t.encode("utf-8", "surrogatepass") for t in terms] or [b""], dtype=np.bytes_)[
+                : len(terms)
+            ],
+            "term_offsets": offsets,
+            "slots": slots,
+            "tfs": tfs,
+            "tools": np.array([t.encode("utf-8", "surrogatepass") for t in tools] or [b""], dtype=np.bytes_)[
+                : len(tools)
+            ],
+            "tool_offsets": tool_offsets,
+            "tool_events": tool_events,
+        }
+        meta: dict[str, Any] = {
+            "first_event": first_event, "events": n, "first_passage": first_passage, "passages": p,
+            "first_seq": int(self._seqs[0]), "last_seq": int(self._seqs[-1]), "turns": self._turns,
+            "fingerprint": self.fingerprint if self._matrix is not None else None,
+        }  # fmt: skip
+        path = self.directory / f"seg-{first_event:012d}-{first_event + n:012d}.bin"
+        layout = write_segment(path, meta, arrays)
+        info = _SegmentInfo(path, first_event, n, first_passage, p, meta["first_seq"], meta["last_seq"],
+                            self._turns, meta["fingerprint"], layout)  # fmt: skip
+        with self._segments_lock:
+            self._segments = [*self._segments, info]
+        self._base_event += n
+        self._base_passage += p
+        self._reset_tail()
+        self._generation += 1
+        return n
+
+    def _reset_tail(self) -> None:
+        for name in ("_seqs", "_kinds", "_grouped", "_hash", "_cost", "_turn", "_ts", "_unit_of",
+                     "_first_passage", "_passage_event", "_passage_length"):  # fmt: skip
+            old = getattr(self, name)
+            setattr(self, name, array(old.typecode))
+        self._ids = []
+        self._unit_key = {}
+        self._tools = {}
+        self.passage_text = []
+        self._done_below = 0
+        self.postings = {}
+        self._matrix = None if self._matrix is None else np.zeros((64, self._matrix.shape[1]), dtype=np.int8)
+        self._scale = np.zeros(0 if self._matrix is None else 64, dtype=np.float32)
+        self._has_vector = np.zeros(0 if self._matrix is None else 64, dtype=bool)
+
+    def merge_plan(self) -> list[_SegmentInfo]:
+        """The newest run of :data:`MERGE_FACTOR` segments of one size tier (tiered merging: a session has
+        O(log n) segments), or [] when none is due."""
+        segs = self._segments
+        if len(segs) < MERGE_FACTOR:
+            return []
+        tail = segs[-MERGE_FACTOR:]
+        tiers = {_tier(s.events, self.seal_events) for s in tail}
+        return tail if len(tiers) == 1 else []
+
+    def merge(self, group: Sequence[_SegmentInfo]) -> bool:
+        """Merge `group` (consecutive segments, from :meth:`merge_plan`) into one file and swap it in. Safe in
+        a worker thread while the loop reads: readers open the files under the list lock, and a file mapped
+        by a reader stays readable after it is unlinked. Returns False when the list changed meanwhile."""
+        if not group or self.directory is None or not self._merging.acquire(blocking=False):
+            return False  # another merge runs (two indexers): it has the same plan
+        try:
+            return self._merge(group)
+        except (OSError, SegmentError) as exc:  # derived data: the segments stay as they are
+            log.warning("session index %s: merging segments failed (%s)", self.directory.name, exc)
+            return False
+        finally:
+            self._merging.release()
+
+    def _merge(self, group: Sequence[_SegmentInfo]) -> bool:
+        assert self.directory is not None
+        with self._segments_lock:
+            current = self._segments
+            at = next((k for k, s in enumerate(current) if s is group[0]), None)
+            if at is None or current[at : at + len(group)] != list(group):
+                return False
+        segs = [read_segment(s.path, layout=s.layout) for s in group]
+        arrays = _merged(segs)
+        first, last = group[0], group[-1]
+        meta: dict[str, Any] = {
+            "first_event": first.first_event, "events": last.end_event - first.first_event,
+            "first_passage": first.first_passage, "passages": last.end_passage - first.first_passage,
+            "first_seq": first.first_seq, "last_seq": last.last_seq, "turns": last.turns,
+            "fingerprint": last.fingerprint if all(s.fingerprint == last.fingerprint for s in group) else None,
+        }  # fmt: skip
+        if meta["fingerprint"] is None:  # vectors of another model are of no use: dropped like set_vectors does
+            arrays["has_vector"] = np.zeros_like(arrays["has_vector"])
+        path = self.directory / f"seg-{first.first_event:012d}-{last.end_event:012d}.bin"
+        layout = write_segment(path, meta, arrays)
+        del segs, arrays
+        info = _SegmentInfo(path, first.first_event, meta["events"], first.first_passage, meta["passages"],
+                            first.first_seq, last.last_seq, last.turns, meta["fingerprint"], layout)  # fmt: skip
+        with self._segments_lock:
+            current = self._segments
+            at = next((k for k, s in enumerate(current) if s is group[0]), None)
+            if at is None or current[at : at + len(group)] != list(group):
+                path.unlink(missing_ok=True)
+                return False
+            self._segments = [*current[:at], info, *current[at + len(group) :]]
+            for s in group:
+                s.path.unlink(missing_ok=True)
+        return True
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Keep the segments mapped (and the whole-index columns built once) for the duration of one
+        request; they are dropped — unmapped — on exit."""
+        self._reading += 1
+        try:
+            yield
+        finally:
+            self._reading -= 1
+            if self._reading == 0:
+                self._open = {}
+                self._columns = None
+
+    def _opened(self) -> list[Segment]:
+        """The segments, mapped (kept in :attr:`_open` while :meth:`reading`)."""
+        with self._segments_lock:
+            infos = self._segments
+            out = []
+            for info in infos:
+                seg = self._open.get(info.path)
+                if seg is None:
+                    seg = read_segment(info.path, layout=info.layout)
+                    if self._reading:
+                        self._open[info.path] = seg
+                out.append(seg)
+        return out
+
+    def _cols(self) -> _Columns:
+        cols = self._columns
+        if cols is not None and cols.generation == self._generation and cols.n == len(self):
+            return cols
+        segs = self._opened()
+
+        def column(name: str, tail: array[Any] | np.ndarray, dtype: Any) -> np.ndarray:
+            parts = [s[name] for s in segs]
+            parts.append(np.array(tail, dtype=dtype))
+            return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+        cols = _Columns(
+            generation=self._generation,
+            n=len(self),
+            segments=segs,
+            seq=column("seq", self._seqs, np.int64),
+            hash=column("hash", self._hash, np.uint64),
+            cost=column("cost", self._cost, np.int32),
+            turn=column("turn", self._turn, np.int32),
+            ts=column("ts", self._ts, np.float64),
+            unit_of=column("unit_of", self._unit_of, np.int32),
+            first_passage=column("first_passage", self._first_passage, np.int32),
+            passage_length=column("passage_length", self._passage_length, np.float32),
+        )
+        if self._reading:
+            self._columns = cols
+        return cols
+
+    # -- whole-index columns (built per request: segments + tail) ------------------------------------------
+
+    @property
+    def seqs(self) -> np.ndarray:
+        return self._cols().seq
+
+    @property
+    def hashes(self) -> np.ndarray:
+        """64-bit hashes of the event ids (:mod:`hologram.memory.idhash`): what membership is asked with."""
+        return self._cols().hash
+
+    @property
+    def cost(self) -> np.ndarray:
+        return self._cols().cost
+
+    @property
+    def turn(self) -> np.ndarray:
+        return self._cols().turn
+
+    @property
+    def ts(self) -> np.ndarray:
+        return self._cols().ts
+
+    @property
+    def unit_of(self) -> np.ndarray:
+        """Each event's unit: the position of the unit's first member."""
+        return self._cols().unit_of
+
+    @property
+    def first_passage(self) -> np.ndarray:
+        return self._cols().first_passage
+
+    @property
+    def units(self) -> list[list[int]]:
+        """Members of each unit (for tests and diagnostics; requests use :attr:`unit_of`)."""
+        out: dict[int, list[int]] = {}
+        for i, u in enumerate(self.unit_of.tolist()):
+            out.setdefault(u, []).append(i)
+        return list(out.values())
+
+    @property
+    def ids(self) -> list[str]:
+        """Every event id, in order (diagnostics: a Python list of the whole session)."""
+        return [*(i.decode("utf-8", "surrogatepass") for s in self._opened() for i in s["ids"].tolist()), *self._ids]
+
+    def id_at(self, i: int) -> str:
+        if i >= self._base_event:
+            return self._ids[i - self._base_event]
+        for seg in self._opened():
+            lo = int(seg.meta["first_event"])
+            if lo <= i < lo + int(seg.meta["events"]):
+                return bytes(seg["ids"][i - lo]).decode("utf-8", "surrogatepass")
+        raise IndexError(i)
+
+    def position_of_seq(self, seq: int) -> int | None:
+        """The position of the event with log seq `seq`, or None when it is not indexed."""
+        seqs = self.seqs
+        at = int(np.searchsorted(seqs, seq))
+        return at if at < seqs.size and int(seqs[at]) == seq else None
+
+    def with_tool(self, tool: str) -> np.ndarray:
+        """Positions of the events whose blocks name `tool` (a call or its result)."""
+        parts = [np.asarray(self._tools.get(tool, []), dtype=np.int64)]
+        key = tool.encode("utf-8", "surrogatepass")
+        for seg in self._opened():
+            names = seg["tools"]
+            if names.size == 0 or len(key) > names.dtype.itemsize:
+                continue
+            at = int(np.searchsorted(names, key))
+            if at < names.size and bytes(names[at]) == key:
+                lo, hi = seg["tool_offsets"][at : at + 2].tolist()
+                parts.insert(-1, seg["tool_events"][lo:hi].astype(np.int64))
+        return np.concatenate(parts)
 
     # -- building -------------------------------------------------------------------------------------
 
     def add(self, seq: int, event_id: str, kind: str, text: str, cost: int, *, group: str | None,
-            ts: float, terms: TermVector | None = None) -> int:  # fmt: skip
-        """Append one event (log order); returns its position. `terms`: the whole text's, when known."""
-        i = len(self.ids)
-        self.seqs.append(seq)
-        self.ids.append(event_id)
-        self.kinds.append(kind)
-        self.position[event_id] = i
-        self.cost.append(cost)
+            ts: float, terms: TermVector | None = None, tools: Sequence[str] = ()) -> int:  # fmt: skip
+        """Append one event (log order); returns its position. `terms`: the whole text's, when known;
+        `tools`: the tool names its blocks carry (for :meth:`with_tool`)."""
+        i = len(self)
+        self._seqs.append(seq)
+        self._ids.append(event_id)
+        self._kinds.append(_KIND_CODES.get(kind, 0))
+        self._grouped.append(group is not None)
+        self._hash.append(id_hash(event_id))
+        self._cost.append(cost)
         if kind == "input":
             self._turns += 1
-        self.turn.append(max(self._turns, 0))
-        self.ts.append(ts)
+        self._turn.append(max(self._turns, 0))
+        self._ts.append(ts)
         key = "\x00" + event_id if group is None else group
         unit = self._unit_key.get(key)
+        if unit is None and group is not None:
+            unit = self._sealed_unit(group)
         if unit is None:
-            unit = self._unit_key[key] = len(self.units)
-            self.units.append([])
-        self.units[unit].append(i)
-        self.unit_of.append(unit)
-        self.first_passage.append(len(self.passage_event))
+            unit = i
+        self._unit_key[key] = unit
+        self._unit_of.append(unit)
+        for tool in dict.fromkeys(tools):
+            self._tools.setdefault(tool, []).append(i)
+        self._first_passage.append(self.passages)
         parts = passages(text)
         for part in parts:
             vec = terms if (len(parts) == 1 and terms is not None) else TermVector.from_text(part)
             self._add_passage(i, part, vec)
+        self._generation += 1
         return i
 
+    def _sealed_unit(self, group: str) -> int | None:
+        """The unit of a call group whose call was sealed before its result arrived: the call's position
+        (a response's group is ``call:<its seq>``), found in the segments."""
+        head, _, seq = group.partition(":")
+        if head != "call" or not seq.isdigit() or not self._segments or int(seq) > self.last_sealed_seq:
+            return None
+        at = self.position_of_seq(int(seq))
+        if at is None:
+            return None
+        segs = self._opened()
+        for seg in segs:
+            lo = int(seg.meta["first_event"])
+            inside = lo <= at < lo + int(seg.meta["events"])
+            if inside and seg["grouped"][at - lo] and int(seg["kind"][at - lo]) == _KIND_CODES["response"]:
+                return int(seg["unit_of"][at - lo])
+        return None
+
     def _add_passage(self, event: int, text: str, terms: TermVector) -> None:
-        p = len(self.passage_event)
-        self.passage_event.append(event)
-        self.passage_length.append(float(terms.length))
+        p = self.passages
+        self._passage_event.append(event)
+        self._passage_length.append(float(terms.length))
         self.passage_text.append(text if text.strip() else None)
         self.total_length += terms.length
         for term, count in terms.counts.items():
@@ -147,7 +552,8 @@ class SessionIndex:
     # -- dense vectors ----------------------------------------------------------------------------------
 
     def pending(self, limit: int) -> list[tuple[int, str]]:
-        """Up to `limit` (passage, text) pairs still without a vector, oldest first."""
+        """Up to `limit` (passage, text) pairs still without a vector, oldest first (only the tail has any:
+        a segment is sealed with its vectors)."""
         texts = self.passage_text
         while self._done_below < len(texts) and texts[self._done_below] is None:
             self._done_below += 1  # everything before has its vector: never scanned again
@@ -155,65 +561,101 @@ class SessionIndex:
         for p in range(self._done_below, len(texts)):
             text = texts[p]
             if text is not None:
-                out.append((p, text))
+                out.append((self._base_passage + p, text))
                 if len(out) >= limit:
                     break
         return out
 
     def set_vectors(self, fingerprint: str, rows: Sequence[int], vectors: np.ndarray) -> None:
-        """Store the vectors of passages `rows` (unit length, from the model with `fingerprint`). Another
-        model's vectors are dropped: scores are only computed within one embedding space."""
+        """Store the vectors of passages `rows` (tail passages, unit length, from the model with
+        `fingerprint`). Another model's vectors are dropped: scores are only computed within one embedding
+        space (sealed segments of another model then score by BM25 alone)."""
+        tail = len(self._passage_event)
+        rel = np.asarray(rows, dtype=np.int64) - self._base_passage
+        fresh = (rel >= 0) & (rel < tail)  # a concurrent indexer may have sealed some meanwhile: they have theirs
+        if not fresh.all():
+            rows, vectors = [int(r) for r, f in zip(rows, fresh.tolist(), strict=True) if f], vectors[fresh]
+            if not rows:
+                return
         if fingerprint != self.fingerprint or self._matrix is None or self._matrix.shape[1] != vectors.shape[1]:
             self.fingerprint = fingerprint
-            self._matrix = np.zeros((max(64, self.passages), vectors.shape[1]), dtype=np.int8)
+            self._matrix = np.zeros((max(64, tail), vectors.shape[1]), dtype=np.int8)
             self._scale = np.zeros(self._matrix.shape[0], dtype=np.float32)
             self._has_vector = np.zeros(self._matrix.shape[0], dtype=bool)
-        need = self.passages
-        if need > self._matrix.shape[0]:
-            size = max(need, 2 * self._matrix.shape[0])
+        if tail > self._matrix.shape[0]:
+            size = max(tail, 2 * self._matrix.shape[0])
             grown = np.zeros((size, self._matrix.shape[1]), dtype=np.int8)
             grown[: self._matrix.shape[0]] = self._matrix
             self._matrix = grown
             self._scale = np.concatenate([self._scale, np.zeros(size - self._scale.size, np.float32)])
             self._has_vector = np.concatenate([self._has_vector, np.zeros(size - self._has_vector.size, bool)])
-        idx = np.asarray(rows, dtype=np.int64)
+        idx = np.asarray(rows, dtype=np.int64) - self._base_passage
         values = np.asarray(vectors, dtype=np.float32)
         peak = np.abs(values).max(axis=1)
         peak[peak == 0] = 1.0
         self._matrix[idx] = np.rint(values / peak[:, None] * _LEVELS).astype(np.int8)
         self._scale[idx] = peak / _LEVELS
         self._has_vector[idx] = True
-        for p in rows:
+        for p in idx.tolist():
             self.passage_text[p] = None
+        self._generation += 1
 
-    def _rows(self, rows: Sequence[int] | int) -> np.ndarray:
-        """Passage vectors back as float32 (dequantised)."""
-        assert self._matrix is not None
-        out: np.ndarray = self._matrix[rows].astype(np.float32) * self._scale[rows][..., None]
-        return out
+    def _passage_rows(self, lo: int, hi: int) -> np.ndarray | None:
+        """The vectors (float32, dequantised) of passages ``lo:hi`` that have one (one event's passages:
+        all in the tail or all in one segment), or None."""
+        if lo >= self._base_passage:
+            if self._matrix is None:
+                return None
+            a, b = lo - self._base_passage, hi - self._base_passage
+            have = self._has_vector[a:b] if b <= self._has_vector.size else self._has_vector[a : self._has_vector.size]
+            rows = np.flatnonzero(have) + a
+            if rows.size == 0:
+                return None
+            out: np.ndarray = self._matrix[rows].astype(np.float32) * self._scale[rows][..., None]
+            return out
+        for seg in self._opened():
+            base = int(seg.meta["first_passage"])
+            if base <= lo < base + int(seg.meta["passages"]):
+                if seg.meta["fingerprint"] != self.fingerprint or seg["matrix"].shape[1] == 0:
+                    return None
+                rows = np.flatnonzero(seg["has_vector"][lo - base : hi - base]) + (lo - base)
+                if rows.size == 0:
+                    return None
+                got: np.ndarray = seg["matrix"][rows].astype(np.float32) * seg["scale"][rows][..., None]
+                return got
+        return None
+
+    def _passage_span(self, i: int) -> tuple[int, int]:
+        if i >= self._base_event:
+            k = i - self._base_event
+            lo = self._first_passage[k]
+            hi = self._first_passage[k + 1] if k + 1 < len(self._first_passage) else self.passages
+            return lo, hi
+        first = self.first_passage
+        return int(first[i]), int(first[i + 1]) if i + 1 < first.size else self.passages
 
     def event_vector(self, i: int) -> np.ndarray | None:
         """One vector for event `i` (its passages' mean, renormalised), for the cold store's global search."""
-        if self._matrix is None:
+        rows = self._passage_rows(*self._passage_span(i))
+        if rows is None:
             return None
-        lo = self.first_passage[i]
-        hi = self.first_passage[i + 1] if i + 1 < len(self.first_passage) else self.passages
-        have = [p for p in range(lo, hi) if p < self._has_vector.size and self._has_vector[p]]
-        if not have:
-            return None
-        v = self._rows(have).mean(axis=0)
+        v = rows.mean(axis=0)
         norm = float(np.linalg.norm(v))
         return (v / norm).astype(np.float32) if norm > 0 else None
 
     def passage_vector(self, p: int) -> np.ndarray | None:
-        if self._matrix is None or p >= self._has_vector.size or not self._has_vector[p]:
-            return None
-        return self._rows(p)
+        rows = self._passage_rows(p, p + 1)
+        return None if rows is None else rows[0]
+
+    def first_passage_of(self, i: int) -> int:
+        return self._passage_span(i)[0]
 
     def passage_key(self, p: int) -> tuple[str, int]:
         """(event id, ordinal of the passage within its event): what the vector cache stores it by."""
-        event = self.passage_event[p]
-        return self.ids[event], p - self.first_passage[event]
+        if p >= self._base_passage:
+            event = self._passage_event[p - self._base_passage]
+            return self._ids[event - self._base_event], p - self._first_passage[event - self._base_event]
+        raise IndexError(f"passage {p} is sealed")
 
     def document_share(self, term: str) -> float:
         """Share of passages containing `term` (what "distinctive" is measured by)."""
@@ -222,47 +664,94 @@ class SessionIndex:
     def whole_units(self, mask: np.ndarray) -> np.ndarray:
         """`mask` widened to whole units: an event is in when any member of its call group is (a call
         never travels without its results)."""
-        unit_of = np.array(self.unit_of, dtype=np.int64)
-        hit = np.zeros(len(self.units), dtype=bool)
+        unit_of = self.unit_of.astype(np.int64)
+        hit = np.zeros(len(self), dtype=bool)
         hit[unit_of[mask]] = True
         out: np.ndarray = hit[unit_of]
         return out
 
     # -- scoring ----------------------------------------------------------------------------------------
 
+    def _postings(self, terms: Sequence[str], segs: Sequence[Segment]) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+        """Per term, the (slots, term counts) of each part that has it: the segments in order (one vectorised
+        lookup of all the terms per segment), then the tail."""
+        out: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in terms]
+        keys = [t.encode("utf-8", "surrogatepass") for t in terms]
+        for seg in segs:
+            vocab = seg["terms"]
+            width = vocab.dtype.itemsize
+            fits = [k for k, key in enumerate(keys) if len(key) <= width]
+            if vocab.size == 0 or not fits:
+                continue
+            needles = np.array([keys[k] for k in fits], dtype=vocab.dtype)
+            at = np.minimum(np.searchsorted(vocab, needles), vocab.size - 1)
+            found = np.flatnonzero(vocab[at] == needles)
+            if found.size == 0:
+                continue
+            offsets, slots, tfs = seg["term_offsets"], seg["slots"], seg["tfs"]
+            los, his = offsets[at[found]].tolist(), offsets[at[found] + 1].tolist()
+            for f, lo, hi in zip(found.tolist(), los, his, strict=True):
+                out[fits[f]].append((slots[lo:hi], tfs[lo:hi]))
+        for k, term in enumerate(terms):
+            post = self.postings.get(term)
+            if post is not None:
+                out[k].append(
+                    (np.frombuffer(post[0], dtype=np.int32).copy(), np.frombuffer(post[1], dtype=np.int32).copy())
+                )
+        return out
+
     def _bm25(self, terms: Mapping[str, float]) -> np.ndarray:
         n = self.passages
         out = np.zeros(n, dtype=np.float64)
         if not terms or n == 0:
             return out
+        cols = self._cols()
         avg = max(self.total_length / n, 1.0)
-        length = np.frombuffer(self.passage_length, dtype=np.float32)
-        for term, weight in terms.items():
-            post = self.postings.get(term)
-            if post is None or weight <= 0:
+        length = cols.passage_length
+        active = [(term, weight, df) for term, weight in terms.items() if (df := self.df.get(term, 0)) and weight > 0]
+        postings = self._postings([t for t, _, _ in active], cols.segments)
+        for (_term, weight, df), found in zip(active, postings, strict=True):
+            if not found:
                 continue
-            df = len(post[0])
             idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            slots = np.frombuffer(post[0], dtype=np.int32)
-            tf = np.frombuffer(post[1], dtype=np.int32).astype(np.float64)
+            # one set of numpy operations per term over all parts (their slots are disjoint)
+            slots = np.concatenate([f[0] for f in found]) if len(found) > 1 else found[0][0]
+            tf = (np.concatenate([f[1] for f in found]) if len(found) > 1 else found[0][1]).astype(np.float64)
             norm = _K1 * (1.0 - _B + _B * length[slots] / avg)
             out[slots] += weight * idf * tf * (_K1 + 1.0) / (tf + norm)
         return out
 
     def _cosine(self, query: IndexQuery) -> tuple[np.ndarray, np.ndarray]:
         """Best passage cosine per event, and the mask of events that have one."""
-        n = len(self.ids)
-        if query.dense is None or self._matrix is None or query.fingerprint != self.fingerprint:
+        n = len(self)
+        if query.dense is None or query.fingerprint != self.fingerprint or self.fingerprint is None:
             return np.zeros(n), np.zeros(n, dtype=bool)
-        p = self.passages
-        rows = min(p, self._matrix.shape[0])  # passages added since the last vectors have none yet
-        sims = np.full(p, -np.inf)
+        cols = self._cols()
+        dense = query.dense.astype(np.float32, copy=False)
+        sims = np.full(self.passages, -np.inf)
+        any_vector = False
         # einsum, not BLAS gemv: no thread-pool wake-ups inside a busy kernel (see score.py).
-        part = np.einsum("ij,j->i", self._matrix[:rows], query.dense.astype(np.float32, copy=False), dtype=np.float32)
-        part *= self._scale[:rows]
-        have = self._has_vector[:rows]
-        sims[:rows][have] = part[have]
-        best = np.maximum.reduceat(sims, np.frombuffer(self.first_passage, dtype=np.int32))
+        for seg in cols.segments:
+            matrix = seg["matrix"]
+            if seg.meta["fingerprint"] != self.fingerprint or matrix.shape[1] != dense.size:
+                continue
+            base = int(seg.meta["first_passage"])
+            part = np.einsum("ij,j->i", matrix, dense, dtype=np.float32)
+            part *= seg["scale"]
+            have = seg["has_vector"]
+            sims[base : base + part.size][have] = part[have]
+            any_vector = True
+        if self._matrix is not None and self._matrix.shape[1] == dense.size:
+            rows = min(len(self._passage_event), self._matrix.shape[0])
+            part = np.einsum("ij,j->i", self._matrix[:rows], dense, dtype=np.float32)
+            part *= self._scale[:rows]
+            have = self._has_vector[:rows]
+            base = self._base_passage
+            sims[base : base + rows][have] = part[have]
+            any_vector = True
+        if not any_vector:
+            return np.zeros(n), np.zeros(n, dtype=bool)
+        best = np.maximum.reduceat(sims, cols.first_passage)
         mask = np.isfinite(best)
         best[~mask] = 0.0
         return best, mask
@@ -271,26 +760,133 @@ class SessionIndex:
         """The relevance of every event to `query` (module docstring), in log order. ``segment``: a label per
         event (the session, when one index holds several: hologram/memory/inspect.py); turns with another
         label are not each other's neighbours."""
-        n = len(self.ids)
+        n = len(self)
         if n == 0:
             return np.zeros(0)
-        starts = np.frombuffer(self.first_passage, dtype=np.int32)
-        lexical = zscore(np.maximum.reduceat(self._bm25(query.terms), starts)).astype(np.float64)
-        dense, mask = self._cosine(query)
-        fused = lexical
-        if mask.any():
-            fused = lexical.copy()
-            fused[mask] = 0.5 * lexical[mask] + 0.5 * zscore(dense[mask])
-        if query.window is not None:
-            ts = np.frombuffer(self.ts, dtype=np.float64)
-            fused = fused + TIME_BOOST * ((ts >= query.window[0]) & (ts < query.window[1]))
-        turn = np.frombuffer(self.turn, dtype=np.int32)
-        turn_starts = np.flatnonzero(np.diff(turn, prepend=-1))
-        best_of_turn = np.maximum.reduceat(fused, turn_starts)
-        labels = None if segment is None else segment[turn_starts]
-        around = neighbour_smooth(best_of_turn, TURN_NEIGHBOUR_WEIGHTS, labels).astype(np.float64) - best_of_turn
-        out: np.ndarray = fused + around[turn]
-        return out
+        with self.reading():
+            cols = self._cols()
+            lexical = zscore(np.maximum.reduceat(self._bm25(query.terms), cols.first_passage)).astype(np.float64)
+            dense, mask = self._cosine(query)
+            fused = lexical
+            if mask.any():
+                fused = lexical.copy()
+                fused[mask] = 0.5 * lexical[mask] + 0.5 * zscore(dense[mask])
+            if query.window is not None:
+                ts = cols.ts
+                fused = fused + TIME_BOOST * ((ts >= query.window[0]) & (ts < query.window[1]))
+            turn = cols.turn
+            turn_starts = np.flatnonzero(np.diff(turn, prepend=-1))
+            best_of_turn = np.maximum.reduceat(fused, turn_starts)
+            labels = None if segment is None else segment[turn_starts]
+            around = neighbour_smooth(best_of_turn, TURN_NEIGHBOUR_WEIGHTS, labels).astype(np.float64) - best_of_turn
+            out: np.ndarray = fused + around[turn]
+            return out
+
+
+@dataclass(frozen=True, slots=True)
+class _SegmentInfo:
+    """What the index remembers of a segment between requests (its file is mapped only while read)."""
+
+    path: Path
+    first_event: int
+    events: int
+    first_passage: int
+    passages: int
+    first_seq: int
+    last_seq: int
+    turns: int
+    fingerprint: str | None
+    layout: Layout | None = None
+
+    @property
+    def end_event(self) -> int:
+        return self.first_event + self.events
+
+    @property
+    def end_passage(self) -> int:
+        return self.first_passage + self.passages
+
+    @classmethod
+    def of(cls, seg: Segment) -> _SegmentInfo:
+        m = seg.meta
+        info = cls(seg.path, int(m["first_event"]), int(m["events"]), int(m["first_passage"]),
+                   int(m["passages"]), int(m["first_seq"]), int(m["last_seq"]), int(m["turns"]),
+                   m["fingerprint"], seg.layout)  # fmt: skip
+        if seg["seq"].size != info.events or seg["passage_event"].size != info.passages:
+            raise SegmentError(f"{seg.path.name}: array sizes do not match its meta")
+        return info
+
+
+@dataclass(frozen=True, slots=True)
+class _Columns:
+    """The whole index's per-event columns for one request (segments' mapped arrays + the tail's)."""
+
+    generation: int
+    n: int
+    segments: list[Segment]
+    seq: np.ndarray
+    hash: np.ndarray
+    cost: np.ndarray
+    turn: np.ndarray
+    ts: np.ndarray
+    unit_of: np.ndarray
+    first_passage: np.ndarray
+    passage_length: np.ndarray
+
+
+def _vocabulary(seg: Segment) -> tuple[dict[str, int], int]:
+    """A segment's document frequencies and total passage length (what stays in memory: the vocabulary)."""
+    counts = np.diff(seg["term_offsets"]).tolist()
+    df = {t.decode("utf-8", "surrogatepass"): c for t, c in zip(seg["terms"].tolist(), counts, strict=True)}
+    return df, round(float(seg["passage_length"].astype(np.float64).sum()))
+
+
+def _tier(events: int, seal: int) -> int:
+    tier, size = 0, max(1, seal)
+    while events >= size * MERGE_FACTOR:
+        size *= MERGE_FACTOR
+        tier += 1
+    return tier
+
+
+def _fit(values: np.ndarray, n: int, dtype: Any) -> np.ndarray:
+    out = np.zeros(n, dtype=dtype)
+    k = min(n, values.size)
+    out[:k] = values[:k]
+    return out
+
+
+def _strings(parts: Sequence[np.ndarray]) -> np.ndarray:
+    width = max((p.dtype.itemsize for p in parts), default=1)
+    return np.concatenate([p.astype(f"S{max(width, 1)}") for p in parts])
+
+
+def _merged(segs: Sequence[Segment]) -> dict[str, np.ndarray]:
+    """One segment's arrays from consecutive segments (positions are global: the per-event and per-passage
+    arrays concatenate; postings and tool lists are regrouped by term, slots ascending within a term)."""
+    plain = ("seq", "kind", "grouped", "hash", "cost", "turn", "ts", "unit_of", "first_passage", "passage_event",
+             "passage_length", "has_vector", "scale")  # fmt: skip
+    out = {name: np.concatenate([s[name] for s in segs]) for name in plain}
+    out["ids"] = _strings([s["ids"] for s in segs])
+    dim = max(s["matrix"].shape[1] for s in segs)
+    out["matrix"] = np.concatenate(
+        [s["matrix"] if s["matrix"].shape[1] == dim else np.zeros((s["matrix"].shape[0], dim), np.int8) for s in segs]
+    )
+    for names, offsets, values in (
+        ("terms", "term_offsets", ("slots", "tfs")),
+        ("tools", "tool_offsets", ("tool_events",)),
+    ):
+        keys = _strings([s[names] for s in segs])
+        counts = np.concatenate([np.diff(s[offsets]) for s in segs])
+        unique, inverse = np.unique(keys, return_inverse=True)
+        owner = np.repeat(inverse, counts)
+        order = np.argsort(owner, kind="stable")  # segments are in order: slots stay ascending
+        for v in values:
+            out[v] = np.concatenate([s[v] for s in segs])[order]
+        off = np.zeros(unique.size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(owner, minlength=unique.size), out=off[1:])
+        out[names], out[offsets] = unique, off
+    return out
 
 
 def fit(
@@ -315,11 +911,12 @@ def fit(
     idx = np.flatnonzero(candidates)
     if idx.size == 0:
         return keep, False
-    cost = np.frombuffer(index.cost, dtype=np.int32)
-    unit_of = np.frombuffer(index.unit_of, dtype=np.int32)
-    units = index.units
+    with index.reading():
+        cost, unit_of = index.cost, index.unit_of
+    units = n  # unit ids are positions (a unit's first member)
     # per unit, the cost of its candidate members (vectorised: this runs for every request, over every event)
-    unit_costs = np.bincount(unit_of[idx], weights=cost[idx], minlength=len(units)).astype(np.int64)
+    unit_costs = np.bincount(unit_of[idx], weights=cost[idx], minlength=units).astype(np.int64)
+    members = np.bincount(unit_of[idx], minlength=units)
     candidate_units = np.unique(unit_of[idx])
     unit_cost: dict[int, int] = dict(zip(candidate_units.tolist(), unit_costs[candidate_units].tolist(), strict=True))
     kept_units: set[int] = set()
@@ -337,7 +934,7 @@ def fit(
             break
         kept_units.add(u)
         used += unit_cost[u]
-        pinned += sum(1 for m in units[u] if candidates[m])
+        pinned += int(members[u])
     over = used > budget
     if forced is not None:  # kept like the pinned ones: an explicit recall must not bounce straight back
         for i in np.flatnonzero(forced & candidates).tolist():
@@ -347,13 +944,13 @@ def fit(
                 used += unit_cost[u]
         over = used > budget
     if scores is not None and used < budget:
-        kept_mask = np.zeros(len(units), dtype=bool)
+        kept_mask = np.zeros(units, dtype=bool)
         kept_mask[list(kept_units)] = True
         rest = candidate_units[~kept_mask[candidate_units]].astype(np.int64)
         if rest.size:
-            best = np.full(len(units), -np.inf)
+            best = np.full(units, -np.inf)
             np.maximum.at(best, unit_of[idx], scores[idx])
-            last_of = np.zeros(len(units), dtype=np.int64)  # a unit's newest member (members are in log order)
+            last_of = np.zeros(units, dtype=np.int64)  # a unit's newest member (members are in log order)
             np.maximum.at(last_of, unit_of, np.arange(n, dtype=np.int64))
             last = last_of[rest]
             order = rest[np.lexsort((-last, -best[rest]))]
@@ -363,7 +960,7 @@ def fit(
                     kept_units.add(u)
                     used += c
     if kept_units:
-        chosen = np.zeros(len(units), dtype=bool)
+        chosen = np.zeros(units, dtype=bool)
         chosen[list(kept_units)] = True
         keep = chosen[unit_of[:n]] & candidates
     return keep, over

@@ -44,7 +44,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import logging
+import re
+import shutil
 import sqlite3
 import threading
 import time
@@ -71,6 +74,8 @@ from hologram.memory.graph.recall import (
     rank,
     render,
 )
+from hologram.memory.idhash import HashSet
+from hologram.memory.index_segment import SegmentError
 from hologram.memory.overflow import OverflowGuard, history_budget
 from hologram.memory.prune import DEFAULT_PINNED
 from hologram.memory.query import build_query
@@ -84,7 +89,7 @@ from hologram.memory.recall import (
     Reinsert,
     recall,
 )
-from hologram.memory.session_index import IndexQuery, SessionIndex, fit
+from hologram.memory.session_index import SEAL_EVENTS, IndexQuery, SessionIndex, fit
 from hologram.memory.session_records import (
     MESSAGE_OVERHEAD,
     Prepared,
@@ -108,6 +113,9 @@ __all__ = ["COLD_DB", "MESSAGE_OVERHEAD", "Prepared", "SessionMemory", "record_o
 log = logging.getLogger("hologram.memory")
 
 COLD_DB = "cold.db"
+#: Where the sessions' index segments live, one directory per session (derived data: rebuilt from the log).
+INDEX_DIR = "index"
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 #: Records to build before it is worth a worker thread (tokenising ~1,000 events costs tens of ms).
 _BUILD_IN_THREAD = 64
 _INDEX_BATCH = 64
@@ -119,27 +127,31 @@ MAX_SESSIONS = 32
 #: Query vectors remembered by text: a turn's input is embedded once for its first request and reused for the
 #: turn's later requests and when the input event itself is indexed.
 _QUERY_VECTORS = 64
+#: Records of sealed events kept after they were read back (recalled events tend to be recalled again).
+_OLD_RECORDS = 256
+#: Sealed events kept after they were read back (a request's history reaches back past the tail).
+_OLD_EVENTS = 256
 #: Passages of other sessions that ``memory_recall`` adds when their words match (a scan of L3's blocks).
 MEMORY_RECALL_SEARCH = 10
 
 
 @dataclass
 class _Session:
-    """Per-session state: the log as read so far, its records, its index, recall bookkeeping."""
+    """Per-session state: the index (sealed segments on disk + an in-memory tail), the tail's events and
+    records, recall bookkeeping. Nothing here grows with the session beyond the tail (issue 22)."""
 
-    events: tuple[Event, ...] = ()
-    """The session's log as read so far, the shared `SessionLog`'s tuple (replaced when it grows: a caller's
-    snapshot stays whole across its awaits)."""
-    records: dict[int, EventRecord | None] = field(default_factory=dict)
     index: SessionIndex = field(default_factory=SessionIndex)
-    indexed: list[Event] = field(default_factory=list)
-    """The events behind the index's positions (those with a record), in log order."""
+    records: dict[int, EventRecord] = field(default_factory=dict)
+    """The records of the tail's events, by seq (an older event's is rebuilt on demand: ids are content
+    hashes, so `record_of` gives the same record)."""
+    tail: list[Event] = field(default_factory=list)
+    """The events behind the index's tail positions (``index.sealed`` on), in log order."""
     seen: int = 0
+    """The highest seq read from the log (records or not)."""
     last_input: int = -1
     """The seq of the last indexed input (-1: none yet)."""
     inputs: list[int] = field(default_factory=list)
-    """Index positions of the inputs, in order (kept as they are indexed: a request must not scan the log)."""
-    """How many of `events` have been added to the index."""
+    """Index positions of the last two inputs (kept as they are indexed: a request must not scan the log)."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     protected: set[str] = field(default_factory=set)
     """Event ids an explicit ``coldcontext_query`` brought back: kept unscored until the next user input (else
@@ -165,6 +177,8 @@ class SessionMemory:
         vectors: VectorCache | None = None,
         max_sessions: int = MAX_SESSIONS,
         log: SessionLog | None = None,
+        index_dir: Path | None = None,
+        seal_events: int = SEAL_EVENTS,
     ) -> None:
         self.store = store
         self.log = log if log is not None else SessionLog(store)
@@ -179,6 +193,9 @@ class SessionMemory:
         if embedder is not None:
             self.embedder_ready.set()
         self.max_sessions = max_sessions
+        self.index_dir = index_dir
+        """Where each session's index segments live (``<data>/index/<session>``; None: all in memory)."""
+        self.seal_events = seal_events
         self.graph: GraphMemory | None = None
         """L3 (set by the kernel's wiring, agent/attach.py): recall from the memory graph joins every request's
         note. None: no L3 recall (events L3 already holds still stay out of L1 and L2: ``cold.db`` says which)."""
@@ -186,6 +203,12 @@ class SessionMemory:
         """The scene store (``scenes.db``; attach.py opens it): the turn asks it which scene it is in."""
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._query_vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._old_records: OrderedDict[tuple[str, int], EventRecord] = OrderedDict()
+        self._old_events: OrderedDict[tuple[str, int], Event] = OrderedDict()
+        """Sealed events read back recently (bounded): the history a request sends reaches back past the tail,
+        and the same events are sent again by the next request."""
+        """Records of sealed events read back recently (by session and position; bounded): an L2 event
+        that keeps winning is not re-tokenised on every request."""
 
     @classmethod
     def open(
@@ -200,7 +223,10 @@ class SessionMemory:
         `load_model` is False) load the embedder in a background thread: until it is ready, scoring is BM25
         only, never a wait. `embedder_loader`: where the model comes from when someone else loads it
         (`hologram up` starts the loads before the kernel: hologram/_preload.py); it may block."""
-        memory = cls(store, ColdStore(Path(data_dir) / COLD_DB), vectors=VectorCache(Path(data_dir) / VECTORS_DB))
+        memory = cls(
+            store, ColdStore(Path(data_dir) / COLD_DB), vectors=VectorCache(Path(data_dir) / VECTORS_DB),
+            index_dir=Path(data_dir) / INDEX_DIR,
+        )  # fmt: skip
         warm_up()
         if load_model:
             target = functools.partial(memory._load_embedder, embedder_loader or _load_and_build)
@@ -249,6 +275,8 @@ class SessionMemory:
     async def delete(self, sid: str) -> int:
         """The session was deleted: drop its state and its L2 and L3 events (off the loop, like every write)."""
         self.forget(sid)
+        if self.index_dir is not None:
+            await asyncio.to_thread(shutil.rmtree, self.index_dir / _dir_name(sid), True)
         removed = len(await asyncio.to_thread(self.cold.remove_session, sid))
         graph = self.graph
         if graph is not None:
@@ -262,6 +290,9 @@ class SessionMemory:
     def forget(self, sid: str) -> None:
         """Drop a session's in-memory state (it is rebuilt from the log on next use)."""
         self.log.forget(sid)
+        for cache in (self._old_records, self._old_events):
+            for key in [k for k in cache if k[0] == sid]:
+                del cache[key]
         state = self._sessions.pop(sid, None)
         if state is not None and state.index_task is not None:
             state.index_task.cancel()
@@ -271,7 +302,9 @@ class SessionMemory:
     def _state(self, sid: str) -> _Session:
         state = self._sessions.get(sid)
         if state is None:
-            state = self._sessions[sid] = _Session()
+            directory = self.index_dir / _dir_name(sid) if self.index_dir is not None else None
+            index = SessionIndex(directory, seal_events=self.seal_events)
+            state = self._sessions[sid] = _Session(index=index, seen=index.last_sealed_seq)
             self._evict()
         else:
             self._sessions.move_to_end(sid)
@@ -285,80 +318,149 @@ class SessionMemory:
             if not self._sessions[sid].lock.locked():
                 self.forget(sid)
 
-    def _events(self, sid: str) -> tuple[Event, ...]:
-        """The session's events, in log order; only those appended since the last call are read."""
-        state = self._state(sid)
-        state.events = self.log.events(sid)
-        return state.events
+    def _new_events(self, sid: str, state: _Session) -> list[Event]:
+        """The session's events after `state.seen`, in log order (the log reads only what was appended; a
+        session new to it is read from the start of the index's last segment, so the scene store still sees
+        the previous turn)."""
+        if sid not in self.log._held:
+            self.log.after(sid, max(0, state.index.last_segment_first_seq - 1))
+        return self.log.after(sid, state.seen)
 
-    def _add_to_index(self, state: _Session, built: Mapping[int, EventRecord | None]) -> None:
-        """Add the records of the events after `state.seen` (log order) to the index."""
-        events = state.events
-        while state.seen < len(events):
-            event = events[state.seen]
-            record = built[event.seq] if event.seq in built else state.records.get(event.seq)
-            state.records[event.seq] = record
-            state.seen += 1
+    def _add_to_index(self, state: _Session, events: Sequence[Event], built: Mapping[int, EventRecord | None]) -> None:
+        """Add the records of `events` (read after `state.seen`, log order) to the index's tail."""
+        for event in events:
+            if event.seq <= state.seen:
+                continue
+            state.seen = event.seq
+            record = built.get(event.seq)
             if record is None:
                 continue
-            state.index.add(
+            tools = [str(name) for b in record.blocks if (name := b.meta.get("name"))]
+            position = state.index.add(
                 event.seq, record.id, event.kind, record.text, token_cost(record),
-                group=record.group, ts=event.ts, terms=record.terms,
+                group=record.group, ts=event.ts, terms=record.terms, tools=tools,
             )  # fmt: skip
-            state.indexed.append(event)
+            state.tail.append(event)
+            state.records[event.seq] = record
             if event.kind == "input":
                 state.last_input = event.seq
-                state.inputs.append(len(state.indexed) - 1)
+                state.inputs = [*state.inputs[-1:], position]
 
-    def _unindexed(self, sid: str) -> tuple[_Session, list[Event]]:
-        """Read the events appended since the last call; return the state and the events without a record."""
-        self._events(sid)
-        state = self._state(sid)
-        return state, [e for e in state.events[state.seen :] if e.seq not in state.records]
+    def _seal(self, sid: str, state: _Session) -> None:
+        """Seal the index's tail into a segment when it is full (and, with a model, every passage has its
+        vector); the sealed events' records and log copies are dropped from memory."""
+        vectors = self.embedder is not None or not self.embedder_ready.is_set()
+        sealed = state.index.seal(vectors=vectors)
+        if not sealed:
+            return
+        gone = state.tail[:sealed]
+        state.tail = state.tail[sealed:]
+        for event in gone:
+            state.records.pop(event.seq, None)
+        self.log.trim(sid, state.index.last_segment_first_seq)
+
+    async def _compact(self, state: _Session) -> None:
+        """Merge the session's small segments (tiered) in a worker thread."""
+        index = state.index
+        while group := index.merge_plan():
+            if not await asyncio.to_thread(index.merge, group):  # failures are logged there: derived data
+                break
 
     def _sync_now(self, sid: str) -> _Session:
         """Read new events and index them on this thread."""
-        state, missing = self._unindexed(sid)
-        self._add_to_index(state, {e.seq: record_of(e) for e in missing})
+        state = self._state(sid)
+        new = self._new_events(sid, state)
+        self._add_to_index(state, new, {e.seq: record_of(e) for e in new if e.seq > state.seen})
+        self._seal(sid, state)
         return state
 
     async def _sync(self, sid: str) -> _Session:
         """Like :meth:`_sync_now`, but many new events (a long session after a restart) are tokenised in a
         worker thread: that must not stall the loop."""
-        state, missing = self._unindexed(sid)
-        if len(missing) >= _BUILD_IN_THREAD:
-            built = await asyncio.to_thread(lambda: {e.seq: record_of(e) for e in missing})
+        state = self._state(sid)
+        new = [e for e in self._new_events(sid, state) if e.seq > state.seen]
+        if len(new) >= _BUILD_IN_THREAD:
+            built = await asyncio.to_thread(lambda: {e.seq: record_of(e) for e in new})
         else:
-            built = {e.seq: record_of(e) for e in missing}
-        self._add_to_index(state, built)
+            built = {e.seq: record_of(e) for e in new}
+        self._add_to_index(state, new, built)
+        self._seal(sid, state)  # a long rebuild stays in the tail until its vectors are back (one segment)
         return state
 
+    def _events_at(self, sid: str, state: _Session, positions: Sequence[int]) -> list[Event]:
+        """The events at index `positions` (ascending): the tail's from memory, older ones read back by seq."""
+        base = state.index.sealed
+        cache = self._old_events
+        old = [p for p in positions if p < base and (sid, p) not in cache]
+        if old:
+            seqs = state.index.seqs[old].tolist()
+            by_seq = {e.seq: e for e in self.store.events_at(sid, seqs)}
+            for p, seq in zip(old, seqs, strict=True):
+                event = by_seq.get(seq)
+                if event is None:
+                    raise LookupError(f"session {sid}: the log lacks event #{seq}, which its index holds")
+                cache[(sid, p)] = event
+        out = []
+        for p in positions:
+            if p >= base:
+                out.append(state.tail[p - base])
+                continue
+            out.append(cache[(sid, p)])
+            cache.move_to_end((sid, p))
+        while len(cache) > _OLD_EVENTS:
+            cache.popitem(last=False)
+        return out
+
+    def _records_at(self, sid: str, state: _Session, positions: Sequence[int]) -> list[EventRecord]:
+        """The records of index `positions` (an event enters the index only with a record)."""
+        out = []
+        cache = self._old_records
+        base = state.index.sealed
+        missing = [p for p in positions if p < base and (sid, p) not in cache]
+        if missing:
+            for p, event in zip(missing, self._events_at(sid, state, missing), strict=True):
+                record = record_of(event, lexical=False)  # cold.put makes the terms of what moves
+                assert record is not None
+                cache[(sid, p)] = record
+        for p in positions:
+            if p >= base:
+                out.append(state.records[int(state.tail[p - base].seq)])
+                continue
+            out.append(cache[(sid, p)])
+            cache.move_to_end((sid, p))
+        while len(cache) > _OLD_RECORDS:
+            cache.popitem(last=False)
+        return out
+
     def _in_cold(self, state: _Session) -> np.ndarray:
-        return self.cold.holds(state.index.ids)
+        return self.cold.holds_hashes(state.index.hashes)
 
     def _in_l3(self, state: _Session) -> np.ndarray:
         """Which of the session's indexed events L3 holds: neither L1 nor L2 (recorded in ``cold.db`` by the
         move, so a kernel that never cooled, or whose graph is not open, answers without the graph)."""
-        return self.cold.in_l3(state.index.ids)
+        return self.cold.in_l3_hashes(state.index.hashes)
 
     def l1_events(self, sid: str) -> list[Event]:
-        """The session's events held neither in cold context (L2) nor in the memory graph (L3), in log order."""
-        state = self._sync_now(sid)
-        records = [state.records.get(e.seq) for e in state.events]
+        """The session's events held neither in cold context (L2) nor in the memory graph (L3), in log order
+        (diagnostics: reads the whole log)."""
+        self._sync_now(sid)
+        events = self.store.events(sid)
+        records = [record_of(e) for e in events]
         ids = [r.id if r is not None else "" for r in records]
         out_of_l1 = self.cold.holds(ids) | self.cold.in_l3(ids)
-        return [e for e, r, gone in zip(state.events, records, out_of_l1, strict=True) if r is None or not gone]
+        return [e for e, r, gone in zip(events, records, out_of_l1, strict=True) if r is None or not gone]
 
     def l3_ids(self, sid: str) -> list[str]:
         """Event ids of this session held in L3 (log order)."""
         state = self._sync_now(sid)
-        ids = state.index.ids
-        return [ids[i] for i in np.flatnonzero(self._in_l3(state)).tolist()]
+        with state.index.reading():
+            return [state.index.id_at(i) for i in np.flatnonzero(self._in_l3(state)).tolist()]
 
     def cold_ids(self, sid: str) -> list[str]:
         """Event ids of this session held in L2 (log order)."""
         state = self._sync_now(sid)
-        return [i for i in state.index.ids if i in self.cold]
+        with state.index.reading():
+            return [state.index.id_at(i) for i in np.flatnonzero(self._in_cold(state)).tolist()]
 
     # -- prepare / preview / recover ---------------------------------------------------------------------
 
@@ -424,103 +526,124 @@ class SessionMemory:
         now: float | None,
         scene: SceneHint | None = None,
     ) -> Prepared:
-        state = self._state(sid)
-        async with state.lock:
-            state = await self._sync(sid)
-            index = state.index
-            n = len(index)
-            in_cold = self._in_cold(state)
-            in_l3 = self._in_l3(state)
-            in_l1 = ~in_cold & ~in_l3
-            cost = np.array(index.cost, dtype=np.int64)
-            l1_total = int(cost[in_l1].sum()) if n else 0
-            if overflow:
-                budget = min(budget, int(l1_total * _RECOVERY_SHRINK))
-            last_input = state.last_input
-            if state.protected and last_input != state.protected_since:
-                state.protected.clear()
-            over = False
-            scores: np.ndarray | None = None
-            current = last_input if commit else None
-            graph = self.graph
-            l3_on = graph is not None and graph.settings.graph.recall and bool(text.strip()) and graph.exists()
-            by_name: list[L3Hit] = []
-            reserved = L3_NONE
-            if l3_on:
-                assert graph is not None
-                # route 2 (entities the input names) gets its share of the budget first
-                by_name = await self._l3_ranked(graph, state, text, None, None, hops=graph.settings.graph.hops,
-                                                scene=scene)  # fmt: skip
-                reserved = render(by_name, int(budget * graph.settings.graph.recall_share), session=sid)
-                budget = max(0, budget - reserved.tokens)
-            # (a graph that cannot be read now could not send what won: then L3 does not compete)
-            compete_l3 = l3_on and bool(in_l3.any()) and graph is not None and graph.problem is None
-            if not in_cold.any() and not compete_l3 and l1_total <= budget:
-                keep = in_l1
-            else:
-                forced = (
-                    np.fromiter(map(state.protected.__contains__, index.ids), dtype=bool, count=n)
-                    if state.protected
-                    else None
-                )
-                scores = index.scores(await self._query(state, text, now=now, current_input=current))
-                # L2 (and L3, route 1) compete only with what clearly matches: filling the budget with whatever
-                # old events rank above other irrelevant ones would count them as used, and nothing would
-                # ever cool. An L3 event that wins is sent in the note, never in the history.
-                strong = scores >= AUTO_RECALL_MIN_SCORE
-                extra = (in_cold | in_l3) & strong if compete_l3 else in_cold & strong
-                candidates = index.whole_units(in_l1 | extra)
-                if not compete_l3:  # L3 holds whole call groups, so this splits none
-                    candidates &= ~in_l3
-                keep, over = fit(index, scores, candidates, budget, pinned_recent=self.pinned_recent, forced=forced)
-            from_l3 = keep & in_l3
-            keep = keep & ~in_l3
-            losers = np.flatnonzero(~keep & in_l1).tolist()
-            winners = np.flatnonzero(keep & in_cold).tolist()
-            moved = [self._record_with_vector(state, i) for i in losers]
-            recalled = [_record_at(state, i) for i in winners]
-            if commit:
-                if moved:  # durable before the history forgets them (L1 is derived from L2 membership)
-                    await asyncio.to_thread(self.cold.put, moved)
-                await self._count_access(state, [r.id for r in recalled], last_input)
-                self.schedule_index(sid)
-            kept = np.flatnonzero(keep).tolist()
-            events = [state.indexed[i] for i in kept]
-            kept_tokens = int(cost[kept].sum()) if kept else 0
-            l3 = reserved
-            if l3_on and (from_l3.any() or (len(reserved.hits) < len(by_name) and kept_tokens < budget)):
-                assert graph is not None
-                # the L3 events that won the ranking (their triples, or their text), and what the history left
-                # unused for the names' hits that clearly match — as L2's compete for the whole budget
-                own = (
-                    await self._l3_ranked(graph, state, "", scores, from_l3, hops=1, scene=scene)
-                    if from_l3.any()
-                    else []
-                )
-                chosen = {id(h) for h in reserved.hits}
-                pool = rank([*own, *(h for h in by_name if id(h) in chosen or h.score >= AUTO_RECALL_MIN_SCORE)])
-                wider = render(pool, reserved.tokens + budget - kept_tokens, session=sid)
-                if len(wider.hits) >= len(reserved.hits):
-                    l3 = wider
-            text_note = "\n".join(p for p in (memory_note(moved, recalled, overflow=overflow), l3.note) if p)
-            return Prepared(
-                messages=messages_from_events(events),
-                note=Message.system(text_note) if text_note else None,
-                pruned=[r.id for r in moved],
-                pruned_seqs=[state.indexed[i].seq for i in losers],
-                kept_tokens=kept_tokens,
-                budget_tokens=budget,
-                over_budget=over,
-                seqs=[e.seq for e in events],
-                recalled=[r.id for r in recalled],
-                recalled_seqs=[state.indexed[i].seq for i in winners],
-                held=int(in_cold.sum()) + (len(losers) if commit else 0),
-                l3_events=l3.events,
+        for attempt in (1, 2):
+            state = self._state(sid)
+            async with state.lock:
+                state = await self._sync(sid)
+                try:
+                    with state.index.reading():  # the segments stay mapped for this request only
+                        return await self._prepare_locked(sid, state, text, budget, overflow=overflow,
+                                                          commit=commit, now=now, scene=scene)  # fmt: skip
+                except SegmentError as exc:  # a segment vanished or broke under us: rebuild, once
+                    if attempt == 2:
+                        raise
+                    log.warning("session %s: its index cannot be read (%s); rebuilding it", sid, exc)
+                    self.forget(sid)
+        raise AssertionError("unreachable")
+
+    async def _prepare_locked(
+        self,
+        sid: str,
+        state: _Session,
+        text: str,
+        budget: int,
+        *,
+        overflow: bool,
+        commit: bool,
+        now: float | None,
+        scene: SceneHint | None,
+    ) -> Prepared:
+        index = state.index
+        n = len(index)
+        in_cold = self._in_cold(state)
+        in_l3 = self._in_l3(state)
+        in_l1 = ~in_cold & ~in_l3
+        cost = index.cost.astype(np.int64)
+        l1_total = int(cost[in_l1].sum()) if n else 0
+        if overflow:
+            budget = min(budget, int(l1_total * _RECOVERY_SHRINK))
+        last_input = state.last_input
+        if state.protected and last_input != state.protected_since:
+            state.protected.clear()
+        over = False
+        scores: np.ndarray | None = None
+        current = last_input if commit else None
+        graph = self.graph
+        l3_on = graph is not None and graph.settings.graph.recall and bool(text.strip()) and graph.exists()
+        by_name: list[L3Hit] = []
+        reserved = L3_NONE
+        if l3_on:
+            assert graph is not None
+            # route 2 (entities the input names) gets its share of the budget first
+            by_name = await self._l3_ranked(graph, sid, state, text, None, None,
+                                            hops=graph.settings.graph.hops, scene=scene)  # fmt: skip
+            reserved = render(by_name, int(budget * graph.settings.graph.recall_share), session=sid)
+            budget = max(0, budget - reserved.tokens)
+        # (a graph that cannot be read now could not send what won: then L3 does not compete)
+        compete_l3 = l3_on and bool(in_l3.any()) and graph is not None and graph.problem is None
+        if not in_cold.any() and not compete_l3 and l1_total <= budget:
+            keep = in_l1
+        else:
+            forced = HashSet(state.protected).contains(index.hashes) if state.protected else None
+            scores = index.scores(await self._query(sid, state, text, now=now, current_input=current))
+            # L2 (and L3, route 1) compete only with what clearly matches: filling the budget with whatever
+            # old events rank above other irrelevant ones would count them as used, and nothing would
+            # ever cool. An L3 event that wins is sent in the note, never in the history.
+            strong = scores >= AUTO_RECALL_MIN_SCORE
+            extra = (in_cold | in_l3) & strong if compete_l3 else in_cold & strong
+            candidates = index.whole_units(in_l1 | extra)
+            if not compete_l3:  # L3 holds whole call groups, so this splits none
+                candidates &= ~in_l3
+            keep, over = fit(index, scores, candidates, budget, pinned_recent=self.pinned_recent, forced=forced)
+        from_l3 = keep & in_l3
+        keep = keep & ~in_l3
+        losers = np.flatnonzero(~keep & in_l1).tolist()
+        winners = np.flatnonzero(keep & in_cold).tolist()
+        moved = self._records_with_vectors(sid, state, losers)
+        recalled = self._records_at(sid, state, winners)
+        if commit:
+            if moved:  # durable before the history forgets them (L1 is derived from L2 membership)
+                await asyncio.to_thread(self.cold.put, moved)
+            await self._count_access(state, [r.id for r in recalled], last_input)
+            self.schedule_index(sid)
+        kept = np.flatnonzero(keep).tolist()
+        events = self._events_at(sid, state, kept)
+        kept_tokens = int(cost[kept].sum()) if kept else 0
+        l3 = reserved
+        if l3_on and (from_l3.any() or (len(reserved.hits) < len(by_name) and kept_tokens < budget)):
+            assert graph is not None
+            # the L3 events that won the ranking (their triples, or their text), and what the history left
+            # unused for the names' hits that clearly match — as L2's compete for the whole budget
+            own = (
+                await self._l3_ranked(graph, sid, state, "", scores, from_l3, hops=1, scene=scene)
+                if from_l3.any()
+                else []
             )
+            chosen = {id(h) for h in reserved.hits}
+            pool = rank([*own, *(h for h in by_name if id(h) in chosen or h.score >= AUTO_RECALL_MIN_SCORE)])
+            wider = render(pool, reserved.tokens + budget - kept_tokens, session=sid)
+            if len(wider.hits) >= len(reserved.hits):
+                l3 = wider
+        text_note = "\n".join(p for p in (memory_note(moved, recalled, overflow=overflow), l3.note) if p)
+        return Prepared(
+            messages=messages_from_events(events),
+            note=Message.system(text_note) if text_note else None,
+            pruned=[r.id for r in moved],
+            pruned_seqs=index.seqs[losers].tolist(),
+            kept_tokens=kept_tokens,
+            budget_tokens=budget,
+            over_budget=over,
+            seqs=[e.seq for e in events],
+            recalled=[r.id for r in recalled],
+            recalled_seqs=index.seqs[winners].tolist(),
+            held=int(in_cold.sum()) + (len(losers) if commit else 0),
+            l3_events=l3.events,
+        )
 
     async def _l3_ranked(
         self,
         graph: GraphMemory,
+        sid: str,
         state: _Session,
         text: str,
         scores: np.ndarray | None,
@@ -535,8 +658,8 @@ class SessionMemory:
         hits: list[tuple[str, float]] = []
         records: dict[str, EventRecord] = {}
         if scores is not None and mask is not None:
-            for i in np.flatnonzero(mask).tolist():
-                record = _record_at(state, i)
+            positions = np.flatnonzero(mask).tolist()
+            for i, record in zip(positions, self._records_at(sid, state, positions), strict=True):
                 hits.append((record.id, float(scores[i])))
                 records[record.id] = record
         try:
@@ -546,13 +669,15 @@ class SessionMemory:
                       type(exc).__name__, exc)  # fmt: skip
             return []
 
-    def _record_with_vector(self, state: _Session, i: int) -> EventRecord:
-        """The record of index position `i`, with its vector (for the cold store's global search)."""
-        record = _record_at(state, i)
-        vector = state.index.event_vector(i)
-        if vector is not None and record.dense is None and state.index.fingerprint is not None:
-            record = replace(record, dense=DenseVector(state.index.fingerprint, vector))
-        return record
+    def _records_with_vectors(self, sid: str, state: _Session, positions: Sequence[int]) -> list[EventRecord]:
+        """The records of index `positions`, with their vectors (for the cold store's global search)."""
+        out = []
+        for i, record in zip(positions, self._records_at(sid, state, positions), strict=True):
+            vector = state.index.event_vector(i)
+            if vector is not None and record.dense is None and state.index.fingerprint is not None:
+                record = replace(record, dense=DenseVector(state.index.fingerprint, vector))
+            out.append(record)
+        return out
 
     async def _count_access(self, state: _Session, ids: Sequence[str], turn_input: int) -> None:
         """One access per recalled event per turn (a turn may make several requests). The write is durable
@@ -564,22 +689,23 @@ class SessionMemory:
             state.touched.update(fresh)
             await asyncio.to_thread(self.cold.touch, fresh)
 
-    async def _query(self, state: _Session, text: str, *, now: float | None, current_input: int | None) -> IndexQuery:
+    async def _query(
+        self, sid: str, state: _Session, text: str, *, now: float | None, current_input: int | None
+    ) -> IndexQuery:
         """The query for `text` (see :mod:`hologram.memory.query`). `current_input`: the seq of the input event
         this request answers (its turn is then not "the previous turn"); None for a preview."""
         index = state.index
         inputs = state.inputs
-        if current_input is not None and inputs and state.indexed[inputs[-1]].seq == current_input:
+        seqs = index.seqs
+        if current_input is not None and inputs and int(seqs[inputs[-1]]) == current_input:
             inputs = inputs[:-1]
         previous: list[int] = []
         if inputs:
-            turn = index.turn[inputs[-1]]
-            previous = [i for i in range(inputs[-1], len(index)) if index.turn[i] == turn]
-        previous_text = "\n".join(
-            r.text for i in previous if (r := state.records.get(state.indexed[i].seq)) is not None
-        )
+            turns = index.turn[inputs[-1] :]
+            previous = (np.flatnonzero(turns == turns[0]) + inputs[-1]).tolist()
+        previous_text = "\n".join(r.text for r in self._records_at(sid, state, previous))
         if now is None:
-            now = state.indexed[-1].ts if state.indexed else time.time()
+            now = float(index.ts[-1]) if len(index) else time.time()
         vector, fingerprint = None, None
         embedder = self.embedder
         if embedder is not None and text.strip():
@@ -642,6 +768,8 @@ class SessionMemory:
                 new += [(keys[p], v) for (p, _), v in zip(fresh, vectors, strict=True)]
             if self.vectors is not None and new:
                 await asyncio.to_thread(self.vectors.put, fp, new)
+        self._seal(sid, state)
+        await self._compact(state)
         return done
 
     # -- explicit search: the kernel tool ---------------------------------------------------------------------
@@ -660,11 +788,25 @@ class SessionMemory:
         only those at or after `since` / before `until` (epoch seconds) or in a call group of `tool`; best
         first, as (event id, score). Read-only."""
         state = await self._sync(sid)
+        with state.index.reading():
+            return await self._search(sid, state, text, limit, since=since, until=until, tool=tool)
+
+    async def _search(
+        self,
+        sid: str,
+        state: _Session,
+        text: str,
+        limit: int,
+        *,
+        since: float | None,
+        until: float | None,
+        tool: str | None,
+    ) -> list[tuple[str, float]]:
         index = state.index
         if len(index) == 0:
             return []
         mask = self._in_cold(state)
-        ts = np.array(index.ts, dtype=np.float64)
+        ts = index.ts.copy()
         if since is not None:
             mask &= ts >= since
         if until is not None:
@@ -674,22 +816,19 @@ class SessionMemory:
         if not mask.any():
             return []
         if text.strip():
-            scores = index.scores(await self._query(state, text, now=time.time(), current_input=None))
+            scores = index.scores(await self._query(sid, state, text, now=time.time(), current_input=None))
         else:  # no text: the newest first
             scores = ts.copy()
         best = np.flatnonzero(mask)
         best = best[np.lexsort((-best, -scores[best]))][:limit]
-        return [(index.ids[i], float(scores[i])) for i in best.tolist()]
+        return [(index.id_at(i), float(scores[i])) for i in best.tolist()]
 
     def _tool_mask(self, state: _Session, tool: str) -> np.ndarray:
+        """The events of the call groups in which `tool` appears (a call, its results)."""
         index = state.index
         mask = np.zeros(len(index), dtype=bool)
-        for i, event in enumerate(state.indexed):
-            record = state.records.get(event.seq)
-            if record is not None and any(b.meta.get("name") == tool for b in record.blocks):
-                for member in index.units[index.unit_of[i]]:
-                    mask[member] = True
-        return mask
+        mask[index.with_tool(tool)] = True
+        return index.whole_units(mask)
 
     def reinsert_for(self, sid: str | None) -> Reinsert:
         """The re-insert step of a recall into `sid`: checks that the session log holds exactly these events
@@ -700,11 +839,12 @@ class SessionMemory:
             if sid is None:
                 raise ValueError("no session: cannot re-insert into L1")
             state = self._sync_now(sid)
-            for record in records:
-                seq = _seq_of(record, sid)
-                have = state.records.get(seq) if seq is not None else None
-                if have is None or have.id != record.id:
-                    raise LookupError(f"event {record.id} does not match the log of session {sid} at #{seq}")
+            with state.index.reading():
+                for record in records:
+                    seq = _seq_of(record, sid)
+                    at = state.index.position_of_seq(seq) if seq is not None else None
+                    if at is None or state.index.id_at(at) != record.id:
+                        raise LookupError(f"event {record.id} does not match the log of session {sid} at #{seq}")
             last_input = state.last_input
             if state.protected_since != last_input:
                 state.protected.clear()
@@ -765,12 +905,14 @@ class SessionMemory:
             ranked = await graph.ranked(text, hops=hops, scene=scene)
         else:
             state = await self._sync(sid)
-            in_l3 = self._in_l3(state)
-            scores = None
-            if in_l3.any():
-                scores = state.index.scores(await self._query(state, text, now=time.time(), current_input=None))
-            strong = in_l3 & (scores >= AUTO_RECALL_MIN_SCORE) if scores is not None else None
-            ranked = await self._l3_ranked(graph, state, text, scores, strong, hops=hops, scene=scene)
+            with state.index.reading():
+                in_l3 = self._in_l3(state)
+                scores = None
+                if in_l3.any():
+                    query = await self._query(sid, state, text, now=time.time(), current_input=None)
+                    scores = state.index.scores(query)
+                strong = in_l3 & (scores >= AUTO_RECALL_MIN_SCORE) if scores is not None else None
+                ranked = await self._l3_ranked(graph, sid, state, text, scores, strong, hops=hops, scene=scene)
         # The model asked: passages of *other* sessions that contain its words come too, after what the routes
         # found (a request's automatic recall reaches other sessions only through named entities; this scan of
         # L3's blocks is affordable for an explicit call, not for every request).
@@ -817,6 +959,13 @@ class SessionMemory:
         )
 
 
+def _dir_name(sid: str) -> str:
+    """A session's index directory name: its id when that is a safe file name, else a hash of it."""
+    if _SAFE_NAME.fullmatch(sid) and not sid.startswith("."):
+        return sid
+    return "h-" + hashlib.sha256(sid.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
 def _load_and_build() -> Embedder | None:
     """The default embedder, its model loaded (the background thread's work when no one else loads it)."""
     embedder = load_embedder()
@@ -824,13 +973,6 @@ def _load_and_build() -> Embedder | None:
     if callable(loader):
         loader()
     return embedder
-
-
-def _record_at(state: _Session, i: int) -> EventRecord:
-    """The record of index position `i` (an event enters the index only with a record)."""
-    record = state.records[state.indexed[i].seq]
-    assert record is not None
-    return record
 
 
 def _epoch(value: object) -> float | None:

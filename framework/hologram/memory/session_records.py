@@ -90,10 +90,10 @@ def memory_note(moved: Sequence[EventRecord], recalled: Sequence[EventRecord], *
     return "\n".join(parts)
 
 
-def record_of(event: Event) -> EventRecord | None:
+def record_of(event: Event, *, lexical: bool = True) -> EventRecord | None:
     """Memory's record of one session event: its chat message (`hologram.sessions.message_of`, the one
     reading of a stored event) split into blocks with stable ids. None for kinds that produce no message
-    (``output``), which therefore never move."""
+    (``output``), which therefore never move. `lexical` False: without the term vector (see `build_event`)."""
     message = message_of(event)
     if message is None:
         return None
@@ -102,6 +102,7 @@ def record_of(event: Event) -> EventRecord | None:
         "session": event.session,
         "origin": f"{event.session}:{event.seq:012d}",
         "channel": event.channel,
+        "lexical": lexical,
     }
     if message.role == "user":
         return build_event(input=message.content or "", **common)

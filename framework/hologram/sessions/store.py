@@ -350,6 +350,8 @@ class SessionStore:
         if kind == "response":
             calls = [c for c in data.get("tool_calls") or [] if isinstance(c, Mapping)]
             self._calls[seq] = frozenset(str(c.get("id")) for c in calls)
+            if len(self._calls) > _CALLS_KEPT:  # a cache (add_result reads the row otherwise): bounded
+                del self._calls[next(iter(self._calls))]
             if calls:
                 opened = self._open.setdefault(session, {})
                 opened.update({(seq, str(c.get("id"))): str(c.get("name", "")) for c in calls})
@@ -399,15 +401,28 @@ class SessionStore:
 
         Mutation check (done): returning the rows of the bytes re-read without the stand-ins (skipping every
         damaged row) turns tests/agent/test_damaged_rows.py red (a call without its result)."""
+        return self._read_events(session, _EVENTS, (session, after))
+
+    def events_at(self, session: str, seqs: Iterable[int]) -> list[Event]:
+        """The session's events with these seqs, in log order (a seq the log lacks is absent): how memory
+        reads an old event back — its index keeps only a tail of recent events in memory (issue 22)."""
+        wanted = sorted(set(seqs))
+        out: list[Event] = []
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            sql = _EVENTS_AT.format(marks=",".join("?" * len(chunk)))
+            out += self._read_events(session, sql, (session, *chunk))
+        return out
+
+    def _read_events(self, session: str, sql: str, params: tuple[Any, ...]) -> list[Event]:
         self._flush()  # reads see the buffered results
-        params = (session, after)
         as_bytes = False
         try:
-            rows = self._db.execute(_EVENTS, params).fetchall()
+            rows = self._db.execute(sql, params).fetchall()
         except sqlite3.OperationalError as exc:
             if not _undecodable(exc):
                 self._raise(exc)
-            rows, as_bytes = self._fetch_bytes(_EVENTS, params), True  # some text is not UTF-8: row by row
+            rows, as_bytes = self._fetch_bytes(sql, params), True  # some text is not UTF-8: row by row
         except sqlite3.DatabaseError as exc:
             self._raise(exc)
         out: list[Event] = []
@@ -559,6 +574,12 @@ ALL_EVENTS = "SELECT seq, session, kind, ts, data, turn, channel, call_of, call_
 _EVENTS = (
     "SELECT seq, session, kind, ts, data, turn, channel, call_of, call_id FROM events "
     "WHERE session=? AND seq>? ORDER BY seq"
+)
+#: Responses whose call ids `add_result` remembers (older ones are read from their row).
+_CALLS_KEPT = 256
+_EVENTS_AT = (
+    "SELECT seq, session, kind, ts, data, turn, channel, call_of, call_id FROM events "
+    "WHERE session=? AND seq IN ({marks}) ORDER BY seq"
 )
 
 

@@ -1,0 +1,29 @@
+"""`HashSet` — L2's and L3's membership as sorted 64-bit hashes — behaves as a set of ids.
+
+Mutation check (done): inserting without sorting (``np.append``) in `add` turns the property test red.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hologram.memory.idhash import HashSet, id_hashes
+
+ids = st.lists(st.sampled_from([f"ev_{i}" for i in range(40)]), max_size=30)
+
+
+@given(st.lists(st.tuples(st.booleans(), ids), max_size=12))
+def test_a_hash_set_is_a_set_of_ids(ops: list[tuple[bool, list[str]]]) -> None:
+    got, want = HashSet(), set()
+    for adding, batch in ops:
+        if adding:
+            got.add(batch)
+            want.update(batch)
+        else:
+            got.discard(batch)
+            want.difference_update(batch)
+        assert len(got) == len(want)
+    probe = [f"ev_{i}" for i in range(40)]
+    assert got.contains(id_hashes(probe)).tolist() == [p in want for p in probe]
+    assert all((p in got) == (p in want) for p in probe)
