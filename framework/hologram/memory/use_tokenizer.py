@@ -133,8 +133,9 @@ class UseTokenizer:
         size = len(normalized)
         # Scores are float32 as in the C++ (`float best_path_score`): a path's sum is rounded to float32 at
         # every step (stored into an array("f")), or long runs of equal pieces ("-----") tie differently.
-        best = array("f", [0.0]) * (size + 1)
-        seen = bytearray(size + 1)  # the C++ `starts_at == -1`: the first candidate for a position wins
+        # Unreached positions hold -inf: any candidate beats it, as the C++ takes the first (`starts_at == -1`).
+        best = array("f", [float("-inf")]) * (size + 1)
+        best[0] = 0.0
         rounded = array("f", [0.0])
         start_of = [0] * (size + 1)
         piece_of = [0] * (size + 1)
@@ -146,14 +147,20 @@ class UseTokenizer:
             for prefix, key in prefixes(normalized[i : i + max_len]):
                 j = i + len(prefix)
                 rounded[0] = base + scores[key]
-                if not seen[j] or rounded[0] > best[j]:
-                    best[j], start_of[j], piece_of[j], seen[j] = rounded[0], i, ids[key], 1
+                score = rounded[0]
+                if score > best[j]:
+                    best[j] = score
+                    start_of[j] = i
+                    piece_of[j] = ids[key]
                 if j == i + 1:
                     single = True
             if not single:
                 rounded[0] = base + unk_score
-                if not seen[i + 1] or rounded[0] > best[i + 1]:
-                    best[i + 1], start_of[i + 1], piece_of[i + 1], seen[i + 1] = rounded[0], i, _UNK, 1
+                score = rounded[0]
+                if score > best[i + 1]:
+                    best[i + 1] = score
+                    start_of[i + 1] = i
+                    piece_of[i + 1] = _UNK
         out: list[int] = []
         p = size
         while p > 0:
