@@ -1,5 +1,7 @@
 """hologram/_unused_imports.py: Hologram's processes refuse httpx's CLI and trio, and httpx still works.
 
+A forked plugin gets the refusal lifted (tests/launcher/test_zygote.py checks it from inside one).
+
 Mutation-checked: with refuse_unused_imports() removed from hologram/cli/__init__.py the CLI test fails
 (httpx._main and trio are imported); with an empty UNUSED the subprocess test fails.
 """
@@ -43,3 +45,15 @@ def test_importing_hologram_alone_refuses_nothing() -> None:
     code = f"import sys, hologram, hologram.memory; print([m for m in {UNUSED!r} if m in sys.modules])"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_lifting_the_refusal_lets_a_plugin_import_them() -> None:
+    """What the zygote does in each forked child before the plugin's code runs (mutation-checked: without
+    the call in zygote/main.py the zygote test sees ['httpx._main', 'trio'] refused inside a plugin)."""
+    code = (
+        "import sys; from hologram._unused_imports import allow_unused_imports, refuse_unused_imports; "
+        "marked = refuse_unused_imports(); print(sorted(allow_unused_imports()) == sorted(marked), "
+        "[m for m in sys.modules if sys.modules[m] is None])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "True []"

@@ -109,7 +109,8 @@ def test_a_forked_plugin_looks_like_python_dash_m_from_the_inside(
     classic, classic_kind, classic_fds, _ = asyncio.run(run_probe())
     assert classic_kind is not ZygoteProcess
     assert {int(fd) for fd in classic["fds"]} == {0, 1, 2} | classic_fds
-    for key in ("cwd", "name", "argv", "path0", "signals", "blocked"):
+    assert forked["refused"] == [], "a plugin's own code can import what the zygote refused (trio)"
+    for key in ("cwd", "name", "argv", "path0", "signals", "blocked", "refused"):
         assert forked[key] == classic[key], key
     assert forked["name"] == "__main__" and forked["argv"][0].endswith("zygote_plug.py")
     different = {k for k in set(forked["env"]) | set(classic["env"]) if forked["env"].get(k) != classic["env"].get(k)}

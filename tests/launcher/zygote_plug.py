@@ -65,6 +65,7 @@ async def probe() -> dict[str, Any]:
         "path0": sys.path[0],
         "signals": SIGNALS_AT_START,
         "blocked": sorted(signal.pthread_sigmask(signal.SIG_BLOCK, [])),
+        "refused": sorted(name for name, module in sys.modules.items() if module is None),
     }
 
 

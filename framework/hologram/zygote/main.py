@@ -29,7 +29,7 @@ import socket
 import sys
 from typing import Any
 
-from hologram._unused_imports import refuse_unused_imports
+from hologram._unused_imports import allow_unused_imports, refuse_unused_imports
 from hologram.zygote import child as zygote_child
 
 PRELOAD = (
@@ -156,6 +156,7 @@ class Zygote:
         code = 1
         try:
             self.sock.detach()  # its fd is closed with the others; the object must never close a reused number
+            allow_unused_imports()  # the plugin's own code may import trio (hologram/_unused_imports.py)
             code = zygote_child.become(
                 request,
                 fds,
