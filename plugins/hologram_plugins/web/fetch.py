@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from hologram._unused_imports import refuse_unused_imports
 from hologram_plugins.web.guard import Blocked, FetchError, NetPolicy, Target
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ def _pinned_url(target: Target, address: str) -> str:
 async def guarded_get(url: str, policy: NetPolicy, *, max_bytes: int, timeout_s: float, accept: str = "*/*") -> Fetched:
     """GET `url` under `policy`, following up to MAX_REDIRECTS checked redirects. Every failure is a
     `FetchError` with a message for the model: `Blocked` by the policy, a timeout, an HTTP-level error."""
+    refuse_unused_imports()  # this plugin runs asyncio only: httpx's CLI and trio would be ~6 MB for nothing
     import httpx
 
     try:
