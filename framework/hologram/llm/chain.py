@@ -45,6 +45,7 @@ from hologram.llm.health import (
     HealthBook,
 )
 from hologram.llm.settings import ProviderSettings
+from hologram.llm.transport import LazyTLSTransport
 from hologram.llm.types import ChatRequest, ChatResult, Delta, Done, StreamEvent
 
 DEFAULT_BACKOFF = (1.0, 2.0, 3.0)
@@ -81,7 +82,8 @@ class ProviderChain:
                 raise LLMConfigError(f"{p.name}: unknown provider kind {p.kind!r} (known: {', '.join(sorted(kinds))})")
         if not backoff:
             raise LLMConfigError("backoff needs at least one value")
-        self._http = httpx.AsyncClient(transport=transport)
+        # No CA bundle loaded for plain-http providers (a loopback model, the mock): see `transport.py`.
+        self._http = httpx.AsyncClient(transport=transport if transport is not None else LazyTLSTransport())
         self._clients = [ProviderClient(p, self._pm, self._http, env) for p in providers]
         self._sleep = sleep
         self._clock = clock
