@@ -36,6 +36,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from hologram._heap import release_free_heap
+from hologram._mapped import MappedPages
 
 __all__ = [
     "USE_DIMENSION",
@@ -153,9 +154,11 @@ class _Session:
     """An onnxruntime session of the USE graph and how it is fed: strings (the graph as installed, its
     tokenizer op inside) or, with a `tokenizer`, the ids it computes (the rewrite without that op)."""
 
-    def __init__(self, session: Any, tokenizer: Any) -> None:
+    def __init__(self, session: Any, tokenizer: Any, weights: Path | None = None) -> None:
         self.session = session
         self.tokenizer = tokenizer
+        self.weights = MappedPages(weights) if weights is not None else None
+        """The mapped weights file, whose pages a run leaves resident are handed back after it (hologram/_mapped.py)."""
 
     def run(self, texts: list[str]) -> np.ndarray:
         if self.tokenizer is None:
@@ -163,7 +166,10 @@ class _Session:
         from hologram.memory.onnx_weights import TOKENIZER_INPUTS
 
         tokens, splits = self.tokenizer.encode_batch(texts)
-        return np.asarray(self.session.run(["outputs"], dict(zip(TOKENIZER_INPUTS, (tokens, splits), strict=True)))[0])
+        out = np.asarray(self.session.run(["outputs"], dict(zip(TOKENIZER_INPUTS, (tokens, splits), strict=True)))[0])
+        if self.weights is not None:
+            self.weights.release_soon()
+        return out
 
 
 class OnnxUSEEmbedder(_USEEmbedder):
@@ -235,7 +241,9 @@ class OnnxUSEEmbedder(_USEEmbedder):
                 from hologram.memory.use_tokenizer import UseTokenizer
 
                 tokenizer = UseTokenizer.open(mapped.parent)
-                loaded = _Session(session(mapped, tokenizer_op=False), tokenizer)
+                from hologram.memory.onnx_weights import WEIGHTS_NAME
+
+                loaded = _Session(session(mapped, tokenizer_op=False), tokenizer, mapped.parent / WEIGHTS_NAME)
         except Exception as exc:  # a damaged cache must not cost the dense vectors: load the original
             _log.warning("the mapped-weights USE model did not load (%s); loading %s as it is", exc, self._path)
             loaded = None
