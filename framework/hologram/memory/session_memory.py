@@ -55,7 +55,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -111,6 +111,7 @@ if TYPE_CHECKING:
 __all__ = ["COLD_DB", "MESSAGE_OVERHEAD", "Prepared", "SessionMemory", "record_of"]
 
 log = logging.getLogger("hologram.memory")
+_T = TypeVar("_T")
 
 COLD_DB = "cold.db"
 #: Where the sessions' index segments live, one directory per session (derived data: rebuilt from the log).
@@ -400,20 +401,10 @@ class SessionMemory:
                 if event is None:
                     raise LookupError(f"session {sid}: the log lacks event #{seq}, which its index holds")
                 cache[(sid, p)] = event
-        out = []
-        for p in positions:
-            if p >= base:
-                out.append(state.tail[p - base])
-                continue
-            out.append(cache[(sid, p)])
-            cache.move_to_end((sid, p))
-        while len(cache) > _OLD_EVENTS:
-            cache.popitem(last=False)
-        return out
+        return _pick(cache, sid, positions, base, lambda i: state.tail[i], _OLD_EVENTS)
 
     def _records_at(self, sid: str, state: _Session, positions: Sequence[int]) -> list[EventRecord]:
         """The records of index `positions` (an event enters the index only with a record)."""
-        out = []
         cache = self._old_records
         base = state.index.sealed
         missing = [p for p in positions if p < base and (sid, p) not in cache]
@@ -422,15 +413,7 @@ class SessionMemory:
                 record = record_of(event, lexical=False)  # cold.put makes the terms of what moves
                 assert record is not None
                 cache[(sid, p)] = record
-        for p in positions:
-            if p >= base:
-                out.append(state.records[int(state.tail[p - base].seq)])
-                continue
-            out.append(cache[(sid, p)])
-            cache.move_to_end((sid, p))
-        while len(cache) > _OLD_RECORDS:
-            cache.popitem(last=False)
-        return out
+        return _pick(cache, sid, positions, base, lambda i: state.records[int(state.tail[i].seq)], _OLD_RECORDS)
 
     def _in_cold(self, state: _Session) -> np.ndarray:
         return self.cold.holds_hashes(state.index.hashes)
@@ -995,3 +978,25 @@ def _seq_of(record: EventRecord, sid: str) -> int | None:
     if head != sid or record.session != sid or not seq.isdigit():
         return None
     return int(seq)
+
+
+def _pick(
+    cache: OrderedDict[tuple[str, int], _T],
+    sid: str,
+    positions: Sequence[int],
+    base: int,
+    from_tail: Callable[[int], _T],
+    limit: int,
+) -> list[_T]:
+    """Items at index `positions`: the tail's (position - `base`) from `from_tail`, sealed ones from the
+    read-back `cache` (marked recently used), which is then trimmed to its `limit`."""
+    out: list[_T] = []
+    for p in positions:
+        if p >= base:
+            out.append(from_tail(p - base))
+            continue
+        out.append(cache[(sid, p)])
+        cache.move_to_end((sid, p))
+    while len(cache) > limit:
+        cache.popitem(last=False)
+    return out
