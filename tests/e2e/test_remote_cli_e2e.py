@@ -38,6 +38,7 @@ import pytest
 
 from hologram.http_client import TOKEN_REFUSED
 from mock_llm import MockLLM
+from tests.kit.tls import self_signed
 from tests.kit.wait import wait_until
 
 from .kernel import HOLOGRAM, E2EKernel, env, wait_for_graph
@@ -446,12 +447,7 @@ def tls_kernel(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM) -> Itera
     k = RemoteKernel(root, [mock])
     shutil.copy(ROOT / "manifests" / "http.toml", root / "manifests" / "http.toml")
     k.hologram("build", "--no-discover", "-m", str(root / "manifests"), "-o", str(k.lock), check=True)
-    cert, key = root / "cert.pem", root / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
-    )  # fmt: skip
+    cert, key = self_signed(root)
     settings = k.data / "settings.toml"
     settings.write_text(settings.read_text() + f'\n[plugins.http]\ntls_certfile = "{cert}"\ntls_keyfile = "{key}"\n')
     k.start()

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import shutil
 import ssl
-import subprocess
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from mock_llm import MockLLM
+from tests.kit.tls import self_signed
 
 from .kernel import HttpKernel
 
@@ -25,12 +25,7 @@ pytestmark = [
 def kernel(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM) -> Iterator[HttpKernel]:
     root = tmp_path_factory.mktemp("tls")
     k = HttpKernel(root, mock)
-    cert, key = root / "cert.pem", root / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
-    )  # fmt: skip
+    cert, key = self_signed(root)
     settings = k.data / "settings.toml"
     settings.write_text(settings.read_text() + f'\n[plugins.http]\ntls_certfile = "{cert}"\ntls_keyfile = "{key}"\n')
     k.cert = cert  # type: ignore[attr-defined]

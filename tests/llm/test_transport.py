@@ -6,7 +6,6 @@ from __future__ import annotations
 import http.server
 import shutil
 import ssl
-import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ from hologram.llm.transport import LazyTLSTransport, _fail_closed_context
 from mock_llm import MockLLM
 from tests.kit.loop import run
 from tests.kit.providers import provider
+from tests.kit.tls import self_signed
 from tests.llm.helpers import chain
 
 
@@ -40,12 +40,7 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
     if shutil.which("openssl") is None:
         pytest.skip("needs the openssl command")
     root = tmp_path_factory.mktemp("lazy-tls")
-    cert, key = root / "cert.pem", root / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
-    )  # fmt: skip
+    cert, key = self_signed(root)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Ok)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
