@@ -13,22 +13,27 @@ import socket
 import ssl
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import uvicorn
-
+from hologram_plugins.http import uvicorn_core
 from hologram_plugins.http.config import HttpConfig
 
 log = logging.getLogger("hologram_plugins.http")
 
 INFO_FILE = "http.json"
 
+if TYPE_CHECKING:
+    from uvicorn.config import Config
+    from uvicorn.server import Server
+else:
+    Config, Server = uvicorn_core.load()  # without uvicorn's CLI (click, watchfiles): see uvicorn_core
+
 
 class PortInUse(OSError):
     pass
 
 
-class _Server(uvicorn.Server):
+class _Server(Server):
     """uvicorn without its signal handlers: the plugin's runtime owns SIGINT/SIGTERM, and stops us."""
 
     @contextlib.contextmanager
@@ -65,7 +70,7 @@ class HttpServer:
         scheme = "https" if config.tls else "http"
         shown = f"[{config.host}]" if ":" in config.host else config.host
         self.url = f"{scheme}://{shown}:{self.port}"
-        uv = uvicorn.Config(
+        uv = Config(
             app,
             lifespan="off",
             access_log=False,  # the login link carries the token in its query: never log request lines
