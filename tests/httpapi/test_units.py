@@ -136,3 +136,15 @@ def test_up_says_when_the_web_ui_is_reachable_from_other_machines(tmp_path: Path
     assert "over TLS" in str(remote_exposure(tmp_path))
     write("127.0.0.1", False, pid=2**22 + 12345)  # a plugin that was killed left its file behind
     assert web_info(tmp_path) is None and web_link(tmp_path) is None
+
+
+def test_the_lazy_openai_routes_are_the_openai_modules_routes() -> None:
+    """The app routes /v1 by `app.OPENAI_ROUTES` and imports `openai_api` on the first such request; a route
+    added there and not here would be a 404. Mutation check (done): dropping /v1/models/{model} from
+    OPENAI_ROUTES turns this red."""
+    from hologram_plugins.http import app, openai_api
+
+    assert {(path, tuple(methods)) for path, methods in app.OPENAI_ROUTES} == {
+        (route.path, tuple(sorted(route.methods - {"HEAD"}))) for route in openai_api.ROUTES
+    }
+    assert set(openai_api.ENDPOINTS) == {path for path, _ in app.OPENAI_ROUTES}

@@ -23,8 +23,6 @@ from starlette.staticfiles import StaticFiles
 
 from hologram import __version__
 from hologram.rpc import RpcError
-from hologram.turn_api import TURN_API_VERSION
-from hologram_plugins.http import openai_api
 from hologram_plugins.http.channel import Channel
 from hologram_plugins.http.responses import (
     BadRequest,
@@ -107,6 +105,8 @@ async def info(request: Request, channel: Channel) -> Response:
     except RpcError as exc:
         log.warning("kernel.llm providers_list: %s", exc.message)
         providers = None
+    from hologram.turn_api import TURN_API_VERSION  # ~0.5 MB of dataclasses for one number: on first use
+
     return json_response({"version": __version__, "turn_api": TURN_API_VERSION, "providers": providers})
 
 
@@ -358,12 +358,26 @@ async def _crash(request: Request, exc: Exception) -> Response:
     return error(500, "internal", "the request failed inside the HTTP plugin; its log has the details")
 
 
+#: The OpenAI-compatible API's routes (`openai_api.ROUTES`, the same paths and methods: a test holds them equal).
+#: Its module is imported on the first such request, so an idle plugin no OpenAI client uses does not hold it.
+OPENAI_ROUTES = (("/v1/models", ("GET",)), ("/v1/models/{model}", ("GET",)), ("/v1/chat/completions", ("POST",)))
+
+
+def _openai_route(path: str, methods: tuple[str, ...]) -> Route:
+    async def endpoint(request: Request) -> Response:
+        from hologram_plugins.http import openai_api
+
+        return await openai_api.ENDPOINTS[path](request)
+
+    return Route(path, endpoint, methods=list(methods))
+
+
 def build_app(channel: Channel) -> Starlette:
     app = Starlette(
         routes=[
             Route("/", index, methods=["GET", "HEAD"]),
             *ROUTES,
-            *openai_api.ROUTES,
+            *(_openai_route(path, methods) for path, methods in OPENAI_ROUTES),
             Mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static"),
         ],
         exception_handlers={HTTPException: _http_error, Exception: _crash},

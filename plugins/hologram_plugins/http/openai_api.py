@@ -285,8 +285,9 @@ class Turn:
             log.debug("cancel %s: %s", self.session, exc)
 
 
-ROUTES = [
-    Route("/v1/models", _guarded(models), methods=["GET"]),
-    Route("/v1/models/{model}", _guarded(model), methods=["GET"]),
-    Route("/v1/chat/completions", _guarded(completions), methods=["POST"]),
-]
+ENDPOINTS: dict[str, Callable[[Request], Awaitable[Response]]] = {  # what app's lazy routes call
+    "/v1/models": _guarded(models),
+    "/v1/models/{model}": _guarded(model),
+    "/v1/chat/completions": _guarded(completions),
+}
+ROUTES = [Route(path, call, methods=["POST" if "completions" in path else "GET"]) for path, call in ENDPOINTS.items()]
