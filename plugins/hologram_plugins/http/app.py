@@ -1,4 +1,4 @@
-"""The Starlette app: the page and its static files, the native JSON/SSE API, the OpenAI-compatible API.
+"""The app: the page and its static files, the native JSON/SSE API, the OpenAI-compatible API.
 
 Routes are thin: each checks its input (a 4xx naming the field otherwise) and calls a kernel facility through
 the `Channel`; the page (H3's ``static/``) and the remote CLI use exactly these routes (docs/web.md, "HTTP
@@ -14,15 +14,19 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from starlette.applications import Starlette
-from starlette.exceptions import HTTPException
-from starlette.requests import Request
-from starlette.responses import FileResponse, Response, StreamingResponse
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
 
 from hologram import __version__
 from hologram.rpc import RpcError
+from hologram_plugins.http.asgi import (
+    App,
+    HTTPError,
+    Request,
+    Response,
+    Route,
+    StaticFiles,
+    StreamingResponse,
+    file_response,
+)
 from hologram_plugins.http.channel import Channel
 from hologram_plugins.http.responses import (
     BadRequest,
@@ -49,14 +53,14 @@ PAGE_HEADERS = {
 
 
 def _channel(request: Request) -> Channel:
-    channel: Channel = request.app.state.channel
+    channel: Channel = request.app.channel
     return channel
 
 
-Handler = Callable[[Request, Channel], Awaitable[Response]]
+Handler = Callable[[Request, Channel], Awaitable[Response | StreamingResponse]]
 
 
-async def _guarded(request: Request, handler: Handler) -> Response:
+async def _guarded(request: Request, handler: Handler) -> Response | StreamingResponse:
     try:
         return await handler(request, _channel(request))
     except BadRequest as exc:
@@ -69,7 +73,7 @@ def route(path: str, methods: list[str]) -> Callable[[Handler], Handler]:
     """A route whose handler takes ``(request, channel)``; `BadRequest`/`RpcError` become JSON errors."""
 
     def register(handler: Handler) -> Handler:
-        async def endpoint(request: Request) -> Response:
+        async def endpoint(request: Request) -> Response | StreamingResponse:
             return await _guarded(request, handler)
 
         endpoint.__doc__ = handler.__doc__
@@ -89,7 +93,7 @@ async def index(request: Request) -> Response:
     page = STATIC / "index.html"
     if not page.is_file():
         return error(404, "not_found", "the page is not installed (static/index.html); the API works")
-    return FileResponse(page, headers=PAGE_HEADERS)
+    return file_response(page, headers=PAGE_HEADERS)
 
 
 # -- native API -----------------------------------------------------------------------------------------------
@@ -150,7 +154,7 @@ def _after(request: Request) -> int | None:
 
 
 @route("/api/sessions/{sid}/events", ["GET"])
-async def events(request: Request, channel: Channel) -> Response:
+async def events(request: Request, channel: Channel) -> StreamingResponse:
     """The session's turn events as SSE: ``id: seq``, ``data: event``; resumable by Last-Event-ID/after."""
     sid = _session_id(request.path_params["sid"]) or ""
     after = _after(request)
@@ -345,16 +349,16 @@ async def memory_distill(request: Request, channel: Channel) -> Response:
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
+    assert isinstance(exc, HTTPError)
     if exc.status_code == 404:
-        return error(404, "not_found", f"there is no {request.url.path[:200]}; see docs/web.md for the routes")
+        return error(404, "not_found", f"there is no {request.path[:200]}; see docs/web.md for the routes")
     if exc.status_code == 405:
-        return error(405, "bad_request", f"{request.method} is not allowed on {request.url.path[:200]}")
+        return error(405, "bad_request", f"{request.method} is not allowed on {request.path[:200]}")
     return error(exc.status_code, "bad_request", str(exc.detail))
 
 
 async def _crash(request: Request, exc: Exception) -> Response:
-    log.error("%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
+    log.error("%s %s failed: %s: %s", request.method, request.path, type(exc).__name__, exc)
     return error(500, "internal", "the request failed inside the HTTP plugin; its log has the details")
 
 
@@ -364,7 +368,7 @@ OPENAI_ROUTES = (("/v1/models", ("GET",)), ("/v1/models/{model}", ("GET",)), ("/
 
 
 def _openai_route(path: str, methods: tuple[str, ...]) -> Route:
-    async def endpoint(request: Request) -> Response:
+    async def endpoint(request: Request) -> Response | StreamingResponse:
         from hologram_plugins.http import openai_api
 
         return await openai_api.ENDPOINTS[path](request)
@@ -372,15 +376,10 @@ def _openai_route(path: str, methods: tuple[str, ...]) -> Route:
     return Route(path, endpoint, methods=list(methods))
 
 
-def build_app(channel: Channel) -> Starlette:
-    app = Starlette(
-        routes=[
-            Route("/", index, methods=["GET", "HEAD"]),
-            *ROUTES,
-            *(_openai_route(path, methods) for path, methods in OPENAI_ROUTES),
-            Mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static"),
-        ],
-        exception_handlers={HTTPException: _http_error, Exception: _crash},
-    )
-    app.state.channel = channel
-    return app
+def build_app(channel: Channel) -> App:
+    routes = [
+        Route("/", index, methods=["GET", "HEAD"]),
+        *ROUTES,
+        *(_openai_route(path, methods) for path, methods in OPENAI_ROUTES),
+    ]
+    return App(routes, StaticFiles("/static", STATIC), http_error=_http_error, crash=_crash, channel=channel)

@@ -26,11 +26,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
 import orjson
-from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
-from starlette.routing import Route
 
 from hologram.rpc import RpcError
+from hologram_plugins.http.asgi import Request, Response, Route, StreamingResponse
 from hologram_plugins.http.channel import Channel
 from hologram_plugins.http.events import Listener
 from hologram_plugins.http.responses import RPC_STATUS, BadRequest, json_response, read_object
@@ -55,13 +53,13 @@ def _rpc_error(exc: RpcError) -> Response:
     return _error(status, exc.message, kind, code)
 
 
-Handler = Callable[[Request, Channel], Awaitable[Response]]
+Handler = Callable[[Request, Channel], Awaitable[Response | StreamingResponse]]
 
 
-def _guarded(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-    async def endpoint(request: Request) -> Response:
+def _guarded(handler: Handler) -> Callable[[Request], Awaitable[Response | StreamingResponse]]:
+    async def endpoint(request: Request) -> Response | StreamingResponse:
         try:
-            return await handler(request, request.app.state.channel)
+            return await handler(request, request.app.channel)
         except BadRequest as exc:
             return _error(exc.status, exc.message, code=exc.code)
         except RpcError as exc:
@@ -127,7 +125,7 @@ def session_of(request: Request, data: dict[str, Any]) -> str:
     return raw
 
 
-async def completions(request: Request, channel: Channel) -> Response:
+async def completions(request: Request, channel: Channel) -> Response | StreamingResponse:
     data = await read_object(request, MAX_BODY)
     text = last_user_text(data)
     stream = data.get("stream", False)
@@ -285,7 +283,7 @@ class Turn:
             log.debug("cancel %s: %s", self.session, exc)
 
 
-ENDPOINTS: dict[str, Callable[[Request], Awaitable[Response]]] = {  # what app's lazy routes call
+ENDPOINTS: dict[str, Callable[[Request], Awaitable[Response | StreamingResponse]]] = {  # what app's lazy routes call
     "/v1/models": _guarded(models),
     "/v1/models/{model}": _guarded(model),
     "/v1/chat/completions": _guarded(completions),

@@ -10,11 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from starlette.requests import Request
-from starlette.responses import Response
 
 from hologram.rpc import RpcError
 from hologram.rpc.errors import ErrorCode
+from hologram_plugins.http.asgi import Request, Response
 
 MAX_BODY = 1_048_576  # 1 MiB: a turn's text or a provider chain is far smaller
 
