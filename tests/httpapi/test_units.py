@@ -148,3 +148,36 @@ def test_the_lazy_openai_routes_are_the_openai_modules_routes() -> None:
         (route.path, tuple(sorted(route.methods - {"HEAD"}))) for route in openai_api.ROUTES
     }
     assert set(openai_api.ENDPOINTS) == {path for path, _ in app.OPENAI_ROUTES}
+
+
+def _turn(fanout: Fanout, session: str, turn: str, first_seq: int, deltas: int) -> None:
+    fanout.publish({**event("turn.started", first_seq, turn), "session": session})
+    for i in range(deltas):
+        fanout.publish({**event("content.delta", first_seq + 1 + i, turn, text="abcd"), "session": session})
+    fanout.publish({**event("turn.ended", first_seq + 1 + deltas, turn), "session": session})
+
+
+def test_an_idle_session_keeps_its_turn_only_if_listened_to_and_only_the_latest_few() -> None:
+    """The ring brings every client's turns; keeping each session's latest turn for good grew the plugin with
+    every session ever used. Mutation check (done): making `Fanout._retire` a no-op turns this red."""
+    from hologram_plugins.http.events import MAX_IDLE_SESSIONS
+
+    async def go() -> None:
+        idle: list[str] = []
+        fanout = Fanout(on_idle=idle.append)
+        _turn(fanout, "cli", "t1", 1, 500)  # a terminal's turn nobody here listened to
+        assert fanout.sessions["cli"].turn == [] and idle == ["cli"]
+        fanout.expect("cli", "t1")  # its start's answer after its end: idle at once, not busy for good
+        assert idle == ["cli", "cli"] and fanout.sessions["cli"].pending is None
+        names = [f"web{i}" for i in range(MAX_IDLE_SESSIONS + 4)]
+        for name in names:
+            listener = fanout.subscribe(name, None)
+            _turn(fanout, name, "t1", 1, 50)
+            fanout.unsubscribe(listener)  # the page went away after the end
+        kept = [name for name in names if fanout.sessions[name].turn]
+        assert kept == names[-MAX_IDLE_SESSIONS:]
+        resumed = fanout.subscribe(names[-1], 49)  # a page that lost its stream near the end gets the rest
+        assert drain(resumed) == [50, 51, 52]
+        assert drain(fanout.subscribe(names[0], 49)) == []  # too long ago: the page reloads the session
+
+    asyncio.run(go())

@@ -5,12 +5,20 @@ events of the latest turn (from its ``turn.started``; the running one, or the on
 client that reconnects with the last ``seq`` it saw gets exactly the rest: `subscribe` takes the replay and
 registers the listener in one step on the event loop (no await between), so nothing falls in between, and
 each listener drops a ``seq`` it already has, so nothing comes twice.
+
+What is kept once a session is idle (its turn ended, nobody listening) is bounded: the ring brings every
+turn of every client (the terminal, `hologram ask`, other channels), and a turn streamed in small deltas is
+hundreds of events, so keeping each session's latest turn for good grew the plugin with every session ever
+used. A finished turn no client listened to is dropped at its end (only a client that saw a ``seq`` can
+resume after the end, and none did); one a client listened to is kept for the `MAX_IDLE_SESSIONS` most
+recently idle sessions, so a page that lost its stream near the end still gets the rest when it reconnects.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +26,7 @@ from typing import Any
 log = logging.getLogger("hologram_plugins.http")
 
 MAX_QUEUE = 20_000  # events a listener may lag behind before it is dropped (it reconnects with its seq)
+MAX_IDLE_SESSIONS = 16  # idle sessions whose listened-to latest turn is kept for a reconnecting client
 
 
 class Listener:
@@ -51,6 +60,12 @@ class SessionEvents:
     running: bool = False
     pending: str | None = None  # a turn this plugin started whose turn.started has not come yet
     listeners: set[Listener] = field(default_factory=set)
+    listened: bool = False  # a listener was subscribed during the latest turn
+    ended: str | None = None  # the id of the latest turn that ended (kept when its events are dropped)
+
+    @property
+    def idle(self) -> bool:
+        return not self.listeners and not self.running and self.pending is None
 
 
 class Fanout:
@@ -61,6 +76,7 @@ class Fanout:
         self.sessions: dict[str, SessionEvents] = {}
         self.on_idle = on_idle
         self.missed = 0
+        self.kept: OrderedDict[str, None] = OrderedDict()  # idle sessions that keep their turn, oldest first
 
     def publish(self, event: dict[str, Any]) -> None:
         """An event from the ring. Called in ring order, which is each session's ``seq`` order."""
@@ -72,6 +88,8 @@ class Fanout:
         if kind == "turn.started":
             state.turn = []
             state.running = True
+            state.listened = bool(state.listeners)
+            self.kept.pop(sid, None)
             if state.pending == event.get("turn"):
                 state.pending = None
         if state.turn and int(event.get("seq") or 0) <= int(state.turn[-1].get("seq") or 0):
@@ -81,6 +99,7 @@ class Fanout:
             listener.put(event)
         if kind == "turn.ended":
             state.running = False
+            state.ended = str(event.get("turn") or "")
             self._maybe_idle(sid, state)
 
     def subscribe(self, session: str, after: int | None) -> Listener:
@@ -98,16 +117,19 @@ class Fanout:
         for event in replay:
             listener.put(event)
         state.listeners.add(listener)
+        state.listened = True
+        self.kept.pop(session, None)
         return listener
 
     def expect(self, session: str, turn: str) -> None:
         """This plugin started ``turn``: the session is busy until its turn.ended, even if the ring has not
         brought its turn.started yet (or already brought its end: then it may be idle now)."""
         state = self.sessions.setdefault(session, SessionEvents())
-        if any(e.get("turn") == turn for e in state.turn):
+        if state.ended == turn or any(e.get("turn") == turn for e in state.turn):
             self._maybe_idle(session, state)
         else:
             state.pending = turn
+            self.kept.pop(session, None)
 
     def unsubscribe(self, listener: Listener) -> None:
         state = self.sessions.get(listener.session)
@@ -127,10 +149,28 @@ class Fanout:
     def forget(self, session: str) -> None:
         """A deleted session: drop what is kept of it."""
         state = self.sessions.pop(session, None)
+        self.kept.pop(session, None)
         if state is not None:
             for listener in state.listeners:
                 listener.queue.put_nowait(None)
 
     def _maybe_idle(self, session: str, state: SessionEvents) -> None:
-        if not state.listeners and not state.running and state.pending is None and self.on_idle is not None:
+        if not state.idle:
+            return
+        self._retire(session, state)
+        if self.on_idle is not None:
             self.on_idle(session)
+
+    def _retire(self, session: str, state: SessionEvents) -> None:
+        """An idle session keeps its latest turn only if a client listened to it, and only among the
+        `MAX_IDLE_SESSIONS` most recently idle; the others keep just the id of their ended turn."""
+        if not state.listened:
+            state.turn = []
+            return
+        self.kept[session] = None
+        self.kept.move_to_end(session)
+        while len(self.kept) > MAX_IDLE_SESSIONS:
+            oldest, _ = self.kept.popitem(last=False)
+            old = self.sessions.get(oldest)
+            if old is not None and old.idle:
+                old.turn = []
