@@ -358,7 +358,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 async def _crash(request: Request, exc: Exception) -> Response:
-    log.error("%s %s failed: %s: %s", request.method, request.path, type(exc).__name__, exc)
+    log.error("%s %s failed: %s: %s", request.method, request.path[:200], type(exc).__name__, str(exc)[:500])
     return error(500, "internal", "the request failed inside the HTTP plugin; its log has the details")
 
 

@@ -196,12 +196,12 @@ class StaticFiles:
         parts = name.split("/")
         if not name or any(p in ("", ".", "..") or "\\" in p or "\0" in p for p in parts):
             return None
-        root = self.directory.resolve()
-        try:
+        try:  # a name too long for the file system, or a symlink loop, is no file here
+            root = self.directory.resolve()
             found = (root / name).resolve()
-        except (OSError, RuntimeError):
+            return found if found.is_relative_to(root) and found.is_file() else None
+        except (OSError, RuntimeError, ValueError):
             return None
-        return found if found.is_relative_to(root) and found.is_file() else None
 
 
 class App:
