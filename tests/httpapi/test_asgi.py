@@ -32,6 +32,10 @@ async def _no_kernel(facility: str, method: str, params: dict[str, Any]) -> Any:
     raise AssertionError(f"this test calls no facility ({facility}.{method})")
 
 
+async def _json_error(request: Request, exc: Exception) -> Response:
+    return Response(orjson.dumps({"error": str(exc)}), getattr(exc, "status_code", 500), "application/json")
+
+
 def serve(app: Any, tmp_path: Path, check: Callable[[str], Awaitable[None]]) -> None:
     """Run `check(base_url)` against `app` served by the plugin's HttpServer on a free loopback port."""
 
@@ -72,6 +76,30 @@ def test_static_files_come_only_from_inside_their_directory(tmp_path: Path) -> N
             assert b"AccessControl" not in body and b"root:" not in body, target
 
     serve(build_app(Channel(_no_kernel)), tmp_path, check)
+
+
+def test_static_files_revalidate_with_their_etag(tmp_path: Path) -> None:
+    """A reload sends If-None-Match and gets a bodiless 304; a changed file (an upgrade) a new ETag and body."""
+    static = tmp_path / "static"
+    static.mkdir()
+    (static / "app.js").write_text("one();", encoding="utf-8")
+
+    async def check(url: str) -> None:
+        async with httpx.AsyncClient(base_url=url) as http:
+            first = await http.get("/static/app.js")
+            assert first.status_code == 200 and first.headers["cache-control"] == "no-cache"
+            etag = first.headers["etag"]
+            again = await http.get("/static/app.js", headers={"if-none-match": f'"other", {etag}'})
+            assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == etag
+            stale = await http.get("/static/app.js", headers={"if-none-match": '"other"'})
+            assert stale.status_code == 200 and stale.content == b"one();"
+            (static / "app.js").write_text("two(); // longer", encoding="utf-8")
+            changed = await http.get("/static/app.js", headers={"if-none-match": etag})
+            assert changed.status_code == 200 and changed.content.startswith(b"two();")
+            assert changed.headers["etag"] != etag
+
+    app = App([], StaticFiles("/static", static), http_error=_json_error, crash=_json_error, channel=None)
+    serve(app, tmp_path, check)
 
 
 def test_head_wherever_get_and_json_404_405(tmp_path: Path) -> None:
