@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from hologram.supervisor import zygote
 
     zygote.prestart()  # its interpreter and SDK imports on the other core, while the kernel imports its own
-    _preload.start()  # the segmenter and the embedding model, beside the kernel's imports (hologram/_preload.py)
+    _preload.start(hold=True)  # the memory stack's imports beside the kernel's; the loads after the first answer
     from hologram import _loop
     from hologram.kernel import open_log_file, prepare_data_dir
     from hologram.lock import build, read_lock
@@ -172,6 +172,7 @@ async def _settle_heap(kernel: Kernel, service: TurnService) -> None:
     """Freeze the start-up heap once jieba and the embedding model are loaded (hologram/_heap.py) and the
     launch is over: the freeze's full collection runs on the event loop (tens of ms with the model's heap),
     and in the middle of the launch it would hold up every plugin's handshake."""
+    from hologram import _preload
     from hologram._heap import freeze_when_loaded
     from hologram.memory.tokenize import wait_if_loading
 
@@ -180,6 +181,7 @@ async def _settle_heap(kernel: Kernel, service: TurnService) -> None:
     if memory is not None:
         waits.append(lambda: memory.embedder_ready.wait(LOAD_WAIT_S))
     await _launched(kernel)
+    _preload.release()  # no turn came during the launch: load now, while nothing waits (hologram/_preload.py)
     kernel.heap_frozen = await freeze_when_loaded(waits)
 
 
