@@ -17,6 +17,14 @@ So `start` runs them in one thread from the first line of `hologram up`, before 
 `SessionMemory.open(..., embedder_loader=loaded_embedder)` then takes the model from here instead of
 loading a second one (one embedding session per kernel). Processes that never call `start` (tests, tools)
 load as before.
+
+Held until the first answer (`start(hold=True)`, what `up` does). The kernel process is GIL-bound from its
+first line to its first answer (docs/performance.md), so every GIL-held step of these loads — the segmenter's
+tables, onnxruntime's dlopen, the model's Python setup — lengthened that answer, which needs neither: the
+first turn scores by BM25 until the model is there, and Chinese text loads the segmenter on demand
+(`tokenize.hold_warm_up`). So the thread imports the memory stack beside the kernel's imports (the kernel
+needs it too) and then waits for `release`: after the first turn, or once the launch is over if no turn came
+first (`up`'s heap settling), whichever is earlier.
 """
 
 from __future__ import annotations
@@ -36,14 +44,18 @@ log = logging.getLogger("hologram.kernel")
 
 BACKGROUND_NICE = 10  # added to the loader thread's nice value once only GIL-free work is left
 _done = threading.Event()
+_released = threading.Event()  # set: the loads may run (at once unless `start(hold=True)`)
 _thread: threading.Thread | None = None
 _result: dict[str, Any] = {}
 
 
-def start() -> None:
-    """Begin the loads in a daemon thread (idempotent; returns at once)."""
+def start(*, hold: bool = False) -> None:
+    """Begin the loads in a daemon thread (idempotent; returns at once). `hold`: import the memory stack, then
+    wait for `release` before loading anything (module docstring)."""
     global _thread
     if _thread is None:
+        if not hold:
+            _released.set()
         _thread = threading.Thread(target=_run, name="hologram-preload", daemon=True)
         _thread.start()
 
@@ -52,12 +64,26 @@ def started() -> bool:
     return _thread is not None
 
 
+def release() -> None:
+    """Let held loads run (idempotent; a no-op when nothing is held): the segmenter's warm-up and the model."""
+    if _thread is None or _released.is_set():
+        return
+    from hologram.memory import tokenize  # imported by then: memory is attached before any turn
+
+    tokenize.release_warm_up()
+    _released.set()
+
+
+def released() -> bool:
+    return _released.is_set()
+
+
 def settle(timeout: float = 60.0) -> None:
     """Wait for the loads to finish before the interpreter exits. `hologram up` can exit within a second (bad
     settings, a stale lock) while the thread is still building the ONNX session in C++: tearing the process
     down under it aborted with "terminate called without an active exception" (exit -6) instead of the
-    one-line error and exit 1."""
-    if _thread is not None and _thread.is_alive():
+    one-line error and exit 1. Loads still held never began: nothing to wait for."""
+    if _thread is not None and _thread.is_alive() and _released.is_set():
         _done.wait(timeout)
 
 
@@ -66,6 +92,8 @@ def _run() -> None:
     try:
         from hologram.memory import tokenize
 
+        _released.wait()
+        began = time.monotonic()
         tokenize.warm_up()
         tokenize.wait_if_loading(None)
         if importlib.util.find_spec("onnxruntime") is not None:

@@ -59,3 +59,37 @@ def test_the_loader_thread_lowers_only_its_own_priority() -> None:
     thread.join()
     assert seen["after"] == min(19, seen["before"] + _preload.BACKGROUND_NICE)
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == main
+
+
+def test_held_loads_wait_for_release_and_exit_does_not_wait_for_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`up` holds the loads until its first answer; an `up` that exits before (bad settings, a stale lock)
+    must not wait for loads that never began (`settle` is called on every exit)."""
+    loaded = threading.Event()
+    waited: list[float | None] = []
+
+    class Done(threading.Event):
+        def wait(self, timeout: float | None = None) -> bool:
+            waited.append(timeout)
+            return super().wait(timeout)
+
+    for name, value in (("_thread", None), ("_result", {})):
+        monkeypatch.setattr(_preload, name, value)
+    monkeypatch.setattr(_preload, "_done", Done())
+    monkeypatch.setattr(_preload, "_released", threading.Event())
+    from hologram.memory import embed, tokenize
+
+    monkeypatch.setattr(tokenize, "warm_up", lambda: None)
+    monkeypatch.setattr(tokenize, "release_warm_up", lambda: None)
+
+    def marked() -> Marked:
+        loaded.set()
+        return Marked()
+
+    monkeypatch.setattr(embed, "load_embedder", marked)
+    _preload.start(hold=True)
+    _preload.settle(timeout=30)
+    assert waited == [], "settle waited for loads that never began"
+    assert not loaded.is_set() and not _preload.released()
+    _preload.release()
+    assert isinstance(_preload.loaded_embedder(), Marked)
+    assert loaded.is_set()

@@ -86,6 +86,40 @@ def test_warm_up_starts_one_thread_only(monkeypatch: pytest.MonkeyPatch) -> None
     assert calls == [1]
 
 
+def test_a_held_warm_up_starts_nothing_until_released(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`hologram up` holds the warm-up for its first answer (hologram/_preload.py): asked for meanwhile (memory's
+    open, `word_tag`), it starts at the release, once."""
+    calls: list[int] = []
+    for name, value in (("_thread", None), ("_held", False), ("_requested", False)):
+        monkeypatch.setattr(tok, name, value)
+    monkeypatch.setattr(tok, "_ready", threading.Event())
+    monkeypatch.setattr(tok, "_load", lambda: calls.append(1))
+    tok.hold_warm_up()
+    tok.warm_up()
+    assert tok.word_tag("北京") is None
+    assert tok._thread is None, "held: nothing started"
+    tok.release_warm_up()
+    assert tok._thread is not None
+    tok._thread.join(5)
+    tok.release_warm_up()
+    assert calls == [1]
+
+
+def test_han_text_loads_the_segmenter_on_demand_while_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    """While held, Chinese text does not fall back to bigrams: it loads the segmenter (from its cache) and
+    gets jieba's words — a Chinese first turn is segmented as every later one."""
+    for name, value in (("_thread", None), ("_segmenter", None), ("_held", False), ("_requested", False)):
+        monkeypatch.setattr(tok, name, value)
+    monkeypatch.setattr(tok, "_ready", threading.Event())
+    tok.hold_warm_up()
+    assert tok.needs_segmenter("重置密码") and not tok.needs_segmenter("reset my password")
+    terms, analyzer = tok.tokenize_tagged("重置密码")
+    assert tok._thread is not None, "the load ran (the path under test)"
+    assert analyzer == tok.ANALYZER_JIEBA
+    assert "密码" in terms and "重置" in terms and "置密" not in terms
+    assert not tok.needs_segmenter("重置密码")
+
+
 def test_chinese_terms_are_jiebas_search_words_minus_stop_words() -> None:
     """The compact segmenter's tokens are jieba's own (tests/memory/test_segment.py), so stored "jieba" term
     vectors stay valid; here, end to end through tokenize against the real jieba."""

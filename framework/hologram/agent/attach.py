@@ -36,6 +36,7 @@ from hologram.memory.inspect import FACILITY as MEMORY_FACILITY
 from hologram.memory.inspect import MemoryInspector
 from hologram.memory.scenes import SCENES_DB, SceneStore
 from hologram.memory.session_memory import SessionMemory
+from hologram.memory.tokenize import hold_warm_up
 from hologram.sessions import SessionStore
 from hologram.settings import Settings
 from hologram.stages import StageDispatcher, install_from_lock
@@ -103,7 +104,10 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     sync(kernel.lock)
     kernel.on_lock_changed(sync)
     store = SessionStore.in_data_dir(kernel.data_dir)
-    # `hologram up` began the segmenter's and the model's loads before the kernel (hologram/_preload.py)
+    # `hologram up` began the segmenter's and the model's loads before the kernel (hologram/_preload.py), held
+    # until its first answer: memory's own warm-up waits for the same release (Han text loads it on demand)
+    if _preload.started() and not _preload.released():
+        hold_warm_up()
     memory = SessionMemory.open(
         kernel.data_dir, store, embedder_loader=_preload.loaded_embedder if _preload.started() else None
     )

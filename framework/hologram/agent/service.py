@@ -13,6 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
+from hologram import _preload
 from hologram import turn_api as api
 from hologram.agent.hub import TurnHub, Watcher
 from hologram.agent.turn import TurnError
@@ -50,6 +51,8 @@ class TurnService:
             )
         except HologramError as exc:  # a damaged sessions.db page under this session: the file and the fix
             raise TurnError(one_line(exc)) from None
+        finally:  # `hologram up` held its start-up loads for the first answer (hologram/_preload.py): it is out
+            _preload.release()
 
     # -- who is calling ---------------------------------------------------------------------------------
 

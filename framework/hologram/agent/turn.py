@@ -31,6 +31,7 @@ from hologram.llm import ChatRequest, ChatResult, Delta, Message, StreamInterrup
 from hologram.llm import ContextOverflowError as LLMContextOverflowError
 from hologram.memory import ContextOverflowError as MemoryOverflowError
 from hologram.memory import OverflowGuard, estimate_tokens
+from hologram.memory.tokenize import ensure_segmenter, needs_segmenter
 from hologram.sessions import HistoryCache, SessionLog, SessionStore
 from hologram.settings import AgentSettings
 from hologram.stages import StageContext, StageDispatcher
@@ -123,6 +124,8 @@ class Agent:
         if session_id is not None and not self.store.exists(session_id):
             self.store.create_session(channel, session_id)
         self.store.repair(sid)  # calls left open by a turn the kernel did not live to finish
+        if self.memory is not None and needs_segmenter(text):  # Chinese input: jieba's words, never bigrams
+            await asyncio.to_thread(ensure_segmenter)  # (loads on demand while `up` holds its warm-up)
         turn = _Turn(self, sid, turn_id or uuid.uuid4().hex[:12], channel, on_event)
         scenes = self.memory.scenes if self.memory is not None else None
         if scenes is not None:

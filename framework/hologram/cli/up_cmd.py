@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["add_data_option", "print_notice", "register", "run"]  # add_data_option: moved to _common
 
 LOAD_WAIT_S = 180.0  # the longest the heap freeze waits for jieba and the embedding model to load
+HOLD_MAX_S = 10.0  # the longest the held loads wait for a launch that drags on when no turn came (_preload)
 
 DETAILS = """\
 Starts the kernel, then each plugin the moment every facility it requires is ready (as announced by its
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from hologram.supervisor import zygote
 
     zygote.prestart()  # its interpreter and SDK imports on the other core, while the kernel imports its own
-    _preload.start()  # the segmenter and the embedding model, beside the kernel's imports (hologram/_preload.py)
+    _preload.start(hold=True)  # the memory stack's imports beside the kernel's; the loads after the first answer
     from hologram import _loop
     from hologram.kernel import open_log_file, prepare_data_dir
     from hologram.lock import build, read_lock
@@ -172,6 +173,7 @@ async def _settle_heap(kernel: Kernel, service: TurnService) -> None:
     """Freeze the start-up heap once jieba and the embedding model are loaded (hologram/_heap.py) and the
     launch is over: the freeze's full collection runs on the event loop (tens of ms with the model's heap),
     and in the middle of the launch it would hold up every plugin's handshake."""
+    from hologram import _preload
     from hologram._heap import freeze_when_loaded
     from hologram.memory.tokenize import wait_if_loading
 
@@ -179,13 +181,15 @@ async def _settle_heap(kernel: Kernel, service: TurnService) -> None:
     waits: list[Callable[[], object]] = [lambda: wait_if_loading(LOAD_WAIT_S)]
     if memory is not None:
         waits.append(lambda: memory.embedder_ready.wait(LOAD_WAIT_S))
+    await _launched(kernel, HOLD_MAX_S)
+    _preload.release()  # no turn came during the launch: load now, while nothing waits (hologram/_preload.py)
     await _launched(kernel)
     kernel.heap_frozen = await freeze_when_loaded(waits)
 
 
-async def _launched(kernel: Kernel) -> None:
-    """Until no plugin is waiting or starting (the launch is over, whatever its outcome), at most
-    LOAD_WAIT_S: a plugin that waits for ever for a failed provider must not keep the heap unfrozen."""
+async def _launched(kernel: Kernel, timeout: float = LOAD_WAIT_S) -> None:
+    """Until no plugin is waiting or starting (the launch is over, whatever its outcome), at most `timeout`:
+    a plugin that waits for ever for a failed provider must not keep the heap unfrozen."""
     import asyncio
 
     from hologram.supervisor import ManagedPlugin, State
@@ -200,7 +204,7 @@ async def _launched(kernel: Kernel) -> None:
     kernel.add_listener(check)
     check()
     try:
-        await asyncio.wait_for(done.wait(), LOAD_WAIT_S)
+        await asyncio.wait_for(done.wait(), timeout)
     except asyncio.TimeoutError:
         pass
     finally:

@@ -13,6 +13,12 @@ Chinese, and the result is tagged with analyzer ``"cjk-bigram+snowball"`` so tha
 few events later if it cares. :func:`word_tag` gives dict.txt's part of speech of a dictionary word (nr person,
 ns place, t time, m numeral ...), so callers can spot names and dates without loading ``jieba.posseg``.
 
+`hologram up` holds the warm-up (:func:`hold_warm_up`) until its first answer: the load's GIL time would be
+paid by that answer, which needs no segmenter when the text is not Chinese. While held, Han text loads the
+segmenter on demand and waits for it (milliseconds from the cache) instead of falling back to bigrams, so a
+Chinese first turn still gets jieba's tokens; :func:`ensure_segmenter` does the same for a turn's input, off
+the event loop, even while a background load is under way.
+
 Other scripts: lower-cased Unicode word runs (``\\w+``), a small English stop-word list and the Snowball
 English stemmer (the reference implementation, ``snowballstemmer``): "painted", "painting" and "paints" meet
 "paint". It replaced a plural-only stemmer: measured on LoCoMo's stream protocol at 4k, evidence in context
@@ -40,7 +46,11 @@ __all__ = [
     "ANALYZER_BIGRAM",
     "ANALYZER_JIEBA",
     "CURRENT_ANALYZERS",
+    "ensure_segmenter",
+    "hold_warm_up",
     "jieba_ready",
+    "needs_segmenter",
+    "release_warm_up",
     "tokenize",
     "tokenize_tagged",
     "wait_for_jieba",
@@ -217,6 +227,10 @@ _lock = threading.Lock()
 _ready = threading.Event()
 _thread: threading.Thread | None = None
 _segmenter: Segmenter | None = None
+_held = False  # `hold_warm_up`: warm_up() only notes the request until `release_warm_up`
+_requested = False  # warm_up() was called while held
+#: The longest a text waits for an on-demand load (the first start after installing builds the cache: seconds).
+ON_DEMAND_WAIT_S = 60.0
 
 
 def _load() -> None:
@@ -232,12 +246,54 @@ def _load() -> None:
 
 
 def warm_up() -> None:
-    """Start loading the segmenter in a background thread (idempotent, returns at once)."""
-    global _thread
+    """Start loading the segmenter in a background thread (idempotent, returns at once); while the warm-up is
+    held, only note that it was asked for (:func:`release_warm_up` starts it then)."""
+    global _requested
     with _lock:
-        if _thread is None:
-            _thread = threading.Thread(target=_load, name="hologram-jieba-load", daemon=True)
-            _thread.start()
+        if _held:
+            _requested = True
+            return
+        _start_locked()
+
+
+def _start_locked() -> None:
+    global _thread
+    if _thread is None:
+        _thread = threading.Thread(target=_load, name="hologram-jieba-load", daemon=True)
+        _thread.start()
+
+
+def hold_warm_up() -> None:
+    """Defer :func:`warm_up` until :func:`release_warm_up` (`hologram up`, until its first answer). Han text that
+    arrives meanwhile does not wait for the release: it loads the segmenter on demand (:func:`tokenize_tagged`)."""
+    global _held
+    with _lock:
+        _held = True
+
+
+def release_warm_up() -> None:
+    """End :func:`hold_warm_up`; start the load if :func:`warm_up` was asked for meanwhile (idempotent)."""
+    global _held, _requested
+    with _lock:
+        _held = False
+        if _requested:
+            _requested = False
+            _start_locked()
+
+
+def needs_segmenter(text: str) -> bool:
+    """True if `text` has a Han run and the segmenter is not loaded yet: analysing it now would give bigrams."""
+    return not (_ready.is_set() and _segmenter is not None) and _HAN_RUN.search(text) is not None
+
+
+def ensure_segmenter(timeout: float | None = ON_DEMAND_WAIT_S) -> bool:
+    """Load the segmenter now if no load was begun, held or not, and wait for it (up to `timeout`); True if
+    Han text will get jieba's tokens. For a turn whose input is Chinese (it calls this off the event loop),
+    batch jobs and tests — it blocks."""
+    with _lock:
+        _start_locked()
+    _ready.wait(timeout)
+    return jieba_ready()
 
 
 def jieba_ready() -> bool:
@@ -247,9 +303,7 @@ def jieba_ready() -> bool:
 
 def wait_for_jieba(timeout: float | None = None) -> bool:
     """Block until the background load finished (for tests, benchmarks and batch jobs, never a reply)."""
-    warm_up()
-    _ready.wait(timeout)
-    return jieba_ready()
+    return ensure_segmenter(timeout)
 
 
 def wait_if_loading(timeout: float | None = None) -> None:
@@ -322,8 +376,10 @@ def _words(segment: str) -> list[str]:
 def tokenize_tagged(text: str) -> tuple[list[str], str]:
     """Split `text` into index terms; return them with the analyzer used for Han runs.
 
-    Never blocks on the segmenter: if Han text arrives before it is loaded, the load is started and this
-    text is analysed with bigrams (tag ``"cjk-bigram"``).
+    Never blocks on a background load: if Han text arrives while the segmenter is loading (or before anything
+    asked for it), the load is started and this text is analysed with bigrams (tag ``"cjk-bigram"``). While
+    the warm-up is held (:func:`hold_warm_up`) and no load was begun, the text loads it on demand and waits
+    (milliseconds from the cache): the hold defers the load's cost, never Chinese segmentation.
     """
     terms: list[str] = []
     analyzer = ANALYZER_JIEBA
@@ -334,7 +390,12 @@ def tokenize_tagged(text: str) -> tuple[list[str], str]:
     han_runs = list(_HAN_RUN.finditer(text))
     segmenter = _segmenter if _ready.is_set() else None
     if han_runs and segmenter is None:
-        warm_up()
+        if _held and _thread is None:  # deferred, not under way: load it for this text
+            ensure_segmenter()
+            segmenter = _segmenter if _ready.is_set() else None
+        else:
+            warm_up()
+    if han_runs and segmenter is None:
         analyzer = ANALYZER_BIGRAM
     for run in han_runs:
         terms.extend(_words_other_cjk(text[pos : run.start()]))
