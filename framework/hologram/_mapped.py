@@ -9,9 +9,7 @@ risk — the next read faults them back from the cache (a minor fault, ~1 µs a 
 only what recent batches touched. onnxruntime maps the file private and writable (``rw-p``), though it never
 writes a weight; a private page that *was* written would be an anonymous copy, and dropping it would lose the
 change, so a mapping is released only while ``/proc/self/smaps`` shows none (``Anonymous: 0 kB``). Reading
-smaps costs ~1 ms, so a release runs at most once a second (after a run of the model): at every 5 s the
-rows read in between were +8.8 MB of the kernel's PSS between two of the soak's samples, more
-than the 2 % issue 22 allows the whole tree to grow; once a second costs ~0.1 % of a core.
+smaps costs ~1 ms, so a release runs at most every few seconds (after a run of the model).
 
 Linux only (``/proc/self/maps`` and glibc's ``madvise``); elsewhere :meth:`MappedPages.release` does nothing.
 """
@@ -69,7 +67,7 @@ def clean_ranges(path: Path, smaps: str = "/proc/self/smaps") -> list[tuple[int,
 class MappedPages:
     """The mappings of one file whose resident pages are handed back, at most every `interval_s`."""
 
-    def __init__(self, path: Path, *, interval_s: float = 1.0) -> None:
+    def __init__(self, path: Path, *, interval_s: float = 5.0) -> None:
         self.path = path
         self.interval_s = interval_s
         self._last = -math.inf
