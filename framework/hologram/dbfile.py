@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hologram.errors import HologramError, Problem
+from hologram.sqlmem import limit_cache
 
 MAGIC = b"SQLite format 3\x00"
 HEADER_SIZE = 100
@@ -159,6 +160,7 @@ def open_checked(path: Path, schema: str, *, synchronous: str, probe: tuple[str,
         check_file(path)
     db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
     try:
+        limit_cache(db)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(f"PRAGMA synchronous={synchronous}")
         db.execute("PRAGMA busy_timeout=5000")

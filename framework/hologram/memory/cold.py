@@ -79,6 +79,7 @@ from hologram.memory.idhash import HashSet, id_hashes
 from hologram.memory.tfidf import TermVector
 from hologram.memory.tokenize import CURRENT_ANALYZERS
 from hologram.memory.vectors import DenseVector
+from hologram.sqlmem import in_chunks, limit_cache, marks
 
 __all__ = [
     "DISTILL_IDLE_SECONDS",
@@ -195,6 +196,7 @@ class ColdStore:
         """Set once the damage check of the rows present at open is done (every method waits for it)."""
         self._checker: threading.Thread | None = None
         try:
+            limit_cache(self._db)  # reads the schema: damage is reported here, converted below
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(f"PRAGMA synchronous={synchronous}")
             self._db.execute("PRAGMA busy_timeout=5000")
@@ -747,13 +749,13 @@ def _reason(exc: BaseException) -> str:
     return f"values of the wrong shape ({type(exc).__name__}: {exc})"
 
 
-def _marks(n: int) -> str:
-    return ", ".join("?" * n)
+_marks = marks
 
 
-def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
+def _chunks(items: list[str]) -> Iterator[list[str]]:
+    """Chunks for ``IN ({_marks(len(chunk))})``, padded to a few lengths: a bounded set of SQL texts in the
+    connection's statement cache (hologram/sqlmem.py)."""
+    return in_chunks(items)
 
 
 def _terms(text: str, analyzer: str) -> TermVector:

@@ -226,6 +226,10 @@ class OnnxUSEEmbedder(_USEEmbedder):
             # PSS after a batch of 64, which the kernel's indexing runs); without it the tensors of a run are
             # malloc'd and freed with it (tools/bench/footprint.py --turns, tools/bench/embed.py for speed).
             options.enable_cpu_mem_arena = False
+            # No memory patterns either: onnxruntime plans and keeps one per distinct input shape, and every
+            # text has its own token count, so the plans piled up for as long as new lengths came (malloc in
+            # use +4.8 MB over 200 runs of mixed lengths, +0.2 MB without; /tmp/tm/ort_mem.py, issue 22's soak).
+            options.enable_mem_pattern = False
             if self._threads:
                 options.intra_op_num_threads = self._threads
                 options.inter_op_num_threads = 1

@@ -65,6 +65,7 @@ from hologram.memory.scene_features import (
 )
 from hologram.memory.tokenize import tokenize
 from hologram.settings import SceneSettings
+from hologram.sqlmem import limit_cache
 
 __all__ = [
     "JOIN",
@@ -175,6 +176,7 @@ class SceneStore:
         self._lock = threading.Lock()
         self._db = open_or_set_aside(path, self._connect, lost="scenes will be learned again", log=log)
         self._reader = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        limit_cache(self._reader)
         self._reader_lock = threading.Lock()  # never held while writing: `ActiveScene.holds` runs on the loop
         self._scenes: dict[str, Scene] = {}
         self._elements: dict[str, tuple[Elements, float]] = {}

@@ -28,7 +28,6 @@ Stored term vectors with an older tag are re-derived from their text (``ColdStor
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import logging
 import re
@@ -350,11 +349,46 @@ def _english_stemmer() -> Any:
 _ENGLISH = _english_stemmer()
 
 
-@functools.lru_cache(maxsize=100_000)
-def _stem(word: str) -> str:
-    """The Snowball English stem (module docstring); cached: a conversation's vocabulary is small."""
-    stem: str = _ENGLISH.stemWord(word)
-    return stem
+class _StemCache:
+    """Stems of recently seen words, at most ``2 * size`` of them: two generations of ``size`` each.
+
+    Why a cache: Snowball is pure Python (~20-170 µs a word), and every text the kernel scores is tokenized
+    again, so the same few thousand words come back all the time. Why bounded: an ``lru_cache(100_000)``
+    here filled with every new word a long session ever saw (numbers, names, ids): ~25 MB of kernel memory
+    held for good after 100k distinct words (tools/bench/sweep.py --soak). Why two generations and not
+    clear-on-full: when the young one fills it becomes the old one, and a word found there moves back, so a
+    conversation's working vocabulary survives the turnover instead of being stemmed again all at once.
+    The stemmer object keeps its state between calls (``current``, ``cursor``), so a miss stems under a lock;
+    hits take no lock (a dict read is atomic).
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.young: dict[str, str] = {}
+        self.old: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.young) + len(self.old)
+
+    def __call__(self, word: str) -> str:
+        stem = self.young.get(word)
+        if stem is not None:
+            return stem
+        stem = self.old.get(word)
+        if stem is None:
+            with self._lock:
+                stem = str(_ENGLISH.stemWord(word))
+        young = self.young
+        if len(young) >= self.size:
+            self.old, self.young = young, {}
+            young = self.young
+        young[word] = stem
+        return stem
+
+
+#: The Snowball English stem of a lower-cased word (module docstring), from a bounded cache.
+_stem = _StemCache(4096)
 
 
 def _bigrams(run: str) -> list[str]:

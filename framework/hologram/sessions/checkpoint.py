@@ -23,6 +23,8 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from hologram.sqlmem import limit_cache
+
 log = logging.getLogger("hologram.sessions")
 
 EVERY_COMMITS = 64  # a passive checkpoint at least this often (a few hundred WAL pages)
@@ -62,6 +64,7 @@ class WalCheckpointer:
     def _run(self) -> None:
         try:
             db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+            limit_cache(db)
             db.execute("PRAGMA busy_timeout=5000")
         except sqlite3.Error:
             log.exception("cannot open %s for checkpoints; the store checkpoints by itself", self.path)

@@ -54,6 +54,7 @@ from hologram import _json
 from hologram.dbfile import DamagedDatabaseError, check_file, is_damage
 from hologram.sessions import damaged
 from hologram.sessions.checkpoint import WalCheckpointer
+from hologram.sqlmem import in_chunks, limit_cache, marks
 
 log = logging.getLogger("hologram.sessions")
 
@@ -123,6 +124,7 @@ class SessionStore:
         check_file(path)  # a smashed header or a truncated file: the error names the file and the fix
         self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         try:
+            limit_cache(self._db)  # reads the schema: damage is reported here, converted below
             wal = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA busy_timeout=5000")
@@ -408,9 +410,8 @@ class SessionStore:
         reads an old event back — its index keeps only a tail of recent events in memory (issue 22)."""
         wanted = sorted(set(seqs))
         out: list[Event] = []
-        for i in range(0, len(wanted), 500):
-            chunk = wanted[i : i + 500]
-            sql = _EVENTS_AT.format(marks=",".join("?" * len(chunk)))
+        for chunk in in_chunks(wanted):  # padded: a few SQL texts, not one per count (hologram/sqlmem.py)
+            sql = _EVENTS_AT.format(marks=marks(len(chunk)))
             out += self._read_events(session, sql, (session, *chunk))
         return out
 
