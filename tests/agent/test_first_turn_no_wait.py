@@ -44,6 +44,7 @@ def test_a_turn_is_answered_while_the_model_still_loads(tmp_path: Path, monkeypa
         return None
 
     monkeypatch.setattr(_preload, "started", lambda: True)
+    monkeypatch.setattr(_preload, "released", lambda: True)  # loads under way, not held: attach holds nothing
     monkeypatch.setattr(_preload, "loaded_embedder", loading)
     data = {"lock-version": LOCK_VERSION, "content-hash": "h", "plugin": [{"name": "kernel"}]}
     kernel = Kernel(Lock.from_data(tmp_path / "hologram.lock", data), tmp_path)

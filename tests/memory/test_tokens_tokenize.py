@@ -10,6 +10,13 @@ from hologram.memory import tokenize as tok
 from hologram.memory.tokens import estimate_tokens
 
 
+@pytest.fixture(autouse=True)
+def not_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No hold from an earlier test of this process (`hologram up`'s hold is per process: `_preload`)."""
+    monkeypatch.setattr(tok, "_held", False)
+    monkeypatch.setattr(tok, "_requested", False)
+
+
 def test_estimate_english_is_chars_over_four() -> None:
     assert estimate_tokens("a" * 40) == 10
     assert estimate_tokens("a" * 41) == 11
