@@ -618,6 +618,20 @@ def compare(new: Result, old: Result) -> list[str]:
     return lines
 
 
+def calibration_ms(rounds: int = 5) -> float:
+    """A fixed pure-Python workload (a million-step loop of integer arithmetic), the median of ``rounds``: the
+    start and the CLI rows are mostly the interpreter's own work, so this says how fast this machine runs
+    Python right now. Sittings (a faster machine, a busier hour) compare by it, not by the load average."""
+    times = []
+    for _ in range(rounds):
+        began = time.perf_counter()
+        total = 0
+        for i in range(1_000_000):
+            total += i * i % 7
+        times.append((time.perf_counter() - began) * 1000)
+    return statistics.median(times)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="3 starts, 5 CLI rounds, a 100-turn soak")
@@ -641,7 +655,8 @@ def main() -> int:
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    result: Result = {"machine": {"cpus": os.cpu_count()}, "args": {k: str(v) for k, v in vars(args).items()}}
+    machine = {"cpus": os.cpu_count(), "calibration_ms_before": calibration_ms()}
+    result: Result = {"machine": machine, "args": {k: str(v) for k, v in vars(args).items()}}
     with tempfile.TemporaryDirectory() as tmp, MockLLM("deepseek") as mock:
         root = Path(tmp)
         if "start" in only:
@@ -675,9 +690,14 @@ def main() -> int:
                 kernel.stop()
         if "install" in only:
             result["install"] = measure_install()
+    machine["calibration_ms_after"] = calibration_ms()
     rows = table(result)
     width = max(len(name) for name, _ in rows)
     print(f"hologram sweep ({os.cpu_count()} CPUs; times are noisy on a shared machine)")
+    print(
+        f"calibration: a fixed pure-Python loop took {machine['calibration_ms_before']:.0f} ms before the run and "
+        f"{machine['calibration_ms_after']:.0f} ms after it (compare sittings by it)"
+    )
     for name, value in rows:
         print(f"{name:{width}s}  {value}")
     if args.json:
