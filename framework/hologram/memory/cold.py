@@ -63,7 +63,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
@@ -316,9 +316,9 @@ class ColdStore:
         tests/memory/test_cold.py::test_terms_stored_by_an_older_tokenizer_are_derived_again red."""
         texts: dict[str, list[str]] = {}
         ids = [e.id for e in stale]
-        for chunk in _chunks(ids):
+        for chunk in in_chunks(ids):
             rows = self._db.execute(
-                f"SELECT event, text FROM cold_blocks WHERE event IN ({_marks(len(chunk))}) ORDER BY event, ordinal",
+                f"SELECT event, text FROM cold_blocks WHERE event IN ({marks(len(chunk))}) ORDER BY event, ordinal",
                 chunk,
             ).fetchall()
             for event, text in rows:
@@ -481,7 +481,7 @@ class ColdStore:
         with self._lock:
             try:
                 with self._transaction():
-                    self._db.executemany(f"INSERT INTO cold_events ({_EVENT_COLS}) VALUES ({_marks(16)})", rows)
+                    self._db.executemany(f"INSERT INTO cold_events ({_EVENT_COLS}) VALUES ({marks(16)})", rows)
                     self._db.executemany("INSERT INTO cold_blocks VALUES (?, ?, ?, ?, ?, ?)", block_rows)
             except sqlite3.IntegrityError as exc:
                 raise DuplicateBlockError(f"L2 already holds one of these events or blocks: {exc}") from exc
@@ -509,15 +509,15 @@ class ColdStore:
             found = [row[0] for row in present]
             sessions = Counter(row[1] for row in present)
             with self._transaction():
-                for chunk in _chunks(found):
+                for chunk in in_chunks(found):
                     if into_l3:
                         self._db.execute(
                             "INSERT OR IGNORE INTO l3_events (id, session, moved) SELECT id, session, ? "
-                            f"FROM cold_events WHERE id IN ({_marks(len(chunk))})",
+                            f"FROM cold_events WHERE id IN ({marks(len(chunk))})",
                             (at, *chunk),
                         )
-                    self._db.execute(f"DELETE FROM cold_blocks WHERE event IN ({_marks(len(chunk))})", chunk)
-                    self._db.execute(f"DELETE FROM cold_events WHERE id IN ({_marks(len(chunk))})", chunk)
+                    self._db.execute(f"DELETE FROM cold_blocks WHERE event IN ({marks(len(chunk))})", chunk)
+                    self._db.execute(f"DELETE FROM cold_events WHERE id IN ({marks(len(chunk))})", chunk)
             self._ids.discard(found)
             self._per_session.subtract(sessions)
             if into_l3:
@@ -538,8 +538,8 @@ class ColdStore:
         wanted = list(dict.fromkeys(ids))
         self._wait_checked()
         with self._lock, self._transaction():
-            for chunk in _chunks(wanted):
-                self._db.execute(f"DELETE FROM l3_events WHERE id IN ({_marks(len(chunk))})", chunk)
+            for chunk in in_chunks(wanted):
+                self._db.execute(f"DELETE FROM l3_events WHERE id IN ({marks(len(chunk))})", chunk)
             self._l3.discard(wanted)
 
     def remove_session(self, session: str) -> list[str]:
@@ -555,10 +555,10 @@ class ColdStore:
         wanted = list(dict.fromkeys(ids))
         self._wait_checked()
         with self._lock, self._transaction():
-            for chunk in _chunks(wanted):
+            for chunk in in_chunks(wanted):
                 self._db.execute(
                     "UPDATE cold_events SET access_count = access_count + 1, last_access = ? "
-                    f"WHERE id IN ({_marks(len(chunk))})",
+                    f"WHERE id IN ({marks(len(chunk))})",
                     (at, *chunk),
                 )
 
@@ -591,9 +591,9 @@ class ColdStore:
     def _peek(self, wanted: list[str]) -> list[EventRecord]:
         rows = self._rows(wanted, _EVENT_COLS)
         blocks: dict[str, list[Block]] = {}
-        for chunk in _chunks([r[0] for r in rows]):
+        for chunk in in_chunks([r[0] for r in rows]):
             for bid, event, kind, text, meta in self._db.execute(
-                f"SELECT id, event, kind, text, meta FROM cold_blocks WHERE event IN ({_marks(len(chunk))}) "
+                f"SELECT id, event, kind, text, meta FROM cold_blocks WHERE event IN ({marks(len(chunk))}) "
                 "ORDER BY event, ordinal",
                 chunk,
             ):
@@ -673,8 +673,8 @@ class ColdStore:
 
     def _rows(self, ids: list[str], cols: str) -> list[tuple[Any, ...]]:
         out: list[tuple[Any, ...]] = []
-        for chunk in _chunks(ids):
-            out += self._db.execute(f"SELECT {cols} FROM cold_events WHERE id IN ({_marks(len(chunk))})", chunk)
+        for chunk in in_chunks(ids):
+            out += self._db.execute(f"SELECT {cols} FROM cold_events WHERE id IN ({marks(len(chunk))})", chunk)
         return out
 
     def _transaction(self) -> _Transaction:
@@ -718,7 +718,7 @@ def _check_range(db: sqlite3.Connection, start: int, stop: int) -> list[tuple[in
         if not suspects:
             return []
         rids = [int(r) for r in suspects.split(b",")]
-        rows = db.execute(f"SELECT {_LOAD_COLS} FROM cold_events WHERE rid IN ({_marks(len(rids))})", rids)
+        rows = db.execute(f"SELECT {_LOAD_COLS} FROM cold_events WHERE rid IN ({marks(len(rids))})", rids)
     else:
         rows = db.execute(f"SELECT {_LOAD_COLS} FROM cold_events WHERE rid >= ? AND rid < ?", (start, stop))
     return [(int(row[0]), problem) for row in rows if (problem := event_row_problem(row)) is not None]
@@ -747,15 +747,6 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, json.JSONDecodeError):
         return "JSON that does not parse"
     return f"values of the wrong shape ({type(exc).__name__}: {exc})"
-
-
-_marks = marks
-
-
-def _chunks(items: list[str]) -> Iterator[list[str]]:
-    """Chunks for ``IN ({_marks(len(chunk))})``, padded to a few lengths: a bounded set of SQL texts in the
-    connection's statement cache (hologram/sqlmem.py)."""
-    return in_chunks(items)
 
 
 def _terms(text: str, analyzer: str) -> TermVector:
