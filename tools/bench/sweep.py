@@ -13,6 +13,8 @@ through `hologram ask` (a new process per turn, as a person at a shell does). Ro
   and with synthetic plugins added (tools/bench/synthetic_plugin.py, no delay) to 20 and 50 plugins;
 * cli: `hologram --version`, `hologram status`, a warm `hologram ask`: median and p90;
 * turn: turn-API latency, the first turn after ready and the warm median/p90 (one-word turn, instant mock);
+  and a warm turn through the HTTP API as the peers are measured (tools/bench/peers/): a non-streamed
+  ``POST /v1/chat/completions`` of the http plugin with its token, one session (``X-Hologram-Session``);
 * footprint: RSS and PSS (/proc/PID/smaps_rollup) of every process of the tree and the total, idle (start-up
   heap frozen + 1 s) after an English and a Chinese turn, and the peak sampled during a tool-using turn;
 * request: the first request the mock received for a one-word turn: bytes (its Content-Length), tool schemas
@@ -372,6 +374,31 @@ def measure_turns(kernel: BenchKernel, mock: MockLLM, rounds: int) -> Result:
     return {"first_s": first, "warm_median_s": statistics.median(warm), "warm_p90_s": p90(warm), "runs": rounds}
 
 
+def measure_http_turns(kernel: BenchKernel, mock: MockLLM, rounds: int) -> Result:
+    """Warm one-word turns through the OpenAI-compatible endpoint of the http plugin, in one session, as
+    tools/bench/peers/ drives every peer (a new request each, non-streamed, the answer read whole)."""
+    import httpx
+
+    mock.script([], default=HELLO)
+    info = json.loads((kernel.data / "http.json").read_text(encoding="utf-8"))
+    token = (kernel.data / "http-token").read_text(encoding="utf-8").strip()
+    headers = {"authorization": f"Bearer {token}", "x-hologram-session": "sweep-http"}
+    body = {"model": "hologram", "messages": [{"role": "user", "content": "hello"}]}
+    times: list[float] = []
+    with httpx.Client(base_url=info["url"], headers=headers, timeout=60) as client:
+        for i in range(rounds + 1):  # the first one opens the session and pays the plugin's lazy imports
+            started = time.perf_counter()
+            answer = client.post("/v1/chat/completions", json=body)
+            elapsed = time.perf_counter() - started
+            answer.raise_for_status()
+            content = answer.json()["choices"][0]["message"]["content"]
+            if content != HELLO["content"]:
+                raise RuntimeError(f"the HTTP API answered {content!r}")
+            if i:
+                times.append(elapsed)
+    return {"warm_median_s": statistics.median(times), "warm_p90_s": p90(times), "runs": rounds}
+
+
 def measure_footprint(kernel: BenchKernel, mock: MockLLM) -> Result:
     mock.script([], default=HELLO)
     asyncio.run(turn(kernel.data, "Hello, how are you today?"))
@@ -543,6 +570,10 @@ def table(result: Result) -> list[tuple[str, str]]:
         t = result["turn"]
         rows.append(("turn API: first turn after ready", ms(t["first_s"])))
         rows.append(("turn API: warm turn, median / p90", f"{ms(t['warm_median_s'])} / {ms(t['warm_p90_s'])}"))
+        if "http" in t:
+            h = t["http"]
+            rows.append(("HTTP API (/v1/chat/completions): warm turn, median / p90",
+                         f"{ms(h['warm_median_s'])} / {ms(h['warm_p90_s'])}"))  # fmt: skip
     if "footprint" in result:
         idle = result["footprint"]["idle"]
         for name, row in idle["processes"].items():
@@ -670,6 +701,7 @@ def main() -> int:
                 if "turn" in only:
                     log("turn: the turn API")
                     result["turn"] = measure_turns(kernel, mock, args.rounds)
+                    result["turn"]["http"] = measure_http_turns(kernel, mock, args.rounds)
                 if "request" in only:
                     result["request"] = measure_request(kernel, mock)
                 if "footprint" in only:

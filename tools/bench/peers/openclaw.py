@@ -13,6 +13,7 @@ that extra request would be counted as a request of the same turn, never as a ne
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -93,8 +94,19 @@ class OpenClaw(Peer):
 
 
 def _user_npmrc() -> dict[str, str]:
-    """Keep the user's own npm configuration (registry, CA file) when HOME moves to the throwaway directory:
-    without it npm met a self-signed CA in the chain and the install failed (seen on a machine behind a
-    proxy)."""
+    """Keep the user's own npm configuration (registry, CA file) when HOME moves to the throwaway directory and
+    `--prefix` moves npm's default global config with it (`${prefix}/etc/npmrc`): without them npm met a
+    self-signed CA in the chain and the install failed (seen on a machine behind a proxy whose CA file is set in
+    the global config, /usr/etc/npmrc)."""
+    keep: dict[str, str] = {}
     rc = Path.home() / ".npmrc"
-    return {"npm_config_userconfig": str(rc)} if rc.exists() else {}
+    if rc.exists():
+        keep["npm_config_userconfig"] = str(rc)
+    try:
+        found = subprocess.run(["npm", "config", "get", "globalconfig"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return keep
+    path = found.stdout.strip()
+    if found.returncode == 0 and path and Path(path).is_file():
+        keep["npm_config_globalconfig"] = path
+    return keep

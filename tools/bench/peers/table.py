@@ -130,10 +130,13 @@ def from_sweep(result: dict[str, Any], system: str = "Hologram") -> dict[str, An
         "idle_processes": len(idle["processes"]) if "processes" in idle else None,
         "ready_s": _get(result, "start", "default", "ready_s"),
         "first_answer_s": _get(result, "start", "default", "first_answer_s"),
-        "warm_turn_s": _get(result, "turn", "warm_median_s"),
+        # The peers' warm turn is an HTTP request to their OpenAI-compatible endpoint: the same for Hologram
+        # where the sweep measured it (its http plugin), else the turn API over the control socket.
+        "warm_turn_s": _get(result, "turn", "http", "warm_median_s") or _get(result, "turn", "warm_median_s"),
         "install_mb": round(install / 1e6) if install else None,
     }
-    notes = {"warm_turn_s": "turn API", "idle_pss_mb": "after an English and a Chinese turn"}
+    via = "HTTP" if _get(result, "turn", "http", "warm_median_s") else "turn API"
+    notes = {"warm_turn_s": via, "idle_pss_mb": "after an English and a Chinese turn"}
     return build("sweep", [(system, values, {k: v for k, v in notes.items() if values.get(k) is not None})])
 
 
