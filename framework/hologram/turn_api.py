@@ -214,7 +214,7 @@ def parse_event(data: Any) -> TurnEvent | UnknownEvent:
     try:
         event: TurnEvent = build(EVENT_TYPES[str(kind)], data)
     except FieldError as exc:
-        raise ValueError(f"malformed {kind} event: {'.'.join(exc.loc) or '(event)'}: {exc.msg}") from None
+        raise ValueError(f"malformed {kind} event: {'.'.join(map(str, exc.loc)) or '(event)'}: {exc.msg}") from None
     return event
 
 
@@ -244,7 +244,7 @@ class _Params:
         try:
             return build(cls, params if params is not None else {}, extra="forbid")
         except FieldError as exc:
-            raise ValueError(f"{method}: {'.'.join(exc.loc) or '(params)'}: {exc.msg}") from None
+            raise ValueError(f"{method}: {'.'.join(map(str, exc.loc)) or '(params)'}: {exc.msg}") from None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

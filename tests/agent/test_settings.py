@@ -119,3 +119,91 @@ def test_a_toml_error_says_how_to_fix_it(tmp_path: Path) -> None:
     with pytest.raises(HologramError) as info:
         load_settings(tmp_path)
     assert "hint: correct that line (docs/settings.md), or move the file away" in info.value.render()
+
+
+def test_values_that_loaded_under_pydantic_still_load(tmp_path: Path) -> None:
+    """settings.toml keeps the lax coercions it had when pydantic read it (hologram/_fields.py): a quoted
+    number, a whole float for an int, an int for a float, yes/no for a bool, a list for a tuple; base_url
+    loses its trailing slash; what the file leaves out keeps its default.
+    Mutation check (done): `_scalars.lax_bool` accepting only real booleans turns this red (``defer_tools = "no"``)."""
+    settings_path(tmp_path).write_text(
+        '[agent]\nmax_steps = "12"\ntool_timeout_s = 5\ndefer_tools = "no"\n\n[memory.graph]\nhops = 2.0\n\n'
+        '[approvals.tools.shell_run]\nallow = ["ls"]\n\n'
+        '[[providers]]\nname = "a"\nbase_url = "http://x/v1/"\nmodel = "m"\ncontext_window = "8000"\n'
+    )
+    s = load_settings(tmp_path)
+    assert (s.agent.max_steps, s.agent.tool_timeout_s, s.agent.defer_tools) == (12, 5.0, False)
+    assert type(s.agent.tool_timeout_s) is float and s.agent.channel == "cli"
+    assert s.memory.graph.hops == 2 and s.memory.graph.recall_share == 0.15 and s.memory.cooling.batch_events == 2000
+    assert s.approvals.tools["shell_run"].allow == ("ls",) and s.approvals.tools["shell_run"].mode == "ask"
+    (p,) = s.providers
+    assert (p.base_url, p.context_window, p.kind, p.timeout_s, p.max_retries) == (
+        "http://x/v1",
+        8000,
+        "openai",
+        60.0,
+        3,
+    )
+    assert s.llm.cooldown_s == 30.0 and s.path == settings_path(tmp_path)
+
+
+# What pydantic said for each file (measured before the models became dataclasses): the same words, keys and
+# lines now. <F> is the file's path.
+WORDING = [
+    ("[agent]\nmax_steps = 'twelve'\n",
+     "<F>:2: error: agent.max_steps: Input should be a valid integer, unable to parse string as an integer"),
+    ("[agent]\nmax_steps = 4.5\n",
+     "<F>:2: error: agent.max_steps: Input should be a valid integer, got a number with a fractional part"),
+    ("[agent]\ndefer_tools = 'maybe'\n",
+     "<F>:2: error: agent.defer_tools: Input should be a valid boolean, unable to interpret input"),
+    ("agent = 3\n", "<F>:1: error: agent: Input should be a valid dictionary or instance of AgentSettings"),
+    ("colour = 'red'\n[agent]\nmax_steps = 3\n", "<F>:1: error: colour: unknown key"),
+    ("[approvals.tools.shell_run]\nmode = 'sometimes'\nallow = 'ls'\n",
+     "<F>:2: error: approvals.tools.shell_run.mode: Input should be 'ask', 'allow-list', 'allow' or 'deny'\n"
+     "<F>:3: error: approvals.tools.shell_run.allow: Input should be a valid tuple\n2 errors"),
+    ("[memory.cooling]\nmax_accesses = -1\nidle_hours = -1\nbatch_events = 0\ninterval_hours = 0\nextractor = 'magic'\n"
+     "[memory.graph]\nbackend = 'neo'\nrecall_share = 0.6\nhops = 3\n"
+     "[memory.scenes]\nhalf_life_days = 0\nfloor = 0\nextra = 1\n",
+     "<F>:2: error: memory.cooling.max_accesses: Input should be greater than or equal to 0\n"
+     "<F>:3: error: memory.cooling.idle_hours: Input should be greater than or equal to 0\n"
+     "<F>:4: error: memory.cooling.batch_events: Input should be greater than or equal to 1\n"
+     "<F>:5: error: memory.cooling.interval_hours: Input should be greater than 0\n"
+     "<F>:6: error: memory.cooling.extractor: Input should be 'auto', 'rules' or 'llm'\n"
+     "<F>:8: error: memory.graph.backend: Input should be 'kuzu' or 'ladybug'\n"
+     "<F>:9: error: memory.graph.recall_share: Input should be less than or equal to 0.5\n"
+     "<F>:10: error: memory.graph.hops: Input should be less than or equal to 2\n"
+     "<F>:12: error: memory.scenes.half_life_days: Input should be greater than 0\n"
+     "<F>:13: error: memory.scenes.floor: Input should be greater than 0\n"
+     "<F>:14: error: memory.scenes.extra: unknown key\n11 errors"),
+    ("[plugins.web]\nenv = ['a']\n",
+     '<F>: error: plugins: Value error, [plugins.web] env must be a table of strings, e.g. { LOG_LEVEL = "debug" }'),
+    ("[[providers]]\nname = 'a'\n",
+     "<F>:1: error: providers.0.base_url: Field required\n<F>:1: error: providers.0.model: Field required\n2 errors"),
+    ("[[providers]]\nname = 'a'\nbase_url = 'http://x'\nmodel = 'm'\napi_key = 'sk-SECRET'\napi_key_env = 'K'\n",
+     "<F>:1: error: providers.0: Value error, set api_key or api_key_env, not both"),
+    ("[[providers]]\nname = ''\nbase_url = 'http://x'\nmodel = ''\nkind = ''\n",
+     "<F>:2: error: providers.0.name: String should have at least 1 character\n"
+     "<F>:5: error: providers.0.kind: String should have at least 1 character\n"
+     "<F>:4: error: providers.0.model: String should have at least 1 character\n3 errors"),
+    ("[[providers]]\nname = 'a'\nbase_url = 'http://x'\nmodel = 'm'\ncontext_window = 0\ntimeout_s = 0\nmax_retries = 11\n",
+     "<F>:5: error: providers.0.context_window: Input should be greater than 0\n"
+     "<F>:6: error: providers.0.timeout_s: Input should be greater than 0\n"
+     "<F>:7: error: providers.0.max_retries: Input should be less than or equal to 10\n3 errors"),
+    ("providers = [1, 'x']\n",
+     "<F>:1: error: providers.0: Input should be a valid dictionary or instance of ProviderSettings\n"
+     "<F>:1: error: providers.1: Input should be a valid dictionary or instance of ProviderSettings\n2 errors"),
+    ("[[providers]]\nname = 'a'\nbase_url = 'http://x'\nmodel = 'm'\napi_key = 12345\n",
+     "<F>:5: error: providers.0.api_key: Input should be a valid string"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "expected"), WORDING)
+def test_error_wording_is_what_it_was(tmp_path: Path, text: str, expected: str) -> None:
+    """Mutation check (done): `_from_mapping` reporting unknown keys before the fields turns the memory case
+    red; `_problem` keeping "Extra inputs are not permitted" turns the unknown-key cases red."""
+    path = settings_path(tmp_path)
+    path.write_text(text)
+    with pytest.raises(HologramError) as info:
+        load_settings(tmp_path)
+    assert info.value.render() == expected.replace("<F>", str(path))
+    assert "sk-SECRET" not in info.value.render()
