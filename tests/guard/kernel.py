@@ -12,7 +12,9 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 from bench.proctree import tree
 from mock_llm import MockLLM
@@ -47,16 +49,23 @@ class GuardKernel:
         self.root, self.mock = root, mock
         self.data, self.lock = root / "data", root / "hologram.lock"
         self.process: subprocess.Popen[str] | None = None
+        self._output: IO[str] | None = None
         subprocess.run([*HOLOGRAM, "build", "-o", str(self.lock)], cwd=root, check=True, capture_output=True)
         write_settings(
             self.data / "settings.toml",
             "[agent]\nmax_steps = 4\n\n" + provider_toml(mock, "mock", context_window=CONTEXT_WINDOW),
         )
 
-    def start(self) -> None:
+    def start(self, *, python_options: Sequence[str] = (), output: Path | None = None) -> None:
+        """`python_options`: the interpreter's (``-X importtime``); `output`: a file for what the kernel
+        prints, instead of a pipe that is read at `stop` (a verbose kernel would fill the pipe and stall)."""
+        sink: IO[str] | int = subprocess.PIPE
+        if output is not None:
+            sink = self._output = output.open("w", encoding="utf-8")
+        up = [sys.executable, *python_options, "-m", "hologram", "up", "--port", "0"]
         self.process = subprocess.Popen(
-            [*HOLOGRAM, "up", "--port", "0", "--lock", str(self.lock), "--data", str(self.data)],
-            stdout=subprocess.PIPE,
+            [*up, "--lock", str(self.lock), "--data", str(self.data)],
+            stdout=sink,
             stderr=subprocess.STDOUT,
             text=True,
             cwd=self.root,
@@ -93,4 +102,7 @@ class GuardKernel:
             self.process.kill()
             out, _ = self.process.communicate()
         self.process = None
-        return out
+        if self._output is not None:
+            self._output.close()
+            self._output = None
+        return out or ""
