@@ -9,9 +9,12 @@ each listener drops a ``seq`` it already has, so nothing comes twice.
 What is kept once a session is idle (its turn ended, nobody listening) is bounded: the ring brings every
 turn of every client (the terminal, `hologram ask`, other channels), and a turn streamed in small deltas is
 hundreds of events, so keeping each session's latest turn for good grew the plugin with every session ever
-used. A finished turn no client listened to is dropped at its end (only a client that saw a ``seq`` can
-resume after the end, and none did); one a client listened to is kept for the `MAX_IDLE_SESSIONS` most
-recently idle sessions, so a page that lost its stream near the end still gets the rest when it reconnects.
+used. A turn a client listened to, or one this plugin started (its starter reads it from ``seq`` 0 right
+after the start's answer: `hologram chat --url`, the page), is kept for the `MAX_IDLE_SESSIONS` most recently
+idle sessions, so a page that lost its stream near the end still gets the rest when it reconnects. A finished
+turn nobody listened to is kept only among the `MAX_UNHEARD` most recent ones: its starter may not have said
+so yet (the ring can bring a fast turn's end before the start's answer reaches `expect`), and without it that
+client would wait for events already gone — `hologram chat --url` hung on its second line under load.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ log = logging.getLogger("hologram_plugins.http")
 
 MAX_QUEUE = 20_000  # events a listener may lag behind before it is dropped (it reconnects with its seq)
 MAX_IDLE_SESSIONS = 16  # idle sessions whose listened-to latest turn is kept for a reconnecting client
+MAX_UNHEARD = 4  # ended turns nobody listened to, kept for a starter whose subscribe is still on its way
 
 
 class Listener:
@@ -77,6 +81,7 @@ class Fanout:
         self.on_idle = on_idle
         self.missed = 0
         self.kept: OrderedDict[str, None] = OrderedDict()  # idle sessions that keep their turn, oldest first
+        self.unheard: OrderedDict[str, None] = OrderedDict()  # the same for turns nobody listened to
 
     def publish(self, event: dict[str, Any]) -> None:
         """An event from the ring. Called in ring order, which is each session's ``seq`` order."""
@@ -89,9 +94,10 @@ class Fanout:
             state.turn = []
             state.running = True
             state.listened = bool(state.listeners)
-            self.kept.pop(sid, None)
+            self._unkeep(sid)
             if state.pending == event.get("turn"):
                 state.pending = None
+                state.listened = True  # started here: its starter subscribes from seq 0 after the answer
         if state.turn and int(event.get("seq") or 0) <= int(state.turn[-1].get("seq") or 0):
             return  # already have it
         state.turn.append(event)
@@ -118,7 +124,7 @@ class Fanout:
             listener.put(event)
         state.listeners.add(listener)
         state.listened = True
-        self.kept.pop(session, None)
+        self._unkeep(session)
         return listener
 
     def expect(self, session: str, turn: str) -> None:
@@ -129,7 +135,7 @@ class Fanout:
             self._maybe_idle(session, state)
         else:
             state.pending = turn
-            self.kept.pop(session, None)
+            self._unkeep(session)
 
     def unsubscribe(self, listener: Listener) -> None:
         state = self.sessions.get(listener.session)
@@ -149,7 +155,7 @@ class Fanout:
     def forget(self, session: str) -> None:
         """A deleted session: drop what is kept of it."""
         state = self.sessions.pop(session, None)
-        self.kept.pop(session, None)
+        self._unkeep(session)
         if state is not None:
             for listener in state.listeners:
                 listener.queue.put_nowait(None)
@@ -161,16 +167,19 @@ class Fanout:
         if self.on_idle is not None:
             self.on_idle(session)
 
+    def _unkeep(self, session: str) -> None:
+        self.kept.pop(session, None)
+        self.unheard.pop(session, None)
+
     def _retire(self, session: str, state: SessionEvents) -> None:
-        """An idle session keeps its latest turn only if a client listened to it, and only among the
-        `MAX_IDLE_SESSIONS` most recently idle; the others keep just the id of their ended turn."""
-        if not state.listened:
-            state.turn = []
-            return
-        self.kept[session] = None
-        self.kept.move_to_end(session)
-        while len(self.kept) > MAX_IDLE_SESSIONS:
-            oldest, _ = self.kept.popitem(last=False)
+        """An idle session keeps its latest turn among the `MAX_IDLE_SESSIONS` most recently idle if a client
+        listened to it (or this plugin started it), else among the `MAX_UNHEARD` most recent; the others keep
+        just the id of their ended turn."""
+        kept, bound = (self.kept, MAX_IDLE_SESSIONS) if state.listened else (self.unheard, MAX_UNHEARD)
+        kept[session] = None
+        kept.move_to_end(session)
+        while len(kept) > bound:
+            oldest, _ = kept.popitem(last=False)
             old = self.sessions.get(oldest)
             if old is not None and old.idle:
                 old.turn = []
