@@ -274,6 +274,8 @@ class SessionMemory:
             "events_indexed": sum(len(s.index) for s in self._sessions.values()),
             "embedder": embedder.model_id if embedder is not None else None,
             "embedder_ready": self.embedder_ready.is_set(),
+            # texts the model has embedded in this process: the guards' proof that it ran (tests/guard)
+            "texts_embedded": getattr(embedder, "texts_embedded", None),
         }
 
     async def delete(self, sid: str) -> int:
