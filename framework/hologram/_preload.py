@@ -103,16 +103,14 @@ def _run() -> None:
         began = time.monotonic()
         tokenize.warm_up()
         tokenize.wait_if_loading(None)
-        from hologram.memory.embed import OnnxUSEEmbedder, load_embedder, preference
+        from hologram.memory.embed import OnnxUSEEmbedder, load_embedder, load_or_next, preference
 
-        embedder = load_embedder(preference(_first[0]))
+        prefer = preference(_first[0])
+        embedder = load_embedder(prefer)
         if isinstance(embedder, OnnxUSEEmbedder):
             importlib.import_module("onnxruntime")  # the dlopen holds the GIL: before the thread is niced
         _lower_priority()
-        loader = getattr(embedder, "load", None)
-        if callable(loader):
-            loader()
-        _result["embedder"] = embedder
+        _result["embedder"] = load_or_next(embedder, prefer)
     except Exception as exc:  # a broken model must not take the kernel down: memory scores by BM25 only
         _result["error"] = exc
     finally:

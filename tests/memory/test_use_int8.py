@@ -16,6 +16,7 @@ the same way, then sit on either way.)
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -26,10 +27,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hologram.memory import embed as emb
 from hologram.memory.embed import Int8USEEmbedder, OnnxUSEEmbedder
 from hologram.memory.onnx_weights import WEIGHTS_NAME
 from hologram.memory.ort_math import dynamic_quantize, fma, row_sums
-from hologram.memory.use_int8 import UseInt8Model
+from hologram.memory.use_int8 import ModelMismatch, UseInt8Model
 from tests.memory.long_messages import many_topics, with_fact
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -188,8 +190,34 @@ def test_bad_ids_and_splits_are_refused(int8: Int8USEEmbedder) -> None:
 def test_a_model_without_the_expected_tensors_is_refused(tmp_path: Path) -> None:
     (tmp_path / "model.onnx").write_bytes(b"")  # a model with no graph: no initializer of the USE network
     (tmp_path / WEIGHTS_NAME).write_bytes(b"")
-    with pytest.raises(ValueError, match=r"no external initializer 'Func/StatefulPartitionedCall/input/_1:0"):
+    with pytest.raises(ModelMismatch) as info:
         UseInt8Model.open(tmp_path)
+    message = str(info.value)
+    assert message.startswith(f"{tmp_path / 'model.onnx'}: the USE model has no external initializer")
+    assert '[memory] embedder = "onnx"' in message  # the way out
+
+
+@needs_model
+@needs_ort
+def test_a_model_the_build_cannot_run_falls_back_to_onnxruntime(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The factory picks a build before its model loads; a model file of another version must not leave
+    memory without vectors when onnxruntime can run it. Mutation check (done): `load_or_next` returning the
+    embedder whose load failed turns this red."""
+
+    def mismatch(self: Int8USEEmbedder) -> None:
+        raise ModelMismatch("model.onnx: the USE model has no inline initializer 'x'")
+
+    monkeypatch.setattr(Int8USEEmbedder, "load", mismatch)
+    prefer = emb.preference(None)
+    with caplog.at_level(logging.WARNING, logger="hologram.memory.embed"):
+        loaded = emb.load_or_next(emb.load_embedder(prefer), prefer)
+    assert loaded is not None and loaded.model_id == "use-multilingual-v3/onnx-int8"
+    assert loaded.embed(["fallback"]).shape == (1, 512)
+    [warning] = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert "int8 embedding model did not load" in warning and "no inline initializer 'x'" in warning
+    assert "trying onnx" in warning
 
 
 def test_fma_rounds_once() -> None:

@@ -52,6 +52,7 @@ __all__ = [
     "OnnxUSEEmbedder",
     "embed_async",
     "load_embedder",
+    "load_or_next",
     "preference",
 ]
 
@@ -215,7 +216,7 @@ class Int8USEEmbedder(_USEEmbedder):
         return _package_file(*_MODEL_FILE) is not None
 
     def _load(self) -> Any:
-        from hologram.memory.use_int8 import UseInt8Model
+        from hologram.memory.use_int8 import ModelMismatch, UseInt8Model
         from hologram.memory.use_tokenizer import UseTokenizer
 
         if self._threads is not None:
@@ -223,6 +224,8 @@ class Int8USEEmbedder(_USEEmbedder):
         directory = _rewrite(self._path, self._cache_dir)
         try:
             loaded = UseTokenizer.open(directory), UseInt8Model.open(directory, rows=self._rows)
+        except ModelMismatch:  # another graph: a rebuild would make the same (load_or_next tries another build)
+            raise
         except (OSError, ValueError) as exc:  # a damaged cache (truncated side file...): built again, once
             _log.warning("the USE model's cache %s did not load (%s); building it again", directory, exc)
             shutil.rmtree(directory, ignore_errors=True)
@@ -469,6 +472,31 @@ def load_embedder(
         except (ImportError, OSError) as exc:
             reasons.append(f"{name}: {exc}")
     _warn_no_embedder(reasons)
+    return None
+
+
+def load_or_next(embedder: Embedder | None, prefer: Sequence[str]) -> Embedder | None:
+    """`embedder` (from :func:`load_embedder` with `prefer`) with its model loaded — or, when the model does
+    not load (a model file of another version, a cache that cannot be built), the next build of `prefer` that
+    does, each failure logged. Blocks for the loads: call it from a background thread."""
+    remaining = list(prefer)
+    while embedder is not None:
+        loader = getattr(embedder, "load", None)
+        if not callable(loader):
+            return embedder
+        try:
+            loader()
+            return embedder
+        except Exception as exc:
+            name = next((n for n, build in _CANDIDATES.items() if type(embedder) is build), None)
+            if name not in remaining:
+                raise
+            remaining = remaining[remaining.index(name) + 1 :]
+            _log.warning(
+                "the %s embedding model did not load (%s: %s); %s",
+                name, type(exc).__name__, exc, f"trying {remaining[0]}" if remaining else "no other build to try",
+            )  # fmt: skip
+            embedder = load_embedder(remaining) if remaining else None
     return None
 
 

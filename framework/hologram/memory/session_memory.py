@@ -62,7 +62,7 @@ import numpy as np
 from hologram.llm import Message
 from hologram.memory.blocks import EventRecord
 from hologram.memory.cold import ColdStore
-from hologram.memory.embed import Embedder, embed_async, load_embedder, preference
+from hologram.memory.embed import Embedder, embed_async, load_embedder, load_or_next, preference
 from hologram.memory.graph.recall import EMPTY as L3_NONE
 from hologram.memory.graph.recall import (
     MEMORY_RECALL_BUDGET,
@@ -957,11 +957,8 @@ def _dir_name(sid: str) -> str:
 def _load_and_build(first: str | None = None) -> Embedder | None:
     """The embedder (build `first` tried first), its model loaded (the background thread's work when no one
     else loads it)."""
-    embedder = load_embedder(preference(first))
-    loader = getattr(embedder, "load", None)
-    if callable(loader):
-        loader()
-    return embedder
+    prefer = preference(first)
+    return load_or_next(load_embedder(prefer), prefer)
 
 
 def _epoch(value: object) -> float | None:

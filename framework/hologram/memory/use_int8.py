@@ -47,7 +47,7 @@ from hologram.memory.ort_math import (
     tanh,
 )
 
-__all__ = ["DIMENSION", "UseInt8Model"]
+__all__ = ["DIMENSION", "ModelMismatch", "UseInt8Model"]
 
 DIMENSION = 512
 f32 = np.float32
@@ -62,6 +62,11 @@ _R = _P + "DNN/ResidualHidden_"
 _EPSILON = "StatefulPartitionedCall/l2_normalize_1/Maximum/y:0"
 """1e-12: the graph's LayerNorm epsilon and its l2-normalisation floor are this one initializer."""
 _NUMPY_TYPES: dict[int, type[np.generic]] = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64}
+
+
+class ModelMismatch(ValueError):
+    """The model file parses but is not the graph this runs (a tensor missing or of another shape or type):
+    building its rewrite again would not help, another build (onnxruntime) might."""
 
 
 @dataclass(frozen=True)
@@ -92,13 +97,13 @@ class _Tensors:
     def get(self, name: str, shape: tuple[int, ...] | None = None) -> np.ndarray:
         init = self._table.get(name)
         if init is None or init.raw is None:
-            raise ValueError(f"the USE model has no inline initializer {name!r}")
+            raise ModelMismatch(f"the USE model has no inline initializer {name!r}")
         kind = _NUMPY_TYPES.get(init.data_type)
         if kind is None:
-            raise ValueError(f"initializer {name!r} has unsupported type {init.data_type}")
+            raise ModelMismatch(f"initializer {name!r} has unsupported type {init.data_type}")
         array = np.frombuffer(init.raw, dtype=kind).reshape(init.dims)
         if shape is not None and array.shape != shape:
-            raise ValueError(f"initializer {name!r} has shape {array.shape}, expected {shape}")
+            raise ModelMismatch(f"initializer {name!r} has shape {array.shape}, expected {shape}")
         return array
 
     def scalar(self, name: str) -> np.ndarray:
@@ -111,9 +116,9 @@ class _Tensors:
         for name in kernels:
             w = self.get(name + "_quantized")
             if int(self.scalar(name + "_zero_point")) != 0:
-                raise ValueError(f"{name}: nonzero weight zero point")
+                raise ModelMismatch(f"{name}: nonzero weight zero point")
             if not exact_in_float32(w):
-                raise ValueError(f"{name}: weights too large for an exact float32 product")
+                raise ModelMismatch(f"{name}: weights too large for an exact float32 product")
             blocks.append(w.astype(f32))
             scales.append(np.full(w.shape[1], self.scalar(name + "_scale"), dtype=f32))
         weights = np.ascontiguousarray(np.concatenate(blocks, axis=1))
@@ -123,7 +128,7 @@ class _Tensors:
     def external(self, name: str) -> tuple[str, int, int]:
         init = self._table.get(name)
         if init is None or init.external is None:
-            raise ValueError(f"the USE model has no external initializer {name!r}")
+            raise ModelMismatch(f"the USE model has no external initializer {name!r}")
         return init.external
 
 
@@ -175,7 +180,7 @@ class UseInt8Model:
             shard = f"Func/StatefulPartitionedCall/input/_{k + 1}:0"
             location, offset, length = t.external(shard + "_quantized")
             if location != WEIGHTS_NAME or length != _SHARD_ROWS * _EMBED:
-                raise ValueError(f"{shard}: unexpected external data {location!r} of {length} bytes")
+                raise ModelMismatch(f"{shard}: unexpected external data {location!r} of {length} bytes")
             offsets.append(offset)
             scale.append(t.scalar(shard + "_scale"))
             zero.append(t.scalar(shard + "_zero_point"))
@@ -212,9 +217,22 @@ class UseInt8Model:
     @classmethod
     def open(cls, directory: Path, rows: Literal["pread", "mmap"] = "pread") -> UseInt8Model:
         """The model in a rewrite's directory (hologram.memory.onnx_weights.external_weights_model). Raises
-        OSError or ValueError when the files are missing or are not the USE graph this runs."""
-        table = initializers((directory / MODEL_NAME).read_bytes())
-        return cls(_Tensors(table), directory / WEIGHTS_NAME, rows)
+        :class:`ModelMismatch` when the model is not the USE graph this runs, OSError or ValueError when its
+        files are missing or damaged."""
+        path = directory / MODEL_NAME
+        try:
+            model = cls(_Tensors(initializers(path.read_bytes())), directory / WEIGHTS_NAME, rows)
+            try:  # tensors of unexpected sizes show here rather than in the first real run
+                model.run(np.array([1, 2], dtype=np.int32), np.array([0, 2], dtype=np.int64))
+            except (ValueError, IndexError) as exc:
+                model.close()
+                raise ModelMismatch(f"a trial run failed ({exc})") from exc
+            return model
+        except ModelMismatch as exc:
+            raise ModelMismatch(
+                f"{path}: {exc} — not the USE v3 int8 graph this build runs; "
+                '[memory] embedder = "onnx" runs any graph with onnxruntime'
+            ) from exc
 
     def close(self) -> None:
         self.rows.close()
