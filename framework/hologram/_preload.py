@@ -8,11 +8,12 @@ one (launch no longer readiness-driven) and the first turn waited for the loads 
 
 So `start` runs them in one thread from the first line of `hologram up`, before the kernel's own imports:
 
-1. the GIL-bound part (importing numpy and onnxruntime, the segmenter's tables) overlaps the kernel's
-   imports — there is no event loop yet to starve, and file reads overlap;
+1. the GIL-bound part (importing numpy, the segmenter's tables) overlaps the kernel's imports — there is no
+   event loop yet to starve, and file reads overlap;
 2. then the thread lowers its own CPU priority (Linux: ``setpriority`` on its thread id, nice +10) and
-   builds the ONNX session, which runs in C++ without the GIL: plugin processes and the event loop get the
-   CPU first, the model takes what is left.
+   loads the model (``[memory] embedder``, which the kernel passes on with `prefer` before the loads are
+   released; onnxruntime is imported only when that is the onnx build): plugin processes and the event loop
+   get the CPU first, the model takes what is left.
 
 `SessionMemory.open(..., embedder_loader=loaded_embedder)` then takes the model from here instead of
 loading a second one (one embedding session per kernel). Processes that never call `start` (tests, tools)
@@ -30,7 +31,6 @@ first (`up`'s heap settling), whichever is earlier.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import logging
 import os
 import threading
@@ -47,6 +47,7 @@ _done = threading.Event()
 _released = threading.Event()  # set: the loads may run (at once unless `start(hold=True)`)
 _thread: threading.Thread | None = None
 _result: dict[str, Any] = {}
+_first: list[str | None] = [None]  # the embedder build to try first (`prefer`)
 
 
 def start(*, hold: bool = False) -> None:
@@ -62,6 +63,12 @@ def start(*, hold: bool = False) -> None:
 
 def started() -> bool:
     return _thread is not None
+
+
+def prefer(first: str | None) -> None:
+    """Try embedder build `first` (``[memory] embedder``) before the others, for loads not begun yet:
+    `hologram up` holds them until its first answer, and the kernel reads its settings long before."""
+    _first[0] = first
 
 
 def release() -> None:
@@ -96,16 +103,14 @@ def _run() -> None:
         began = time.monotonic()
         tokenize.warm_up()
         tokenize.wait_if_loading(None)
-        if importlib.util.find_spec("onnxruntime") is not None:
-            importlib.import_module("onnxruntime")  # the dlopen holds the GIL: before the event loop exists
-        from hologram.memory.embed import load_embedder
+        from hologram.memory.embed import OnnxUSEEmbedder, load_embedder, load_or_next, preference
 
-        embedder = load_embedder()
+        prefer = preference(_first[0])
+        embedder = load_embedder(prefer)
+        if isinstance(embedder, OnnxUSEEmbedder):
+            importlib.import_module("onnxruntime")  # the dlopen holds the GIL: before the thread is niced
         _lower_priority()
-        loader = getattr(embedder, "load", None)
-        if callable(loader):
-            loader()
-        _result["embedder"] = embedder
+        _result["embedder"] = load_or_next(embedder, prefer)
     except Exception as exc:  # a broken model must not take the kernel down: memory scores by BM25 only
         _result["error"] = exc
     finally:

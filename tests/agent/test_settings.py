@@ -207,3 +207,15 @@ def test_error_wording_is_what_it_was(tmp_path: Path, text: str, expected: str) 
         load_settings(tmp_path)
     assert info.value.render() == expected.replace("<F>", str(path))
     assert "sk-SECRET" not in info.value.render()
+
+
+def test_the_embedder_build_is_a_checked_choice(tmp_path: Path) -> None:
+    path = settings_path(tmp_path)
+    assert load_settings(tmp_path).memory.embedder == "int8"
+    path.write_text('[memory]\nembedder = "onnx"\n')
+    assert load_settings(tmp_path).memory.embedder == "onnx"
+    path.write_text('[memory]\nembedder = "onxx"\n')
+    with pytest.raises(HologramError) as info:
+        load_settings(tmp_path)
+    text = info.value.render()
+    assert f"{path}:2: error: memory.embedder: " in text and "'int8', 'onnx' or 'numpy'" in text, text

@@ -29,7 +29,7 @@ class Marked:
 
 
 def test_memory_takes_the_model_from_the_given_loader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sm, "load_embedder", lambda: pytest.fail("memory loaded a second model"))
+    monkeypatch.setattr(sm, "load_embedder", lambda *prefer: pytest.fail("memory loaded a second model"))
     store = SessionStore.in_data_dir(tmp_path)
     marked = Marked()
     memory = SessionMemory.open(tmp_path, store, embedder_loader=lambda: marked)  # type: ignore[arg-type,return-value]
@@ -81,7 +81,7 @@ def test_held_loads_wait_for_release_and_exit_does_not_wait_for_them(monkeypatch
     monkeypatch.setattr(tokenize, "warm_up", lambda: None)
     monkeypatch.setattr(tokenize, "release_warm_up", lambda: None)
 
-    def marked() -> Marked:
+    def marked(*prefer: object) -> Marked:
         loaded.set()
         return Marked()
 
@@ -93,3 +93,46 @@ def test_held_loads_wait_for_release_and_exit_does_not_wait_for_them(monkeypatch
     _preload.release()
     assert isinstance(_preload.loaded_embedder(), Marked)
     assert loaded.is_set()
+
+
+def test_held_loads_try_the_configured_build_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``[memory] embedder`` reaches the held loads: the kernel passes it on (`prefer`) before releasing
+    them. Mutation check (done): `_run` calling `load_embedder()` without the preference turns this red."""
+    for name, value in (("_thread", None), ("_result", {}), ("_first", [None])):
+        monkeypatch.setattr(_preload, name, value)
+    monkeypatch.setattr(_preload, "_done", threading.Event())
+    monkeypatch.setattr(_preload, "_released", threading.Event())
+    from hologram.memory import embed, tokenize
+
+    monkeypatch.setattr(tokenize, "warm_up", lambda: None)
+    monkeypatch.setattr(tokenize, "release_warm_up", lambda: None)
+    asked: list[tuple[str, ...]] = []
+
+    def marked(prefer: tuple[str, ...] = embed.EMBEDDERS) -> Marked:
+        asked.append(tuple(prefer))
+        return Marked()
+
+    monkeypatch.setattr(embed, "load_embedder", marked)
+    _preload.start(hold=True)
+    _preload.prefer("onnx")
+    _preload.release()
+    assert isinstance(_preload.loaded_embedder(), Marked)
+    assert asked == [("onnx", "int8", "numpy")]
+
+
+def test_memory_opened_without_the_preload_honours_the_setting(tmp_path: Path) -> None:
+    """Processes that never start the preload (tests, tools) load the build `SessionMemory.open` is given."""
+    from hologram.memory.embed import OnnxUSEEmbedder
+
+    if not OnnxUSEEmbedder.available():
+        pytest.skip("onnxruntime build not installed")
+    store = SessionStore.in_data_dir(tmp_path)
+    memory = SessionMemory.open(tmp_path, store, embedder="onnx")
+    try:
+        assert memory.embedder_ready.wait(120)
+        assert memory.embedder is not None and memory.embedder.model_id == "use-multilingual-v3/onnx-int8"
+    finally:
+        memory.cold.close()
+        if memory.vectors is not None:
+            memory.vectors.close()
+        store.close()

@@ -21,14 +21,20 @@ Mutation checks (done):
   (+16% against ~5%);
 - an fd leak — `os.open("/dev/null", os.O_RDONLY)`, never closed, for each ``turn.ended`` event in
   `TurnHub.emit` — fails it on the descriptor count (295 → 394).
+- ``[memory] embedder`` defaulting to "onnx" again fails `test_the_kernel_embeds_without_onnxruntime` on the
+  model's name; `_preload` importing onnxruntime whatever the build fails it on the kernel's mappings (10
+  naming onnxruntime against 0); the int8 build reading its rows through a mapping (``rows="mmap"``) fails it
+  on the embedding table's mapping.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import tomli
@@ -136,3 +142,46 @@ def test_soak_does_not_grow(kernel: GuardKernel, mock: MockLLM) -> None:
             f"{turns} turns after warm-up, over the {limit:.0%} documented (soak_pss_growth_percent)"
         )
     assert not problems, f"the soak grew (bounds in {GUARDS_MD}):\n- " + "\n- ".join(problems)
+
+
+EMBED_DEADLINE_S = 120  # a failure bound for the model's load and first use, not an expected duration
+
+
+def test_the_kernel_embeds_without_onnxruntime(kernel: GuardKernel, mock: MockLLM) -> None:
+    """After `hologram up` and turns on the default graph, the kernel has embedded text with the default
+    build (the int8 graph in numpy) and has mapped nothing of onnxruntime — its ~21 MB of libraries stayed out
+    (docs/performance.md) — nor the 65 MB embedding table, which it reads row by row."""
+    mock.reset()
+    mock.script([], default={"content": "Noted."})
+
+    def memory() -> dict[str, object]:
+        section: dict[str, object] = call(kernel.data, "status")["memory"]
+        return section
+
+    async def turns() -> None:
+        async with await TurnClient.connect(kernel.data) as client:
+            deadline = time.monotonic() + EMBED_DEADLINE_S
+            i = 0
+            # the model loads after the first answer (hologram/_preload.py); later turns' events get indexed
+            while not (memory().get("texts_embedded") or 0) and time.monotonic() < deadline:
+                await _turn(client, f"my favourite colour is teal, and 我喜欢喝绿茶 ({i})", session="guard-embed")
+                i += 1
+                # what a turn leaves to index is embedded in the background: wait for it, not a fixed time
+                for _ in range(50):
+                    if memory().get("texts_embedded"):
+                        break
+                    await asyncio.sleep(0.1)
+
+    asyncio.run(turns())
+    section = memory()
+    assert section["embedder"] == "use-multilingual-v3/int8-numpy", section
+    assert int(section["texts_embedded"] or 0) >= 1, f"no text was embedded within {EMBED_DEADLINE_S} s: {section}"
+    pid = int(call(kernel.data, "status")["kernel"]["pid"])
+    maps = Path(f"/proc/{pid}/maps").read_text().splitlines()
+    onnxruntime = [line.split()[-1] for line in maps if "onnxruntime" in line]
+    table = [line for line in maps if line.endswith("/weights.bin")]
+    assert len(onnxruntime) <= bound("kernel_onnxruntime_mappings"), (
+        f"the kernel mapped onnxruntime ({len(onnxruntime)} mappings: {sorted(set(onnxruntime))[:3]}): something "
+        f"imported it though the default embedder runs without it ({GUARDS_MD}, kernel_onnxruntime_mappings)"
+    )
+    assert len(table) <= bound("kernel_table_mappings"), f"the embedding table is mapped: {table[:2]}"

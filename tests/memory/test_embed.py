@@ -66,9 +66,14 @@ def test_chinese_and_english_share_one_space(numpy_embedder: NumpyUSEEmbedder) -
 
 
 @needs_onnx
-def test_onnx_is_the_default_where_installed() -> None:
+def test_the_int8_graph_in_numpy_is_the_default_and_onnx_selectable() -> None:
     e = load_embedder()
-    assert e is not None and e.model_id == "use-multilingual-v3/onnx-int8"
+    assert e is not None and e.model_id == "use-multilingual-v3/int8-numpy"
+    assert emb.preference(None) == ("int8", "onnx", "numpy")
+    assert emb.preference("onnx") == ("onnx", "int8", "numpy")
+    chosen = load_embedder(emb.preference("onnx"))
+    assert chosen is not None and chosen.model_id == "use-multilingual-v3/onnx-int8"
+    assert chosen.fingerprint == e.fingerprint  # the same vectors (tests/memory/test_use_int8.py)
 
 
 @needs_onnx

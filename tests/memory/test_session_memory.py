@@ -465,7 +465,7 @@ def test_open_never_waits_for_the_model(tmp_path: Path, monkeypatch: pytest.Monk
     release = threading.Event()
     embedder = FakeEmbedder()
 
-    def slow_loader() -> FakeEmbedder:
+    def slow_loader(*prefer: object) -> FakeEmbedder:
         release.wait(10)
         return embedder
 

@@ -60,7 +60,7 @@ from memory_stream import CachedEmbedder, StreamTurn, report, report_l3, run_str
 from hologram.memory.blocks import EventRecord, build_event
 from hologram.memory.cold import ColdStore
 from hologram.memory.coldindex import ColdIndex, IndexEntry
-from hologram.memory.embed import Embedder, load_embedder
+from hologram.memory.embed import EMBEDDERS, Embedder, load_embedder, preference
 from hologram.memory.events import MemoryEvent, Query, make_event
 from hologram.memory.prune import prune
 from hologram.memory.score import HybridScorer, Scorer, dense_scores
@@ -273,7 +273,7 @@ def percentile(xs: list[float], p: float) -> float:
 
 
 def run_locomo(data_dir: Path, budgets: list[int], pinned: int, cache_dir: Path, prefer: str) -> None:
-    embedder = load_embedder((prefer, "numpy", "onnx"))
+    embedder = load_embedder(preference(prefer))
     convs = load_locomo(data_dir)
     n_q = sum(len(c.questions) for c in convs)
     print(f"LoCoMo: {len(convs)} conversations, {sum(len(c.turns) for c in convs)} turns, {n_q} questions (cat 1-4)")
@@ -390,7 +390,7 @@ def run_stream_protocol(
     l3: bool = False,
     l3_share: float | None = None,
 ) -> None:
-    loaded = load_embedder((prefer, "numpy", "onnx"))
+    loaded = load_embedder(preference(prefer))
     embedder = CachedEmbedder(loaded, cache_dir) if loaded is not None else None
     wanted = {n for n in only.split(",") if n}
     convs = [c for c in load_locomo(data_dir) if not wanted or c.name in wanted]
@@ -576,7 +576,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("data_dir", type=Path, metavar="LOCOMO", help="locomo10.json, locomo10.zip or a directory")
     ap.add_argument("--budgets", default="2000,4000,8000")
     ap.add_argument("--pinned", type=int, default=10)
-    ap.add_argument("--embedder", choices=("onnx", "numpy"), default="onnx")
+    ap.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
     ap.add_argument("--cache-dir", type=Path, default=Path(tempfile.gettempdir()) / "hologram-bench-embed")
     ap.add_argument("--no-scale", action="store_true", help="skip the synthetic scale test")
     ap.add_argument("--fts5", action="store_true", help="also time SQLite FTS5 bm25() on the 100k documents")

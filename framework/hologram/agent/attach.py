@@ -108,8 +108,12 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     # until its first answer: memory's own warm-up waits for the same release (Han text loads it on demand)
     if _preload.started() and not _preload.released():
         hold_warm_up()
+    _preload.prefer(settings.memory.embedder)  # before the held loads run ([memory] embedder)
     memory = SessionMemory.open(
-        kernel.data_dir, store, embedder_loader=_preload.loaded_embedder if _preload.started() else None
+        kernel.data_dir,
+        store,
+        embedder_loader=_preload.loaded_embedder if _preload.started() else None,
+        embedder=settings.memory.embedder,
     )
     tools = ToolRegistry(supervisor.tool_catalog, defer=settings.agent.defer_tools)
     tools.add_kernel_tool(memory.kernel_tool())

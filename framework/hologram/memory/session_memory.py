@@ -62,7 +62,7 @@ import numpy as np
 from hologram.llm import Message
 from hologram.memory.blocks import EventRecord
 from hologram.memory.cold import ColdStore
-from hologram.memory.embed import Embedder, embed_async, load_embedder
+from hologram.memory.embed import Embedder, embed_async, load_embedder, load_or_next, preference
 from hologram.memory.graph.recall import EMPTY as L3_NONE
 from hologram.memory.graph.recall import (
     MEMORY_RECALL_BUDGET,
@@ -219,18 +219,21 @@ class SessionMemory:
         *,
         load_model: bool = True,
         embedder_loader: Callable[[], Embedder | None] | None = None,
+        embedder: str | None = None,
     ) -> SessionMemory:
         """Open ``data_dir/cold.db`` and ``vectors.db``, start the Chinese segmenter's warm-up and (unless
         `load_model` is False) load the embedder in a background thread: until it is ready, scoring is BM25
         only, never a wait. `embedder_loader`: where the model comes from when someone else loads it
-        (`hologram up` starts the loads before the kernel: hologram/_preload.py); it may block."""
+        (`hologram up` starts the loads before the kernel: hologram/_preload.py); it may block. Else
+        `embedder` names the build to try first (``[memory] embedder``; None: the factory's order)."""
         memory = cls(
             store, ColdStore(Path(data_dir) / COLD_DB), vectors=VectorCache(Path(data_dir) / VECTORS_DB),
             index_dir=Path(data_dir) / INDEX_DIR,
         )  # fmt: skip
         warm_up()
         if load_model:
-            target = functools.partial(memory._load_embedder, embedder_loader or _load_and_build)
+            loader = embedder_loader or functools.partial(_load_and_build, embedder)
+            target = functools.partial(memory._load_embedder, loader)
             threading.Thread(target=target, name="hologram-embedder", daemon=True).start()
         else:
             memory.embedder_ready.set()
@@ -271,6 +274,8 @@ class SessionMemory:
             "events_indexed": sum(len(s.index) for s in self._sessions.values()),
             "embedder": embedder.model_id if embedder is not None else None,
             "embedder_ready": self.embedder_ready.is_set(),
+            # texts the model has embedded in this process: the guards' proof that it ran (tests/guard)
+            "texts_embedded": getattr(embedder, "texts_embedded", None),
         }
 
     async def delete(self, sid: str) -> int:
@@ -949,13 +954,11 @@ def _dir_name(sid: str) -> str:
     return "h-" + hashlib.sha256(sid.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def _load_and_build() -> Embedder | None:
-    """The default embedder, its model loaded (the background thread's work when no one else loads it)."""
-    embedder = load_embedder()
-    loader = getattr(embedder, "load", None)
-    if callable(loader):
-        loader()
-    return embedder
+def _load_and_build(first: str | None = None) -> Embedder | None:
+    """The embedder (build `first` tried first), its model loaded (the background thread's work when no one
+    else loads it)."""
+    prefer = preference(first)
+    return load_or_next(load_embedder(prefer), prefer)
 
 
 def _epoch(value: object) -> float | None:
