@@ -69,15 +69,16 @@ PRELOAD_OPTIONAL = (
     "hologram_plugins._process.tree",
     "hologram_plugins.web.guard",
     "hologram_plugins.web.html_text",
-    # The shipped plugins themselves, but not http (below). A plugin's first import in a child costs ~2.5 MB
-    # of copied pages whatever its size — the import system's own objects, the interned names, the module
-    # dicts it writes — and notes' two modules are 93 kB (tools/bench/footprint.py --turns: every plugin but
-    # http 7.0-8.4 -> 6.5-6.7 MB, zygote plus plugins -6 MB). http is left out: its server (uvicorn, h11) is
-    # memory only it uses, and preloading it moved 4 MB into every plugin's share of the zygote for 3 MB off
-    # its own (docs/performance.md). Like the modules above, none of these does anything at import but define.
+    # The shipped plugins themselves. A plugin's first import in a child costs ~2.5 MB of copied pages whatever
+    # its size — the import system's own objects, the interned names, the module dicts it writes — and notes'
+    # two modules are 93 kB (tools/bench/footprint.py --turns: notes 8.0 -> 6.4 MB, zygote plus plugins -6 MB).
+    # http too since it serves on h11 alone (hologram_plugins/http/http11.py): 10.0 -> 7.5 MB, the others
+    # +0.2 MB each for their share of the zygote's extra pages, the total -0.9 MB; with uvicorn it was +4 MB in
+    # the zygote for -3 MB in http. None of these does anything at import but define (tests/guard holds it).
     "hologram_plugins.calendar",
     "hologram_plugins.code",
     "hologram_plugins.files",
+    "hologram_plugins.http",
     "hologram_plugins.notes",
     "hologram_plugins.rss",
     "hologram_plugins.shell",
