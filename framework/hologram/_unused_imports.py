@@ -1,7 +1,7 @@
 """Optional imports that third-party packages attempt at import time and Hologram never uses: refused up front.
 
 ``import httpx`` imports ``httpx._main``, its command-line tool, which pulls in click, rich and pygments when
-they are installed (click always is: uvicorn needs it); httpcore imports ``trio`` when it is installed (it is
+they are installed (click often is, through other packages); httpcore imports ``trio`` when it is installed (it is
 in the development environment, through selenium) to support a trio event loop. Hologram runs asyncio only
 and never calls httpx's CLI, yet each process that imports httpx paid for both: 1.8 + 4.1 MB resident and
 ~0.1 s of import (measured: RssAnon of a process importing httpx and making a client, 11.4 -> 5.5 MB).

@@ -7,7 +7,8 @@ kernel <= 90 MB, plugins <= 8 MB each), and what the embedding model costs of it
 (c) ``--turns``: `hologram up` on the default graph with the strict mock as provider, one English and one
     Chinese turn through `hologram ask` (so the embedding model and the Chinese segmenter are loaded), idle
     (start-up heap frozen + 1 s), then the PSS of every process of the tree by role (kernel, zygote, each
-    plugin by name), the total, and each against its issue-22 target. Medians over ``--rounds`` starts.
+    plugin by name), the total, and each against its issue-22 target, and the zygote and its plugins summed (a
+    figure the kernel's own swings do not move). Medians over ``--rounds`` starts.
 
 (a) The product path: `hologram up` on the default graph (as ``cold_open.py`` starts it: builtins, a provider
     on a closed port) with an empty data directory vs one whose ``cold.db`` holds N synthetic events
@@ -141,6 +142,8 @@ def graph_after_turns(args: argparse.Namespace, root: Path) -> None:
         target = KERNEL_TARGET_MB if role == "kernel" else PLUGIN_TARGET_MB if role.startswith("plugin") else None
         verdict = f"{mb / target:.2f}x the {target} MB target: {'ok' if mb <= target else 'MISSED'}" if target else ""
         print(f"  {role:28} {mb:6.1f}  {verdict}")
+    forked = statistics.median(sum(v for r, v in m.items() if r != "kernel") for m in seen) / 1024
+    print(f"  {'zygote + plugins':28} {forked:6.1f}  (what the zygote's children cost, whatever the kernel's noise)")
     kinds = {k: statistics.median(m[k] for m in splits) / 1024 for k in splits[0]}
     print("  kernel by mapping: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])))
     total = statistics.median(sum(m.values()) for m in seen) / 1024

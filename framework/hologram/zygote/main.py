@@ -21,6 +21,7 @@ closes; its children die with it (their own PR_SET_PDEATHSIG), so nothing outliv
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import os
 import select
@@ -31,6 +32,7 @@ from typing import Any
 
 from hologram._unused_imports import allow_unused_imports, refuse_unused_imports
 from hologram.zygote import child as zygote_child
+from hologram.zygote.settle import settle
 
 PRELOAD = (
     "asyncio",
@@ -67,6 +69,20 @@ PRELOAD_OPTIONAL = (
     "hologram_plugins._process.tree",
     "hologram_plugins.web.guard",
     "hologram_plugins.web.html_text",
+    # The shipped plugins themselves. A plugin's first import in a child costs ~2.5 MB of copied pages whatever
+    # its size — the import system's own objects, the interned names, the module dicts it writes — and notes'
+    # two modules are 93 kB (tools/bench/footprint.py --turns: notes 8.0 -> 6.4 MB, zygote plus plugins -6 MB).
+    # http too since it serves on h11 alone (hologram_plugins/http/http11.py): 10.0 -> 7.5 MB, the others
+    # +0.2 MB each for their share of the zygote's extra pages, the total -0.9 MB; with uvicorn it was +4 MB in
+    # the zygote for -3 MB in http. None of these does anything at import but define (tests/guard holds it).
+    "hologram_plugins.calendar",
+    "hologram_plugins.code",
+    "hologram_plugins.files",
+    "hologram_plugins.http",
+    "hologram_plugins.notes",
+    "hologram_plugins.rss",
+    "hologram_plugins.shell",
+    "hologram_plugins.web",
     "zoneinfo",
     "unicodedata",
     "hashlib",
@@ -77,8 +93,6 @@ MAX_FDS = 64
 
 def preload() -> None:
     """What every SDK plugin imports; children find it in sys.modules instead of importing it again."""
-    import importlib
-
     for name in PRELOAD:
         importlib.import_module(name)
     for name in PRELOAD_OPTIONAL:
@@ -150,6 +164,7 @@ class Zygote:
         return True
 
     def fork(self, request: dict[str, Any], fds: list[int]) -> int:
+        forget_import_caches()
         pid = os.fork()
         if pid:
             return pid
@@ -174,6 +189,18 @@ class Zygote:
             os._exit(code)
 
 
+def forget_import_caches() -> None:
+    """What `importlib.invalidate_caches` is for — directory listings taken before a plugin's files were
+    written — done here, before the fork, and more: the path finders are dropped, not only marked stale.
+
+    Done in the child, it replaced every cached listing the zygote held (sets of file names, freed in the
+    child: a write to each of their pages) and re-read them (+0.46 MB copied in a fork-emulating probe); a
+    child now finds no finder and makes one for each directory it imports from. The zygote imports nothing
+    after the preload, so from the second fork on this is a loop over an empty cache."""
+    importlib.invalidate_caches()
+    sys.path_importer_cache.clear()
+
+
 def _settable(signum: signal.Signals) -> bool:
     return signum not in (signal.SIGKILL, signal.SIGSTOP) and signal.getsignal(signum) is not None
 
@@ -184,6 +211,7 @@ def main(argv: list[str]) -> int:
     sock = socket.socket(fileno=sock_fd)
     refuse_unused_imports()  # inherited by every child (hologram/_unused_imports.py)
     preload()
+    settle()  # hologram/zygote/settle.py: fewer of the zygote's pages copied into each child
     Zygote(sock).serve()
     return 0
 

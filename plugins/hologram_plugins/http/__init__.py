@@ -2,7 +2,7 @@
 
 A channel plugin, like the terminal: it runs turns through ``kernel.turns`` and gets every turn's events on
 the event ring (``turn.event``), fanned out per session to the browsers' SSE streams (`events`). The server
-is uvicorn inside this plugin's event loop (`server`); every request passes `access.AccessControl` first
+is h11 inside this plugin's event loop (`server`, `http11`); every request passes `access.AccessControl` first
 (token, Host, Origin). Files it keeps in the kernel's data directory (the parent of its own plugin data dir):
 ``http-token`` (0600) and ``http.json`` (where it listens, while it does; no token). docs/web.md is the
 user's reference.

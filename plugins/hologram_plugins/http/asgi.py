@@ -1,4 +1,4 @@
-"""The plugin's ASGI layer: routes, requests, responses and the static files, on uvicorn's ASGI interface.
+"""The plugin's ASGI layer: routes, requests, responses and the static files, served by `http11`.
 
 Why not Starlette: the plugin used a sliver of it (path routes, a request's headers/query/body, plain and
 streamed responses, a directory of files), and importing it cost an idle plugin ~2.6 MB of PSS — Starlette,
@@ -7,7 +7,7 @@ anyio, typing_extensions, the email package, http.client, mimetypes — in a pro
 here: ``{name}`` path parameters (one segment), HEAD wherever GET is allowed, 404 for an unknown path and 405
 for a known path with another method (both through the app's error handler, so they are JSON), a 500 from the
 crash handler for an exception before the response started, and a streamed response that ends (its iterator
-closed) when the client disconnects — uvicorn's h11 protocol reports that only on ``receive``.
+closed) when the client disconnects — the server reports that only on ``receive``.
 """
 
 from __future__ import annotations
@@ -216,7 +216,7 @@ class StaticFiles:
 class App:
     """The routes in order, the static files, and two handlers: ``http_error`` for 404/405 (`HTTPError`) and
     ``crash`` for any other exception raised before the response started (after that, it propagates to
-    uvicorn, which closes the connection)."""
+    the server, which closes the connection)."""
 
     def __init__(
         self,

@@ -1,9 +1,9 @@
-"""uvicorn inside the plugin's event loop, on a socket bound here so a busy port is a clear error and port 0
-(tests) gives a real port to announce; ``<data>/http.json`` says where it listens (no token in it)."""
+"""The plugin's HTTP server (`http11`, h11 underneath) inside its event loop, on a socket bound here so a busy
+port is a clear error and port 0 (tests) gives a real port to announce; ``<data>/http.json`` says where it
+listens (no token in it)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import errno
 import json
@@ -11,34 +11,20 @@ import logging
 import os
 import socket
 import ssl
-from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from hologram_plugins.http import uvicorn_core
 from hologram_plugins.http.config import HttpConfig
+from hologram_plugins.http.http11 import Server
 
 log = logging.getLogger("hologram_plugins.http")
 
 INFO_FILE = "http.json"
-
-if TYPE_CHECKING:
-    from uvicorn.config import Config
-    from uvicorn.server import Server
-else:
-    Config, Server = uvicorn_core.load()  # without uvicorn's CLI (click, watchfiles): see uvicorn_core
+GRACE_S = 2.0  # what a response in flight gets to finish when the plugin stops
 
 
 class PortInUse(OSError):
     pass
-
-
-class _Server(Server):
-    """uvicorn without its signal handlers: the plugin's runtime owns SIGINT/SIGTERM, and stops us."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
 
 
 def bind(config: HttpConfig) -> socket.socket:
@@ -61,36 +47,29 @@ def bind(config: HttpConfig) -> socket.socket:
     return sock
 
 
+def tls_context(config: HttpConfig) -> ssl.SSLContext | None:
+    """A server context with the configured certificate and key, or None without TLS."""
+    if not config.tls:
+        return None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(config.tls_certfile, config.tls_keyfile or None)
+    return context
+
+
 class HttpServer:
     def __init__(self, app: Any, config: HttpConfig, data_dir: Path) -> None:
         self.config = config
         self.data_dir = data_dir
+        context = tls_context(config)  # before binding: a bad certificate leaves no socket behind
         self.sock = bind(config)
         self.port: int = self.sock.getsockname()[1]
         scheme = "https" if config.tls else "http"
         shown = f"[{config.host}]" if ":" in config.host else config.host
         self.url = f"{scheme}://{shown}:{self.port}"
-        uv = Config(
-            app,
-            lifespan="off",
-            access_log=False,  # the login link carries the token in its query: never log request lines
-            log_config=None,
-            ssl_certfile=config.tls_certfile or None,
-            ssl_keyfile=config.tls_keyfile or None,
-            ssl_version=ssl.PROTOCOL_TLS_SERVER,
-            timeout_graceful_shutdown=2,
-            ws="none",
-        )
-        self.server = _Server(uv)
-        self.task: asyncio.Task[None] | None = None
+        self.server = Server(app, self.sock, context)
 
     async def start(self) -> None:
-        self.task = asyncio.get_running_loop().create_task(self.server.serve(sockets=[self.sock]))
-        while not self.server.started:
-            if self.task.done():
-                self.task.result()  # raises what stopped it
-                raise OSError("the HTTP server stopped while starting")
-            await asyncio.sleep(0.01)
+        await self.server.start()
         self._write_info()
 
     def _write_info(self) -> None:
@@ -110,7 +89,4 @@ class HttpServer:
     async def stop(self) -> None:
         with contextlib.suppress(FileNotFoundError):
             (self.data_dir / INFO_FILE).unlink()
-        self.server.should_exit = True
-        if self.task is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.task, 5)
+        await self.server.stop(GRACE_S)
