@@ -7,6 +7,7 @@ running `hologram up`) and talk to it the way clients do (`hologram ask`, or the
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -17,6 +18,19 @@ from typing import Any
 from hologram.kernel.control import call
 
 HOLOGRAM = [sys.executable, "-m", "hologram"]
+
+
+def configure_bytecode(scratch: Path, cache: bool = True) -> str:
+    """Give the processes a benchmark starts a bytecode cache, as a user's install has one: with
+    PYTHONDONTWRITEBYTECODE=1 inherited (set on some CI and sandbox machines) every `hologram` process compiles
+    the project's own modules again at every start (an editable install has no .pyc), which is not what users
+    run. The cache is private to `scratch` (PYTHONPYCACHEPREFIX), so nothing lands in the repository; the
+    benchmarks' warm-up runs fill it. `cache` False keeps the environment as it is. Returns what was done."""
+    if not cache:
+        return f"as inherited (PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', 'unset')})"
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
+    return "private cache (PYTHONPYCACHEPREFIX), warmed"
 
 
 def provider_toml(name: str, base_url: str, *, kind: str = "deepseek", **extra: Any) -> str:

@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, mock_llm
 
-from bench._kernel import BenchKernel, provider_toml
+from bench._kernel import BenchKernel, configure_bytecode, provider_toml
 from bench.cold_open import ensure_cold, memory_kb, wait_idle
 from bench.proctree import tree
 
@@ -253,6 +253,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.turns:
         with tempfile.TemporaryDirectory() as tmp:
+            configure_bytecode(Path(tmp))  # as a user's install runs: compiled once, not at every start
             graph_after_turns(args, Path(tmp))
         return 0
     with tempfile.TemporaryDirectory() as tmp:

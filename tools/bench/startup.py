@@ -63,6 +63,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench
+
+from bench._kernel import configure_bytecode
 from hologram.facility import KERNEL
 from hologram.kernel import plugin_specs
 from hologram.kernel.control import call
@@ -511,14 +514,6 @@ def quantile(values: Iterable[float], q: float) -> float:
 
 
 # -- main -------------------------------------------------------------------------------------------------
-
-
-def configure_bytecode(scratch: Path, cache: bool) -> str:
-    if not cache:
-        return f"as inherited (PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', 'unset')})"
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    os.environ["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
-    return "private cache (PYTHONPYCACHEPREFIX), warmed"
 
 
 def spawn_mode() -> str:

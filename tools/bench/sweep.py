@@ -49,7 +49,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, mock_llm
 
-from bench._kernel import HOLOGRAM, BenchKernel, provider_toml
+from bench._kernel import HOLOGRAM, BenchKernel, configure_bytecode, provider_toml
 from bench.proctree import tree
 from hologram.client import TurnClient
 from hologram.errors import HologramError
@@ -675,6 +675,9 @@ def main() -> int:
     parser.add_argument("--only", default=",".join(SECTIONS))
     parser.add_argument("--json", type=Path, help="write the result here")
     parser.add_argument("--compare", type=Path, help="a previous --json: print this run's values over it")
+    parser.add_argument(
+        "--no-pyc-cache", action="store_true", help="keep the inherited bytecode settings (bench/_kernel.py)"
+    )
     args = parser.parse_args()
     if args.quick:
         args.starts, args.rounds, args.soak = min(args.starts, 3), min(args.rounds, 5), min(args.soak, 100)
@@ -690,6 +693,7 @@ def main() -> int:
     result: Result = {"machine": machine, "args": {k: str(v) for k, v in vars(args).items()}}
     with tempfile.TemporaryDirectory() as tmp, MockLLM("deepseek") as mock:
         root = Path(tmp)
+        machine["bytecode"] = configure_bytecode(root, not args.no_pyc_cache)
         if "start" in only:
             sizes = [default_plugin_count(root)] + [int(s) for s in args.sizes.split(",") if s]
             log(f"start: {args.starts} cold starts each of {sizes} plugins")
@@ -728,7 +732,7 @@ def main() -> int:
     print(f"hologram sweep ({os.cpu_count()} CPUs; times are noisy on a shared machine)")
     print(
         f"calibration: a fixed pure-Python loop took {machine['calibration_ms_before']:.0f} ms before the run and "
-        f"{machine['calibration_ms_after']:.0f} ms after it (compare sittings by it)"
+        f"{machine['calibration_ms_after']:.0f} ms after it (compare sittings by it); bytecode: {machine['bytecode']}"
     )
     for name, value in rows:
         print(f"{name:{width}s}  {value}")
