@@ -34,6 +34,9 @@ EVENT_SUBSCRIBE = "event/subscribe"
 EVENT_PUBLISH = "event/publish"
 TOOL_REGISTER = "tool/register"
 ARENA_RELEASE = "arena/release"
+# plugin → kernel: `initialize` arrived and the plugin's own start code begins (its process is up): the kernel
+# lets the next plugin in (hologram/supervisor/gate.py). Additive to protocol 1: optional for a plugin.
+STARTING = "$/starting"
 # both directions: the sender of request `id` stopped waiting for it (cancelled, or its timeout fired); the
 # receiver cancels that request's handler. Additive to protocol 1: a peer that ignores it is still correct.
 CANCEL = "$/cancel"

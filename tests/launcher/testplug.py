@@ -44,6 +44,9 @@ async def start(ctx: StartContext) -> None:
         os._exit(2)
     for _ in range(int(config.get("garbage_lines", 0))):
         os.write(1, b"this is not json\n")
+    if config.get("touch_on_start"):  # another plugin's ready_gate: it opens when this one starts
+        with open(config["touch_on_start"], "w", encoding="utf-8"):
+            pass
     await asyncio.sleep(float(config.get("ready_delay", 0)))
     if config.get("ready_gate"):  # not ready until the test creates this file: "still starting" by construction
         while not os.path.exists(config["ready_gate"]):

@@ -141,6 +141,9 @@ class Runtime:
                 f"plugin {self.plugin.name} ({SDK_NAME}) speaks protocol {protocol.PROTOCOL_VERSION}, "
                 f"the kernel offered {version!r}: install matching versions of hologram and the plugin",
             )
+        # The process is up: the kernel may let the next plugin start (supervisor/gate.py); what follows —
+        # on_start above all — may wait on anything, and no other plugin's start should wait with it.
+        await self.connection.notify(protocol.STARTING, {})
         self.config = dict(params.get("config") or {})
         info = params.get("plugin") or {}
         self.provides = [protocol.facility_name(f) for f in info.get("provides", [])]

@@ -18,6 +18,7 @@ from typing import Any
 from hologram import protocol
 from hologram.facility import KERNEL
 from hologram.rpc import INVALID_PARAMS, METHOD_NOT_FOUND, NOT_READY, RequestTimeout, RingWriter, RpcError
+from hologram.supervisor.gate import StartGate
 from hologram.supervisor.managed import Handlers, ManagedPlugin, PluginSpec, StartFailed
 from hologram.supervisor.state import State
 from hologram.tool_result import ToolResult
@@ -38,6 +39,7 @@ class Supervisor:
         kernel_facilities: Iterable[str],
         ring: RingWriter | None = None,
         plugin_config: dict[str, dict[str, Any]] | None = None,
+        gate: StartGate | None = None,
     ) -> None:
         self.data_dir = data_dir
         self.plugin_config = dict(plugin_config or {})
@@ -51,6 +53,7 @@ class Supervisor:
         # other plugins read the same events from the ring.
         self.event_listeners: list[EventListener] = []
         self.handlers = Handlers(self._facility_ready, self._facility_call, self._event_publish, self._exited)
+        self.gate = gate or StartGate()  # how many plugins may be coming up at once (supervisor/gate.py)
         self.plugins: dict[str, ManagedPlugin] = {spec.name: self._managed(spec) for spec in specs}
         self.order = list(self.plugins)
         self.dependents: dict[str, set[str]] = {}
@@ -63,7 +66,9 @@ class Supervisor:
 
     def _managed(self, spec: PluginSpec) -> ManagedPlugin:
         directory = self.data_dir / "plugins" / spec.name
-        return ManagedPlugin(spec, directory, self.ring, self.handlers, self.plugin_config.get(spec.name))
+        return ManagedPlugin(
+            spec, directory, self.ring, self.handlers, self.plugin_config.get(spec.name), gate=self.gate
+        )
 
     def _index_dependents(self) -> None:
         """provider → the plugins that wait for one of its facilities (requires or after_if_present)."""

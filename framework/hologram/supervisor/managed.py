@@ -34,6 +34,7 @@ from hologram.rpc import (
 from hologram.supervisor.child import plugin_argv, plugin_env, spawn_plugin
 from hologram.supervisor.crash import CrashPolicy
 from hologram.supervisor.environment import split_environment
+from hologram.supervisor.gate import StartGate
 from hologram.supervisor.state import State
 
 if TYPE_CHECKING:
@@ -120,8 +121,11 @@ class ManagedPlugin:
         ring: RingWriter,
         handlers: Handlers,
         config_override: dict[str, Any] | None = None,
+        gate: StartGate | None = None,
     ) -> None:
         self.spec = spec
+        self.gate = gate  # shared by the supervisor's plugins: how many may be coming up at once (gate.py)
+        self._leave_gate: Callable[[], None] | None = None
         # the user's [plugins.NAME] from settings.toml: configuration, except the environment keys
         self.config_override, self.env_override = split_environment(config_override or {})
         self.name = spec.name
@@ -174,24 +178,15 @@ class ManagedPlugin:
         self.started_at = time.monotonic()
         self.ready_at = None
         deadline = self.started_at + self.spec.start_timeout_s
-        try:
-            await self._spawn()
-        except OSError as exc:
-            raise StartFailed(f"cannot start: {exc.strerror or exc}") from exc
-        except ImportError as exc:
-            raise StartFailed(f"cannot import in-process plugin: {exc}", permanent=True) from exc
-        assert self.runtime is not None
-        try:
-            answer = await self.runtime.connection.request(
-                protocol.INITIALIZE, self._initialize_params(), timeout=max(0.01, deadline - time.monotonic())
-            )
-        except RequestTimeout:
-            raise StartFailed(f"not ready within {self.spec.start_timeout_s:g} s (no answer to initialize)") from None
-        except ConnectionClosed:
-            await self._gone.wait()
-            raise StartFailed(f"{self.exit_description} during the handshake (see its log)") from None
-        except RpcError as exc:
-            raise StartFailed(f"refused the handshake: {exc}", permanent=exc.code == VERSION_MISMATCH) from None
+        if self.gate is None:
+            answer = await self._spawn_and_initialize(deadline)
+        else:
+            async with self.gate.admit() as release:
+                self._leave_gate = release  # on `$/starting`: its process is up (supervisor/gate.py)
+                try:
+                    answer = await self._spawn_and_initialize(deadline)
+                finally:
+                    self._leave_gate = None
         self._accept_handshake(answer)
         if not self.spec.provides:
             self._all_ready.set()
@@ -247,6 +242,27 @@ class ManagedPlugin:
         self.stages = [s for s in answer.get("stages") or [] if isinstance(s, str)]
         self.methods = {k: list(v) for k, v in (answer.get("methods") or {}).items() if isinstance(v, list)}
         self.survives_facility_loss = answer.get("facility_loss") == "survive"
+
+    async def _spawn_and_initialize(self, deadline: float) -> Any:
+        """The process up to its ``initialize`` answer: the part of a start that only needs CPU."""
+        try:
+            await self._spawn()
+        except OSError as exc:
+            raise StartFailed(f"cannot start: {exc.strerror or exc}") from exc
+        except ImportError as exc:
+            raise StartFailed(f"cannot import in-process plugin: {exc}", permanent=True) from exc
+        assert self.runtime is not None
+        try:
+            return await self.runtime.connection.request(
+                protocol.INITIALIZE, self._initialize_params(), timeout=max(0.01, deadline - time.monotonic())
+            )
+        except RequestTimeout:
+            raise StartFailed(f"not ready within {self.spec.start_timeout_s:g} s (no answer to initialize)") from None
+        except ConnectionClosed:
+            await self._gone.wait()
+            raise StartFailed(f"{self.exit_description} during the handshake (see its log)") from None
+        except RpcError as exc:
+            raise StartFailed(f"refused the handshake: {exc}", permanent=exc.code == VERSION_MISMATCH) from None
 
     async def _spawn(self) -> None:
         kernel_arena = Arena.create(ARENA_SIZE, f"{self.name}.kernel")
@@ -323,6 +339,10 @@ class ManagedPlugin:
                     self.tools[tool["name"]] = tool
             return {"tools": sorted(self.tools)}
 
+        async def starting(params: Any) -> None:
+            if self._leave_gate is not None:
+                self._leave_gate()
+
         async def release(params: Any) -> None:
             if self.runtime is not None and isinstance(params, dict):
                 with contextlib.suppress(Exception):
@@ -335,6 +355,7 @@ class ManagedPlugin:
             (protocol.EVENT_PUBLISH, publish),
             (protocol.TOOL_REGISTER, register_tools),
             (protocol.ARENA_RELEASE, release),
+            (protocol.STARTING, starting),
         ):
             connection.register(method, handler)
 
