@@ -1,4 +1,4 @@
-"""`session_index.fit` — the per-request fitting of L1 ∪ L2 — is `prune`'s algorithm on arrays: for any history,
+"""`hologram.memory.fit.fit` — the per-request fitting of L1 ∪ L2 — is `prune`'s algorithm on arrays: for any history,
 scores and budget it keeps exactly what `prune` keeps, and its own extras (candidates, forced units) never
 break a call group or drop the newest event.
 
