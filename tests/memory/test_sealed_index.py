@@ -172,7 +172,7 @@ def test_a_segment_of_another_format_is_refused_and_its_session_rebuilt(tmp_path
     reopened = SessionIndex(tmp_path / "s", seal_events=2)
     assert reopened.sealed == 2 and reopened.last_sealed_seq == 2, "kept the valid prefix only"
     assert not files[1].exists()
-    assert reopened.df.get("alpha") == 2, "document frequencies of the kept segment only"
+    assert reopened.document_frequency("alpha") == 2, "document frequencies of the kept segment only"
     scores = reopened.scores(_query({"alpha": 1.0}))
     assert scores.shape == (2,) and np.isfinite(scores).all()
 
@@ -195,3 +195,30 @@ def test_vectors_for_passages_sealed_meanwhile_are_ignored(tmp_path: Path) -> No
     assert index.sealed == 2 and index.pending(10) == []
     with index.reading():
         assert index.passage_vector(1) is not None
+
+
+def test_segments_merge_without_a_model(tmp_path: Path) -> None:
+    """BM25 alone (no model, or one that failed to load): merging is scheduled as it is with vectors, so a long
+    session keeps O(log n) segments. (Mutation check, done: `schedule_index` returning early without a model,
+    as it did, leaves one segment per 8 events here and turns this red.)"""
+    data = tmp_path / "bm25"
+    data.mkdir()
+    mem = SessionMemory(SessionStore(data / "sessions.db"), ColdStore(data / "cold.db"), None,
+                        index_dir=data / "index", seal_events=8)  # fmt: skip
+    mem.embedder_ready.set()
+    mem.store.create_session("cli", "s1")
+
+    async def run() -> None:
+        for t in range(80):
+            mem.store.append("s1", "input", {"text": f"turn {t}: {TOPICS[t % len(TOPICS)]}"})
+            mem.store.append("s1", "response", {"content": f"noted, turn {t}"})
+            await mem.prepare("s1", TOPICS[t % len(TOPICS)], window_tokens=window_for(200), fixed_tokens=0)
+            task = mem._sessions["s1"].index_task
+            if task is not None:
+                await task
+        index = mem._sessions["s1"].index
+        assert index.sealed >= 144, "the test's premise: most of the 160 events are sealed"
+        assert index.segments <= 2 * 3, f"{index.segments} segments for {index.sealed} sealed events"
+        await mem.aclose()
+
+    asyncio.run(run())

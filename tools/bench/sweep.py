@@ -450,6 +450,27 @@ def sqlite_sizes(data: Path) -> dict[str, int]:
     return out
 
 
+def private_kb(pid: int) -> dict[str, int]:
+    """A process's Anonymous and private (Private_Clean + Private_Dirty) kB from smaps_rollup: in a process
+    forked from the zygote, growth of private memory with flat anonymous memory is copy-on-write of inherited
+    pages (bounded by what was inherited), growth of anonymous memory is new memory."""
+    try:
+        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return {}
+    fields = {line.split(":")[0]: int(line.split()[1]) for line in text.splitlines()[1:] if line.endswith("kB")}
+    return {
+        "anon_kb": fields.get("Anonymous", 0),
+        "private_kb": fields.get("Private_Clean", 0) + fields.get("Private_Dirty", 0),
+    }
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process, all its threads (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, log: Callable[[str], None]) -> Result:
     mock.reset()
     mock.script([], default=tool_step())
@@ -460,6 +481,8 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
     ids: list[str | None] = [None] * sessions
     started = time.perf_counter()
     kernel_pid = int(kernel.status()["kernel"]["pid"])
+    known = names(kernel)
+    cpu_mark = [cpu_s(kernel_pid), 0]  # the kernel's CPU seconds at the last sample, and that sample's turn
 
     async def run() -> None:
         async with await TurnClient.connect(kernel.data, client="sweep-soak") as client:
@@ -479,6 +502,13 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
                     snap = snapshot(kernel)
                     window = latencies[-every:]
                     mapped = pss_by_file_kb(kernel_pid)
+                    cpu_now = cpu_s(kernel_pid)
+                    cpu_per_turn = (cpu_now - cpu_mark[0]) / (i + 1 - cpu_mark[1])
+                    cpu_mark[:] = [cpu_now, i + 1]
+                    for pid in tree(kernel.process.pid) if kernel.process is not None else []:
+                        row = snap.get(label(pid, known))
+                        if row is not None:
+                            row.update({k: v / 1024 for k, v in private_kb(pid).items()})
                     samples.append(
                         {
                             "turn": i + 1,
@@ -487,6 +517,7 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
                             "processes": snap,
                             "sqlite_bytes": sqlite_sizes(kernel.data),
                             "latency_median_s": statistics.median(window),
+                            "kernel_cpu_ms_per_turn": 1000 * cpu_per_turn,
                             "max_messages": len(most.get("messages", [])),
                             "kernel_pss_kb_by_mapping": mapped,
                             "max_request_bytes": max(len(json.dumps(b)) for b in sent),
@@ -495,6 +526,7 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
                     log(
                         f"  soak turn {i + 1}/{turns}: PSS {samples[-1]['pss_mb']:.1f} MB, fds {samples[-1]['fds']}, "
                         f"latency {samples[-1]['latency_median_s'] * 1000:.0f} ms, "
+                        f"kernel CPU {samples[-1]['kernel_cpu_ms_per_turn']:.1f} ms a turn, "
                         f"request ≤ {samples[-1]['max_messages']} messages / {samples[-1]['max_request_bytes']:,} B, "
                         f"{(i + 1) / (time.perf_counter() - started):.1f} turns/s"
                     )
@@ -508,6 +540,11 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
         name: {
             "pss_growth_pct": 100 * (row["pss_mb"] / base["processes"][name]["pss_mb"] - 1),
             "fd_growth": int(row["fds"] - base["processes"][name]["fds"]),
+            **{
+                f"{key[:-3]}_growth_mb": row[key] - base["processes"][name][key]
+                for key in ("anon_kb", "private_kb")
+                if key in row and key in base["processes"][name]
+            },
         }
         for name, row in last["processes"].items()
         if name in base["processes"]
@@ -518,6 +555,8 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
     early = (
         statistics.median(latencies[warmup : warmup + every]) if turns > warmup + every else base["latency_median_s"]
     )
+    after = [s for s in samples if s["turn"] > warmup]  # CPU a turn over the sample windows after the warm-up
+    cpu_early = after[0]["kernel_cpu_ms_per_turn"] if after else base["kernel_cpu_ms_per_turn"]
     return {
         "turns": turns,
         "sessions": sessions,
@@ -533,6 +572,9 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
         "latency_early_s": early,
         "latency_end_s": last["latency_median_s"],
         "latency_ratio": last["latency_median_s"] / early,
+        "kernel_cpu_ms_per_turn_early": cpu_early,
+        "kernel_cpu_ms_per_turn_end": last["kernel_cpu_ms_per_turn"],
+        "kernel_cpu_ratio": last["kernel_cpu_ms_per_turn"] / cpu_early,
         "sqlite_after_warmup": base["sqlite_bytes"],
         "sqlite_end": last["sqlite_bytes"],
         "mock_rejections": rejected,
@@ -621,9 +663,22 @@ def table(result: Result) -> list[tuple[str, str]]:
             )
         )
         rows.append(("  requests the strict mock rejected", str(s["mock_rejections"])))
+        if "kernel_cpu_ratio" in s:
+            rows.append(
+                (
+                    "  kernel CPU a turn early → end",
+                    f"{s['kernel_cpu_ms_per_turn_early']:.1f} → {s['kernel_cpu_ms_per_turn_end']:.1f} ms "
+                    f"({s['kernel_cpu_ratio']:.2f}x)",
+                )
+            )
         for name, row in s["per_process"].items():
             if abs(row["pss_growth_pct"]) >= 1 or row["fd_growth"]:
-                rows.append((f"  {name} grew", f"PSS {row['pss_growth_pct']:+.1f}%, fds {row['fd_growth']:+d}"))
+                detail = (
+                    f", anonymous {row['anon_growth_mb']:+.2f} MB, private {row['private_growth_mb']:+.2f} MB"
+                    if "anon_growth_mb" in row
+                    else ""
+                )
+                rows.append((f"  {name} grew", f"PSS {row['pss_growth_pct']:+.1f}%, fds {row['fd_growth']:+d}{detail}"))
         grown = ", ".join(f"{k} {v:+.1f}" for k, v in list(s["kernel_pss_growth_mb_by_mapping"].items())[:5])
         rows.append(("  kernel PSS growth by mapping (MB)", grown or "none"))
     if "install" in result:

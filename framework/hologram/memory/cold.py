@@ -192,6 +192,10 @@ class ColdStore:
         self._per_session_known = False
         self._l3 = HashSet()
         """Every event id recorded as held by L3, hashed like `_ids` (module docstring: "Which events L3 holds")."""
+        self._changes: Counter[str | None] = Counter()
+        """Per session, how many writes changed which of its events L2 or L3 holds (:meth:`membership_stamp`)."""
+        self._epoch = 0
+        """Bumped by a change whose sessions are not known (quarantine, forgetting L3 records)."""
         self._checked = threading.Event()
         """Set once the damage check of the rows present at open is done (every method waits for it)."""
         self._checker: threading.Thread | None = None
@@ -363,6 +367,7 @@ class ColdStore:
                 found = self._db.execute("SELECT CAST(id AS BLOB) FROM cold_events WHERE rid = ?", (rid,)).fetchone()
                 if found is not None and (eid := _utf8(found[0])) is not None:
                     self._ids.discard([eid])
+            self._epoch += 1
         try:
             with self._lock, self._transaction():
                 for statement in _QUARANTINE:  # not executescript: it would commit the open transaction
@@ -420,6 +425,12 @@ class ColdStore:
         lookup (what every request asks for every event of its session)."""
         self._wait_checked()
         return self._ids.contains(hashes)
+
+    def membership_stamp(self, session: str | None) -> tuple[int, int]:
+        """A value that changes whenever which of `session`'s events L2 or L3 holds may have changed: what a
+        caller remembering the answer of :meth:`holds_hashes` and :meth:`in_l3_hashes` for a session checks
+        before it asks again (hologram/memory/layers.py). Lock-free: two ints read under the GIL."""
+        return self._epoch, self._changes[session]
 
     def in_l3_hashes(self, hashes: np.ndarray) -> np.ndarray:
         """Like :meth:`holds_hashes`, for the events recorded as held by L3."""
@@ -487,6 +498,7 @@ class ColdStore:
                 raise DuplicateBlockError(f"L2 already holds one of these events or blocks: {exc}") from exc
             self._ids.add(r.id for r in records)
             self._per_session.update(r.session for r in records)
+            self._changes.update({r.session for r in records})
             if self._index is not None:
                 for r, terms in zip(records, all_terms, strict=True):
                     self._index.add(IndexEntry(r.id, r.session, r.ts_ms, r.origin, terms, r.dense))
@@ -520,6 +532,7 @@ class ColdStore:
                     self._db.execute(f"DELETE FROM cold_events WHERE id IN ({marks(len(chunk))})", chunk)
             self._ids.discard(found)
             self._per_session.subtract(sessions)
+            self._changes.update(sessions.keys())
             if into_l3:
                 self._l3.add(found)
             if index is not None:
@@ -541,6 +554,7 @@ class ColdStore:
             for chunk in in_chunks(wanted):
                 self._db.execute(f"DELETE FROM l3_events WHERE id IN ({marks(len(chunk))})", chunk)
             self._l3.discard(wanted)
+            self._epoch += 1
 
     def remove_session(self, session: str) -> list[str]:
         """Delete every L2 event of ``session`` (the session itself was deleted)."""

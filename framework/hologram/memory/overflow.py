@@ -24,6 +24,7 @@ from hologram.memory.blocks import EventRecord
 
 __all__ = [
     "MAX_RECOVERIES",
+    "NOTE_ITEMS",
     "OVERFLOW_THRESHOLD",
     "TARGET_FILL",
     "ContextOverflowError",
@@ -38,7 +39,8 @@ MAX_RECOVERIES = 2
 #: Share of the window the prompt aims to fill after a prune (the rest is the reply's room).
 TARGET_FILL = 0.8
 _SHRINK_PER_RETRY = 0.75
-_NOTE_ITEMS = 5
+#: Events a memory note quotes (the rest are counted).
+NOTE_ITEMS = 5
 _SNIPPET = 60
 
 
@@ -90,15 +92,20 @@ class OverflowGuard:
         return self.begin_recovery("the provider reported a context-length error")
 
 
-def describe_moved(moved: Sequence[EventRecord]) -> tuple[str, str]:
-    """("N earlier event(s) (~T tokens)", '"snippet", … and K more'): the parts every memory note shares."""
-    tokens = sum(r.tokens for r in moved)
+def describe_moved(
+    moved: Sequence[EventRecord], *, count: int | None = None, tokens: int | None = None
+) -> tuple[str, str]:
+    """("N earlier event(s) (~T tokens)", '"snippet", … and K more'): the parts every memory note shares.
+    `count` and `tokens`: of the whole set when `moved` holds only its first :data:`NOTE_ITEMS` records (the
+    quoted ones: a caller need not rebuild the record of every event it only counts)."""
+    count = len(moved) if count is None else count
+    tokens = sum(r.tokens for r in moved) if tokens is None else tokens
     snippets = []
-    for r in moved[:_NOTE_ITEMS]:
+    for r in moved[:NOTE_ITEMS]:
         first = " ".join(r.text.split())
         snippets.append(f'"{first[:_SNIPPET]}{"…" if len(first) > _SNIPPET else ""}"')
-    more = f" and {len(moved) - _NOTE_ITEMS} more" if len(moved) > _NOTE_ITEMS else ""
-    return f"{len(moved)} earlier event(s) (~{tokens} tokens)", f"{', '.join(snippets)}{more}"
+    more = f" and {count - NOTE_ITEMS} more" if count > NOTE_ITEMS else ""
+    return f"{count} earlier event(s) (~{tokens} tokens)", f"{', '.join(snippets)}{more}"
 
 
 def overflow_note(moved: Sequence[EventRecord]) -> str:

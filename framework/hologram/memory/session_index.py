@@ -39,7 +39,7 @@ from hologram.memory.passages import passages
 from hologram.memory.score import neighbour_smooth, zscore
 from hologram.memory.tfidf import TermVector
 
-__all__ = ["MERGE_FACTOR", "SEAL_EVENTS", "TIME_BOOST", "TURN_NEIGHBOUR_WEIGHTS", "IndexQuery", "SessionIndex", "fit"]
+__all__ = ["MERGE_FACTOR", "SEAL_EVENTS", "TIME_BOOST", "TURN_NEIGHBOUR_WEIGHTS", "IndexQuery", "SessionIndex"]
 
 log = logging.getLogger("hologram.memory")
 
@@ -122,12 +122,18 @@ class SessionIndex:
         """Every tail passage below this one has its vector (or no text): where :meth:`pending` starts."""
         self.postings: dict[str, tuple[array[int], array[int]]] = {}
         """The tail's postings: term → (global passage slots, term counts)."""
-        self.df: dict[str, int] = {}
         self.total_length = 0
+        """Terms in all passages (BM25's average length). No vocabulary is kept in memory: a term's document
+        frequency is read from the segments' sorted term lists when a query asks for it
+        (:meth:`document_frequency`) — a session's vocabulary grows with it (numbers, names, ids)."""
         self.fingerprint: str | None = None
         self._matrix: np.ndarray | None = None
         self._scale = np.zeros(0, dtype=np.float32)
         self._has_vector = np.zeros(0, dtype=bool)
+        self._sealed_cosines: tuple[tuple[str, bytes], dict[Path, tuple[Layout, np.ndarray]]] | None = None
+        """The sealed passages' cosines to the last dense query, by segment (a segment is immutable): a turn
+        makes several requests with the same input, and each scored every sealed passage again. 4 bytes a
+        sealed passage; the session memory keeps them for one session at a time (`forget_cosines`)."""
         if directory is not None:
             self._load()
 
@@ -189,12 +195,10 @@ class SessionIndex:
                 )
                 break
             try:
-                df, length = _vocabulary(seg)
+                length = _total_length(seg)
             except (ValueError, KeyError, TypeError) as exc:
                 problem = f"{path.name}: unreadable postings ({exc})"
                 break
-            for term, count in df.items():
-                self.df[term] = self.df.get(term, 0) + count
             self.total_length += length
             infos.append(info)
             del seg
@@ -463,6 +467,21 @@ class SessionIndex:
                 return bytes(seg["ids"][i - lo]).decode("utf-8", "surrogatepass")
         raise IndexError(i)
 
+    def ids_at(self, positions: Sequence[int]) -> list[str]:
+        """The event ids at `positions` (ascending), each segment's read in one slice of its id array."""
+        out: list[str] = []
+        k = 0
+        for seg in self._opened() if positions and positions[0] < self._base_event else ():
+            lo, hi = int(seg.meta["first_event"]), int(seg.meta["first_event"]) + int(seg.meta["events"])
+            start = k
+            while k < len(positions) and positions[k] < hi:
+                k += 1
+            if k > start:
+                rel = np.asarray(positions[start:k], dtype=np.int64) - lo
+                out += [i.decode("utf-8", "surrogatepass") for i in seg["ids"][rel].tolist()]
+        out += [self._ids[p - self._base_event] for p in positions[k:]]
+        return out
+
     def position_of_seq(self, seq: int) -> int | None:
         """The position of the event with log seq `seq`, or None when it is not indexed."""
         seqs = self.seqs
@@ -547,7 +566,6 @@ class SessionIndex:
                 post = self.postings[term] = (array("i"), array("i"))
             post[0].append(p)
             post[1].append(count)
-            self.df[term] = self.df.get(term, 0) + 1
 
     # -- dense vectors ----------------------------------------------------------------------------------
 
@@ -657,9 +675,13 @@ class SessionIndex:
             return self._ids[event - self._base_event], p - self._first_passage[event - self._base_event]
         raise IndexError(f"passage {p} is sealed")
 
+    def document_frequency(self, term: str) -> int:
+        """How many passages contain `term` (the segments' term lists, then the tail's postings)."""
+        return sum(part[0].size for part in self._postings([term], self._opened())[0])
+
     def document_share(self, term: str) -> float:
         """Share of passages containing `term` (what "distinctive" is measured by)."""
-        return self.df.get(term, 0) / self.passages if self.passages else 0.0
+        return self.document_frequency(term) / self.passages if self.passages else 0.0
 
     def whole_units(self, mask: np.ndarray) -> np.ndarray:
         """`mask` widened to whole units: an event is in when any member of its call group is (a call
@@ -708,11 +730,12 @@ class SessionIndex:
         cols = self._cols()
         avg = max(self.total_length / n, 1.0)
         length = cols.passage_length
-        active = [(term, weight, df) for term, weight in terms.items() if (df := self.df.get(term, 0)) and weight > 0]
-        postings = self._postings([t for t, _, _ in active], cols.segments)
-        for (_term, weight, df), found in zip(active, postings, strict=True):
+        active = [(term, weight) for term, weight in terms.items() if weight > 0]
+        postings = self._postings([t for t, _ in active], cols.segments)
+        for (_term, weight), found in zip(active, postings, strict=True):
             if not found:
                 continue
+            df = sum(part[0].size for part in found)  # the parts' passages are disjoint
             idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
             # one set of numpy operations per term over all parts (their slots are disjoint)
             slots = np.concatenate([f[0] for f in found]) if len(found) > 1 else found[0][0]
@@ -730,19 +753,22 @@ class SessionIndex:
         dense = query.dense.astype(np.float32, copy=False)
         sims = np.full(self.passages, -np.inf)
         any_vector = False
-        # einsum, not BLAS gemv: no thread-pool wake-ups inside a busy kernel (see score.py).
+        key = (self.fingerprint, dense.tobytes())
+        kept = self._sealed_cosines[1] if self._sealed_cosines is not None and self._sealed_cosines[0] == key else {}
+        memo: dict[Path, tuple[Layout, np.ndarray]] = {}
         for seg in cols.segments:
-            matrix = seg["matrix"]
-            if seg.meta["fingerprint"] != self.fingerprint or matrix.shape[1] != dense.size:
+            if seg.meta["fingerprint"] != self.fingerprint or seg["matrix"].shape[1] != dense.size:
                 continue
+            known = kept.get(seg.path)
+            part = known[1] if known is not None and known[0] is seg.layout else _segment_cosines(seg, dense)
+            memo[seg.path] = (seg.layout, part)
             base = int(seg.meta["first_passage"])
-            part = np.einsum("ij,j->i", matrix, dense, dtype=np.float32)
-            part *= seg["scale"]
-            have = seg["has_vector"]
-            sims[base : base + part.size][have] = part[have]
+            sims[base : base + part.size] = part
             any_vector = True
+        self._sealed_cosines = (key, memo)
         if self._matrix is not None and self._matrix.shape[1] == dense.size:
             rows = min(len(self._passage_event), self._matrix.shape[0])
+            # einsum, not BLAS gemv: no thread-pool wake-ups inside a busy kernel (see score.py).
             part = np.einsum("ij,j->i", self._matrix[:rows], dense, dtype=np.float32)
             part *= self._scale[:rows]
             have = self._has_vector[:rows]
@@ -755,6 +781,10 @@ class SessionIndex:
         mask = np.isfinite(best)
         best[~mask] = 0.0
         return best, mask
+
+    def forget_cosines(self) -> None:
+        """Drop the sealed passages' cosines kept for the last query (:meth:`_cosine`)."""
+        self._sealed_cosines = None
 
     def scores(self, query: IndexQuery, *, segment: np.ndarray | None = None) -> np.ndarray:
         """The relevance of every event to `query` (module docstring), in log order. ``segment``: a label per
@@ -834,11 +864,21 @@ class _Columns:
     passage_length: np.ndarray
 
 
-def _vocabulary(seg: Segment) -> tuple[dict[str, int], int]:
-    """A segment's document frequencies and total passage length (what stays in memory: the vocabulary)."""
-    counts = np.diff(seg["term_offsets"]).tolist()
-    df = {t.decode("utf-8", "surrogatepass"): c for t, c in zip(seg["terms"].tolist(), counts, strict=True)}
-    return df, round(float(seg["passage_length"].astype(np.float64).sum()))
+def _segment_cosines(seg: Segment, dense: np.ndarray) -> np.ndarray:
+    """Cosine of each of a sealed segment's passages to `dense` (-inf where a passage has no vector)."""
+    # einsum, not BLAS gemv: no thread-pool wake-ups inside a busy kernel (see score.py).
+    part: np.ndarray = np.einsum("ij,j->i", seg["matrix"], dense, dtype=np.float32)
+    part *= seg["scale"]
+    part[~seg["has_vector"]] = -np.inf
+    return part
+
+
+def _total_length(seg: Segment) -> int:
+    """A segment's total passage length, its postings checked for shape (what a request will read)."""
+    offsets, terms = seg["term_offsets"], seg["terms"]
+    if offsets.size != terms.size + 1 or (offsets.size and int(offsets[-1]) != seg["slots"].size):
+        raise ValueError(f"{terms.size} terms, {offsets.size} offsets, {seg['slots'].size} postings")
+    return round(float(seg["passage_length"].astype(np.float64).sum()))
 
 
 def _tier(events: int, seal: int) -> int:
@@ -887,80 +927,3 @@ def _merged(segs: Sequence[Segment]) -> dict[str, np.ndarray]:
         np.cumsum(np.bincount(owner, minlength=unique.size), out=off[1:])
         out[names], out[offsets] = unique, off
     return out
-
-
-def fit(
-    index: SessionIndex,
-    scores: np.ndarray | None,
-    candidates: np.ndarray,
-    budget: int,
-    *,
-    pinned_recent: int,
-    forced: np.ndarray | None = None,
-) -> tuple[np.ndarray, bool]:
-    """Which `candidates` (a mask over the index's events) the request keeps within `budget` tokens.
-
-    :func:`hologram.memory.prune.prune`'s rules on arrays: whole units only; the most recent
-    ``min(pinned_recent, budget / mean cost)`` events pinned newest first (the newest always, even alone over
-    budget — then the second value is True); `forced` units (an explicit recall this turn) next, whatever
-    they cost; then units
-    best-first by their best member's score while they fit, ties to the newer unit.
-    """
-    n = len(index)
-    keep = np.zeros(n, dtype=bool)
-    idx = np.flatnonzero(candidates)
-    if idx.size == 0:
-        return keep, False
-    with index.reading():
-        cost, unit_of = index.cost, index.unit_of
-    units = n  # unit ids are positions (a unit's first member)
-    # per unit, the cost of its candidate members (vectorised: this runs for every request, over every event)
-    unit_costs = np.bincount(unit_of[idx], weights=cost[idx], minlength=units).astype(np.int64)
-    members = np.bincount(unit_of[idx], minlength=units)
-    candidate_units = np.unique(unit_of[idx])
-    unit_cost: dict[int, int] = dict(zip(candidate_units.tolist(), unit_costs[candidate_units].tolist(), strict=True))
-    kept_units: set[int] = set()
-    used = 0
-    mean = float(cost[idx].mean())
-    want = max(1, min(pinned_recent, int(budget // mean) if mean > 0 else idx.size))
-    pinned = 0
-    for i in idx[::-1].tolist():
-        if pinned >= want:
-            break
-        u = int(unit_of[i])
-        if u in kept_units:
-            continue
-        if used + unit_cost[u] > budget and pinned > 0:
-            break
-        kept_units.add(u)
-        used += unit_cost[u]
-        pinned += int(members[u])
-    over = used > budget
-    if forced is not None:  # kept like the pinned ones: an explicit recall must not bounce straight back
-        for i in np.flatnonzero(forced & candidates).tolist():
-            u = int(unit_of[i])
-            if u not in kept_units:
-                kept_units.add(u)
-                used += unit_cost[u]
-        over = used > budget
-    if scores is not None and used < budget:
-        kept_mask = np.zeros(units, dtype=bool)
-        kept_mask[list(kept_units)] = True
-        rest = candidate_units[~kept_mask[candidate_units]].astype(np.int64)
-        if rest.size:
-            best = np.full(units, -np.inf)
-            np.maximum.at(best, unit_of[idx], scores[idx])
-            last_of = np.zeros(units, dtype=np.int64)  # a unit's newest member (members are in log order)
-            np.maximum.at(last_of, unit_of, np.arange(n, dtype=np.int64))
-            last = last_of[rest]
-            order = rest[np.lexsort((-last, -best[rest]))]
-            for u in order.tolist():
-                c = unit_cost[u]
-                if used + c <= budget:
-                    kept_units.add(u)
-                    used += c
-    if kept_units:
-        chosen = np.zeros(units, dtype=bool)
-        chosen[list(kept_units)] = True
-        keep = chosen[unit_of[:n]] & candidates
-    return keep, over

@@ -63,6 +63,7 @@ from hologram.llm import Message
 from hologram.memory.blocks import EventRecord
 from hologram.memory.cold import ColdStore
 from hologram.memory.embed import Embedder, embed_async, load_embedder, load_or_next, preference
+from hologram.memory.fit import fit
 from hologram.memory.graph.recall import EMPTY as L3_NONE
 from hologram.memory.graph.recall import (
     MEMORY_RECALL_BUDGET,
@@ -76,7 +77,8 @@ from hologram.memory.graph.recall import (
 )
 from hologram.memory.idhash import HashSet
 from hologram.memory.index_segment import SegmentError
-from hologram.memory.overflow import OverflowGuard, history_budget
+from hologram.memory.layers import Layers
+from hologram.memory.overflow import NOTE_ITEMS, OverflowGuard, history_budget
 from hologram.memory.prune import DEFAULT_PINNED
 from hologram.memory.query import build_query
 from hologram.memory.recall import (
@@ -89,7 +91,7 @@ from hologram.memory.recall import (
     Reinsert,
     recall,
 )
-from hologram.memory.session_index import SEAL_EVENTS, IndexQuery, SessionIndex, fit
+from hologram.memory.session_index import SEAL_EVENTS, IndexQuery, SessionIndex
 from hologram.memory.session_records import (
     MESSAGE_OVERHEAD,
     Prepared,
@@ -139,7 +141,8 @@ MEMORY_RECALL_SEARCH = 10
 @dataclass
 class _Session:
     """Per-session state: the index (sealed segments on disk + an in-memory tail), the tail's events and
-    records, recall bookkeeping. Nothing here grows with the session beyond the tail (issue 22)."""
+    records, recall bookkeeping. Nothing here grows with the session beyond the tail (issue 22), except
+    :attr:`layers`: one byte an event, for at most :data:`MAX_SESSIONS` sessions."""
 
     index: SessionIndex = field(default_factory=SessionIndex)
     records: dict[int, EventRecord] = field(default_factory=dict)
@@ -163,6 +166,8 @@ class _Session:
     """The seq of the input whose turn last counted accesses (an access is counted once per turn)."""
     touched: set[str] = field(default_factory=set)
     index_task: asyncio.Task[int] | None = None
+    layers: Layers = field(default_factory=Layers)
+    """Which layer holds each indexed event, as the last request found it (one byte an event)."""
 
 
 class SessionMemory:
@@ -203,6 +208,7 @@ class SessionMemory:
         self.scenes: SceneStore | None = None
         """The scene store (``scenes.db``; attach.py opens it): the turn asks it which scene it is in."""
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
+        self._last_used: str | None = None
         self._query_vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._old_records: OrderedDict[tuple[str, int], EventRecord] = OrderedDict()
         self._old_events: OrderedDict[tuple[str, int], Event] = OrderedDict()
@@ -314,6 +320,9 @@ class SessionMemory:
             self._evict()
         else:
             self._sessions.move_to_end(sid)
+        if self._last_used not in (None, sid) and (previous := self._sessions.get(self._last_used)) is not None:
+            previous.index.forget_cosines()  # kept for the session in use only: 4 bytes a sealed passage
+        self._last_used = sid
         return state
 
     def _evict(self) -> None:
@@ -420,13 +429,18 @@ class SessionMemory:
                 cache[(sid, p)] = record
         return _pick(cache, sid, positions, base, lambda i: state.records[int(state.tail[i].seq)], _OLD_RECORDS)
 
-    def _in_cold(self, state: _Session) -> np.ndarray:
-        return self.cold.holds_hashes(state.index.hashes)
+    def _in_cold(self, sid: str, state: _Session) -> np.ndarray:
+        return self._layers(sid, state)[0]
 
-    def _in_l3(self, state: _Session) -> np.ndarray:
+    def _in_l3(self, sid: str, state: _Session) -> np.ndarray:
         """Which of the session's indexed events L3 holds: neither L1 nor L2 (recorded in ``cold.db`` by the
         move, so a kernel that never cooled, or whose graph is not open, answers without the graph)."""
-        return self.cold.in_l3_hashes(state.index.hashes)
+        return self._layers(sid, state)[1]
+
+    def _layers(self, sid: str, state: _Session) -> tuple[np.ndarray, np.ndarray]:
+        """(held by L2, held by L3) for every indexed event of the session, in index order: asked of the cold
+        store for the events it changed or added since the session's last request (hologram/memory/layers.py)."""
+        return state.layers.of(self.cold, sid, state.index.hashes)
 
     def l1_events(self, sid: str) -> list[Event]:
         """The session's events held neither in cold context (L2) nor in the memory graph (L3), in log order
@@ -442,13 +456,13 @@ class SessionMemory:
         """Event ids of this session held in L3 (log order)."""
         state = self._sync_now(sid)
         with state.index.reading():
-            return [state.index.id_at(i) for i in np.flatnonzero(self._in_l3(state)).tolist()]
+            return [state.index.id_at(i) for i in np.flatnonzero(self._in_l3(sid, state)).tolist()]
 
     def cold_ids(self, sid: str) -> list[str]:
         """Event ids of this session held in L2 (log order)."""
         state = self._sync_now(sid)
         with state.index.reading():
-            return [state.index.id_at(i) for i in np.flatnonzero(self._in_cold(state)).tolist()]
+            return [state.index.id_at(i) for i in np.flatnonzero(self._in_cold(sid, state)).tolist()]
 
     # -- prepare / preview / recover ---------------------------------------------------------------------
 
@@ -543,8 +557,7 @@ class SessionMemory:
     ) -> Prepared:
         index = state.index
         n = len(index)
-        in_cold = self._in_cold(state)
-        in_l3 = self._in_l3(state)
+        in_cold, in_l3 = self._layers(sid, state)
         in_l1 = ~in_cold & ~in_l3
         cost = index.cost.astype(np.int64)
         l1_total = int(cost[in_l1].sum()) if n else 0
@@ -588,11 +601,17 @@ class SessionMemory:
         losers = np.flatnonzero(~keep & in_l1).tolist()
         winners = np.flatnonzero(keep & in_cold).tolist()
         moved = self._records_with_vectors(sid, state, losers)
-        recalled = self._records_at(sid, state, winners)
+        # the recalled events' ids and tokens come from the index; only the quoted ones are rebuilt as records
+        # (a long session recalls tens of events a request, and rebuilding each cost ~50 us)
+        recalled = index.ids_at(winners)
+        quoted = self._records_at(sid, state, winners[:NOTE_ITEMS])
+        recalled_tokens = int(cost[winners].sum()) - MESSAGE_OVERHEAD * len(winners)
         if commit:
             if moved:  # durable before the history forgets them (L1 is derived from L2 membership)
+                before = state.layers.stamp(self.cold, sid)
                 await asyncio.to_thread(self.cold.put, moved)
-            await self._count_access(state, [r.id for r in recalled], last_input)
+                state.layers.moved_to_l2(self.cold, sid, losers, before)
+            await self._count_access(state, recalled, last_input)
             self.schedule_index(sid)
         kept = np.flatnonzero(keep).tolist()
         events = self._events_at(sid, state, kept)
@@ -612,7 +631,10 @@ class SessionMemory:
             wider = render(pool, reserved.tokens + budget - kept_tokens, session=sid)
             if len(wider.hits) >= len(reserved.hits):
                 l3 = wider
-        text_note = "\n".join(p for p in (memory_note(moved, recalled, overflow=overflow), l3.note) if p)
+        note = memory_note(
+            moved, quoted, overflow=overflow, recalled_count=len(winners), recalled_tokens=recalled_tokens
+        )
+        text_note = "\n".join(p for p in (note, l3.note) if p)
         return Prepared(
             messages=messages_from_events(events),
             note=Message.system(text_note) if text_note else None,
@@ -622,7 +644,7 @@ class SessionMemory:
             budget_tokens=budget,
             over_budget=over,
             seqs=[e.seq for e in events],
-            recalled=[r.id for r in recalled],
+            recalled=recalled,
             recalled_seqs=index.seqs[winners].tolist(),
             held=int(in_cold.sum()) + (len(losers) if commit else 0),
             l3_events=l3.events,
@@ -717,14 +739,24 @@ class SessionMemory:
     # -- vectors ------------------------------------------------------------------------------------------
 
     def schedule_index(self, sid: str) -> None:
-        """Start :meth:`index` for `sid` in the background unless it is running or there is no model yet."""
+        """Start :meth:`index` for `sid` in the background unless it is running; without a model, only the
+        merging of its segments, when one is due (else a session scored by BM25 alone would gain a segment
+        every 256 events, and every request would open them all)."""
         state = self._state(sid)
-        if self.embedder is None or (state.index_task is not None and not state.index_task.done()):
+        if state.index_task is not None and not state.index_task.done():
             return
+        if self.embedder is None and not state.index.merge_plan():
+            return
+        work = self.index(sid) if self.embedder is not None else self._merge_only(state)
         try:
-            state.index_task = asyncio.get_running_loop().create_task(self.index(sid))
+            state.index_task = asyncio.get_running_loop().create_task(work)
         except RuntimeError:  # no loop: nothing to schedule on
+            work.close()
             return
+
+    async def _merge_only(self, state: _Session) -> int:
+        await self._compact(state)
+        return 0
 
     async def index(self, sid: str) -> int:
         """Give every passage of the session its dense vector: from the vector cache (``vectors.db``) when it
@@ -793,7 +825,7 @@ class SessionMemory:
         index = state.index
         if len(index) == 0:
             return []
-        mask = self._in_cold(state)
+        mask = self._in_cold(sid, state)
         ts = index.ts.copy()
         if since is not None:
             mask &= ts >= since
@@ -894,7 +926,7 @@ class SessionMemory:
         else:
             state = await self._sync(sid)
             with state.index.reading():
-                in_l3 = self._in_l3(state)
+                in_l3 = self._in_l3(sid, state)
                 scores = None
                 if in_l3.any():
                     query = await self._query(sid, state, text, now=time.time(), current_input=None)

@@ -72,21 +72,30 @@ def prune_note(moved: Sequence[EventRecord]) -> str:
     )
 
 
-def recall_note(recalled: Sequence[EventRecord]) -> str:
-    """The one line that tells the model what came back from cold context for this request."""
-    if not recalled:
+def recall_note(recalled: Sequence[EventRecord], *, count: int | None = None, tokens: int | None = None) -> str:
+    """The one line that tells the model what came back from cold context for this request. `count` and
+    `tokens`: of all the recalled events when `recalled` holds only the quoted first ones (`describe_moved`)."""
+    if not (len(recalled) if count is None else count):
         return ""
-    amount, snippets = describe_moved(recalled)
+    amount, snippets = describe_moved(recalled, count=count, tokens=tokens)
     return f"[memory] Recalled from cold context for this request, shown at their place in time: {amount}: {snippets}."
 
 
-def memory_note(moved: Sequence[EventRecord], recalled: Sequence[EventRecord], *, overflow: bool = False) -> str:
-    """The request's one memory note: what moved out (regular prune or overflow) and what came back."""
+def memory_note(
+    moved: Sequence[EventRecord],
+    recalled: Sequence[EventRecord],
+    *,
+    overflow: bool = False,
+    recalled_count: int | None = None,
+    recalled_tokens: int | None = None,
+) -> str:
+    """The request's one memory note: what moved out (regular prune or overflow) and what came back
+    (`recalled_count` / `recalled_tokens`: see :func:`recall_note`)."""
     parts = []
     if moved:
         parts.append(overflow_note(moved) if overflow else prune_note(moved))
-    if recalled:
-        parts.append(recall_note(recalled))
+    if recalled or recalled_count:
+        parts.append(recall_note(recalled, count=recalled_count, tokens=recalled_tokens))
     return "\n".join(parts)
 
 
