@@ -338,9 +338,21 @@ def test_memory_counts_and_search(page: Page) -> None:
     page.shot("memory")
 
 
-def test_chinese_switch(page: Page) -> None:
+def test_chinese_switch(page: Page, mock: MockLLM) -> None:
+    """The switch relabels the page, and also what the transcript already shows (a turn answered in English
+    had kept "Reasoning" after the switch: its labels were written once, not marked data-i18n).
+    Mutation check (done): chat.js's reasoning summary without data-i18n turns this red."""
+    from selenium.webdriver.common.keys import Keys
+
+    page.click("#tab-chat")
+    mock.script([{"reasoning_content": "think first", "content": "answered before the switch"}])
+    page.visible("#chat-input").send_keys("hello", Keys.ENTER)
+    assert page.wait_turn_ended() == "answer"
+    summary = "#messages .turn:last-child details.reasoning summary"
+    assert page.js("return document.querySelector(arguments[0]).textContent", summary) == "Reasoning"
     page.click("#lang-zh")
     page.wait(lambda: page.text("#tab-chat") == "对话", "Chinese tab labels")
+    assert page.js("return document.querySelector(arguments[0]).textContent", summary) == "思考过程"
     assert page.text("#tab-plugins") == "插件" and page.text("#tab-memory") == "记忆"
     page.click("#tab-chat")
     assert "回车发送" in page.find("#chat-input").get_attribute("placeholder")

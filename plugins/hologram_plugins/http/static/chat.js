@@ -48,7 +48,7 @@
       this.last = null; // {kind: "text"|"reasoning", node, raw}
       this.user = el("div", { class: "msg user", "data-testid": "user-message" });
       this.answer = el("div", { class: "msg assistant", "data-testid": "assistant-message" },
-        el("div", { class: "who", text: t("chat.assistant") }));
+        el("div", { class: "who", "data-i18n": "chat.assistant", text: t("chat.assistant") }));
       this.note = el("div", { class: "turn-note" });
       this.answer.hidden = true;
       this.node.replaceChildren(this.user, this.answer, this.note);
@@ -64,7 +64,7 @@
       if (kind === "reasoning") {
         // collapsed by default: <details> without `open`
         node = el("details", { class: "reasoning", "data-testid": "reasoning" },
-          el("summary", { text: t("chat.reasoning") }), el("div", { class: "body" }));
+          el("summary", { "data-i18n": "chat.reasoning", text: t("chat.reasoning") }), el("div", { class: "body" }));
       } else {
         node = el("div", { class: "text", "data-testid": "answer-text" });
       }
@@ -96,12 +96,12 @@
       c.args = el("pre", { class: "args" });
       c.output = el("pre", { class: "output" });
       c.result = el("pre", { class: "result" });
-      c.outputPart = el("div", { class: "part", hidden: true }, el("div", { class: "label", text: t("chat.output") }), c.output);
-      c.resultPart = el("div", { class: "part", hidden: true }, el("div", { class: "label", text: t("chat.result") }), c.result);
+      c.outputPart = el("div", { class: "part", hidden: true }, el("div", { class: "label", "data-i18n": "chat.output", text: t("chat.output") }), c.output);
+      c.resultPart = el("div", { class: "part", hidden: true }, el("div", { class: "label", "data-i18n": "chat.result", text: t("chat.result") }), c.result);
       c.approval = el("div", { class: "approval", hidden: true });
       c.node = el("div", { class: "tool", "data-testid": "tool-card", dataset: { callId } },
         el("div", { class: "head" }, c.title, c.state),
-        el("div", { class: "part" }, el("div", { class: "label", text: t("chat.arguments") }), c.args),
+        el("div", { class: "part" }, el("div", { class: "label", "data-i18n": "chat.arguments", text: t("chat.arguments") }), c.args),
         c.approval, c.outputPart, c.resultPart);
       this.answer.append(c.node);
       this.last = null;
@@ -137,8 +137,8 @@
       };
       c.approval.replaceChildren(
         el("span", { text: (ev.summary ? ev.summary + " — " : "") + t("chat.approval") }),
-        el("button", { class: "approve primary", "data-testid": "approve-" + ev.call_id, text: t("btn.approve"), onclick: decide(true) }),
-        el("button", { class: "deny danger", "data-testid": "deny-" + ev.call_id, text: t("btn.deny"), onclick: decide(false) }));
+        el("button", { class: "approve primary", "data-testid": "approve-" + ev.call_id, "data-i18n": "btn.approve", text: t("btn.approve"), onclick: decide(true) }),
+        el("button", { class: "deny danger", "data-testid": "deny-" + ev.call_id, "data-i18n": "btn.deny", text: t("btn.deny"), onclick: decide(false) }));
       c.approval.hidden = false;
     }
 
