@@ -6,8 +6,10 @@ timestamped, so the output reads well in both.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
+from pathlib import Path
 from typing import TextIO
 
 from hologram.supervisor import ManagedPlugin, State, Supervisor
@@ -26,12 +28,25 @@ _SYMBOLS = {
 WEB_PLUGIN = "http"  # the HTTP channel plugin (manifests/http.toml)
 
 
+def process_started() -> float:
+    """When this process started, on the `time.monotonic` clock (to the kernel's tick, 10 ms). The times
+    `hologram up` prints count from the command the user typed, not from when the supervisor started after
+    the kernel's imports: "Hologram is up in 0.05 s" for a launch that took 0.4 s said less than the truth."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        started_ticks = int(fields[19])  # field 22, starttime: clock ticks after boot
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - started_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):  # not Linux: count from now
+        return time.monotonic()
+    return time.monotonic() - max(0.0, age)
+
+
 class Progress:
     def __init__(self, supervisor: Supervisor, stream: TextIO = sys.stdout) -> None:
         self.supervisor = supervisor
         self.stream = stream
         self.tty = stream.isatty()
-        self.started = time.monotonic()
+        self.started = process_started()
         self.summarised = False
         self.width = max((len(n) for n in supervisor.plugins), default=6)
         self.web_announced = False  # the web UI's link: printed once, when its plugin is first ready
