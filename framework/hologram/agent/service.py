@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
-from hologram import _preload
+from hologram import _heap, _preload
 from hologram import turn_api as api
 from hologram.agent.hub import TurnHub, Watcher
 from hologram.agent.turn import TurnError
@@ -53,6 +53,7 @@ class TurnService:
             raise TurnError(one_line(exc)) from None
         finally:  # `hologram up` held its start-up loads for the first answer (hologram/_preload.py): it is out
             _preload.release()
+            _heap.idle_trim.activity()  # the turn's freed heap goes back to the OS once the kernel is idle
 
     # -- who is calling ---------------------------------------------------------------------------------
 

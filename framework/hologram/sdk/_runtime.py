@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from hologram import _json, _loop, protocol
+from hologram._heap import idle_trim
 from hologram._version import __version__
 from hologram.rpc import (
     APPLICATION_ERROR,
@@ -106,7 +107,7 @@ class Runtime:
             protocol.SHUTDOWN: self._shutdown,
         }
         for method, handler in self.handlers.items():
-            self.connection.register(method, handler)
+            self.connection.register(method, _then_idle_trim(handler))
         plugin._runtime = self
 
     # -- serving --------------------------------------------------------------------------------------
@@ -334,3 +335,16 @@ def run_stdio(plugin: Plugin[Any]) -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     with contextlib.suppress(KeyboardInterrupt):
         _loop.run(serve_stdio(plugin))
+
+
+def _then_idle_trim(handler: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
+    """The handler, and after it the process's idle trim pushed back (hologram/_heap.py `IdleTrim`): a plugin
+    hands the heap a call freed back to the OS once it has been idle a second, not while it is busy."""
+
+    async def handle(params: Any) -> Any:
+        try:
+            return await handler(params)
+        finally:
+            idle_trim.activity()
+
+    return handle

@@ -30,6 +30,8 @@ from urllib.parse import unquote
 
 import h11
 
+from hologram._heap import idle_trim
+
 log = logging.getLogger("hologram_plugins.http")
 
 Scope = MutableMapping[str, Any]
@@ -202,6 +204,7 @@ class Connection(asyncio.Protocol):
 
     def response_complete(self) -> None:
         """The cycle's response is out: wait for the next request (or the keep-alive timeout)."""
+        idle_trim.activity()  # what the request freed goes back to the OS once the plugin is idle
         assert self.transport is not None
         if self.transport.is_closing():
             return
