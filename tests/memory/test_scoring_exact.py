@@ -11,9 +11,9 @@ identically (``array_equal`` on the bits, not ``allclose``).
 
 Mutation checks (done): BM25's normalisation with ``_B`` and ``_K1`` swapped, the one-count branch taken when
 a term's largest count is 2, ``(tf + 1) + norm`` in the general branch, ``_best_of_events`` returning the
-values whenever there are as many as events *or* fewer, the all-vectors shortcut taken whenever any event
-has one, and a zscore that divides by the count minus one — each turns ``test_scores_are_the_old_scores``
-or ``test_zscore_is_the_old_zscore`` red.
+values whenever there are at least as many as events, and the all-vectors shortcut taken whenever any event
+has a vector each turn ``test_scores_are_the_old_scores`` red; a zscore dividing by the count minus one turns
+``test_zscore_is_the_old_zscore`` red.
 """
 
 from __future__ import annotations
