@@ -215,3 +215,34 @@ def test_pinning_walks_past_one_step_of_candidates() -> None:
     assert np.flatnonzero(keep).tolist() == list(range(30, 150)) and not over
     expected, _ = reference_fit(index, None, everything, 10_000, pinned_recent=120)
     assert keep.tolist() == expected.tolist()
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(st.tuples(st.integers(0, 6), st.integers(-3, 3)), min_size=1, max_size=40),
+    st.booleans(),
+)
+def test_units_best_and_newest_members(draws: list[tuple[int, int]], in_runs: bool) -> None:
+    """`_best_of_units` and `_newest_members` against plain loops, for logs whose units' members come one after
+    another (the shortcut: no sort, no ``np.maximum.at``) and for interleaved ones. Mutation checks (done):
+    `_best_of_units` taking its shortcut for interleaved units turns this red, and so does `_newest_members`
+    taking a run's first member for its newest. (`_newest_members`' shortcut on interleaved units happens to
+    give the right answer where numpy writes repeated indices in order, which numpy does not promise: hence
+    its guard.)"""
+    n = len(draws)
+    # unit ids are a member's position: interleaved, each event joins an earlier unit or opens its own
+    unit_of = np.zeros(n, dtype=np.int32)
+    for i, (back, _) in enumerate(draws):
+        unit_of[i] = (unit_of[i - 1] if back and i else i) if in_runs else unit_of[max(0, i - back)] if back else i
+    scores = np.array([float(s) for _, s in draws])
+    idx = np.flatnonzero(np.array([s != -3 for _, s in draws]))
+    if idx.size:
+        best = fit_module._best_of_units(unit_of[idx].astype(np.int64), scores[idx], n)
+        for u in set(unit_of.tolist()):
+            members = [i for i in idx.tolist() if unit_of[i] == u]
+            assert best[u] == (max(scores[members]) if members else -np.inf)
+    units = np.unique(unit_of).astype(np.int64)
+    newest = fit_module._newest_members(unit_of, units)
+    assert newest.tolist() == [max(i for i in range(n) if unit_of[i] == u) for u in units.tolist()]
+    if in_runs:
+        assert fit_module._ascending(unit_of)

@@ -7,7 +7,7 @@ Real SessionStore and ColdStore on disk; requests checked by the strict mock's v
 Mutation checks (done): scoring only L1 (``candidates = ~in_cold`` in ``SessionMemory._prepare``) turns
 ``test_a_fact_pruned_long_ago_is_in_the_request_that_needs_it`` and the pairing test red; making every
 passage the whole text (``PASSAGE_WORDS = 10**6``) turns ``test_a_fact_said_in_passing_in_a_long_message``
-red; dropping the once-per-turn guard in ``_count_access`` turns the access test red.
+red; dropping the once-per-turn guard in ``_first_accesses`` turns the access test red.
 """
 
 from __future__ import annotations

@@ -24,7 +24,9 @@ directory at each `--at` turn (SQLite files by their backup API, a consistent co
 few soak-like inputs; ``--instructions DIR`` then counts, under ``valgrind --tool=callgrind``, the
 instructions of one request's ranking at each saved state: a fresh copy of the state, the first session
 previewed (`SessionMemory.preview`: the same ranking and fitting as `prepare`, nothing moved) for
-`--requests` new inputs, minus the same run without them. Instruction counts do not depend on the load, so
+`--requests` new inputs, minus the same run without them; and a turn's later request (the same input previewed
+again right after: what a turn's second LLM step ranks against), minus the run without those. Instruction
+counts do not depend on the load, so
 two versions of the code can be compared on the same saved states one after the other (run this file with
 the other version on ``PYTHONPATH``).
 """
@@ -209,7 +211,7 @@ class ReplayEmbedder:
         return np.stack([self._by_text[t] for t in texts])
 
 
-async def _replay(state: Path, requests: int) -> None:
+async def _replay(state: Path, requests: int, later: bool = False) -> None:
     saved = np.load(state / REPLAY)
     texts = [str(t) for t in saved["texts"]]
     embedder = ReplayEmbedder(texts, saved["vectors"], str(saved["fingerprint"])) if saved["vectors"].size else None
@@ -221,6 +223,8 @@ async def _replay(state: Path, requests: int) -> None:
     now = time.time()
     for k, text in enumerate(texts[: 1 + requests]):
         await memory.preview(sid, text, window_tokens=WINDOW_TOKENS, fixed_tokens=FIXED_TOKENS, now=now)
+        if later and k:  # the turn's later request: the same input again (its tool results are not replayed)
+            await memory.preview(sid, text, window_tokens=WINDOW_TOKENS, fixed_tokens=FIXED_TOKENS, now=now)
         if k == 0:  # the first reads the log's tail and opens the index, in both runs; then, as the kernel
             gc.collect()  # does once its loads are done (hologram/_heap.py), the heap so far is frozen: a full
             gc.freeze()  # collection over jieba's dictionary would count more than a request
@@ -228,14 +232,16 @@ async def _replay(state: Path, requests: int) -> None:
     store.close()
 
 
-def _instructions(state: Path, requests: int) -> int:
-    """Instructions callgrind counts for a replay of `requests` requests on a fresh copy of `state`."""
+def _instructions(state: Path, requests: int, later: bool = False) -> int:
+    """Instructions callgrind counts for a replay of `requests` requests (`later`: each followed by a turn's
+    later request with the same input) on a fresh copy of `state`."""
     with tempfile.TemporaryDirectory(prefix="hologram-replay-") as tmp:
         copy = Path(tmp) / "state"
         shutil.copytree(state, copy)
         done = subprocess.run(
             ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-             sys.executable, __file__, "--replay", str(copy), "--requests", str(requests)],
+             sys.executable, __file__, "--replay", str(copy), "--requests", str(requests),
+             *(["--later"] if later else [])],
             capture_output=True, text=True, check=True,
             # one BLAS thread: an idle OpenBLAS worker spins, and under valgrind its spinning counts with the
             # run's length, not with the code measured
@@ -252,11 +258,16 @@ def _count(directory: Path, requests: int) -> dict[str, Any]:
     for state in sorted(directory.glob("turn-*"), key=lambda p: int(p.name.split("-")[1])):
         base, loaded = _instructions(state, 0), _instructions(state, requests)
         per = (loaded - base) / requests
-        rows.append({"turn": int(state.name.split("-")[1]), "instructions_per_request": per})
-        print(f"{state.name}: {per / 1e6:.2f} M instructions a request ({requests} requests)", flush=True)
+        later = (_instructions(state, requests, later=True) - loaded) / requests
+        rows.append({"turn": int(state.name.split("-")[1]), "instructions_per_request": per,
+                     "instructions_per_later_request": later})  # fmt: skip
+        print(f"{state.name}: {per / 1e6:.2f} M instructions a turn's first request, {later / 1e6:.2f} M a later "
+              f"one with the same input ({requests} requests)", flush=True)  # fmt: skip
     ratio = rows[-1]["instructions_per_request"] / rows[0]["instructions_per_request"]
-    print(f"instructions a request at {rows[-1]['turn']} / at {rows[0]['turn']}: {ratio:.2f}x")
-    return {"rows": rows, "ratio": ratio}
+    later_ratio = rows[-1]["instructions_per_later_request"] / rows[0]["instructions_per_later_request"]
+    print(f"instructions a request at {rows[-1]['turn']} / at {rows[0]['turn']}: {ratio:.2f}x (first), "
+          f"{later_ratio:.2f}x (later)")  # fmt: skip
+    return {"rows": rows, "ratio": ratio, "later_ratio": later_ratio}
 
 
 def main() -> int:
@@ -270,12 +281,13 @@ def main() -> int:
     parser.add_argument("--instructions", type=Path, help="count instructions a request at the states kept here")
     parser.add_argument("--requests", type=int, default=10, help="requests a counted replay makes")
     parser.add_argument("--replay", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--later", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if not (0 if args.replay else 1) <= args.requests < REPLAY_INPUTS:
         parser.error(f"--requests must be 1-{REPLAY_INPUTS - 1}")
     if args.replay is not None:
-        asyncio.run(_replay(args.replay, args.requests))
+        asyncio.run(_replay(args.replay, args.requests, args.later))
         return 0
     if args.keep is not None and args.keep.exists():
         parser.error(f"--keep {args.keep}: already exists (the states are written into a new directory)")

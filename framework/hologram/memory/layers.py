@@ -14,7 +14,7 @@ event again, as before.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,14 +37,17 @@ class Layers:
         self._stamp: tuple[int, int] | None = None
         self._where = _NONE
 
-    def of(self, cold: ColdStore, session: str, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(held by L2, held by L3) for the events with these id `hashes` (the session's, in index order)."""
+    def of(
+        self, cold: ColdStore, session: str, count: int, hashes_from: Callable[[int], np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(held by L2, held by L3) for the session's `count` indexed events, in index order; `hashes_from(k)`
+        gives the id hashes of events k on (only those the remembered answer does not cover are asked for)."""
         stamp = cold.membership_stamp(session)  # read first: a change after it makes the next stamp differ
         where = self._where
-        if stamp != self._stamp or where.size > hashes.size:
+        if stamp != self._stamp or where.size > count:
             where = _NONE
-        if where.size < hashes.size:
-            new = hashes[where.size :]
+        if where.size < count:
+            new = hashes_from(where.size)
             part = cold.holds_hashes(new).astype(np.uint8)
             part |= cold.in_l3_hashes(new).astype(np.uint8) * np.uint8(IN_L3)
             where = np.concatenate([where, part]) if where.size else part

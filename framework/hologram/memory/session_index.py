@@ -389,26 +389,8 @@ class SessionIndex:
         cols = self._columns
         if cols is not None and cols.generation == self._generation and cols.n == len(self):
             return cols
-        segs = self._opened()
-
-        def column(name: str, tail: array[Any] | np.ndarray, dtype: Any) -> np.ndarray:
-            parts = [s[name] for s in segs]
-            parts.append(np.array(tail, dtype=dtype))
-            return np.concatenate(parts) if len(parts) > 1 else parts[0]
-
-        cols = _Columns(
-            generation=self._generation,
-            n=len(self),
-            segments=segs,
-            seq=column("seq", self._seqs, np.int64),
-            hash=column("hash", self._hash, np.uint64),
-            cost=column("cost", self._cost, np.int32),
-            turn=column("turn", self._turn, np.int32),
-            ts=column("ts", self._ts, np.float64),
-            unit_of=column("unit_of", self._unit_of, np.int32),
-            first_passage=column("first_passage", self._first_passage, np.int32),
-            passage_length=column("passage_length", self._passage_length, np.float32),
-        )
+        tail = {name: (getattr(self, attr), dtype) for name, (attr, dtype) in _TAIL_COLUMNS.items()}
+        cols = _Columns(self._generation, len(self), self._opened(), {k: (a, len(a), d) for k, (a, d) in tail.items()})
         if self._reading:
             self._columns = cols
         return cols
@@ -417,33 +399,49 @@ class SessionIndex:
 
     @property
     def seqs(self) -> np.ndarray:
-        return self._cols().seq
+        return self._cols().column("seq")
 
     @property
     def hashes(self) -> np.ndarray:
         """64-bit hashes of the event ids (:mod:`hologram.memory.idhash`): what membership is asked with."""
-        return self._cols().hash
+        return self._cols().column("hash")
+
+    def hashes_from(self, start: int) -> np.ndarray:
+        """The id hashes of the events from position `start` on: what a request asks the cold store about when
+        it remembers the answer for the events before (:mod:`hologram.memory.layers`) — without building the
+        whole column."""
+        if start <= 0:
+            return self.hashes
+        cols = self._cols()
+        parts = []
+        for seg in cols.segments:
+            lo = int(seg.meta["first_event"])
+            if lo + int(seg.meta["events"]) > start:
+                parts.append(seg["hash"][max(0, start - lo) :])
+        tail, k, dtype = cols.tail["hash"]
+        parts.append(np.array(tail, dtype=dtype)[max(0, start - self._base_event) : k])
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
     @property
     def cost(self) -> np.ndarray:
-        return self._cols().cost
+        return self._cols().column("cost")
 
     @property
     def turn(self) -> np.ndarray:
-        return self._cols().turn
+        return self._cols().column("turn")
 
     @property
     def ts(self) -> np.ndarray:
-        return self._cols().ts
+        return self._cols().column("ts")
 
     @property
     def unit_of(self) -> np.ndarray:
         """Each event's unit: the position of the unit's first member."""
-        return self._cols().unit_of
+        return self._cols().column("unit_of")
 
     @property
     def first_passage(self) -> np.ndarray:
-        return self._cols().first_passage
+        return self._cols().column("first_passage")
 
     @property
     def units(self) -> list[list[int]]:
@@ -686,7 +684,7 @@ class SessionIndex:
     def whole_units(self, mask: np.ndarray) -> np.ndarray:
         """`mask` widened to whole units: an event is in when any member of its call group is (a call
         never travels without its results)."""
-        unit_of = self.unit_of.astype(np.int64)
+        unit_of = self.unit_of
         hit = np.zeros(len(self), dtype=bool)
         hit[unit_of[mask]] = True
         out: np.ndarray = hit[unit_of]
@@ -729,19 +727,31 @@ class SessionIndex:
             return out
         cols = self._cols()
         avg = max(self.total_length / n, 1.0)
-        length = cols.passage_length
         active = [(term, weight) for term, weight in terms.items() if weight > 0]
         postings = self._postings([t for t, _ in active], cols.segments)
+        norm = once = None
         for (_term, weight), found in zip(active, postings, strict=True):
             if not found:
                 continue
+            if norm is None:
+                # Each passage's length normalisation once a request, not once a posting: a long session's
+                # common terms together have more postings than it has passages. The same float32 operations
+                # on each element as on the gathered lengths, so the same values (and ``tf + norm`` with
+                # tf = 1, the usual count, is ``once``, exactly).
+                length = cols.column("passage_length")
+                norm = (_K1 * (1.0 - _B + _B * length / avg)).astype(np.float64)
+                once = norm + 1.0
+            assert once is not None
             df = sum(part[0].size for part in found)  # the parts' passages are disjoint
             idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
             # one set of numpy operations per term over all parts (their slots are disjoint)
             slots = np.concatenate([f[0] for f in found]) if len(found) > 1 else found[0][0]
-            tf = (np.concatenate([f[1] for f in found]) if len(found) > 1 else found[0][1]).astype(np.float64)
-            norm = _K1 * (1.0 - _B + _B * length[slots] / avg)
-            out[slots] += weight * idf * tf * (_K1 + 1.0) / (tf + norm)
+            tf = np.concatenate([f[1] for f in found]) if len(found) > 1 else found[0][1]
+            scale = weight * idf
+            if int(tf.max()) == 1:  # weight * idf * tf * (k1 + 1) / (tf + norm), each step rounded as there
+                out[slots] += scale * (_K1 + 1.0) / once[slots]
+            else:
+                out[slots] += scale * tf * (_K1 + 1.0) / (tf + norm[slots])
         return out
 
     def _cosine(self, query: IndexQuery) -> tuple[np.ndarray, np.ndarray]:
@@ -777,7 +787,7 @@ class SessionIndex:
             any_vector = True
         if not any_vector:
             return np.zeros(n), np.zeros(n, dtype=bool)
-        best = np.maximum.reduceat(sims, cols.first_passage)
+        best = _best_of_events(sims, cols.column("first_passage"))
         mask = np.isfinite(best)
         best[~mask] = 0.0
         return best, mask
@@ -795,16 +805,18 @@ class SessionIndex:
             return np.zeros(0)
         with self.reading():
             cols = self._cols()
-            lexical = zscore(np.maximum.reduceat(self._bm25(query.terms), cols.first_passage)).astype(np.float64)
+            lexical = zscore(_best_of_events(self._bm25(query.terms), cols.column("first_passage"))).astype(np.float64)
             dense, mask = self._cosine(query)
             fused = lexical
-            if mask.any():
+            if mask.all():  # every event has a vector: the masked form below without its gathers, same values
+                fused = 0.5 * lexical + 0.5 * zscore(dense)
+            elif mask.any():
                 fused = lexical.copy()
                 fused[mask] = 0.5 * lexical[mask] + 0.5 * zscore(dense[mask])
             if query.window is not None:
-                ts = cols.ts
+                ts = cols.column("ts")
                 fused = fused + TIME_BOOST * ((ts >= query.window[0]) & (ts < query.window[1]))
-            turn = cols.turn
+            turn = cols.column("turn")
             turn_starts = np.flatnonzero(np.diff(turn, prepend=-1))
             best_of_turn = np.maximum.reduceat(fused, turn_starts)
             labels = None if segment is None else segment[turn_starts]
@@ -847,21 +859,49 @@ class _SegmentInfo:
         return info
 
 
-@dataclass(frozen=True, slots=True)
-class _Columns:
-    """The whole index's per-event columns for one request (segments' mapped arrays + the tail's)."""
+#: The per-event (and per-passage) columns a request reads, by name: the tail's array and its dtype.
+_TAIL_COLUMNS: dict[str, tuple[str, Any]] = {
+    "seq": ("_seqs", np.int64), "hash": ("_hash", np.uint64), "cost": ("_cost", np.int32),
+    "turn": ("_turn", np.int32), "ts": ("_ts", np.float64), "unit_of": ("_unit_of", np.int32),
+    "first_passage": ("_first_passage", np.int32), "passage_length": ("_passage_length", np.float32),
+}  # fmt: skip
 
-    generation: int
-    n: int
-    segments: list[Segment]
-    seq: np.ndarray
-    hash: np.ndarray
-    cost: np.ndarray
-    turn: np.ndarray
-    ts: np.ndarray
-    unit_of: np.ndarray
-    first_passage: np.ndarray
-    passage_length: np.ndarray
+
+class _Columns:
+    """The whole index's columns for one request (the segments' mapped arrays + the tail's), each concatenated
+    when first asked: a request ranks with cost, turn, unit and passages, and needs seq, hash and ts only at a
+    few positions or for the events added since the last request (:meth:`SessionIndex.hashes_from`) — each
+    column built needlessly was a copy of the whole session."""
+
+    __slots__ = ("_made", "generation", "n", "segments", "tail")
+
+    def __init__(
+        self, generation: int, n: int, segments: list[Segment], tail: dict[str, tuple[array[Any], int, Any]]
+    ) -> None:
+        self.generation, self.n, self.segments = generation, n, segments
+        self.tail = tail
+        """Per column: the tail's array, its length when the request began, the column's dtype."""
+        self._made: dict[str, np.ndarray] = {}
+
+    def column(self, name: str) -> np.ndarray:
+        made = self._made.get(name)
+        if made is None:
+            values, k, dtype = self.tail[name]
+            parts = [s[name] for s in self.segments]
+            parts.append(np.array(values, dtype=dtype)[:k])
+            made = self._made[name] = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        return made
+
+
+def _best_of_events(values: np.ndarray, first_passage: np.ndarray) -> np.ndarray:
+    """Each event's best passage value (``np.maximum.reduceat`` over its passages); `values` itself when every
+    event has one passage (an event has at least one, so as many passages as events means one each), the
+    common case, where reduceat's call per event is the cost."""
+    n = first_passage.size
+    if values.size == n and (n == 0 or int(first_passage[-1]) == n - 1):
+        return values
+    out: np.ndarray = np.maximum.reduceat(values, first_passage)
+    return out
 
 
 def _segment_cosines(seg: Segment, dense: np.ndarray) -> np.ndarray:

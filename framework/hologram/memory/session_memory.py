@@ -440,7 +440,7 @@ class SessionMemory:
     def _layers(self, sid: str, state: _Session) -> tuple[np.ndarray, np.ndarray]:
         """(held by L2, held by L3) for every indexed event of the session, in index order: asked of the cold
         store for the events it changed or added since the session's last request (hologram/memory/layers.py)."""
-        return state.layers.of(self.cold, sid, state.index.hashes)
+        return state.layers.of(self.cold, sid, len(state.index), state.index.hashes_from)
 
     def l1_events(self, sid: str) -> list[Event]:
         """The session's events held neither in cold context (L2) nor in the memory graph (L3), in log order
@@ -606,15 +606,22 @@ class SessionMemory:
         recalled = index.ids_at(winners)
         quoted = self._records_at(sid, state, winners[:NOTE_ITEMS])
         recalled_tokens = int(cost[winners].sum()) - MESSAGE_OVERHEAD * len(winners)
+        writes: asyncio.Future[None] | None = None
         if commit:
-            if moved:  # durable before the history forgets them (L1 is derived from L2 membership)
-                before = state.layers.stamp(self.cold, sid)
-                await asyncio.to_thread(self.cold.put, moved)
+            before = state.layers.stamp(self.cold, sid)
+            fresh = self._first_accesses(state, recalled, last_input)
+            if moved or fresh:  # durable (fsynced) in a worker thread while the history is built here
+                writes = asyncio.get_running_loop().run_in_executor(None, self._write_moves, moved, fresh)
+        try:
+            kept = np.flatnonzero(keep).tolist()
+            events = self._events_at(sid, state, kept)
+        finally:
+            if writes is not None:  # before the request is sent: moved events are L2's first (L1 is derived)
+                await writes
+        if commit:
+            if moved:
                 state.layers.moved_to_l2(self.cold, sid, losers, before)
-            await self._count_access(state, recalled, last_input)
             self.schedule_index(sid)
-        kept = np.flatnonzero(keep).tolist()
-        events = self._events_at(sid, state, kept)
         kept_tokens = int(cost[kept].sum()) if kept else 0
         l3 = reserved
         if l3_on and (from_l3.any() or (len(reserved.hits) < len(by_name) and kept_tokens < budget)):
@@ -689,15 +696,24 @@ class SessionMemory:
             out.append(record)
         return out
 
-    async def _count_access(self, state: _Session, ids: Sequence[str], turn_input: int) -> None:
-        """One access per recalled event per turn (a turn may make several requests). The write is durable
-        (an fsync): in a worker thread, like ``put``, never on the loop."""
+    @staticmethod
+    def _first_accesses(state: _Session, ids: Sequence[str], turn_input: int) -> list[str]:
+        """Which of the recalled `ids` count an access: one per event per turn (a turn may make several
+        requests); they are marked counted."""
         if state.touched_since != turn_input:
             state.touched_since, state.touched = turn_input, set()
         fresh = [i for i in ids if i not in state.touched]
-        if fresh:
-            state.touched.update(fresh)
-            await asyncio.to_thread(self.cold.touch, fresh)
+        state.touched.update(fresh)
+        return fresh
+
+    def _write_moves(self, moved: Sequence[EventRecord], accessed: Sequence[str]) -> None:
+        """A request's writes to the cold store, in a worker thread (each durable: an fsync): the L1 events that
+        lost move to L2, then the recalled events count their access. Run while the loop builds the history
+        (reading the session log): the two overlap instead of adding up on the turn's path."""
+        if moved:
+            self.cold.put(moved)
+        if accessed:
+            self.cold.touch(accessed)
 
     async def _query(
         self, sid: str, state: _Session, text: str, *, now: float | None, current_input: int | None

@@ -403,7 +403,9 @@ def _words(segment: str) -> list[str]:
         word = match.group()
         if word in _STOP:
             continue
-        out.append(_stem(word))
+        # a number is its own stem: it skips the cache, where a long session's new numbers (dates, amounts,
+        # ids: one a turn in the soak) would fill the bounded cache long after start-up, as memory growth
+        out.append(word if word.isdigit() else _stem(word))
     return out
 
 
