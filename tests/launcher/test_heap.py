@@ -133,3 +133,36 @@ def test_an_idle_process_hands_its_freed_heap_back_once() -> None:
     before, after, trims = (int(x) for x in done.stdout.split())
     assert before - after > 60_000, (before, after)
     assert trims == 1
+
+
+_BUSY = _IDLE.replace(
+    """    trim = IdleTrim(after=0.01)
+    trim.activity()
+    trim.activity()  # more work: the first trim is pushed back, not doubled
+    while trim.last is None:
+        await asyncio.sleep(0.005)
+    assert await trim.last""",
+    """    trim = IdleTrim(after=3600, busy_every=0)  # never idle long enough: only the busy trim can run
+    trim.activity()  # the busy period begins
+    assert trim.last is None
+    trim.activity()  # worked for busy_every since: a trim now, not after an idle second
+    assert trim.last is not None
+    running = trim.last
+    trim.activity()  # that trim still running (or just done): at most one at a time
+    assert trim.trims in (1, 2) and (trim.trims == 1 or running.done())
+    assert await running""",
+)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc_trim")
+def test_a_process_that_is_never_idle_still_hands_its_freed_heap_back() -> None:
+    """A kernel several channels keep busy never idles for a second, yet what its work frees must not pile up:
+    after `busy_every` seconds of work the next activity trims at once. Mutation check (done): `activity`
+    without its busy branch turns this red (no trim: `trim.last` stays None)."""
+    import subprocess
+
+    assert "busy_every=0" in _BUSY  # the script above was derived from _IDLE's
+    done = subprocess.run([sys.executable, "-c", _BUSY], capture_output=True, text=True, check=True)
+    before, after, trims = (int(x) for x in done.stdout.split())
+    assert before - after > 60_000, (before, after)
+    assert trims >= 1
