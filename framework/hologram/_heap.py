@@ -59,11 +59,13 @@ def release_free_heap() -> bool:
 IDLE_TRIM_S = 1.0
 """How long nothing must happen after some work before the heap's free pages are handed back."""
 
-BUSY_TRIM_S = 10.0
+BUSY_TRIM_S = 2.0
 """At most this long between trims while the work never stops. A kernel that several channels keep busy is
 never idle for :data:`IDLE_TRIM_S`, and its turns' freed pages pile up in the malloc arenas: 2,000 turns back to
 back (``tools/bench/sweep.py``'s soak) left the kernel +5 MB anonymous, and the trim after them gave back
-6.6 MB. A trim costs a few ms in a worker thread; one in 10 s of work is under 0.1 % of it."""
+6.6 MB. With a trim every 10 s the soak's kernel still swung by ~3 MB between trims (16 turns a second). A trim
+costs ~3 ms in a worker thread (a 300 MB heap of mixed objects and arrays); one in 2 s of work is ~0.15 % of a
+core, and the pages it returns are faulted in again at ~1 µs each."""
 
 
 class IdleTrim:
