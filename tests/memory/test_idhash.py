@@ -1,6 +1,8 @@
 """`HashSet` — L2's and L3's membership as sorted 64-bit hashes — behaves as a set of ids.
 
-Mutation check (done): inserting without sorting (``np.append``) in `add` turns the property test red.
+Mutation checks (done): inserting without sorting (``np.append``) in `add` turns the property test red; so do
+`contains` not asking the small array, `discard` not removing from it, and a merge that drops the small array
+instead of inserting it (each with `merge_at` small, so the property test reaches merges).
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from hologram.memory.idhash import HashSet, id_hashes
 ids = st.lists(st.sampled_from([f"ev_{i}" for i in range(40)]), max_size=30)
 
 
-@given(st.lists(st.tuples(st.booleans(), ids), max_size=12))
-def test_a_hash_set_is_a_set_of_ids(ops: list[tuple[bool, list[str]]]) -> None:
-    got, want = HashSet(), set()
+@given(st.lists(st.tuples(st.booleans(), ids), max_size=12), st.sampled_from([1, 3, 8, 4096]))
+def test_a_hash_set_is_a_set_of_ids(ops: list[tuple[bool, list[str]]], merge_at: int) -> None:
+    got, want = HashSet(merge_at=merge_at), set()
     for adding, batch in ops:
         if adding:
             got.add(batch)
