@@ -13,10 +13,11 @@ changes nothing.
 The C heap is handed back too (:func:`release_free_heap`): loading the embedding model leaves ~35 MB of
 freed but still resident malloc memory (onnxruntime's parse of the 72 MB graph), which glibc keeps until
 asked; ``malloc_trim(0)`` returns it (kernel idle RSS 244 -> 210 MB on its own, tools/bench/footprint.py).
-And again whenever the process goes idle (:class:`IdleTrim`): a turn's work — requests, JSON, numpy
-temporaries, in several threads each with its own malloc arena — leaves freed pages in the middle of the
-heaps that glibc keeps for the next allocation; an idle kernel after an English and a Chinese turn held
-~5 MB of them, the http plugin after serving the OpenAI-compatible API ~0.7 MB.
+And again whenever the process goes idle, or every :data:`BUSY_TRIM_S` while it never does
+(:class:`IdleTrim`): a turn's work — requests, JSON, numpy temporaries, in several threads each with its own
+malloc arena — leaves freed pages in the middle of the heaps that glibc keeps for the next allocation; an idle
+kernel after an English and a Chinese turn held ~5 MB of them, the http plugin after serving the
+OpenAI-compatible API ~0.7 MB.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class IdleTrim:
     so a process busy for a moment does not trim — the pages would only be faulted in again — and an idle one
     does once. One that stays busy trims every `busy_every` seconds, so what its work frees cannot pile up for
     as long as the work lasts. Trims run in a worker thread (a few ms, locking malloc's arenas, not the event
-    loop), one at a time."""
+    loop); a busy trim waits until the previous trim is done."""
 
     def __init__(self, after: float = IDLE_TRIM_S, busy_every: float = BUSY_TRIM_S) -> None:
         self.after = after

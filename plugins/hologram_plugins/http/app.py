@@ -363,7 +363,8 @@ async def _crash(request: Request, exc: Exception) -> Response:
 
 
 #: The OpenAI-compatible API's routes (`openai_api.ROUTES`, the same paths and methods: a test holds them equal).
-#: Its module is imported on the first such request, so an idle plugin no OpenAI client uses does not hold it.
+#: Its module is imported on the first such request: forked from the zygote, http finds it preloaded there (shared
+#: with the zygote, hologram/zygote/main.py); run on its own, an idle plugin no OpenAI client uses does not hold it.
 OPENAI_ROUTES = (("/v1/models", ("GET",)), ("/v1/models/{model}", ("GET",)), ("/v1/chat/completions", ("POST",)))
 
 
