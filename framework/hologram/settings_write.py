@@ -13,7 +13,6 @@ never readable by others, never half-written, and a failed write leaves the old 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import re
 from collections.abc import Sequence
@@ -33,10 +32,10 @@ _ALWAYS = ("name", "kind", "base_url", "model")  # written even when equal to a 
 def provider_table(provider: ProviderSettings) -> dict[str, Any]:
     """The ``[[providers]]`` entry as it is written: set fields only, the key unwrapped (it goes to the file)."""
     data = provider.model_dump(exclude_none=True)
-    defaults = {f.name: f.default for f in dataclasses.fields(ProviderSettings)}
+    defaults = ProviderSettings.model_fields
     table: dict[str, Any] = {}
     for key, value in data.items():
-        if key not in _ALWAYS and key != "api_key" and defaults[key] == value:
+        if key not in _ALWAYS and key != "api_key" and defaults[key].default == value:
             continue
         table[key] = value
     if provider.api_key is not None:

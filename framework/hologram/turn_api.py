@@ -11,19 +11,32 @@ see the same events, any one that said it can approve may answer an ``approval.r
 ``turn/approve``, and all see the ``approval.resolved`` that follows. A turn ends with exactly one
 ``turn.ended`` event whose ``stop_reason`` says why.
 
-Events and params are slotted dataclasses (cheap to build on the kernel's hot path); `parse_event` validates a
-received event (`hologram._fields`, not pydantic: a client is often a new process per turn, `hologram ask`,
-and pydantic's import alone costs it ~100 ms) and maps a type this version does not know to `UnknownEvent`,
-so an older client keeps working against a newer kernel.
+Params are pydantic models (validated once a request; their JSON Schema is docs/turn-api.schema.json, made by
+`make schema`). Events are slotted dataclasses: the kernel builds one per delta of every turn, and a dataclass
+is several times cheaper to build than a model (docs/performance.md); `parse_event` validates a received
+event with pydantic (a `TypeAdapter` of its class) and maps a type this version does not know to
+`UnknownEvent`, so an older client keeps working against a newer kernel.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from hologram._fields import FieldError, build
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+)
+from typing_extensions import Self
 
 TURN_API_VERSION = 1
 
@@ -54,31 +67,34 @@ OnDisconnect = Literal["cancel", "continue"]
 class _Event:
     """What every event carries. ``seq`` is set by the kernel's hub when the event is sent: it orders the
     events of a session across turns, and a client that reconnects passes the last one it saw to
-    ``turn/watch`` to get the rest of a running turn's events (no gap, no repeat)."""
+    ``turn/watch`` to get the rest of a running turn's events (no gap, no repeat).
 
-    session: str
-    turn: str
-    seq: int = 0
+    Fields are typed strictly (``StrictStr`` …) for `parse_event`: a received event has JSON's own types, and a
+    ``"no"`` is not a boolean. Only types: the kernel builds events without validating them."""
+
+    session: StrictStr
+    turn: StrictStr
+    seq: StrictInt = 0
 
 
 @dataclass(slots=True, kw_only=True)
 class TurnStarted(_Event):
     type: Literal["turn.started"] = "turn.started"
-    text: str = ""  # the input, as the client sent it
-    client: str = ""  # who started it (`cli`, `web`, a plugin's name)
+    text: StrictStr = ""  # the input, as the client sent it
+    client: StrictStr = ""  # who started it (`cli`, `web`, a plugin's name)
 
 
 @dataclass(slots=True, kw_only=True)
 class ContentDelta(_Event):
     type: Literal["content.delta"] = "content.delta"
-    text: str = ""
-    by: str | None = None  # a stage hook that answered in the model's place
+    text: StrictStr = ""
+    by: StrictStr | None = None  # a stage hook that answered in the model's place
 
 
 @dataclass(slots=True, kw_only=True)
 class ReasoningDelta(_Event):
     type: Literal["reasoning.delta"] = "reasoning.delta"
-    text: str = ""
+    text: StrictStr = ""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -86,9 +102,9 @@ class ToolCallStarted(_Event):
     """A call the model made that will run (or be asked about): its arguments as they will be used."""
 
     type: Literal["tool.call"] = "tool.call"
-    call_id: str = ""
-    tool: str = ""
-    plugin: str = ""
+    call_id: StrictStr = ""
+    tool: StrictStr = ""
+    plugin: StrictStr = ""
     arguments: dict[str, Any] = field(default_factory=dict)
 
 
@@ -97,41 +113,41 @@ class ToolOutput(_Event):
     """Live output of a running tool (shell, code), as it comes."""
 
     type: Literal["tool.output"] = "tool.output"
-    call_id: str = ""
-    text: str = ""
-    stream: str = "stdout"
+    call_id: StrictStr = ""
+    text: StrictStr = ""
+    stream: StrictStr = "stdout"
 
 
 @dataclass(slots=True, kw_only=True)
 class ApprovalRequested(_Event):
     type: Literal["approval.requested"] = "approval.requested"
-    approval: str = ""  # its id: what `turn/approve` names
-    call_id: str = ""
-    tool: str = ""
-    plugin: str = ""
+    approval: StrictStr = ""  # its id: what `turn/approve` names
+    call_id: StrictStr = ""
+    tool: StrictStr = ""
+    plugin: StrictStr = ""
     arguments: dict[str, Any] = field(default_factory=dict)
-    summary: str = ""  # one line for a person: the command, the program's first line …
-    timeout_s: float = 0.0
+    summary: StrictStr = ""  # one line for a person: the command, the program's first line …
+    timeout_s: StrictFloat = 0.0
 
 
 @dataclass(slots=True, kw_only=True)
 class ApprovalResolved(_Event):
     type: Literal["approval.resolved"] = "approval.resolved"
-    approval: str = ""
-    call_id: str = ""
-    approved: bool = False
-    by: str = ""  # the client that answered, or "policy" / "kernel" (no one could be asked, timeout)
-    reason: str = ""
+    approval: StrictStr = ""
+    call_id: StrictStr = ""
+    approved: StrictBool = False
+    by: StrictStr = ""  # the client that answered, or "policy" / "kernel" (no one could be asked, timeout)
+    reason: StrictStr = ""
 
 
 @dataclass(slots=True, kw_only=True)
 class ToolResult(_Event):
     type: Literal["tool.result"] = "tool.result"
-    call_id: str = ""
-    tool: str = ""
-    content: str = ""  # at most the first 2,000 characters; the session holds all of it
-    is_error: bool = False
-    status: str = "ok"  # ok | error | denied | answered | invalid | unknown | skipped
+    call_id: StrictStr = ""
+    tool: StrictStr = ""
+    content: StrictStr = ""  # at most the first 2,000 characters; the session holds all of it
+    is_error: StrictBool = False
+    status: StrictStr = "ok"  # ok | error | denied | answered | invalid | unknown | skipped
 
 
 @dataclass(slots=True, kw_only=True)
@@ -139,8 +155,8 @@ class MemoryNote(_Event):
     """Memory moved events out of the request (``pruned``) or brought stored ones back (``recalled``)."""
 
     type: Literal["memory.note"] = "memory.note"
-    pruned: int = 0
-    recalled: int = 0
+    pruned: StrictInt = 0
+    recalled: StrictInt = 0
 
 
 @dataclass(slots=True, kw_only=True)
@@ -149,15 +165,15 @@ class TurnFailed(_Event):
     with ``stop_reason = "error"`` follows."""
 
     type: Literal["turn.error"] = "turn.error"
-    message: str = ""
+    message: StrictStr = ""
 
 
 @dataclass(slots=True, kw_only=True)
 class TurnEnded(_Event):
     type: Literal["turn.ended"] = "turn.ended"
     stop_reason: StopReason = "answer"
-    output: str = ""  # the delivered answer (after before_output hooks)
-    steps: int = 0  # LLM calls made
+    output: StrictStr = ""  # the delivered answer (after before_output hooks)
+    steps: StrictInt = 0  # LLM calls made
     usage: list[dict[str, Any]] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
 
@@ -166,7 +182,7 @@ class TurnEnded(_Event):
 class UnknownEvent(_Event):
     """An event type this client version does not know (a newer kernel): kept, not an error."""
 
-    type: str = ""
+    type: StrictStr = ""
     data: dict[str, Any] = field(default_factory=dict)
 
 
@@ -197,7 +213,8 @@ def wire(event: Any) -> dict[str, Any]:
 
 
 def parse_event(data: Any) -> TurnEvent | UnknownEvent:
-    """A received event, validated. Raises `ValueError` naming the field when a known type is malformed."""
+    """A received event, validated (its fields are strict types: a ``"no"`` is not a boolean). Raises
+    `ValueError` naming the field when a known type is malformed; keys a newer kernel added are ignored."""
     if not isinstance(data, dict):
         raise ValueError(f"a turn event must be a JSON object, not {type(data).__name__}")
     kind = data.get("type")
@@ -212,42 +229,59 @@ def parse_event(data: Any) -> TurnEvent | UnknownEvent:
             data=rest,
         )
     try:
-        event: TurnEvent = build(EVENT_TYPES[str(kind)], data)
-    except FieldError as exc:
-        raise ValueError(f"malformed {kind} event: {'.'.join(map(str, exc.loc)) or '(event)'}: {exc.msg}") from None
+        event: TurnEvent = _adapter(str(kind)).validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(event)"
+        raise ValueError(f"malformed {kind} event: {where}: {first['msg']}") from None
     return event
+
+
+_ADAPTERS: dict[str, TypeAdapter[Any]] = {}
+
+
+def _adapter(kind: str) -> TypeAdapter[Any]:
+    """Pydantic's validator of one event class, built on the first event of that type (a client that only
+    ever sees deltas and an end builds two)."""
+    adapter = _ADAPTERS.get(kind)
+    if adapter is None:
+        adapter = _ADAPTERS[kind] = TypeAdapter(EVENT_TYPES[kind])
+    return adapter
 
 
 # -- params ---------------------------------------------------------------------------------------------------
 
 
-def _scene_key_problem(key: str) -> str | None:
-    """The grammar's check, imported when a turn declares a scene (the client's start-up stays lean)."""
-    from hologram.memory.scene_features import scene_key_problem
+class _Params(BaseModel):
+    """Params are frozen and forbid unknown keys: a misspelt option is an error, not silently ignored.
 
-    return scene_key_problem(key)
+    Pydantic models, unlike the events: params are validated once per request (not per delta), they are the
+    contract clients write against, and their JSON Schema is published (docs/turn-api.schema.json)."""
 
-
-def _length(low: int | None = None, high: int | None = None) -> Any:
-    """A string field's length bounds (checked by `hologram._fields`)."""
-    bounds = {"min_length": low, "max_length": high}
-    return {k: v for k, v in bounds.items() if v is not None}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Params:
-    """Params are frozen and forbid unknown keys: a misspelt option is an error, not silently ignored."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     @classmethod
-    def parse(cls, method: str, params: Any) -> Any:
-        """Validated params, or `ValueError` naming the method, the field and what is wrong with it."""
+    def parse(cls, method: str, params: Any) -> Self:
+        """Validated params, or `ValueError` naming the method, each field and what is wrong with it."""
         try:
-            return build(cls, params if params is not None else {}, extra="forbid")
-        except FieldError as exc:
-            raise ValueError(f"{method}: {'.'.join(map(str, exc.loc)) or '(params)'}: {exc.msg}") from None
+            return cls.model_validate(params if params is not None else {})
+        except ValidationError as exc:
+            problems = "; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in exc.errors())
+            raise ValueError(f"{method}: {problems}") from None
+
+    def wire(self) -> dict[str, Any]:
+        """The params as a client sends them: unset options left out, so an older kernel that does not know a
+        newer option is not sent it unless it is used."""
+        return self.model_dump(exclude_none=True)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+def _where(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "(params)"
+
+
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
 class StartParams(_Params):
     """``turn/start``. ``approvals``: this client can answer approval requests (default false: a script with
     no person behind it is never asked, the call is denied). ``watch``: send this connection the turn's
@@ -258,51 +292,72 @@ class StartParams(_Params):
     the channel). Both optional (since turn API version 1, a backward-compatible addition): memory prefers what
     happened in the same scene."""
 
-    text: str = field(metadata=_length(1))
-    session: str | None = None
-    client: str = "client"
-    approvals: bool = False
-    watch: bool = True
-    on_disconnect: OnDisconnect = "cancel"
-    scene: str | None = field(default=None, metadata=_length(1, 200))
-    partner: str | None = field(default=None, metadata=_length(1, 128))
+    text: NonEmpty = Field(description="the user's input")
+    session: str | None = Field(None, description="the session to continue; a new one when left out")
+    client: str = Field("client", description="who starts it (`cli`, `web`, a plugin's name)")
+    approvals: bool = Field(False, description="this client can answer approval requests")
+    watch: bool = Field(True, description="send this connection the turn's events")
+    on_disconnect: OnDisconnect = Field("cancel", description="what happens when the last watcher goes away")
+    scene: str | None = Field(None, min_length=1, max_length=200, description="a declared scene key")
+    partner: str | None = Field(None, min_length=1, max_length=128, description="who the turn is with")
 
-    def __post_init__(self) -> None:
-        if self.scene is not None:
-            problem = _scene_key_problem(self.scene)
+    @field_validator("scene")
+    @classmethod
+    def _scene_key(cls, scene: str | None) -> str | None:
+        if scene is not None:
+            from hologram.memory.scene_features import scene_key_problem  # the grammar, only when used
+
+            problem = scene_key_problem(scene)
             if problem is not None:
-                raise FieldError(("scene",), problem)
+                raise ValueError(problem)
+        return scene
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class WatchParams(_Params):
     """``turn/watch``. ``after``: replay the running turn's events whose ``seq`` is greater (a client that
     reconnects passes the last one it saw); without it only new events come."""
 
-    session: str = field(metadata=_length(1))
+    session: NonEmpty
     after: int | None = None
     client: str = "client"
     approvals: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class SessionParams(_Params):
     """``turn/unwatch``, ``turn/cancel``, ``sessions/read``, ``sessions/delete``."""
 
-    session: str = field(metadata=_length(1))
+    session: NonEmpty
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+class ListParams(_Params):
+    """``sessions/list`` (no params yet)."""
+
+
 class RenameParams(_Params):
-    session: str = field(metadata=_length(1))
-    title: str = field(metadata=_length(high=200))
+    """``sessions/rename``."""
+
+    session: NonEmpty
+    title: str = Field(max_length=200)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class ApproveParams(_Params):
     """``turn/approve``: the answer to the ``approval.requested`` event with id ``approval``."""
 
-    session: str = field(metadata=_length(1))
-    approval: str = field(metadata=_length(1))
+    session: NonEmpty
+    approval: NonEmpty
     approved: bool
     reason: str = ""
+
+
+# Each method's params, for the kernel's dispatch and the published schema (docs/turn-api.schema.json).
+METHOD_PARAMS: dict[str, type[_Params]] = {
+    TURN_START: StartParams,
+    TURN_WATCH: WatchParams,
+    TURN_UNWATCH: SessionParams,
+    TURN_CANCEL: SessionParams,
+    TURN_APPROVE: ApproveParams,
+    SESSIONS_LIST: ListParams,
+    SESSIONS_READ: SessionParams,
+    SESSIONS_RENAME: RenameParams,
+    SESSIONS_DELETE: SessionParams,
+}

@@ -36,3 +36,29 @@ def test_every_event_is_documented_with_its_fields() -> None:
         fields = {f.name for f in dataclasses.fields(cls)} - COMMON
         named = set(re.findall(r"`([a-z_]+)`", rows[name].split("(")[0] + " " + rows[name]))
         assert fields <= named, (name, fields - named)
+
+
+def test_the_published_schema_is_the_models() -> None:
+    """docs/turn-api.schema.json is generated from `hologram.turn_api` (`make schema`); it names every method's
+    params and every event, and validates what the kernel sends and refuses what it would refuse.
+
+    Mutation check (done): a field added to `StartParams` without `make schema` turns the first assertion red."""
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    from hologram.turn_api_schema import turn_api_json_schema_text
+
+    published = (PROTOCOL.parent / "turn-api.schema.json").read_text(encoding="utf-8")
+    assert published == turn_api_json_schema_text(), "docs/turn-api.schema.json drifted: run `make schema`"
+    schema = json.loads(published)
+    assert set(schema["methods"]) == set(api.METHOD_PARAMS)
+    Draft202012Validator.check_schema(schema)
+    start = Draft202012Validator({**schema["methods"][api.TURN_START]["params"], "$defs": schema["$defs"]})
+    assert start.is_valid({"text": "hi", "scene": "chan:qq/peer:group_1"})
+    assert not start.is_valid({"text": "hi", "colour": "red"})
+    assert not start.is_valid({"text": ""})
+    event = Draft202012Validator({**schema["notifications"][api.TURN_EVENT]["params"], "$defs": schema["$defs"]})
+    ended = api.TurnEnded(session="s", turn="t", seq=4, output="ok", steps=1)
+    assert event.is_valid(api.wire(ended))
+    assert not event.is_valid({**api.wire(ended), "stop_reason": "bored"})

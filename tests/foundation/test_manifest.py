@@ -10,7 +10,7 @@ import pytest
 from hologram.check import check
 from hologram.errors import HologramError
 from hologram.facility import parse_provided, parse_required
-from hologram.manifest import content_hash, load_manifest, manifest_json_schema_text, parse_manifest
+from hologram.manifest import load_manifest, manifest_json_schema_text, parse_manifest
 from hologram.manifest.model import relevant_content
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -165,66 +165,6 @@ def test_relevant_content_ignores_the_plugin_description_only() -> None:
     assert relevant_content(base) == relevant_content(reworded)
     assert relevant_content(base) != relevant_content(retooled)
     assert relevant_content(base) != relevant_content(reordered)
-
-
-CONFIG_EXAMPLE = """
-[plugin]
-name = "x"
-version = "1.0"
-run = { module = "m" }
-
-[start]
-timeout_s = inf
-
-[config]
-a = 1
-b = 1979-05-27T07:32:00Z
-c = 1979-05-27
-d = 07:32:00
-e = [1, 2.5, "x"]
-f = { g = { h = true } }
-i = inf
-j = 1979-05-27T07:32:00.5
-k = 1979-05-27T00:32:00-07:00
-"""
-
-
-def test_manifest_hashes_are_what_pydantic_computed() -> None:
-    """Locks record each manifest's hash (`relevant_content`, then `content_hash`); the values here were
-    computed by the pydantic model this one replaced, so every existing lock stays current. The second
-    manifest has what its JSON dump converts: TOML dates and times, inf in a float field (kept) and in
-    ``[config]`` (null), an int for a float (30 → 30.0 in the defaults).
-    Mutation check (done): `dump` keeping dates as objects fails the second with a TypeError (not JSON)."""
-    design = parse_manifest(DESIGN_EXAMPLE, "notes.toml")
-    assert content_hash(relevant_content(design)) == (
-        "sha256:ef96baeb78fe7b01ac26016a7ea2be7efda0dd7ecabdd80fbfd3a2887fe44e75"
-    )
-    config = parse_manifest(CONFIG_EXAMPLE, "x.toml")
-    assert relevant_content(config)["config"]["b"] == "1979-05-27T07:32:00Z"
-    assert content_hash(relevant_content(config)) == (
-        "sha256:75506d8ba5bf72910c3e50f3799b7fee88be59eb15ef3b783103f248664427ad"
-    )
-
-
-@pytest.mark.parametrize(
-    ("edit", "line", "error"),
-    [
-        (("timeout_s = 30", "timeout_s = 0"), "timeout_s = 0",
-         "start.timeout_s: Input should be greater than 0 (got 0)"),
-        (('run = { module = "hologram_plugins.notes" }', "run = { command = [] }"), "run = { command = [] }",
-         "plugin.run.command: List should have at least 1 item after validation, not 0 (got [])"),
-        (("\n[plugin]", '\nmanifest_version = "1"\n[plugin]'), 'manifest_version = "1"',
-         "manifest_version: Input should be 1 (got '1')"),
-        (("before_output = { order = 50 }", "before_output = 3"), "before_output = 3",
-         "stages.before_output: Input should be a valid dictionary or instance of StageHook (got 3)"),
-    ],
-)  # fmt: skip
-def test_strict_errors_keep_their_wording(edit: tuple[str, str], line: str, error: str) -> None:
-    """What pydantic said (measured before the model became dataclasses): the input as written, not as
-    converted ("got 0", not "got 0.0"), a nested table's type error naming the model."""
-    text = DESIGN_EXAMPLE.replace(*edit, 1)
-    number = text.splitlines().index(line) + 1
-    assert errors_of(text) == [f"m.toml:{number}: error: {error}"]
 
 
 def test_published_schema_matches_model() -> None:

@@ -1,9 +1,10 @@
-"""`turn_api.parse_event` and the params' `parse` validate without pydantic (hologram/_fields.py): a known
-event with a wrong field is a `ValueError` naming the field, extra keys of an event are ignored, an unknown
-type is kept as `UnknownEvent`; params forbid unknown keys and check the length bounds.
+"""`turn_api.parse_event` (pydantic, strictly, over the events' dataclasses) and the params' `parse` (pydantic
+models): a known event with a wrong field is a `ValueError` naming the field, extra keys of an event are ignored,
+an unknown type is kept as `UnknownEvent`; params forbid unknown keys, check the length bounds and report every
+problem at once.
 
-Mutation check (done): `_check` accepting any value for ``str`` turns test_wrong_types_name_the_field red;
-`build` ignoring ``extra="forbid"`` turns test_params_forbid_unknown_keys red.
+Mutation check (done): the events' fields typed ``int``/``bool`` instead of ``StrictInt``/``StrictBool`` turns test_wrong_types_name_the_field red (seq
+True, is_error "no" accepted); ``extra="forbid"`` dropped from `_Params` turns test_params_forbid_unknown_keys red.
 """
 
 from __future__ import annotations
@@ -79,7 +80,11 @@ def test_params_check_bounds_and_defaults() -> None:
         api.RenameParams.parse(api.SESSIONS_RENAME, {"session": "s", "title": "x" * 201})
     with pytest.raises(ValueError, match=r"^turn/approve: approved: Field required$"):
         api.ApproveParams.parse(api.TURN_APPROVE, {"session": "s", "approval": "a"})
-    with pytest.raises(ValueError, match=r"^turn/watch: \(params\): Input should be a valid dictionary$"):
+    with pytest.raises(
+        ValueError, match=r"^turn/watch: \(params\): Input should be a valid dictionary or instance of WatchParams$"
+    ):
         api.WatchParams.parse(api.TURN_WATCH, [1])
-    with pytest.raises(AttributeError):
+    with pytest.raises(ValueError, match=r"^turn/approve: session: Field required; approved: Field required$"):
+        api.ApproveParams.parse(api.TURN_APPROVE, {"approval": "a"})
+    with pytest.raises(ValueError, match="frozen"):
         params.text = "changed"  # type: ignore[misc]

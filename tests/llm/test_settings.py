@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
-from hologram._fields import FieldError
 from hologram.llm import (
     ChatRequest,
     LLMConfigError,
@@ -29,7 +28,7 @@ def test_toml_shape_and_secret_hidden() -> None:
     p = cfg.providers[0]
     assert p.base_url == "https://api.deepseek.com" and p.thinking is True and p.max_retries == 3
     assert p.resolve_api_key() == "sk-topsecret"
-    for text in (repr(p), str(p), repr(cfg), json.dumps(p.model_dump(mode="json"))):
+    for text in (repr(p), str(p), repr(cfg), p.model_dump_json()):
         assert "sk-topsecret" not in text
 
 
@@ -44,12 +43,12 @@ def test_toml_shape_and_secret_hidden() -> None:
     ],
 )
 def test_invalid_settings(patch: dict[str, object], needle: str) -> None:
-    with pytest.raises(FieldError, match=needle):
+    with pytest.raises(ValidationError, match=needle):
         ProviderSettings.model_validate({**BASE, **patch})
 
 
 def test_duplicate_names_and_unknown_kinds() -> None:
-    with pytest.raises(FieldError, match="duplicate provider name 'ds'"):
+    with pytest.raises(ValidationError, match="duplicate provider name 'ds'"):
         ProvidersConfig.model_validate({"providers": [BASE, BASE]})
     with pytest.raises(LLMConfigError, match="duplicate provider names: ds"):
         ProviderChain([ProviderSettings.model_validate(BASE), ProviderSettings.model_validate(BASE)])

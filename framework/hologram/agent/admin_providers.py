@@ -12,7 +12,6 @@ error message is passed on verbatim, except that the key, should the vendor echo
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
 import os
@@ -22,8 +21,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import httpx
+from pydantic import ValidationError
 
-from hologram._fields import FieldError
 from hologram.agent.turn import DEFAULT_CONTEXT_WINDOW
 from hologram.errors import HologramError
 from hologram.llm import (
@@ -98,15 +97,14 @@ def _invalid(where: str, message: str) -> RpcError:
     return RpcError(INVALID_PARAMS, f"{where}: {message}")
 
 
-def _validation_message(where: str, exc: FieldError) -> RpcError:
-    """Every problem, as ``providers[1].base_url: ...``; a ``msg`` never holds the input."""
+def _validation_message(where: str, exc: ValidationError) -> RpcError:
+    """The first problem, as ``providers[1].base_url: ...``; pydantic's ``msg`` never holds the input."""
     parts = []
-    for err in exc.errors:
-        loc = ".".join(str(p) for p in err.loc)
-        message = err.msg.removeprefix("Value error, ")
-        if err.kind == "extra_forbidden":
-            known = [f.name for f in dataclasses.fields(ProviderSettings)]
-            message = "unknown field; a provider has " + ", ".join([*known, *WRITE_ONLY])
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err.get("loc", ()))
+        message = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+        if err.get("type") == "extra_forbidden":
+            message = "unknown field; a provider has " + ", ".join([*ProviderSettings.model_fields, *WRITE_ONLY])
         if not loc:
             loc = next((f for prefix, f in _MODEL_CHECK_FIELDS if message.startswith(prefix)), "")
         parts.append(f"{where}.{loc}: {message}" if loc else f"{where}: {message}")
@@ -143,7 +141,7 @@ def merge_entry(where: str, entry: Any, stored: dict[str, ProviderSettings]) -> 
     merged.update(entry)
     try:
         provider = ProviderSettings.model_validate(merged)
-    except FieldError as exc:
+    except ValidationError as exc:
         raise _validation_message(where, exc) from None
     kinds = known_kinds(_adapters())
     if provider.kind not in kinds:

@@ -24,12 +24,13 @@ from hologram.cli import (  # noqa: E402
     inspect_cmd,
     memory_cmd,
     open_cmd,
+    schema_cmd,
     status_cmd,
     up_cmd,
 )
 from hologram.errors import HologramError  # noqa: E402
 
-COMMANDS = (build_cmd, up_cmd, status_cmd, open_cmd, ask_cmd, inspect_cmd, memory_cmd, check_cmd, doctor_cmd)
+COMMANDS = (build_cmd, up_cmd, status_cmd, open_cmd, ask_cmd, inspect_cmd, memory_cmd, check_cmd, doctor_cmd, schema_cmd)
 
 DESCRIPTION = """\
 Hologram is an agent kernel built from plugins. Plugins declare in TOML manifests the facilities they
@@ -47,6 +48,7 @@ First steps:
   hologram memory stats          what memory holds per layer (search, graph ENTITY, distill, scenes)
   hologram check path/to/repo    lint a plugin's manifest (for plugin CI)
   hologram doctor                check the data files; --repair recovers damaged databases
+  hologram schema turn-api       the JSON Schema of the turn API (or of a manifest)
 """
 
 

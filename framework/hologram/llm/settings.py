@@ -3,63 +3,62 @@
 The key is a `SecretStr` so that it never shows up in a repr, a log line or a validation error; it is
 unwrapped only when the Authorization header is built. `api_key_env` is resolved at request time, not at
 load time, so rotating a key in the environment needs no reload.
-
-Plain frozen dataclasses validated by `hologram._fields` (not pydantic: the kernel and `hologram ask` load
-these, and importing pydantic cost the kernel ~10 MB and ~50-80 ms of CPU before its first answer).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
-from hologram._fields import meta
-from hologram._model import Model
-from hologram._secret import SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+
 from hologram.llm.errors import LLMConfigError
 
 
-def _key_not_empty(value: SecretStr | None) -> SecretStr | None:
-    if value is not None and not value.get_secret_value().strip():
-        raise ValueError("api_key is empty: write the key, use api_key_env, or remove the line for no auth")
-    return value
-
-
-def _env_name_not_empty(value: str | None) -> str | None:
-    if value is not None and not value.strip():
-        raise ValueError("api_key_env is empty: name the environment variable that holds the key")
-    return value
-
-
-def _strip_slash(value: str) -> str:
-    if not value.startswith(("http://", "https://")):
-        raise ValueError("base_url must start with http:// or https://")
-    return value.rstrip("/")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProviderSettings(Model):
+class ProviderSettings(BaseModel):
     """One provider of the fallback chain."""
 
-    name: str = field(metadata=meta(min_length=1))
-    kind: str = field(
-        default="openai", metadata=meta(min_length=1, description="adapter kind: openai | deepseek | plugin's")
-    )
-    base_url: str = field(metadata=meta(min_length=1, check=_strip_slash))
-    api_key: SecretStr | None = field(default=None, metadata=meta(check=_key_not_empty))
-    api_key_env: str | None = field(default=None, metadata=meta(check=_env_name_not_empty))
-    model: str = field(metadata=meta(min_length=1))
-    thinking: bool | None = field(default=None, metadata=meta(description="DeepSeek only: thinking mode on/off"))
-    context_window: int | None = field(default=None, metadata=meta(gt=0))
-    timeout_s: float = field(default=60.0, metadata=meta(gt=0))
-    max_retries: int = field(default=3, metadata=meta(ge=0, le=10))
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    def _check_model(self) -> None:
+    name: str = Field(min_length=1)
+    kind: str = Field(default="openai", min_length=1, description="adapter kind: openai | deepseek | plugin's")
+    base_url: str = Field(min_length=1)
+    api_key: SecretStr | None = None
+    api_key_env: str | None = None
+    model: str = Field(min_length=1)
+    thinking: bool | None = Field(default=None, description="DeepSeek only: thinking mode on/off")
+    context_window: int | None = Field(default=None, gt=0)
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=10)
+
+    @field_validator("api_key")
+    @classmethod
+    def _key_not_empty(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().strip():
+            raise ValueError("api_key is empty: write the key, use api_key_env, or remove the line for no auth")
+        return value
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name_not_empty(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("api_key_env is empty: name the environment variable that holds the key")
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _strip_slash(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("base_url must start with http:// or https://")
+        return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _check(self) -> ProviderSettings:
         if self.api_key is not None and self.api_key_env is not None:
             raise ValueError("set api_key or api_key_env, not both")
         if self.thinking is not None and self.kind == "openai":
             raise ValueError("thinking is a deepseek option; kind 'openai' does not accept it")
+        return self
 
     def resolve_api_key(self, env: Mapping[str, str] | None = None) -> str | None:
         """The key to send, or None for endpoints without auth (a local Ollama, vLLM)."""
@@ -73,17 +72,18 @@ class ProviderSettings(Model):
         return None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProvidersConfig(Model):
+class ProvidersConfig(BaseModel):
     """The `[[providers]]` array of settings.toml; order is the fallback order."""
 
-    _extra = "ignore"
+    model_config = ConfigDict(extra="ignore")
 
-    providers: list[ProviderSettings] = field(default_factory=list)
+    providers: list[ProviderSettings] = Field(default_factory=list)
 
-    def _check_model(self) -> None:
+    @model_validator(mode="after")
+    def _unique(self) -> ProvidersConfig:
         seen: set[str] = set()
         for p in self.providers:
             if p.name in seen:
                 raise ValueError(f"duplicate provider name {p.name!r}")
             seen.add(p.name)
+        return self

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import tomli
+from pydantic import ValidationError
 
-from hologram._fields import FieldError
 from hologram.errors import HologramError, Problem
 from hologram.manifest.locate import locate
 from hologram.manifest.model import Manifest, relevant_content
@@ -55,12 +55,12 @@ def _describe_input(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _problems_from_validation(exc: FieldError, text: str, file: str) -> list[Problem]:
+def _problems_from_validation(exc: ValidationError, text: str, file: str) -> list[Problem]:
     problems = []
-    for error in exc.errors:
-        loc = error.loc
+    for error in exc.errors(include_url=False):
+        loc = tuple(error["loc"])
         key = format_key(loc) or None
-        kind = error.kind
+        kind = error["type"]
         if kind == "extra_forbidden":
             message = "unknown key"
             hint = "remove it or check its spelling; see docs/manifest.md for the keys a manifest may have"
@@ -68,9 +68,9 @@ def _problems_from_validation(exc: FieldError, text: str, file: str) -> list[Pro
             message = "required key is missing"
             hint = None
         else:
-            message = error.msg.removeprefix("Value error, ")
-            if kind != "value_error":
-                message += f" (got {_describe_input(error.input)})"
+            message = str(error["msg"]).removeprefix("Value error, ")
+            if kind not in ("value_error", "assertion_error") and "input" in error:
+                message += f" (got {_describe_input(error['input'])})"
             hint = None
         line = locate(text, loc) if loc else None
         if kind == "missing" and line is None and len(loc) > 1:
@@ -93,7 +93,7 @@ def parse_manifest(text: str, file: str) -> Manifest:
         ) from None
     try:
         return Manifest.model_validate(data)
-    except FieldError as exc:
+    except ValidationError as exc:
         raise HologramError(_problems_from_validation(exc, text, file)) from None
 
 

@@ -1,24 +1,16 @@
 """The plugin manifest: a public contract, so the model is strict and every field is documented.
 
-Unknown keys are errors (``_extra = "forbid"``) because a typo in a manifest (`require = [...]`) would
-otherwise silently drop a dependency and surface much later as a confusing start-up order.
-
-Frozen dataclasses validated by `hologram._fields` in its strict mode (TOML's types as written: ``"30"`` is
-not a number, ``1`` is not a bool). Not pydantic: `hologram up` reads every manifest its lock names to check
-the lock is current, and the lock itself carries `RunSpec`, `Start` and `StageHook`, so these models are on
-the kernel's start-up path (docs/performance.md). The descriptions in the fields' metadata are published in
-docs/manifest.schema.json (`hologram.manifest.schema`).
+Unknown keys are errors (`extra="forbid"`) because a typo in a manifest (`require = [...]`) would otherwise
+silently drop a dependency and surface much later as a confusing start-up order.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
 from packaging.version import InvalidVersion, Version
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from hologram._fields import meta
-from hologram._model import Model
 from hologram.facility import (
     FACILITY_PATTERN,
     KERNEL,
@@ -37,34 +29,30 @@ TOOL_STAGES = frozenset({"before_toolcall", "after_toolcall"})
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 
 
-class _Strict(Model):
-    __slots__ = ()
-    _strict = True
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class RunSpec(_Strict):
     """How the plugin runs: exactly one of `module`, `command` or `inproc`."""
 
-    module: str | None = field(
-        default=None, metadata=meta(description="Python module run as `python -m MODULE` in a separate process.")
+    module: str | None = Field(None, description="Python module run as `python -m MODULE` in a separate process.")
+    command: list[str] | None = Field(
+        None, min_length=1, description="Any executable and its arguments, e.g. ['node', 'main.js']."
     )
-    command: list[str] | None = field(
-        default=None,
-        metadata=meta(min_length=1, description="Any executable and its arguments, e.g. ['node', 'main.js']."),
+    inproc: str | None = Field(
+        None, description="Python module imported into the kernel process (trusted, hot-path plugins)."
     )
-    inproc: str | None = field(
-        default=None,
-        metadata=meta(description="Python module imported into the kernel process (trusted, hot-path plugins)."),
-    )
-    env: dict[str, str] = field(default_factory=dict, metadata=meta(description="Extra environment variables."))
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables.")
 
-    def _check_model(self) -> None:
+    @model_validator(mode="after")
+    def _exactly_one(self) -> RunSpec:
         chosen = [k for k in ("module", "command", "inproc") if getattr(self, k) is not None]
         if len(chosen) != 1:
             raise ValueError(
                 f"set exactly one of 'module', 'command' or 'inproc' (found {', '.join(chosen) if chosen else 'none'})"
             )
+        return self
 
     @property
     def kind(self) -> Literal["module", "command", "inproc"]:
@@ -73,33 +61,29 @@ class RunSpec(_Strict):
         return "command" if self.command is not None else "inproc"
 
 
-def _not_reserved(name: str) -> str:
-    if name == KERNEL:
-        raise ValueError("'kernel' is reserved for the kernel node; choose another plugin name")
-    return name
-
-
-def _pep440(version: str) -> str:
-    try:
-        Version(version)
-    except InvalidVersion:
-        raise ValueError(f"{version!r} is not a valid version: write e.g. '0.1.0'") from None
-    return version
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class PluginInfo(_Strict):
-    name: str = field(
-        metadata=meta(
-            pattern=rf"^{NAME_PATTERN}$",
-            max_length=64,
-            check=_not_reserved,
-            description="Unique plugin name: lowercase letters, digits, '-' and '_', starting with a letter.",
-        )
+    name: Annotated[str, Field(pattern=rf"^{NAME_PATTERN}$", max_length=64)] = Field(
+        description="Unique plugin name: lowercase letters, digits, '-' and '_', starting with a letter."
     )
-    version: str = field(metadata=meta(check=_pep440, description="The plugin's version (PEP 440, e.g. '0.1.0')."))
-    description: str = field(default="", metadata=meta(description="One line for humans; does not affect the lock."))
+    version: str = Field(description="The plugin's version (PEP 440, e.g. '0.1.0').")
+    description: str = Field("", description="One line for humans; does not affect the lock.")
     run: RunSpec
+
+    @field_validator("name")
+    @classmethod
+    def _not_reserved(cls, name: str) -> str:
+        if name == KERNEL:
+            raise ValueError("'kernel' is reserved for the kernel node; choose another plugin name")
+        return name
+
+    @field_validator("version")
+    @classmethod
+    def _pep440(cls, version: str) -> str:
+        try:
+            Version(version)
+        except InvalidVersion:
+            raise ValueError(f"{version!r} is not a valid version: write e.g. '0.1.0'") from None
+        return version
 
 
 def _check_all(values: list[str], parse: Any) -> list[str]:
@@ -114,19 +98,7 @@ def _check_all(values: list[str], parse: Any) -> list[str]:
     return values
 
 
-def _provides(values: list[str]) -> list[str]:
-    _check_all(values, parse_provided)
-    for text in values:
-        if text.split("@")[0].split(".")[0] == KERNEL:
-            raise ValueError(f"{text!r}: facilities under 'kernel.' are provided by the kernel only")
-    return values
-
-
-def _requires(values: list[str]) -> list[str]:
-    return _check_all(values, parse_required)
-
-
-# For editors only (the validators above give the precise message): the shapes of the facility grammar.
+# For editors only (the validators below give the precise message): the shapes of the facility grammar.
 _PROVIDED_PATTERN = rf"^{FACILITY_PATTERN}(@[0-9][0-9A-Za-z.+!-]*)?$"
 _REQUIRED_PATTERN = rf"^{FACILITY_PATTERN}(@[^:]+)?(:{NAME_PATTERN})?$"
 
@@ -135,32 +107,36 @@ def _items(pattern: str) -> dict[str, Any]:
     return {"items": {"type": "string", "pattern": pattern}}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Facilities(_Strict):
-    provides: list[str] = field(
+    provides: list[str] = Field(
         default_factory=list,
-        metadata=meta(
-            check=_provides,
-            description="Facilities this plugin offers: 'name' or 'name@version'.",
-            schema=_items(_PROVIDED_PATTERN),
-        ),
+        description="Facilities this plugin offers: 'name' or 'name@version'.",
+        json_schema_extra=_items(_PROVIDED_PATTERN),
     )
-    requires: list[str] = field(
+    requires: list[str] = Field(
         default_factory=list,
-        metadata=meta(
-            check=_requires,
-            description="Facilities that must be provided by someone: 'name', 'name@>=1,<2', 'name:plugin'.",
-            schema=_items(_REQUIRED_PATTERN),
-        ),
+        description="Facilities that must be provided by someone: 'name', 'name@>=1,<2', 'name:plugin'.",
+        json_schema_extra=_items(_REQUIRED_PATTERN),
     )
-    after_if_present: list[str] = field(
+    after_if_present: list[str] = Field(
         default_factory=list,
-        metadata=meta(
-            check=_requires,
-            description="Ordering only: start after these if some plugin provides them.",
-            schema=_items(_REQUIRED_PATTERN),
-        ),
+        description="Ordering only: start after these if some plugin provides them.",
+        json_schema_extra=_items(_REQUIRED_PATTERN),
     )
+
+    @field_validator("provides")
+    @classmethod
+    def _provides(cls, values: list[str]) -> list[str]:
+        _check_all(values, parse_provided)
+        for text in values:
+            if text.split("@")[0].split(".")[0] == KERNEL:
+                raise ValueError(f"{text!r}: facilities under 'kernel.' are provided by the kernel only")
+        return values
+
+    @field_validator("requires", "after_if_present")
+    @classmethod
+    def _requires(cls, values: list[str]) -> list[str]:
+        return _check_all(values, parse_required)
 
     def provided(self) -> list[Provided]:
         return [parse_provided(t) for t in self.provides]
@@ -172,19 +148,14 @@ class Facilities(_Strict):
         return [parse_required(t) for t in self.after_if_present]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class StageHook(_Strict):
-    order: int = field(default=100, metadata=meta(description="Lower runs first; ties are broken by plugin name."))
-    scope: Literal["all", "own_tools"] = field(
-        default="all",
-        metadata=meta(description="For tool stages: 'own_tools' sees only calls to this plugin's tools."),
+    order: int = Field(100, description="Lower runs first; ties are broken by plugin name.")
+    scope: Literal["all", "own_tools"] = Field(
+        "all", description="For tool stages: 'own_tools' sees only calls to this plugin's tools."
     )
-    timeout_s: float = field(
-        default=10.0, metadata=meta(gt=0, description="A hook slower than this is skipped and recorded.")
-    )
+    timeout_s: float = Field(10.0, gt=0, description="A hook slower than this is skipped and recorded.")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Stages(_Strict):
     on_input: StageHook | None = None
     pre_action: StageHook | None = None
@@ -194,68 +165,44 @@ class Stages(_Strict):
     before_output: StageHook | None = None
     after_output: StageHook | None = None
 
-    def _check_model(self) -> None:
+    @model_validator(mode="after")
+    def _scope_only_on_tool_stages(self) -> Stages:
         for name in STAGE_NAMES:
             hook = getattr(self, name)
             if hook is not None and hook.scope == "own_tools" and name not in TOOL_STAGES:
                 raise ValueError(f"{name}: scope 'own_tools' only applies to before_toolcall and after_toolcall")
+        return self
 
     def hooked(self) -> dict[str, StageHook]:
         return {n: h for n in STAGE_NAMES if (h := getattr(self, n)) is not None}
 
 
-def _object_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    if schema.get("type") != "object":
-        raise ValueError('the parameters schema must have type = "object"')
-    problem = schema_problem(schema)
-    if problem is not None:
-        raise ValueError(f"not a valid JSON Schema: {problem}")
-    return schema
-
-
-def _no_parameters() -> dict[str, Any]:
-    return {"type": "object", "properties": {}}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Tool(_Strict):
-    name: str = field(
-        metadata=meta(
-            pattern=TOOL_NAME_PATTERN,
-            description="Model-visible tool name: letters, digits, '_' and '-', at most 64 characters.",
-        )
+    name: Annotated[str, Field(pattern=TOOL_NAME_PATTERN)] = Field(
+        description="Model-visible tool name: letters, digits, '_' and '-', at most 64 characters."
     )
-    description: str = field(metadata=meta(min_length=1, description="What the tool does, written for the model."))
-    parallel_safe: bool = field(
-        default=False,
-        metadata=meta(description="True if calls may run concurrently with other parallel-safe calls."),
+    description: str = Field(min_length=1, description="What the tool does, written for the model.")
+    parallel_safe: bool = Field(False, description="True if calls may run concurrently with other parallel-safe calls.")
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}},
+        description="JSON Schema of the arguments; must be of type 'object'.",
     )
-    parameters: dict[str, Any] = field(
-        default_factory=_no_parameters,
-        metadata=meta(check=_object_schema, description="JSON Schema of the arguments; must be of type 'object'."),
+    needs_approval: bool = Field(
+        False,
+        description="True if each call needs the user's approval first (asked by the kernel; see [approvals]).",
     )
-    needs_approval: bool = field(
-        default=False,
-        metadata=meta(
-            description="True if each call needs the user's approval first (asked by the kernel; see [approvals])."
-        ),
+    approval_subject: str | None = Field(
+        None,
+        description="The argument a person reads when asked, and the [approvals] allow-list matches (e.g. 'command').",
     )
-    approval_subject: str | None = field(
-        default=None,
-        metadata=meta(
-            description="The argument a person reads when asked, and the [approvals] allow-list matches "
-            "(e.g. 'command')."
-        ),
-    )
-    deferred: bool = field(
-        default=False,
-        metadata=meta(
-            description="True if the model is sent only the tool's name until it loads the tool (tools_load): for "
-            "tools most requests do not use, so their schemas are not paid for on every request."
-        ),
+    deferred: bool = Field(
+        False,
+        description="True if the model is sent only the tool's name until it loads the tool (tools_load): for "
+        "tools most requests do not use, so their schemas are not paid for on every request.",
     )
 
-    def _check_model(self) -> None:
+    @model_validator(mode="after")
+    def _subject_is_a_parameter(self) -> Tool:
         if self.approval_subject is not None:
             properties = self.parameters.get("properties") or {}
             if self.approval_subject not in properties:
@@ -265,36 +212,49 @@ class Tool(_Strict):
                 )
             if not self.needs_approval:
                 raise ValueError("approval_subject is set but needs_approval is not; add needs_approval = true")
+        return self
+
+    @field_validator("parameters")
+    @classmethod
+    def _object_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        if schema.get("type") != "object":
+            raise ValueError('the parameters schema must have type = "object"')
+        problem = schema_problem(schema)
+        if problem is not None:
+            raise ValueError(f"not a valid JSON Schema: {problem}")
+        return schema
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Start(_Strict):
-    timeout_s: float = field(default=30.0, metadata=meta(gt=0, description="Not ready by then: start failed."))
-    restart: Literal["never", "on-failure", "always"] = field(
-        default="on-failure", metadata=meta(description="Restart policy after the process exits.")
+    timeout_s: float = Field(30.0, gt=0, description="Not ready by then: start failed.")
+    restart: Literal["never", "on-failure", "always"] = Field(
+        "on-failure", description="Restart policy after the process exits."
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Manifest(_Strict):
     """A plugin manifest (`manifests/NAME.toml`)."""
 
-    schema_title: ClassVar[str] = "Hologram plugin manifest"
-    schema_id: ClassVar[str] = "https://hologram.dev/schema/manifest-1.json"
-
-    manifest_version: Literal[1] = field(
-        default=1, metadata=meta(description="Version of this manifest format; currently 1.")
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        json_schema_extra={"$id": "https://hologram.dev/schema/manifest-1.json"},
+        title="Hologram plugin manifest",
     )
+
+    manifest_version: Literal[1] = Field(1, description="Version of this manifest format; currently 1.")
     plugin: PluginInfo
-    facilities: Facilities = field(default_factory=Facilities)
-    stages: Stages = field(default_factory=Stages)
-    tools: list[Tool] = field(default_factory=list)
-    start: Start = field(default_factory=Start)
-    config: dict[str, Any] = field(
-        default_factory=dict, metadata=meta(description="Default configuration handed to the plugin at initialize.")
+    facilities: Facilities = Field(default_factory=lambda: Facilities())
+    stages: Stages = Field(default_factory=lambda: Stages())
+    tools: list[Tool] = Field(default_factory=list)
+    start: Start = Field(default_factory=lambda: Start())
+    config: dict[str, Any] = Field(
+        default_factory=dict, description="Default configuration handed to the plugin at initialize."
     )
 
-    def _check_model(self) -> None:
+    @model_validator(mode="after")
+    def _consistent(self) -> Manifest:
         names = [t.name for t in self.tools]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -308,11 +268,12 @@ class Manifest(_Strict):
                 )
         if self.plugin.run.inproc is not None and self.plugin.run.env:
             raise ValueError("plugin.run.env cannot be used with inproc plugins (they share the kernel)")
+        return self
 
 
 def relevant_content(manifest: Manifest) -> dict[str, Any]:
     """The part of a manifest that affects the lock: everything but the plugin's human-facing description.
     Tool descriptions count: the model reads them, and the lock carries them to `hologram up`."""
-    data = manifest.model_dump(mode="json")
+    data = manifest.model_dump(mode="json", exclude_defaults=False)
     data["plugin"].pop("description", None)
     return data

@@ -84,7 +84,7 @@ def _encode_varint(n: int) -> bytes:
             return bytes(out)
 
 
-def _fields(buf: bytes, lo: int, hi: int) -> Iterator[tuple[int, tuple[int, int] | None, bytes]]:
+def _records(buf: bytes, lo: int, hi: int) -> Iterator[tuple[int, tuple[int, int] | None, bytes]]:
     """(field number, payload span for length-delimited fields else None, the field's raw bytes) of a
     message in buf[lo:hi]."""
     i = lo
@@ -120,7 +120,7 @@ def split_weights(model: bytes, weights_name: str = WEIGHTS_NAME) -> tuple[bytes
     side = bytearray()
 
     def tensor(lo: int, hi: int) -> bytes:
-        fields = list(_fields(model, lo, hi))
+        fields = list(_records(model, lo, hi))
         raw = next((span for number, span, _ in fields if number == _TENSOR_RAW_DATA), None)
         if raw is None or raw[1] - raw[0] < MIN_BYTES:
             return model[lo:hi]
@@ -136,12 +136,12 @@ def split_weights(model: bytes, weights_name: str = WEIGHTS_NAME) -> tuple[bytes
     def graph(lo: int, hi: int) -> bytes:
         return b"".join(
             _delimited(number, tensor(*span)) if number == _GRAPH_INITIALIZER and span else data
-            for number, span, data in _fields(model, lo, hi)
+            for number, span, data in _records(model, lo, hi)
         )
 
     out = b"".join(
         _delimited(number, graph(*span)) if number == _MODEL_GRAPH and span else data
-        for number, span, data in _fields(model, 0, len(model))
+        for number, span, data in _records(model, 0, len(model))
     )
     if not side:
         raise ValueError("no initializer large enough to move out")
@@ -149,7 +149,7 @@ def split_weights(model: bytes, weights_name: str = WEIGHTS_NAME) -> tuple[bytes
 
 
 def _strings(buf: bytes, lo: int, hi: int, number: int) -> list[bytes]:
-    return [buf[span[0] : span[1]] for n, span, _ in _fields(buf, lo, hi) if n == number and span]
+    return [buf[span[0] : span[1]] for n, span, _ in _records(buf, lo, hi) if n == number and span]
 
 
 def _tensor_input(name: str, elem_type: int) -> bytes:
@@ -165,11 +165,11 @@ def split_tokenizer(model: bytes) -> tuple[bytes, bytes]:
     inputs (nbest, alpha, add BOS/EOS, reverse) go with it when nothing else reads them. Raises ValueError
     when the graph has no such op, or more than one, or the op does not read the graph's only input."""
     found: list[tuple[list[bytes], list[bytes], bytes]] = []
-    for number, span, _ in _fields(model, 0, len(model)):
+    for number, span, _ in _records(model, 0, len(model)):
         if number == _MODEL_GRAPH and span:
-            for n, node, _ in _fields(model, *span):
+            for n, node, _ in _records(model, *span):
                 if n == _GRAPH_NODE and node and _strings(model, *node, _NODE_OP) == [_TOKENIZER_OP]:
-                    attrs = [a for m, a, _ in _fields(model, *node) if m == _NODE_ATTRIBUTE and a]
+                    attrs = [a for m, a, _ in _records(model, *node) if m == _NODE_ATTRIBUTE and a]
                     sp = [_strings(model, *a, _ATTR_S) for a in attrs if _strings(model, *a, _ATTR_NAME) == [b"model"]]
                     found.append(
                         (
@@ -184,7 +184,7 @@ def split_tokenizer(model: bytes) -> tuple[bytes, bytes]:
     renamed = dict(zip(outputs, (name.encode() for name in TOKENIZER_INPUTS), strict=True))
 
     def graph(lo: int, hi: int) -> bytes:
-        fields = list(_fields(model, lo, hi))
+        fields = list(_records(model, lo, hi))
         nodes = [span for n, span, _ in fields if n == _GRAPH_NODE and span]
         kept = [s for s in nodes if _strings(model, *s, _NODE_OP) != [_TOKENIZER_OP]]
         read = {name for s in kept for name in _strings(model, *s, _NODE_INPUT)}
@@ -209,12 +209,12 @@ def split_tokenizer(model: bytes) -> tuple[bytes, bytes]:
     def _rename(span: tuple[int, int], names: dict[bytes, bytes]) -> bytes:
         return b"".join(
             _delimited(n, names.get(model[s[0] : s[1]], model[s[0] : s[1]])) if n == _NODE_INPUT and s else data
-            for n, s, data in _fields(model, *span)
+            for n, s, data in _records(model, *span)
         )
 
     out = b"".join(
         _delimited(number, graph(*span)) if number == _MODEL_GRAPH and span else data
-        for number, span, data in _fields(model, 0, len(model))
+        for number, span, data in _records(model, 0, len(model))
     )
     return out, sp_model
 
@@ -251,7 +251,7 @@ def _initializer(buf: bytes, lo: int, hi: int) -> Initializer:
     raw: bytes | None = None
     ints: list[int] | None = None
     entries: dict[str, str] = {}
-    for number, span, data in _fields(buf, lo, hi):
+    for number, span, data in _records(buf, lo, hi):
         if number == _TENSOR_NAME and span:
             name = buf[span[0] : span[1]].decode()
         elif number == _TENSOR_DIMS:
@@ -265,7 +265,7 @@ def _initializer(buf: bytes, lo: int, hi: int) -> Initializer:
         elif number in (_TENSOR_INT32S, _TENSOR_INT64S):
             ints = (ints or []) + (_varints(buf, *span) if span else _varints(data, 1, len(data)))
         elif number == _TENSOR_EXTERNAL_DATA and span:
-            kv = {n: buf[s[0] : s[1]].decode() for n, s, _ in _fields(buf, *span) if s}
+            kv = {n: buf[s[0] : s[1]].decode() for n, s, _ in _records(buf, *span) if s}
             entries[kv.get(_ENTRY_KEY, "")] = kv.get(_ENTRY_VALUE, "")
     if ints is not None and raw is None:
         code = _INT_CODES.get(data_type)
@@ -282,9 +282,9 @@ def initializers(model: bytes) -> dict[str, Initializer]:
     """Every initializer of `model`'s graph by name, read without the ``onnx`` package (a few ms for the USE
     model's rewrite). Raises ValueError on bytes that do not parse as a model."""
     out: dict[str, Initializer] = {}
-    for number, span, _ in _fields(model, 0, len(model)):
+    for number, span, _ in _records(model, 0, len(model)):
         if number == _MODEL_GRAPH and span:
-            for n, tensor, _ in _fields(model, *span):
+            for n, tensor, _ in _records(model, *span):
                 if n == _GRAPH_INITIALIZER and tensor:
                     init = _initializer(model, *tensor)
                     out[init.name] = init

@@ -84,7 +84,7 @@ class StageView:
     def from_wire(cls: type[V], view: Mapping[str, Any]) -> V:
         """Parse the JSON object `stage/invoke` carries; missing fields get their empty value, unknown ones
         (a newer kernel's additions) are ignored, so an old plugin keeps working."""
-        return cls(**cls._base(view), **cls._fields(view))
+        return cls(**cls._base(view), **cls._specific(view))
 
     @staticmethod
     def _base(view: Mapping[str, Any]) -> dict[str, Any]:
@@ -98,7 +98,7 @@ class StageView:
         }
 
     @staticmethod
-    def _fields(view: Mapping[str, Any]) -> dict[str, Any]:
+    def _specific(view: Mapping[str, Any]) -> dict[str, Any]:
         return {}
 
     def remember(self, **data: Any) -> Change:
@@ -112,7 +112,7 @@ class OnInputView(StageView):
     input: str
 
     @staticmethod
-    def _fields(view: Mapping[str, Any]) -> dict[str, Any]:
+    def _specific(view: Mapping[str, Any]) -> dict[str, Any]:
         return {"input": str(view.get("input", ""))}
 
     def rewrite(self, input: str, *, data: Mapping[str, Any] | None = None) -> Change:
@@ -131,7 +131,7 @@ class PreActionView(StageView):
     system: str
 
     @staticmethod
-    def _fields(view: Mapping[str, Any]) -> dict[str, Any]:
+    def _specific(view: Mapping[str, Any]) -> dict[str, Any]:
         return {"input": str(view.get("input", "")), "system": str(view.get("system", ""))}
 
     def rewrite(self, system: str, *, data: Mapping[str, Any] | None = None) -> Change:
@@ -152,7 +152,7 @@ class PostActionView(StageView):
     tool_calls: list[dict[str, Any]]
 
     @staticmethod
-    def _fields(view: Mapping[str, Any]) -> dict[str, Any]:
+    def _specific(view: Mapping[str, Any]) -> dict[str, Any]:
         return {
             "input": str(view.get("input", "")),
             "content": view.get("content"),
@@ -175,7 +175,7 @@ class BeforeToolcallView(StageView):
     tool_call: ToolCallView
 
     @staticmethod
-    def _fields(view: Mapping[str, Any]) -> dict[str, Any]:
+    def _specific(view: Mapping[str, Any]) -> dict[str, Any]:
         return {"tool_call": ToolCallView.from_wire(view.get("tool_call"))}
 
     def rewrite(self, arguments: Mapping[str, Any], *, data: Mapping[str, Any] | None = None) -> Change:
@@ -198,7 +198,7 @@ class AfterToolcallView(StageView):
     result: ToolResultView
 
     @staticmethod
-    def _fields(view: Mapping[str, Any]) -> dict[str, Any]:
+    def _specific(view: Mapping[str, Any]) -> dict[str, Any]:
         return {
             "tool_call": ToolCallView.from_wire(view.get("tool_call")),
             "result": ToolResultView.from_wire(view.get("result")),
@@ -218,7 +218,7 @@ class BeforeOutputView(StageView):
     output: str
 
     @staticmethod
-    def _fields(view: Mapping[str, Any]) -> dict[str, Any]:
+    def _specific(view: Mapping[str, Any]) -> dict[str, Any]:
         return {"input": str(view.get("input", "")), "output": str(view.get("output", ""))}
 
     def rewrite(self, output: str, *, data: Mapping[str, Any] | None = None) -> Change:
@@ -235,7 +235,7 @@ class AfterOutputView(StageView):
     output: str
 
     @staticmethod
-    def _fields(view: Mapping[str, Any]) -> dict[str, Any]:
+    def _specific(view: Mapping[str, Any]) -> dict[str, Any]:
         return {"input": str(view.get("input", "")), "output": str(view.get("output", ""))}
 
 

@@ -38,6 +38,13 @@ PRELOAD = (
     "asyncio",
     "json",
     "logging",
+    # The contracts' library: a plugin's config is a pydantic model the SDK validates at start. Loaded here once,
+    # its compiled core's relocated pages and its modules' objects are shared by every child instead of each
+    # plugin writing its own copy (tests/guard/test_runtime_imports.py).
+    "pydantic",
+    "pydantic.main",
+    "pydantic.fields",
+    "pydantic.functional_validators",
     "hologram._loop",
     "hologram.sdk",
     "hologram.sdk._runtime",
