@@ -30,7 +30,18 @@ from hologram.cli import (  # noqa: E402
 )
 from hologram.errors import HologramError  # noqa: E402
 
-COMMANDS = (build_cmd, up_cmd, status_cmd, open_cmd, ask_cmd, inspect_cmd, memory_cmd, check_cmd, doctor_cmd, schema_cmd)
+COMMANDS = (
+    build_cmd,
+    up_cmd,
+    status_cmd,
+    open_cmd,
+    ask_cmd,
+    inspect_cmd,
+    memory_cmd,
+    check_cmd,
+    doctor_cmd,
+    schema_cmd,
+)
 
 DESCRIPTION = """\
 Hologram is an agent kernel built from plugins. Plugins declare in TOML manifests the facilities they
