@@ -266,7 +266,7 @@ class _Params(BaseModel):
         try:
             return cls.model_validate(params if params is not None else {})
         except ValidationError as exc:
-            problems = "; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in exc.errors())
+            problems = "; ".join(f"{_where(e['loc'])}: {_message(e)}" for e in exc.errors())
             raise ValueError(f"{method}: {problems}") from None
 
     def wire(self) -> dict[str, Any]:
@@ -277,6 +277,14 @@ class _Params(BaseModel):
 
 def _where(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(part) for part in loc) or "(params)"
+
+
+def _message(error: Any) -> str:
+    """Pydantic's message, without the "Value error, " it puts before a check of ours (the scene grammar): that
+    check's own sentence says what is wrong and how to write it."""
+    if error["type"] == "value_error" and "error" in error.get("ctx", {}):
+        return str(error["ctx"]["error"])
+    return str(error["msg"])
 
 
 NonEmpty = Annotated[str, Field(min_length=1)]
