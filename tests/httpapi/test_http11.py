@@ -12,6 +12,7 @@ deadline; without the 100 Continue in `receive` the expect test times out waitin
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -19,7 +20,6 @@ from typing import Any
 
 import pytest
 
-from hologram_plugins.http import http11
 from hologram_plugins.http.asgi import Response, StreamingResponse
 from hologram_plugins.http.config import HttpConfig
 from hologram_plugins.http.server import HttpServer
@@ -121,17 +121,14 @@ def test_a_malformed_request_gets_a_400_and_the_connection_is_closed(tmp_path: P
     run(serving(tmp_path, check))
 
 
-def test_an_idle_keep_alive_connection_is_closed_after_the_timeout(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(http11, "KEEP_ALIVE_S", 0.2)
-
+def test_an_idle_keep_alive_connection_is_closed_after_the_timeout(tmp_path: Path) -> None:
     async def check(host: str, port: int, server: HttpServer) -> None:
+        server.server.limits = dataclasses.replace(server.server.limits, keep_alive=0.2)
         reader, writer = await asyncio.open_connection(host, port)
         writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         status, headers, _ = await response(reader)
         assert status == b"HTTP/1.1 200 OK" and headers.get(b"connection") != b"close"
-        assert await reader.read() == b""  # EOF once the connection has been idle for KEEP_ALIVE_S
+        assert await reader.read() == b""  # EOF once the connection has been idle for keep_alive
         writer.close()
         assert not server.server.connections
 
