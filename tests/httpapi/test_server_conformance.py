@@ -438,8 +438,8 @@ def test_malformed_input_is_a_400_and_one_log_line(server: Served, raw: bytes) -
 def test_a_flood_of_malformed_requests_is_logged_once_with_an_escaped_excerpt(server: Served) -> None:
     """Twenty malformed requests from one address within a minute: one warning, which quotes at most 200
     bytes of the first, escaped (no raw CR/LF/ESC in the log). Mutation checked: without the per-address
-    check in `Server.refused` twenty warnings; with `sample[:SAMPLE]` unsliced the marker beyond 200 bytes
-    shows in the log."""
+    check in `Server.refused` twenty warnings; with the sample not cut at `SAMPLE` bytes (in
+    `data_received` and in `Server.refused`) the marker beyond 200 bytes shows in the log."""
     raw = b"\x1b[31mEVIL" + b"z" * 300 + b"BEYOND200 / HTTP/1.1\r\n\r\n"
     for _ in range(20):
         status, _, _, sock = exchange(server, raw)
@@ -492,11 +492,11 @@ def open_fds() -> int:
 
 
 def test_thousands_of_connect_close_cycles_leave_nothing_behind(server: Served) -> None:
-    """2,000 connections, opened and closed (a third with a whole request, a third with half a head, a third
-    with nothing), leave the server with the file descriptors and tasks it had, in bounded time.
-    Mutation checked: `connection_lost` not closing... (the transports close themselves): instead, a
-    `Connection` that never drops out of `Server.connections` and never lets its timer go — the tasks count
-    stays the same but the fd count does not return (tested by keeping the transport open in `close`)."""
+    """2,000 connections opened and closed — a quarter each with a whole request, half a head, half a body
+    (the app waiting in ``receive``) and nothing — leave the server with the file descriptors and tasks it
+    had, in bounded time. Mutation checked: `connection_lost` not waking the cycle (no ``cycle.message.set()``)
+    — the apps waiting for the rest of their body stay as tasks; `eof_received` returning True with
+    `Connection.close` not closing the transport — the fds do not come back."""
     for _ in range(10):  # warm up: the first connections allocate what stays (the loop's selector, caches)
         _, _, _, sock = exchange(server, get("/warm"))
         sock.close()
@@ -504,11 +504,13 @@ def test_thousands_of_connect_close_cycles_leave_nothing_behind(server: Served) 
     started = time.monotonic()
     for i in range(2000):
         sock = socket.create_connection(("127.0.0.1", server.port), timeout=DEADLINE_S)
-        if i % 3 == 0:
+        if i % 4 == 0:
             sock.sendall(get("/cycle"))
             assert read_response(sock)[0] == 200
-        elif i % 3 == 1:
+        elif i % 4 == 1:
             sock.sendall(b"GET /half HTTP/1.1\r\nHo")
+        elif i % 4 == 2:
+            sock.sendall(b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nhalf")
         sock.close()
     elapsed = time.monotonic() - started
     deadline = time.monotonic() + DEADLINE_S
