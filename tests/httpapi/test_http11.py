@@ -158,3 +158,25 @@ def test_stopping_ends_a_stream_in_flight_and_closes_idle_connections(
             writer.close()
 
     run(main())
+
+
+def test_the_configured_body_limit_is_the_servers(tmp_path: Path) -> None:
+    """``[plugins.http] max_body_bytes`` reaches the server: one byte over it is a 413 naming the setting, the
+    limit itself is read whole. Mutation checked: `HttpServer` building `Server` without `Limits(...)` — the
+    default 8 MiB lets the body through (200)."""
+
+    async def main() -> None:
+        server = HttpServer(echo, HttpConfig.from_config({"port": 0, "max_body_bytes": 1000}), tmp_path)
+        await server.start()
+        try:
+            for size, expected in ((1000, b"HTTP/1.1 200"), (1001, b"HTTP/1.1 413")):
+                reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+                writer.write(b"POST /u HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % size + b"b" * size)
+                status, _, body = await response(reader)
+                writer.close()
+                assert status.startswith(expected), (size, status, body)
+            assert b"at most 1000" in body and b"max_body_bytes" in body, body
+        finally:
+            await server.stop()
+
+    run(main())

@@ -358,7 +358,8 @@ class Connection(asyncio.Protocol):
             (b"connection", b"close"),
         ]
         with contextlib.suppress(h11.LocalProtocolError):
-            self.transport.write(self.conn.send(h11.Response(status_code=status, headers=headers)) or b"")
+            response = h11.Response(status_code=status, headers=headers, reason=_reason(status))
+            self.transport.write(self.conn.send(response) or b"")
             self.transport.write(self.conn.send(h11.Data(data=body)) or b"")
             self.transport.write(self.conn.send(h11.EndOfMessage()) or b"")
         self.transport.close()
