@@ -209,3 +209,10 @@ def test_a_turn_that_ends_before_its_starter_subscribes_is_replayed_whole() -> N
         assert drain(fanout.subscribe("s2", 0)) == [1, 2, 3, 4, 5]
 
     asyncio.run(go())
+
+
+@pytest.mark.parametrize("value", [True, 0, -5, "1mb", 1.5])
+def test_a_bad_max_body_bytes_names_the_key(value: Any) -> None:
+    with pytest.raises(ConfigError, match=r"\[plugins.http\] max_body_bytes: must be a whole number of bytes"):
+        HttpConfig.from_config({"max_body_bytes": value})
+    assert HttpConfig.from_config({}).max_body_bytes == 8 * 1024 * 1024  # the OpenAI API's own limit

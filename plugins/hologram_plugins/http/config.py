@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 LOOPBACK_NAMES = ("localhost",)
+MAX_BODY_BYTES = 8 * 1024 * 1024  # the largest body a route accepts (the OpenAI-compatible API's)
 
 
 class ConfigError(ValueError):
@@ -22,6 +23,7 @@ class HttpConfig:
     allow_insecure_remote: bool = False
     tls_certfile: str = ""
     tls_keyfile: str = ""
+    max_body_bytes: int = MAX_BODY_BYTES  # the server refuses a larger request body with a 413
 
     @property
     def tls(self) -> bool:
@@ -53,7 +55,13 @@ class HttpConfig:
             files[key] = str(Path(value).expanduser()) if value else ""
         if bool(files["tls_certfile"]) != bool(files["tls_keyfile"]):
             raise ConfigError(f"{where}: TLS needs both tls_certfile and tls_keyfile (or neither)")
-        made = cls(host.strip(), port, insecure, files["tls_certfile"], files["tls_keyfile"])
+        max_body = config.get("max_body_bytes", MAX_BODY_BYTES)
+        if isinstance(max_body, bool) or not isinstance(max_body, int) or max_body < 1:
+            raise ConfigError(
+                f"{where} max_body_bytes: must be a whole number of bytes, at least 1 (default {MAX_BODY_BYTES}), "
+                f"not {max_body!r}"
+            )
+        made = cls(host.strip(), port, insecure, files["tls_certfile"], files["tls_keyfile"], max_body)
         if not made.loopback and not made.tls and not made.allow_insecure_remote:
             raise ConfigError(
                 f"{where} host = {made.host!r} is reachable from other machines: set tls_certfile and "

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hologram_plugins.http.config import HttpConfig
-from hologram_plugins.http.http11 import Server
+from hologram_plugins.http.http11 import BACKLOG, Limits, Server
 
 log = logging.getLogger("hologram_plugins.http")
 
@@ -42,7 +42,7 @@ def bind(config: HttpConfig) -> socket.socket:
         raise OSError(
             f"cannot listen on {config.host}:{config.port}: {exc.strerror}; check [plugins.http] host"
         ) from None
-    sock.listen(512)
+    sock.listen(BACKLOG)  # asyncio sets it again when it starts serving: `Server` passes it on
     sock.setblocking(False)
     return sock
 
@@ -66,7 +66,7 @@ class HttpServer:
         scheme = "https" if config.tls else "http"
         shown = f"[{config.host}]" if ":" in config.host else config.host
         self.url = f"{scheme}://{shown}:{self.port}"
-        self.server = Server(app, self.sock, context)
+        self.server = Server(app, self.sock, context, Limits(max_body_bytes=config.max_body_bytes))
 
     async def start(self) -> None:
         await self.server.start()
