@@ -21,7 +21,6 @@ from typing import Any
 
 import tomli
 
-from hologram import _toml_writer
 from hologram._defaults import DEFAULT_LOCK as DEFAULT_LOCK
 from hologram._fields import FieldError, meta
 from hologram._model import Model
@@ -195,7 +194,9 @@ def render_lock(graph: Graph, sources: Sources, base: Path) -> str:
         "stages": {stage: [name for name, _ in hooks] for stage, hooks in graph.stages.items()},
         "plugin": plugins,
     }
-    return HEADER + _toml_writer.dumps(document)
+    import tomli_w  # only `hologram build` renders a lock; `hologram up` reads one
+
+    return HEADER + tomli_w.dumps(document)
 
 
 @dataclass(frozen=True)
