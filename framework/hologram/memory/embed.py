@@ -21,6 +21,29 @@ a store embedded by one can be queried by another; :attr:`Embedder.model_id` sti
 ``[memory] embedder`` picks the first one tried (docs/settings.md). With none installed, :func:`load_embedder`
 returns ``None`` and logs exactly one warning per process: scoring degrades to TF-IDF.
 
+Any other model is run by onnxruntime: :class:`OnnxEmbedder` takes a model file and its tokenizer kind
+(:data:`TOKENIZERS`), and :func:`candidates` puts it first in the factory's order. Every build implements the
+one :class:`Embedder` protocol.
+
+Why the numpy build is still the default for USE (the rule, docs/architecture.md "Libraries, not copies":
+onnxruntime runs models, a re-implementation stays only if exactly equivalent and measurably better).
+Measured again in one sitting, 2026-12-04, on the 2 shared cores:
+
+* exactly equivalent: ``tools/bench/embed_exact.py ../shared/data/locomo10`` (3,611 texts: 2,600 LoCoMo
+  turns, 1,011 Chinese), 3,611/3,611 rows bit-identical in batches of 64 and one per call, max abs diff 0;
+* better on memory, the measure it is kept for: the kernel's PSS 22 MB lower (onnxruntime's libraries,
+  21.5 MB, are never mapped; ``tools/bench/footprint.py --turns``, docs/performance.md);
+  ``tools/bench/embed.py ../shared/data/locomo10 --n 256 --rounds 2 --builds int8,onnx``, twice: PSS after
+  all the embedding 22.4 and 54.5 MB lower than onnxruntime's;
+* worse on CPU, the price: a short query costs 2.2-2.9x onnxruntime's CPU (2.9-4.2 vs 1.0-1.9 ms: ~2-3 ms
+  more per turn that embeds its input), ``embed_exact.py``'s 3,611 texts 12.6 vs 5.8 CPU s batched; per CPU
+  second over LoCoMo turns 0.74-1.01x one per call and 1.15-1.25x batched (onnxruntime's default threads
+  spin).
+
+So it stays the default, for the one graph it computes: :class:`hologram.memory.use_int8.UseInt8Model`
+refuses any graph whose operators are not those 778 nodes' (:data:`hologram.memory.use_int8.OPERATORS`),
+and :func:`load_or_next` then loads onnxruntime's build, logging why once.
+
 Embedding is CPU-bound and batched; :func:`embed_async` runs it in a worker thread so a turn's first token
 never waits for it (onnxruntime and numpy's BLAS both release the GIL in their kernels).
 """
