@@ -21,7 +21,6 @@ from typing import Any
 import tomli
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from hologram import _toml_writer
 from hologram._defaults import DEFAULT_LOCK as DEFAULT_LOCK
 from hologram.discovery import Discovery, builtin_manifest_dir, discover
 from hologram.errors import HologramError, Problem
@@ -183,7 +182,9 @@ def render_lock(graph: Graph, sources: Sources, base: Path) -> str:
         "stages": {stage: [name for name, _ in hooks] for stage, hooks in graph.stages.items()},
         "plugin": plugins,
     }
-    return HEADER + _toml_writer.dumps(document)
+    import tomli_w  # only `hologram build` renders a lock; `hologram up` reads one
+
+    return HEADER + tomli_w.dumps(document)
 
 
 @dataclass(frozen=True)

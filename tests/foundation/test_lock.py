@@ -80,6 +80,25 @@ def test_rewritten_only_when_content_changes(tmp_path: Path) -> None:
     assert lock_path.stat().st_mtime != 1_000_000
 
 
+def test_a_lock_in_another_layout_stays_current_and_is_rewritten_once(tmp_path: Path) -> None:
+    """Locks written before the emitter changed (inline tables, one-line arrays) are not stale: freshness is
+    the manifests' hash, not the file's text. The next build rewrites such a lock once, then leaves it.
+    Mutation checks (done): `stale_reason` also comparing the text with `render_lock`'s turns the first
+    assertion red; `build` writing whenever asked (not only on a change) turns the last one red."""
+    import tomli
+    import tomlkit
+
+    sources = sample_tree(tmp_path / "plugins")
+    lock_path = tmp_path / "hologram.lock"
+    current = build(lock_path, sources).text
+    other_layout = tomlkit.dumps(tomli.loads(current))  # one-line arrays, other spacing: the same content
+    assert other_layout != current and tomli.loads(other_layout) == tomli.loads(current)
+    lock_path.write_text(other_layout, encoding="utf-8")
+    assert stale_reason(read_lock(lock_path)) is None
+    assert build(lock_path, sources).written and lock_path.read_text(encoding="utf-8") == current
+    assert not build(lock_path, sources).written
+
+
 def test_staleness_ignores_descriptions_and_comments_but_not_requires(tmp_path: Path) -> None:
     sources = sample_tree(tmp_path / "plugins")
     lock_path = tmp_path / "hologram.lock"
@@ -159,12 +178,18 @@ def test_a_tool_description_change_makes_the_lock_stale(tmp_path: Path) -> None:
     ("edit", "message", "key"),
     [
         (
-            ('timeout_s = 30.0, restart = "on-failure"', 'timeout_s = "soon", restart = "on-failure"'),
+            ('timeout_s = 30.0\nrestart = "on-failure"', 'timeout_s = "soon"\nrestart = "on-failure"'),
             "valid number",
             "plugin[web].start.timeout_s",
         ),
         (('name = "search"', 'name = "search"\nsurprise = 1'), "Extra inputs", "plugin[search].surprise"),
-        (('run = { module = "tests_plugins.web" }', "run = { }"), "exactly one", "plugin[web].run"),
+        (('[plugin.run]\nmodule = "tests_plugins.web"\n', "[plugin.run]\n"), "exactly one", "plugin[web].run"),
+        (
+            ("manifest-hash = ", "manifest-hash = 3\nx = "),
+            "Input should be a valid string",
+            "plugin[web].manifest-hash",
+        ),
+        (("builtins = false", 'builtins = "maybe"'), "valid boolean, unable to interpret input", "sources.builtins"),
     ],
 )
 def test_an_invalid_lock_names_the_field_and_the_fix(
@@ -180,6 +205,25 @@ def test_an_invalid_lock_names_the_field_and_the_fix(
         read_lock(lock_path)
     rendered = caught.value.render()
     assert str(lock_path) in rendered and key in rendered and message in rendered and "hologram build" in rendered
+
+
+def test_a_lock_reads_what_pydantic_read(tmp_path: Path) -> None:
+    """The lock's tables keep the lax types they had with pydantic (an int where a float goes, a quoted
+    bool), the manifest's nested tables their strict ones, and dashed keys name their fields.
+    Mutation check (done): `_scalars.strict_float` refusing ints turns this red."""
+    sources = sample_tree(tmp_path / "plugins")
+    lock_path = tmp_path / "hologram.lock"
+    text = build(lock_path, sources).text
+    assert "timeout_s = 30.0" in text and "builtins = false" in text
+    lock_path.write_text(
+        text.replace("timeout_s = 30.0", "timeout_s = 30").replace("builtins = false", 'builtins = "no"')
+    )
+    lock = read_lock(lock_path)
+    notes = lock.plugin("notes")
+    assert notes is not None and notes.start.timeout_s == 30.0 and type(notes.start.timeout_s) is float
+    assert lock.sources.builtins is False and notes.manifest_hash is not None
+    web = lock.plugin("web")
+    assert web is not None and web.after_if_present == {"search.index": ("search",)}
 
 
 def test_a_version_1_lock_asks_for_a_rebuild(tmp_path: Path) -> None:

@@ -178,3 +178,55 @@ def test_the_onnx_session_keeps_no_plan_per_input_shape(onnx_embedder: OnnxUSEEm
     options = onnx_embedder._model.get().session.get_session_options()
     assert options.enable_mem_pattern is False
     assert options.enable_cpu_mem_arena is False
+
+
+@needs_onnx
+def test_a_second_onnx_model_runs_through_the_generic_embedder_without_new_code() -> None:
+    """`OnnxEmbedder`, given only a file and its tokenizer kind, runs a graph it has no code for — here the
+    USE graph as installed, tokenizer inside — and gives exactly what the USE-specific onnxruntime build
+    gives for the same file. Mutation check (done): `OnnxEmbedder`'s batches of 32 instead of 64 turn this
+    red (the graph quantises each batch with one scale, so batch mates change the last bits)."""
+    path = OnnxUSEEmbedder.model_path()
+    assert path is not None
+    generic = emb.OnnxEmbedder(path, tokenizer="graph", fingerprint=emb.USE_FINGERPRINT, threads=1)
+    specific = OnnxUSEEmbedder(path, threads=1, mapped_weights=False)
+    texts = [f"{text} ({i})" for i, text in enumerate([*SENTENCES, *TRICKY] * 8)]  # distinct; several batches
+    got = generic.embed(texts)
+    assert specific.embed(texts).tobytes() == got.tobytes()
+    assert got.shape == (len(texts), 512) and generic.dimension == 512 and generic.model_id == f"onnx:{path.name}"
+    assert specific.loaded_path == path  # the oracle ran the file as installed, as the generic build did
+
+
+@needs_onnx
+def test_a_configured_model_comes_first_and_one_that_cannot_run_falls_back(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Through the factory: the configured model is the one used; a graph its tokenizer kind cannot feed
+    (the USE rewrite takes token ids, not strings) is refused at the load naming the inputs, and the next
+    build takes over with one warning. Mutation check (done): `_made_by` recognising classes only (not the
+    `functools.partial` of a configured model) makes `load_or_next` raise instead of falling back (red)."""
+    installed = OnnxUSEEmbedder.model_path()
+    assert installed is not None
+    prefer = (emb.MODEL, *emb.EMBEDDERS)
+    table = emb.candidates(model=installed, fingerprint=emb.USE_FINGERPRINT)
+    chosen = emb.load_or_next(emb.load_embedder(prefer, table), prefer, table)
+    assert isinstance(chosen, emb.OnnxEmbedder) and chosen.embed(["hello"]).shape == (1, 512)
+
+    ids_graph = OnnxUSEEmbedder(installed, cache_dir=tmp_path)._mapped_model()
+    assert ids_graph is not None
+    table = emb.candidates(model=ids_graph)
+    with caplog.at_level(logging.WARNING, logger="hologram.memory.embed"):
+        fallback = emb.load_or_next(emb.load_embedder(prefer, table), prefer, table)
+    assert fallback is not None and fallback.model_id == "use-multilingual-v3/int8-numpy"
+    [warning] = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert "the model embedding model did not load" in warning and "trying int8" in warning
+    assert f'{ids_graph}: tokenizer "graph" needs a graph that takes one string tensor' in warning
+    assert "tokens: tensor(int32)" in warning
+
+
+def test_a_configured_model_is_checked_at_construction(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=f"{tmp_path / 'none.onnx'}: no such model file"):
+        emb.OnnxEmbedder(tmp_path / "none.onnx")
+    (tmp_path / "m.onnx").write_bytes(b"\x00")
+    with pytest.raises(ValueError, match=r"m.onnx: tokenizer 'sentencepiece' is not one of graph"):
+        emb.OnnxEmbedder(tmp_path / "m.onnx", tokenizer="sentencepiece")

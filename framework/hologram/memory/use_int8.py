@@ -29,6 +29,7 @@ Any number of threads may embed at once (BLAS releases the GIL).
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +38,7 @@ from typing import Literal
 import numpy as np
 
 from hologram._mapped import MappedPages
-from hologram.memory.onnx_weights import MODEL_NAME, WEIGHTS_NAME, Initializer, initializers
+from hologram.memory.onnx_weights import MODEL_NAME, WEIGHTS_NAME, Initializer, initializers, operators
 from hologram.memory.ort_math import (
     dynamic_quantize,
     exact_in_float32,
@@ -62,6 +63,31 @@ _R = _P + "DNN/ResidualHidden_"
 _EPSILON = "StatefulPartitionedCall/l2_normalize_1/Maximum/y:0"
 """1e-12: the graph's LayerNorm epsilon and its l2-normalisation floor are this one initializer."""
 _NUMPY_TYPES: dict[int, type[np.generic]] = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64}
+
+
+OPERATORS: dict[str, int] = {
+    "Add": 59, "And": 20, "Cast": 130, "Compress": 36, "Concat": 51, "ConstantOfShape": 4, "CumSum": 1,
+    "DequantizeLinear": 17, "Div": 3, "DynamicQuantizeLinear": 12, "Equal": 36, "Expand": 9, "Gather": 21,
+    "Less": 2, "MatMulInteger": 16, "Max": 22, "Mod": 2, "Mul": 82, "Not": 15, "Range": 2, "Reciprocal": 6,
+    "ReduceMax": 3, "ReduceMean": 8, "ReduceSum": 4, "Relu": 9, "Reshape": 18, "ScatterElements": 1,
+    "ScatterND": 2, "Shape": 14, "Size": 1, "Slice": 52, "Split": 1, "Sqrt": 7, "Squeeze": 46, "Sub": 10,
+    "Tanh": 1, "TopK": 1, "Unique": 2, "Unsqueeze": 32, "Where": 20,
+}  # fmt: skip
+"""The operators of the one graph this module runs (the rewrite of USE v3 int8, 778 nodes), by count. This
+is no general ONNX runtime: it computes that network, so a graph with any other operators — or the same ones
+in other numbers — is refused (:class:`ModelMismatch`) and runs in onnxruntime instead."""
+
+
+def _check_operators(model: bytes) -> None:
+    found = operators(model)
+    if found != OPERATORS:
+        extra = sorted((found - Counter(OPERATORS)).items())
+        missing = sorted((Counter(OPERATORS) - found).items())
+        shown = ", ".join(f"{op} x{n}" for op, n in extra) or "none"
+        raise ModelMismatch(
+            f"operators this build does not run: {shown}; "
+            f"missing: {', '.join(f'{op} x{n}' for op, n in missing) or 'none'}"
+        )
 
 
 class ModelMismatch(ValueError):
@@ -221,7 +247,9 @@ class UseInt8Model:
         files are missing or damaged."""
         path = directory / MODEL_NAME
         try:
-            model = cls(_Tensors(initializers(path.read_bytes())), directory / WEIGHTS_NAME, rows)
+            graph = path.read_bytes()
+            _check_operators(graph)
+            model = cls(_Tensors(initializers(graph)), directory / WEIGHTS_NAME, rows)
             try:  # tensors of unexpected sizes show here rather than in the first real run
                 model.run(np.array([1, 2], dtype=np.int32), np.array([0, 2], dtype=np.int64))
             except (ValueError, IndexError) as exc:
