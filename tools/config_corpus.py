@@ -17,9 +17,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from hologram.errors import HologramError
+from hologram.base.errors import HologramError
+from hologram.config.settings import load_settings
 from hologram.manifest import parse_manifest
-from hologram.settings import load_settings
 
 BAD = ['"x"', "-1", "0", "4.5", "[1]", "{ a = 1 }", "true", '""', '"sk-SECRET"', "1e400"]
 SETTINGS_KEYS = {

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from hologram.agent import Agent, KernelTool, ToolInvocation, ToolRegistry
+from hologram.config.settings import AgentSettings
 from hologram.llm import ProviderChain
 from hologram.sessions import SessionStore
-from hologram.settings import AgentSettings
 from hologram.stages import StageDispatcher
 from mock_llm import MockLLM
 from tests.kit.providers import provider

@@ -1,7 +1,7 @@
 """The pieces under the administration facilities, without a kernel: the settings rewrite, the merge of a
 saved entry with the stored provider, the plugin log tail. tests/e2e/test_admin_e2e.py runs them for real.
 
-The settings rewrite (`hologram.settings_write`, tomlkit) is held to exact texts: what the user wrote
+The settings rewrite (`hologram.config.settings_write`, tomlkit) is held to exact texts: what the user wrote
 outside the providers, byte for byte, and every result parsed back by tomli equal to what was meant.
 Mutation checks (done) are named in each test's docstring.
 """
@@ -17,12 +17,12 @@ import pytest
 import tomli
 
 from hologram.agent.admin_providers import describe, merge_entry
-from hologram.errors import HologramError
+from hologram.base.errors import HologramError
+from hologram.config.settings import load_settings
+from hologram.config.settings_write import replace_providers
 from hologram.kernel.admin_plugins import tail_matching
 from hologram.llm import ProviderSettings
 from hologram.rpc import RpcError
-from hologram.settings import load_settings
-from hologram.settings_write import replace_providers
 from tests.kit.providers import write_settings
 
 KEY = "sk-unit-0123456789"

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from hologram.agent.approvals import ApprovalRequest, Approver, Requirement, matches_allow_list
-from hologram.settings import ApprovalSettings, ToolApproval
+from hologram.config.settings import ApprovalSettings, ToolApproval
 
 
 class Clients:

@@ -1,5 +1,5 @@
 """`hologram up` holds its start-up loads (the segmenter, the embedding model) until the first answer
-(hologram/_preload.py, `start(hold=True)`): an English first turn is answered with nothing loading beside it,
+(hologram/kernel/preload.py, `start(hold=True)`): an English first turn is answered with nothing loading beside it,
 the loads begin once it ended; a Chinese first turn still gets jieba's words (the segmenter loads on demand),
 never character bigrams.
 
@@ -24,13 +24,13 @@ from typing import Any
 
 import pytest
 
-from hologram import _preload
 from hologram.agent import attach_agent
 from hologram.kernel import Kernel
+from hologram.kernel import preload as _preload
 from hologram.llm import ChatRequest, ChatResult
-from hologram.lock import LOCK_VERSION, Lock
 from hologram.memory import embed, tfidf
-from hologram.memory import tokenize as tok
+from hologram.memory import tokenizer as tok
+from hologram.plan.lock import LOCK_VERSION, Lock
 
 
 class Marked:

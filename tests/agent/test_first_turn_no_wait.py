@@ -1,5 +1,5 @@
 """The first turn after `hologram up` does not wait for the embedding model: `attach_agent` takes the model
-from `hologram._preload` (which loads it beside the kernel), and a turn that arrives before it is there is
+from `hologram.kernel.preload` (which loads it beside the kernel), and a turn that arrives before it is there is
 answered with BM25 alone (docs/performance.md, "up → first answer").
 
 Real objects: `Kernel` (not run), `attach_agent` with the kernel's settings, the turn loop with an instant
@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from hologram import _preload
 from hologram.agent import attach_agent
 from hologram.kernel import Kernel
+from hologram.kernel import preload as _preload
 from hologram.llm import ChatRequest, ChatResult
-from hologram.lock import LOCK_VERSION, Lock
+from hologram.plan.lock import LOCK_VERSION, Lock
 
 
 class Instant:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hologram.errors import HologramError
-from hologram.settings import load_settings, settings_path
+from hologram.base.errors import HologramError
+from hologram.config.settings import load_settings, settings_path
 
 
 def test_created_0600_with_a_template_and_no_provider_message(tmp_path: Path) -> None:
@@ -122,7 +122,7 @@ def test_a_toml_error_says_how_to_fix_it(tmp_path: Path) -> None:
 
 
 def test_values_that_loaded_under_pydantic_still_load(tmp_path: Path) -> None:
-    """settings.toml keeps the lax coercions it had when pydantic read it (hologram/_fields.py): a quoted
+    """settings.toml keeps the lax coercions it had when pydantic read it (hologram/base/_fields.py): a quoted
     number, a whole float for an int, an int for a float, yes/no for a bool, a list for a tuple; base_url
     loses its trailing slash; what the file leaves out keeps its default.
     Mutation check (done): `_scalars.lax_bool` accepting only real booleans turns this red (``defer_tools = "no"``)."""

@@ -25,7 +25,7 @@ from hologram.agent import Agent, ToolRegistry
 from hologram.agent.attach import StageOrderSync
 from hologram.kernel import Kernel
 from hologram.llm import ChatRequest, ChatResult
-from hologram.lock import LOCK_VERSION, Lock
+from hologram.plan.lock import LOCK_VERSION, Lock
 from hologram.sdk.local import LocalEndpoint
 from hologram.sessions import SessionStore
 from hologram.stages import StageDispatcher

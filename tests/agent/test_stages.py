@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from hologram.lock import LOCK_VERSION, Lock, LockedPlugin
+from hologram.plan.lock import LOCK_VERSION, Lock, LockedPlugin
 from hologram.sdk.local import LocalEndpoint
 from hologram.stages import FunctionHook, StageContext, StageDispatcher, install_from_lock
 from hologram.supervisor import PluginSpec, State, Supervisor

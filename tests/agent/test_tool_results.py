@@ -18,7 +18,7 @@ from hologram.agent import Agent, KernelTool, ToolInvocation, ToolRegistry
 from hologram.llm import ChatRequest, ChatResult, ToolCall
 from hologram.sessions import SessionStore
 from hologram.stages import StageDispatcher
-from hologram.tool_result import ToolResult
+from hologram.tools.outcome import ToolResult
 
 
 @pytest.mark.parametrize(

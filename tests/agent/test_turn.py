@@ -220,8 +220,8 @@ def test_deltas_stream_to_the_callback(tmp_path: Path, deepseek: MockLLM) -> Non
 
 def test_no_provider_configured_says_what_to_put_in_settings(tmp_path: Path) -> None:
     from hologram.agent import Agent, ToolRegistry
+    from hologram.config.settings import load_settings
     from hologram.sessions import SessionStore
-    from hologram.settings import load_settings
 
     settings = load_settings(tmp_path)
     agent = Agent(

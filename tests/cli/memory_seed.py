@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hologram.config.settings import SceneSettings
 from hologram.memory.scenes import SceneStore, features_of
 from hologram.memory.session_memory import SessionMemory
 from hologram.memory.session_records import record_of
 from hologram.sessions import SessionStore
-from hologram.settings import SceneSettings
 from tests.kit.loop import run
 
 SOURCE_TEXT = 'Caroline said: I love pottery; my "best" friend Mel lives in 北京.'

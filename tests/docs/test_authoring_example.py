@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hologram.check import check
+from hologram.plan.check import check
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "hologram-weather"

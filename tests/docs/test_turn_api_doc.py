@@ -1,4 +1,4 @@
-"""docs/protocol.md section 9 and `hologram.turn_api` are the same contract: every method and every event type,
+"""docs/protocol.md section 9 and `hologram.api.turn` are the same contract: every method and every event type,
 with every field of each event, is in the tables, and nothing else is.
 
 Mutation check (done): adding a field to `ToolResult`, or a method constant, without its row turns this red.
@@ -10,7 +10,7 @@ import dataclasses
 import re
 from pathlib import Path
 
-from hologram import turn_api as api
+from hologram.api import turn as api
 
 PROTOCOL = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 ROW = re.compile(r"^\| `([a-z_./]+)` \| (.*) \|$", re.MULTILINE)
@@ -39,7 +39,7 @@ def test_every_event_is_documented_with_its_fields() -> None:
 
 
 def test_the_published_schema_is_the_models() -> None:
-    """docs/turn-api.schema.json is generated from `hologram.turn_api` (`make schema`); it names every method's
+    """docs/turn-api.schema.json is generated from `hologram.api.turn` (`make schema`); it names every method's
     params and every event, and validates what the kernel sends and refuses what it would refuse.
 
     Mutation check (done): a field added to `StartParams` without `make schema` turns the first assertion red."""
@@ -47,7 +47,7 @@ def test_the_published_schema_is_the_models() -> None:
 
     from jsonschema import Draft202012Validator
 
-    from hologram.turn_api_schema import turn_api_json_schema_text
+    from hologram.api.schema import turn_api_json_schema_text
 
     published = (PROTOCOL.parent / "turn-api.schema.json").read_text(encoding="utf-8")
     assert published == turn_api_json_schema_text(), "docs/turn-api.schema.json drifted: run `make schema`"

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hologram import turn_api as api
-from hologram.errors import HologramError
+from hologram.api import turn as api
+from hologram.base.errors import HologramError
 from hologram.kernel.control import call
 from mock_llm import MockLLM
 from tests.kit.providers import provider_toml, write_settings

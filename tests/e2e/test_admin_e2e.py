@@ -37,8 +37,8 @@ from typing import Any
 import pytest
 import tomli
 
-from hologram import turn_api as api
-from hologram.client import TurnClient
+from hologram.api import turn as api
+from hologram.clients import TurnClient
 from hologram.kernel import control
 from mock_llm import MockLLM
 from tests.kit.loop import run

@@ -207,7 +207,7 @@ def test_ask_json_reports_the_turn(kernel: E2EKernel, mocks: tuple[MockLLM, Mock
 
 
 def test_the_kernel_freezes_its_start_up_heap_once_models_are_loaded(kernel: E2EKernel) -> None:
-    """hologram/_heap.py: after the Chinese segmenter and the embedding model load, full collections skip
+    """hologram/base/_heap.py: after the Chinese segmenter and the embedding model load, full collections skip
     the start-up heap (one took 22 ms with jieba's dictionary loaded). Mutation check (done): not starting
     `_settle_heap` in up_cmd.py turns this red."""
     wait_until(

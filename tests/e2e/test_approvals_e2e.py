@@ -1,4 +1,4 @@
-"""Approvals in the kernel, end to end: a real `hologram up`, the strict mock, turn-API clients (`hologram.client`).
+"""Approvals in the kernel, end to end: a real `hologram up`, the strict mock, turn-API clients (`hologram.clients.control`).
 
 What is proven:
 - a plugin never receives a call that was not approved — for shell and code (the shipped manifests; a call
@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
-from hologram import turn_api as api
-from hologram.client import TurnClient
+from hologram.api import turn as api
+from hologram.clients import TurnClient
 from mock_llm import MockLLM
 
 from .kernel import E2EKernel

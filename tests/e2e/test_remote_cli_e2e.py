@@ -36,7 +36,7 @@ from typing import Any
 import httpx
 import pytest
 
-from hologram.http_client import TOKEN_REFUSED
+from hologram.clients.http_client import TOKEN_REFUSED
 from mock_llm import MockLLM
 from tests.kit.tls import self_signed
 from tests.kit.wait import wait_until
@@ -179,8 +179,8 @@ def test_an_approval_answered_elsewhere_ends_the_prompt(kernel: RemoteKernel, mo
     Mutation check (done): ask_cmd awaiting the prompt alone (as before) → red ("approved by" never shows)."""
     import asyncio
 
-    from hologram import turn_api as api
-    from hologram.http_client import HttpTurnClient
+    from hologram.api import turn as api
+    from hologram.clients.http_client import HttpTurnClient
 
     mock.script(
         [
@@ -362,8 +362,8 @@ def test_the_client_resumes_after_the_last_seq_it_saw(kernel: RemoteKernel, mock
     finished turn). One reconnect, every seq once, in order, the deltas whole."""
     import asyncio
 
-    from hologram import turn_api as api
-    from hologram.http_client import HttpTurnClient
+    from hologram.api import turn as api
+    from hologram.clients.http_client import HttpTurnClient
     from tests.kit.wait import wait_until_async
 
     answer = "".join(f"part{i:02d} " for i in range(30)).strip()

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from hologram.client import TurnClient
+from hologram.clients import TurnClient
+from hologram.config.settings import SceneSettings
 from hologram.memory.scene_features import time_of_day
 from hologram.memory.scenes import SCENES_DB, SceneStore
 from hologram.memory.session_records import record_of
 from hologram.rpc import RpcError
 from hologram.sessions import Event
-from hologram.settings import SceneSettings
 from mock_llm import MockLLM
 
 from .kernel import E2EKernel

@@ -1,5 +1,5 @@
 """End to end with the built-in tool plugins: `hologram build` (built-ins discovered, no `--no-discover`),
-a real `hologram up`, the strict DeepSeek mock on loopback, and a turn-API client (`hologram.client`) that
+a real `hologram up`, the strict DeepSeek mock on loopback, and a turn-API client (`hologram.clients.control`) that
 streams the turn and answers the kernel's `approval.requested` events itself (as `hologram ask` does at a
 terminal).
 
@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from hologram import turn_api as api
-from hologram.client import TurnClient
+from hologram.api import turn as api
+from hologram.clients import TurnClient
 from hologram.sessions import SessionStore, pairing_problems
 from mock_llm import MockLLM
 from tests.kit.providers import provider_toml, write_settings
@@ -80,7 +80,7 @@ class ClientLog:
 
 
 async def _ask(data: Path, text: str, answer: Answer, interactive: bool) -> ClientLog:
-    """One turn through the turn API (`hologram.client`), as a channel runs it; approvals answered by ``answer``."""
+    """One turn through the turn API (`hologram.clients.control`), as a channel runs it; approvals answered by ``answer``."""
     log = ClientLog()
     async with await TurnClient.connect(data, client="e2e", approvals=interactive) as client:
         turn = await client.start(text)

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from hologram import turn_api as api
-from hologram.client import TurnClient
+from hologram.api import turn as api
+from hologram.clients import TurnClient
 from hologram.rpc import RpcError
 from mock_llm import MockLLM
 from tests.kit.wait import wait_until

@@ -14,10 +14,10 @@ from typing import Any, Literal
 
 import pytest
 
-from hologram.check import check
 from hologram.manifest import load_manifest
+from hologram.plan.check import check
+from hologram.plan.signatures import describe_modules, python_module
 from hologram.sdk._describe import json_types
-from hologram.signatures import describe_modules, python_module
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,10 +1,10 @@
 """A command imports only what it runs: `hologram --version` and every `--help` build the whole parser, and
 `hologram ask` is a new process per turn, so neither may pull in the kernel, the agent or the LLM stack (CLI
 start ≤ 0.15 s, warm ask ≤ 0.3 s: tools/bench/cli_start.py measures them). The parser imports no pydantic; the
-turn client does: its params are the turn API's pydantic models (hologram.turn_api).
+turn client does: its params are the turn API's pydantic models (hologram.api.turn).
 
 Mutation check (done): a top-level `from hologram.lock import read_lock` in cli/inspect_cmd.py turns the
-first test red; `import httpx` at the top of hologram/client.py turns the second red.
+first test red; `import httpx` at the top of hologram/clients/control.py turns the second red.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("asyncio", "pydantic", "httpx", "numpy", "hologram.lock", "hologram.agent", "hologram.kernel.core")
+HEAVY = ("asyncio", "pydantic", "httpx", "numpy", "hologram.plan.lock", "hologram.agent", "hologram.kernel.core")
 
 
 def imported_after(code: str) -> set[str]:
@@ -28,6 +28,6 @@ def test_building_the_parser_imports_nothing_heavy() -> None:
 
 
 def test_the_turn_client_imports_no_kernel() -> None:
-    modules = imported_after("import hologram.client, hologram.cli.ask_cmd")
+    modules = imported_after("import hologram.clients.control, hologram.cli.ask_cmd")
     heavy = set(HEAVY) - {"asyncio", "pydantic"}
     assert not modules & heavy, sorted(modules & heavy)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hologram.errors import HologramError
-from hologram.lock import LOCK_VERSION, Sources, build, missing_manifests, read_lock, stale_reason
+from hologram.base.errors import HologramError
+from hologram.plan.lock import LOCK_VERSION, Sources, build, missing_manifests, read_lock, stale_reason
 from tests.kit.manifests import write_manifest
 
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from hologram.check import check
-from hologram.errors import HologramError
-from hologram.facility import parse_provided, parse_required
+from hologram.base.errors import HologramError
 from hologram.manifest import load_manifest, manifest_json_schema_text, parse_manifest
+from hologram.manifest.facility import parse_provided, parse_required
 from hologram.manifest.model import relevant_content
+from hologram.plan.check import check
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""`hologram up` loads the segmenter and the embedding model itself, first (hologram/_preload.py): memory takes
+"""`hologram up` loads the segmenter and the embedding model itself, first (hologram/kernel/preload.py): memory takes
 that model instead of loading a second one, and the loader thread gives up CPU priority for the GIL-free part
 so plugin processes and the event loop go first.
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from hologram import _preload
+from hologram.kernel import preload as _preload
 from hologram.memory import session_memory as sm
 from hologram.memory.session_memory import SessionMemory
 from hologram.sessions import SessionStore
@@ -76,7 +76,8 @@ def test_held_loads_wait_for_release_and_exit_does_not_wait_for_them(monkeypatch
         monkeypatch.setattr(_preload, name, value)
     monkeypatch.setattr(_preload, "_done", Done())
     monkeypatch.setattr(_preload, "_released", threading.Event())
-    from hologram.memory import embed, tokenize
+    from hologram.memory import embed
+    from hologram.memory import tokenizer as tokenize
 
     monkeypatch.setattr(tokenize, "warm_up", lambda: None)
     monkeypatch.setattr(tokenize, "release_warm_up", lambda: None)
@@ -102,7 +103,8 @@ def test_held_loads_try_the_configured_build_first(monkeypatch: pytest.MonkeyPat
         monkeypatch.setattr(_preload, name, value)
     monkeypatch.setattr(_preload, "_done", threading.Event())
     monkeypatch.setattr(_preload, "_released", threading.Event())
-    from hologram.memory import embed, tokenize
+    from hologram.memory import embed
+    from hologram.memory import tokenizer as tokenize
 
     monkeypatch.setattr(tokenize, "warm_up", lambda: None)
     monkeypatch.setattr(tokenize, "release_warm_up", lambda: None)

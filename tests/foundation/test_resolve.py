@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from hologram.discovery import discover
-from hologram.errors import HologramError
-from hologram.graph import Graph, resolve
+from hologram.base.errors import HologramError
+from hologram.manifest.discovery import discover
+from hologram.plan.graph import Graph, resolve
 from tests.kit.manifests import write_manifest
 
 

@@ -1,4 +1,4 @@
-"""`hologram.schema_check` against `jsonschema`'s meta-schema check: every schema the fast path calls valid is
+"""`hologram.manifest.schema_check` against `jsonschema`'s meta-schema check: every schema the fast path calls valid is
 valid for `Draft202012Validator.check_schema` (property-based, over schemas built from the subset's keywords
 with right and wrong values), and a schema outside the subset still gets jsonschema's verdict and message.
 
@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from hologram.discovery import builtin_manifest_dir
-from hologram.schema_check import _plainly_valid, schema_problem
+from hologram.manifest.discovery import builtin_manifest_dir
+from hologram.manifest.schema_check import _plainly_valid, schema_problem
 
 KEYS = st.sampled_from(["a", "b", "x"])
 TYPES = st.sampled_from(["string", "integer", "number", "boolean", "object", "array", "null", "bogus"])
@@ -91,7 +91,7 @@ def test_outside_the_subset_jsonschema_decides() -> None:
 
 def test_a_plain_schema_does_not_import_jsonschema() -> None:
     code = (
-        "import sys; from hologram.schema_check import schema_problem; "
+        "import sys; from hologram.manifest.schema_check import schema_problem; "
         "assert schema_problem({'type': 'object', 'properties': {'p': {'type': 'string', 'minLength': 1}}, "
         "'required': ['p'], 'additionalProperties': False}) is None; "
         "print('jsonschema' in sys.modules)"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from hologram import turn_api as api
+from hologram.api import turn as api
 
 
 def test_a_known_event_round_trips() -> None:

@@ -1,4 +1,4 @@
-"""hologram/_unused_imports.py: Hologram's processes refuse httpx's CLI and trio, and httpx still works.
+"""hologram/base/_unused_imports.py: Hologram's processes refuse httpx's CLI and trio, and httpx still works.
 
 A forked plugin gets the refusal lifted (tests/launcher/test_zygote.py checks it from inside one).
 
@@ -12,7 +12,7 @@ import json
 import subprocess
 import sys
 
-from hologram._unused_imports import UNUSED
+from hologram.base._unused_imports import UNUSED
 
 PROBE = """
 import json, sys
@@ -31,7 +31,7 @@ def _probe(setup: str) -> dict[str, object]:
 
 
 def test_refused_modules_are_not_imported_and_httpx_still_works() -> None:
-    out = _probe("from hologram._unused_imports import refuse_unused_imports; refuse_unused_imports()")
+    out = _probe("from hologram.base._unused_imports import refuse_unused_imports; refuse_unused_imports()")
     assert out == {"loaded": [], "trio_backend": False}
 
 
@@ -51,7 +51,7 @@ def test_lifting_the_refusal_lets_a_plugin_import_them() -> None:
     """What the zygote does in each forked child before the plugin's code runs (mutation-checked: without
     the call in zygote/main.py the zygote test sees ['httpx._main', 'trio'] refused inside a plugin)."""
     code = (
-        "import sys; from hologram._unused_imports import allow_unused_imports, refuse_unused_imports; "
+        "import sys; from hologram.base._unused_imports import allow_unused_imports, refuse_unused_imports; "
         "marked = refuse_unused_imports(); print(sorted(allow_unused_imports()) == sorted(marked), "
         "[m for m in sys.modules if sys.modules[m] is None])"
     )

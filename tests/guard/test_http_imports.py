@@ -36,7 +36,7 @@ START = """
 import asyncio, json, sys, tempfile
 from pathlib import Path
 import contextlib, importlib
-from hologram._unused_imports import allow_unused_imports, refuse_unused_imports
+from hologram.base._unused_imports import allow_unused_imports, refuse_unused_imports
 from hologram.zygote.main import PRELOAD, PRELOAD_OPTIONAL
 
 refuse_unused_imports()

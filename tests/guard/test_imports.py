@@ -37,7 +37,7 @@ def test_version_imports_stay_within_the_documented_list(tmp_path: Path) -> None
 
 def test_memory_through_the_kernel_stays_within_its_documented_list(tmp_path: Path) -> None:
     """What `hologram memory` imports to ask a running kernel (its offline path is the only one that loads
-    memory). Mutation check (done): a module-level ``from hologram.memory.inspect import MemoryInspector`` in
+    memory). Mutation check (done): a module-level ``from hologram.memory.inspection import MemoryInspector`` in
     memory_source.py turns this red, naming numpy and hologram.memory.*."""
     allowed = allowed_imports() | allowed_imports(MEMORY_HEADING)
     seen = command_imports(["-c", "import hologram.cli.memory_source, hologram.cli.memory_render"], cwd=tmp_path)

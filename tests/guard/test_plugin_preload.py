@@ -29,7 +29,7 @@ HEADING = "## Shipped plugins the zygote does not preload"
 
 PROBE = """
 import importlib, json, sys
-from hologram._unused_imports import allow_unused_imports, refuse_unused_imports
+from hologram.base._unused_imports import allow_unused_imports, refuse_unused_imports
 from hologram.zygote.main import preload
 
 refuse_unused_imports()

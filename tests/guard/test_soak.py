@@ -1,5 +1,5 @@
 """Guards on counts over a short soak of the default graph (every shipped plugin, a real `hologram up`,
-the strict mock, turns through `hologram.client.TurnClient` as a channel sends them):
+the strict mock, turns through `hologram.clients.TurnClient` as a channel sends them):
 
 - the one-word request ("hello" in a new session) stays within its documented size in bytes, as the mock
   receives it (the tool schemas are nearly all of it), and still offers every shipped tool: its schema, or
@@ -40,7 +40,7 @@ from pathlib import Path
 import pytest
 import tomli
 
-from hologram.client import TurnClient
+from hologram.clients import TurnClient
 from hologram.kernel.control import call
 from mock_llm import MockLLM
 
@@ -163,7 +163,7 @@ def test_the_kernel_embeds_without_onnxruntime(kernel: GuardKernel, mock: MockLL
         async with await TurnClient.connect(kernel.data) as client:
             deadline = time.monotonic() + EMBED_DEADLINE_S
             i = 0
-            # the model loads after the first answer (hologram/_preload.py); later turns' events get indexed
+            # the model loads after the first answer (hologram/kernel/preload.py); later turns' events get indexed
             while not (memory().get("texts_embedded") or 0) and time.monotonic() < deadline:
                 await _turn(client, f"my favourite colour is teal, and 我喜欢喝绿茶 ({i})", session="guard-embed")
                 i += 1

@@ -3,7 +3,7 @@
 Reading the lock, the staleness check of the manifests it names, and the first turn's tool registry each
 checked every tool schema against the 2020-12 meta-schema; with `jsonschema` that cost ~60-110 ms of import
 on the kernel's critical path to its first answer (docs/performance.md, "Where `up`'s time to the first
-answer goes"). `hologram.schema_check` passes the common subset without it; this runs those three steps on
+answer goes"). `hologram.manifest.schema_check` passes the common subset without it; this runs those three steps on
 the default graph (the shipped manifests) in a fresh interpreter and fails if `jsonschema` got imported — a
 shipped tool with a schema outside the subset, or an eager import, would bring it back.
 
@@ -21,7 +21,7 @@ STEPS = """
 import sys
 from pathlib import Path
 from hologram.agent.tools import ToolRegistry
-from hologram.lock import changed_manifests, read_lock
+from hologram.plan.lock import changed_manifests, read_lock
 
 lock = read_lock(Path(sys.argv[1]))
 assert changed_manifests(lock) == []

@@ -10,8 +10,8 @@ import httpx
 import pytest
 import tomli
 
+from hologram.config.settings import load_settings
 from hologram.manifest import load_manifest
-from hologram.settings import load_settings
 from mock_llm import MockLLM
 from tests.kit.loop import run
 from tests.kit.manifests import manifest_text, write_manifest

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from hologram.kernel import plugin_specs
-from hologram.lock import Sources, build, read_lock
+from hologram.plan.lock import Sources, build, read_lock
 from hologram.supervisor import State, Supervisor
 from hologram.supervisor.managed import PluginSpec
 from tests.kit.manifests import write_manifest

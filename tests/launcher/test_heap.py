@@ -1,4 +1,4 @@
-"""The start-up heap freeze (hologram/_heap.py): frozen objects leave the collector's generations."""
+"""The start-up heap freeze (hologram/base/_heap.py): frozen objects leave the collector's generations."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import threading
 
 import pytest
 
-from hologram import _heap
-from hologram._heap import freeze_startup_heap, freeze_when_loaded, release_free_heap
+from hologram.base import _heap
+from hologram.base._heap import freeze_startup_heap, freeze_when_loaded, release_free_heap
 
 
 def test_freezing_moves_what_is_alive_out_of_the_collected_generations() -> None:
@@ -65,7 +65,7 @@ def test_the_c_heap_is_handed_back_where_libc_can() -> None:
 
 _BLOCKS = """
 import ctypes, sys
-from hologram._heap import bound_free_heap
+from hologram.base._heap import bound_free_heap
 libc = ctypes.CDLL(None)
 libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
 libc.free.argtypes = [ctypes.c_void_p]
@@ -92,7 +92,7 @@ def test_after_start_up_a_large_block_stays_mapped_so_freeing_returns_it(mode: s
 
 _IDLE = """
 import asyncio, ctypes
-from hologram._heap import IdleTrim
+from hologram.base._heap import IdleTrim
 libc = ctypes.CDLL(None)
 libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
 libc.free.argtypes = [ctypes.c_void_p]

@@ -19,7 +19,7 @@ import pytest
 
 from hologram.kernel import Kernel
 from hologram.kernel.notices import Notice
-from hologram.lock import LOCK_VERSION, Lock
+from hologram.plan.lock import LOCK_VERSION, Lock
 from hologram.rpc import METHOD_NOT_FOUND, RpcError
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from hologram import protocol
+from hologram.base import protocol
 from hologram.rpc import METHOD_NOT_FOUND, NOT_READY, Connection, RpcError
 from hologram.sdk import Plugin
 from hologram.sdk.local import LocalEndpoint, load_plugin

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hologram.kernel import plugin_specs
-from hologram.lock import read_lock
+from hologram.plan.lock import read_lock
 from hologram.supervisor import State, Supervisor
 from hologram.supervisor.gate import StartGate, default_slots
 from tests.launcher.kit import events, lock_for, wait_state, write_plugin

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hologram.supervisor import State
-from hologram.tool_result import ToolResult
+from hologram.tools.outcome import ToolResult
 from tests.kit.wait import wait_until_async
 from tests.launcher.kit import events, first, supervisor_for, wait_state, write_plugin
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from hologram.protocol import STAGE_NAMES
+from hologram.base.protocol import STAGE_NAMES
 from hologram.sdk import BeforeOutputView, BeforeToolcallView, Change, OnInputView, Plugin, StageView
 from hologram.sdk._views import VIEWS
 from hologram.sdk.testing import PluginHarness

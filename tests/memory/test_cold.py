@@ -285,7 +285,7 @@ def test_terms_stored_by_an_older_tokenizer_are_derived_again(tmp_path: Path) ->
     import json
     import sqlite3
 
-    from hologram.memory.tokenize import ANALYZER_JIEBA
+    from hologram.memory.tokenizer import ANALYZER_JIEBA
 
     path = tmp_path / "cold.db"
     with ColdStore(path) as store:

@@ -99,7 +99,7 @@ def test_a_second_process_cannot_open_it(tmp_path: Path) -> None:
 
 
 def test_unknown_backend_names_the_setting(tmp_path: Path) -> None:
-    from hologram.errors import HologramError
+    from hologram.base.errors import HologramError
 
     with pytest.raises(HologramError, match="unknown graph backend 'neo'") as info:
         open_graph_store(tmp_path / "g.kz", backend="neo")
@@ -110,7 +110,7 @@ def test_unknown_backend_names_the_setting(tmp_path: Path) -> None:
     any(importlib.util.find_spec(m) for m in ("real_ladybug", "ladybug")), reason="LadybugDB is installed here"
 )
 def test_ladybug_backend_not_installed_names_the_package(tmp_path: Path) -> None:
-    from hologram.errors import HologramError
+    from hologram.base.errors import HologramError
 
     with pytest.raises(
         HologramError, match=r"graph backend 'ladybug' is not installed \(no module real_ladybug or ladybug\)"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hologram.memory.inspect import MemoryInspector
+from hologram.memory.inspection import MemoryInspector
 from hologram.memory.session_memory import SessionMemory
 from hologram.memory.session_records import record_of
 from hologram.rpc import RpcError

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import pytest
 
+from hologram.config.settings import MemorySettings
 from hologram.memory.cold import ColdStore, DuplicateBlockError
 from hologram.memory.graph.service import GraphMemory
 from hologram.memory.session_memory import SessionMemory, record_of
 from hologram.sessions import SessionStore
-from hologram.settings import MemorySettings
 
 from .test_session_memory import EN_TOPICS, assert_valid, long_session, window_for
 
@@ -171,7 +171,7 @@ def test_nothing_imports_the_graph_database_until_something_cools(data: Path) ->
         from hologram.memory.cold import ColdStore
         from hologram.memory.graph.service import GraphMemory
         from hologram.memory.session_memory import SessionMemory
-        from hologram.settings import MemorySettings
+        from hologram.config.settings import MemorySettings
         from hologram.sessions import SessionStore
 
         async def main():

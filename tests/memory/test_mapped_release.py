@@ -1,4 +1,4 @@
-"""hologram/_mapped.py: the embedding model's mapped weights give their resident pages back, and a mapping
+"""hologram/base/_mapped.py: the embedding model's mapped weights give their resident pages back, and a mapping
 holding a private copy of a page is never released.
 
 Mutation-checked: with ``madvise`` skipped in MappedPages.release the weights stay resident (first test fails);
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hologram._mapped import MappedPages, clean_ranges
+from hologram.base._mapped import MappedPages, clean_ranges
 from hologram.memory.embed import OnnxUSEEmbedder
 from hologram.memory.segment import default_cache_dir
 

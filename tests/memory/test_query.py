@@ -14,7 +14,7 @@ import pytest
 from hologram.memory.query import build_query, names_in
 from hologram.memory.session_index import SessionIndex
 from hologram.memory.timecues import time_window
-from hologram.memory.tokenize import tokenize, wait_for_jieba, warm_up
+from hologram.memory.tokenizer import tokenize, wait_for_jieba, warm_up
 
 
 def index_of(texts: list[str]) -> SessionIndex:

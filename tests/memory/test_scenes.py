@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hologram.config.settings import SceneSettings
 from hologram.memory.scene_features import similarity, topic_keywords
 from hologram.memory.scene_hint import SceneHint
 from hologram.memory.scenes import (
@@ -28,8 +29,7 @@ from hologram.memory.scenes import (
     fingerprint,
     scene_key_problem,
 )
-from hologram.memory.tokenize import wait_for_jieba, warm_up
-from hologram.settings import SceneSettings
+from hologram.memory.tokenizer import wait_for_jieba, warm_up
 
 DAY = 86_400.0
 NOON = time.mktime((2026, 3, 2, 13, 0, 0, 0, 0, -1))  # local time: the afternoon

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from hologram.agent import Agent, ToolRegistry
+from hologram.config.settings import AgentSettings, SceneSettings
 from hologram.llm import ProviderChain
 from hologram.memory.scenes import SCENES_DB, SceneStore
 from hologram.memory.session_records import record_of
-from hologram.settings import AgentSettings, SceneSettings
 from hologram.stages import StageDispatcher
 from mock_llm import MockLLM
 from tests.kit.providers import provider

@@ -15,10 +15,11 @@ from typing import Any
 
 import pytest
 
-from hologram import turn_api as api
 from hologram.agent import Agent, KernelTool, ToolInvocation, ToolRegistry
 from hologram.agent.service import TurnService
 from hologram.agent.turn_scene import previous_turn_tools
+from hologram.api import turn as api
+from hologram.config.settings import AgentSettings, SceneSettings
 from hologram.llm import ProviderChain
 from hologram.memory.cold import ColdStore
 from hologram.memory.scene_hint import SceneHint
@@ -28,7 +29,6 @@ from hologram.memory.session_records import Prepared, record_of
 from hologram.rpc import RpcError
 from hologram.rpc.errors import INVALID_PARAMS
 from hologram.sessions import Event, SessionStore
-from hologram.settings import AgentSettings, SceneSettings
 from hologram.stages import StageDispatcher
 from mock_llm import MockLLM
 from tests.kit.providers import provider

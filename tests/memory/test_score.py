@@ -9,7 +9,7 @@ from hologram.memory.events import MemoryEvent, Query, make_event
 from hologram.memory.prune import prune
 from hologram.memory.score import HybridScorer, dense_scores, neighbour_smooth
 from hologram.memory.tfidf import TermVector
-from hologram.memory.tokenize import wait_for_jieba
+from hologram.memory.tokenizer import wait_for_jieba
 from hologram.memory.vectors import DenseVector
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hologram.memory.tfidf import TermVector, TfidfIndex
-from hologram.memory.tokenize import tokenize, wait_for_jieba
+from hologram.memory.tokenizer import tokenize, wait_for_jieba
 
 
 def _index(texts: list[str]) -> tuple[TfidfIndex, list[TermVector]]:

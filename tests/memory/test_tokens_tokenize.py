@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hologram.memory import tokenize as tok
+from hologram.memory import tokenizer as tok
 from hologram.memory.tokens import estimate_tokens
 
 
@@ -114,7 +114,7 @@ def test_warm_up_starts_one_thread_only(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_a_held_warm_up_starts_nothing_until_released(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`hologram up` holds the warm-up for its first answer (hologram/_preload.py): asked for meanwhile (memory's
+    """`hologram up` holds the warm-up for its first answer (hologram/kernel/preload.py): asked for meanwhile (memory's
     open, `word_tag`), it starts at the release, once."""
     calls: list[int] = []
     for name, value in (("_thread", None), ("_held", False), ("_requested", False)):

@@ -6,8 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from hologram.lock import LockedPlugin, plugin_entry
 from hologram.manifest import load_manifest
+from hologram.plan.lock import LockedPlugin, plugin_entry
 from hologram.rpc import RingWriter
 from hologram.supervisor import PluginSpec, State, Supervisor
 from tests.kit.loop import run

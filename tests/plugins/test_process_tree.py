@@ -144,7 +144,7 @@ def test_a_timed_out_invoke_gets_the_plugins_report_of_what_it_stopped(marker: M
     (The agent's use of it, through `hologram up`, is tests/e2e/test_tool_processes_e2e.py.)
     Mutation check (done): `Connection._expire` not sending `$/cancel` leaves the call running: no answer
     within the grace, and the processes live on."""
-    from hologram import protocol
+    from hologram.base import protocol
     from hologram.rpc import RequestTimeout
 
     command = f"(setsid sh -c '{marker.background()}' &); sleep {marker.sleep}"

@@ -20,10 +20,10 @@ from typing import Any
 import httpx
 import pytest
 
-from hologram import turn_api as api
-from hologram.client import KernelGone
-from hologram.errors import HologramError
-from hologram.http_client import TOKEN_REFUSED, HttpTurnClient, sse_events
+from hologram.api import turn as api
+from hologram.base.errors import HologramError
+from hologram.clients.control import KernelGone
+from hologram.clients.http_client import TOKEN_REFUSED, HttpTurnClient, sse_events
 from tests.kit.loop import run
 
 URL = "http://kernel.test:8080"

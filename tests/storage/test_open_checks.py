@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from damaged_files import build_cold, build_sessions, smash_header, truncate_half
-from hologram.dbfile import DamagedDatabaseError, header_problem
 from hologram.memory.cold import ColdStore
 from hologram.sessions import SessionStore
+from hologram.storage.dbfile import DamagedDatabaseError, header_problem
 
 DAMAGES: dict[str, tuple[Callable[[Path], None], str]] = {
     "truncated": (truncate_half, "truncated"),

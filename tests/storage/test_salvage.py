@@ -1,5 +1,5 @@
 """`hologram doctor --repair`'s recovery (pure Python: the sqlite3 CLI's `.recover` is not used, see
-doctor/salvage.py): per damage, the share of rows recovered byte for byte, never a row that was not there,
+storage/salvage.py): per damage, the share of rows recovered byte for byte, never a row that was not there,
 the new file built by its store, the damaged one kept as it was.
 
 The floors are below what tools/bench/salvage.py measures (docs/memory.md, "Damaged files") so a change of
@@ -37,9 +37,9 @@ from damaged_files import (
     truncate_half,
 )
 from hologram.doctor.repair import repair
-from hologram.doctor.salvage import probe_page_size
 from hologram.memory.cold import ColdStore
 from hologram.sessions import SessionStore, pairing_problems
+from hologram.storage.salvage import probe_page_size
 
 DAMAGE: dict[str, Callable[[Path], object]] = {"truncated": truncate_half, "header": smash_header, "scribble": scribble}
 FLOOR = {"truncated": 0.4, "header": 1.0, "scribble": 0.97}

@@ -1,4 +1,4 @@
-"""The kernel's SQLite connections hold bounded memory (hologram/sqlmem.py): a small page cache each, and
+"""The kernel's SQLite connections hold bounded memory (hologram/storage/sqlmem.py): a small page cache each, and
 ``IN (…)`` lists padded to a few lengths so the statement cache holds a few texts, not one per count.
 
 Measured with SQLite's own counter (``sqlite3_status64(SQLITE_STATUS_MEMORY_USED)``, the library Python's
@@ -19,7 +19,7 @@ from hologram.memory.cold import ColdStore
 from hologram.memory.scenes import SceneSettings, SceneStore
 from hologram.memory.vector_cache import VectorCache
 from hologram.sessions import SessionStore
-from hologram.sqlmem import CACHE_KIB, CHUNK, IN_SIZES, in_chunks
+from hologram.storage.sqlmem import CACHE_KIB, CHUNK, IN_SIZES, in_chunks
 
 
 def _sqlite_memory_used() -> int:

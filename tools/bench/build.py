@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hologram.lock import Sources, build
+from hologram.plan.lock import Sources, build
 
 
 def write_tree(directory: Path, count: int, rng: random.Random) -> None:

@@ -35,7 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: mock_llm, bench
 
 from bench._kernel import BenchKernel, provider_toml
-from hologram.client import TurnClient
+from hologram.clients import TurnClient
 from hologram.kernel.control import call
 from mock_llm import MockLLM
 

@@ -13,7 +13,7 @@ Builds an L2 of N synthetic events (``memory.py``'s generator: Zipfian 20k-word 
     nothing is asked) with an empty data directory vs one whose ``cold.db`` holds the N events, started
     alternately ``--rounds`` times each. Ready = every plugin ready on the control socket (`BenchKernel`).
     Then the kernel is left idle until its start-up heap is frozen (the embedding model and the segmenter
-    loaded, hologram/_heap.py) plus 1 s, and its RSS (``VmRSS``, /proc/PID/status) and PSS (smaps_rollup)
+    loaded, hologram/base/_heap.py) plus 1 s, and its RSS (``VmRSS``, /proc/PID/status) and PSS (smaps_rollup)
     are read.
 
 Printed: medians, and the ratios N-event / empty (target for readiness, issue 11 item 4: <= 1.2x).

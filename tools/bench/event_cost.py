@@ -14,7 +14,7 @@ import timeit
 
 from pydantic import BaseModel
 
-from hologram import turn_api as api
+from hologram.api import turn as api
 
 
 class DeltaModel(BaseModel):

@@ -36,7 +36,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from hologram import turn_api as api
+from hologram.api import turn as api
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: mock_llm, bench
 

@@ -56,8 +56,8 @@ def _become() -> None:
 
 
 def _loop() -> None:
-    """The SDK's event loop started and stopped (`hologram._loop.run`)."""
-    from hologram import _loop
+    """The SDK's event loop started and stopped (`hologram.base._loop.run`)."""
+    from hologram.base import _loop
 
     async def tick() -> None:
         import asyncio
@@ -215,7 +215,7 @@ def main() -> int:
         "--pages-only", action="store_true", help="no object map (its own temporaries leave free space behind)"
     )
     args = parser.parse_args()
-    from hologram._unused_imports import allow_unused_imports, refuse_unused_imports
+    from hologram.base._unused_imports import allow_unused_imports, refuse_unused_imports
     from hologram.zygote.main import preload
 
     refuse_unused_imports()

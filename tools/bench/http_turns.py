@@ -31,8 +31,8 @@ import httpx
 import orjson
 
 from bench._kernel import BenchKernel, provider_toml
-from hologram import turn_api as api
-from hologram.client import TurnClient
+from hologram.api import turn as api
+from hologram.clients import TurnClient
 from mock_llm import MockLLM
 
 REPO = Path(__file__).resolve().parents[2]

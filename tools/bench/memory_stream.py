@@ -484,7 +484,7 @@ def run_stream_l3(
 ) -> L3Result:
     """The L3 stream over `conversations` (module docstring); `share`: ``[memory.graph] recall_share`` (None:
     the default), to see how much of the L3 note's yield its budget limits."""
-    from hologram.settings import GraphSettings, MemorySettings
+    from hologram.config.settings import GraphSettings, MemorySettings
 
     settings = MemorySettings() if share is None else MemorySettings(graph=GraphSettings(recall_share=share))
     result = L3Result(share=settings.graph.recall_share)

@@ -55,7 +55,7 @@ import numpy as np
 
 from hologram.memory.cold import ColdStore
 from hologram.memory.session_memory import COLD_DB, INDEX_DIR, SessionMemory
-from hologram.memory.tokenize import wait_for_jieba, warm_up
+from hologram.memory.tokenizer import wait_for_jieba, warm_up
 from hologram.sessions import SessionStore
 
 ENGLISH = "Please keep a note that the meeting moved to Thursday afternoon, and check the file."
@@ -226,7 +226,7 @@ async def _replay(state: Path, requests: int, later: bool = False) -> None:
         if later and k:  # the turn's later request: the same input again (its tool results are not replayed)
             await memory.preview(sid, text, window_tokens=WINDOW_TOKENS, fixed_tokens=FIXED_TOKENS, now=now)
         if k == 0:  # the first reads the log's tail and opens the index, in both runs; then, as the kernel
-            gc.collect()  # does once its loads are done (hologram/_heap.py), the heap so far is frozen: a full
+            gc.collect()  # does once its loads are done (hologram/base/_heap.py), the heap so far is frozen: a full
             gc.freeze()  # collection over jieba's dictionary would count more than a request
     await memory.aclose()
     store.close()

@@ -23,7 +23,7 @@ import sys
 import time
 from typing import Any
 
-from hologram import _loop
+from hologram.base import _loop
 from hologram.rpc import Arena, Connection, open_stdio, parse_ref, spawn
 
 MB = 1_000_000

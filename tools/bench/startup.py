@@ -66,10 +66,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench
 
 from bench._kernel import configure_bytecode
-from hologram.facility import KERNEL
 from hologram.kernel import plugin_specs
 from hologram.kernel.control import call
-from hologram.lock import Sources, build, read_lock
+from hologram.manifest.facility import KERNEL
+from hologram.plan.lock import Sources, build, read_lock
 from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor, zygote
 
 HERE = Path(__file__).resolve().parent

@@ -5,7 +5,7 @@
 
 Everything runs as a user runs it: `hologram build` + `hologram up` on the default graph (the shipped
 manifests), the strict mock (tools/mock_llm, DeepSeek dialect, answering instantly) as the only provider,
-turns through the turn API (`hologram.client.TurnClient` over the control socket, as a channel does) and
+turns through the turn API (`hologram.clients.TurnClient` over the control socket, as a channel does) and
 through `hologram ask` (a new process per turn, as a person at a shell does). Rows:
 
 * start: `hologram up` (process start) until every plugin is ready, and until the first answer (a turn is
@@ -51,9 +51,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, m
 
 from bench._kernel import HOLOGRAM, BenchKernel, configure_bytecode, provider_toml
 from bench.proctree import tree
-from hologram.client import TurnClient
-from hologram.errors import HologramError
-from hologram.lock import read_lock
+from hologram.base.errors import HologramError
+from hologram.clients import TurnClient
+from hologram.plan.lock import read_lock
 from mock_llm import MockLLM
 
 HERE = Path(__file__).resolve().parent

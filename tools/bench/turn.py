@@ -40,12 +40,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hologram import _loop
 from hologram.agent import Agent, KernelTool, ToolInvocation, ToolRegistry
+from hologram.base import _loop
+from hologram.base.protocol import STAGE_NAMES
+from hologram.config.settings import AgentSettings
 from hologram.llm import ChatRequest, ChatResult, ToolCall
-from hologram.protocol import STAGE_NAMES
 from hologram.sessions import SessionStore
-from hologram.settings import AgentSettings
 from hologram.stages import FunctionHook, RemoteHook, StageContext, StageDispatcher
 
 SCHEMA = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
@@ -188,7 +188,7 @@ before_output = {{ order = 1 }}
 async def remote_hook_cost(rounds: int) -> dict[str, float]:
     """p50 per call, in ms: the raw request, and the same through the stage layer (interleaved chunks, so
     both see the same machine load)."""
-    from hologram import protocol
+    from hologram.base import protocol
     from hologram.sdk.testing import PluginHarness
 
     with tempfile.TemporaryDirectory() as tmp:

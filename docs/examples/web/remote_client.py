@@ -1,5 +1,5 @@
-from hologram import turn_api as api
-from hologram.client import HttpTurnClient
+from hologram.api import turn as api
+from hologram.clients import HttpTurnClient
 
 
 async def ask(url: str, token: str, text: str) -> str:

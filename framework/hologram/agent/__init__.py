@@ -1,7 +1,7 @@
 """The agent turn: the loop, the tool registry and executor, and the wiring into a kernel.
 
     service = attach_agent(kernel)                               # hologram up does this
-    result = await agent.run_turn("hi", session_id=None, on_event=print)  # events: hologram.turn_api
+    result = await agent.run_turn("hi", session_id=None, on_event=print)  # events: hologram.api.turn
 
 See docs/agent.md.
 """

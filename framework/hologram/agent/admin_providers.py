@@ -2,7 +2,7 @@
 
 This is how the web UI's first run works: a kernel started with no provider gets one through
 ``providers_save`` and answers the next turn, with no restart. Saving writes ``<data>/settings.toml``
-(every other table kept, the file 0600: `hologram.settings_write`) and swaps the agent's chain; a turn already
+(every other table kept, the file 0600: `hologram.config.settings_write`) and swaps the agent's chain; a turn already
 running keeps the chain it started with (`_Turn` holds its own reference), the next turn uses the new one.
 
 Keys: an answer says only whether a key is set (``api_key_set``) and which variable holds it
@@ -24,7 +24,9 @@ import httpx
 from pydantic import ValidationError
 
 from hologram.agent.turn import DEFAULT_CONTEXT_WINDOW
-from hologram.errors import HologramError
+from hologram.base.errors import HologramError
+from hologram.config.settings import Settings, load_settings, settings_path
+from hologram.config.settings_write import replace_providers
 from hologram.llm import (
     ChatRequest,
     LLMConfigError,
@@ -37,8 +39,6 @@ from hologram.llm import (
 )
 from hologram.llm.adapters import known_kinds
 from hologram.rpc import INVALID_PARAMS, RpcError
-from hologram.settings import Settings, load_settings, settings_path
-from hologram.settings_write import replace_providers
 
 if TYPE_CHECKING:
     from hologram.agent.turn import Agent

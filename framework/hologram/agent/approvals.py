@@ -31,7 +31,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hologram.settings import ApprovalSettings, ToolApproval
+from hologram.config.settings import ApprovalSettings, ToolApproval
 
 log = logging.getLogger("hologram.agent")
 # Characters that chain, redirect or substitute commands: `ls; rm -rf ~` must not ride on an "ls" rule.
@@ -191,7 +191,7 @@ def summarise(tool: str, subject: Any, arguments: dict[str, Any]) -> str:
     if isinstance(subject, str) and subject.strip():
         text = subject.strip()
     else:
-        from hologram import _json
+        from hologram.base import _fastjson as _json
 
         text = _json.dumps(arguments, default=str)
     if len(text) > SUMMARY_CHARS:

@@ -9,7 +9,7 @@ Control methods added (JSON-RPC over the control socket; see docs/agent.md for t
 Kernel facility ``kernel.sessions``: ``approve(session_id, tool, arguments, summary)`` → {approved, reason}.
 Administration (docs/protocol.md, "Kernel administration facilities"), each also ``admin/<method>`` on the
 control socket: ``kernel.llm`` providers_list/save/test (admin_providers.py), ``kernel.memory``
-stats/search/graph/distill/scenes (memory/inspect.py); the kernel itself serves ``kernel.plugins``
+stats/search/graph/distill/scenes (memory/inspection.py); the kernel itself serves ``kernel.plugins``
 (kernel/admin_plugins.py).
 """
 
@@ -19,8 +19,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from hologram import _preload
-from hologram import turn_api as api
 from hologram.agent.admin_providers import FACILITY as LLM_FACILITY
 from hologram.agent.admin_providers import ProviderAdmin
 from hologram.agent.approvals import ApprovalRequest, Approver, Requirement, summarise
@@ -28,23 +26,25 @@ from hologram.agent.hub import TurnHub
 from hologram.agent.service import TurnService
 from hologram.agent.tools import ToolRegistry
 from hologram.agent.turn import DEFAULT_CONTEXT_WINDOW, Agent
+from hologram.api import turn as api
+from hologram.config.settings import Settings
+from hologram.kernel import preload as _preload
 from hologram.kernel.admin import serve_admin
 from hologram.kernel.control import current_connection
 from hologram.llm import LLMConfigError, ProviderChain
 from hologram.memory.graph.service import GraphMemory
-from hologram.memory.inspect import FACILITY as MEMORY_FACILITY
-from hologram.memory.inspect import MemoryInspector
+from hologram.memory.inspection import FACILITY as MEMORY_FACILITY
+from hologram.memory.inspection import MemoryInspector
 from hologram.memory.scenes import SCENES_DB, SceneStore
 from hologram.memory.session_memory import SessionMemory
-from hologram.memory.tokenize import hold_warm_up
+from hologram.memory.tokenizer import hold_warm_up
 from hologram.sessions import SessionStore
-from hologram.settings import Settings
 from hologram.stages import StageDispatcher, install_from_lock
 from hologram.supervisor import State
 
 if TYPE_CHECKING:
     from hologram.kernel import Kernel
-    from hologram.lock import Lock
+    from hologram.plan.lock import Lock
     from hologram.supervisor import Supervisor
 
 log = logging.getLogger("hologram.agent")
@@ -104,7 +104,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     sync(kernel.lock)
     kernel.on_lock_changed(sync)
     store = SessionStore.in_data_dir(kernel.data_dir)
-    # `hologram up` began the segmenter's and the model's loads before the kernel (hologram/_preload.py), held
+    # `hologram up` began the segmenter's and the model's loads before the kernel (hologram/kernel/preload.py), held
     # until its first answer: memory's own warm-up waits for the same release (Han text loads it on demand)
     if _preload.started() and not _preload.released():
         hold_warm_up()

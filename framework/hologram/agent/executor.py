@@ -23,13 +23,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hologram import turn_api as api
 from hologram.agent.tools import Tool, ToolInvocation, ToolSet
+from hologram.api import turn as api
 from hologram.llm import ToolCall
 from hologram.rpc import ConnectionClosed, RequestTimeout, RpcError
 from hologram.stages import StageContext, StageDispatcher
 from hologram.stages.dispatch import BatchMemo
-from hologram.tool_result import ToolResult
+from hologram.tools.outcome import ToolResult
 
 if TYPE_CHECKING:
     from hologram.agent.approvals import Approver
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 PluginInvoke = Callable[..., Awaitable[ToolResult]]  # Supervisor.invoke_tool's signature
 CANCEL_GRACE_S = 2.0  # after a plugin call's timeout: how long its final "stopped: …" answer is awaited
 Record = Callable[[ToolCall, "Outcome"], None]
-Notify = Callable[[Any], None]  # receives `hologram.turn_api` events
+Notify = Callable[[Any], None]  # receives `hologram.api.turn` events
 
 
 @dataclass(slots=True)

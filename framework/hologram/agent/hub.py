@@ -28,8 +28,8 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from hologram import turn_api as api
 from hologram.agent.approvals import ApprovalRequest
+from hologram.api import turn as api
 
 log = logging.getLogger("hologram.agent")
 MAX_QUEUED = 10_000  # events waiting for one watcher; more and it is dropped (it stopped reading)
@@ -129,7 +129,7 @@ class TurnHub:
     # -- events ---------------------------------------------------------------------------------------
 
     def emit(self, event: Any) -> None:
-        """Send one event (a `hologram.turn_api` event) to the ring and to every watcher of its session."""
+        """Send one event (a `hologram.api.turn` event) to the ring and to every watcher of its session."""
         event.seq = self._last_seq = next(self._seq)
         data = api.wire(event)
         if self.publish is not None:

@@ -1,6 +1,6 @@
 """The turn API's methods, served to control-socket clients and to plugins (``kernel.turns``) alike.
 
-Both transports call the same `TurnService` methods with the same params (`hologram.turn_api`); only who the
+Both transports call the same `TurnService` methods with the same params (`hologram.api.turn`); only who the
 caller is differs: a control client is its connection, a plugin is ``("plugin", name)``. A control client's
 events are sent on its connection (``turn/event`` notifications); a plugin's come on the event ring (every turn
 event is published there as ``turn.event``), so a plugin that watches a session registers only to approve and
@@ -13,11 +13,12 @@ import logging
 from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
-from hologram import _heap, _preload
-from hologram import turn_api as api
 from hologram.agent.hub import TurnHub, Watcher
 from hologram.agent.turn import TurnError
-from hologram.errors import HologramError
+from hologram.api import turn as api
+from hologram.base import _heap
+from hologram.base.errors import HologramError
+from hologram.kernel import preload as _preload
 from hologram.rpc import Connection, ConnectionClosed, RpcError
 from hologram.rpc.errors import INVALID_PARAMS, NO_SUCH_SESSION, SESSION_BUSY, SESSION_FAILED
 from hologram.sessions import messages_from_events
@@ -51,7 +52,7 @@ class TurnService:
             )
         except HologramError as exc:  # a damaged sessions.db page under this session: the file and the fix
             raise TurnError(one_line(exc)) from None
-        finally:  # `hologram up` held its start-up loads for the first answer (hologram/_preload.py): it is out
+        finally:  # `hologram up` held its start-up loads for the first answer (hologram/kernel/preload.py): it is out
             _preload.release()
             _heap.idle_trim.activity()  # the turn's freed heap goes back to the OS once the kernel is idle
 

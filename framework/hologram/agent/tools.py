@@ -29,9 +29,9 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hologram import _json
 from hologram.agent.fastcheck import Check, compile_check
-from hologram.schema_check import schema_problem
+from hologram.base import _fastjson as _json
+from hologram.manifest.schema_check import schema_problem
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -123,7 +123,7 @@ class ArgumentCheck:
     """The check of one tool's arguments against its (valid) schema: `fastcheck`'s predicate when the schema is
     in its subset, and `jsonschema`'s validator — built on first use, when the fast check says no or has
     nothing to say. So no turn imports `jsonschema` until a model sends arguments the fast check rejects or a
-    tool's schema is outside the subset (hologram/schema_check.py: the start-up path does not import it)."""
+    tool's schema is outside the subset (hologram/manifest/schema_check.py: the start-up path does not import it)."""
 
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema

@@ -23,17 +23,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from hologram import turn_api as api
 from hologram.agent.executor import Executor, Outcome, PluginInvoke
 from hologram.agent.tools import ToolRegistry
 from hologram.agent.turn_scene import TurnScene
+from hologram.api import turn as api
+from hologram.config.settings import AgentSettings
 from hologram.llm import ChatRequest, ChatResult, Delta, Message, StreamInterruptedError, ToolCall
 from hologram.llm import ContextOverflowError as LLMContextOverflowError
 from hologram.memory import ContextOverflowError as MemoryOverflowError
 from hologram.memory import OverflowGuard, estimate_tokens
-from hologram.memory.tokenize import ensure_segmenter, needs_segmenter
+from hologram.memory.tokenizer import ensure_segmenter, needs_segmenter
 from hologram.sessions import HistoryCache, SessionLog, SessionStore
-from hologram.settings import AgentSettings
 from hologram.stages import StageContext, StageDispatcher
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hologram.agent")
 
-OnEvent = Callable[[Any], None]  # receives `hologram.turn_api` events, in order; must not block
+OnEvent = Callable[[Any], None]  # receives `hologram.api.turn` events, in order; must not block
 CANCELLED = "error: the turn was cancelled before this call finished"
 DEFAULT_CONTEXT_WINDOW = 64_000  # tokens, when the provider's settings do not say
 COLD_CONTEXT_NOTE = (
@@ -150,7 +150,7 @@ class _Turn:
     # -- events to the channel and the ring ------------------------------------------------------------
 
     def emit(self, event: Any) -> None:
-        """A `hologram.turn_api` event to whoever runs the turn (the kernel's `TurnHub`, a test's list)."""
+        """A `hologram.api.turn` event to whoever runs the turn (the kernel's `TurnHub`, a test's list)."""
         if self.on_event is not None:
             try:
                 self.on_event(event)

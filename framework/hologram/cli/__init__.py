@@ -11,11 +11,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from hologram._unused_imports import refuse_unused_imports
+from hologram.base._unused_imports import refuse_unused_imports
 
-refuse_unused_imports()  # before the commands import httpx (hologram/_unused_imports.py: ~6 MB per process)
+refuse_unused_imports()  # before the commands import httpx (hologram/base/_unused_imports.py: ~6 MB per process)
 
 from hologram._version import __version__  # noqa: E402
+from hologram.base.errors import HologramError  # noqa: E402
 from hologram.cli import (  # noqa: E402
     ask_cmd,
     build_cmd,
@@ -28,7 +29,6 @@ from hologram.cli import (  # noqa: E402
     status_cmd,
     up_cmd,
 )
-from hologram.errors import HologramError  # noqa: E402
 
 COMMANDS = (
     build_cmd,
@@ -97,9 +97,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _settle_background_loads() -> None:
-    """Let `hologram up`'s start-up loads finish before exit (hologram/_preload.py `settle`); a command that
+    """Let `hologram up`'s start-up loads finish before exit (hologram/kernel/preload.py `settle`); a command that
     never started them does not import the module."""
-    preload = sys.modules.get("hologram._preload")
+    preload = sys.modules.get("hologram.kernel.preload")
     if preload is not None:
         sys.stderr.flush()
         preload.settle()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hologram._defaults import DEFAULT_DATA_DIR, DEFAULT_LOCK
+from hologram.base._defaults import DEFAULT_DATA_DIR, DEFAULT_LOCK
 
 
 def add_lock_option(parser: argparse.ArgumentParser) -> None:

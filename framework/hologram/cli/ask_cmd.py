@@ -1,6 +1,6 @@
 """`hologram ask` and `hologram chat`: talk to the running kernel's agent, with the answer streamed.
 
-A client of the turn API (`hologram.client.TurnClient`, over the control socket): it starts the turn, prints
+A client of the turn API (`hologram.clients.TurnClient`, over the control socket): it starts the turn, prints
 its events as they arrive and answers ``approval.requested`` by asking the person at the terminal (a
 non-interactive ``ask`` cannot approve, so such a call is denied). Ctrl-C during a turn sends
 ``turn/cancel``: the kernel stops the turn and closes its open tool calls, so the session stays valid; a
@@ -11,7 +11,7 @@ Reasoning is printed dimmed on a terminal; when stdout is not a terminal it goes
 ``hologram ask "…" > answer.txt`` captures the answer alone.
 
 With ``--url`` (or ``HOLOGRAM_URL``) the same commands talk to a kernel on another machine through its HTTP
-API (`hologram.http_client.HttpTurnClient`): the same rendering, the same approvals prompt; only the client
+API (`hologram.clients.http_client.HttpTurnClient`): the same rendering, the same approvals prompt; only the client
 differs (`connector`). httpx is imported only then. The token comes from ``HOLOGRAM_TOKEN`` or
 ``--token-file`` by preference: ``--token T`` works, but a command line is readable by every user of the
 machine (``ps``) and lands in the shell's history.
@@ -28,15 +28,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from hologram.base.errors import HologramError, Problem
 from hologram.cli._common import add_data_option, command_parser
-from hologram.errors import HologramError, Problem
 
 # What the command runs is imported when it runs: building the parser (every command, `--version`) must stay
 # cheap (hologram/cli/__init__.py).
 if TYPE_CHECKING:
     import asyncio
 
-    from hologram import turn_api as api
+    from hologram.api import turn as api
 
 DIM, RESET = "\x1b[2m", "\x1b[0m"
 
@@ -101,7 +101,7 @@ def connector(args: argparse.Namespace) -> Connect:
     if not url:
 
         async def local(approvals: bool) -> Any:
-            from hologram.client import TurnClient
+            from hologram.clients import TurnClient
 
             return await TurnClient.connect(args.data, client="cli", approvals=approvals)
 
@@ -109,7 +109,7 @@ def connector(args: argparse.Namespace) -> Connect:
     token = _token(args)
 
     async def remote(approvals: bool) -> Any:
-        from hologram.http_client import HttpTurnClient
+        from hologram.clients.http_client import HttpTurnClient
 
         return await HttpTurnClient.connect(url, token, client="cli", approvals=approvals)
 
@@ -272,7 +272,7 @@ async def _read_on_while_asking(
     would end the stream); the one still pending is returned for the caller to await next."""
     import asyncio
 
-    from hologram import turn_api as api
+    from hologram.api import turn as api
 
     while not prompt.done():
         ahead = ahead or asyncio.ensure_future(anext(events))
@@ -307,7 +307,7 @@ async def one_turn(
     import asyncio
     import signal
 
-    from hologram import turn_api as api
+    from hologram.api import turn as api
     from hologram.rpc import ConnectionClosed, RpcError
 
     client = await connect(interactive)

@@ -13,7 +13,7 @@ from hologram.cli._common import add_lock_option, command_parser
 # What the command runs is imported when it runs: building the parser (every command, `--version`) must stay
 # cheap (hologram/cli/__init__.py).
 if TYPE_CHECKING:
-    from hologram.lock import Sources
+    from hologram.plan.lock import Sources
 
 DETAILS = """\
 Reads every manifest (built-ins, installed plugin distributions, and -m directories), checks that each
@@ -55,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def sources_for(lock_path: Path, directories: list[Path], no_discover: bool) -> Sources:
     """Record -m directories relative to the lock, so the lock stays valid when the tree moves."""
-    from hologram.lock import Sources
+    from hologram.plan.lock import Sources
 
     base = lock_path.parent.resolve()
     paths = []
@@ -69,7 +69,7 @@ def sources_for(lock_path: Path, directories: list[Path], no_discover: bool) -> 
 
 
 def run(args: argparse.Namespace) -> int:
-    from hologram.lock import build, read_lock
+    from hologram.plan.lock import build, read_lock
 
     lock_path: Path = args.lock
     sources = sources_for(lock_path, args.manifests, args.no_discover)

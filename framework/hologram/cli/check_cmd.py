@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from hologram.check import check  # imported when it runs: the parser must stay cheap
+    from hologram.plan.check import check  # imported when it runs: the parser must stay cheap
 
     report = check(args.path)
     for problem in report.errors:

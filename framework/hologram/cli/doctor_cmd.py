@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hologram.base.errors import HologramError, Problem
 from hologram.cli._common import add_data_option, command_parser
-from hologram.errors import HologramError, Problem
 
 # What the command runs is imported when it runs: building the parser (every command, `--version`) must stay
 # cheap (hologram/cli/__init__.py).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from hologram._defaults import GRAPH_FORMATS as FORMATS
+from hologram.base._defaults import GRAPH_FORMATS as FORMATS
 from hologram.cli._common import add_lock_option, command_parser
 
 # What the command runs is imported when it runs: building the parser (every command, `--version`) must stay
@@ -43,16 +43,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_graph(args: argparse.Namespace) -> int:
-    from hologram.diagnostics import render_graph
-    from hologram.lock import read_lock
+    from hologram.plan.diagnostics import render_graph
+    from hologram.plan.lock import read_lock
 
     print(render_graph(read_lock(args.lock), args.format), end="")
     return 0
 
 
 def run_why(args: argparse.Namespace) -> int:
-    from hologram.diagnostics import explain
-    from hologram.lock import read_lock
+    from hologram.plan.diagnostics import explain
+    from hologram.plan.lock import read_lock
 
     print(explain(read_lock(args.lock), args.name), end="")
     return 0

@@ -18,14 +18,14 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hologram.errors import HologramError, Problem
+from hologram.base.errors import HologramError, Problem
 from hologram.kernel.admin import CONTROL_PREFIX
 from hologram.kernel.control import check_socket_path, request, socket_path
 from hologram.rpc import INVALID_PARAMS, RpcError
 
 if TYPE_CHECKING:
+    from hologram.config.settings import Settings
     from hologram.memory.session_memory import SessionMemory
-    from hologram.settings import Settings
 
 ONLINE = "kernel"
 OFFLINE = "offline"
@@ -75,10 +75,10 @@ def _online(data: Path, method: str, params: dict[str, Any], timeout: float) -> 
 
 
 async def _offline(data: Path, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    from hologram.memory.inspect import MemoryInspector
+    from hologram.config.settings import load_settings
+    from hologram.memory.inspection import MemoryInspector
     from hologram.memory.session_memory import SessionMemory
     from hologram.sessions import SessionStore
-    from hologram.settings import load_settings
 
     if not data.is_dir():
         raise HologramError(

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hologram.base.errors import HologramError, Problem
 from hologram.cli._common import add_data_option, command_parser
-from hologram.errors import HologramError, Problem
 
 OPEN_DETAILS = """\
 Prints the link to the web UI of the kernel running with this data directory (`hologram up`) — its URL with

@@ -28,6 +28,6 @@ def run(args: argparse.Namespace) -> int:
     if args.which == "manifest":
         from hologram.manifest import manifest_json_schema_text as text
     else:
-        from hologram.turn_api_schema import turn_api_json_schema_text as text
+        from hologram.api.schema import turn_api_json_schema_text as text
     print(text(), end="")
     return 0

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hologram.base.errors import HologramError, Problem
 from hologram.cli._common import add_data_option, add_lock_option, command_parser
-from hologram.errors import HologramError, Problem
 
 # What the command runs is imported when it runs: building the parser (every command, `--version`) must stay
 # cheap (hologram/cli/__init__.py).
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from hologram.agent import TurnService
     from hologram.kernel import Kernel
     from hologram.kernel.notices import Notice
-    from hologram.lock import Lock
+    from hologram.plan.lock import Lock
 
 __all__ = ["add_data_option", "print_notice", "register", "run"]  # add_data_option: moved to _common
 
@@ -73,14 +73,14 @@ def run(args: argparse.Namespace) -> int:
                 hint="drop --frozen to rebuild or watch, or drop --build/--watch",
             )
         )
-    from hologram import _preload
+    from hologram.kernel import preload as _preload
     from hologram.supervisor import zygote
 
     zygote.prestart()  # its interpreter and SDK imports on the other core, while the kernel imports its own
     _preload.start(hold=True)  # the memory stack's imports beside the kernel's; the loads after the first answer
-    from hologram import _loop
+    from hologram.base import _loop
     from hologram.kernel import open_log_file, prepare_data_dir
-    from hologram.lock import build, read_lock
+    from hologram.plan.lock import build, read_lock
 
     if args.build and not lock_path.is_file():
         from hologram.cli.build_cmd import sources_for
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _current(lock: Lock, *, rebuild: bool) -> Lock:
     """The lock, checked against the manifests it names (and rebuilt if stale and `rebuild`)."""
-    from hologram.lock import build, changed_manifests, missing_manifests, read_lock
+    from hologram.plan.lock import build, changed_manifests, missing_manifests, read_lock
 
     missing = missing_manifests(lock)
     if missing and not rebuild:
@@ -170,19 +170,19 @@ def print_notice(notice: Notice) -> None:
 
 
 async def _settle_heap(kernel: Kernel, service: TurnService) -> None:
-    """Freeze the start-up heap once jieba and the embedding model are loaded (hologram/_heap.py) and the
+    """Freeze the start-up heap once jieba and the embedding model are loaded (hologram/base/_heap.py) and the
     launch is over: the freeze's full collection runs on the event loop (tens of ms with the model's heap),
     and in the middle of the launch it would hold up every plugin's handshake."""
-    from hologram import _preload
-    from hologram._heap import freeze_when_loaded
-    from hologram.memory.tokenize import wait_if_loading
+    from hologram.base._heap import freeze_when_loaded
+    from hologram.kernel import preload as _preload
+    from hologram.memory.tokenizer import wait_if_loading
 
     memory = service.agent.memory
     waits: list[Callable[[], object]] = [lambda: wait_if_loading(LOAD_WAIT_S)]
     if memory is not None:
         waits.append(lambda: memory.embedder_ready.wait(LOAD_WAIT_S))
     await _launched(kernel, HOLD_MAX_S)
-    _preload.release()  # no turn came during the launch: load now, while nothing waits (hologram/_preload.py)
+    _preload.release()  # no turn came during the launch: load now, while nothing waits (hologram/kernel/preload.py)
     await _launched(kernel)
     kernel.heap_frozen = await freeze_when_loaded(waits)
 

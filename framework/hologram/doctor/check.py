@@ -1,6 +1,6 @@
 """`hologram doctor`'s checks: every data file of a directory, each ok, damaged (with why) or a warning.
 
-Unlike the open checks of `hologram.dbfile` (which must cost microseconds), these read everything: SQLite's
+Unlike the open checks of `hologram.storage.dbfile` (which must cost microseconds), these read everything: SQLite's
 ``integrity_check`` over each database, and every row of the kernel's own stores decoded as the stores
 decode it, so rows that would be skipped at run time are listed here. Databases are opened read-only
 (``mode=ro``): a check never writes, not even a checkpoint of a pending log.
@@ -24,10 +24,10 @@ from typing import Any
 
 import tomli
 
-from hologram.dbfile import MAGIC, header_problem
-from hologram.errors import HologramError
+from hologram.base.errors import HologramError
+from hologram.config.settings import SETTINGS_NAME, load_settings, read_text
 from hologram.kernel.control import socket_path
-from hologram.settings import SETTINGS_NAME, load_settings, read_text
+from hologram.storage.dbfile import MAGIC, header_problem
 
 SKIP_DIRS = frozenset({"logs", "workspace"})
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")

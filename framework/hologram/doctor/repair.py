@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hologram.dbfile import wal_pending
-from hologram.doctor.salvage import GIVE_UP_AFTER, Salvage, TableSalvage, Text, salvage
+from hologram.storage.dbfile import wal_pending
+from hologram.storage.salvage import GIVE_UP_AFTER, Salvage, TableSalvage, Text, salvage
 
 COMPANIONS = ("-wal", "-shm")
 

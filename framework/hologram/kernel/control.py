@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from hologram.errors import HologramError, Problem
+from hologram.base.errors import HologramError, Problem
 from hologram.rpc import UNKNOWN_NAME, Connection, RpcError
 
 SOCKET_NAME = "hologram.sock"

@@ -23,15 +23,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from hologram._defaults import DEFAULT_DATA_DIR as DEFAULT_DATA_DIR
 from hologram._version import __version__
-from hologram.facility import KERNEL
+from hologram.base._defaults import DEFAULT_DATA_DIR as DEFAULT_DATA_DIR
+from hologram.config.settings import load_settings
 from hologram.kernel.admin_plugins import PluginAdmin
 from hologram.kernel.control import ControlServer, Method, socket_path
 from hologram.kernel.notices import Notice, NoticeListener, Notices
-from hologram.lock import Lock
+from hologram.manifest.facility import KERNEL
+from hologram.plan.lock import Lock
 from hologram.rpc import Connection, RingWriter
-from hologram.settings import load_settings
 from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor
 from hologram.supervisor.core import EventListener, KernelMethod
 
@@ -113,7 +113,7 @@ class Kernel:
             plugin_config=self.settings.plugins,
         )
         self.started_at = time.monotonic()
-        self.heap_frozen = 0  # set once the start-up heap is frozen (cli/up_cmd.py, hologram/_heap.py)
+        self.heap_frozen = 0  # set once the start-up heap is frozen (cli/up_cmd.py, hologram/base/_heap.py)
         self.stop_requested = asyncio.Event()
         self._status_sections: dict[str, Callable[[], Any]] = {}
         self.control = ControlServer(socket_path(data_dir), {})
@@ -202,7 +202,7 @@ class Kernel:
             "uptime_s": round(time.monotonic() - self.started_at, 3),
             "data_dir": str(self.data_dir),
             "lock": str(self.lock.path.resolve()),
-            "heap_frozen": self.heap_frozen,  # objects moved out of full collections (hologram/_heap.py)
+            "heap_frozen": self.heap_frozen,  # objects moved out of full collections (hologram/base/_heap.py)
             # memory blocks the Python allocator holds: a count, not a size, so a leak of Python objects shows
             # as steady growth over turns that PSS noise hides (tests/guard/test_soak.py)
             "allocated_blocks": sys.getallocatedblocks(),

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 import watchfiles
 
-from hologram.discovery import builtin_manifest_dir
-from hologram.errors import HologramError
-from hologram.lock import build, read_lock
+from hologram.base.errors import HologramError
+from hologram.manifest.discovery import builtin_manifest_dir
+from hologram.plan.lock import build, read_lock
 
 if TYPE_CHECKING:
     from hologram.kernel import Kernel

@@ -26,7 +26,7 @@ from hologram.llm.errors import (
 from hologram.llm.hookspecs import hookimpl, hookspec
 from hologram.llm.normalise import MISSING_RESULT, normalise_history
 from hologram.llm.settings import ProvidersConfig, ProviderSettings
-from hologram.llm.types import (
+from hologram.llm.shapes import (
     ChatRequest,
     ChatResult,
     Delta,

@@ -26,7 +26,7 @@ import pluggy
 from hologram.llm import hookspecs
 from hologram.llm.hookspecs import hookimpl
 from hologram.llm.settings import ProviderSettings
-from hologram.llm.types import ChatRequest, Message, Usage
+from hologram.llm.shapes import ChatRequest, Message, Usage
 from hologram.llm.wire import STANDARD_MESSAGE_FIELDS, GenericAdapter, usage_from_wire
 
 

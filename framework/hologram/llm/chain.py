@@ -45,8 +45,8 @@ from hologram.llm.health import (
     HealthBook,
 )
 from hologram.llm.settings import ProviderSettings
+from hologram.llm.shapes import ChatRequest, ChatResult, Delta, Done, StreamEvent
 from hologram.llm.transport import LazyTLSTransport
-from hologram.llm.types import ChatRequest, ChatResult, Delta, Done, StreamEvent
 
 DEFAULT_BACKOFF = (1.0, 2.0, 3.0)
 

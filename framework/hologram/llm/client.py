@@ -17,11 +17,11 @@ from typing import Any
 import httpx
 import pluggy
 
-from hologram import _json
+from hologram.base import _fastjson as _json
 from hologram.llm.errors import ProviderError, StreamInterruptedError, TransientProviderError
 from hologram.llm.settings import ProviderSettings
+from hologram.llm.shapes import ChatRequest, ChatResult, Delta
 from hologram.llm.stream import StreamAccumulator, sse_data
-from hologram.llm.types import ChatRequest, ChatResult, Delta
 from hologram.llm.wire import build_body, error_message
 
 OnDelta = Callable[[Delta], Awaitable[None] | None]

@@ -33,8 +33,8 @@ import pluggy
 if TYPE_CHECKING:
     from hologram.llm.errors import ProviderError
     from hologram.llm.settings import ProviderSettings
+    from hologram.llm.shapes import ChatRequest, ChatResult, Delta, Message, Usage
     from hologram.llm.stream import StreamAccumulator
-    from hologram.llm.types import ChatRequest, ChatResult, Delta, Message, Usage
 
 PROJECT = "hologram.llm"
 hookspec = pluggy.HookspecMarker(PROJECT)

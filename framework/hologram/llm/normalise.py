@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hologram.llm.types import Message
+from hologram.llm.shapes import Message
 
 MISSING_RESULT = "error: no result was recorded for this call"
 

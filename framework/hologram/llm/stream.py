@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from hologram.llm.types import ToolCall, Usage
+from hologram.llm.shapes import ToolCall, Usage
 
 
 async def sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:

@@ -24,8 +24,8 @@ from hologram.llm.errors import (
 from hologram.llm.hookspecs import hookimpl
 from hologram.llm.normalise import normalise_history
 from hologram.llm.settings import ProviderSettings
+from hologram.llm.shapes import ChatRequest, ChatResult, Delta, Message, ToolCall, Usage
 from hologram.llm.stream import StreamAccumulator
-from hologram.llm.types import ChatRequest, ChatResult, Delta, Message, ToolCall, Usage
 
 STANDARD_MESSAGE_FIELDS = frozenset({"role", "content", "name", "tool_calls", "tool_call_id"})
 RETRY_STATUSES = frozenset({408, 409, 429})

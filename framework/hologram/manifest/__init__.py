@@ -1,5 +1,6 @@
 """Plugin manifests: the model (a public contract), loading with located errors, and the JSON Schema."""
 
+from hologram.base.protocol import STAGE_NAMES
 from hologram.manifest.load import LoadedManifest, content_hash, load_manifest, parse_manifest
 from hologram.manifest.model import (
     MANIFEST_VERSION,
@@ -15,7 +16,6 @@ from hologram.manifest.model import (
     relevant_content,
 )
 from hologram.manifest.schema import manifest_json_schema, manifest_json_schema_text
-from hologram.protocol import STAGE_NAMES
 
 __all__ = [
     "MANIFEST_VERSION",

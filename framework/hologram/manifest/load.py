@@ -13,7 +13,7 @@ from typing import Any
 import tomli
 from pydantic import ValidationError
 
-from hologram.errors import HologramError, Problem
+from hologram.base.errors import HologramError, Problem
 from hologram.manifest.locate import locate
 from hologram.manifest.model import Manifest, relevant_content
 

@@ -11,7 +11,8 @@ from typing import Annotated, Any, Literal
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from hologram.facility import (
+from hologram.base.protocol import STAGE_NAMES
+from hologram.manifest.facility import (
     FACILITY_PATTERN,
     KERNEL,
     NAME_PATTERN,
@@ -21,8 +22,7 @@ from hologram.facility import (
     parse_provided,
     parse_required,
 )
-from hologram.protocol import STAGE_NAMES
-from hologram.schema_check import schema_problem  # jsonschema only for a schema outside the common subset
+from hologram.manifest.schema_check import schema_problem  # jsonschema only for a schema outside the common subset
 
 MANIFEST_VERSION = 1
 TOOL_STAGES = frozenset({"before_toolcall", "after_toolcall"})

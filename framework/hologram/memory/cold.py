@@ -51,7 +51,7 @@ table and pays nothing). The set is written in the *same* SQLite transaction tha
 (``remove(ids, into_l3=True)``), so an event is always in exactly one of "L2" and "recorded as L3"; the
 crash window between the graph's commit and that transaction leaves the event in L2, which the cooling's
 ``reconcile`` (at every start and every run) then moves the same way. It is a rowid table like the others,
-so ``hologram doctor --repair`` salvages it by rowid ranges (hologram/doctor/salvage.py) when the file is
+so ``hologram doctor --repair`` salvages it by rowid ranges (hologram/storage/salvage.py) when the file is
 damaged: losing it would put cooled events back into histories.
 """
 
@@ -71,15 +71,15 @@ from typing import Any, Literal
 
 import numpy as np
 
-from hologram.dbfile import DamagedDatabaseError, check_file, is_damage
 from hologram.memory.blocks import Block, EventRecord
 from hologram.memory.coldindex import ColdIndex, IndexEntry
 from hologram.memory.events import Query
 from hologram.memory.idhash import HashSet, id_hashes
 from hologram.memory.tfidf import TermVector
-from hologram.memory.tokenize import CURRENT_ANALYZERS
+from hologram.memory.tokenizer import CURRENT_ANALYZERS
 from hologram.memory.vectors import DenseVector
-from hologram.sqlmem import in_chunks, limit_cache, marks
+from hologram.storage.dbfile import DamagedDatabaseError, check_file, is_damage
+from hologram.storage.sqlmem import in_chunks, limit_cache, marks
 
 __all__ = [
     "DISTILL_IDLE_SECONDS",

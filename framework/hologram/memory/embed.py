@@ -64,8 +64,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from hologram._heap import release_free_heap
-from hologram._mapped import MappedPages
+from hologram.base._heap import release_free_heap
+from hologram.base._mapped import MappedPages
 
 __all__ = [
     "EMBEDDERS",
@@ -330,7 +330,7 @@ class _Session:
         self.session = session
         self.tokenizer = tokenizer
         self.weights = MappedPages(weights) if weights is not None else None
-        """The mapped weights file, whose pages a run leaves resident are handed back after it (hologram/_mapped.py)."""
+        """The mapped weights file, whose pages a run leaves resident are handed back after it (base/_mapped.py)."""
 
     def run(self, texts: list[str]) -> np.ndarray:
         if self.tokenizer is None:

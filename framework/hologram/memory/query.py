@@ -22,7 +22,7 @@ import numpy as np
 
 from hologram.memory.session_index import IndexQuery, SessionIndex
 from hologram.memory.timecues import time_window
-from hologram.memory.tokenize import tokenize, word_tag
+from hologram.memory.tokenizer import tokenize, word_tag
 
 __all__ = ["DISTINCTIVE_SHARE", "SHORT_INPUT_TERMS", "build_query", "names_in"]
 

@@ -23,7 +23,7 @@ at all: it neither matches nor counts against. (Counting every tool and keyword 
 first version did, let topic outweigh channel and partner together: in one CLI chat every second turn founded
 a new scene — 9 scenes in 19 turns, seen using it.)
 
-**Topic keywords** come from the kernel's tokenizer (:func:`hologram.memory.tokenize.tokenize`: jieba for
+**Topic keywords** come from the kernel's tokenizer (:func:`hologram.memory.tokenizer.tokenize`: jieba for
 Chinese, the Snowball stemmer for English) ranked the way memory weights terms: term frequency x BM25 IDF
 (:meth:`hologram.memory.tfidf.TfidfIndex.idf`), the IDF from what the scene store has seen (`idf`; without
 it every term weighs the same). Single characters and numbers are no topic, and a keyword inside a chosen one
@@ -49,7 +49,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from hologram.memory.tokenize import tokenize
+from hologram.memory.tokenizer import tokenize
 
 __all__ = [
     "MAX_TOPIC",

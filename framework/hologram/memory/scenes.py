@@ -48,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hologram.dbfile import open_checked, open_or_set_aside
+from hologram.config.settings import SceneSettings
 from hologram.memory.scene_features import (
     WEIGHTS,
     Elements,
@@ -63,9 +63,9 @@ from hologram.memory.scene_features import (
     similarity,
     similarity_of,
 )
-from hologram.memory.tokenize import tokenize
-from hologram.settings import SceneSettings
-from hologram.sqlmem import limit_cache
+from hologram.memory.tokenizer import tokenize
+from hologram.storage.dbfile import open_checked, open_or_set_aside
+from hologram.storage.sqlmem import limit_cache
 
 __all__ = [
     "JOIN",

@@ -798,7 +798,7 @@ class SessionIndex:
 
     def scores(self, query: IndexQuery, *, segment: np.ndarray | None = None) -> np.ndarray:
         """The relevance of every event to `query` (module docstring), in log order. ``segment``: a label per
-        event (the session, when one index holds several: hologram/memory/inspect.py); turns with another
+        event (the session, when one index holds several: hologram/memory/inspection.py); turns with another
         label are not each other's neighbours."""
         n = len(self)
         if n == 0:

@@ -99,7 +99,7 @@ from hologram.memory.session_records import (
     record_of,
     token_cost,
 )
-from hologram.memory.tokenize import warm_up
+from hologram.memory.tokenizer import warm_up
 from hologram.memory.vector_cache import VECTORS_DB, VectorCache
 from hologram.memory.vectors import DenseVector
 from hologram.sessions import Event, SessionLog, SessionStore, messages_from_events
@@ -230,7 +230,7 @@ class SessionMemory:
         """Open ``data_dir/cold.db`` and ``vectors.db``, start the Chinese segmenter's warm-up and (unless
         `load_model` is False) load the embedder in a background thread: until it is ready, scoring is BM25
         only, never a wait. `embedder_loader`: where the model comes from when someone else loads it
-        (`hologram up` starts the loads before the kernel: hologram/_preload.py); it may block. Else
+        (`hologram up` starts the loads before the kernel: hologram/kernel/preload.py); it may block. Else
         `embedder` names the build to try first (``[memory] embedder``; None: the factory's order)."""
         memory = cls(
             store, ColdStore(Path(data_dir) / COLD_DB), vectors=VectorCache(Path(data_dir) / VECTORS_DB),

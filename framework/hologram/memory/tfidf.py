@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hologram.memory.tokenize import ANALYZER_JIEBA, tokenize_tagged
+from hologram.memory.tokenizer import ANALYZER_JIEBA, tokenize_tagged
 
 __all__ = ["TermVector", "TfidfIndex"]
 

@@ -18,7 +18,7 @@ hologram.memory.ort_math holds the arithmetic and why it must be exact.
 Embedding rows are read with ``os.pread`` per distinct token of a batch, from the rewrite's side file
 (``weights.bin``): nothing of the 65 MB table is mapped, so nothing of it counts in the process's memory
 and nothing grows with the vocabulary seen; the page cache (shared, reclaimable) serves repeated reads.
-``rows="mmap"`` maps it instead (hologram/_mapped.py releases what a run touched), for comparison
+``rows="mmap"`` maps it instead (hologram/base/_mapped.py releases what a run touched), for comparison
 (``tools/bench/embed.py --rows``). The dense weights (3.4 MB int8) stay resident as float32 (13.6 MB), the
 form BLAS multiplies.
 
@@ -37,7 +37,7 @@ from typing import Literal
 
 import numpy as np
 
-from hologram._mapped import MappedPages
+from hologram.base._mapped import MappedPages
 from hologram.memory.onnx_weights import MODEL_NAME, WEIGHTS_NAME, Initializer, initializers, operators
 from hologram.memory.ort_math import (
     dynamic_quantize,

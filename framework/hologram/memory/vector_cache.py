@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hologram.dbfile import open_checked, open_or_set_aside
+from hologram.storage.dbfile import open_checked, open_or_set_aside
 
 __all__ = ["VECTORS_DB", "VectorCache"]
 

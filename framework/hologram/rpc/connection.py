@@ -18,7 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, Protocol
 
-from hologram.protocol import CANCEL
+from hologram.base.protocol import CANCEL
 
 from .errors import (
     INTERNAL_ERROR,

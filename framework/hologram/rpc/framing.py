@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from hologram import _json
+from hologram.base import _fastjson as _json
 
 from .errors import INVALID_REQUEST, PARSE_ERROR, RpcError
 
@@ -21,7 +21,7 @@ RequestId = int | str | None
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    """One message → one line: compact UTF-8 JSON (`hologram._json`: orjson), which escapes every newline."""
+    """One message → one line: compact UTF-8 JSON (`hologram.base._fastjson`: orjson), which escapes every newline."""
     return _json.dumps_bytes(message) + b"\n"
 
 

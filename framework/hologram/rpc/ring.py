@@ -34,7 +34,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
-from hologram import _json
+from hologram.base import _fastjson as _json
 
 from .errors import RingError
 

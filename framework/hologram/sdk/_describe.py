@@ -4,7 +4,7 @@ A tool's parameters are written twice, as JSON Schema in the manifest (what the 
 validates) and as the handler's signature (what the call binds to). `hologram check` runs
 ``python -m hologram.sdk._describe MODULE...`` in a child process — importing a plugin runs its code, which
 must not happen inside the checker, and the child gets the plugin repository on its path — and compares the
-two (`hologram.signatures`).
+two (`hologram.plan.signatures`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hologram import _json
+from hologram.base import _fastjson as _json
 from hologram.sdk._plugin import Plugin, ToolSpec
 
 # Python types → the JSON Schema types a value of them may arrive as. ``number`` covers ``integer``.

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
-from hologram.protocol import STAGE_NAMES
+from hologram.base.protocol import STAGE_NAMES
 from hologram.sdk._hooks import typed_hook, view_class
 
 if TYPE_CHECKING:

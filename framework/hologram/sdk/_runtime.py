@@ -19,9 +19,10 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from hologram import _json, _loop, protocol
-from hologram._heap import idle_trim
 from hologram._version import __version__
+from hologram.base import _fastjson as _json
+from hologram.base import _loop, protocol
+from hologram.base._heap import idle_trim
 from hologram.rpc import (
     APPLICATION_ERROR,
     INVALID_PARAMS,
@@ -338,7 +339,7 @@ def run_stdio(plugin: Plugin[Any]) -> None:
 
 
 def _then_idle_trim(handler: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
-    """The handler, and after it the process's idle trim pushed back (hologram/_heap.py `IdleTrim`): a plugin
+    """The handler, and after it the process's idle trim pushed back (hologram/base/_heap.py `IdleTrim`): a plugin
     hands the heap a call freed back to the OS once it has been idle a second, not while it is busy."""
 
     async def handle(params: Any) -> Any:

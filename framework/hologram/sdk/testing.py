@@ -19,10 +19,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from hologram import protocol
-from hologram.facility import KERNEL, KERNEL_FACILITIES
-from hologram.lock import LockedPlugin, plugin_entry
+from hologram.base import protocol
 from hologram.manifest import load_manifest
+from hologram.manifest.facility import KERNEL, KERNEL_FACILITIES
+from hologram.plan.lock import LockedPlugin, plugin_entry
 from hologram.rpc import RingWriter
 from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor
 

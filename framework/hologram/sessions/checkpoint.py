@@ -23,7 +23,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from hologram.sqlmem import limit_cache
+from hologram.storage.sqlmem import limit_cache
 
 log = logging.getLogger("hologram.sessions")
 

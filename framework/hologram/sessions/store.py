@@ -30,7 +30,7 @@ it has no result yet) is buffered and the group's results go in by one ``execute
 commit, before any other write (so seq order is the order things happened) and before any read; a
 result that might be a duplicate takes the single-INSERT path, where the unique index decides.
 
-A damaged file (docs/memory.md, "Damaged files"): the open checks of `hologram.dbfile` and two cheap reads
+A damaged file (docs/memory.md, "Damaged files"): the open checks of `hologram.storage.dbfile` and two cheap reads
 (both ends of ``events``) turn a smashed header, a truncated file or SQLite's "malformed" into one
 `DamagedDatabaseError` naming the file and `hologram doctor --repair`; a damaged page met later does the
 same for the read that met it. A *row* SQLite can read but that does not decode costs only its event
@@ -50,11 +50,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from hologram import _json
-from hologram.dbfile import DamagedDatabaseError, check_file, is_damage
+from hologram.base import _fastjson as _json
 from hologram.sessions import damaged
 from hologram.sessions.checkpoint import WalCheckpointer
-from hologram.sqlmem import in_chunks, limit_cache, marks
+from hologram.storage.dbfile import DamagedDatabaseError, check_file, is_damage
+from hologram.storage.sqlmem import in_chunks, limit_cache, marks
 
 log = logging.getLogger("hologram.sessions")
 
@@ -410,7 +410,7 @@ class SessionStore:
         reads an old event back — its index keeps only a tail of recent events in memory (issue 22)."""
         wanted = sorted(set(seqs))
         out: list[Event] = []
-        for chunk in in_chunks(wanted):  # padded: a few SQL texts, not one per count (hologram/sqlmem.py)
+        for chunk in in_chunks(wanted):  # padded: a few SQL texts, not one per count (hologram/storage/sqlmem.py)
             sql = _EVENTS_AT.format(marks=marks(len(chunk)))
             out += self._read_events(session, sql, (session, *chunk))
         return out
@@ -568,7 +568,7 @@ class SessionStore:
 
 
 def _dumps(data: Mapping[str, Any]) -> str:
-    return _json.dumps(data)  # orjson: ~4 µs less per event than the stdlib (hologram/_json.py)
+    return _json.dumps(data)  # orjson: ~4 µs less per event than the stdlib (hologram/base/_fastjson.py)
 
 
 ALL_EVENTS = "SELECT seq, session, kind, ts, data, turn, channel, call_of, call_id FROM events ORDER BY seq"

@@ -36,7 +36,7 @@ from typing import Any
 
 import pluggy
 
-from hologram.protocol import STAGE_NAMES
+from hologram.base.protocol import STAGE_NAMES
 from hologram.stages.context import HookCall, StageContext
 from hologram.stages.hookspecs import PROJECT, StageSpec, hookimpl
 

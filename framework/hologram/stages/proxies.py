@@ -23,7 +23,7 @@ from hologram.stages.dispatch import StageDispatcher
 from hologram.stages.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from hologram.lock import Lock
+    from hologram.plan.lock import Lock
     from hologram.supervisor import ManagedPlugin, Supervisor
 
 log = logging.getLogger("hologram.stages")

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hologram import protocol
+from hologram.base import protocol
 from hologram.manifest.model import RunSpec
 from hologram.rpc.streams import spawn
 from hologram.supervisor import zygote

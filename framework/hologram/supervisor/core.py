@@ -15,13 +15,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from hologram import protocol
-from hologram.facility import KERNEL
+from hologram.base import protocol
+from hologram.manifest.facility import KERNEL
 from hologram.rpc import INVALID_PARAMS, METHOD_NOT_FOUND, NOT_READY, RequestTimeout, RingWriter, RpcError
 from hologram.supervisor.gate import StartGate
 from hologram.supervisor.managed import Handlers, ManagedPlugin, PluginSpec, StartFailed
 from hologram.supervisor.state import State
-from hologram.tool_result import ToolResult
+from hologram.tools.outcome import ToolResult
 
 log = logging.getLogger("hologram.supervisor")
 

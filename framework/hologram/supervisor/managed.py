@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hologram import protocol
 from hologram._version import __version__
-from hologram.lock import LockedPlugin
+from hologram.base import protocol
+from hologram.plan.lock import LockedPlugin
 from hologram.rpc import (
     VERSION_MISMATCH,
     Arena,

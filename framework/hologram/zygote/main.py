@@ -30,7 +30,7 @@ import socket
 import sys
 from typing import Any
 
-from hologram._unused_imports import allow_unused_imports, refuse_unused_imports
+from hologram.base._unused_imports import allow_unused_imports, refuse_unused_imports
 from hologram.zygote import child as zygote_child
 from hologram.zygote.settle import settle
 
@@ -45,7 +45,7 @@ PRELOAD = (
     "pydantic.main",
     "pydantic.fields",
     "pydantic.functional_validators",
-    "hologram._loop",
+    "hologram.base._loop",
     "hologram.sdk",
     "hologram.sdk._runtime",
     "hologram.sdk._plugin",
@@ -54,7 +54,7 @@ PRELOAD = (
 )
 # What the SDK imports later, while it starts serving (measured: sys.modules of a forked synthetic plugin at
 # exit minus the zygote's), or what most plugins import; importing is all that happens here — no loop, no
-# thread, no connection exists before the fork. uvloop is optional, like in `hologram._loop`.
+# thread, no connection exists before the fork. uvloop is optional, like in `hologram.base._loop`.
 PRELOAD_OPTIONAL = (
     "pathlib",
     "concurrent.futures.thread",
@@ -182,7 +182,7 @@ class Zygote:
         code = 1
         try:
             self.sock.detach()  # its fd is closed with the others; the object must never close a reused number
-            allow_unused_imports()  # the plugin's own code may import trio (hologram/_unused_imports.py)
+            allow_unused_imports()  # the plugin's own code may import trio (hologram/base/_unused_imports.py)
             code = zygote_child.become(
                 request,
                 fds,
@@ -220,7 +220,7 @@ def main(argv: list[str]) -> int:
     sock_fd, kernel_pid = int(argv[1]), int(argv[2])
     zygote_child.die_with_parent(kernel_pid)
     sock = socket.socket(fileno=sock_fd)
-    refuse_unused_imports()  # inherited by every child (hologram/_unused_imports.py)
+    refuse_unused_imports()  # inherited by every child (hologram/base/_unused_imports.py)
     preload()
     settle()  # hologram/zygote/settle.py: fewer of the zygote's pages copied into each child
     Zygote(sock).serve()

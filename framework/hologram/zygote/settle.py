@@ -33,7 +33,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hologram._heap import release_free_heap
+from hologram.base._heap import release_free_heap
 
 _BYTES_HEADER = sys.getsizeof(b"") - 1  # a bytes object of length n takes this + n + 1 bytes (33 on 64-bit)
 _HELD: list[list[object]] = []  # the fillers: alive as long as the zygote, never looked at

@@ -109,7 +109,7 @@ async def info(request: Request, channel: Channel) -> Response:
     except RpcError as exc:
         log.warning("kernel.llm providers_list: %s", exc.message)
         providers = None
-    from hologram.turn_api import TURN_API_VERSION  # ~0.5 MB of dataclasses for one number: on first use
+    from hologram.api.turn import TURN_API_VERSION  # ~0.5 MB of dataclasses for one number: on first use
 
     return json_response({"version": __version__, "turn_api": TURN_API_VERSION, "providers": providers})
 

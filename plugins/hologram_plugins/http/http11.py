@@ -47,7 +47,7 @@ from urllib.parse import unquote
 
 import h11
 
-from hologram._heap import idle_trim
+from hologram.base._heap import idle_trim
 
 log = logging.getLogger("hologram_plugins.http")
 

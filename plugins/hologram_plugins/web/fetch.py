@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from hologram._unused_imports import refuse_unused_imports
+from hologram.base._unused_imports import refuse_unused_imports
 from hologram_plugins.web.guard import Blocked, FetchError, NetPolicy, Target
 
 if TYPE_CHECKING:

@@ -265,7 +265,7 @@ def extract_chinese(text: str, speaker: str) -> list[Span]:
     the previous clause's ("我住在杭州，在阿里巴巴工作"), and 他/她 is the one person named earlier in the text
     (with two or more, the pronoun is left unresolved: a wrong subject is worse than none). Empty when jieba's
     data is unavailable."""
-    from hologram.memory import tokenize
+    from hologram.memory import tokenizer as tokenize
 
     seg = tokenize.loaded_segmenter()
     if seg is None:

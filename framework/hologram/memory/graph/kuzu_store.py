@@ -40,7 +40,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from hologram.errors import HologramError, Problem
+from hologram.base.errors import HologramError, Problem
 from hologram.memory.graph.store import (
     BACKENDS,
     GraphBlock,

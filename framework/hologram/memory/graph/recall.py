@@ -31,7 +31,7 @@ import numpy as np
 
 from hologram.memory.graph.store import Triple, entity_key
 from hologram.memory.scene_hint import SCENE_PREFERENCE, SceneHint
-from hologram.memory.tokenize import tokenize
+from hologram.memory.tokenizer import tokenize
 from hologram.memory.tokens import estimate_tokens
 
 __all__ = [

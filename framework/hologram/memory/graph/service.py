@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from hologram.config.settings import MemorySettings
 from hologram.memory.blocks import EventRecord
 from hologram.memory.cold import ColdStore
 from hologram.memory.graph.cooling import CoolingPolicy, DistillReport, Extractor, distill
@@ -56,7 +57,6 @@ from hologram.memory.graph.recall import (
 )
 from hologram.memory.graph.store import GraphBlock, GraphCounts, GraphLockedError, GraphStore, Triple, entity_key
 from hologram.memory.scene_hint import SceneHint
-from hologram.settings import MemorySettings
 
 __all__ = ["GRAPH_DB", "GraphMemory", "L3Hit", "L3Recall", "SourcedTriple"]
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from hologram.errors import HologramError, Problem
+from hologram.base.errors import HologramError, Problem
 
 __all__ = [
     "BACKENDS",

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 import tomli
 
+from hologram.config.settings import TEMPLATE, read_text
 from hologram.llm import ProviderSettings
-from hologram.settings import TEMPLATE, read_text
 
 if TYPE_CHECKING:
     from tomlkit.items import Comment, Table, Whitespace
@@ -218,7 +218,7 @@ def replace_providers(path: Path, providers: Sequence[ProviderSettings]) -> None
     try:
         rendered = _render(text, [provider_table(p) for p in providers], path)
     except tomli.TOMLDecodeError as exc:
-        from hologram.errors import HologramError, Problem
+        from hologram.base.errors import HologramError, Problem
 
         raise HologramError(
             Problem(f"not valid TOML: {exc}", file=str(path), hint="correct the file, then save the providers again")

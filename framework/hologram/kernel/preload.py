@@ -75,7 +75,7 @@ def release() -> None:
     """Let held loads run (idempotent; a no-op when nothing is held): the segmenter's warm-up and the model."""
     if _thread is None or _released.is_set():
         return
-    from hologram.memory import tokenize  # imported by then: memory is attached before any turn
+    from hologram.memory import tokenizer as tokenize  # imported by then: memory is attached before any turn
 
     tokenize.release_warm_up()
     _released.set()
@@ -97,7 +97,7 @@ def settle(timeout: float = 60.0) -> None:
 def _run() -> None:
     began = time.monotonic()
     try:
-        from hologram.memory import tokenize
+        from hologram.memory import tokenizer as tokenize
 
         _released.wait()
         began = time.monotonic()

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hologram import _json
+from hologram.base import _fastjson as _json
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import tomli
 
-from hologram.errors import HologramError, Problem
+from hologram.base.errors import HologramError, Problem
+from hologram.base.protocol import facility_name
 from hologram.manifest import LoadedManifest, load_manifest
-from hologram.protocol import facility_name
 
 ENTRY_POINT_GROUP = "hologram.plugins"
 DEFAULT_MANIFEST_FILE = "plugin.toml"
@@ -27,7 +27,7 @@ DEFAULT_MANIFEST_FILE = "plugin.toml"
 
 def builtin_manifest_dir() -> Path:
     """Built-in manifests: inside the installed wheel, or `manifests/` of a source checkout."""
-    package_dir = Path(__file__).resolve().parent
+    package_dir = Path(__file__).resolve().parent.parent  # hologram/, above manifest/
     installed = package_dir / "_builtin_manifests"
     if installed.is_dir():
         return installed

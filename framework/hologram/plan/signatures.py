@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from hologram.errors import Problem
+from hologram.base.errors import Problem
 from hologram.manifest import Manifest
 
 DESCRIBE_TIMEOUT_S = 60.0

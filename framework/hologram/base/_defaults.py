@@ -6,4 +6,4 @@ from pathlib import Path
 
 DEFAULT_LOCK = Path("hologram.lock")  # `hologram build` writes it, `hologram up` reads it
 DEFAULT_DATA_DIR = Path(".hologram")  # sessions, memory, logs and the control socket
-GRAPH_FORMATS = ("text", "dot", "mermaid")  # `hologram graph --format` (hologram/diagnostics.py renders them)
+GRAPH_FORMATS = ("text", "dot", "mermaid")  # `hologram graph --format` (hologram/plan/diagnostics.py renders them)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hologram.dbfile import HEADER_SIZE, MAGIC, Header, wal_pending
+from hologram.storage.dbfile import HEADER_SIZE, MAGIC, Header, wal_pending
 
 PAGE_SIZES = tuple(512 << i for i in range(8))  # 512 … 65536
 BTREE_PAGE_TYPES = (2, 5, 10, 13)  # interior index, interior table, leaf index, leaf table

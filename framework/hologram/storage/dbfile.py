@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from hologram.errors import HologramError, Problem
-from hologram.sqlmem import limit_cache
+from hologram.base.errors import HologramError, Problem
+from hologram.storage.sqlmem import limit_cache
 
 MAGIC = b"SQLite format 3\x00"
 HEADER_SIZE = 100

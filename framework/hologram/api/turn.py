@@ -1,6 +1,6 @@
 """The turn API (version 1): how anything runs a turn — `hologram ask/chat`, scripts, channel plugins, the web UI.
 
-One contract, two transports: the control socket (JSON-RPC, clients in `hologram.client`) and the plugin
+One contract, two transports: the control socket (JSON-RPC, clients in `hologram.clients.control`) and the plugin
 protocol (the ``kernel.turns`` facility; its events arrive on the event ring). Method names, their params and
 every event type are defined here and nowhere else; docs/protocol.md ("The turn API") is the reference.
 

@@ -28,11 +28,11 @@ from typing import Any, Literal
 import tomli
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from hologram.errors import HologramError, Problem
+from hologram.base.errors import HologramError, Problem
 from hologram.llm import ProviderSettings
 from hologram.manifest.locate import locate
 
-log = logging.getLogger("hologram.settings")
+log = logging.getLogger("hologram.config.settings")
 SETTINGS_NAME = "settings.toml"
 DEFAULT_SYSTEM_PROMPT = "You are Hologram, a helpful assistant. Use the tools you are given when they help."
 

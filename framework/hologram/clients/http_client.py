@@ -1,7 +1,7 @@
 """The turn API over HTTP: `HttpTurnClient`, what `hologram ask/chat --url` use to talk to a kernel elsewhere.
 
-The same surface and event types as `hologram.client.TurnClient` (start, watch, approve, cancel, sessions …;
-an async context manager; streams of `hologram.turn_api` events), spoken to the HTTP channel plugin's native
+The same surface and event types as `hologram.clients.TurnClient` (start, watch, approve, cancel, sessions …;
+an async context manager; streams of `hologram.api.turn` events), spoken to the HTTP channel plugin's native
 API (docs/web.md): ``POST /api/turns`` starts a turn, ``GET /api/sessions/{sid}/events`` is the session's
 Server-Sent-Events stream. Each SSE event carries ``id: <seq>``; when the connection drops mid-turn the client
 reconnects with ``Last-Event-ID`` = the last seq it saw, and drops any event it already has (seq ≤ last), so
@@ -27,10 +27,10 @@ from urllib.parse import quote
 
 import httpx
 
-from hologram import turn_api as api
 from hologram._version import __version__
-from hologram.client import _END, EventStream
-from hologram.errors import HologramError, Problem
+from hologram.api import turn as api
+from hologram.base.errors import HologramError, Problem
+from hologram.clients.control import _END, EventStream
 
 TOKEN_REFUSED = "the token was refused: copy it from `hologram open --print` on that machine"
 RESUME_WITHIN_S = 30.0  # how long a dropped event stream is retried before the client gives up

@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from graphlib import TopologicalSorter
 
-from hologram.errors import HologramError, Problem
-from hologram.facility import KERNEL, KERNEL_FACILITIES, Provided, Required, kernel_provides
+from hologram.base.errors import HologramError, Problem
 from hologram.manifest import STAGE_NAMES, LoadedManifest, StageHook
+from hologram.manifest.facility import KERNEL, KERNEL_FACILITIES, Provided, Required, kernel_provides
 
 
 @dataclass(frozen=True)

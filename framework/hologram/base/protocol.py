@@ -42,7 +42,7 @@ STARTING = "$/starting"
 CANCEL = "$/cancel"
 
 # The turn API (control socket and the kernel.turns facility) has its own module and version:
-# `hologram.turn_api`.
+# `hologram.api.turn`.
 
 ENV_PLUGIN = "HOLOGRAM_PLUGIN"
 ENV_PROTOCOL = "HOLOGRAM_PROTOCOL"

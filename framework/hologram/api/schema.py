@@ -1,7 +1,7 @@
-"""The turn API's JSON Schema, generated from its models (`hologram.turn_api`): the params of every method
+"""The turn API's JSON Schema, generated from its models (`hologram.api.turn`): the params of every method
 and every event, published as docs/turn-api.schema.json (`make schema`; tests/docs hold the file to the models).
 
-Separate from `hologram.turn_api` because only the schema's readers need it — `make schema`, the docs test,
+Separate from `hologram.api.turn` because only the schema's readers need it — `make schema`, the docs test,
 `hologram schema turn-api` — not the clients and the kernel that import the contract on every start.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from hologram import turn_api as api
+from hologram.api import turn as api
 
 _DEFS = "#/$defs/{model}"
 

@@ -2,14 +2,14 @@
 
     async with await TurnClient.connect(data_dir, client="script") as client:
         turn = await client.start("what is in my notes about paris?")
-        async for event in turn:                  # typed events (hologram.turn_api), this turn's only
+        async for event in turn:                  # typed events (hologram.api.turn), this turn's only
             if isinstance(event, api.ContentDelta):
                 print(event.text, end="")
         print(turn.ended.stop_reason)
 
 A client that says ``approvals=True`` may answer the ``approval.requested`` events of the sessions it watches
 (`TurnClient.approve`); any number of clients may watch one session (`TurnClient.watch`) and all see the same
-events. The contract is in `hologram.turn_api`; docs/protocol.md ("The turn API") describes it for clients
+events. The contract is in `hologram.api.turn`; docs/protocol.md ("The turn API") describes it for clients
 in other languages.
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
-from hologram import turn_api as api
+from hologram.api import turn as api
 from hologram.kernel.control import connect as connect_control
 from hologram.rpc import Connection, ConnectionClosed
 
@@ -30,10 +30,10 @@ _END = object()  # put into every stream's queue when the connection closes
 
 
 def __getattr__(name: str) -> Any:
-    """`HttpTurnClient` (over HTTP, `hologram.http_client`) is imported on first use: it needs httpx, which
+    """`HttpTurnClient` (over HTTP, `hologram.clients.http_client`) is imported on first use: it needs httpx, which
     a local client never does."""
     if name == "HttpTurnClient":
-        from hologram.http_client import HttpTurnClient
+        from hologram.clients.http_client import HttpTurnClient
 
         return HttpTurnClient
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

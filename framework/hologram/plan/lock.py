@@ -21,13 +21,13 @@ from typing import Any
 import tomli
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from hologram._defaults import DEFAULT_LOCK as DEFAULT_LOCK
-from hologram.discovery import Discovery, builtin_manifest_dir, discover
-from hologram.errors import HologramError, Problem
-from hologram.facility import KERNEL
-from hologram.graph import Graph, resolve
+from hologram.base._defaults import DEFAULT_LOCK as DEFAULT_LOCK
+from hologram.base.errors import HologramError, Problem
 from hologram.manifest import Manifest, content_hash
+from hologram.manifest.discovery import Discovery, builtin_manifest_dir, discover
+from hologram.manifest.facility import KERNEL
 from hologram.manifest.model import RunSpec, StageHook, Start
+from hologram.plan.graph import Graph, resolve
 
 LOCK_VERSION = 2  # 2: each plugin carries its `config` defaults and `tools`, so `hologram up` needs no manifest
 HEADER = (
@@ -297,8 +297,8 @@ class Lock:
 def _entry_point_manifest(distribution: str, name: str) -> Path | None:
     from importlib.metadata import entry_points
 
-    from hologram.discovery import ENTRY_POINT_GROUP
-    from hologram.discovery import _entry_point_manifest as locate
+    from hologram.manifest.discovery import ENTRY_POINT_GROUP
+    from hologram.manifest.discovery import _entry_point_manifest as locate
 
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == name and ep.dist is not None and ep.dist.name == distribution:

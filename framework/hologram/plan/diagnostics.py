@@ -5,10 +5,10 @@ Everything here reads the lock only, never the manifests: these commands show wh
 
 from __future__ import annotations
 
-from hologram._defaults import GRAPH_FORMATS
-from hologram.errors import HologramError, Problem
-from hologram.facility import KERNEL
-from hologram.lock import Lock, LockedPlugin
+from hologram.base._defaults import GRAPH_FORMATS
+from hologram.base.errors import HologramError, Problem
+from hologram.manifest.facility import KERNEL
+from hologram.plan.lock import Lock, LockedPlugin
 
 FORMATS = GRAPH_FORMATS
 

@@ -1,7 +1,7 @@
 """`hologram check`: lint a manifest or a whole plugin repository, for third-party plugins' CI.
 
 Errors are what `hologram build` would reject, and tool schemas that disagree with the Python handlers'
-signatures (`hologram.signatures`: each such call would fail at run time); warnings are what makes a plugin
+signatures (`hologram.plan.signatures`: each such call would fail at run time); warnings are what makes a plugin
 worse to use (a model cannot use a tool well without descriptions) but still works.
 """
 
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import tomli
 
-from hologram.discovery import DEFAULT_MANIFEST_FILE, ENTRY_POINT_GROUP
-from hologram.errors import HologramError, Problem
+from hologram.base.errors import HologramError, Problem
 from hologram.manifest import Manifest, load_manifest
-from hologram.signatures import describe_modules, python_module, tool_problems
+from hologram.manifest.discovery import DEFAULT_MANIFEST_FILE, ENTRY_POINT_GROUP
+from hologram.plan.signatures import describe_modules, python_module, tool_problems
 
 
 @dataclass

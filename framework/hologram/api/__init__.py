@@ -1,0 +1,1 @@
+"""The turn API's contract, shared by the kernel's side (`hologram.agent`) and the clients."""

@@ -1,0 +1,1 @@
+"""The user's settings file (`<data>/settings.toml`): loading it and rewriting its providers."""
