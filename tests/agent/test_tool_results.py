@@ -1,9 +1,9 @@
-"""A tool's answer is normalised once, where it enters the kernel (`ToolResult.of`), and used as is after.
+"""A tool's answer is normalised once, where it enters the kernel (`ToolOutcome.of`), and used as is after.
 
-Mutation checks (done): the executor normalising a plugin's result again (``ToolResult.of(await
+Mutation checks (done): the executor normalising a plugin's result again (``ToolOutcome.of(await
 self.invoke_plugin(...))``) turns `test_a_plugin_result_is_used_as_the_supervisor_normalised_it` red (a
-ToolResult is neither the protocol's mapping nor a string, so it came out as JSON); dropping ``str()`` of
-the content in `ToolResult.of` turns `test_what_a_tool_may_answer` red.
+ToolOutcome is neither the protocol's mapping nor a string, so it came out as JSON); dropping ``str()`` of
+the content in `ToolOutcome.of` turns `test_what_a_tool_may_answer` red.
 """
 
 from __future__ import annotations
@@ -18,23 +18,23 @@ from hologram.agent import Agent, KernelTool, ToolInvocation, ToolRegistry
 from hologram.llm import ChatRequest, ChatResult, ToolCall
 from hologram.sessions import SessionStore
 from hologram.stages import StageDispatcher
-from hologram.tools.outcome import ToolResult
+from hologram.tools.outcome import ToolOutcome
 
 
 @pytest.mark.parametrize(
     ("answer", "expected"),
     [
-        ({"content": "text"}, ToolResult("text")),
-        ({"content": "no", "is_error": True, "blob": {"ref": [0, 1]}}, ToolResult("no", True)),
-        ({"content": 5, "is_error": 1}, ToolResult("5", True)),
-        ("bare", ToolResult("bare")),
-        ({"no": "content"}, ToolResult('{"no":"content"}')),
-        ([1, "a"], ToolResult('[1,"a"]')),
-        (None, ToolResult("null")),
+        ({"content": "text"}, ToolOutcome("text")),
+        ({"content": "no", "is_error": True, "blob": {"ref": [0, 1]}}, ToolOutcome("no", True)),
+        ({"content": 5, "is_error": 1}, ToolOutcome("5", True)),
+        ("bare", ToolOutcome("bare")),
+        ({"no": "content"}, ToolOutcome('{"no":"content"}')),
+        ([1, "a"], ToolOutcome('[1,"a"]')),
+        (None, ToolOutcome("null")),
     ],
 )
-def test_what_a_tool_may_answer(answer: Any, expected: ToolResult) -> None:
-    assert ToolResult.of(answer) == expected
+def test_what_a_tool_may_answer(answer: Any, expected: ToolOutcome) -> None:
+    assert ToolOutcome.of(answer) == expected
 
 
 class OneCall:
@@ -56,8 +56,8 @@ def stored_result(store: SessionStore, sid: str) -> dict[str, Any]:
 
 
 def test_a_plugin_result_is_used_as_the_supervisor_normalised_it(tmp_path: Path) -> None:
-    async def invoke_plugin(plugin: str, tool: str, arguments: dict[str, Any], **kw: Any) -> ToolResult:
-        return ToolResult("it failed", True)
+    async def invoke_plugin(plugin: str, tool: str, arguments: dict[str, Any], **kw: Any) -> ToolOutcome:
+        return ToolOutcome("it failed", True)
 
     catalog = [{"name": "p_tool", "plugin": "p", "parameters": {"type": "object", "properties": {}}}]
     store = SessionStore(tmp_path / "s.db")

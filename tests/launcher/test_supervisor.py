@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hologram.supervisor import State
-from hologram.tools.outcome import ToolResult
+from hologram.tools.outcome import ToolOutcome
 from tests.kit.wait import wait_until_async
 from tests.launcher.kit import events, first, supervisor_for, wait_state, write_plugin
 
@@ -147,7 +147,7 @@ def test_kill_9_of_a_plugin_detaches_it_and_the_kernel_keeps_serving(tmp_path: P
             result = await supervisor.invoke_tool(
                 "survivor", "echo", {"text": "still here"}, call_id="c", session_id=None
             )
-            assert result == ToolResult("survivor: still here")
+            assert result == ToolOutcome("survivor: still here")
             await wait_state(supervisor, "victim", State.READY, timeout=10)
             assert supervisor.plugins["victim"].pid != pid
             assert supervisor.plugins["victim"].restarts == 1

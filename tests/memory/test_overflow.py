@@ -14,8 +14,8 @@ from hologram.memory.blocks import EventRecord, build_event
 from hologram.memory.overflow import (
     MAX_RECOVERIES,
     OVERFLOW_THRESHOLD,
-    ContextOverflowError,
     OverflowGuard,
+    PromptTooLargeError,
     history_budget,
     overflow_note,
     overflow_ratio,
@@ -45,7 +45,7 @@ def test_at_most_two_recoveries_per_turn_then_a_clear_error() -> None:
     fills = [guard.begin_recovery("overflow"), guard.on_context_error()]
     assert MAX_RECOVERIES == 2 and guard.recoveries == 2
     assert fills[1] < fills[0] == 0.8  # a second recovery aims lower
-    with pytest.raises(ContextOverflowError, match="8000 tokens"):
+    with pytest.raises(PromptTooLargeError, match="8000 tokens"):
         guard.begin_recovery("overflow")
     assert OverflowGuard(8000).needs_recovery(10_001)  # a new turn, a new guard
 

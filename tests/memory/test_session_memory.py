@@ -21,7 +21,7 @@ from hologram.llm import Message
 from hologram.llm.wire import STANDARD_MESSAGE_FIELDS, message_to_wire
 from hologram.memory import session_memory as sm
 from hologram.memory.cold import ColdStore
-from hologram.memory.overflow import ContextOverflowError, OverflowGuard
+from hologram.memory.overflow import OverflowGuard, PromptTooLargeError
 from hologram.memory.session_memory import Prepared, SessionMemory, record_of
 from hologram.sessions import Event, SessionStore, messages_from_events
 from mock_llm.validate import validate
@@ -380,7 +380,7 @@ def test_overflow_recovers_at_most_twice_then_raises(mem: SessionMemory) -> None
     assert any(WIFI in text_of(e) for e in mem.l1_events(sid))
 
     cold_before = mem.cold.ids()
-    with pytest.raises(ContextOverflowError, match="start a new session"):
+    with pytest.raises(PromptTooLargeError, match="start a new session"):
         asyncio.run(mem.recover(sid, "lake house wifi", window_tokens=window, fixed_tokens=0, guard=guard))
     assert mem.cold.ids() == cold_before  # the third attempt moves nothing
 

@@ -22,8 +22,8 @@ import pytest
 
 from hologram.api import turn as api
 from hologram.base.errors import HologramError
-from hologram.clients.control import KernelGone
 from hologram.clients.http_client import TOKEN_REFUSED, HttpTurnClient, sse_events
+from hologram.clients.stream import KernelGone
 from tests.kit.loop import run
 
 URL = "http://kernel.test:8080"

@@ -29,12 +29,12 @@ from hologram.llm import ToolCall
 from hologram.rpc import ConnectionClosed, RequestTimeout, RpcError
 from hologram.stages import StageContext, StageDispatcher
 from hologram.stages.dispatch import BatchMemo
-from hologram.tools.outcome import ToolResult
+from hologram.tools.outcome import ToolOutcome
 
 if TYPE_CHECKING:
     from hologram.agent.approvals import Approver
 
-PluginInvoke = Callable[..., Awaitable[ToolResult]]  # Supervisor.invoke_tool's signature
+PluginInvoke = Callable[..., Awaitable[ToolOutcome]]  # Supervisor.invoke_tool's signature
 CANCEL_GRACE_S = 2.0  # after a plugin call's timeout: how long its final "stopped: …" answer is awaited
 Record = Callable[[ToolCall, "Outcome"], None]
 Notify = Callable[[Any], None]  # receives `hologram.api.turn` events
@@ -164,7 +164,7 @@ class Executor:
                 if task is not None:
                     task.cancel()
 
-    def _timed_out(self, tool: Tool, answer: ToolResult | None = None) -> Outcome:
+    def _timed_out(self, tool: Tool, answer: ToolOutcome | None = None) -> Outcome:
         """The timeout result; with the plugin's answer to the cancel (what it stopped) when one came."""
         text = f"error: {tool.name} did not answer within {self.timeout_s:g} s"
         if answer is not None:
@@ -235,7 +235,7 @@ class Executor:
         try:
             if tool.kernel_handler is not None:
                 pending = tool.kernel_handler(p.arguments, ToolInvocation(p.call.id, turn.session_id, turn.turn_id))
-                result = ToolResult.of(await (_within(pending, self.timeout_s) if timed else pending))
+                result = ToolOutcome.of(await (_within(pending, self.timeout_s) if timed else pending))
             elif self.invoke_plugin is None:
                 return Outcome(f"error: {tool.name} cannot run: no plugin host", True, "error")
             else:

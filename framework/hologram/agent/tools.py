@@ -25,21 +25,23 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hologram.agent.fastcheck import Check, compile_check
 from hologram.base import _fastjson as _json
 from hologram.manifest.schema_check import schema_problem
+from hologram.tools.kernel_tool import KernelHandler, KernelTool, ToolInvocation
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
 log = logging.getLogger("hologram.agent")
+# KernelHandler, KernelTool and ToolInvocation live in hologram.tools (memory builds kernel tools too)
+__all__ = ["KernelHandler", "KernelTool", "Tool", "ToolInvocation", "ToolRegistry", "ToolSet", "wire_schema"]
 KERNEL = "kernel"
 
-KernelHandler = Callable[[dict[str, Any], "ToolInvocation"], Awaitable[Any]]
 Catalog = Callable[[], list[dict[str, Any]]]
 LOAD_TOOL = "tools_load"
 LOADED_SESSIONS = 1024  # sessions whose loaded deferred tools are remembered (least recently used dropped)
@@ -67,31 +69,6 @@ def wire_schema(schema: Any) -> Any:
     if isinstance(out.get("items"), dict):
         out["items"] = wire_schema(out["items"])
     return out
-
-
-@dataclass(frozen=True)
-class ToolInvocation:
-    """What a kernel tool handler is told about the call besides its arguments."""
-
-    call_id: str
-    session_id: str | None
-    turn_id: str | None = None
-
-
-@dataclass(frozen=True)
-class KernelTool:
-    """A tool implemented in the kernel process. ``handler(arguments, invocation)`` returns a str, a
-    ``{"content": str, "is_error": bool}`` dict, or any JSON value (sent as JSON text)."""
-
-    name: str
-    description: str
-    handler: KernelHandler
-    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
-    parallel_safe: bool = False
-    offered: Callable[[str | None], bool] | None = None
-    """Whether a session's requests carry this tool's schema (None: always). A search over a layer that holds
-    nothing for the session (no cold context yet, an empty memory graph) would cost its bytes on every request
-    of every new session for nothing; it stays callable by name all the same."""
 
 
 @dataclass(frozen=True)

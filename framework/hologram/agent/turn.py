@@ -30,8 +30,7 @@ from hologram.api import turn as api
 from hologram.config.settings import AgentSettings
 from hologram.llm import ChatRequest, ChatResult, Delta, Message, StreamInterruptedError, ToolCall
 from hologram.llm import ContextOverflowError as LLMContextOverflowError
-from hologram.memory import ContextOverflowError as MemoryOverflowError
-from hologram.memory import OverflowGuard, estimate_tokens
+from hologram.memory import OverflowGuard, PromptTooLargeError, estimate_tokens
 from hologram.memory.tokenizer import ensure_segmenter, needs_segmenter
 from hologram.sessions import HistoryCache, SessionLog, SessionStore
 from hologram.stages import StageContext, StageDispatcher
@@ -264,7 +263,7 @@ class _Turn:
                     prepared = await agent.memory.recover(
                         self.sid, query, window_tokens=window, fixed_tokens=fixed, guard=guard, scene=scene
                     )
-        except MemoryOverflowError as exc:
+        except PromptTooLargeError as exc:
             raise TurnError(str(exc)) from exc
         if prepared.pruned:
             self.emit(api.MemoryNote(session=self.sid, turn=self.turn_id, pruned=len(prepared.pruned)))

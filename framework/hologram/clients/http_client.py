@@ -30,7 +30,7 @@ import httpx
 from hologram._version import __version__
 from hologram.api import turn as api
 from hologram.base.errors import HologramError, Problem
-from hologram.clients.control import _END, EventStream
+from hologram.clients.stream import _END, EventStream
 
 TOKEN_REFUSED = "the token was refused: copy it from `hologram open --print` on that machine"
 RESUME_WITHIN_S = 30.0  # how long a dropped event stream is retried before the client gives up

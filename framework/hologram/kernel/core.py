@@ -34,6 +34,7 @@ from hologram.plan.lock import Lock
 from hologram.rpc import Connection, RingWriter
 from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor
 from hologram.supervisor.core import EventListener, KernelMethod
+from hologram.supervisor.inproc import InprocEndpoint
 
 log = logging.getLogger("hologram.kernel")
 LockListener = Callable[[Lock], None]
@@ -94,6 +95,15 @@ def plugin_specs(lock: Lock) -> list[PluginSpec]:
     return specs
 
 
+def load_inproc(module_name: str) -> InprocEndpoint:
+    """A `run.inproc` plugin, served by the SDK's runtime (`hologram.sdk.local`). The kernel hands this to
+    its supervisor, which sits below the SDK and knows only the protocol (supervisor/inproc.py); the SDK is
+    imported when the first in-process plugin starts, as before."""
+    from hologram.sdk.local import LocalEndpoint
+
+    return LocalEndpoint.load(module_name)
+
+
 class Kernel:
     def __init__(self, lock: Lock, data_dir: Path) -> None:
         self._lock = lock
@@ -111,6 +121,7 @@ class Kernel:
             kernel_facilities=list(lock.kernel.provides),
             ring=self.ring,
             plugin_config=self.settings.plugins,
+            inproc_loader=load_inproc,
         )
         self.started_at = time.monotonic()
         self.heap_frozen = 0  # set once the start-up heap is frozen (cli/up_cmd.py, hologram/base/_heap.py)

@@ -5,7 +5,7 @@ The API is what the agent uses (DESIGN.md "Memory", docs/memory.md):
 * :class:`SessionMemory` — L1/L2 of every session of a data directory: :meth:`~SessionMemory.prepare`
   before every LLM request (returns :class:`Prepared`), :meth:`~SessionMemory.recover` on overflow, the
   ``coldcontext_query`` kernel tool (:meth:`~SessionMemory.kernel_tool`);
-* :class:`OverflowGuard` / :class:`ContextOverflowError` — one guard per turn decides when a request must
+* :class:`OverflowGuard` / :class:`PromptTooLargeError` — one guard per turn decides when a request must
   recover, and ends the turn with a clear error after two recoveries;
 * :class:`ColdStore` — the durable L2 file (``cold.db``), for the tools that open it directly (doctor);
 * :func:`estimate_tokens` — the token estimate every budget is counted in.
@@ -14,9 +14,9 @@ Everything else (scoring, indexes, blocks, segmentation, embedders) is internal:
 """
 
 from hologram.memory.cold import ColdStore
-from hologram.memory.overflow import ContextOverflowError, OverflowGuard
+from hologram.memory.overflow import OverflowGuard, PromptTooLargeError
 from hologram.memory.session_memory import SessionMemory
 from hologram.memory.session_records import Prepared
 from hologram.memory.tokens import estimate_tokens
 
-__all__ = ["ColdStore", "ContextOverflowError", "OverflowGuard", "Prepared", "SessionMemory", "estimate_tokens"]
+__all__ = ["ColdStore", "OverflowGuard", "Prepared", "PromptTooLargeError", "SessionMemory", "estimate_tokens"]

@@ -9,7 +9,7 @@ for the turn that outgrew it (a large tool result, a pasted file), not for estim
 
 A provider's context-length error goes through the same path (:meth:`OverflowGuard.on_context_error`) before
 any fallback provider is tried. At most :data:`MAX_RECOVERIES` recoveries per turn; the next one ends the
-turn with :class:`ContextOverflowError`, whose message says what to do. Each further recovery in a turn aims
+turn with :class:`PromptTooLargeError`, whose message says what to do. Each further recovery in a turn aims
 lower (×0.75): if the first one was not enough, our estimate undercounts this content.
 
 This module decides *when* and *how far*; the ranking and the move are
@@ -27,8 +27,8 @@ __all__ = [
     "NOTE_ITEMS",
     "OVERFLOW_THRESHOLD",
     "TARGET_FILL",
-    "ContextOverflowError",
     "OverflowGuard",
+    "PromptTooLargeError",
     "history_budget",
     "overflow_note",
     "overflow_ratio",
@@ -44,8 +44,11 @@ NOTE_ITEMS = 5
 _SNIPPET = 60
 
 
-class ContextOverflowError(RuntimeError):
-    """The prompt still does not fit after the allowed recoveries; the turn ends with this message."""
+class PromptTooLargeError(RuntimeError):
+    """The prompt still does not fit after the allowed recoveries; the turn ends with this message.
+
+    Not the provider's `hologram.llm.ContextOverflowError` (a 400 saying the request was too long, which
+    this guard answers by pruning and trying again): this is the guard giving up, so it has its own name."""
 
 
 def overflow_ratio(accumulated_tokens: int, window: int) -> float:
@@ -79,7 +82,7 @@ class OverflowGuard:
     def begin_recovery(self, reason: str) -> float:
         """Account for one recovery and return the fill to prune to; raises after `max_recoveries`."""
         if self.recoveries >= self.max_recoveries:
-            raise ContextOverflowError(
+            raise PromptTooLargeError(
                 f"the conversation does not fit the model's context window ({self.window} tokens) even after "
                 f"{self.recoveries} recoveries this turn ({reason}); start a new session, shorten the input, "
                 "or choose a model with a larger window"

@@ -103,9 +103,9 @@ from hologram.memory.tokenizer import warm_up
 from hologram.memory.vector_cache import VECTORS_DB, VectorCache
 from hologram.memory.vectors import DenseVector
 from hologram.sessions import Event, SessionLog, SessionStore, messages_from_events
+from hologram.tools.kernel_tool import KernelTool
 
 if TYPE_CHECKING:
-    from hologram.agent.tools import KernelTool
     from hologram.memory.graph.service import GraphMemory
     from hologram.memory.scene_hint import SceneHint
     from hologram.memory.scenes import SceneStore
@@ -508,7 +508,7 @@ class SessionMemory:
     ) -> Prepared:
         """The overflow path: the prompt was over 1.25 x the window (``guard.needs_recovery``) or the provider
         said it was too long (`provider_error`). Counts one recovery on `guard` — the third in a turn raises
-        :class:`~hologram.memory.overflow.ContextOverflowError` — and ranks to a tighter budget: the guard's
+        :class:`~hologram.memory.overflow.PromptTooLargeError` — and ranks to a tighter budget: the guard's
         fill (0.8, then 0.6) and at most 75 % of the current L1, so a retry always sends less."""
         if provider_error:
             fill = guard.on_context_error()
@@ -959,7 +959,6 @@ class SessionMemory:
 
     def recall_tool(self) -> KernelTool:
         """The ``memory_recall`` tool (model-callable): the rendered L3 recall for a query, 1 or 2 hops."""
-        from hologram.agent.tools import KernelTool  # here: agent imports memory, not the reverse
 
         async def handler(arguments: dict[str, Any], invocation: Any) -> Mapping[str, Any]:
             text = str(arguments.get("query", "") or "").strip()
@@ -984,8 +983,6 @@ class SessionMemory:
 
     def kernel_tool(self) -> KernelTool:
         """The ``coldcontext_query`` tool for ``ToolRegistry.add_kernel_tool``."""
-        from hologram.agent.tools import KernelTool  # here: agent imports memory, not the reverse
-
         return KernelTool(
             COLDCONTEXT_QUERY_NAME,
             COLDCONTEXT_QUERY_DESCRIPTION,

@@ -24,6 +24,7 @@ from hologram.manifest import load_manifest
 from hologram.manifest.facility import KERNEL, KERNEL_FACILITIES
 from hologram.plan.lock import LockedPlugin, plugin_entry
 from hologram.rpc import RingWriter
+from hologram.sdk.local import LocalEndpoint
 from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor
 
 
@@ -47,7 +48,10 @@ class PluginHarness:
             protocol.facility_name(f) for f in spec.plugin.requires
         ]
         self.ring = RingWriter(64 * 1024)
-        self.supervisor = Supervisor([self.spec], self.data_dir, kernel_facilities=kernel_facilities, ring=self.ring)
+        self.supervisor = Supervisor(
+            [self.spec], self.data_dir, kernel_facilities=kernel_facilities, ring=self.ring,
+            inproc_loader=LocalEndpoint.load,
+        )  # fmt: skip
         for facility, methods in stubbed.items():
             for method, handler in methods.items():
                 self.supervisor.add_kernel_method(facility, method, handler)

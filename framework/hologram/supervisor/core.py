@@ -19,9 +19,10 @@ from hologram.base import protocol
 from hologram.manifest.facility import KERNEL
 from hologram.rpc import INVALID_PARAMS, METHOD_NOT_FOUND, NOT_READY, RequestTimeout, RingWriter, RpcError
 from hologram.supervisor.gate import StartGate
+from hologram.supervisor.inproc import InprocLoader
 from hologram.supervisor.managed import Handlers, ManagedPlugin, PluginSpec, StartFailed
 from hologram.supervisor.state import State
-from hologram.tools.outcome import ToolResult
+from hologram.tools.outcome import ToolOutcome
 
 log = logging.getLogger("hologram.supervisor")
 
@@ -40,8 +41,11 @@ class Supervisor:
         ring: RingWriter | None = None,
         plugin_config: dict[str, dict[str, Any]] | None = None,
         gate: StartGate | None = None,
+        inproc_loader: InprocLoader | None = None,
     ) -> None:
         self.data_dir = data_dir
+        # loads `run.inproc` plugins; given by the layer above (the kernel: the SDK's LocalEndpoint.load)
+        self.inproc_loader = inproc_loader
         self.plugin_config = dict(plugin_config or {})
         self.ring = ring or RingWriter()
         self.kernel_facilities = {protocol.facility_name(f) for f in kernel_facilities}
@@ -67,7 +71,13 @@ class Supervisor:
     def _managed(self, spec: PluginSpec) -> ManagedPlugin:
         directory = self.data_dir / "plugins" / spec.name
         return ManagedPlugin(
-            spec, directory, self.ring, self.handlers, self.plugin_config.get(spec.name), gate=self.gate
+            spec,
+            directory,
+            self.ring,
+            self.handlers,
+            self.plugin_config.get(spec.name),
+            gate=self.gate,
+            inproc_loader=self.inproc_loader,
         )
 
     def _index_dependents(self) -> None:
@@ -337,12 +347,12 @@ class Supervisor:
         session_id: str | None,
         timeout: float | None = None,
         grace: float = 0.0,
-    ) -> ToolResult:
+    ) -> ToolOutcome:
         """Run one tool call in its plugin. Raises RpcError / ConnectionClosed / RequestTimeout.
 
-        The plugin's answer enters the kernel here and is normalised here, once (`ToolResult.of`).
+        The plugin's answer enters the kernel here and is normalised here, once (`ToolOutcome.of`).
         Cancelling the caller, or the timeout, sends the plugin `$/cancel`; after a timeout its final
-        answer within `grace` s comes as `RequestTimeout.answer` (see `Connection.request`), a `ToolResult`."""
+        answer within `grace` s comes as `RequestTimeout.answer` (see `Connection.request`), a `ToolOutcome`."""
         plugin = self._get(plugin_name)
         if plugin.state is not State.READY or plugin.runtime is None:
             raise RpcError(NOT_READY, f"plugin {plugin_name} is {plugin.state.value}")
@@ -351,9 +361,9 @@ class Supervisor:
             answer = await plugin.runtime.connection.request(protocol.TOOL_INVOKE, params, timeout=timeout, grace=grace)
         except RequestTimeout as exc:
             if exc.answer is not None:
-                exc.answer = ToolResult.of(exc.answer)
+                exc.answer = ToolOutcome.of(exc.answer)
             raise
-        return ToolResult.of(answer)
+        return ToolOutcome.of(answer)
 
     async def invoke_stage(self, plugin_name: str, stage: str, context: dict[str, Any], *, timeout: float) -> Any:
         """Run one plugin's hook for `stage`; returns what the hook returned (changes, deny, respond)."""

@@ -35,11 +35,11 @@ from hologram.supervisor.child import plugin_argv, plugin_env, spawn_plugin
 from hologram.supervisor.crash import CrashPolicy
 from hologram.supervisor.environment import split_environment
 from hologram.supervisor.gate import StartGate
+from hologram.supervisor.inproc import InprocEndpoint, InprocLoader
 from hologram.supervisor.state import State
 
 if TYPE_CHECKING:
     from hologram.rpc import RingWriter
-    from hologram.sdk.local import LocalEndpoint
 
 log = logging.getLogger("hologram.supervisor")
 
@@ -122,8 +122,10 @@ class ManagedPlugin:
         handlers: Handlers,
         config_override: dict[str, Any] | None = None,
         gate: StartGate | None = None,
+        inproc_loader: InprocLoader | None = None,
     ) -> None:
         self.spec = spec
+        self.inproc_loader = inproc_loader  # how a `run.inproc` plugin is loaded (supervisor/inproc.py)
         self.gate = gate  # shared by the supervisor's plugins: how many may be coming up at once (gate.py)
         self._leave_gate: Callable[[], None] | None = None
         # the user's [plugins.NAME] from settings.toml: configuration, except the environment keys
@@ -147,7 +149,7 @@ class ManagedPlugin:
         self.runtime: Runtime | None = None
         # An in-process plugin's local call path (its stage hooks are called through it, without the wire);
         # None for a process. Set at each start: a restart re-imports nothing but builds a new one.
-        self.local: LocalEndpoint | None = None
+        self.local: InprocEndpoint | None = None
         self.stop_requested = False
         self.exit_description = ""
         self.kill_reason = ""  # why the kernel killed it, reported instead of the bare signal
@@ -305,9 +307,13 @@ class ManagedPlugin:
             runtime.tasks.append(asyncio.ensure_future(self._watch_inproc(runtime, serve)))
 
     def _inproc(self, module_name: str) -> tuple[Any, Any, Awaitable[None]]:
-        from hologram.sdk.local import LocalEndpoint
-
-        self.local = local = LocalEndpoint.load(module_name)
+        if self.inproc_loader is None:
+            raise StartFailed(
+                "it runs in-process (`run.inproc`), and this supervisor was made without an in-process loader "
+                "(`Supervisor(inproc_loader=...)`; the kernel passes the SDK's)",
+                permanent=True,
+            )
+        self.local = local = self.inproc_loader(module_name)
         return local.connect()
 
     def _register(self, connection: Connection) -> None:
