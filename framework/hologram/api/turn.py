@@ -199,7 +199,9 @@ TurnEvent = (
     | TurnFailed
     | TurnEnded
 )
-EVENT_TYPES: dict[str, type[Any]] = {cls.__dataclass_fields__["type"].default: cls for cls in TurnEvent.__args__}
+EVENT_TYPES: dict[str, type[Any]] = {
+    str(next(f.default for f in dataclasses.fields(cls) if f.name == "type")): cls for cls in TurnEvent.__args__
+}
 _FIELDS: dict[type[Any], tuple[str, ...]] = {}
 
 
