@@ -16,11 +16,11 @@ import typing
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
-
 from hologram.rpc import INVALID_PARAMS, RpcError
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from hologram.kernel.core import Kernel
 
 CONTROL_PREFIX = "admin/"
@@ -30,7 +30,10 @@ AdminMethod = Callable[..., Awaitable[dict[str, Any]]]
 def params_model(facility: str, name: str, method: AdminMethod) -> type[BaseModel]:
     """The method's params as a pydantic model, made from its signature: one definition (the method), checked
     like every other contract (unknown keys refused, types from the annotations, every problem at once), and a
-    JSON Schema for free. ``caller`` is not a param: the kernel sets it."""
+    JSON Schema for free. ``caller`` is not a param: the kernel sets it. pydantic is imported here, not at the
+    top: `hologram memory` reads `CONTROL_PREFIX` from this module and stays without it."""
+    from pydantic import ConfigDict, create_model
+
     hints = _hints(method)
     fields: dict[str, Any] = {}
     for param in inspect.signature(method).parameters.values():
@@ -60,6 +63,8 @@ def _checked(facility: str, name: str, model: type[BaseModel], params: Any) -> d
         raise RpcError(INVALID_PARAMS, f"{facility}.{name}: params must be an object")
     if "caller" in params:  # the kernel says who calls; a caller cannot claim to be another plugin
         raise RpcError(INVALID_PARAMS, f"{facility}.{name}: unexpected parameter 'caller'; its parameters: {accepted}")
+    from pydantic import ValidationError
+
     try:
         checked = model.model_validate(params)
     except ValidationError as exc:
