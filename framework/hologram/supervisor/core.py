@@ -40,9 +40,11 @@ class Supervisor:
         ring: RingWriter | None = None,
         plugin_config: dict[str, dict[str, Any]] | None = None,
         gate: StartGate | None = None,
+        settings_path: Path | None = None,
     ) -> None:
         self.data_dir = data_dir
         self.plugin_config = dict(plugin_config or {})
+        self.settings_path = settings_path  # the file plugin_config was read from (named in config errors)
         self.ring = ring or RingWriter()
         self.kernel_facilities = {protocol.facility_name(f) for f in kernel_facilities}
         # Methods of the kernel's own facilities (`kernel.*`), served by `_facility_call` like a provider's;
@@ -67,7 +69,13 @@ class Supervisor:
     def _managed(self, spec: PluginSpec) -> ManagedPlugin:
         directory = self.data_dir / "plugins" / spec.name
         return ManagedPlugin(
-            spec, directory, self.ring, self.handlers, self.plugin_config.get(spec.name), gate=self.gate
+            spec,
+            directory,
+            self.ring,
+            self.handlers,
+            self.plugin_config.get(spec.name),
+            gate=self.gate,
+            settings_path=self.settings_path,
         )
 
     def _index_dependents(self) -> None:
