@@ -4,6 +4,13 @@ Each module a plugin imports at start is private memory in every plugin process 
 shares only what it preloaded itself): httpx costs the web and rss plugins ~4.5 MB each idle, icalendar the
 calendar plugin ~4 MB (tools/bench/footprint.py --turns). And the zygote, whose pages every plugin shares,
 must not pull in the kernel's memory stack (numpy, the embedding model, the segmenter).
+
+A plugin is measured beyond what the zygote preloads: those pages are shared, not the plugin's own. The
+zygote preloads pydantic (a plugin's config is a pydantic model, issue 34), and pydantic imports
+``email.utils`` itself, so `email` counts as heavy for a plugin but not in the zygote, where it is paid once.
+
+Mutation check (done): ``import httpx`` at the top of hologram_plugins/web/__init__.py turns the zygote case
+red (the zygote preloads hologram_plugins.web.guard, which runs the package's ``__init__``).
 """
 
 from __future__ import annotations
@@ -15,6 +22,9 @@ import sys
 import pytest
 
 HEAVY = ("httpx", "icalendar", "xml.etree", "email", "numpy", "onnxruntime", "hologram.memory")
+
+
+PRELOAD = "from hologram.zygote.main import preload; preload()"
 
 
 def imported_after(code: str) -> set[str]:
@@ -29,11 +39,13 @@ def heavy(modules: set[str]) -> list[str]:
 
 @pytest.mark.parametrize("plugin", ["web", "rss", "calendar", "shell", "code", "files", "notes"])
 def test_a_plugin_imports_no_heavy_library_until_a_call_needs_it(plugin: str) -> None:
-    assert heavy(imported_after(f"import hologram_plugins.{plugin}")) == []
+    zygote = imported_after(PRELOAD)
+    assert heavy(imported_after(f"{PRELOAD}\nimport hologram_plugins.{plugin}") - zygote) == []
 
 
 def test_the_zygote_preloads_no_memory_or_model_code() -> None:
-    assert heavy(imported_after("from hologram.zygote.main import preload; preload()")) == []
+    found = heavy(imported_after(PRELOAD))
+    assert [m for m in found if m != "email" and not m.startswith("email.")] == []
 
 
 def test_the_calendar_still_reads_and_writes_its_file(tmp_path: object) -> None:

@@ -44,6 +44,12 @@ CANCEL = "$/cancel"
 # The turn API (control socket and the kernel.turns facility) has its own module and version:
 # `hologram.api.turn`.
 
+#: Keys of settings.toml's ``[plugins.NAME]`` the kernel itself reads: ``env``/``pass_env`` (the plugin's
+#: environment, never sent) and ``mode``/``allow`` (the pre-[approvals] tool policy, sent as before). The SDK
+#: keeps them away from a ``Plugin(config=Model)`` that does not declare them, so a strict model does not
+#: refuse a key that was never the plugin's.
+KERNEL_CONFIG_KEYS = frozenset({"env", "pass_env", "mode", "allow"})
+
 ENV_PLUGIN = "HOLOGRAM_PLUGIN"
 ENV_PROTOCOL = "HOLOGRAM_PROTOCOL"
 

@@ -13,22 +13,32 @@ Validates a manifest file, or every manifest of a plugin repository (those its p
 the 'hologram.plugins' entry-point group, manifests/*.toml, and plugin.toml). Exit 1 on errors; warnings
 (e.g. tool parameters without descriptions) are printed but do not fail.
 
+A plugin that declares Plugin(config=Model) publishes the model's JSON Schema in the file its manifest names
+(`config_schema = "NAME.config.schema.json"` under [plugin]); check fails when the file is missing or out of
+date, and --write (re)writes it. `hologram build` copies it into the lock, for the web UI's plugins tab.
+
 examples:
   hologram check manifests/notes.toml
   hologram check .                       in a plugin repository's CI
+  hologram check --write .               after changing the config model: rewrite its schema file
 """
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = command_parser(subparsers, "check", "lint a manifest or a plugin repository", DETAILS)
     parser.add_argument("path", nargs="?", type=Path, default=Path("."), metavar="PATH")
+    parser.add_argument(
+        "--write", action="store_true", help="write each config model's JSON Schema to its manifest's file"
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from hologram.plan.check import check  # imported when it runs: the parser must stay cheap
 
-    report = check(args.path)
+    report = check(args.path, write=args.write)
+    for written in report.written:
+        print(f"{written}: written")
     for problem in report.errors:
         print(problem.render(), file=sys.stderr)
     for problem in report.warnings:

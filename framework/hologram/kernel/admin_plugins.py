@@ -61,6 +61,33 @@ def tail_matching(path: Path, markers: tuple[str, ...], lines: int) -> list[str]
     return found[::-1]
 
 
+SECRET_HINTS = ("token", "secret", "password", "api_key", "apikey")
+
+
+def config_view(plugin: ManagedPlugin) -> dict[str, Any]:
+    """``config_schema`` (the lock's copy of the plugin's config model) and ``config``, the effective value of
+    each key the schema declares, for the web UI's plugins tab; nothing for a plugin without a schema.
+
+    Only declared keys are shown, and a secret never: a key the schema marks ``writeOnly`` or
+    ``format: password`` (pydantic's ``SecretStr``), or whose name says token/secret/password, is told as
+    ``{"set": true}`` instead of its value."""
+    schema = plugin.spec.plugin.config_schema
+    if schema is None:
+        return {}
+    effective = {**plugin.spec.plugin.config, **plugin.config_override}
+    properties = schema.get("properties") or {}
+    values: dict[str, Any] = {}
+    for key, prop in properties.items():
+        if key not in effective:
+            continue
+        secret = isinstance(prop, dict) and (prop.get("writeOnly") or prop.get("format") == "password")
+        if secret or any(hint in key.lower() for hint in SECRET_HINTS):
+            values[key] = {"set": effective[key] not in (None, "")}
+        else:
+            values[key] = {"value": effective[key]}
+    return {"config_schema": schema, "config": values}
+
+
 class PluginAdmin:
     def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
@@ -99,6 +126,7 @@ class PluginAdmin:
                     "requires": sorted(plugin.spec.requires),
                     "tools": entry["tools"],
                     "last_error": self._errors.get(plugin.name),
+                    **config_view(plugin),
                 }
             )
         return {"plugins": entries}

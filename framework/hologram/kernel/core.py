@@ -88,10 +88,10 @@ def plugin_specs(lock: Lock) -> list[PluginSpec]:
         if plugin.name == KERNEL:
             continue
         manifest_dir = None
+        path = lock.manifest_file(plugin)  # named when the plugin refuses one of its [config] defaults
         if plugin.run is not None and plugin.run.command is not None:  # `./tool` is relative to the manifest
-            path = lock.manifest_file(plugin)
             manifest_dir = path.parent if path is not None else None
-        specs.append(PluginSpec(plugin, manifest_dir))
+        specs.append(PluginSpec(plugin, manifest_dir, path))
     return specs
 
 
@@ -122,6 +122,7 @@ class Kernel:
             ring=self.ring,
             plugin_config=self.settings.plugins,
             inproc_loader=load_inproc,
+            settings_path=self.settings.path,
         )
         self.started_at = time.monotonic()
         self.heap_frozen = 0  # set once the start-up heap is frozen (cli/up_cmd.py, hologram/base/_heap.py)

@@ -34,7 +34,39 @@ class LoadedManifest:  # cached_property needs a __dict__, so no slots
 
     @cached_property
     def relevant_hash(self) -> str:
-        return content_hash(relevant_content(self.manifest))
+        content = relevant_content(self.manifest)
+        if self.manifest.plugin.config_schema is not None:  # a changed schema makes the lock stale
+            content["config_schema"] = self.config_schema
+        return content_hash(content)
+
+    @property
+    def config_schema_path(self) -> Path | None:
+        """The file ``plugin.config_schema`` names, beside the manifest; None if it names none."""
+        relative = self.manifest.plugin.config_schema
+        return None if relative is None else self.path.parent / relative
+
+    @cached_property
+    def config_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of the plugin's configuration, read from `config_schema_path` (None without one).
+
+        Read from the file `hologram check --write` wrote, never by importing the plugin: building a lock
+        runs no plugin code. A missing or broken file is a problem naming the manifest's key."""
+        path = self.config_schema_path
+        if path is None:
+            return None
+        fix = "run `hologram check --write` in the plugin's repository to write it from Plugin(config=...)"
+        try:
+            schema = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            problem = f"{path.name}: cannot read: {exc.strerror or exc}"
+            raise HologramError(Problem(problem, file=str(self.path), key="plugin.config_schema", hint=fix)) from None
+        except ValueError as exc:
+            problem = f"{path.name}: not JSON: {exc}"
+            raise HologramError(Problem(problem, file=str(self.path), key="plugin.config_schema", hint=fix)) from None
+        if not isinstance(schema, dict):
+            problem = f"{path.name}: not a JSON Schema object"
+            raise HologramError(Problem(problem, file=str(self.path), key="plugin.config_schema", hint=fix))
+        return schema
 
 
 def content_hash(data: Any) -> str:

@@ -68,6 +68,14 @@ class PluginInfo(_Strict):
     version: str = Field(description="The plugin's version (PEP 440, e.g. '0.1.0').")
     description: str = Field("", description="One line for humans; does not affect the lock.")
     run: RunSpec
+    config_schema: Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_./-]*\.json$")] | None = Field(
+        None,
+        description=(
+            "The JSON Schema of the plugin's configuration, a file beside the manifest (e.g. "
+            "'notes.config.schema.json'): written from the SDK plugin's `Plugin(config=Model)` by "
+            "`hologram check --write`, copied into the lock by `hologram build` for the web UI."
+        ),
+    )
 
     @field_validator("name")
     @classmethod
@@ -75,6 +83,13 @@ class PluginInfo(_Strict):
         if name == KERNEL:
             raise ValueError("'kernel' is reserved for the kernel node; choose another plugin name")
         return name
+
+    @field_validator("config_schema")
+    @classmethod
+    def _beside_the_manifest(cls, path: str | None) -> str | None:
+        if path is not None and ".." in path.split("/"):
+            raise ValueError(f"{path!r} leaves the manifest's directory; name a file beside or below it")
+        return path
 
     @field_validator("version")
     @classmethod

@@ -7,8 +7,10 @@ worse to use (a model cannot use a tool well without descriptions) but still wor
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import tomli
 
@@ -23,6 +25,7 @@ class CheckReport:
     checked: list[Path] = field(default_factory=list)
     errors: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    written: list[Path] = field(default_factory=list)  # config schemas `--write` (re)wrote
 
 
 def _warnings(manifest: Manifest, path: Path) -> list[Problem]:
@@ -67,7 +70,75 @@ def _check_file(path: Path, report: CheckReport) -> Manifest | None:
     return loaded.manifest
 
 
-def _check_signatures(manifests: list[tuple[Path, Manifest]], repo: Path | None, report: CheckReport) -> None:
+def schema_text(schema: dict[str, Any]) -> str:
+    """How a config schema file is written: sorted and indented, so it diffs well and a rewrite is a no-op."""
+    return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _check_config_schema(
+    path: Path, manifest: Manifest, described: dict[str, Any], write: bool, report: CheckReport
+) -> None:
+    """The manifest's ``plugin.config_schema`` file against the JSON Schema of the plugin's config model.
+
+    The schema is published as a file beside the manifest because `hologram build` must not import plugin
+    code: build copies the file into the lock, and this check (or ``--write``) keeps it equal to the model."""
+    if "error" in described:
+        return  # the signature check already warned that the module could not be described
+    module = python_module(manifest)
+    name = manifest.plugin.config_schema
+    if "config_schema_error" in described:
+        problem = f"{module}'s config model has no JSON Schema: {described['config_schema_error']}"
+        report.errors.append(Problem(problem, file=str(path), key="plugin.config_schema"))
+        return
+    schema = described.get("config_schema")
+    if schema is None:
+        if name is not None:
+            report.warnings.append(
+                Problem(
+                    f"publishes {name}, but {module} declares no config model",
+                    file=str(path),
+                    key="plugin.config_schema",
+                    hint=f"declare Plugin(..., config=Model) in {module}, or remove the key",
+                )
+            )
+        return
+    if name is None:
+        report.errors.append(
+            Problem(
+                f"{module} declares Plugin(config=...), but the manifest does not publish its JSON Schema",
+                file=str(path),
+                key="plugin.config_schema",
+                hint=f'add config_schema = "{manifest.plugin.name}.config.schema.json" under [plugin], then run '
+                "`hologram check --write`",
+            )
+        )
+        return
+    target = path.parent / name
+    try:
+        current = target.read_text(encoding="utf-8")
+    except OSError:
+        current = None
+    wanted = schema_text(schema)
+    if current == wanted:
+        return
+    if write:
+        target.write_text(wanted, encoding="utf-8")
+        report.written.append(target)
+        return
+    state = "missing" if current is None else f"not the JSON Schema of {module}'s config model (out of date)"
+    report.errors.append(
+        Problem(
+            f"{name} is {state}",
+            file=str(path),
+            key="plugin.config_schema",
+            hint="run `hologram check --write` to write it from the model, and commit it",
+        )
+    )
+
+
+def _check_signatures(
+    manifests: list[tuple[Path, Manifest]], repo: Path | None, report: CheckReport, write: bool = False
+) -> None:
     """One child process describes every SDK plugin's handlers; each manifest is compared with its module."""
     modules = {path: python_module(manifest) for path, manifest in manifests}
     roots = [repo / "src", repo] if repo is not None else []
@@ -76,9 +147,11 @@ def _check_signatures(manifests: list[tuple[Path, Manifest]], repo: Path | None,
     for path, manifest in manifests:
         module = modules[path]
         if module is not None:
-            errors, warnings = tool_problems(manifest, path, described.get(module, {"error": "not described"}))
+            found = described.get(module, {"error": "not described"})
+            errors, warnings = tool_problems(manifest, path, found)
             report.errors.extend(errors)
             report.warnings.extend(warnings)
+            _check_config_schema(path, manifest, found, write, report)
 
 
 def _entry_point_manifests(repo: Path, report: CheckReport) -> list[Path]:
@@ -119,13 +192,16 @@ def _entry_point_manifests(repo: Path, report: CheckReport) -> list[Path]:
     return paths
 
 
-def check(path: Path) -> CheckReport:
-    """Lint one manifest file, or every manifest a plugin repository declares or keeps in manifests/."""
+def check(path: Path, *, write: bool = False) -> CheckReport:
+    """Lint one manifest file, or every manifest a plugin repository declares or keeps in manifests/.
+
+    ``write``: (re)write each manifest's ``plugin.config_schema`` file from the plugin's config model
+    instead of reporting it out of date."""
     report = CheckReport()
     if path.is_file():
         manifest = _check_file(path, report)
         if manifest is not None:
-            _check_signatures([(path, manifest)], None, report)
+            _check_signatures([(path, manifest)], None, report, write)
         return report
     if not path.is_dir():
         report.errors.append(Problem("no such file or directory", file=str(path)))
@@ -143,5 +219,5 @@ def check(path: Path) -> CheckReport:
             )
         )
     loaded = [(file, _check_file(file, report)) for file in sorted(files)]
-    _check_signatures([(file, manifest) for file, manifest in loaded if manifest is not None], path, report)
+    _check_signatures([(file, manifest) for file, manifest in loaded if manifest is not None], path, report, write)
     return report

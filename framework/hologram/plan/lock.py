@@ -12,6 +12,7 @@ The lock is a public contract (docs/lock.md). Two properties matter most:
 from __future__ import annotations
 
 import functools
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import tomli
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from hologram.base._defaults import DEFAULT_LOCK as DEFAULT_LOCK
 from hologram.base.errors import HologramError, Problem
@@ -96,6 +97,15 @@ class LockedPlugin(_Locked):
     config: dict[str, Any] = Field(default_factory=dict)
     """The manifest's configuration defaults (settings.toml's `[plugins.NAME]` is layered on top at start)."""
     tools: tuple[LockedTool, ...] = ()
+    config_schema: dict[str, Any] | None = Field(None, alias="config-schema")
+    """The JSON Schema of the plugin's configuration (the manifest's ``plugin.config_schema`` file), for the
+    web UI's plugins tab; the lock keeps it as JSON text (TOML has no null). Optional: a lock without it
+    reads as before, so LOCK_VERSION stays 2."""
+
+    @field_validator("config_schema", mode="before")
+    @classmethod
+    def _json_text(cls, value: Any) -> Any:
+        return json.loads(value) if isinstance(value, str) else value
 
     def stage(self, stage: str) -> StageHook:
         """This plugin's hook settings for `stage` (the manifest's defaults if it does not list it)."""
@@ -109,6 +119,7 @@ def plugin_entry(
     after: Sequence[str] = (),
     optional: dict[str, list[str]] | None = None,
     origin: dict[str, str] | None = None,
+    config_schema: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A plugin's lock table, from its manifest and how it was resolved (`origin`: source, manifest, hash)."""
     entry: dict[str, Any] = {"name": manifest.plugin.name, "version": manifest.plugin.version, **(origin or {})}
@@ -125,6 +136,8 @@ def plugin_entry(
         entry["stages"] = {stage: hook.model_dump(mode="json") for stage, hook in hooks.items()}
     if manifest.config:
         entry["config"] = dict(manifest.config)
+    if config_schema is not None:  # one line of sorted JSON: byte-identical builds, a diff shows what changed
+        entry["config-schema"] = json.dumps(config_schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     if manifest.tools:
         # approval and deferral fields only where set: a lock of tools without them reads as before
         entry["tools"] = [
@@ -168,7 +181,12 @@ def render_lock(graph: Graph, sources: Sources, base: Path) -> str:
         required = {e.declared: e.provider for e in node.edges if not e.optional}
         plugins.append(
             plugin_entry(
-                node.loaded.manifest, requires=required, after=node.predecessors, optional=optional, origin=origin
+                node.loaded.manifest,
+                requires=required,
+                after=node.predecessors,
+                optional=optional,
+                origin=origin,
+                config_schema=node.loaded.config_schema,
             )
         )
     document: dict[str, Any] = {

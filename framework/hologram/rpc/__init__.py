@@ -12,6 +12,7 @@ from .connection import ByteReader, ByteWriter, Connection, Handler, MalformedCa
 from .errors import (
     APPLICATION_ERROR,
     BAD_REF,
+    CONFIG_INVALID,
     HOLOGRAM_CODE_MAX,
     HOLOGRAM_CODE_MIN,
     INTERNAL_ERROR,
@@ -54,6 +55,7 @@ from .streams import open_pipe_streams, open_stdio, spawn
 __all__ = [
     "APPLICATION_ERROR",
     "BAD_REF",
+    "CONFIG_INVALID",
     "DEFAULT_ARENA_SIZE",
     "DEFAULT_MAX_LINE",
     "DEFAULT_RING_SIZE",

@@ -1,4 +1,5 @@
-"""What a plugin's tool handlers accept, as JSON: the Python half of `hologram check`'s signature check.
+"""What a plugin's tool handlers accept, and its config model's JSON Schema, as JSON: the Python half of
+`hologram check`'s signature and config-schema checks.
 
 A tool's parameters are written twice, as JSON Schema in the manifest (what the model is shown and the kernel
 validates) and as the handler's signature (what the call binds to). `hologram check` runs
@@ -110,7 +111,13 @@ def describe(module_name: str) -> dict[str, Any]:
         plugin = find_plugin(module_name)
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {exc}"}
-    return {"tools": {name: describe_tool(spec) for name, spec in plugin.tools.items()}}
+    described: dict[str, Any] = {"tools": {name: describe_tool(spec) for name, spec in plugin.tools.items()}}
+    if plugin.config_model is not None:  # what `hologram check --write` publishes beside the manifest
+        try:
+            described["config_schema"] = plugin.config_model.model_json_schema()
+        except Exception as exc:  # a field pydantic cannot express in JSON Schema: said, not a traceback
+            described["config_schema_error"] = f"{type(exc).__name__}: {exc}"
+    return described
 
 
 def main(argv: list[str]) -> int:

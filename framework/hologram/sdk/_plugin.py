@@ -18,6 +18,8 @@ from hologram.base.protocol import STAGE_NAMES
 from hologram.sdk._hooks import typed_hook, view_class
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from hologram.sdk._runtime import Runtime
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -25,8 +27,10 @@ if TYPE_CHECKING:  # a default (PEP 696) keeps a bare `Plugin` annotation valid;
     from typing_extensions import TypeVar as TypeVarWithDefault
 
     S = TypeVarWithDefault("S", default=Any)
+    C = TypeVarWithDefault("C", default=dict[str, Any])
 else:
     S = TypeVar("S")
+    C = TypeVar("C")
 EventHandler = Callable[[dict[str, Any]], Any]
 
 
@@ -75,10 +79,15 @@ class Subscription:
 
 
 @dataclass
-class StartContext:
-    """Handed to `@plugin.on_start` functions: configuration and where to keep data."""
+class StartContext(Generic[C]):
+    """Handed to `@plugin.on_start` functions and ``state=``: configuration and where to keep data.
 
-    config: dict[str, Any]
+    ``config`` is the plugin's effective configuration (the manifest's ``[config]`` defaults, settings.toml's
+    ``[plugins.NAME]`` over them): an instance of the model of ``Plugin(config=Model)``, validated before any
+    start code runs — annotate the parameter ``ctx: StartContext[Model]`` and ``ctx.config.key`` is typed — or,
+    for a plugin without a model, the plain dict (``StartContext`` alone means ``StartContext[dict[str, Any]]``)."""
+
+    config: C
     data_dir: str
     plugin: Plugin[Any]
     requires: dict[str, str] = field(default_factory=dict)
@@ -110,16 +119,29 @@ class Plugin(Generic[S]):
     ``state``: a function of the `StartContext` that builds the plugin's state (a store, a client, its
     configuration) when the plugin starts, before the ``on_start`` hooks; tools, hooks and methods reach it
     as `plugin.state`. It keeps state off module globals, so each start gets a fresh one built from that
-    start's config and data dir."""
+    start's config and data dir.
 
-    def __init__(self, name: str, *, state: Callable[[StartContext], S] | None = None) -> None:
+    ``config``: a pydantic model of the plugin's configuration. The SDK validates the effective configuration
+    against it when the kernel starts the plugin, before ``state=`` and the ``on_start`` hooks, and hands them
+    the instance as ``ctx.config``; a value that does not fit fails the start with the file, line and key
+    (the kernel does not retry it). `hologram check --write` publishes the model's JSON Schema for the
+    manifest (docs/authoring.md, "Configuration"). Without it ``ctx.config`` is the plain dict, unchecked."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        state: Callable[[StartContext[Any]], S] | None = None,
+        config: type[BaseModel] | None = None,
+    ) -> None:
         self.name = name
         self.state_factory = state
+        self.config_model = config
         self.tools: dict[str, ToolSpec] = {}
         self.stages: dict[str, Callable[..., Any]] = {}
         self.blocking_stages: set[str] = set()  # sync stage hooks that run in a thread (``blocking=True``)
         self.methods: dict[str, dict[str, Callable[..., Any]]] = {}
-        self.start_hooks: list[Callable[[StartContext], Awaitable[None] | None]] = []
+        self.start_hooks: list[Callable[[StartContext[Any]], Awaitable[None] | None]] = []
         self.stop_hooks: list[Callable[[], Awaitable[None] | None]] = []
         self.subscriptions: list[Subscription] = []
         self.facility_hooks: list[Callable[[str, bool], Awaitable[None] | None]] = []
@@ -210,6 +232,11 @@ class Plugin(Generic[S]):
         if self._runtime is None:
             raise RuntimeError(f"plugin {self.name!r} is not running; start it with plugin.run()")
         return self._runtime
+
+    @property
+    def config(self) -> Any:
+        """This start's configuration: the ``config=`` model's instance, or the plain dict without one."""
+        return self.runtime.config
 
     @property
     def state(self) -> S:

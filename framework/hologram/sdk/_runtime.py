@@ -25,6 +25,7 @@ from hologram.base import _loop, protocol
 from hologram.base._heap import idle_trim
 from hologram.rpc import (
     APPLICATION_ERROR,
+    CONFIG_INVALID,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     VERSION_MISMATCH,
@@ -88,7 +89,7 @@ class Runtime:
         self.state: Any = None  # what ``Plugin(state=...)`` built at this start (`Plugin.state`)
         self.has_state = False
         self.connection = Connection(reader, writer, name=f"{plugin.name}→kernel")
-        self.config: dict[str, Any] = {}
+        self.config: Any = {}  # this start's configuration: the ``config=`` model's instance, or the dict
         self.provides: list[str] = []
         self.announced: set[str] = set()
         self.kernel_arena: Arena | None = None
@@ -146,7 +147,8 @@ class Runtime:
         # The process is up: the kernel may let the next plugin start (supervisor/gate.py); what follows —
         # on_start above all — may wait on anything, and no other plugin's start should wait with it.
         await self.connection.notify(protocol.STARTING, {})
-        self.config = dict(params.get("config") or {})
+        raw = dict(params.get("config") or {})
+        self.config = raw if self.plugin.config_model is None else validated_config(self.plugin.config_model, raw)
         info = params.get("plugin") or {}
         self.provides = [protocol.facility_name(f) for f in info.get("provides", [])]
         arenas = params.get("arenas") or {}
@@ -313,6 +315,28 @@ class Runtime:
     def read_blob(self, blob: Any) -> bytes:
         arenas = {a.id: a for a in (self.kernel_arena, self.own_arena) if a is not None}
         return from_blob(blob, arenas)
+
+
+def validated_config(model: type[Any], raw: dict[str, Any]) -> Any:
+    """``raw`` as an instance of the plugin's config ``model``, or the start's failure naming every bad key.
+
+    Runs at ``initialize``, before ``state=`` and ``on_start``: start code then works with checked, typed
+    values instead of failing deep inside with a ``KeyError`` or a ``TypeError``. The error carries each
+    problem's key path and message but never the value — a token is configuration too; the kernel turns the
+    paths into ``settings.toml:LINE: plugins.NAME.KEY: message`` (supervisor/managed.py)."""
+    from pydantic import ValidationError
+
+    fields = model.model_fields
+    given = {k: v for k, v in raw.items() if k not in protocol.KERNEL_CONFIG_KEYS or k in fields}
+    try:
+        return model.model_validate(given)
+    except ValidationError as exc:
+        errors = [
+            {"loc": [p for p in error["loc"] if isinstance(p, (str, int))], "msg": error["msg"], "type": error["type"]}
+            for error in exc.errors(include_url=False, include_input=False, include_context=False)
+        ]
+        where = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(config)'}: {e['msg']}" for e in errors)
+        raise RpcError(CONFIG_INVALID, f"invalid configuration: {where}", {"errors": errors}) from None
 
 
 def die_with_kernel() -> None:

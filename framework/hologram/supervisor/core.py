@@ -42,11 +42,13 @@ class Supervisor:
         plugin_config: dict[str, dict[str, Any]] | None = None,
         gate: StartGate | None = None,
         inproc_loader: InprocLoader | None = None,
+        settings_path: Path | None = None,
     ) -> None:
         self.data_dir = data_dir
         # loads `run.inproc` plugins; given by the layer above (the kernel: the SDK's LocalEndpoint.load)
         self.inproc_loader = inproc_loader
         self.plugin_config = dict(plugin_config or {})
+        self.settings_path = settings_path  # the file plugin_config was read from (named in config errors)
         self.ring = ring or RingWriter()
         self.kernel_facilities = {protocol.facility_name(f) for f in kernel_facilities}
         # Methods of the kernel's own facilities (`kernel.*`), served by `_facility_call` like a provider's;
@@ -78,6 +80,7 @@ class Supervisor:
             self.plugin_config.get(spec.name),
             gate=self.gate,
             inproc_loader=self.inproc_loader,
+            settings_path=self.settings_path,
         )
 
     def _index_dependents(self) -> None:

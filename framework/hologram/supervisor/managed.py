@@ -23,6 +23,7 @@ from hologram._version import __version__
 from hologram.base import protocol
 from hologram.plan.lock import LockedPlugin
 from hologram.rpc import (
+    CONFIG_INVALID,
     VERSION_MISMATCH,
     Arena,
     Connection,
@@ -32,6 +33,7 @@ from hologram.rpc import (
     new_eventfd,
 )
 from hologram.supervisor.child import plugin_argv, plugin_env, spawn_plugin
+from hologram.supervisor.config_errors import describe_config_errors
 from hologram.supervisor.crash import CrashPolicy
 from hologram.supervisor.environment import split_environment
 from hologram.supervisor.gate import StartGate
@@ -60,11 +62,13 @@ class StartFailed(Exception):
 
 @dataclass
 class PluginSpec:
-    """What the supervisor knows about a plugin before starting it: its lock entry, and the directory of its
-    manifest (where a `command` plugin's `./relative` executable is; None if unknown)."""
+    """What the supervisor knows about a plugin before starting it: its lock entry, the directory of its
+    manifest (where a `command` plugin's `./relative` executable is; None if unknown), and the manifest file
+    itself (named when a ``[config]`` default is what the plugin's config model refuses)."""
 
     plugin: LockedPlugin
     manifest_dir: Path | None = None
+    manifest_path: Path | None = None
 
     @property
     def name(self) -> str:
@@ -123,9 +127,11 @@ class ManagedPlugin:
         config_override: dict[str, Any] | None = None,
         gate: StartGate | None = None,
         inproc_loader: InprocLoader | None = None,
+        settings_path: Path | None = None,
     ) -> None:
         self.spec = spec
         self.inproc_loader = inproc_loader  # how a `run.inproc` plugin is loaded (supervisor/inproc.py)
+        self.settings_path = settings_path  # where config_override came from, for errors naming its lines
         self.gate = gate  # shared by the supervisor's plugins: how many may be coming up at once (gate.py)
         self._leave_gate: Callable[[], None] | None = None
         # the user's [plugins.NAME] from settings.toml: configuration, except the environment keys
@@ -264,7 +270,21 @@ class ManagedPlugin:
             await self._gone.wait()
             raise StartFailed(f"{self.exit_description} during the handshake (see its log)") from None
         except RpcError as exc:
+            if exc.code == CONFIG_INVALID:
+                # the same values would fail again: no restart loop, the state says which key to fix
+                errors = exc.data.get("errors") if isinstance(exc.data, dict) else None
+                raise StartFailed(self._config_problem(errors or []) or exc.message, permanent=True) from None
             raise StartFailed(f"refused the handshake: {exc}", permanent=exc.code == VERSION_MISMATCH) from None
+
+    def _config_problem(self, errors: list[Any]) -> str:
+        return describe_config_errors(
+            self.name,
+            errors,
+            overrides=self.config_override,
+            defaults=self.spec.plugin.config,
+            settings_path=self.settings_path,
+            manifest_path=self.spec.manifest_path,
+        )
 
     async def _spawn(self) -> None:
         kernel_arena = Arena.create(ARENA_SIZE, f"{self.name}.kernel")

@@ -8,10 +8,12 @@ that reaches here (hologram/agent/approvals.py); the plugins hold no policy of t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, Field
 
 from hologram.sdk import Plugin, ToolContext
 from hologram_plugins._process.runner import run_process
@@ -19,6 +21,22 @@ from hologram_plugins._process.tree import Rlimit
 from hologram_plugins.files.workspace import workspace_root
 
 MAX_OUTPUT_BYTES = 64 * 1024
+
+
+class ProcessConfig(BaseModel):
+    """What the shell and code plugins' ``[plugins.NAME]`` share; each subclass sets its own defaults."""
+
+    workspace: str = Field(
+        "../../workspace",
+        min_length=1,
+        description="The folder commands run in, relative to the plugin's data dir (shared with files).",
+    )
+    timeout_s: float = Field(60, gt=0, description="Seconds a call may run when it does not ask for a time.")
+    max_timeout_s: float = Field(600, gt=0, description="The most seconds a call may ask for.")
+    max_processes: int = Field(
+        256, ge=1, description="Processes of one call at once; more stops the call and kills them all."
+    )
+    max_output_bytes: int = Field(MAX_OUTPUT_BYTES, gt=0, description="Output kept of a call, stdout and stderr.")
 
 
 @dataclass(frozen=True)
@@ -32,24 +50,14 @@ class RunSettings:
     max_output_bytes: int = MAX_OUTPUT_BYTES
 
     @classmethod
-    def from_config(
-        cls,
-        config: Mapping[str, Any],
-        data_dir: str,
-        *,
-        timeout_s: float,
-        max_timeout_s: float,
-        max_processes: int,
-    ) -> RunSettings:
-        processes = int(config.get("max_processes", max_processes))
-        if processes < 1:
-            raise ValueError(f"config.max_processes must be at least 1; got {processes}")
+    def from_config(cls, config: ProcessConfig, data_dir: str) -> RunSettings:
+        """The settings of this start, from the config the SDK validated (``Plugin(config=...)``)."""
         return cls(
-            workspace=workspace_root(dict(config), data_dir),
-            timeout_s=float(config.get("timeout_s", timeout_s)),
-            max_timeout_s=float(config.get("max_timeout_s", max_timeout_s)),
-            max_processes=processes,
-            max_output_bytes=int(config.get("max_output_bytes", MAX_OUTPUT_BYTES)),
+            workspace=workspace_root(config.workspace, data_dir),
+            timeout_s=config.timeout_s,
+            max_timeout_s=config.max_timeout_s,
+            max_processes=config.max_processes,
+            max_output_bytes=config.max_output_bytes,
         )
 
 

@@ -12,11 +12,32 @@ from datetime import timezone as _timezone
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, Field, field_validator
+
 from hologram.sdk import Plugin, StartContext, tool_error
 from hologram_plugins.calendar.store import CalendarFile
 from hologram_plugins.calendar.times import ONE_DAY, TimeError, parse_date, parse_instant, show, utc, zone
 
 UTC = _timezone.utc  # tools take a `timezone` argument, which shadows the module name inside them
+
+
+class CalendarConfig(BaseModel):
+    """settings.toml's ``[plugins.calendar]``, checked at start (its JSON Schema:
+    manifests/calendar.config.schema.json)."""
+
+    file: str = Field(
+        "calendar.ics", min_length=1, description="The iCalendar file, relative to the plugin's data dir, or absolute."
+    )
+    timezone: str = Field("UTC", description="IANA zone of times given without an offset, e.g. 'Europe/Berlin'.")
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:  # a bad zone fails the start naming the key, not the first tool call
+            zone(value, "UTC")
+        except TimeError as exc:
+            raise ValueError(str(exc)) from None
+        return value
 
 
 @dataclass(frozen=True)
@@ -25,13 +46,11 @@ class CalendarState:
     timezone: str  # the default zone of times without an offset
 
     @classmethod
-    def start(cls, ctx: StartContext) -> CalendarState:
-        timezone = str(ctx.config.get("timezone", "UTC"))
-        zone(timezone, "UTC")  # a bad configured zone fails the start, where it is visible
-        return cls(CalendarFile(Path(ctx.data_dir) / str(ctx.config.get("file", "calendar.ics"))), timezone)
+    def start(cls, ctx: StartContext[CalendarConfig]) -> CalendarState:
+        return cls(CalendarFile(Path(ctx.data_dir) / ctx.config.file), ctx.config.timezone)
 
 
-plugin = Plugin("calendar", state=CalendarState.start)
+plugin = Plugin("calendar", state=CalendarState.start, config=CalendarConfig)
 
 
 @plugin.tool("calendar_add")

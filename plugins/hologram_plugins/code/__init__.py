@@ -13,8 +13,10 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import Field
+
 from hologram.sdk import Plugin, StartContext, ToolContext
-from hologram_plugins._process.run import RunSettings, run_command
+from hologram_plugins._process.run import ProcessConfig, RunSettings, run_command
 from hologram_plugins._process.runner import child_env
 from hologram_plugins.code.limits import Limits
 
@@ -27,19 +29,28 @@ class CodeState:
     limits: Limits
 
 
-def _state(ctx: StartContext) -> CodeState:
+class CodeConfig(ProcessConfig):
+    """settings.toml's ``[plugins.code]``, checked at start (its JSON Schema: manifests/code.config.schema.json)."""
+
+    timeout_s: float = Field(30, gt=0, description="Seconds a snippet may run when it does not ask for a time.")
+    max_timeout_s: float = Field(300, gt=0, description="The most seconds a snippet may ask for.")
+    max_processes: int = Field(
+        MAX_PROCESSES, ge=1, description="Processes of one call at once (the interpreter included)."
+    )
+    cpu_s: int = Field(Limits.cpu_s, gt=0, description="CPU seconds a snippet may use (RLIMIT_CPU).")
+    memory_mb: int = Field(Limits.memory_mb, gt=0, description="Address space of a snippet in MiB (RLIMIT_AS).")
+    max_file_mb: int = Field(Limits.max_file_mb, gt=0, description="Largest file a snippet may write, in MiB.")
+
+
+def _state(ctx: StartContext[CodeConfig]) -> CodeState:
     config = ctx.config
     return CodeState(
-        RunSettings.from_config(config, ctx.data_dir, timeout_s=30.0, max_timeout_s=300.0, max_processes=MAX_PROCESSES),
-        Limits(
-            memory_mb=int(config.get("memory_mb", Limits.memory_mb)),
-            cpu_s=int(config.get("cpu_s", Limits.cpu_s)),
-            max_file_mb=int(config.get("max_file_mb", Limits.max_file_mb)),
-        ),
+        RunSettings.from_config(config, ctx.data_dir),
+        Limits(memory_mb=config.memory_mb, cpu_s=config.cpu_s, max_file_mb=config.max_file_mb),
     )
 
 
-plugin = Plugin("code", state=_state)
+plugin = Plugin("code", state=_state, config=CodeConfig)
 
 
 @plugin.tool("code_run")

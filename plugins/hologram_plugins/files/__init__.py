@@ -12,28 +12,42 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from hologram.sdk import Plugin, StartContext, tool_error
 from hologram_plugins.files.search import TEXT_SNIFF_BYTES, glob_regex, looks_binary, walk_files
 from hologram_plugins.files.workspace import OutsideWorkspace, Workspace, atomic_write, workspace_root
 
-DEFAULTS: dict[str, Any] = {
-    "max_inline_bytes": 256 * 1024,  # larger reads return the head inline and the whole file as a blob
-    "max_read_bytes": 16 * 1024 * 1024,  # larger files are refused (the arena is not a file server)
-    "max_search_file_bytes": 2 * 1024 * 1024,  # text search skips files larger than this
-}
+WORKSPACE_DESCRIPTION = (
+    "The workspace folder, relative to the plugin's data dir (<data>/plugins/NAME); the default is the one "
+    "folder the files, shell and code plugins share."
+)
+
+
+class FilesConfig(BaseModel):
+    """settings.toml's ``[plugins.files]``, checked at start (its JSON Schema: manifests/files.config.schema.json)."""
+
+    workspace: str = Field("../../workspace", min_length=1, description=WORKSPACE_DESCRIPTION)
+    max_inline_bytes: int = Field(
+        256 * 1024, gt=0, description="Larger reads return the head inline and the whole file as a blob."
+    )
+    max_read_bytes: int = Field(
+        16 * 1024 * 1024, gt=0, description="Larger files are refused (the arena is not a file server)."
+    )
+    max_search_file_bytes: int = Field(2 * 1024 * 1024, gt=0, description="Text search skips files larger than this.")
 
 
 @dataclass(frozen=True)
 class FilesState:
     workspace: Workspace
-    config: dict[str, Any]  # DEFAULTS overridden by `[config]`
+    config: FilesConfig
 
     @classmethod
-    def start(cls, ctx: StartContext) -> FilesState:
-        return cls(Workspace(workspace_root(ctx.config, ctx.data_dir)), {**DEFAULTS, **ctx.config})
+    def start(cls, ctx: StartContext[FilesConfig]) -> FilesState:
+        return cls(Workspace(workspace_root(ctx.config.workspace, ctx.data_dir)), ctx.config)
 
 
-plugin = Plugin("files", state=FilesState.start)
+plugin = Plugin("files", state=FilesState.start, config=FilesConfig)
 
 
 def _guarded(path: str | None) -> Path:
@@ -93,15 +107,15 @@ def files_read(path: str, start_line: int | None = None, end_line: int | None = 
     if not real.is_file():
         return tool_error(f"{path!r} is a directory; use files_list" if real.is_dir() else f"{path!r} does not exist")
     size = real.stat().st_size
-    if size > int(plugin.state.config["max_read_bytes"]):
-        return tool_error(f"{path!r} is {size} bytes, over the {plugin.state.config['max_read_bytes']}-byte read limit")
+    if size > plugin.state.config.max_read_bytes:
+        return tool_error(f"{path!r} is {size} bytes, over the {plugin.state.config.max_read_bytes}-byte read limit")
     data = real.read_bytes()
     if looks_binary(data[:TEXT_SNIFF_BYTES]):
         return tool_error(f"{path!r} is a binary file ({size} bytes); files_read returns text only")
     text = data.decode("utf-8", errors="replace")
     if start_line is not None or end_line is not None:
         return _line_range(text, path, start_line, end_line)
-    limit = int(plugin.state.config["max_inline_bytes"])
+    limit = plugin.state.config.max_inline_bytes
     if size <= limit:
         return text
     head = data[:limit].decode("utf-8", errors="ignore")
@@ -203,7 +217,7 @@ def files_search(
 
 def _grep(file: Path, shown: str, finder: re.Pattern[str], room: int) -> list[str]:
     try:
-        if file.stat().st_size > int(plugin.state.config["max_search_file_bytes"]):
+        if file.stat().st_size > plugin.state.config.max_search_file_bytes:
             return []
         data = file.read_bytes()  # one read: the sniff and the text (splitlines handles \r\n and \r)
     except OSError:

@@ -11,19 +11,17 @@ import contextlib
 import os
 import tempfile
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 
 class OutsideWorkspace(ValueError):
     """A path that would leave the workspace; the message names it and says which rule it broke."""
 
 
-def workspace_root(config: dict[str, Any], data_dir: str) -> Path:
+def workspace_root(configured: str | None, data_dir: str) -> Path:
     """`config.workspace` (relative paths are relative to the plugin's data dir), default `<data_dir>/workspace`.
 
     Created if missing and returned fully resolved, so later containment checks compare real paths.
     """
-    configured = config.get("workspace")
     root = Path(data_dir) / "workspace" if not configured else Path(data_dir) / str(configured)
     root = root.expanduser()
     root.mkdir(parents=True, exist_ok=True)

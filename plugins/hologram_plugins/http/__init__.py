@@ -18,7 +18,7 @@ from hologram.sdk import Plugin, StartContext
 from hologram_plugins.http.access import AccessControl, load_token
 from hologram_plugins.http.app import build_app
 from hologram_plugins.http.channel import Channel
-from hologram_plugins.http.config import HttpConfig
+from hologram_plugins.http.config import HttpConfig, HttpSettings
 from hologram_plugins.http.server import HttpServer
 
 log = logging.getLogger("hologram_plugins.http")
@@ -33,7 +33,7 @@ class State:
 
 
 STATE = State()
-plugin: Plugin[None] = Plugin("http")
+plugin: Plugin[None] = Plugin("http", config=HttpSettings)
 
 
 def kernel_data_dir(plugin_data_dir: str) -> Path:
@@ -47,8 +47,8 @@ async def _call(facility: str, method: str, params: dict[str, Any]) -> Any:
 
 
 @plugin.on_start
-async def start(ctx: StartContext) -> None:
-    config = HttpConfig.from_config(ctx.config)
+async def start(ctx: StartContext[HttpSettings]) -> None:
+    config = HttpConfig.from_config(ctx.config.model_dump())
     data_dir = kernel_data_dir(ctx.data_dir)
     token = load_token(data_dir)
     channel = Channel(_call)

@@ -8,8 +8,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 LOOPBACK_NAMES = ("localhost",)
 MAX_BODY_BYTES = 8 * 1024 * 1024  # the largest body a route accepts (the OpenAI-compatible API's)
+
+
+class HttpSettings(BaseModel):
+    """settings.toml's ``[plugins.http]`` as the SDK validates it (types and ranges; its JSON Schema:
+    manifests/http.config.schema.json); `HttpConfig.from_config` then checks what needs the file system or
+    several keys together (TLS files exist, a non-loopback host has TLS)."""
+
+    host: str = Field(
+        "127.0.0.1", min_length=1, description="Bind address; off loopback needs TLS files or allow_insecure_remote."
+    )
+    port: int = Field(8080, ge=0, le=65535, description="Port; `hologram up --port N` overrides it; 0: any free port.")
+    allow_insecure_remote: bool = Field(
+        False, description="true: serve a non-loopback host without TLS (the token travels in clear text)."
+    )
+    tls_certfile: str = Field("", description="PEM certificate: serve https.")
+    tls_keyfile: str = Field("", description="PEM private key (with tls_certfile).")
+    max_body_bytes: int = Field(
+        MAX_BODY_BYTES, ge=1, description="A larger request body is refused with 413 (the OpenAI API's own limit)."
+    )
 
 
 class ConfigError(ValueError):

@@ -9,17 +9,25 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from hologram.sdk import Plugin, StartContext, tool_error
 from hologram_plugins.notes.store import Note, NoteError, NoteStore
 
 FACILITY = "notes.store"
 
 
-def _store(ctx: StartContext) -> NoteStore:
-    return NoteStore(Path(ctx.data_dir) / str(ctx.config.get("folder", "notes")))
+class NotesConfig(BaseModel):
+    """settings.toml's ``[plugins.notes]``, checked at start (its JSON Schema: manifests/notes.config.schema.json)."""
+
+    folder: str = Field("notes", min_length=1, description="Folder of the notes, relative to the plugin's data dir.")
 
 
-plugin = Plugin("notes", state=_store)
+def _store(ctx: StartContext[NotesConfig]) -> NoteStore:
+    return NoteStore(Path(ctx.data_dir) / ctx.config.folder)
+
+
+plugin = Plugin("notes", state=_store, config=NotesConfig)
 
 
 def _tags(tags: list[str] | None) -> list[str] | None:

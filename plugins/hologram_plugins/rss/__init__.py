@@ -15,14 +15,23 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from hologram.sdk import Plugin, StartContext, tool_error
 from hologram_plugins.files.workspace import atomic_write
 from hologram_plugins.rss.parse import Feed, FeedError, Item, parse_feed
 from hologram_plugins.web.fetch import guarded_get
-from hologram_plugins.web.guard import FetchError, NetPolicy
+from hologram_plugins.web.guard import FetchError, NetConfig, NetPolicy
 
 ACCEPT = "application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5"
 MAX_SEEN = 2000  # ids remembered per feed; older ones have long left any real feed
+
+
+class RssConfig(NetConfig):
+    """settings.toml's ``[plugins.rss]``, checked at start (its JSON Schema: manifests/rss.config.schema.json)."""
+
+    max_bytes: int = Field(5 * 1024 * 1024, gt=0, description="Download at most this much of a feed.")
+    timeout_s: float = Field(20, gt=0, description="Seconds for the whole request, redirects included.")
 
 
 @dataclass(frozen=True)
@@ -34,16 +43,12 @@ class RssState:
     lock: threading.Lock = field(default_factory=threading.Lock)  # one writer of feeds.json at a time
 
     @classmethod
-    def start(cls, ctx: StartContext) -> RssState:
-        return cls(
-            Path(ctx.data_dir) / "feeds.json",
-            NetPolicy.from_config(ctx.config),
-            int(ctx.config.get("max_bytes", 5 * 1024 * 1024)),
-            float(ctx.config.get("timeout_s", 20.0)),
-        )
+    def start(cls, ctx: StartContext[RssConfig]) -> RssState:
+        config = ctx.config
+        return cls(Path(ctx.data_dir) / "feeds.json", config.policy(), config.max_bytes, config.timeout_s)
 
 
-plugin = Plugin("rss", state=RssState.start)
+plugin = Plugin("rss", state=RssState.start, config=RssConfig)
 
 
 def _load() -> dict[str, dict[str, Any]]:

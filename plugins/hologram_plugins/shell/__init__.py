@@ -11,20 +11,28 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from hologram.sdk import Plugin, StartContext, ToolContext
-from hologram_plugins._process.run import RunSettings, run_command
+from hologram_plugins._process.run import ProcessConfig, RunSettings, run_command
 from hologram_plugins._process.runner import child_env
 
 MAX_PROCESSES = 256  # per call: a build (make -j, a test runner) forks far more than a snippet of Python
 
 
-def _settings(ctx: StartContext) -> RunSettings:
-    return RunSettings.from_config(
-        ctx.config, ctx.data_dir, timeout_s=60.0, max_timeout_s=600.0, max_processes=MAX_PROCESSES
+class ShellConfig(ProcessConfig):
+    """settings.toml's ``[plugins.shell]``, checked at start (its JSON Schema: manifests/shell.config.schema.json)."""
+
+    max_processes: int = Field(
+        MAX_PROCESSES, ge=1, description="Processes of one call at once; more stops the call and kills them all."
     )
 
 
-plugin = Plugin("shell", state=_settings)
+def _settings(ctx: StartContext[ShellConfig]) -> RunSettings:
+    return RunSettings.from_config(ctx.config, ctx.data_dir)
+
+
+plugin = Plugin("shell", state=_settings, config=ShellConfig)
 
 
 @plugin.tool("shell_run")

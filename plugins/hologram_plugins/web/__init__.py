@@ -11,12 +11,22 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import Field
+
 from hologram.sdk import Plugin, StartContext, tool_error
 from hologram_plugins.web.fetch import guarded_get
-from hologram_plugins.web.guard import FetchError, NetPolicy
+from hologram_plugins.web.guard import FetchError, NetConfig, NetPolicy
 from hologram_plugins.web.html_text import html_to_text
 
 TEXT_TYPES = ("application/json", "application/xml", "application/javascript", "application/x-yaml", "+xml", "+json")
+
+
+class WebConfig(NetConfig):
+    """settings.toml's ``[plugins.web]``, checked at start (its JSON Schema: manifests/web.config.schema.json)."""
+
+    max_bytes: int = Field(2 * 1024 * 1024, gt=0, description="Download at most this much of a response.")
+    timeout_s: float = Field(20, gt=0, description="Seconds for the whole request, redirects included.")
+    max_chars: int = Field(20_000, gt=0, description="Default length of the text returned.")
 
 
 @dataclass(frozen=True)
@@ -29,16 +39,12 @@ class WebState:
     max_chars: int
 
     @classmethod
-    def start(cls, ctx: StartContext) -> WebState:
-        return cls(
-            NetPolicy.from_config(ctx.config),
-            int(ctx.config.get("max_bytes", 2 * 1024 * 1024)),
-            float(ctx.config.get("timeout_s", 20.0)),
-            int(ctx.config.get("max_chars", 20_000)),
-        )
+    def start(cls, ctx: StartContext[WebConfig]) -> WebState:
+        config = ctx.config
+        return cls(config.policy(), config.max_bytes, config.timeout_s, config.max_chars)
 
 
-plugin = Plugin("web", state=WebState.start)
+plugin = Plugin("web", state=WebState.start, config=WebConfig)
 
 
 @plugin.tool("web_fetch")

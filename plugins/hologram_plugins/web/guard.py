@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from pydantic import BaseModel, Field, field_validator
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
@@ -56,6 +58,33 @@ class Target:
     scheme: str
     host: str
     port: int
+
+
+class NetConfig(BaseModel):
+    """The network keys the web and rss plugins share (``[plugins.web]``, ``[plugins.rss]``)."""
+
+    allow_private: bool | list[str] = Field(
+        False,
+        description="true, or a list of CIDRs to allow (e.g. ['10.1.0.0/16']); loopback, LAN and link-local "
+        "addresses are refused by default.",
+    )
+    deny: list[str] = Field(
+        default_factory=list,
+        description="Hosts (with their subdomains), glob patterns or CIDRs never fetched.",
+    )
+
+    @field_validator("allow_private")
+    @classmethod
+    def _networks(cls, value: bool | list[str]) -> bool | list[str]:
+        for entry in value if isinstance(value, list) else []:
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"{entry!r} is not a CIDR such as '10.0.0.0/8'") from None
+        return value
+
+    def policy(self) -> NetPolicy:
+        return NetPolicy.from_config(self.model_dump())
 
 
 @dataclass

@@ -51,6 +51,36 @@
     } catch (e) { H.showNotice(e.message); }
   }
 
+  // The plugin's configuration as its config model publishes it (the lock's `config-schema`): each key with
+  // its description, default and current value (a secret is shown as set / not set, never its value).
+  const shown = (v) => v === undefined ? "–" : (typeof v === "string" ? v : JSON.stringify(v));
+  const openConfig = new Set();  // kept open across the 2 s refresh
+  function configOf(p) {
+    const props = (p.config_schema && p.config_schema.properties) || null;
+    if (!props) return null;
+    const current = p.config || {};
+    const rows = Object.keys(props).map((key) => {
+      const prop = props[key] || {};
+      const now = current[key];
+      const value = !now ? "–" : ("set" in now ? t(now.set ? "plugins.config_set" : "plugins.config_unset") : shown(now.value));
+      return el("tr", { dataset: { key } },
+        el("td", { class: "key" }, el("code", { text: key })),
+        el("td", { class: "description", text: prop.description || "" }),
+        el("td", { class: "default", text: prop.writeOnly ? "" : shown(prop.default) }),
+        el("td", { class: "current", text: value }));
+    });
+    const box = el("details", { class: "config", "data-testid": "plugin-config" },
+      el("summary", { text: t("plugins.config") }),
+      el("table", {},
+        el("thead", {}, el("tr", {},
+          el("th", { text: t("plugins.config_key") }), el("th", { text: t("plugins.config_description") }),
+          el("th", { text: t("plugins.config_default") }), el("th", { text: t("plugins.config_current") }))),
+        el("tbody", {}, ...rows)));
+    box.open = openConfig.has(p.name);
+    box.addEventListener("toggle", () => { if (box.open) openConfig.add(p.name); else openConfig.delete(p.name); });
+    return box;
+  }
+
   async function loadPlugins() {
     let list;
     try { list = (await api("GET", "/api/plugins")).plugins; } catch (e) { H.showNotice(e.message); return; }
@@ -60,7 +90,7 @@
       loadPlugins();
     };
     document.getElementById("plugins-body").replaceChildren(...list.map((p) => el("tr", { dataset: { plugin: p.name, state: p.state } },
-      el("td", { class: "name" }, el("strong", { text: p.name }), p.last_error ? el("div", { class: "muted", text: p.last_error }) : null),
+      el("td", { class: "name" }, el("strong", { text: p.name }), p.last_error ? el("div", { class: "muted", text: p.last_error }) : null, configOf(p)),
       el("td", { class: "state state-" + p.state, text: p.state }),
       el("td", { class: "pid", text: p.pid === null || p.pid === undefined ? "–" : String(p.pid) }),
       el("td", { class: "restarts", text: String(p.restarts ?? 0) }),

@@ -1,6 +1,18 @@
 from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from hologram.sdk import BeforeOutputView, Change, Plugin, StartContext
+
+
+class WeatherConfig(BaseModel):
+    # [config] of plugin.toml, with settings.toml's [plugins.weather] over it; checked
+    # before any start code runs: a wrong value fails the start naming file, line and key
+    model_config = ConfigDict(extra="forbid")  # a misspelt key is an error, not ignored
+
+    units: Literal["metric", "imperial"] = Field("metric", description="Units of the forecast")
+    interval_s: float = Field(60, gt=0, description="Seconds between two refreshes")
 
 
 @dataclass
@@ -8,22 +20,21 @@ class Weather:
     units: str
 
 
-def start(ctx: StartContext) -> Weather:
-    # the plugin's state, built at each start from that start's [config] and data dir
+def start(ctx: StartContext[WeatherConfig]) -> Weather:
+    # the plugin's state, built at each start from that start's config and data dir
     # (open files under ctx.data_dir, connect to services, ...); reach it as plugin.state
-    return Weather(units=ctx.config["units"])
+    return Weather(units=ctx.config.units)  # typed: ctx.config is a WeatherConfig
 
 
-plugin = Plugin("weather", state=start)
+plugin = Plugin("weather", state=start, config=WeatherConfig)
 
 
 @plugin.on_start
-async def started(ctx: StartContext) -> None:
+async def started(ctx: StartContext[WeatherConfig]) -> None:
     # runs after `state=`; facilities listed in `provides` are announced ready when
     # on_start returns; call `await plugin.ready("weather.forecast")` earlier if you want,
     # and set `plugin.auto_ready = False` to announce them yourself later.
-    if plugin.state.units not in ("metric", "imperial"):
-        raise ValueError(f"config.units is {plugin.state.units!r}; set it to 'metric' or 'imperial'")
+    print(f"refreshing every {ctx.config.interval_s:g} s")  # print goes to the plugin's log
 
 
 @plugin.tool("weather_today")
