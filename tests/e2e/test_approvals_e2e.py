@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ import pytest
 from hologram.api import turn as api
 from hologram.clients import TurnClient
 from mock_llm import MockLLM
+from tests.kit.manifests import copy_shipped
 
 from .kernel import E2EKernel
 
@@ -83,7 +83,7 @@ class ApprovalKernel(E2EKernel):
         manifests.mkdir(parents=True)
         code.mkdir()
         for name in ("shell", "code"):
-            shutil.copy(REPO / "manifests" / f"{name}.toml", manifests / f"{name}.toml")
+            copy_shipped(name, manifests)
         self.record = root / "recorder-calls.jsonl"
         (code / "recorder.py").write_text(RECORDER)
         (manifests / "recorder.toml").write_text(RECORDER_MANIFEST.format(path=code, record=self.record))

@@ -38,6 +38,7 @@ import pytest
 
 from hologram.clients.http_client import TOKEN_REFUSED
 from mock_llm import MockLLM
+from tests.kit.manifests import copy_shipped
 from tests.kit.tls import self_signed
 from tests.kit.wait import wait_until
 
@@ -100,7 +101,7 @@ def kernel(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM) -> Iterator[
     markers = root / "markers"
     markers.mkdir()
     (root / "manifests" / "e2e-interactive.toml").write_text(MANIFEST.format(path=code, markers=markers))
-    shutil.copy(ROOT / "manifests" / "http.toml", root / "manifests" / "http.toml")
+    copy_shipped("http", root / "manifests")
     k.hologram("build", "--no-discover", "-m", str(root / "manifests"), "-o", str(k.lock), check=True)
     k.start()
     yield k
@@ -445,7 +446,7 @@ def tls_kernel(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM) -> Itera
         pytest.skip("needs the openssl command")
     root = tmp_path_factory.mktemp("remote-tls")
     k = RemoteKernel(root, [mock])
-    shutil.copy(ROOT / "manifests" / "http.toml", root / "manifests" / "http.toml")
+    copy_shipped("http", root / "manifests")
     k.hologram("build", "--no-discover", "-m", str(root / "manifests"), "-o", str(k.lock), check=True)
     cert, key = self_signed(root)
     settings = k.data / "settings.toml"

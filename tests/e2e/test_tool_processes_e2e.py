@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from mock_llm import MockLLM
+from tests.kit.manifests import copy_shipped
 from tests.kit.providers import provider_toml, write_settings
 from tests.kit.wait import wait_until
 from tests.proctree import Marker, alive, read_pid
@@ -52,7 +53,7 @@ class ShellKernel(E2EKernel):
         self.process = None
         manifests = root / "manifests"
         manifests.mkdir(parents=True, exist_ok=True)
-        (manifests / "shell.toml").write_text((REPO / "manifests" / "shell.toml").read_text())
+        copy_shipped("shell", manifests)
         self.hologram("build", "--no-discover", "-m", str(manifests), "-o", str(self.lock), check=True)
         self.data.mkdir(exist_ok=True)
         write_settings(

@@ -8,14 +8,14 @@ response and log line; the mock does not check it.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from mock_llm import MockLLM
-from tests.e2e.test_approvals_e2e import REPO, ApprovalKernel
+from tests.e2e.test_approvals_e2e import ApprovalKernel
+from tests.kit.manifests import copy_shipped
 from tests.kit.wait import wait_until
 
 API_KEY = "sk-test-SECRETKEY-0123456789abcdef"
@@ -25,7 +25,7 @@ class HttpKernel(ApprovalKernel):
     def __init__(self, root: Path, mock: MockLLM, plugins: dict[str, tuple[str, str]] | None = None) -> None:
         super().__init__(root, mock, plugins=plugins)
         manifests = root / "manifests"
-        shutil.copy(REPO / "manifests" / "http.toml", manifests / "http.toml")
+        copy_shipped("http", manifests)
         self.hologram("build", "--no-discover", "-m", str(manifests), "-o", str(self.lock), check=True)
         settings = self.data / "settings.toml"
         model = 'model = "deepseek-chat"\n'

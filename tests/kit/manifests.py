@@ -74,3 +74,17 @@ def write_manifest(directory: Path, name: str, **fields: Any) -> Path:
     path = directory / f"{name}.toml"
     path.write_text(manifest_text(name, **fields), encoding="utf-8")
     return path
+
+
+def copy_shipped(name: str, into: Path) -> Path:
+    """Copy the shipped manifest ``manifests/NAME.toml`` into `into`, with the config schema file it names
+    (``NAME.config.schema.json``: a manifest's ``config_schema`` is relative to the manifest, and
+    `hologram build` refuses one whose file is missing)."""
+    source = Path(__file__).resolve().parents[2] / "manifests"
+    into.mkdir(parents=True, exist_ok=True)
+    target = into / f"{name}.toml"
+    target.write_bytes((source / f"{name}.toml").read_bytes())
+    schema = source / f"{name}.config.schema.json"
+    if schema.exists():
+        (into / schema.name).write_bytes(schema.read_bytes())
+    return target

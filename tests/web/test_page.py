@@ -217,6 +217,21 @@ def test_restart_a_plugin(page: Page) -> None:
     page.visible("#plugin-log")
 
 
+def test_a_plugins_configuration_is_shown_from_its_schema(page: Page) -> None:
+    """The plugins tab shows each plugin's config keys from the schema its pydantic model published (the lock's
+    config-schema): description, default and current value. Mutation check (done): `configOf` returning null
+    turns this red (no table)."""
+    page.click("#tab-plugins")
+    box = "#plugins-body tr[data-plugin=notes] details.config"
+    page.wait(lambda: page.finds(box), "the notes plugin's configuration box")
+    page.click(f"{box} summary")
+    row = f"{box} tr[data-key=folder]"
+    page.wait(lambda: page.finds(row) and page.text(f"{row} .current"), "notes' folder row")
+    assert page.text(f"{row} .default") == "notes" and page.text(f"{row} .current") == "notes"
+    assert page.text(f"{row} .description"), "the key's description from the model"
+    page.shot("plugins-config")
+
+
 def test_open_rename_delete_a_session(page: Page) -> None:
     current = page.js("return localStorage.getItem('hologram.session')")
     assert current

@@ -159,6 +159,7 @@ def main() -> int:
         mock.script([], default={"content": ANSWER})
         (root / "manifests").mkdir(parents=True)
         shutil.copy(REPO / "manifests" / "http.toml", root / "manifests" / "http.toml")
+        shutil.copy(REPO / "manifests" / "http.config.schema.json", root / "manifests")  # its config_schema
         settings = "[agent]\nmax_steps = 4\n\n" + provider_toml("mock", mock.base_url, max_retries=0)
         kernel = BenchKernel(root, settings, manifests=["manifests"])
         try:
