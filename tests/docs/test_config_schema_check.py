@@ -54,3 +54,26 @@ def test_a_model_without_a_published_schema_is_an_error(tmp_path: Path) -> None:
     result = hologram_check(repo)
     assert result.returncode == 1
     assert 'add config_schema = "weather.config.schema.json" under [plugin]' in result.stderr
+
+
+def test_a_manifest_default_the_model_refuses_is_an_error_at_its_line(tmp_path: Path) -> None:
+    """A ``[config]`` default every start would fail on is found by `hologram check`, at the default's line.
+    Mutation check (done): `_check_config_defaults` not called turns this red (exit 0)."""
+    repo = tmp_path / "weather"
+    shutil.copytree(EXAMPLE, repo)
+    manifest = repo / "src" / "hologram_weather" / "plugin.toml"
+    text = manifest.read_text()
+    assert "interval_s = 60" in text, "the example's default this test changes"
+    manifest.write_text(
+        text.replace("interval_s = 60", "interval_s = -5").replace("[config]\n", "[config]\nspeed = 1\n")
+    )
+    lines = manifest.read_text().splitlines()
+    result = hologram_check(repo)
+    assert result.returncode == 1, result
+    bad = lines.index(next(line for line in lines if line.startswith("interval_s = -5"))) + 1
+    unknown = lines.index("speed = 1") + 1
+    assert f"plugin.toml:{bad}: error: config.interval_s: the default is refused by" in result.stderr, result.stderr
+    assert "-5 is less than or equal to the minimum of 0" in result.stderr
+    assert (
+        f"plugin.toml:{unknown}: error: config.speed: " in result.stderr and "'speed' was unexpected" in result.stderr
+    )

@@ -113,6 +113,7 @@ def _check_config_schema(
             )
         )
         return
+    _check_config_defaults(path, manifest, schema, report)
     target = path.parent / name
     try:
         current = target.read_text(encoding="utf-8")
@@ -134,6 +135,35 @@ def _check_config_schema(
             hint="run `hologram check --write` to write it from the model, and commit it",
         )
     )
+
+
+def _check_config_defaults(path: Path, manifest: Manifest, schema: dict[str, Any], report: CheckReport) -> None:
+    """The manifest's ``[config]`` defaults against the config model's schema: a default the model refuses
+    would fail every start that does not override it, so it is an error here, at the line of the default."""
+    from jsonschema import Draft202012Validator
+
+    from hologram.manifest.locate import locate
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:  # pragma: no cover - the manifest was just loaded from it
+        text = ""
+    validator = Draft202012Validator(schema)
+    for error in sorted(validator.iter_errors(dict(manifest.config)), key=lambda e: list(map(str, e.path))):
+        where = ["config", *error.path]
+        if error.validator == "additionalProperties":  # the unknown key is in the message, not the path
+            unknown = sorted(set(manifest.config) - set(schema.get("properties", {})))
+            where = ["config", unknown[0]] if unknown else where
+        key = ".".join(str(part) for part in where)
+        report.errors.append(
+            Problem(
+                f"the default is refused by {python_module(manifest)}'s config model: {error.message}",
+                file=str(path),
+                line=locate(text, where),
+                key=key,
+                hint="make [config] agree with the model's defaults and constraints",
+            )
+        )
 
 
 def _check_signatures(
