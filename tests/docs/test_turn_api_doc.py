@@ -10,6 +10,7 @@ import dataclasses
 import re
 from pathlib import Path
 
+from hologram.api import params as params_api
 from hologram.api import turn as api
 
 PROTOCOL = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
@@ -52,7 +53,7 @@ def test_the_published_schema_is_the_models() -> None:
     published = (PROTOCOL.parent / "turn-api.schema.json").read_text(encoding="utf-8")
     assert published == turn_api_json_schema_text(), "docs/turn-api.schema.json drifted: run `make schema`"
     schema = json.loads(published)
-    assert set(schema["methods"]) == set(api.METHOD_PARAMS)
+    assert set(schema["methods"]) == set(params_api.METHOD_PARAMS)
     Draft202012Validator.check_schema(schema)
     start = Draft202012Validator({**schema["methods"][api.TURN_START]["params"], "$defs": schema["$defs"]})
     assert start.is_valid({"text": "hi", "scene": "chan:qq/peer:group_1"})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from hologram.api import params as params_api
 from hologram.api import turn as api
 
 
@@ -45,7 +46,7 @@ def test_extra_keys_of_a_known_event_are_ignored() -> None:
         ),
         (
             {"type": "turn.ended", "session": "s", "turn": "t", "usage": [1]},
-            "malformed turn.ended event: usage.0: Input should be a valid dictionary",
+            "malformed turn.ended event: usage.0: Input should be an object",
         ),
         (
             {"type": "tool.result", "session": "s", "turn": "t", "is_error": "no"},
@@ -55,8 +56,56 @@ def test_extra_keys_of_a_known_event_are_ignored() -> None:
 )
 def test_wrong_types_name_the_field(data: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError) as caught:
-        api.parse_event(data)
+        api.validate_event(data)
     assert str(caught.value) == message
+
+
+def test_parse_event_names_a_missing_field_and_validate_event_passes_a_good_one() -> None:
+    with pytest.raises(ValueError, match=r"^malformed content.delta event: session: Field required$"):
+        api.parse_event({"type": "content.delta", "turn": "t"})
+    good = api.wire(api.ToolResult(session="s", turn="t", seq=9, call_id="c", content="ok"))
+    assert (
+        api.validate_event(good)
+        == api.parse_event(good)
+        == api.ToolResult(session="s", turn="t", seq=9, call_id="c", content="ok")
+    )
+    assert isinstance(api.validate_event({"type": "future.x", "session": "s", "turn": "t"}), api.UnknownEvent)
+
+
+def test_the_clients_send_only_the_models_fields() -> None:
+    """TurnClient builds its params as plain dicts (no pydantic in `hologram ask`): every key it sends is a
+    field of the method's model, and the kernel accepts the dict."""
+    import asyncio
+
+    from hologram.clients import TurnClient
+
+    sent: list[tuple[str, dict[str, object]]] = []
+
+    class Recorder:
+        async def request(self, method: str, params: dict[str, object]) -> dict[str, object]:
+            sent.append((method, params))
+            return {"session": "s", "turn": "t", "accepted": True, "cancelled": True, "sessions": [], "deleted": True}
+
+    async def drive() -> None:
+        client = TurnClient.__new__(TurnClient)
+        client.connection = Recorder()  # type: ignore[assignment]
+        client.client, client.approvals, client._streams = "cli", True, set()
+        await client.start("hi", session="s", scene="chan:qq/peer:1", partner="p")
+        await client.watch("s", after=3)
+        await client.unwatch("s")
+        await client.cancel("s")
+        request = api.ApprovalRequested(session="s", turn="t", approval="a")
+        await client.approve(request, True, "ok")
+        await client.read("s")
+        await client.rename("s", "title")
+        await client.delete("s")
+
+    asyncio.run(drive())
+    assert {method for method, _ in sent} >= set(params_api.METHOD_PARAMS) - {api.SESSIONS_LIST}
+    for method, params in sent:
+        model = params_api.METHOD_PARAMS[method]
+        assert set(params) <= set(model.model_fields), (method, set(params) - set(model.model_fields))
+        model.parse(method, params)  # what the kernel does with it
 
 
 def test_an_unknown_type_is_kept() -> None:
@@ -68,23 +117,23 @@ def test_an_unknown_type_is_kept() -> None:
 
 def test_params_forbid_unknown_keys() -> None:
     with pytest.raises(ValueError, match=r"^turn/start: colour: Extra inputs are not permitted$"):
-        api.StartParams.parse(api.TURN_START, {"text": "hi", "colour": "red"})
+        params_api.StartParams.parse(api.TURN_START, {"text": "hi", "colour": "red"})
 
 
 def test_params_check_bounds_and_defaults() -> None:
-    params = api.StartParams.parse(api.TURN_START, {"text": "hi"})
+    params = params_api.StartParams.parse(api.TURN_START, {"text": "hi"})
     assert (params.session, params.watch, params.on_disconnect) == (None, True, "cancel")
     with pytest.raises(ValueError, match=r"^turn/start: text: String should have at least 1 character$"):
-        api.StartParams.parse(api.TURN_START, {"text": ""})
+        params_api.StartParams.parse(api.TURN_START, {"text": ""})
     with pytest.raises(ValueError, match=r"^sessions/rename: title: String should have at most 200 characters$"):
-        api.RenameParams.parse(api.SESSIONS_RENAME, {"session": "s", "title": "x" * 201})
+        params_api.RenameParams.parse(api.SESSIONS_RENAME, {"session": "s", "title": "x" * 201})
     with pytest.raises(ValueError, match=r"^turn/approve: approved: Field required$"):
-        api.ApproveParams.parse(api.TURN_APPROVE, {"session": "s", "approval": "a"})
+        params_api.ApproveParams.parse(api.TURN_APPROVE, {"session": "s", "approval": "a"})
     with pytest.raises(
         ValueError, match=r"^turn/watch: \(params\): Input should be a valid dictionary or instance of WatchParams$"
     ):
-        api.WatchParams.parse(api.TURN_WATCH, [1])
+        params_api.WatchParams.parse(api.TURN_WATCH, [1])
     with pytest.raises(ValueError, match=r"^turn/approve: session: Field required; approved: Field required$"):
-        api.ApproveParams.parse(api.TURN_APPROVE, {"approval": "a"})
+        params_api.ApproveParams.parse(api.TURN_APPROVE, {"approval": "a"})
     with pytest.raises(ValueError, match="frozen"):
         params.text = "changed"  # type: ignore[misc]

@@ -1,19 +1,21 @@
 """Guard: pydantic is where it pays and nowhere else (docs/guards.md, "pydantic shared through the zygote").
 
 The contracts — settings, manifest, lock, the turn API's params, a plugin's config — are pydantic models, so the
-kernel and `hologram ask` import it. What must not happen is every plugin paying for its own copy: the zygote
+kernel imports it; `hologram ask` (a process per turn) does not: it sends plain dicts of the params' fields and
+reads events as dataclasses. What must not happen either is every plugin paying for its own copy: the zygote
 preloads pydantic, so a forked plugin finds it imported and shares its pages (the compiled core's relocated
 data, the Python objects of its modules) with the zygote and every sibling. A plugin that imported pydantic
 after the fork — the zygote's preload lost it, or a plugin ran outside the zygote — writes the core's
 relocation pages itself: they show as private dirty memory of that process in /proc/PID/smaps.
 
-How: `hologram up` of the default graph, one turn through `hologram ask` that the strict mock answers (so the
-paths that validate ran), then every process of the kernel's tree is read: the kernel and the zygote map
+How: `hologram up` of the default graph, one turn through `python -X importtime -m hologram ask` that the strict
+mock answers (so the paths that validate ran; ask's log names no pydantic module), then every process of the kernel's tree is read: the kernel and the zygote map
 pydantic's core; each plugin maps it too (the SDK validates its config with it), and the core's pages are shared
 in it, not private. The test first checks it reached those paths: ask got the answer, at least 8 plugins are
 ready, each maps the core.
 
-Mutation checks (done): dropping the pydantic modules from the zygote's PRELOAD turns the zygote's assertion
+Mutation checks (done): `from hologram.api import params` in hologram/clients/control.py turns ask's assertion
+red; dropping the pydantic modules from the zygote's PRELOAD turns the zygote's assertion
 red; with that assertion disabled and `import pydantic.main` at the start of `Plugin.run` (each plugin importing
 it after the fork), the plugins' assertion is red: 212 kB private dirty in each of the 8 plugins' core mappings.
 """
@@ -63,7 +65,7 @@ def test_pydantic_is_shared_through_the_zygote(tmp_path: Path, mock: MockLLM) ->
         mock.reset()
         mock.script([{"content": ANSWER}])
         ask = subprocess.run(
-            [sys.executable, "-m", "hologram", "ask", "--data", str(kernel.data), "hello"],
+            [sys.executable, "-X", "importtime", "-m", "hologram", "ask", "--data", str(kernel.data), "hello"],
             capture_output=True,
             text=True,
             cwd=tmp_path,
@@ -81,6 +83,11 @@ def test_pydantic_is_shared_through_the_zygote(tmp_path: Path, mock: MockLLM) ->
     finally:
         kernel.stop()
 
+    in_ask = {line.rsplit("|", 1)[1].strip() for line in ask.stderr.splitlines() if line.startswith("import time:")}
+    assert {"hologram.clients.control", "hologram.api.turn"} <= in_ask, "ask's -X importtime log misses its client"
+    assert not {n for n in in_ask if n.split(".")[0] in ("pydantic", "pydantic_core")}, (
+        "`hologram ask` imported pydantic"
+    )
     assert in_kernel, "the kernel does not map pydantic's core: did the contracts stop being pydantic models?"
     assert in_zygote, f"no zygote ({zygotes}) maps pydantic's core: its preload lost pydantic"
     missing = sorted(name for name, m in mappings.items() if not m)

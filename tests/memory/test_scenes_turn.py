@@ -18,6 +18,7 @@ import pytest
 from hologram.agent import Agent, KernelTool, ToolInvocation, ToolRegistry
 from hologram.agent.service import TurnService
 from hologram.agent.turn_scene import previous_turn_tools
+from hologram.api import params as params_api
 from hologram.api import turn as api
 from hologram.config.settings import AgentSettings, SceneSettings
 from hologram.llm import ProviderChain
@@ -189,9 +190,9 @@ def test_turn_start_rejects_a_bad_scene_or_partner_naming_the_field(
 
 
 def test_turn_start_takes_a_good_scene_and_partner() -> None:
-    p = api.StartParams.parse(api.TURN_START, {"text": "x", "scene": "chan:qq/peer:群1", "partner": "bob"})
+    p = params_api.StartParams.parse(api.TURN_START, {"text": "x", "scene": "chan:qq/peer:群1", "partner": "bob"})
     assert (p.scene, p.partner) == ("chan:qq/peer:群1", "bob")
-    assert api.StartParams.parse(api.TURN_START, {"text": "x"}).scene is None
+    assert params_api.StartParams.parse(api.TURN_START, {"text": "x"}).scene is None
 
 
 def test_a_plugin_declares_its_scene_through_kernel_turns(memory: RecordingMemory, deepseek: MockLLM) -> None:

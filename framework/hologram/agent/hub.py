@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hologram.agent.approvals import ApprovalRequest
+from hologram.api import params as params_api
 from hologram.api import turn as api
 
 log = logging.getLogger("hologram.agent")
@@ -206,7 +207,7 @@ class TurnHub:
 
     # -- turns ----------------------------------------------------------------------------------------
 
-    def start(self, params: api.StartParams, session: str, watcher: Watcher | None) -> dict[str, Any]:
+    def start(self, params: params_api.StartParams, session: str, watcher: Watcher | None) -> dict[str, Any]:
         """Queue a turn in ``session`` (created by the caller); answers at once with its id."""
         state = self.sessions.setdefault(session, _Session())
         if watcher is not None:
@@ -218,7 +219,7 @@ class TurnHub:
         task.add_done_callback(self._turns.discard)
         return {"session": session, "turn": turn}
 
-    async def _run(self, params: api.StartParams, session: str, turn: str, state: _Session) -> None:
+    async def _run(self, params: params_api.StartParams, session: str, turn: str, state: _Session) -> None:
         async with state.lock:
             state.queued -= 1
             state.turn, state.on_disconnect, state.cancel_requested = turn, params.on_disconnect, False
@@ -301,7 +302,7 @@ class TurnHub:
         self._resolved(request, approval, approved, by, reason)
         return approved, by, reason
 
-    def answer(self, params: api.ApproveParams, by: str) -> bool:
+    def answer(self, params: params_api.ApproveParams, by: str) -> bool:
         """A client's answer; False when the request is no longer open (another client answered first)."""
         state = self.sessions.get(params.session)
         pending = state.approvals.get(params.approval) if state is not None else None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from hologram.agent.hub import TurnHub, Watcher
 from hologram.agent.turn import TurnError
+from hologram.api import params as params_api
 from hologram.api import turn as api
 from hologram.base import _heap
 from hologram.base.errors import HologramError
@@ -76,7 +77,7 @@ class TurnService:
     # -- the methods (each takes the caller's watcher factory and the params) ------------------------------
 
     async def start(self, watcher: Callable[[str], Watcher] | None, params: Any) -> dict[str, Any]:
-        p = _parse(api.StartParams, api.TURN_START, params)
+        p = _parse(params_api.StartParams, api.TURN_START, params)
         store = self.agent.store
         try:
             sid = p.session or store.create_session(p.client)
@@ -87,20 +88,20 @@ class TurnService:
         return self.hub.start(p, sid, watcher(p.client) if (watcher is not None and p.watch) else None)
 
     async def watch(self, watcher: Callable[[str], Watcher], params: Any) -> dict[str, Any]:
-        p = _parse(api.WatchParams, api.TURN_WATCH, params)
+        p = _parse(params_api.WatchParams, api.TURN_WATCH, params)
         return self.hub.watch(p.session, watcher(p.client), approvals=p.approvals, after=p.after)
 
     async def unwatch(self, key: Hashable, params: Any) -> dict[str, Any]:
-        p = _parse(api.SessionParams, api.TURN_UNWATCH, params)
+        p = _parse(params_api.SessionParams, api.TURN_UNWATCH, params)
         self.hub.unwatch(p.session, key)
         return {"watching": False}
 
     async def cancel(self, params: Any) -> dict[str, Any]:
-        p = _parse(api.SessionParams, api.TURN_CANCEL, params)
+        p = _parse(params_api.SessionParams, api.TURN_CANCEL, params)
         return {"cancelled": self.hub.cancel(p.session)}
 
     async def approve(self, by: str, params: Any) -> dict[str, Any]:
-        p = _parse(api.ApproveParams, api.TURN_APPROVE, params)
+        p = _parse(params_api.ApproveParams, api.TURN_APPROVE, params)
         return {"accepted": self.hub.answer(p, by)}
 
     async def list_sessions(self, params: Any) -> dict[str, Any]:
@@ -110,7 +111,7 @@ class TurnService:
             raise RpcError(SESSION_FAILED, one_line(exc)) from None
 
     async def read_session(self, params: Any) -> dict[str, Any]:
-        p = _parse(api.SessionParams, api.SESSIONS_READ, params)
+        p = _parse(params_api.SessionParams, api.SESSIONS_READ, params)
         store = self.agent.store
         try:
             if not store.exists(p.session):
@@ -130,7 +131,7 @@ class TurnService:
         }
 
     async def rename_session(self, params: Any) -> dict[str, Any]:
-        p = _parse(api.RenameParams, api.SESSIONS_RENAME, params)
+        p = _parse(params_api.RenameParams, api.SESSIONS_RENAME, params)
         try:
             if not self.agent.store.rename_session(p.session, p.title):
                 raise RpcError(NO_SUCH_SESSION, f"there is no session {p.session!r}", {"session": p.session})
@@ -139,7 +140,7 @@ class TurnService:
         return {"session": p.session, "title": p.title}
 
     async def delete_session(self, params: Any) -> dict[str, Any]:
-        p = _parse(api.SessionParams, api.SESSIONS_DELETE, params)
+        p = _parse(params_api.SessionParams, api.SESSIONS_DELETE, params)
         if self.hub.running(p.session):
             raise RpcError(
                 SESSION_BUSY, f"session {p.session} has a turn running; cancel it first", {"session": p.session}

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from hologram.api import params as params_api
 from hologram.api import turn as api
 
 _DEFS = "#/$defs/{model}"
@@ -21,7 +22,7 @@ def turn_api_json_schema() -> dict[str, Any]:
     """One document: ``methods`` (name → its params' schema), ``notifications`` (``turn/event`` → one of
     the events, by ``type``), and the models in ``$defs``."""
     inputs: list[tuple[str, Any, TypeAdapter[Any]]] = []
-    for method, model in api.METHOD_PARAMS.items():
+    for method, model in params_api.METHOD_PARAMS.items():
         inputs.append((method, "validation", TypeAdapter(model)))
     for kind, event in api.EVENT_TYPES.items():
         inputs.append((kind, "validation", TypeAdapter(event)))
@@ -35,7 +36,7 @@ def turn_api_json_schema() -> dict[str, Any]:
             "and the events the kernel sends as turn/event notifications. docs/protocol.md, section 9."
         ),
         "version": api.TURN_API_VERSION,
-        "methods": {method: {"params": refs[(method, "validation")]} for method in api.METHOD_PARAMS},
+        "methods": {method: {"params": refs[(method, "validation")]} for method in params_api.METHOD_PARAMS},
         "notifications": {
             api.TURN_EVENT: {
                 "params": {

@@ -11,32 +11,19 @@ see the same events, any one that said it can approve may answer an ``approval.r
 ``turn/approve``, and all see the ``approval.resolved`` that follows. A turn ends with exactly one
 ``turn.ended`` event whose ``stop_reason`` says why.
 
-Params are pydantic models (validated once a request; their JSON Schema is docs/turn-api.schema.json, made by
-`make schema`). Events are slotted dataclasses: the kernel builds one per delta of every turn, and a dataclass
-is several times cheaper to build than a model (docs/performance.md); `parse_event` validates a received
-event with pydantic (a `TypeAdapter` of its class) and maps a type this version does not know to
-`UnknownEvent`, so an older client keeps working against a newer kernel.
+Events are slotted dataclasses: the kernel builds one per delta of every turn, 1.5-2.4x cheaper than a
+pydantic model (tools/bench/event_cost.py); `parse_event` turns a received one back into its class and maps a
+type this version does not know to `UnknownEvent`, so an older client keeps working against a newer kernel.
+The methods' params are pydantic models in `hologram.api.params` (the kernel validates every request with
+them; docs/turn-api.schema.json is generated from both). This module imports no pydantic: it is what a client
+imports, and `hologram ask` is a new process per turn.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
-
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictFloat,
-    StrictInt,
-    StrictStr,
-    TypeAdapter,
-    ValidationError,
-    field_validator,
-)
-from typing_extensions import Self
+from typing import Any, Literal
 
 TURN_API_VERSION = 1
 
@@ -67,34 +54,31 @@ OnDisconnect = Literal["cancel", "continue"]
 class _Event:
     """What every event carries. ``seq`` is set by the kernel's hub when the event is sent: it orders the
     events of a session across turns, and a client that reconnects passes the last one it saw to
-    ``turn/watch`` to get the rest of a running turn's events (no gap, no repeat).
+    ``turn/watch`` to get the rest of a running turn's events (no gap, no repeat)."""
 
-    Fields are typed strictly (``StrictStr`` …) for `parse_event`: a received event has JSON's own types, and a
-    ``"no"`` is not a boolean. Only types: the kernel builds events without validating them."""
-
-    session: StrictStr
-    turn: StrictStr
-    seq: StrictInt = 0
+    session: str
+    turn: str
+    seq: int = 0
 
 
 @dataclass(slots=True, kw_only=True)
 class TurnStarted(_Event):
     type: Literal["turn.started"] = "turn.started"
-    text: StrictStr = ""  # the input, as the client sent it
-    client: StrictStr = ""  # who started it (`cli`, `web`, a plugin's name)
+    text: str = ""  # the input, as the client sent it
+    client: str = ""  # who started it (`cli`, `web`, a plugin's name)
 
 
 @dataclass(slots=True, kw_only=True)
 class ContentDelta(_Event):
     type: Literal["content.delta"] = "content.delta"
-    text: StrictStr = ""
-    by: StrictStr | None = None  # a stage hook that answered in the model's place
+    text: str = ""
+    by: str | None = None  # a stage hook that answered in the model's place
 
 
 @dataclass(slots=True, kw_only=True)
 class ReasoningDelta(_Event):
     type: Literal["reasoning.delta"] = "reasoning.delta"
-    text: StrictStr = ""
+    text: str = ""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -102,9 +86,9 @@ class ToolCallStarted(_Event):
     """A call the model made that will run (or be asked about): its arguments as they will be used."""
 
     type: Literal["tool.call"] = "tool.call"
-    call_id: StrictStr = ""
-    tool: StrictStr = ""
-    plugin: StrictStr = ""
+    call_id: str = ""
+    tool: str = ""
+    plugin: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
 
 
@@ -113,41 +97,41 @@ class ToolOutput(_Event):
     """Live output of a running tool (shell, code), as it comes."""
 
     type: Literal["tool.output"] = "tool.output"
-    call_id: StrictStr = ""
-    text: StrictStr = ""
-    stream: StrictStr = "stdout"
+    call_id: str = ""
+    text: str = ""
+    stream: str = "stdout"
 
 
 @dataclass(slots=True, kw_only=True)
 class ApprovalRequested(_Event):
     type: Literal["approval.requested"] = "approval.requested"
-    approval: StrictStr = ""  # its id: what `turn/approve` names
-    call_id: StrictStr = ""
-    tool: StrictStr = ""
-    plugin: StrictStr = ""
+    approval: str = ""  # its id: what `turn/approve` names
+    call_id: str = ""
+    tool: str = ""
+    plugin: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
-    summary: StrictStr = ""  # one line for a person: the command, the program's first line …
-    timeout_s: StrictFloat = 0.0
+    summary: str = ""  # one line for a person: the command, the program's first line …
+    timeout_s: float = 0.0
 
 
 @dataclass(slots=True, kw_only=True)
 class ApprovalResolved(_Event):
     type: Literal["approval.resolved"] = "approval.resolved"
-    approval: StrictStr = ""
-    call_id: StrictStr = ""
-    approved: StrictBool = False
-    by: StrictStr = ""  # the client that answered, or "policy" / "kernel" (no one could be asked, timeout)
-    reason: StrictStr = ""
+    approval: str = ""
+    call_id: str = ""
+    approved: bool = False
+    by: str = ""  # the client that answered, or "policy" / "kernel" (no one could be asked, timeout)
+    reason: str = ""
 
 
 @dataclass(slots=True, kw_only=True)
 class ToolResult(_Event):
     type: Literal["tool.result"] = "tool.result"
-    call_id: StrictStr = ""
-    tool: StrictStr = ""
-    content: StrictStr = ""  # at most the first 2,000 characters; the session holds all of it
-    is_error: StrictBool = False
-    status: StrictStr = "ok"  # ok | error | denied | answered | invalid | unknown | skipped
+    call_id: str = ""
+    tool: str = ""
+    content: str = ""  # at most the first 2,000 characters; the session holds all of it
+    is_error: bool = False
+    status: str = "ok"  # ok | error | denied | answered | invalid | unknown | skipped
 
 
 @dataclass(slots=True, kw_only=True)
@@ -155,8 +139,8 @@ class MemoryNote(_Event):
     """Memory moved events out of the request (``pruned``) or brought stored ones back (``recalled``)."""
 
     type: Literal["memory.note"] = "memory.note"
-    pruned: StrictInt = 0
-    recalled: StrictInt = 0
+    pruned: int = 0
+    recalled: int = 0
 
 
 @dataclass(slots=True, kw_only=True)
@@ -165,15 +149,15 @@ class TurnFailed(_Event):
     with ``stop_reason = "error"`` follows."""
 
     type: Literal["turn.error"] = "turn.error"
-    message: StrictStr = ""
+    message: str = ""
 
 
 @dataclass(slots=True, kw_only=True)
 class TurnEnded(_Event):
     type: Literal["turn.ended"] = "turn.ended"
     stop_reason: StopReason = "answer"
-    output: StrictStr = ""  # the delivered answer (after before_output hooks)
-    steps: StrictInt = 0  # LLM calls made
+    output: str = ""  # the delivered answer (after before_output hooks)
+    steps: int = 0  # LLM calls made
     usage: list[dict[str, Any]] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
 
@@ -182,7 +166,7 @@ class TurnEnded(_Event):
 class UnknownEvent(_Event):
     """An event type this client version does not know (a newer kernel): kept, not an error."""
 
-    type: StrictStr = ""
+    type: str = ""
     data: dict[str, Any] = field(default_factory=dict)
 
 
@@ -215,12 +199,18 @@ def wire(event: Any) -> dict[str, Any]:
 
 
 def parse_event(data: Any) -> TurnEvent | UnknownEvent:
-    """A received event, validated (its fields are strict types: a ``"no"`` is not a boolean). Raises
-    `ValueError` naming the field when a known type is malformed; keys a newer kernel added are ignored."""
+    """A received event as its dataclass: the keys of its type (keys a newer kernel added are ignored), a
+    missing required one a `ValueError` naming it; an unknown type kept as `UnknownEvent`.
+
+    Types are not checked here: the kernel builds every event from these typed dataclasses, and this runs for
+    each streamed delta in `hologram ask`, a new process a turn, where pydantic's import and validators cost
+    ~0.1 s (docs/performance.md, "pydantic back on the contracts"). `validate_event` checks every field with
+    pydantic, for a client that takes events from somewhere it does not trust."""
     if not isinstance(data, dict):
         raise ValueError(f"a turn event must be a JSON object, not {type(data).__name__}")
     kind = data.get("type")
-    if kind not in EVENT_TYPES:
+    cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
         base = {k: data.get(k) for k in ("session", "turn", "seq")}
         rest = {k: v for k, v in data.items() if k not in ("session", "turn", "seq", "type")}
         return UnknownEvent(
@@ -230,144 +220,47 @@ def parse_event(data: Any) -> TurnEvent | UnknownEvent:
             type=str(kind),
             data=rest,
         )
-    try:
-        event: TurnEvent = _adapter(str(kind)).validate_python(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(event)"
-        raise ValueError(f"malformed {kind} event: {where}: {first['msg']}") from None
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    missing = [name for name in _REQUIRED if name not in data]
+    if missing:
+        raise ValueError(f"malformed {kind} event: {missing[0]}: Field required")
+    event: TurnEvent = cls(**{name: data[name] for name in names if name in data})
     return event
 
 
-_ADAPTERS: dict[str, TypeAdapter[Any]] = {}
+_REQUIRED = ("session", "turn")  # the fields every event has without a default
 
 
-def _adapter(kind: str) -> TypeAdapter[Any]:
-    """Pydantic's validator of one event class, built on the first event of that type (a client that only
-    ever sees deltas and an end builds two)."""
+def validate_event(data: Any) -> TurnEvent | UnknownEvent:
+    """`parse_event` with every field of a known type checked by pydantic, strictly (JSON's own types: a
+    ``"no"`` is not a boolean, ``true`` not a number); raises `ValueError` naming the field. pydantic is
+    imported on the first call."""
+    event = parse_event(data)
+    if isinstance(event, UnknownEvent):
+        return event
+    import json
+
+    from pydantic import ValidationError
+
+    try:
+        checked: TurnEvent = _adapter(event.type).validate_json(json.dumps(data), strict=True)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(event)"
+        raise ValueError(f"malformed {event.type} event: {where}: {first['msg']}") from None
+    return checked
+
+
+_ADAPTERS: dict[str, Any] = {}
+
+
+def _adapter(kind: str) -> Any:
+    """Pydantic's validator of one event class, built on the first event of that type."""
     adapter = _ADAPTERS.get(kind)
     if adapter is None:
+        from pydantic import TypeAdapter
+
         adapter = _ADAPTERS[kind] = TypeAdapter(EVENT_TYPES[kind])
     return adapter
-
-
-# -- params ---------------------------------------------------------------------------------------------------
-
-
-class _Params(BaseModel):
-    """Params are frozen and forbid unknown keys: a misspelt option is an error, not silently ignored.
-
-    Pydantic models, unlike the events: params are validated once per request (not per delta), they are the
-    contract clients write against, and their JSON Schema is published (docs/turn-api.schema.json)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    @classmethod
-    def parse(cls, method: str, params: Any) -> Self:
-        """Validated params, or `ValueError` naming the method, each field and what is wrong with it."""
-        try:
-            return cls.model_validate(params if params is not None else {})
-        except ValidationError as exc:
-            problems = "; ".join(f"{_where(e['loc'])}: {_message(e)}" for e in exc.errors())
-            raise ValueError(f"{method}: {problems}") from None
-
-    def wire(self) -> dict[str, Any]:
-        """The params as a client sends them: unset options left out, so an older kernel that does not know a
-        newer option is not sent it unless it is used."""
-        return self.model_dump(exclude_none=True)
-
-
-def _where(loc: tuple[int | str, ...]) -> str:
-    return ".".join(str(part) for part in loc) or "(params)"
-
-
-def _message(error: Any) -> str:
-    """Pydantic's message, without the "Value error, " it puts before a check of ours (the scene grammar): that
-    check's own sentence says what is wrong and how to write it."""
-    if error["type"] == "value_error" and "error" in error.get("ctx", {}):
-        return str(error["ctx"]["error"])
-    return str(error["msg"])
-
-
-NonEmpty = Annotated[str, Field(min_length=1)]
-
-
-class StartParams(_Params):
-    """``turn/start``. ``approvals``: this client can answer approval requests (default false: a script with
-    no person behind it is never asked, the call is denied). ``watch``: send this connection the turn's
-    events. ``on_disconnect``: ``cancel`` (the default, like Ctrl-C) stops the turn when its last watcher goes
-    away; ``continue`` lets it finish (a browser tab that will reconnect). ``scene``: the scene the turn happens
-    in, declared by a channel that knows it (``chan:qq/peer:group_1``; the grammar is
-    `hologram.memory.scene_features`, docs/scenes.md); ``partner``: who the turn is with (a user or group id of
-    the channel). Both optional (since turn API version 1, a backward-compatible addition): memory prefers what
-    happened in the same scene."""
-
-    text: NonEmpty = Field(description="the user's input")
-    session: str | None = Field(None, description="the session to continue; a new one when left out")
-    client: str = Field("client", description="who starts it (`cli`, `web`, a plugin's name)")
-    approvals: bool = Field(False, description="this client can answer approval requests")
-    watch: bool = Field(True, description="send this connection the turn's events")
-    on_disconnect: OnDisconnect = Field("cancel", description="what happens when the last watcher goes away")
-    scene: str | None = Field(None, min_length=1, max_length=200, description="a declared scene key")
-    partner: str | None = Field(None, min_length=1, max_length=128, description="who the turn is with")
-
-    @field_validator("scene")
-    @classmethod
-    def _scene_key(cls, scene: str | None) -> str | None:
-        if scene is not None:
-            from hologram.memory.scene_features import scene_key_problem  # the grammar, only when used
-
-            problem = scene_key_problem(scene)
-            if problem is not None:
-                raise ValueError(problem)
-        return scene
-
-
-class WatchParams(_Params):
-    """``turn/watch``. ``after``: replay the running turn's events whose ``seq`` is greater (a client that
-    reconnects passes the last one it saw); without it only new events come."""
-
-    session: NonEmpty
-    after: int | None = None
-    client: str = "client"
-    approvals: bool = False
-
-
-class SessionParams(_Params):
-    """``turn/unwatch``, ``turn/cancel``, ``sessions/read``, ``sessions/delete``."""
-
-    session: NonEmpty
-
-
-class ListParams(_Params):
-    """``sessions/list`` (no params yet)."""
-
-
-class RenameParams(_Params):
-    """``sessions/rename``."""
-
-    session: NonEmpty
-    title: str = Field(max_length=200)
-
-
-class ApproveParams(_Params):
-    """``turn/approve``: the answer to the ``approval.requested`` event with id ``approval``."""
-
-    session: NonEmpty
-    approval: NonEmpty
-    approved: bool
-    reason: str = ""
-
-
-# Each method's params, for the kernel's dispatch and the published schema (docs/turn-api.schema.json).
-METHOD_PARAMS: dict[str, type[_Params]] = {
-    TURN_START: StartParams,
-    TURN_WATCH: WatchParams,
-    TURN_UNWATCH: SessionParams,
-    TURN_CANCEL: SessionParams,
-    TURN_APPROVE: ApproveParams,
-    SESSIONS_LIST: ListParams,
-    SESSIONS_READ: SessionParams,
-    SESSIONS_RENAME: RenameParams,
-    SESSIONS_DELETE: SessionParams,
-}

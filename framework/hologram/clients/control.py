@@ -74,16 +74,20 @@ class TurnClient:
         """Start a turn (queued behind a running one in the same session); its events come on the stream.
         `scene`: a declared scene key (``chan:qq/peer:group_1``, docs/scenes.md); `partner`: who the turn is
         with. The kernel rejects a malformed key with an RPC error naming the field and the grammar."""
-        # Built, not validated, here: the kernel validates, and its error names the field for every client.
-        params = api.StartParams.model_construct(
-            text=text,
-            session=session or None,
-            client=self.client,
-            approvals=self.approvals,
-            on_disconnect=on_disconnect,
-            scene=scene,
-            partner=partner,
-        ).wire()
+        # A plain dict of StartParams' fields (hologram.api.params): the kernel validates it, and its error
+        # names the field; no pydantic in a process that runs one turn.
+        params: dict[str, Any] = {
+            "text": text,
+            "client": self.client,
+            "approvals": self.approvals,
+            "on_disconnect": on_disconnect,
+        }
+        if session:
+            params["session"] = session
+        if scene is not None:
+            params["scene"] = scene
+        if partner is not None:
+            params["partner"] = partner
         # The stream exists before the request is sent: the first events may arrive before its answer.
         pending = EventStream(self, None, None)
         self._streams.add(pending)
@@ -101,26 +105,22 @@ class TurnClient:
         """Every event of ``session`` from now on (``after``: also the running turn's since that ``seq``)."""
         stream = EventStream(self, session, None)
         self._streams.add(stream)
-        params = api.WatchParams.model_construct(
-            session=session, after=after, client=self.client, approvals=self.approvals
-        ).wire()
+        params: dict[str, Any] = {"session": session, "client": self.client, "approvals": self.approvals}
+        if after is not None:
+            params["after"] = after
         await self.connection.request(api.TURN_WATCH, params)
         return stream
 
     async def unwatch(self, session: str) -> None:
-        await self.connection.request(api.TURN_UNWATCH, api.SessionParams.model_construct(session=session).wire())
+        await self.connection.request(api.TURN_UNWATCH, {"session": session})
 
     async def cancel(self, session: str) -> bool:
-        answer = await self.connection.request(
-            api.TURN_CANCEL, api.SessionParams.model_construct(session=session).wire()
-        )
+        answer = await self.connection.request(api.TURN_CANCEL, {"session": session})
         return bool(answer.get("cancelled"))
 
     async def approve(self, request: api.ApprovalRequested, approved: bool, reason: str = "") -> bool:
         """Answer an approval request; False when it was already decided (another client, the timeout)."""
-        params = api.ApproveParams.model_construct(
-            session=request.session, approval=request.approval, approved=approved, reason=reason
-        ).wire()
+        params = {"session": request.session, "approval": request.approval, "approved": approved, "reason": reason}
         answer = await self.connection.request(api.TURN_APPROVE, params)
         return bool(answer.get("accepted"))
 
@@ -132,20 +132,14 @@ class TurnClient:
 
     async def read(self, session: str) -> dict[str, Any]:
         """The session as stored: ``events`` and the ``messages`` a model would be sent."""
-        answer: dict[str, Any] = await self.connection.request(
-            api.SESSIONS_READ, api.SessionParams.model_construct(session=session).wire()
-        )
+        answer: dict[str, Any] = await self.connection.request(api.SESSIONS_READ, {"session": session})
         return answer
 
     async def rename(self, session: str, title: str) -> None:
-        await self.connection.request(
-            api.SESSIONS_RENAME, api.RenameParams.model_construct(session=session, title=title).wire()
-        )
+        await self.connection.request(api.SESSIONS_RENAME, {"session": session, "title": title})
 
     async def delete(self, session: str) -> bool:
-        answer = await self.connection.request(
-            api.SESSIONS_DELETE, api.SessionParams.model_construct(session=session).wire()
-        )
+        answer = await self.connection.request(api.SESSIONS_DELETE, {"session": session})
         return bool(answer.get("deleted"))
 
     # -- life -----------------------------------------------------------------------------------------

@@ -1,0 +1,143 @@
+"""The turn API's params: one pydantic model per method (`METHOD_PARAMS`), validated by the kernel for every
+request on both transports (`hologram.agent.service`), and the source of docs/turn-api.schema.json.
+
+Frozen, unknown keys refused, every problem of a request said at once. A client sends the same fields as a
+JSON object; `hologram.clients` builds them as plain dicts, so `hologram ask` (a process per turn) does not
+import pydantic (tests/foundation/test_turn_api_parse.py holds the clients' keys to these models).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing_extensions import Self
+
+from hologram.api.turn import (
+    SESSIONS_DELETE,
+    SESSIONS_LIST,
+    SESSIONS_READ,
+    SESSIONS_RENAME,
+    TURN_APPROVE,
+    TURN_CANCEL,
+    TURN_START,
+    TURN_UNWATCH,
+    TURN_WATCH,
+    OnDisconnect,
+)
+
+# -- params ---------------------------------------------------------------------------------------------------
+
+
+class _Params(BaseModel):
+    """Params are frozen and forbid unknown keys: a misspelt option is an error, not silently ignored.
+
+    Pydantic models, unlike the events: params are validated once per request (not per delta), they are the
+    contract clients write against, and their JSON Schema is published (docs/turn-api.schema.json)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @classmethod
+    def parse(cls, method: str, params: Any) -> Self:
+        """Validated params, or `ValueError` naming the method, each field and what is wrong with it."""
+        try:
+            return cls.model_validate(params if params is not None else {})
+        except ValidationError as exc:
+            problems = "; ".join(f"{_where(e['loc'])}: {_message(e)}" for e in exc.errors())
+            raise ValueError(f"{method}: {problems}") from None
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "(params)"
+
+
+def _message(error: Any) -> str:
+    """Pydantic's message, without the "Value error, " it puts before a check of ours (the scene grammar): that
+    check's own sentence says what is wrong and how to write it."""
+    if error["type"] == "value_error" and "error" in error.get("ctx", {}):
+        return str(error["ctx"]["error"])
+    return str(error["msg"])
+
+
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+class StartParams(_Params):
+    """``turn/start``. ``approvals``: this client can answer approval requests (default false: a script with
+    no person behind it is never asked, the call is denied). ``watch``: send this connection the turn's
+    events. ``on_disconnect``: ``cancel`` (the default, like Ctrl-C) stops the turn when its last watcher goes
+    away; ``continue`` lets it finish (a browser tab that will reconnect). ``scene``: the scene the turn happens
+    in, declared by a channel that knows it (``chan:qq/peer:group_1``; the grammar is
+    `hologram.memory.scene_features`, docs/scenes.md); ``partner``: who the turn is with (a user or group id of
+    the channel). Both optional (since turn API version 1, a backward-compatible addition): memory prefers what
+    happened in the same scene."""
+
+    text: NonEmpty = Field(description="the user's input")
+    session: str | None = Field(None, description="the session to continue; a new one when left out")
+    client: str = Field("client", description="who starts it (`cli`, `web`, a plugin's name)")
+    approvals: bool = Field(False, description="this client can answer approval requests")
+    watch: bool = Field(True, description="send this connection the turn's events")
+    on_disconnect: OnDisconnect = Field("cancel", description="what happens when the last watcher goes away")
+    scene: str | None = Field(None, min_length=1, max_length=200, description="a declared scene key")
+    partner: str | None = Field(None, min_length=1, max_length=128, description="who the turn is with")
+
+    @field_validator("scene")
+    @classmethod
+    def _scene_key(cls, scene: str | None) -> str | None:
+        if scene is not None:
+            from hologram.memory.scene_features import scene_key_problem  # the grammar, only when used
+
+            problem = scene_key_problem(scene)
+            if problem is not None:
+                raise ValueError(problem)
+        return scene
+
+
+class WatchParams(_Params):
+    """``turn/watch``. ``after``: replay the running turn's events whose ``seq`` is greater (a client that
+    reconnects passes the last one it saw); without it only new events come."""
+
+    session: NonEmpty
+    after: int | None = None
+    client: str = "client"
+    approvals: bool = False
+
+
+class SessionParams(_Params):
+    """``turn/unwatch``, ``turn/cancel``, ``sessions/read``, ``sessions/delete``."""
+
+    session: NonEmpty
+
+
+class ListParams(_Params):
+    """``sessions/list`` (no params yet)."""
+
+
+class RenameParams(_Params):
+    """``sessions/rename``."""
+
+    session: NonEmpty
+    title: str = Field(max_length=200)
+
+
+class ApproveParams(_Params):
+    """``turn/approve``: the answer to the ``approval.requested`` event with id ``approval``."""
+
+    session: NonEmpty
+    approval: NonEmpty
+    approved: bool
+    reason: str = ""
+
+
+# Each method's params, for the kernel's dispatch and the published schema (docs/turn-api.schema.json).
+METHOD_PARAMS: dict[str, type[_Params]] = {
+    TURN_START: StartParams,
+    TURN_WATCH: WatchParams,
+    TURN_UNWATCH: SessionParams,
+    TURN_CANCEL: SessionParams,
+    TURN_APPROVE: ApproveParams,
+    SESSIONS_LIST: ListParams,
+    SESSIONS_READ: SessionParams,
+    SESSIONS_RENAME: RenameParams,
+    SESSIONS_DELETE: SessionParams,
+}
