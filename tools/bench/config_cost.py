@@ -42,14 +42,24 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, mock_llm
 
-from bench._kernel import provider_toml
+from bench._kernel import configure_bytecode, provider_toml
 from hologram.base.errors import HologramError
 from hologram.clients import TurnClient
 from mock_llm import MockLLM
 
 HERE = Path(__file__).resolve().parents[2]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-READERS = "import hologram.config.settings, hologram.lock, hologram.llm.settings, hologram.manifest"
+# The readers by the layout of either tree (hologram.config/plan since issue 34's layout, top-level before).
+READERS = """
+try:
+    import hologram.config.settings, hologram.plan.lock, hologram.llm.settings, hologram.manifest
+    from hologram.plan.lock import read_lock, changed_manifests
+    from hologram.config.settings import load_settings
+except ImportError:
+    import hologram.settings, hologram.lock, hologram.llm.settings, hologram.manifest
+    from hologram.lock import read_lock, changed_manifests
+    from hologram.settings import load_settings
+"""
 PROBE = """
 import json, sys, time
 from pathlib import Path
@@ -71,8 +81,6 @@ for step in sys.argv[3:]:
     mark(step.split(" ")[1].rstrip(","))
 READERS
 mark("readers")
-from hologram.plan.lock import read_lock, changed_manifests
-from hologram.config.settings import load_settings
 lock = read_lock(Path(sys.argv[1]))
 assert changed_manifests(lock) == [], "the lock is stale"
 settings = load_settings(Path(sys.argv[2]), create=False)
@@ -200,9 +208,13 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=7, help="import probes per tree")
     parser.add_argument("--starts", type=int, default=7, help="cold starts per tree")
     parser.add_argument("--commands", type=int, default=7, help="runs of each command per tree")
+    parser.add_argument(
+        "--no-pyc-cache", action="store_true", help="keep the environment's bytecode setting (default: a cache)"
+    )
     args = parser.parse_args()
     trees: dict[str, Path | None] = {"baseline": args.baseline.resolve(), "this": None}
     with tempfile.TemporaryDirectory(prefix="config-cost-") as scratch, MockLLM("deepseek") as mock:
+        print("bytecode:", configure_bytecode(Path(scratch), not args.no_pyc_cache))  # as an install has it
         mock.script([], default={"content": "Hello!"})
         paths = {name: prepare(Path(scratch) / name, tree, mock) for name, tree in trees.items()}
         imports: dict[str, list[Any]] = {name: [] for name in trees}
@@ -217,13 +229,13 @@ def main() -> int:
         for i in range(args.starts):
             for name in trees if i % 2 == 0 else list(trees)[::-1]:
                 starts[name].append(start(trees[name], *paths[name]))
-        manifest = str(HERE / "manifests" / "shell.toml")
         commands: dict[str, dict[str, list[float]]] = {name: {"build": [], "check": []} for name in trees}
         for i in range(args.commands + 1):  # the first round warms the bytecode and page cache
             for name in trees if i % 2 == 0 else list(trees)[::-1]:
                 root = paths[name][0].parent
                 build = command_cpu_s(trees[name], ["build", "-o", str(root / "again.lock")], root)
-                check = command_cpu_s(trees[name], ["check", manifest], root)
+                tree = trees[name] or HERE  # each tree checks its own shipped manifest (the format may differ)
+                check = command_cpu_s(trees[name], ["check", str(tree / "manifests" / "shell.toml")], root)
                 if i:
                     commands[name]["build"].append(build)
                     commands[name]["check"].append(check)

@@ -79,15 +79,20 @@ def serve_admin(kernel: Kernel, facility: str, name: str, method: AdminMethod) -
     A ``caller`` parameter, when the method has one, receives the calling plugin's name (None on the control
     socket): a plugin restarting itself must be answered before it is stopped."""
     takes_caller = "caller" in inspect.signature(method).parameters
-    model = params_model(facility, name, method)
+    models: list[type[BaseModel]] = []  # made on the first call: a dozen of them cost ~40 ms before the first answer
+
+    def model() -> type[BaseModel]:
+        if not models:
+            models.append(params_model(facility, name, method))
+        return models[0]
 
     async def for_plugins(caller: str, **params: Any) -> dict[str, Any]:
-        params = _checked(facility, name, model, params)
+        params = _checked(facility, name, model(), params)
         await asyncio.sleep(0)  # off the eager first step (rpc/connection.py): httpx's anyio scopes need one task
         return await (method(caller=caller, **params) if takes_caller else method(**params))
 
     async def for_clients(params: Any) -> dict[str, Any]:
-        params = _checked(facility, name, model, params)
+        params = _checked(facility, name, model(), params)
         await asyncio.sleep(0)
         return await (method(caller=None, **params) if takes_caller else method(**params))
 
