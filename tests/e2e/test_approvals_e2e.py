@@ -26,6 +26,7 @@ import pytest
 
 from hologram.api import turn as api
 from hologram.clients import TurnClient
+from hologram.rpc import NOT_ALLOWED, RpcError
 from mock_llm import MockLLM
 from tests.kit.manifests import copy_shipped
 
@@ -240,3 +241,38 @@ def test_two_clients_see_the_same_turn_and_either_can_answer(kernel: ApprovalKer
     assert (resolved.approved, resolved.by, resolved.reason) == (True, "browser", "from the browser")
     assert late_accepted is False
     assert kernel.received() == ["mark-two"]
+
+
+def test_only_a_watcher_that_can_approve_may_answer(kernel: ApprovalKernel, mock: MockLLM) -> None:
+    """An approval id is not a key: a second connection that never watched the session, and one that watches it
+    without ``approvals: true``, each send ``turn/approve`` for the open request and are refused with
+    NOT_ALLOWED; the request stays open, the starter's denial decides, and the call never reaches its plugin.
+    Mutation check (done): `TurnHub.answer` without its watcher check turns this red (the intruder's approval is
+    accepted and the recorder receives the call)."""
+    script_one_call(mock, "deploy", "mark-intruded")
+
+    async def go() -> tuple[list[Any], list[int]]:
+        async with (
+            await TurnClient.connect(kernel.data, client="tester", approvals=True) as starter,
+            await TurnClient.connect(kernel.data, client="stranger", approvals=True) as stranger,
+            await TurnClient.connect(kernel.data, client="onlooker", approvals=False) as onlooker,
+        ):
+            session = "guarded-session"
+            turn = await starter.start("go", session=session)
+            await onlooker.watch(session)  # watches, but said it cannot approve
+            refused: list[int] = []
+            async with asyncio.timeout(60):
+                async for event in turn:
+                    if isinstance(event, api.ApprovalRequested):
+                        for intruder in (stranger, onlooker):
+                            with pytest.raises(RpcError) as caught:
+                                await intruder.approve(event, True, "let me")
+                            refused.append(int(caught.value.code))
+                        assert await starter.approve(event, False, "no")
+            return turn.events, refused
+
+    events, refused = asyncio.run(go())
+    assert refused == [NOT_ALLOWED, NOT_ALLOWED]
+    resolved = resolution(events)
+    assert (resolved.approved, resolved.by, resolved.reason) == (False, "tester", "no")
+    assert kernel.received() == []

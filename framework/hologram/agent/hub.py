@@ -14,7 +14,8 @@ cancelled, like a Ctrl-C, when the last client watching its session goes away.
 Approvals: the executor asks `ask` (through `hologram.agent.approvals.Approver`) before a call that needs a
 person. The request goes to the session's watchers as ``approval.requested``; the first ``turn/approve``
 decides and every watcher sees ``approval.resolved``. With no watcher that can approve, or none answering
-within the timeout, the call is denied — refusing is the safe answer — and the event says why.
+within the timeout, the call is denied — refusing is the safe answer — and the event says why. Only a watcher
+that declared it can approve may answer (`TurnHub.answer`); knowing a request's id is not enough.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ from hologram.api import turn as api
 log = logging.getLogger("hologram.agent")
 MAX_QUEUED = 10_000  # events waiting for one watcher; more and it is dropped (it stopped reading)
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class NotAllowed(Exception):
+    """An answer to an approval from a caller that may not give it (see `TurnHub.answer`)."""
 
 
 class RunTurn(Protocol):
@@ -302,12 +307,25 @@ class TurnHub:
         self._resolved(request, approval, approved, by, reason)
         return approved, by, reason
 
-    def answer(self, params: params_api.ApproveParams, by: str) -> bool:
-        """A client's answer; False when the request is no longer open (another client answered first)."""
+    def answer(self, params: params_api.ApproveParams, by: str, key: Hashable) -> bool:
+        """A client's answer; False when the request is no longer open (another client answered first).
+
+        Only a caller the request went to may answer it: one that watches the session and said it can approve
+        (`key` is its watcher key: the connection, or ``("plugin", name)``). Anyone else — a second connection
+        that read an approval id somewhere, a plugin that does not watch — gets `NotAllowed` and the request
+        stays open: an approval is the person's decision, not whoever knows the id."""
         state = self.sessions.get(params.session)
         pending = state.approvals.get(params.approval) if state is not None else None
         if pending is None or pending.future.done():
             return False
+        assert state is not None
+        if state.watchers.get(key) is not True:
+            watching = key in state.watchers
+            raise NotAllowed(
+                f"{by} cannot answer approvals of session {params.session}: it "
+                + ("watches it without approvals: true" if watching else "does not watch it")
+                + "; watch the session (turn/watch) with approvals: true to be asked"
+            )
         reason = params.reason or ("approved" if params.approved else "refused")
         pending.future.set_result((params.approved, by, reason))
         return True

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
-from hologram.agent.hub import TurnHub, Watcher
+from hologram.agent.hub import NotAllowed, TurnHub, Watcher
 from hologram.agent.turn import TurnError
 from hologram.api import params as params_api
 from hologram.api import turn as api
@@ -21,7 +21,7 @@ from hologram.base import _heap
 from hologram.base.errors import HologramError
 from hologram.kernel import preload as _preload
 from hologram.rpc import Connection, ConnectionClosed, RpcError
-from hologram.rpc.errors import INVALID_PARAMS, NO_SUCH_SESSION, SESSION_BUSY, SESSION_FAILED
+from hologram.rpc.errors import INVALID_PARAMS, NO_SUCH_SESSION, NOT_ALLOWED, SESSION_BUSY, SESSION_FAILED
 from hologram.sessions import messages_from_events
 
 if TYPE_CHECKING:
@@ -100,9 +100,14 @@ class TurnService:
         p = _parse(params_api.SessionParams, api.TURN_CANCEL, params)
         return {"cancelled": self.hub.cancel(p.session)}
 
-    async def approve(self, by: str, params: Any) -> dict[str, Any]:
+    async def approve(self, by: str, key: Hashable, params: Any) -> dict[str, Any]:
+        """``key``: the caller's watcher key (its connection, or ``("plugin", name)``): only a watcher of the
+        session that can approve may answer."""
         p = _parse(params_api.ApproveParams, api.TURN_APPROVE, params)
-        return {"accepted": self.hub.answer(p, by)}
+        try:
+            return {"accepted": self.hub.answer(p, by, key)}
+        except NotAllowed as exc:
+            raise RpcError(NOT_ALLOWED, str(exc), {"session": p.session, "approval": p.approval}) from None
 
     async def list_sessions(self, params: Any) -> dict[str, Any]:
         try:
@@ -180,7 +185,8 @@ class TurnService:
         async def approve(params: Any) -> Any:
             connection = calling()
             watcher = self.hub.watchers.get(connection) if connection is not None else None
-            return await self.approve(watcher.client if watcher is not None else client_name(params), params)
+            by = watcher.client if watcher is not None else client_name(params)
+            return await self.approve(by, connection, params)
 
         return {
             api.TURN_START: start,
@@ -213,7 +219,7 @@ class TurnService:
             return await self.unwatch(("plugin", caller), params)
 
         async def approve(caller: str, **params: Any) -> Any:
-            return await self.approve(caller, params)
+            return await self.approve(caller, ("plugin", caller), params)
 
         names = {
             "start": start,

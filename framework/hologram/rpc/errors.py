@@ -38,6 +38,7 @@ class ErrorCode(IntEnum):
     SESSION_FAILED = 2  # the turn API: a session could not be read or written (damaged storage: the file, the fix)
     NO_SUCH_SESSION = 3  # the turn API: the request names a session that does not exist
     SESSION_BUSY = 4  # the turn API: the session has a turn running (delete it after the turn ends or is cancelled)
+    NOT_ALLOWED = 5  # the turn API: the caller may not answer that approval (it does not watch with approvals)
 
 
 # The members by name, for `from hologram.rpc import NOT_READY` (what the code base and plugins import).
@@ -59,6 +60,7 @@ UNKNOWN_NAME = ErrorCode.UNKNOWN_NAME
 SESSION_FAILED = ErrorCode.SESSION_FAILED
 NO_SUCH_SESSION = ErrorCode.NO_SUCH_SESSION
 SESSION_BUSY = ErrorCode.SESSION_BUSY
+NOT_ALLOWED = ErrorCode.NOT_ALLOWED
 
 HOLOGRAM_CODE_MIN = -32099
 HOLOGRAM_CODE_MAX = -32000
