@@ -276,3 +276,27 @@ def test_only_a_watcher_that_can_approve_may_answer(kernel: ApprovalKernel, mock
     resolved = resolution(events)
     assert (resolved.approved, resolved.by, resolved.reason) == (False, "tester", "no")
     assert kernel.received() == []
+
+
+def test_cancel_during_an_approval_resolves_it(kernel: ApprovalKernel, mock: MockLLM) -> None:
+    """A turn cancelled while its call waits for a person closes the request: every client sees
+    ``approval.resolved`` (denied, by the kernel, "the turn was cancelled") before ``turn.ended``, and the call never
+    runs. Mutation check (done): `TurnHub.ask` without its CancelledError branch turns this red (no resolution)."""
+    script_one_call(mock, "deploy", "mark-cancelled")
+
+    async def go() -> list[Any]:
+        async with await TurnClient.connect(kernel.data, client="tester", approvals=True) as client:
+            turn = await client.start("go", session="cancelled-approval")
+            async with asyncio.timeout(60):
+                async for event in turn:
+                    if isinstance(event, api.ApprovalRequested):
+                        assert await client.cancel(event.session)
+            return turn.events
+
+    events = asyncio.run(go())
+    types = [e.type for e in events]
+    assert types.index("approval.resolved") < types.index("turn.ended"), types
+    resolved = resolution(events)
+    assert (resolved.approved, resolved.by, resolved.reason) == (False, "kernel", "the turn was cancelled")
+    assert events[-1].stop_reason == "cancelled"
+    assert kernel.received() == []

@@ -300,6 +300,9 @@ class TurnHub:
             approved, by, reason = await asyncio.wait_for(asyncio.shield(future), request.timeout_s)
         except asyncio.TimeoutError:
             approved, by, reason = False, "kernel", f"no answer within {request.timeout_s:g} s"
+        except asyncio.CancelledError:  # the turn was cancelled while it waited: the request is closed, and said so
+            self._resolved(request, approval, False, "kernel", "the turn was cancelled")
+            raise
         finally:
             state.approvals.pop(approval, None)
             if not future.done():
