@@ -53,6 +53,19 @@ def test_manifest_defaults_are_the_models_defaults(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", BUILTINS)
+def test_a_misspelt_key_is_refused_not_ignored(name: str) -> None:
+    """A key the model does not know fails the start naming it (``plugins.rss.max_items: Extra inputs are not
+    permitted``) instead of being ignored: a user who misspells a setting learns it at once. Mutation check
+    (done): the built-ins' ``extra="forbid"`` removed turns this red for each."""
+    from pydantic import ValidationError
+
+    loaded, model = model_of(name)
+    with pytest.raises(ValidationError) as caught:
+        model.model_validate({**dict(loaded.manifest.config), "colour_scheme": "dark"})
+    assert [e["loc"] for e in caught.value.errors()] == [("colour_scheme",)]
+
+
+@pytest.mark.parametrize("name", BUILTINS)
 def test_published_schema_is_the_models(name: str) -> None:
     loaded, model = model_of(name)
     assert loaded.config_schema_path is not None

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from hologram.sdk import Plugin, ToolContext
 from hologram_plugins._process.runner import run_process
@@ -25,6 +25,8 @@ MAX_OUTPUT_BYTES = 64 * 1024
 
 class ProcessConfig(BaseModel):
     """What the shell and code plugins' ``[plugins.NAME]`` share; each subclass sets its own defaults."""
+
+    model_config = ConfigDict(extra="forbid")  # a misspelt key fails the start, naming it
 
     workspace: str = Field(
         "../../workspace",

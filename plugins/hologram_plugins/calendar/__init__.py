@@ -12,7 +12,7 @@ from datetime import timezone as _timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from hologram.sdk import Plugin, StartContext, tool_error
 from hologram_plugins.calendar.store import CalendarFile
@@ -24,6 +24,8 @@ UTC = _timezone.utc  # tools take a `timezone` argument, which shadows the modul
 class CalendarConfig(BaseModel):
     """settings.toml's ``[plugins.calendar]``, checked at start (its JSON Schema:
     manifests/calendar.config.schema.json)."""
+
+    model_config = ConfigDict(extra="forbid")  # a misspelt key fails the start, naming it
 
     file: str = Field(
         "calendar.ics", min_length=1, description="The iCalendar file, relative to the plugin's data dir, or absolute."

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from hologram.sdk import Plugin, StartContext, tool_error
 from hologram_plugins.files.search import TEXT_SNIFF_BYTES, glob_regex, looks_binary, walk_files
@@ -26,6 +26,8 @@ WORKSPACE_DESCRIPTION = (
 
 class FilesConfig(BaseModel):
     """settings.toml's ``[plugins.files]``, checked at start (its JSON Schema: manifests/files.config.schema.json)."""
+
+    model_config = ConfigDict(extra="forbid")  # a misspelt key fails the start, naming it
 
     workspace: str = Field("../../workspace", min_length=1, description=WORKSPACE_DESCRIPTION)
     max_inline_bytes: int = Field(

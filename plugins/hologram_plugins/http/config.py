@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 LOOPBACK_NAMES = ("localhost",)
 MAX_BODY_BYTES = 8 * 1024 * 1024  # the largest body a route accepts (the OpenAI-compatible API's)
@@ -18,6 +18,8 @@ class HttpSettings(BaseModel):
     """settings.toml's ``[plugins.http]`` as the SDK validates it (types and ranges; its JSON Schema:
     manifests/http.config.schema.json); `HttpConfig.from_config` then checks what needs the file system or
     several keys together (TLS files exist, a non-loopback host has TLS)."""
+
+    model_config = ConfigDict(extra="forbid")  # a misspelt key fails the start, naming it
 
     host: str = Field(
         "127.0.0.1", min_length=1, description="Bind address; off loopback needs TLS files or allow_insecure_remote."

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from hologram.sdk import Plugin, StartContext, tool_error
 from hologram_plugins.notes.store import Note, NoteError, NoteStore
@@ -19,6 +19,8 @@ FACILITY = "notes.store"
 
 class NotesConfig(BaseModel):
     """settings.toml's ``[plugins.notes]``, checked at start (its JSON Schema: manifests/notes.config.schema.json)."""
+
+    model_config = ConfigDict(extra="forbid")  # a misspelt key fails the start, naming it
 
     folder: str = Field("notes", min_length=1, description="Folder of the notes, relative to the plugin's data dir.")
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -62,6 +62,8 @@ class Target:
 
 class NetConfig(BaseModel):
     """The network keys the web and rss plugins share (``[plugins.web]``, ``[plugins.rss]``)."""
+
+    model_config = ConfigDict(extra="forbid")  # a misspelt key fails the start, naming it
 
     allow_private: bool | list[str] = Field(
         False,
