@@ -15,6 +15,7 @@ memory/session_memory.py fails both tests (memory → agent runs back up; memory
 from __future__ import annotations
 
 import ast
+import graphlib
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -130,42 +131,15 @@ def package_arrows() -> dict[tuple[str, str], list[Arrow]]:
 
 
 def cycles(edges: set[tuple[str, str]]) -> list[list[str]]:
-    """The strongly connected components with more than one package (Tarjan)."""
+    """An import circle among the packages, if there is one (graphlib's, the sorter `hologram build` uses)."""
     graph: dict[str, set[str]] = defaultdict(set)
     for a, b in edges:
         graph[a].add(b)
-        graph.setdefault(b, set())
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def connect(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in sorted(graph[v]):
-            if w not in index:
-                connect(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in sorted(graph):
-        if v not in index:
-            connect(v)
-    return found
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as exc:
+        return [list(exc.args[1])]
+    return []
 
 
 def layer_of() -> dict[str, int]:
