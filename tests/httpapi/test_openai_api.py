@@ -13,6 +13,7 @@ import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import openai
@@ -272,3 +273,58 @@ def test_a_client_that_goes_away_cancels_its_non_streamed_turn(kernel: HttpKerne
                     ended = event
                     break
     assert ended is not None and ended["stop_reason"] == "cancelled", ended
+
+
+def test_with_the_page_open_on_the_session_the_page_is_asked_and_its_decision_holds(
+    client: openai.OpenAI, kernel: HttpKernel, mock: MockLLM
+) -> None:
+    """The page and /v1 are one watcher (the http plugin): a /v1 turn, which cannot approve, must not switch off
+    the approvals of the page watching the same session. The page's stream gets ``approval.requested``, its answer
+    decides, and the call runs. Mutation check (done): `TurnHub.start` setting the starter's approval flag as
+    given (False) turns this red (the call is denied at once: "no client that can approve ...")."""
+    import threading
+
+    import orjson
+
+    session = "page-and-api"
+    arguments = json.dumps({"target": "mark-page-approved"})
+    mock.script(
+        [
+            {"reasoning_content": "r", "tool_calls": [{"id": "p1", "name": "deploy", "arguments": arguments}]},
+            {"reasoning_content": "r", "content": "deployed, as the page allowed"},
+        ]
+    )
+    seen: list[dict[str, Any]] = []
+    watching = threading.Event()
+
+    def page() -> None:  # what the open page does: follow the session's stream, answer what it is asked
+        with kernel.client() as http, http.stream("GET", f"/api/sessions/{session}/events", timeout=60) as stream:
+            assert stream.status_code == 200
+            watching.set()
+            for line in stream.iter_lines():
+                if not line.startswith("data: "):
+                    continue
+                event = orjson.loads(line[6:])
+                seen.append(event)
+                if event["type"] == "approval.requested":
+                    answer = http.post(
+                        f"/api/sessions/{session}/approvals/{event['approval']}",
+                        json={"approved": True, "reason": "the page says yes"},
+                    )
+                    assert answer.status_code == 200, answer.text
+                if event["type"] == "turn.ended":
+                    return
+
+    reader = threading.Thread(target=page, daemon=True)
+    reader.start()
+    assert watching.wait(60), "the page's stream did not open"  # its headers come after the plugin watches
+    completion = client.chat.completions.create(
+        model="hologram",
+        messages=[{"role": "user", "content": "deploy it"}],
+        extra_headers={"X-Hologram-Session": session},
+    )
+    reader.join(60)
+    assert "deployed, as the page allowed" in str(completion.choices[0].message.content)
+    resolved = next(e for e in seen if e["type"] == "approval.resolved")
+    assert (resolved["approved"], resolved["by"], resolved["reason"]) == (True, "http", "the page says yes")
+    assert kernel.received() == ["mark-page-approved"]

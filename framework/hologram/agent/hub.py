@@ -216,7 +216,9 @@ class TurnHub:
         """Queue a turn in ``session`` (created by the caller); answers at once with its id."""
         state = self.sessions.setdefault(session, _Session())
         if watcher is not None:
-            state.watchers[watcher.key] = params.approvals
+            # A start never takes approvals away from a watcher that has them: one plugin may be several clients
+            # (the http plugin is both the open page, which can approve, and /v1, which cannot).
+            state.watchers[watcher.key] = params.approvals or state.watchers.get(watcher.key, False)
         turn = uuid.uuid4().hex[:12]
         state.queued += 1
         task = asyncio.get_running_loop().create_task(self._run(params, session, turn, state))
