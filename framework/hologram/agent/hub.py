@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hologram.agent.approvals import ApprovalRequest
+from hologram.agent.failure import failure_of
+from hologram.agent.turn import TurnError
 from hologram.api import params as params_api
 from hologram.api import turn as api
 
@@ -244,7 +246,8 @@ class TurnHub:
                     log.info("turn %s of session %s cancelled", turn, session)
             except Exception as exc:
                 message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-                self.emit(api.TurnFailed(session=session, turn=turn, message=message))
+                kind, status = (exc.kind, exc.status) if isinstance(exc, TurnError) else failure_of(exc)
+                self.emit(api.TurnFailed(session=session, turn=turn, message=message, kind=kind, status=status))
                 self.emit(api.TurnEnded(session=session, turn=turn, stop_reason="error"))
             else:
                 self.emit(

@@ -52,7 +52,7 @@ class TurnService:
                 text, session_id=session, turn_id=turn, on_event=emit, scene=scene, partner=partner
             )
         except HologramError as exc:  # a damaged sessions.db page under this session: the file and the fix
-            raise TurnError(one_line(exc)) from None
+            raise TurnError(one_line(exc), kind="storage") from None
         finally:  # `hologram up` held its start-up loads for the first answer (hologram/kernel/preload.py): it is out
             _preload.release()
             _heap.idle_trim.activity()  # the turn's freed heap goes back to the OS once the kernel is idle

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from hologram.agent.executor import Executor, Outcome, PluginInvoke
+from hologram.agent.failure import FailureKind, failure_of
 from hologram.agent.tools import ToolRegistry
 from hologram.agent.turn_scene import TurnScene
 from hologram.api import turn as api
@@ -59,7 +60,18 @@ class Completer(Protocol):
 
 
 class TurnError(Exception):
-    """The turn could not produce an answer (every provider failed, a request was rejected, …)."""
+    """The turn could not produce an answer (every provider failed, a request was rejected, …); ``kind`` and
+    ``status`` say what for a client (`hologram.agent.failure`), the message says it for a person."""
+
+    def __init__(self, message: str, *, kind: FailureKind = "internal", status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind: FailureKind = kind
+        self.status = status
+
+    @classmethod
+    def of(cls, exc: BaseException) -> TurnError:
+        kind, status = failure_of(exc)
+        return cls(str(exc), kind=kind, status=status)
 
 
 @dataclass
@@ -184,7 +196,7 @@ class _Turn:
             self._persist_input(text)
             return await self._short_circuit(0)
         if self.llm is None:
-            raise TurnError(agent.no_llm_message)
+            raise TurnError(agent.no_llm_message, kind="no_provider")
         self._persist_input(text)
         if agent.memory is None:  # with memory, each request's history comes from SessionMemory.prepare
             self.history = agent.history.messages(self.sid)
@@ -243,7 +255,9 @@ class _Turn:
         agent, ctx = self.agent, self.ctx
         if agent.memory is None:
             if provider_overflow:
-                raise TurnError("the conversation no longer fits the model's context window (memory is off)")
+                raise TurnError(
+                    "the conversation no longer fits the model's context window (memory is off)", kind="context_window"
+                )
             return [Message.system(ctx.system), *self.history]
         fixed = estimate_tokens(ctx.system) + estimate_tokens(json.dumps(tools.schemas(), ensure_ascii=False))
         query = ctx.input or ""
@@ -264,7 +278,7 @@ class _Turn:
                         self.sid, query, window_tokens=window, fixed_tokens=fixed, guard=guard, scene=scene
                     )
         except PromptTooLargeError as exc:
-            raise TurnError(str(exc)) from exc
+            raise TurnError.of(exc) from exc
         if prepared.pruned:
             self.emit(api.MemoryNote(session=self.sid, turn=self.turn_id, pruned=len(prepared.pruned)))
         messages = prepared.request_messages(ctx.system)
@@ -281,11 +295,11 @@ class _Turn:
             if exc.partial_content or exc.partial_reasoning:  # what the user saw stays in the history
                 data = {"content": exc.partial_content, "reasoning": exc.partial_reasoning or None}
                 self.store.append(self.sid, "response", {**data, "interrupted": True}, turn=self.turn_id)
-            raise TurnError(str(exc)) from exc
+            raise TurnError.of(exc) from exc
         except (asyncio.CancelledError, LLMContextOverflowError):
             raise
         except Exception as exc:
-            raise TurnError(str(exc)) from exc
+            raise TurnError.of(exc) from exc
 
     # -- persistence ----------------------------------------------------------------------------------
 

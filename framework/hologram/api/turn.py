@@ -150,6 +150,10 @@ class TurnFailed(_Event):
 
     type: Literal["turn.error"] = "turn.error"
     message: str = ""
+    # what for a client: context_window | auth | rate_limit | upstream_http | network | bad_request |
+    # stream_interrupted | no_provider | storage | internal (hologram.agent.failure); since version 1, additive
+    kind: str = "internal"
+    status: int | None = None  # the provider's HTTP status, when there was one
 
 
 @dataclass(slots=True, kw_only=True)
