@@ -300,3 +300,45 @@ def test_cancel_during_an_approval_resolves_it(kernel: ApprovalKernel, mock: Moc
     assert (resolved.approved, resolved.by, resolved.reason) == (False, "kernel", "the turn was cancelled")
     assert events[-1].stop_reason == "cancelled"
     assert kernel.received() == []
+
+
+def test_a_queued_turn_is_cancelled_before_it_starts(kernel: ApprovalKernel, mock: MockLLM) -> None:
+    """A second turn in a session waits (``status: queued``, a ``turn.queued`` event) behind the running one;
+    ``turn/cancel`` with its id drops it — ``turn.ended`` cancelled and no ``turn.started`` — while the running
+    turn goes on to its end, and the model is never asked for the dropped one. Mutation check (done): `TurnHub.
+    cancel` ignoring ``turn`` (cancelling the running one) turns this red."""
+    script_one_call(mock, "deploy", "mark-queued")
+    session = "queue-session"
+
+    async def go() -> tuple[dict[str, Any], list[Any], list[Any]]:
+        async with (
+            await TurnClient.connect(kernel.data, client="tester", approvals=True) as client,
+            await TurnClient.connect(kernel.data, client="observer") as observer,
+        ):
+            seen = await observer.watch(session)
+            first = await client.start("go", session=session)
+            answer: dict[str, Any] = {}
+            events: list[Any] = []
+            async with asyncio.timeout(60):
+                async for event in seen:
+                    events.append(event)
+                    if isinstance(event, api.ApprovalRequested):  # the first turn is certainly running now
+                        answer = await client.connection.request(
+                            api.TURN_START, {"text": "later", "session": session, "client": "tester"}
+                        )
+                        assert await client.cancel(session, answer["turn"])
+                        assert await client.approve(event, False, "no")
+                    if isinstance(event, api.TurnEnded) and event.turn == first.turn:
+                        break
+            stored = (await client.read(session))["events"]
+            return answer, events, stored
+
+    answer, events, stored = asyncio.run(go())
+    dropped = answer["turn"]
+    assert answer["status"] == "queued"
+    assert [(e.turn, e.ahead) for e in events if isinstance(e, api.TurnQueued)] == [(dropped, 1)]
+    ends = [(e.turn, e.stop_reason) for e in events if isinstance(e, api.TurnEnded)]
+    assert ends == [(dropped, "cancelled"), (events[0].turn, "denied")], ends
+    assert not any(isinstance(e, api.TurnStarted) and e.turn == dropped for e in events)
+    assert not any(e["turn"] == dropped for e in stored), "the dropped turn stored nothing"
+    assert len(mock.requests) == 1, "the model was asked for the first turn only (its call; every call denied ends it)"

@@ -121,6 +121,7 @@ class _Session:
     cancel_requested: bool = False
     replay: list[dict[str, Any]] = field(default_factory=list)  # this turn's events (and the last one's)
     queued: int = 0  # turns waiting for the lock
+    waiting: dict[str, asyncio.Task[Any]] = field(default_factory=dict)  # those turns, by id (turn/cancel)
     approvals: dict[str, _Approval] = field(default_factory=dict)
 
 
@@ -222,14 +223,28 @@ class TurnHub:
             # (the http plugin is both the open page, which can approve, and /v1, which cannot).
             state.watchers[watcher.key] = params.approvals or state.watchers.get(watcher.key, False)
         turn = uuid.uuid4().hex[:12]
+        running = state.task is not None and not state.task.done()
+        ahead = state.queued + (1 if running else 0)
         state.queued += 1
         task = asyncio.get_running_loop().create_task(self._run(params, session, turn, state))
         self._turns.add(task)
         task.add_done_callback(self._turns.discard)
-        return {"session": session, "turn": turn}
+        if ahead:
+            state.waiting[turn] = task
+            self.emit(api.TurnQueued(session=session, turn=turn, text=params.text, client=params.client, ahead=ahead))
+        return {"session": session, "turn": turn, "status": "queued" if ahead else "running"}
 
     async def _run(self, params: params_api.StartParams, session: str, turn: str, state: _Session) -> None:
-        async with state.lock:
+        try:
+            await state.lock.acquire()
+        except asyncio.CancelledError:  # cancelled while queued: it never starts, and its clients are told
+            state.queued -= 1
+            state.waiting.pop(turn, None)
+            self.emit(api.TurnEnded(session=session, turn=turn, stop_reason="cancelled"))
+            self._forget_if_idle(session)
+            return
+        try:
+            state.waiting.pop(turn, None)
             state.queued -= 1
             state.turn, state.on_disconnect, state.cancel_requested = turn, params.on_disconnect, False
             state.replay = []
@@ -263,11 +278,20 @@ class TurnHub:
                 )
             finally:
                 state.task = None
+        finally:
+            state.lock.release()
         self._forget_if_idle(session)
 
-    def cancel(self, session: str) -> bool:
+    def cancel(self, session: str, turn: str | None = None) -> bool:
+        """Cancel the session's running turn, or `turn` (running, or queued: dropped before it starts)."""
         state = self.sessions.get(session)
-        if state is None or state.task is None or state.task.done():
+        if state is None:
+            return False
+        waiting = state.waiting.get(turn) if turn is not None else None
+        if waiting is not None:
+            waiting.cancel()
+            return True
+        if state.task is None or state.task.done() or (turn is not None and turn != state.turn):
             return False
         state.cancel_requested = True
         state.task.cancel()

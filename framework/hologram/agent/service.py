@@ -97,8 +97,8 @@ class TurnService:
         return {"watching": False}
 
     async def cancel(self, params: Any) -> dict[str, Any]:
-        p = _parse(params_api.SessionParams, api.TURN_CANCEL, params)
-        return {"cancelled": self.hub.cancel(p.session)}
+        p = _parse(params_api.CancelParams, api.TURN_CANCEL, params)
+        return {"cancelled": self.hub.cancel(p.session, p.turn)}
 
     async def approve(self, by: str, key: Hashable, params: Any) -> dict[str, Any]:
         """``key``: the caller's watcher key (its connection, or ``("plugin", name)``): only a watcher of the

@@ -106,9 +106,17 @@ class WatchParams(_Params):
 
 
 class SessionParams(_Params):
-    """``turn/unwatch``, ``turn/cancel``, ``sessions/read``, ``sessions/delete``."""
+    """``turn/unwatch``, ``sessions/read``, ``sessions/delete``."""
 
     session: NonEmpty
+
+
+class CancelParams(_Params):
+    """``turn/cancel``: the session's running turn, or ``turn`` — the running one or one queued behind it (a
+    queued turn is dropped before it starts: ``turn.ended`` with ``cancelled``, no ``turn.started``)."""
+
+    session: NonEmpty
+    turn: str | None = Field(None, min_length=1, description="a queued or running turn of the session")
 
 
 class ListParams(_Params):
@@ -136,7 +144,7 @@ METHOD_PARAMS: dict[str, type[_Params]] = {
     TURN_START: StartParams,
     TURN_WATCH: WatchParams,
     TURN_UNWATCH: SessionParams,
-    TURN_CANCEL: SessionParams,
+    TURN_CANCEL: CancelParams,
     TURN_APPROVE: ApproveParams,
     SESSIONS_LIST: ListParams,
     SESSIONS_READ: SessionParams,

@@ -28,10 +28,10 @@ from typing import Any, Literal
 TURN_API_VERSION = 1
 
 # -- methods (client → kernel requests; the same names are the ``kernel.turns`` facility's methods) --------
-TURN_START = "turn/start"  # StartParams → {session, turn}
+TURN_START = "turn/start"  # StartParams → {session, turn, status: running | queued}
 TURN_WATCH = "turn/watch"  # WatchParams → {session, turn (running or null), seq (last event seq)}
 TURN_UNWATCH = "turn/unwatch"  # {session} → {watching: false}
-TURN_CANCEL = "turn/cancel"  # {session} → {cancelled: bool}
+TURN_CANCEL = "turn/cancel"  # {session, turn?} → {cancelled: bool}
 TURN_APPROVE = "turn/approve"  # ApproveParams → {accepted: bool} (false: already decided, or no such request)
 SESSIONS_LIST = "sessions/list"  # {} → {sessions: [{id, title, created, updated, channel, events}]}
 SESSIONS_READ = "sessions/read"  # {session} → {events: [...], messages: [...]}
@@ -59,6 +59,16 @@ class _Event:
     session: str
     turn: str
     seq: int = 0
+
+
+@dataclass(slots=True, kw_only=True)
+class TurnQueued(_Event):
+    """A turn waits behind the one running in its session (``turn/cancel`` with its id drops it)."""
+
+    type: Literal["turn.queued"] = "turn.queued"
+    text: str = ""
+    client: str = ""
+    ahead: int = 0  # turns before it: the running one and those queued earlier
 
 
 @dataclass(slots=True, kw_only=True)
@@ -175,7 +185,8 @@ class UnknownEvent(_Event):
 
 
 TurnEvent = (
-    TurnStarted
+    TurnQueued
+    | TurnStarted
     | ContentDelta
     | ReasoningDelta
     | ToolCallStarted

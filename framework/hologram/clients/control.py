@@ -114,8 +114,12 @@ class TurnClient:
     async def unwatch(self, session: str) -> None:
         await self.connection.request(api.TURN_UNWATCH, {"session": session})
 
-    async def cancel(self, session: str) -> bool:
-        answer = await self.connection.request(api.TURN_CANCEL, {"session": session})
+    async def cancel(self, session: str, turn: str | None = None) -> bool:
+        """Cancel the session's running turn, or `turn` (running, or queued behind it)."""
+        params: dict[str, Any] = {"session": session}
+        if turn is not None:
+            params["turn"] = turn
+        answer = await self.connection.request(api.TURN_CANCEL, params)
         return bool(answer.get("cancelled"))
 
     async def approve(self, request: api.ApprovalRequested, approved: bool, reason: str = "") -> bool:

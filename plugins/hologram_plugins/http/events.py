@@ -66,6 +66,7 @@ class SessionEvents:
     listeners: set[Listener] = field(default_factory=set)
     listened: bool = False  # a listener was subscribed during the latest turn
     ended: str | None = None  # the id of the latest turn that ended (kept when its events are dropped)
+    current: str | None = None  # the id of the latest turn that started
 
     @property
     def idle(self) -> bool:
@@ -93,6 +94,7 @@ class Fanout:
         if kind == "turn.started":
             state.turn = []
             state.running = True
+            state.current = str(event.get("turn") or "")
             state.listened = bool(state.listeners)
             self._unkeep(sid)
             if state.pending == event.get("turn"):
@@ -103,7 +105,8 @@ class Fanout:
         state.turn.append(event)
         for listener in list(state.listeners):
             listener.put(event)
-        if kind == "turn.ended":
+        # a turn queued behind the running one and cancelled before it started ends too: the session stays busy
+        if kind == "turn.ended" and not (state.running and event.get("turn") != state.current):
             state.running = False
             state.ended = str(event.get("turn") or "")
             self._maybe_idle(sid, state)
