@@ -202,15 +202,20 @@ EVENT_TYPES: dict[str, type[Any]] = {
     str(next(f.default for f in dataclasses.fields(cls) if f.name == "type")): cls for cls in TurnEvent.__args__
 }
 _FIELDS: dict[type[Any], tuple[str, ...]] = {}
+_REQUIRED = ("session", "turn")  # the fields every event has without a default
+
+
+def _field_names(cls: type[Any]) -> tuple[str, ...]:
+    """An event class's field names, cached: `wire` and `parse_event` run for every delta of every turn."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
 
 
 def wire(event: Any) -> dict[str, Any]:
-    """An event as it travels (a flat JSON object). Field lists are cached per class: this runs for every
-    delta of every turn, and `dataclasses.asdict` deep-copies."""
-    names = _FIELDS.get(type(event))
-    if names is None:
-        names = _FIELDS[type(event)] = tuple(f.name for f in dataclasses.fields(event))
-    return {name: getattr(event, name) for name in names}
+    """An event as it travels (a flat JSON object); not `dataclasses.asdict`, which deep-copies."""
+    return {name: getattr(event, name) for name in _field_names(type(event))}
 
 
 def parse_event(data: Any) -> TurnEvent | UnknownEvent:
@@ -235,17 +240,11 @@ def parse_event(data: Any) -> TurnEvent | UnknownEvent:
             type=str(kind),
             data=rest,
         )
-    names = _FIELDS.get(cls)
-    if names is None:
-        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
     missing = [name for name in _REQUIRED if name not in data]
     if missing:
         raise ValueError(f"malformed {kind} event: {missing[0]}: Field required")
-    event: TurnEvent = cls(**{name: data[name] for name in names if name in data})
+    event: TurnEvent = cls(**{name: data[name] for name in _field_names(cls) if name in data})
     return event
-
-
-_REQUIRED = ("session", "turn")  # the fields every event has without a default
 
 
 def validate_event(data: Any) -> TurnEvent | UnknownEvent:
