@@ -65,7 +65,7 @@ plugin = Plugin("recorder")
 async def deploy(target: str) -> str:
     with open(os.environ["RECORD_FILE"], "a") as f:  # every tool/invoke this plugin receives
         f.write(json.dumps({"target": target}) + "\\n")
-    return f"deployed {target}"
+    return f"deployed {target[:200]}"  # (a 5 MB target: the call, not its echo, is what a test looks at)
 
 
 if __name__ == "__main__":
@@ -322,12 +322,15 @@ def test_a_queued_turn_is_cancelled_before_it_starts(kernel: ApprovalKernel, moc
             async with asyncio.timeout(60):
                 async for event in seen:
                     events.append(event)
-                    if isinstance(event, api.ApprovalRequested):  # the first turn is certainly running now
+                    if isinstance(event, api.ToolCallStarted):  # the first turn is certainly running now
                         answer = await client.connection.request(
                             api.TURN_START, {"text": "later", "session": session, "client": "tester"}
                         )
                         assert await client.cancel(session, answer["turn"])
-                        assert await client.approve(event, False, "no")
+                        async for own in first:  # the request goes to the client that can approve, not the observer
+                            if isinstance(own, api.ApprovalRequested):
+                                assert await client.approve(own, False, "no")
+                                break
                     if isinstance(event, api.TurnEnded) and event.turn == first.turn:
                         break
             stored = (await client.read(session))["events"]

@@ -1,10 +1,11 @@
 """The turn API end to end (a real `hologram up`, the strict mock): sessions, resuming a turn after the client
 went away, and a channel plugin that runs and approves a turn through the ``kernel.turns`` facility with the
-events arriving on the event ring — the same contract as the control socket's clients get.
+events arriving over its own connection — the same contract as the control socket's clients get.
 
 Mutation checks (done): `TurnHub.watch` ignoring ``after`` (no replay) turns the resume test red (the
-events between the two connections are missing); the hub not publishing turn events on the ring turns the
-channel-plugin test red (the plugin never sees its turn end).
+events between the two connections are missing); the hub not sending a watching plugin its events
+(`TurnService.plugin_watcher`'s send a no-op) turns the channel-plugin test red (the plugin never sees its
+turn end).
 """
 
 from __future__ import annotations
@@ -46,9 +47,8 @@ SESSION = "relay-1"
 tasks = set()
 
 
-@plugin.subscribe(["turn.event"])
-async def on_turn_event(data):
-    event = data["event"]
+@plugin.on_turn_event
+async def on_turn_event(event):
     if event["session"] != SESSION:
         return
     with open(os.environ["RELAY_LOG"], "a") as f:
@@ -75,11 +75,11 @@ MEDDLER_MANIFEST = """\
 [plugin]
 name = "meddler"
 version = "0.1.0"
-description = "a plugin that reads approval ids off the event ring and tries to answer them; it watches nothing"
-run = { module = "meddler", env = { PYTHONPATH = "{path}", MEDDLER_LOG = "{root}/meddler.jsonl" } }
+description = "observes every turn (kernel.observe), tries to answer the approvals it sees; watches nothing"
+run = { module = "meddler", env = { PYTHONPATH = "{path}", MEDDLER_LOG = "{root}/meddler.jsonl", MEDDLER_RING = "{root}/meddler-ring.jsonl" } }
 
 [facilities]
-requires = ["kernel.turns"]
+requires = ["kernel.turns", "kernel.observe"]
 """
 
 MEDDLER = """\
@@ -90,9 +90,19 @@ from hologram.rpc import RpcError
 plugin = Plugin("meddler")
 
 
-@plugin.subscribe(["turn.event"])
-async def on_turn_event(data):
-    event = data["event"]
+@plugin.on_start
+async def begin(ctx):
+    await plugin.facility("kernel.observe").call("subscribe")
+
+
+@plugin.subscribe(None)
+async def on_ring(data):  # the shared ring: it must carry nothing of a turn
+    with open(os.environ["MEDDLER_RING"], "a") as f:
+        f.write(json.dumps(data, default=str) + "\\n")
+
+
+@plugin.on_turn_event
+async def on_turn_event(event):
     if event["type"] != "approval.requested" or not event["session"].startswith("guarded"):
         return
     try:
@@ -193,7 +203,8 @@ def test_a_client_that_comes_back_resumes_the_turn_without_a_gap_or_a_repeat(
 ) -> None:
     """The first client goes away while an approval is open (a browser tab reloading): the turn, started with
     ``on_disconnect = "continue"``, keeps running; the second client passes the last ``seq`` it saw to
-    ``turn/watch``, gets the open request again, answers it and sees the rest."""
+    ``turn/watch``, gets the open request again, answers it and sees the rest; a third that cannot approve
+    replays the whole turn, without the request."""
     mock.reset()
     script_one_call(mock, "deploy", "mark-resume")
 
@@ -216,7 +227,9 @@ def test_a_client_that_comes_back_resumes_the_turn_without_a_gap_or_a_repeat(
 
     before, after, whole = asyncio.run(go())
     assert isinstance(after[0], api.ApprovalRequested) and after[0].approval == before[-1].approval  # asked again
-    seen = [e.seq for e in before] + [e.seq for e in after[1:]]
+    # the audit client cannot approve: it is not sent the request (only whoever may answer is), the rest it is
+    assert not any(isinstance(e, api.ApprovalRequested) for e in whole)
+    seen = [e.seq for e in [*before, *after[1:]] if not isinstance(e, api.ApprovalRequested)]
     assert seen == [e.seq for e in whole], (seen, [e.seq for e in whole])  # no gap, no repeat
     assert whole[-1].stop_reason == "answer"
     resolved = next(e for e in whole if isinstance(e, api.ApprovalResolved))
@@ -225,10 +238,12 @@ def test_a_client_that_comes_back_resumes_the_turn_without_a_gap_or_a_repeat(
 
 
 def test_a_plugin_that_does_not_watch_cannot_answer_an_approval(kernel: ApprovalKernel, mock: MockLLM) -> None:
-    """Every plugin can read approval ids off the event ring; one that does not watch the session answers with
-    ``kernel.turns.approve`` and is refused with NOT_ALLOWED, and the person's denial decides: the call never
-    reaches its plugin. Mutation check (done): `TurnHub.answer` without its watcher check turns this red (the
-    meddler's approval is accepted, the recorder receives the call)."""
+    """A plugin that observes every turn (its manifest requires ``kernel.observe``) sees the approval request;
+    it does not watch the session, answers with ``kernel.turns.approve`` and is refused with NOT_ALLOWED, and the
+    person's denial decides: the call never reaches its plugin. The shared event ring, which every plugin can
+    read, carried nothing of the turn. Mutation checks (done): `TurnHub.answer` without its watcher check turns
+    this red (the meddler's approval is accepted, the recorder receives the call); publishing turn events on the
+    ring again turns the last assert red."""
     script_one_call(mock, "deploy", "mark-meddled")
     log = kernel.root / "meddler.jsonl"
 
@@ -256,3 +271,6 @@ def test_a_plugin_that_does_not_watch_cannot_answer_an_approval(kernel: Approval
     [resolved] = [e for e in events if isinstance(e, api.ApprovalResolved)]
     assert (resolved.approved, resolved.by) == (False, "owner")
     assert "mark-meddled" not in kernel.received()  # (the relay's own turn at start deploys mark-relay)
+    ring = kernel.root / "meddler-ring.jsonl"
+    seen = ring.read_text() if ring.exists() else ""
+    assert "guarded-plugin" not in seen and "approval" not in seen, seen[:500]

@@ -26,7 +26,8 @@ def test_kernel_node_is_always_first_and_provides_kernel_facilities(tmp_path: Pa
     graph = resolve_dir(tmp_path)
     assert graph.order == ["kernel"]
     assert {str(p) for p in graph.nodes["kernel"].provides} == {
-        f"kernel.{f}@1" for f in ("sessions", "memory", "plugins", "tools", "llm", "events", "settings", "turns")
+        f"kernel.{f}@1"
+        for f in ("sessions", "memory", "plugins", "tools", "llm", "events", "settings", "turns", "observe")
     }
 
 

@@ -84,12 +84,15 @@ def test_the_clients_send_only_the_models_fields() -> None:
     class Recorder:
         async def request(self, method: str, params: dict[str, object]) -> dict[str, object]:
             sent.append((method, params))
-            return {"session": "s", "turn": "t", "accepted": True, "cancelled": True, "sessions": [], "deleted": True}
+            return {"session": "s", "turn": "t", "accepted": True, "cancelled": True, "sessions": [], "deleted": True,
+                    "protocol_version": 2}  # fmt: skip
 
     async def drive() -> None:
         client = TurnClient.__new__(TurnClient)
         client.connection = Recorder()  # type: ignore[assignment]
         client.client, client.approvals, client._streams = "cli", True, set()
+        await client.initialize()
+        await client.read_turn("s", "t")
         await client.start("hi", session="s", scene="chan:qq/peer:1", partner="p")
         await client.watch("s", after=3)
         await client.unwatch("s")

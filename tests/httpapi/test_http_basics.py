@@ -57,7 +57,7 @@ def test_a_turn_started_over_http_streams_its_events(kernel: HttpKernel, mock: M
     mock.script([{"reasoning_content": "think", "content": "hello from the mock"}])
     with kernel.client() as client:
         info = client.get("/api/info").json()
-        assert info["turn_api"] == 1
+        assert info["turn_api"] == 2
         started = client.post("/api/turns", json={"text": "hi there"}).json()
         with client.stream("GET", f"/api/sessions/{started['session']}/events") as response:
             assert response.headers["content-type"].startswith("text/event-stream")

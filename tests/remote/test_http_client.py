@@ -165,10 +165,10 @@ def test_a_refused_token_says_where_to_get_the_right_one() -> None:
 
 
 def test_another_turn_api_version_is_named() -> None:
-    transport = httpx.MockTransport(FakeServer(lambda n, last: ([], False), turn_api=2))
+    transport = httpx.MockTransport(FakeServer(lambda n, last: ([], False), turn_api=3))
     with pytest.raises(HologramError) as caught:
         run(HttpTurnClient.connect(URL, "right", transport=transport))
-    assert "speaks turn API version 2" in caught.value.render()
+    assert "speaks turn API version 3" in caught.value.render()
     assert "upgrade" in caught.value.render()
     transport = httpx.MockTransport(FakeServer(lambda n, last: ([], False), turn_api=None))
     with pytest.raises(HologramError) as caught:

@@ -9,6 +9,8 @@ A step is a plain dict (so a test in another process can post it as JSON):
   error step may also carry ``"delay"`` to sleep before answering;
 - disconnect: ``{"disconnect": true, "after_chunks": n, ...response}`` - streams ``n`` chunks of the
   response then drops the connection (non-streaming: drops it before any byte);
+- pacing: a response step may carry ``"chunk_delay"`` (seconds between streamed chunks) and ``"chunk_chars"``
+  (characters per chunk, instead of the server's ``--chunk-chars``: a 5 MB argument in a few chunks);
 - by the request: ``{"by_last_role": {"user": step, "tool": step, ...}}`` - the step for the role of the
   request's last message (``"default"`` for any other), so one default step can answer a whole tool-using
   turn however many turns, sessions and restarts run at once (the soak and fault-injection runs).

@@ -218,7 +218,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _stream(self, step: sc.Step, body: dict[str, Any]) -> None:
         state = self.server.state
         all_chunks = sc.chunks(
-            step, body, state.vendor, chunk_chars=state.chunk_chars, reuse_index_zero=state.reuse_index_zero
+            step,
+            body,
+            state.vendor,
+            chunk_chars=int(step.get("chunk_chars") or state.chunk_chars),
+            reuse_index_zero=state.reuse_index_zero,
         )
         limit = int(step.get("after_chunks", 0)) if step.get("disconnect") else None
         self.send_response(200)

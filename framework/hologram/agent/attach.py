@@ -23,10 +23,12 @@ from hologram.agent.admin_providers import FACILITY as LLM_FACILITY
 from hologram.agent.admin_providers import ProviderAdmin
 from hologram.agent.approvals import ApprovalRequest, Approver, Requirement, summarise
 from hologram.agent.hub import TurnHub
+from hologram.agent.sequence import FILE_NAME as SEQ_FILE
 from hologram.agent.service import TurnService
 from hologram.agent.tools import ToolRegistry
 from hologram.agent.turn import DEFAULT_CONTEXT_WINDOW, Agent
 from hologram.api import turn as api
+from hologram.base.protocol import TURN_EVENT
 from hologram.config.settings import Settings
 from hologram.kernel import preload as _preload
 from hologram.kernel.admin import serve_admin
@@ -132,7 +134,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
         invoke_plugin=supervisor.invoke_tool,
         no_llm_message=problem,
     )
-    service = TurnService(agent, publish=kernel.ring.publish)
+    service = TurnService(agent, seq_file=kernel.data_dir / SEQ_FILE, deliver=deliver_to_plugins(kernel))
     attach_graph(kernel, memory, settings, lambda: agent.llm, service)
     agent.executor.approver = Approver(
         settings.approvals,
@@ -157,11 +159,27 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     kernel.add_listener(lambda plugin: service.plugin_gone(plugin.name) if plugin.state in gone else None)
     for name, method in service.control_methods(calling_connection).items():
         kernel.add_control_method(name, method)
-    kernel.on_client_disconnect(service.hub.disconnect)
+    kernel.on_client_disconnect(service.connection_gone)
     for name, method in service.facility_methods().items():
         kernel.add_facility_method(api.FACILITY, name, method)
+    for name, method in service.observe_methods().items():
+        kernel.add_facility_method(api.OBSERVE_FACILITY, name, method)
     kernel.add_facility_method("kernel.sessions", "approve", plugin_asks(service.hub, settings.approvals.timeout_s))
     return service
+
+
+def deliver_to_plugins(kernel: Kernel) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
+    """How a plugin that watches gets its turn events: a ``turn/event`` notification on its own connection
+    (awaiting the write, so a plugin that stops reading backs up its own queue in the hub, nobody else's)."""
+
+    async def deliver(plugin: str, event: dict[str, Any]) -> None:
+        managed = kernel.supervisor.plugins.get(plugin)
+        runtime = managed.runtime if managed is not None else None
+        if runtime is None:
+            raise ConnectionError(f"{plugin} is not running")
+        await runtime.connection.notify(TURN_EVENT, event)
+
+    return deliver
 
 
 def close_scenes(memory: SessionMemory) -> Callable[[], Awaitable[None]]:

@@ -91,7 +91,7 @@ class Executor:
     ) -> BatchReport:
         batch: BatchMemo = {}  # which hooks apply, asked of pluggy once per batch (stages/dispatch.py)
         prepared = []
-        for call in calls:  # in call order: hooks, then the call is announced, then approval if it needs one
+        for call in calls:  # in call order: hooks, then the call is announced
             p = await self._prepare(call, tools, ctx, batch)
             if p.outcome is None:
                 assert p.tool is not None
@@ -105,8 +105,8 @@ class Executor:
                         arguments=p.arguments,
                     )
                 )
-                await self._approve(p, ctx)
             prepared.append(p)
+        await self._approve_all([p for p in prepared if p.outcome is None], ctx)
         runnable = [p for p in prepared if p.outcome is None]
         concurrent = len(runnable) > 1 and all(p.tool is not None and p.tool.parallel_safe for p in runnable)
         report = BatchReport(concurrent=concurrent)
@@ -201,6 +201,20 @@ class Executor:
                 return p
         p.arguments = rewritten
         return p
+
+    async def _approve_all(self, prepared: list[_Prepared], turn: StageContext) -> None:
+        """The approval step of every call of the step at once: a person asked about three calls sees three
+        requests together and answers them in any order, rather than one after another with the model's
+        step stalled between. A cancel (of the turn) cancels every wait, and each request is resolved."""
+        if len(prepared) == 1:
+            await self._approve(prepared[0], turn)
+        elif prepared:
+            waits = [asyncio.ensure_future(self._approve(p, turn)) for p in prepared]
+            try:
+                await asyncio.gather(*waits)
+            finally:
+                for wait in waits:
+                    wait.cancel()
 
     async def _approve(self, p: _Prepared, turn: StageContext) -> None:
         """The kernel's approval step (agent/approvals.py): a denied call gets its outcome here and never

@@ -1,11 +1,19 @@
 """The kernel side of the turn API: running turns per session, the clients watching them, their approvals.
 
-Every event of a turn goes through `TurnHub.emit`: it gets the next ``seq``, is kept for clients that
-reconnect (the running turn's and the last finished turn's events of each watched session), published on the
-event ring (``turn.event``: plugins see every turn) and queued to each watcher. Each watcher has a queue and a
-sender task of its own, so one slow client delays nobody — not the turn, not the other clients — and each
-sees the events in order. A watcher whose queue passes `MAX_QUEUED` (a client that stopped reading) is
-dropped with a warning rather than let the kernel's memory grow.
+Every event of a turn goes through `TurnHub.emit`: the turn's items are derived around it (`TurnItems`), it gets
+the next ``seq`` (persisted: `SeqCounter`), is kept for clients that reconnect (the running turn's and the last
+finished turn's events of each session, and of the `MAX_IDLE_REPLAYS` sessions most recently left idle) and
+queued to each watcher of its session and each observer. Nothing goes on the shared event ring: every plugin
+can read the ring, and a turn's input, its tool arguments and its approval requests are not every plugin's
+business; a plugin gets events over its own connection, for the sessions it watches, or — when its manifest
+requires ``kernel.observe`` — all of them. Each watcher has a queue and a sender task of its own, so one slow
+client delays nobody — not the turn, not the other clients — and each sees the events in order. A watcher
+whose queue passes `MAX_QUEUED` (a client that stopped reading) is dropped with a warning rather than let the
+kernel's memory grow.
+
+Who watches is (delivery, principal): the delivery is a control connection or a plugin's connection, and a
+plugin may stand for several people — a browser tab and ``/v1`` in the http plugin, each user of a chat
+channel — each a *principal* with its own approval capability. Events go once per delivery.
 
 Turns of one session run one at a time (a second ``turn/start`` waits for the first to end); turns of
 different sessions run concurrently. A turn started with ``on_disconnect = "cancel"`` (the CLI's default) is
@@ -15,28 +23,35 @@ Approvals: the executor asks `ask` (through `hologram.agent.approvals.Approver`)
 person. The request goes to the session's watchers as ``approval.requested``; the first ``turn/approve``
 decides and every watcher sees ``approval.resolved``. With no watcher that can approve, or none answering
 within the timeout, the call is denied — refusing is the safe answer — and the event says why. Only a watcher
-that declared it can approve may answer (`TurnHub.answer`); knowing a request's id is not enough.
+(delivery and principal) that declared it can approve may answer (`TurnHub.answer`); knowing a request's id is
+not enough, and ``approval.requested`` goes only to the deliveries with such a principal. Several requests may be
+open at once (the calls of one step are asked together); each is resolved when answered, timed out, or the
+turn ends.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
 import uuid
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from hologram.agent.approvals import ApprovalRequest
 from hologram.agent.failure import failure_of
+from hologram.agent.items import TurnItems
+from hologram.agent.sequence import SeqCounter
 from hologram.agent.turn import TurnError
 from hologram.api import params as params_api
 from hologram.api import turn as api
 
 log = logging.getLogger("hologram.agent")
 MAX_QUEUED = 10_000  # events waiting for one watcher; more and it is dropped (it stopped reading)
+MAX_IDLE_REPLAYS = 16  # idle sessions whose last turn's events are kept for a client that reconnects
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
@@ -58,9 +73,6 @@ class RunTurn(Protocol):
         scene: str | None = None,
         partner: str | None = None,
     ) -> Awaitable[Any]: ...
-
-
-Publish = Callable[[dict[str, Any]], Any]
 
 
 class Watcher:
@@ -113,7 +125,8 @@ class _Approval:
 
 @dataclass
 class _Session:
-    watchers: dict[Hashable, bool] = field(default_factory=dict)  # watcher key → may approve
+    # delivery key → {principal → may approve}: a plugin's connection may carry several principals
+    watchers: dict[Hashable, dict[str, bool]] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     task: asyncio.Task[Any] | None = None  # the running turn
     turn: str | None = None
@@ -123,34 +136,60 @@ class _Session:
     queued: int = 0  # turns waiting for the lock
     waiting: dict[str, asyncio.Task[Any]] = field(default_factory=dict)  # those turns, by id (turn/cancel)
     approvals: dict[str, _Approval] = field(default_factory=dict)
+    items: TurnItems | None = None  # the running turn's
+
+    def can_approve(self, key: Hashable | None = None) -> bool:
+        """Some watcher (of delivery ``key``, or any) may answer approvals."""
+        if key is not None:
+            return any(self.watchers.get(key, {}).values())
+        return any(any(principals.values()) for principals in self.watchers.values())
 
 
 class TurnHub:
-    def __init__(self, run_turn: RunTurn, *, publish: Publish | None = None) -> None:
+    def __init__(self, run_turn: RunTurn, *, seq_file: Path | None = None) -> None:
         self.run_turn = run_turn
-        self.publish = publish
         self.watchers: dict[Hashable, Watcher] = {}
+        self.observers: set[Hashable] = set()  # deliveries that get every session's events (kernel.observe)
         self.sessions: dict[str, _Session] = {}
-        self._seq = itertools.count(1)
-        self._last_seq = 0
+        self._seq = SeqCounter(seq_file)
+        self._idle_replays: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
         self._turns: set[asyncio.Task[Any]] = set()
+
+    @property
+    def last_seq(self) -> int:
+        return self._seq.last
 
     # -- events ---------------------------------------------------------------------------------------
 
     def emit(self, event: Any) -> None:
-        """Send one event (a `hologram.api.turn` event) to the ring and to every watcher of its session."""
-        event.seq = self._last_seq = next(self._seq)
-        data = api.wire(event)
-        if self.publish is not None:
-            try:
-                self.publish({"type": api.RING_EVENT_TYPE, "event": data})
-            except Exception:  # the ring is best effort; the turn is not
-                log.exception("publishing a turn event failed")
+        """Send one event (a `hologram.api.turn` event) to every watcher of its session, with its items."""
         state = self.sessions.get(event.session)
+        items = state.items if state is not None and state.turn == event.turn else None
+        if items is None:
+            self._send(event, state)
+            return
+        for before in items.before(event):
+            self._send(before, state)
+        self._send(event, state)
+        for after in items.after(event):
+            self._send(after, state)
+
+    def _send(self, event: Any, state: _Session | None) -> None:
+        event.seq = self._seq()
+        data = api.wire(event)
+        for key in list(self.observers):
+            observer = self.watchers.get(key)
+            if observer is None or not observer.put(data):
+                self.observers.discard(key)
         if state is None:
             return
         state.replay.append(data)
+        approval = data["type"] == "approval.requested"
         for key in list(state.watchers):
+            if key in self.observers:
+                continue  # it has the event already
+            if approval and not state.can_approve(key):
+                continue  # a request goes only to whoever may answer it
             watcher = self.watchers.get(key)
             if watcher is None or not watcher.put(data):
                 self._detach(event.session, key)
@@ -163,28 +202,52 @@ class TurnHub:
             found = self.watchers[key] = Watcher(key, send, client)
         return found
 
-    def watch(self, session: str, watcher: Watcher, *, approvals: bool, after: int | None = None) -> dict[str, Any]:
-        state = self.sessions.setdefault(session, _Session())
-        state.watchers[watcher.key] = approvals
+    def watch(
+        self, session: str, watcher: Watcher, *, approvals: bool, after: int | None = None, principal: str = ""
+    ) -> dict[str, Any]:
+        state = self._state(session)
+        could_approve = state.can_approve(watcher.key)
+        state.watchers.setdefault(watcher.key, {})[principal] = approvals
         if after is not None:
             for data in state.replay:
-                if data["seq"] > after:
+                if data["seq"] > after and (data["type"] != "approval.requested" or approvals or could_approve):
                     watcher.put(data)
-        if approvals:  # requests still open that this client has not seen: it can answer them too
+        if approvals and not could_approve:  # open requests this delivery was not sent: it can answer them now
             for pending in state.approvals.values():
                 if after is None or pending.event["seq"] <= after:  # later ones were replayed above
                     watcher.put(pending.event)
         running = state.task is not None and not state.task.done()
-        return {"session": session, "turn": state.turn if running else None, "seq": self._last_seq}
+        return {"session": session, "turn": state.turn if running else None, "seq": self.last_seq}
 
-    def unwatch(self, session: str, key: Hashable) -> None:
+    def observe(self, watcher: Watcher) -> None:
+        """Send ``watcher`` every event of every session from now on (it may not answer approvals)."""
+        self.observers.add(watcher.key)
+
+    def unwatch(self, session: str, key: Hashable, principal: str | None = None) -> None:
+        """Stop ``principal`` of ``key`` watching ``session`` (None: every principal of it)."""
+        state = self.sessions.get(session)
+        if state is None or key not in state.watchers:
+            return
+        principals = state.watchers[key]
+        if principal is not None and len(principals) > 1:
+            principals.pop(principal, None)
+            self._after_leaving(session, state)
+            return
         self._detach(session, key)
+
+    def _state(self, session: str) -> _Session:
+        state = self.sessions.get(session)
+        if state is None:
+            state = self.sessions[session] = _Session()
+            state.replay = self._idle_replays.pop(session, [])  # its last turn, for a client that reconnects
+        return state
 
     def disconnect(self, key: Hashable) -> None:
         """A client went away (its connection closed, its plugin stopped): detach it from every session."""
         watcher = self.watchers.pop(key, None)
         if watcher is not None:
             watcher.close()
+        self.observers.discard(key)
         for session in [s for s, state in self.sessions.items() if key in state.watchers]:
             self._detach(session, key)
 
@@ -192,7 +255,10 @@ class TurnHub:
         state = self.sessions.get(session)
         if state is None or state.watchers.pop(key, None) is None:
             return
-        if not any(state.watchers.values()) and state.on_disconnect == "cancel":
+        self._after_leaving(session, state)
+
+    def _after_leaving(self, session: str, state: _Session) -> None:
+        if not state.can_approve() and state.on_disconnect == "cancel":
             # nobody left who can approve: open requests are denied at once. A turn that outlives its clients
             # (``continue``) keeps them open until the timeout, for a client that comes back to answer.
             for pending in list(state.approvals.values()):
@@ -212,16 +278,26 @@ class TurnHub:
         state = self.sessions.get(session)
         if state is not None and not state.watchers and state.task is None and not state.queued:
             del self.sessions[session]
+            if state.replay:
+                self._idle_replays[session] = state.replay
+                self._idle_replays.move_to_end(session)
+                while len(self._idle_replays) > MAX_IDLE_REPLAYS:
+                    self._idle_replays.popitem(last=False)
+
+    def forget(self, session: str) -> None:
+        """A deleted session: nothing of it is kept for replay."""
+        self._idle_replays.pop(session, None)
 
     # -- turns ----------------------------------------------------------------------------------------
 
     def start(self, params: params_api.StartParams, session: str, watcher: Watcher | None) -> dict[str, Any]:
         """Queue a turn in ``session`` (created by the caller); answers at once with its id."""
-        state = self.sessions.setdefault(session, _Session())
+        state = self._state(session)
         if watcher is not None:
-            # A start never takes approvals away from a watcher that has them: one plugin may be several clients
-            # (the http plugin is both the open page, which can approve, and /v1, which cannot).
-            state.watchers[watcher.key] = params.approvals or state.watchers.get(watcher.key, False)
+            # a start never takes approvals away from a principal that has them (a second start of a client that
+            # did not repeat ``approvals``); the page and /v1 are two principals of one plugin
+            principals = state.watchers.setdefault(watcher.key, {})
+            principals[params.principal] = params.approvals or principals.get(params.principal, False)
         turn = uuid.uuid4().hex[:12]
         running = state.task is not None and not state.task.done()
         ahead = state.queued + (1 if running else 0)
@@ -249,13 +325,14 @@ class TurnHub:
             state.turn, state.on_disconnect, state.cancel_requested = turn, params.on_disconnect, False
             state.replay = []
             state.task = asyncio.current_task()
+            items = state.items = TurnItems(session, turn)
             self.emit(api.TurnStarted(session=session, turn=turn, text=params.text, client=params.client))
             try:
                 result = await self.run_turn(
                     params.text, session, turn, self.emit, scene=params.scene, partner=params.partner
                 )
             except asyncio.CancelledError:
-                self.emit(api.TurnEnded(session=session, turn=turn, stop_reason="cancelled"))
+                self.emit(api.TurnEnded(session=session, turn=turn, stop_reason="cancelled", output=items.partial))
                 if not state.cancel_requested:
                     # cancelled because its last watcher left, or the kernel is stopping: nothing to report
                     log.info("turn %s of session %s cancelled", turn, session)
@@ -278,6 +355,7 @@ class TurnHub:
                 )
             finally:
                 state.task = None
+                state.items = None
         finally:
             state.lock.release()
         self._forget_if_idle(session)
@@ -297,6 +375,36 @@ class TurnHub:
         state.task.cancel()
         return True
 
+    def read_turn(self, session: str, turn: str) -> dict[str, Any] | None:
+        """``turn/read`` from what the hub keeps (None: not kept here; the store has it, or nothing does)."""
+        state = self.sessions.get(session)
+        if state is not None and turn in state.waiting:
+            return {"session": session, "turn": turn, "status": "queued", "items": []}
+        replay = state.replay if state is not None else self._idle_replays.get(session, [])
+        events = [e for e in replay if e.get("turn") == turn]
+        if not events:
+            return None
+        items: dict[str, dict[str, Any]] = {}
+        for event in events:
+            if event["type"] in ("item.started", "item.completed"):
+                item = event["item"]
+                items[item["id"]] = {**items.get(item["id"], {}), **item}
+        running = state is not None and state.turn == turn and state.task is not None
+        status = "running" if running else "ended"
+        open_text = {
+            k: v for k, v in items.items() if "status" not in v and v["type"] in ("agent_message", "reasoning")
+        }
+        for event in events:  # the text an open message has streamed so far
+            if event["type"] in ("content.delta", "reasoning.delta") and event["item"] in open_text:
+                item = open_text[event["item"]]
+                item["text"] = item.get("text", "") + event["text"]
+        ended = next((e for e in events if e["type"] == "turn.ended"), None)
+        result = {"session": session, "turn": turn, "status": status, "items": list(items.values())}
+        if ended is not None:
+            result["stop_reason"] = ended["stop_reason"]
+            result["output"] = ended["output"]
+        return result
+
     def running(self, session: str) -> bool:
         state = self.sessions.get(session)
         return state is not None and (state.task is not None or state.queued > 0)
@@ -315,7 +423,7 @@ class TurnHub:
     async def ask(self, request: ApprovalRequest) -> tuple[bool, str, str]:
         """Ask the session's watchers; (approved, by, reason). The executor awaits this before the call."""
         state = self.sessions.get(request.session)
-        if state is None or not any(state.watchers.values()):
+        if state is None or not state.can_approve():
             reason = "no client that can approve is watching this session"
             approval = uuid.uuid4().hex[:12]
             self._resolved(request, approval, False, "kernel", reason)
@@ -324,7 +432,7 @@ class TurnHub:
         future: asyncio.Future[tuple[bool, str, str]] = asyncio.get_running_loop().create_future()
         event = self._requested(request, approval)
         self.emit(event)
-        state.approvals[approval] = _Approval(request, future, api.wire(event))
+        state.approvals[approval] = _Approval(request, future, api.wire(event))  # as sent: seq and item set
         try:
             approved, by, reason = await asyncio.wait_for(asyncio.shield(future), request.timeout_s)
         except asyncio.TimeoutError:
@@ -351,10 +459,12 @@ class TurnHub:
         if pending is None or pending.future.done():
             return False
         assert state is not None
-        if state.watchers.get(key) is not True:
-            watching = key in state.watchers
+        principals = state.watchers.get(key, {})
+        if principals.get(params.principal) is not True:
+            who = f"{by} ({params.principal})" if params.principal else by
+            watching = params.principal in principals
             raise NotAllowed(
-                f"{by} cannot answer approvals of session {params.session}: it "
+                f"{who} cannot answer approvals of session {params.session}: it "
                 + ("watches it without approvals: true" if watching else "does not watch it")
                 + "; watch the session (turn/watch) with approvals: true to be asked"
             )

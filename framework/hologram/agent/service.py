@@ -1,18 +1,25 @@
 """The turn API's methods, served to control-socket clients and to plugins (``kernel.turns``) alike.
 
 Both transports call the same `TurnService` methods with the same params (`hologram.api.turn`); only who the
-caller is differs: a control client is its connection, a plugin is ``("plugin", name)``. A control client's
-events are sent on its connection (``turn/event`` notifications); a plugin's come on the event ring (every turn
-event is published there as ``turn.event``), so a plugin that watches a session registers only to approve and
-to keep the turn alive — the events it already has.
+caller is differs: a control client is its connection, a plugin is ``("plugin", name)`` (and, under it, the
+``principal`` it names: a browser tab, a chat user). Either way the events of the sessions it watches come over
+its own connection as ``turn/event`` notifications, replayed from the hub on reconnect (``after``) — never on the
+shared ring, which every plugin can read. A plugin whose manifest requires ``kernel.observe`` may ask for every
+session's events (a logger, a relay); it cannot answer approvals by that.
+
+A control connection that sends ``initialize`` (version 2) says once who it is and whether a person behind it
+answers approvals; one that does not is served version 1 (each call says it), kept for one release.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hologram._version import __version__
 from hologram.agent.hub import NotAllowed, TurnHub, Watcher
 from hologram.agent.turn import TurnError
 from hologram.api import params as params_api
@@ -28,12 +35,26 @@ if TYPE_CHECKING:
     from hologram.agent.turn import Agent
 
 log = logging.getLogger("hologram.agent")
+Deliver = Callable[[str, dict[str, Any]], Awaitable[None]]  # (plugin, event) → sent on its connection
+DECISIONS_SERVED = ("approve_once", "deny")
+
+
+@dataclass(frozen=True, slots=True)
+class Client:
+    """What a control connection said at ``initialize``."""
+
+    name: str
+    version: str
+    protocol_version: int
+    approvals: bool
 
 
 class TurnService:
-    def __init__(self, agent: Agent, *, publish: Callable[[dict[str, Any]], Any] | None = None) -> None:
+    def __init__(self, agent: Agent, *, seq_file: Path | None = None, deliver: Deliver | None = None) -> None:
         self.agent = agent
-        self.hub = TurnHub(self._run_turn, publish=publish)
+        self.hub = TurnHub(self._run_turn, seq_file=seq_file)
+        self.deliver = deliver
+        self.clients: dict[Hashable, Client] = {}  # control connections that sent `initialize`
         self.closers: list[Callable[[], Awaitable[None]]] = []  # run by aclose, after the turns stopped
 
     async def _run_turn(
@@ -69,10 +90,44 @@ class TurnService:
         return self.hub.watcher(connection, send, client)
 
     def plugin_watcher(self, plugin: str) -> Watcher:
-        async def send(event: dict[str, Any]) -> None:  # a plugin has the event from the ring already
-            return None
+        deliver = self.deliver
+
+        async def send(event: dict[str, Any]) -> None:
+            if deliver is not None:
+                await deliver(plugin, event)
 
         return self.hub.watcher(("plugin", plugin), send, plugin)
+
+    def connection_gone(self, connection: Hashable) -> None:
+        self.clients.pop(connection, None)
+        self.hub.disconnect(connection)
+
+    def _as_initialized(self, key: Hashable | None, method: str, params: Any) -> Any:
+        """A v2 connection's defaults from its ``initialize``: its name as ``client``, its capability as
+        ``approvals``; asking to approve without having declared it is refused."""
+        info = self.clients.get(key) if key is not None else None
+        if info is None or not isinstance(params, dict):
+            return params
+        if params.get("approvals") is True and not info.approvals:
+            raise RpcError(
+                INVALID_PARAMS,
+                f"{method}: approvals: this connection did not declare capabilities.approvals at initialize; "
+                'initialize with {"capabilities": {"approvals": true}} if a person answers',
+            )
+        return {"client": info.name, "approvals": info.approvals, **params}
+
+    # -- initialize ------------------------------------------------------------------------------------
+
+    async def initialize(self, key: Hashable | None, params: Any) -> dict[str, Any]:
+        p = _parse(params_api.InitializeParams, api.INITIALIZE, params)
+        version = min(p.protocol_version, api.TURN_API_VERSION)
+        if key is not None:
+            self.clients[key] = Client(p.client.name, p.client.version, version, p.capabilities.approvals)
+        return {
+            "protocol_version": version,
+            "server": {"name": "hologram", "version": __version__},
+            "capabilities": {"items": True, "principals": True, "decisions": list(DECISIONS_SERVED)},
+        }
 
     # -- the methods (each takes the caller's watcher factory and the params) ------------------------------
 
@@ -89,12 +144,29 @@ class TurnService:
 
     async def watch(self, watcher: Callable[[str], Watcher], params: Any) -> dict[str, Any]:
         p = _parse(params_api.WatchParams, api.TURN_WATCH, params)
-        return self.hub.watch(p.session, watcher(p.client), approvals=p.approvals, after=p.after)
+        return self.hub.watch(p.session, watcher(p.client), approvals=p.approvals, after=p.after, principal=p.principal)
 
     async def unwatch(self, key: Hashable, params: Any) -> dict[str, Any]:
-        p = _parse(params_api.SessionParams, api.TURN_UNWATCH, params)
-        self.hub.unwatch(p.session, key)
+        p = _parse(params_api.UnwatchParams, api.TURN_UNWATCH, params)
+        self.hub.unwatch(p.session, key, p.principal)
         return {"watching": False}
+
+    async def read_turn(self, params: Any) -> dict[str, Any]:
+        """A turn's status and items: from the hub while it is kept there (running, queued, the last ones),
+        else rebuilt from the session's store (a turn of an earlier kernel process)."""
+        p = _parse(params_api.TurnReadParams, api.TURN_READ, params)
+        found = self.hub.read_turn(p.session, p.turn)
+        if found is not None:
+            return found
+        try:
+            if not self.agent.store.exists(p.session):
+                raise RpcError(NO_SUCH_SESSION, f"there is no session {p.session!r}", {"session": p.session})
+            events = [e for e in self.agent.store.events(p.session) if e.turn == p.turn]
+        except HologramError as exc:
+            raise RpcError(SESSION_FAILED, one_line(exc), {"session": p.session}) from None
+        if not events:
+            raise RpcError(NO_SUCH_SESSION, f"session {p.session} has no turn {p.turn!r}", {"turn": p.turn})
+        return {"session": p.session, "turn": p.turn, "status": "ended", "items": stored_items(p.turn, events)}
 
     async def cancel(self, params: Any) -> dict[str, Any]:
         p = _parse(params_api.CancelParams, api.TURN_CANCEL, params)
@@ -154,6 +226,8 @@ class TurnService:
             deleted = self.agent.store.delete_session(p.session)
         except HologramError as exc:
             raise RpcError(SESSION_FAILED, one_line(exc), {"session": p.session}) from None
+        if deleted:
+            self.hub.forget(p.session)
         if deleted and self.agent.memory is not None:
             await self.agent.memory.delete(p.session)
         return {"deleted": deleted}
@@ -162,6 +236,9 @@ class TurnService:
 
     def control_methods(self, calling: Callable[[], Connection | None]) -> dict[str, Callable[[Any], Awaitable[Any]]]:
         """The methods of the control socket. ``calling()`` is the connection of the request being handled."""
+
+        async def initialize(params: Any) -> Any:
+            return await self.initialize(calling(), params)
 
         def watcher_of_caller(client: str) -> Watcher:
             connection = calling()
@@ -174,10 +251,12 @@ class TurnService:
             return f"{name or 'client'}"
 
         async def start(params: Any) -> Any:
-            return await self.start(watcher_of_caller if calling() is not None else None, params)
+            connection = calling()
+            params = self._as_initialized(connection, api.TURN_START, params)
+            return await self.start(watcher_of_caller if connection is not None else None, params)
 
         async def watch(params: Any) -> Any:
-            return await self.watch(watcher_of_caller, params)
+            return await self.watch(watcher_of_caller, self._as_initialized(calling(), api.TURN_WATCH, params))
 
         async def unwatch(params: Any) -> Any:
             return await self.unwatch(calling(), params)
@@ -189,9 +268,11 @@ class TurnService:
             return await self.approve(by, connection, params)
 
         return {
+            api.INITIALIZE: initialize,
             api.TURN_START: start,
             api.TURN_WATCH: watch,
             api.TURN_UNWATCH: unwatch,
+            api.TURN_READ: self.read_turn,
             api.TURN_CANCEL: self.cancel,
             api.TURN_APPROVE: approve,
             api.SESSIONS_LIST: self.list_sessions,
@@ -227,12 +308,22 @@ class TurnService:
             "unwatch": unwatch,
             "cancel": bind(self.cancel),
             "approve": approve,
+            "read": bind(self.read_turn),
             "sessions_list": bind(self.list_sessions),
             "sessions_read": bind(self.read_session),
             "sessions_rename": bind(self.rename_session),
             "sessions_delete": bind(self.delete_session),
         }
         return names
+
+    def observe_methods(self) -> dict[str, Callable[..., Awaitable[Any]]]:
+        """``kernel.observe`` for plugins whose manifest requires it: every session's events, from now on."""
+
+        async def subscribe(caller: str) -> dict[str, Any]:
+            self.hub.observe(self.plugin_watcher(caller))
+            return {"observing": True, "seq": self.hub.last_seq}
+
+        return {"subscribe": subscribe}
 
     def plugin_gone(self, plugin: str) -> None:
         """A plugin stopped or crashed: it watches nothing any more."""
@@ -250,6 +341,31 @@ class TurnService:
         if aclose is not None:
             await aclose()
         agent.store.close()
+
+
+def stored_items(turn: str, events: list[Any]) -> list[dict[str, Any]]:
+    """A finished turn's items as the store has them (what `TurnItems` announced while it ran, in short)."""
+    items: list[dict[str, Any]] = []
+    n = 0
+
+    def add(item: dict[str, Any]) -> None:
+        nonlocal n
+        n += 1
+        items.append({"id": f"{turn}.{n}", **item, "status": item.get("status", "completed")})
+
+    for event in events:
+        data = event.data if isinstance(event.data, dict) else {}
+        if event.kind == "input":
+            add({"type": "user_message", "text": data.get("text", "")})
+        elif event.kind == "response":
+            if data.get("reasoning"):
+                add({"type": "reasoning", "text": data["reasoning"]})
+            if data.get("content"):
+                status = "cancelled" if data.get("cancelled") else "completed"
+                add({"type": "agent_message", "text": data["content"], "status": status})
+        elif event.kind == "tool_result":
+            add({"type": "tool_call", "call_id": event.call_id, "tool": data.get("name"), "status": data.get("status")})
+    return items
 
 
 def _parse(model: Any, method: str, params: Any) -> Any:

@@ -157,6 +157,7 @@ class _Turn:
         self.history: list[Message] = []
         self.usage: list[dict[str, Any]] = []
         self.scene: TurnScene | None = None  # set by `Agent.run_turn` when memory keeps scenes
+        self.streamed: tuple[list[str], list[str]] = ([], [])  # the request in flight's content, reasoning so far
 
     # -- events to the channel and the ring ------------------------------------------------------------
 
@@ -169,6 +170,7 @@ class _Turn:
                 log.exception("a turn event listener failed on %s", event.type)
 
     async def on_delta(self, delta: Delta) -> None:
+        self.streamed[0 if delta.kind == "content" else 1].append(delta.text)
         if delta.kind == "content":
             self.emit(api.ContentDelta(session=self.sid, turn=self.turn_id, text=delta.text))
         else:
@@ -289,6 +291,7 @@ class _Turn:
 
     async def _complete(self, request: ChatRequest) -> ChatResult:
         assert self.llm is not None
+        self.streamed = ([], [])
         try:
             return await self.llm.complete(request, self.on_delta)
         except StreamInterruptedError as exc:
@@ -296,7 +299,15 @@ class _Turn:
                 data = {"content": exc.partial_content, "reasoning": exc.partial_reasoning or None}
                 self.store.append(self.sid, "response", {**data, "interrupted": True}, turn=self.turn_id)
             raise TurnError.of(exc) from exc
-        except (asyncio.CancelledError, LLMContextOverflowError):
+        except asyncio.CancelledError:
+            content, reasoning = ("".join(part) for part in self.streamed)
+            if content or reasoning:  # cancelled mid-answer: what the user saw is kept, marked as cut short
+                cut: dict[str, Any] = {"content": content, "reasoning": reasoning or None, "tool_calls": []}
+                self.store.append(
+                    self.sid, "response", {**cut, "cancelled": True}, turn=self.turn_id, channel=self.channel
+                )
+            raise
+        except LLMContextOverflowError:
             raise
         except Exception as exc:
             raise TurnError.of(exc) from exc

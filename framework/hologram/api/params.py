@@ -14,12 +14,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from typing_extensions import Self
 
 from hologram.api.turn import (
+    INITIALIZE,
     SESSIONS_DELETE,
     SESSIONS_LIST,
     SESSIONS_READ,
     SESSIONS_RENAME,
     TURN_APPROVE,
     TURN_CANCEL,
+    TURN_READ,
     TURN_START,
     TURN_UNWATCH,
     TURN_WATCH,
@@ -62,6 +64,32 @@ def _message(error: Any) -> str:
 
 
 NonEmpty = Annotated[str, Field(min_length=1)]
+Principal = Annotated[
+    str,
+    Field(
+        max_length=128,
+        description="who, under the calling plugin, this is (a browser tab, a chat user): watchers and approvers "
+        "are (plugin, principal); empty for the caller itself",
+    ),
+]
+
+
+class ClientInfo(_Params):
+    name: NonEmpty = Field(max_length=64, description="shown as who started a turn or answered an approval")
+    version: str = Field("", max_length=64)
+
+
+class Capabilities(_Params):
+    approvals: bool = Field(False, description="a person behind this client answers approval requests")
+
+
+class InitializeParams(_Params):
+    """``initialize``, once per control-socket connection (version 2): who the client is and what it can do.
+    A connection that never sends it is served version 1, as before (kept for one release)."""
+
+    protocol_version: int = Field(ge=1, description="the newest turn API version the client speaks")
+    client: ClientInfo
+    capabilities: Capabilities = Capabilities()
 
 
 class StartParams(_Params):
@@ -82,6 +110,7 @@ class StartParams(_Params):
     on_disconnect: OnDisconnect = Field("cancel", description="what happens when the last watcher goes away")
     scene: str | None = Field(None, min_length=1, max_length=200, description="a declared scene key")
     partner: str | None = Field(None, min_length=1, max_length=128, description="who the turn is with")
+    principal: Principal = ""
 
     @field_validator("scene")
     @classmethod
@@ -103,10 +132,25 @@ class WatchParams(_Params):
     after: int | None = None
     client: str = "client"
     approvals: bool = False
+    principal: Principal = ""
+
+
+class UnwatchParams(_Params):
+    """``turn/unwatch``: ``principal`` stops watching; without it, every principal of the caller."""
+
+    session: NonEmpty
+    principal: str | None = Field(None, max_length=128)
+
+
+class TurnReadParams(_Params):
+    """``turn/read``: a turn's status and items (running, queued, or finished: then from the session's store)."""
+
+    session: NonEmpty
+    turn: NonEmpty
 
 
 class SessionParams(_Params):
-    """``turn/unwatch``, ``sessions/read``, ``sessions/delete``."""
+    """``sessions/read``, ``sessions/delete``."""
 
     session: NonEmpty
 
@@ -137,13 +181,16 @@ class ApproveParams(_Params):
     approval: NonEmpty
     approved: bool
     reason: str = ""
+    principal: Principal = ""
 
 
 # Each method's params, for the kernel's dispatch and the published schema (docs/turn-api.schema.json).
 METHOD_PARAMS: dict[str, type[_Params]] = {
+    INITIALIZE: InitializeParams,
     TURN_START: StartParams,
     TURN_WATCH: WatchParams,
-    TURN_UNWATCH: SessionParams,
+    TURN_UNWATCH: UnwatchParams,
+    TURN_READ: TurnReadParams,
     TURN_CANCEL: CancelParams,
     TURN_APPROVE: ApproveParams,
     SESSIONS_LIST: ListParams,

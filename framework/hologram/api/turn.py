@@ -1,7 +1,8 @@
-"""The turn API (version 1): how anything runs a turn — `hologram ask/chat`, scripts, channel plugins, the web UI.
+"""The turn API (version 2; version 1 still served): how anything runs a turn — `hologram ask/chat`, scripts,
+channel plugins, the web UI.
 
 One contract, two transports: the control socket (JSON-RPC, clients in `hologram.clients.control`) and the plugin
-protocol (the ``kernel.turns`` facility; its events arrive on the event ring). Method names, their params and
+protocol (the ``kernel.turns`` facility; its events arrive over the plugin's connection). Method names, their params and
 every event type are defined here and nowhere else; docs/protocol.md ("The turn API") is the reference.
 
 A client *starts* a turn in a session (``turn/start`` answers at once with the session and turn ids) or
@@ -25,9 +26,12 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-TURN_API_VERSION = 1
+TURN_API_VERSION = 2
+SUPPORTED_VERSIONS = (1, 2)  # a client that does not `initialize` is served as version 1 (kept for one release)
 
 # -- methods (client → kernel requests; the same names are the ``kernel.turns`` facility's methods) --------
+INITIALIZE = "initialize"  # InitializeParams → {protocol_version, server {name, version}, capabilities}
+TURN_READ = "turn/read"  # {session, turn} → {turn, status, items, events}: a running or recently finished turn
 TURN_START = "turn/start"  # StartParams → {session, turn, status: running | queued}
 TURN_WATCH = "turn/watch"  # WatchParams → {session, turn (running or null), seq (last event seq)}
 TURN_UNWATCH = "turn/unwatch"  # {session} → {watching: false}
@@ -38,10 +42,12 @@ SESSIONS_READ = "sessions/read"  # {session} → {events: [...], messages: [...]
 SESSIONS_RENAME = "sessions/rename"  # {session, title} → {session, title}
 SESSIONS_DELETE = "sessions/delete"  # {session} → {deleted: bool}
 # kernel → client notification, on every connection watching the session
-TURN_EVENT = "turn/event"  # params: one event (`wire`)
-# the facility plugins call; a plugin's events come on the event ring with this type, the event in "event"
+TURN_EVENT = "turn/event"  # params: one event (`wire`); to plugins the same (hologram.base.protocol.TURN_EVENT)
+# the facility plugins call; a watching plugin's events come over its own connection as TURN_EVENT notifications
 FACILITY = "kernel.turns"
-RING_EVENT_TYPE = "turn.event"
+# every turn's events, for a plugin whose manifest requires it (a logger, a relay): `subscribe` sends them all
+OBSERVE_FACILITY = "kernel.observe"
+ItemType = Literal["user_message", "agent_message", "reasoning", "tool_call", "approval"]
 
 StopReason = Literal["answer", "denied", "respond", "max_steps", "cancelled", "error"]
 OnDisconnect = Literal["cancel", "continue"]
@@ -82,6 +88,7 @@ class TurnStarted(_Event):
 class ContentDelta(_Event):
     type: Literal["content.delta"] = "content.delta"
     text: str = ""
+    item: str = ""  # the agent_message item this delta belongs to (set by the kernel's hub)
     by: str | None = None  # a stage hook that answered in the model's place
 
 
@@ -89,6 +96,7 @@ class ContentDelta(_Event):
 class ReasoningDelta(_Event):
     type: Literal["reasoning.delta"] = "reasoning.delta"
     text: str = ""
+    item: str = ""  # the reasoning item
 
 
 @dataclass(slots=True, kw_only=True)
@@ -100,6 +108,7 @@ class ToolCallStarted(_Event):
     tool: str = ""
     plugin: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
+    item: str = ""  # the tool_call item
 
 
 @dataclass(slots=True, kw_only=True)
@@ -110,6 +119,7 @@ class ToolOutput(_Event):
     call_id: str = ""
     text: str = ""
     stream: str = "stdout"
+    item: str = ""  # the tool_call item
 
 
 @dataclass(slots=True, kw_only=True)
@@ -122,6 +132,7 @@ class ApprovalRequested(_Event):
     arguments: dict[str, Any] = field(default_factory=dict)
     summary: str = ""  # one line for a person: the command, the program's first line …
     timeout_s: float = 0.0
+    item: str = ""  # the approval item
 
 
 @dataclass(slots=True, kw_only=True)
@@ -132,6 +143,7 @@ class ApprovalResolved(_Event):
     approved: bool = False
     by: str = ""  # the client that answered, or "policy" / "kernel" (no one could be asked, timeout)
     reason: str = ""
+    item: str = ""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -142,6 +154,27 @@ class ToolResult(_Event):
     content: str = ""  # at most the first 2,000 characters; the session holds all of it
     is_error: bool = False
     status: str = "ok"  # ok | error | denied | answered | invalid | unknown | skipped
+    item: str = ""
+
+
+@dataclass(slots=True, kw_only=True)
+class ItemStarted(_Event):
+    """An item of the turn begins (version 2; Codex's ``item/started``): ``item`` is ``{id, type, …}`` —
+    ``user_message`` {text}, ``agent_message`` and ``reasoning`` (one per LLM step, their deltas name the id),
+    ``tool_call`` {call_id, tool, plugin}, ``approval`` {approval, call_id}."""
+
+    type: Literal["item.started"] = "item.started"
+    item: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True, kw_only=True)
+class ItemCompleted(_Event):
+    """An item is done, with its authoritative content: a message's whole ``text``, a tool call's ``status``
+    and ``content``, an approval's decision; ``status`` ``completed``, or ``cancelled`` when the turn stopped
+    first (a cancelled agent_message keeps the text streamed so far, as the session stores it)."""
+
+    type: Literal["item.completed"] = "item.completed"
+    item: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -194,6 +227,8 @@ TurnEvent = (
     | ApprovalRequested
     | ApprovalResolved
     | ToolResult
+    | ItemStarted
+    | ItemCompleted
     | MemoryNote
     | TurnFailed
     | TurnEnded

@@ -42,7 +42,9 @@ STARTING = "$/starting"
 CANCEL = "$/cancel"
 
 # The turn API (control socket and the kernel.turns facility) has its own module and version:
-# `hologram.api.turn`.
+# `hologram.api.turn`. Its one kernel → plugin message: a turn event of a session the plugin watches (or of
+# every session, for a plugin that observes), as a notification whose params are the event (`api.turn.TURN_EVENT`).
+TURN_EVENT = "turn/event"
 
 #: Keys of settings.toml's ``[plugins.NAME]`` the kernel itself reads: ``env``/``pass_env`` (the plugin's
 #: environment, never sent) and ``mode``/``allow`` (the pre-[approvals] tool policy, sent as before). The SDK

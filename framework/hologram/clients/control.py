@@ -21,10 +21,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from hologram._version import __version__
 from hologram.api import turn as api
 from hologram.clients.stream import _END, EventStream, KernelGone
 from hologram.kernel.control import connect as connect_control
-from hologram.rpc import Connection
+from hologram.rpc import METHOD_NOT_FOUND, Connection, RpcError
 
 __all__ = ["EventStream", "KernelGone", "TurnClient"]
 
@@ -36,13 +37,39 @@ class TurnClient:
         self.approvals = approvals
         self._streams: set[EventStream] = set()
         self.malformed: list[str] = []  # events that did not validate (a kernel bug): kept, not raised
+        self.protocol_version = 1  # until `initialize` says otherwise
+        self.server: dict[str, Any] = {}
         connection.register(api.TURN_EVENT, self._on_event)
         self._serving = asyncio.ensure_future(self._serve())
 
     @classmethod
     async def connect(cls, data_dir: Path, *, client: str = "cli", approvals: bool = False) -> TurnClient:
         """Raises `HologramError` (no kernel runs with this data directory, and how to start one)."""
-        return cls(await connect_control(data_dir, name=client), client=client, approvals=approvals)
+        self = cls(await connect_control(data_dir, name=client), client=client, approvals=approvals)
+        try:
+            await self.initialize()
+        except BaseException:
+            await self.aclose()
+            raise
+        return self
+
+    async def initialize(self) -> int:
+        """Say who this client is, once (turn API version 2); a kernel from before version 2 does not know the
+        method, and is spoken to as version 1 (each call says the client and whether it approves)."""
+        params = {
+            "protocol_version": api.TURN_API_VERSION,
+            "client": {"name": self.client, "version": __version__},
+            "capabilities": {"approvals": self.approvals},
+        }
+        try:
+            answer = await self.connection.request(api.INITIALIZE, params)
+        except RpcError as exc:
+            if exc.code != METHOD_NOT_FOUND:
+                raise
+            return self.protocol_version
+        self.protocol_version = int(answer.get("protocol_version") or 1)
+        self.server = dict(answer.get("server") or {})
+        return self.protocol_version
 
     async def _serve(self) -> None:
         try:
@@ -113,6 +140,11 @@ class TurnClient:
 
     async def unwatch(self, session: str) -> None:
         await self.connection.request(api.TURN_UNWATCH, {"session": session})
+
+    async def read_turn(self, session: str, turn: str) -> dict[str, Any]:
+        """A turn's status (queued, running, ended) and items, also of a turn an earlier kernel process ran."""
+        answer: dict[str, Any] = await self.connection.request(api.TURN_READ, {"session": session, "turn": turn})
+        return answer
 
     async def cancel(self, session: str, turn: str | None = None) -> bool:
         """Cancel the session's running turn, or `turn` (running, or queued behind it)."""

@@ -113,7 +113,7 @@ class HttpTurnClient:
                         hint=f"upgrade it to this client's version ({__version__}), or use a client as old as it",
                     )
                 )
-            if version != api.TURN_API_VERSION:
+            if version not in api.SUPPORTED_VERSIONS:
                 raise HologramError(
                     Problem(
                         f"the server at {self.url} speaks turn API version {version}, this hologram "

@@ -22,7 +22,7 @@ _BARE_VERSION_RE = re.compile(r"^\d+(?:\.\d+)*$")
 
 KERNEL = "kernel"
 KERNEL_FACILITY_VERSION = "1"
-KERNEL_FACILITIES = ("events", "llm", "memory", "plugins", "sessions", "settings", "tools", "turns")
+KERNEL_FACILITIES = ("events", "llm", "memory", "observe", "plugins", "sessions", "settings", "tools", "turns")
 
 
 class FacilitySyntaxError(ValueError):

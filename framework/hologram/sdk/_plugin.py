@@ -145,6 +145,7 @@ class Plugin(Generic[S]):
         self.stop_hooks: list[Callable[[], Awaitable[None] | None]] = []
         self.subscriptions: list[Subscription] = []
         self.facility_hooks: list[Callable[[str, bool], Awaitable[None] | None]] = []
+        self.turn_event_hooks: list[Callable[[dict[str, Any]], Awaitable[None] | None]] = []
         self.auto_ready = True
         self._runtime: Runtime | None = None
 
@@ -214,6 +215,14 @@ class Plugin(Generic[S]):
     def on_facility_status(self, function: F) -> F:
         """Told `(facility, ready)` when a facility this plugin requires goes away or comes back."""
         self.facility_hooks.append(function)
+        return function
+
+    def on_turn_event(self, function: F) -> F:
+        """Receives each turn event (a dict, as docs/protocol.md section 9 lists them) of the sessions this plugin
+        watches through ``kernel.turns`` — and of every session if it requires ``kernel.observe`` and called its
+        ``subscribe`` — over the plugin's own connection, in order, none dropped. A channel plugin relays them;
+        ``hologram.api.turn.parse_event`` turns one into its dataclass."""
+        self.turn_event_hooks.append(function)
         return function
 
     def subscribe(self, types: Collection[str] | None = None) -> Callable[[F], F]:

@@ -107,6 +107,7 @@ class Runtime:
             protocol.FACILITY_CALL: self._facility_call,
             protocol.FACILITY_STATUS: self._facility_status,
             protocol.SHUTDOWN: self._shutdown,
+            protocol.TURN_EVENT: self._turn_event,
         }
         for method, handler in self.handlers.items():
             self.connection.register(method, _then_idle_trim(handler))
@@ -279,6 +280,17 @@ class Runtime:
         if "caller" in signature_of(handler).parameters:
             arguments["caller"] = params.get("caller")
         return await call_maybe_async(handler, **arguments)
+
+    async def _turn_event(self, params: Any) -> None:
+        """A ``turn/event`` notification: each hook in turn, in the order the kernel sent them (the connection
+        runs a handler eagerly, so a hook that does not wait keeps that order)."""
+        if not isinstance(params, dict):
+            return
+        for hook in self.plugin.turn_event_hooks:
+            try:
+                await call_maybe_async(hook, params)
+            except Exception:
+                log.exception("%s: turn event handler failed on %s", self.plugin.name, params.get("type"))
 
     async def _facility_status(self, params: Any) -> None:
         for hook in self.plugin.facility_hooks:

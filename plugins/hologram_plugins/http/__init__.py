@@ -1,7 +1,8 @@
 """http: the HTTP channel — the web UI, its JSON/SSE API and an OpenAI-compatible API on one port.
 
-A channel plugin, like the terminal: it runs turns through ``kernel.turns`` and gets every turn's events on
-the event ring (``turn.event``), fanned out per session to the browsers' SSE streams (`events`). The server
+A channel plugin, like the terminal: it runs turns through ``kernel.turns`` and gets the events of the sessions
+it watches over its own connection (`plugin.on_turn_event`), fanned out per session to the browsers' SSE
+streams (`events`). The server
 is h11 inside this plugin's event loop (`server`, `http11`); every request passes `access.AccessControl` first
 (token, Host, Origin). Files it keeps in the kernel's data directory (the parent of its own plugin data dir):
 ``http-token`` (0600) and ``http.json`` (where it listens, while it does; no token). docs/web.md is the
@@ -25,7 +26,7 @@ log = logging.getLogger("hologram_plugins.http")
 
 
 class State:
-    """This start's server and channel (module level: ring events may arrive before ``on_start`` ends)."""
+    """This start's server and channel (module level: turn events may arrive before ``on_start`` ends)."""
 
     def __init__(self) -> None:
         self.channel: Channel | None = None
@@ -70,12 +71,8 @@ async def stop() -> None:
         await server.stop()
 
 
-@plugin.subscribe(["turn.event"])
-async def on_turn_event(data: dict[str, Any]) -> None:
+@plugin.on_turn_event
+def on_turn_event(event: dict[str, Any]) -> None:
     channel = STATE.channel
-    event = data.get("event")
-    if channel is None or not isinstance(event, dict):
-        return
-    if data.get("missed_before"):
-        log.warning("http: the event ring dropped %s events before this one", data["missed_before"])
-    channel.fanout.publish(event)
+    if channel is not None:
+        channel.fanout.publish(event)

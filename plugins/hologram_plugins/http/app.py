@@ -27,7 +27,7 @@ from hologram_plugins.http.asgi import (
     StreamingResponse,
     file_response,
 )
-from hologram_plugins.http.channel import Channel
+from hologram_plugins.http.channel import PAGE, Channel
 from hologram_plugins.http.responses import (
     BadRequest,
     error,
@@ -198,7 +198,12 @@ async def approve(request: Request, channel: Channel) -> Response:
     if len(reason) > 2000:
         raise BadRequest("reason: at most 2000 characters")
     result = await channel.turns(
-        "approve", session=sid, approval=request.path_params["approval"], approved=approved, reason=reason
+        "approve",
+        session=sid,
+        approval=request.path_params["approval"],
+        approved=approved,
+        reason=reason,
+        principal=PAGE,
     )
     return json_response({"accepted": bool(result.get("accepted"))})
 

@@ -1,10 +1,12 @@
 """The plugin's side of the turn API: calling the kernel's facilities, and watching the sessions a browser
-has open so the kernel asks this plugin (and through it the page) about approvals.
+has open, so the kernel sends this plugin their events and asks it (through the page) about approvals.
 
-The kernel publishes every turn's events on the event ring whether or not anyone watches; watching a session
-(``kernel.turns`` ``watch`` with ``approvals=True``) is what makes the kernel ask for approvals rather than
-deny them, and keeps a turn started with ``on_disconnect="cancel"`` alive. The plugin watches a session while
-an SSE client has it open or a turn it started there runs, and stops when neither is left.
+The plugin is two principals to the kernel: ``page`` (the open page, which can approve) and ``v1`` (the
+OpenAI-compatible API, which cannot: no person reads its stream). Watching a session as ``page`` with
+``approvals=True`` is what makes the kernel ask rather than deny, and keeps a turn started with
+``on_disconnect="cancel"`` alive; a ``/v1`` turn in a session the page has open leaves the page asked. The
+plugin watches a session while an SSE client has it open or a turn it started there runs, and stops when
+neither is left.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ log = logging.getLogger("hologram_plugins.http")
 
 Call = Callable[[str, str, dict[str, Any]], Awaitable[Any]]  # (facility, method, params) → result
 CLIENT = "web"
+PAGE = "page"  # the principal of the open page (can approve)
+V1 = "v1"  # the principal of the OpenAI-compatible API (cannot)
 
 
 class Channel:
@@ -42,6 +46,7 @@ class Channel:
             "text": text,
             "client": client,
             "approvals": approvals,
+            "principal": PAGE if approvals else V1,
             "watch": True,
             "on_disconnect": "continue" if approvals else "cancel",
         }
@@ -58,7 +63,9 @@ class Channel:
         if session not in self.watching:
             self.watching.add(session)
             try:
-                await self.turns("watch", session=session, approvals=True, client=CLIENT)
+                # ``after``: what the kernel kept of the session that this plugin has not (it restarted, with the
+                # kernel or alone) comes now, through the fan-out, which drops what the listener has
+                await self.turns("watch", session=session, approvals=True, client=CLIENT, principal=PAGE, after=after)
             except Exception:
                 self.watching.discard(session)
                 self.fanout.unsubscribe(listener)
