@@ -36,6 +36,7 @@ from typing import Any
 import httpx
 import pytest
 
+from hologram.api.turn import TURN_API_VERSION
 from hologram.clients.http_client import TOKEN_REFUSED
 from mock_llm import MockLLM
 from tests.kit.manifests import copy_shipped
@@ -424,7 +425,7 @@ def test_open_print_gives_a_link_that_works(kernel: RemoteKernel) -> None:
         assert "hologram_token" in first.headers.get("set-cookie", "")
         assert browser.cookies.get("hologram_token") == kernel.token
         info = browser.get(kernel.url + "/api/info")  # the cookie alone lets it in
-        assert info.status_code == 200 and info.json()["turn_api"] == 1
+        assert info.status_code == 200 and info.json()["turn_api"] == TURN_API_VERSION
         assert browser.get(kernel.url + "/").status_code != 401  # the page (200 once the static files land)
     assert httpx.get(kernel.url + "/api/info").status_code == 401  # and without the cookie: refused
 
