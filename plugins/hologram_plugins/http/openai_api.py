@@ -38,7 +38,6 @@ log = logging.getLogger("hologram_plugins.http")
 MODEL = "hologram"
 SESSION_HEADER = "x-hologram-session"
 CLIENT = "openai"
-MAX_TEXT = 200_000
 MAX_BODY = 8 * 1_048_576  # clients send the whole conversation every time; only the last message is used
 FINISH = {"answer": "stop", "max_steps": "length", "cancelled": "stop", "denied": "stop", "respond": "stop"}
 
@@ -107,8 +106,6 @@ def last_user_text(data: dict[str, Any]) -> str:
         raise BadRequest(f"messages[{i}].content: must be a string or a list of text parts")
     if not content.strip():
         raise BadRequest(f"messages[{i}].content: empty; send what to ask")
-    if len(content) > MAX_TEXT:
-        raise BadRequest(f"messages[{i}].content: {len(content)} characters; at most {MAX_TEXT}")
     return content
 
 
