@@ -133,6 +133,8 @@ class TurnService:
 
     async def start(self, watcher: Callable[[str], Watcher] | None, params: Any) -> dict[str, Any]:
         p = _parse(params_api.StartParams, api.TURN_START, params)
+        if self.hub.stopping:
+            raise RpcError(SESSION_FAILED, "the kernel is stopping; start the turn again once it is back")
         too_long = input_too_long(p, self.agent.settings.max_input_chars)
         if too_long is not None:
             raise RpcError(INVALID_PARAMS, too_long)

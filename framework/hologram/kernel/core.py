@@ -18,7 +18,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -108,6 +108,7 @@ class Kernel:
     def __init__(self, lock: Lock, data_dir: Path) -> None:
         self._lock = lock
         self._lock_listeners: list[LockListener] = []
+        self._stopping_hooks: list[Callable[[], Awaitable[None]]] = []
         self.notices = Notices()
         self.data_dir = data_dir = data_dir.resolve()  # see prepare_data_dir: plugins must get it absolute
         self.ring = RingWriter()
@@ -151,6 +152,11 @@ class Kernel:
     def on_client_disconnect(self, listener: Callable[[Connection], None]) -> None:
         """Call ``listener(connection)`` when a control-socket client goes away (the turn API detaches it)."""
         self.control.on_disconnect(listener)
+
+    def on_stopping(self, hook: Callable[[], Awaitable[None]]) -> None:
+        """Run ``hook`` when the kernel is asked to stop, before any plugin is stopped (the turn service ends
+        its turns there, while their tools and clients are still up)."""
+        self._stopping_hooks.append(hook)
 
     def on_lock_changed(self, listener: LockListener) -> None:
         """Call ``listener(new_lock)`` whenever the lock is replaced (`replace_lock`), before plugins restart."""
@@ -269,6 +275,11 @@ class Kernel:
             self.supervisor.start()
             await self.stop_requested.wait()
             log.info("stopping")
+            for hook in self._stopping_hooks:
+                try:
+                    await hook()
+                except Exception:  # a hook's bug must not keep the plugins running
+                    log.exception("a stopping hook failed")
             await self.supervisor.shutdown()
         finally:
             await self.control.close()
