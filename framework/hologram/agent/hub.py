@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from hologram.agent.approvals import ApprovalRequest
-from hologram.agent.failure import failure_of
+from hologram.agent.failure import failure_message, failure_of
 from hologram.agent.items import TurnItems
 from hologram.agent.sequence import SeqCounter
 from hologram.agent.turn import TurnError
@@ -347,7 +347,7 @@ class TurnHub:
                     # cancelled because its last watcher left, or the kernel is stopping: nothing to report
                     log.info("turn %s of session %s cancelled", turn, session)
             except Exception as exc:
-                message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+                message = failure_message(exc)
                 kind, status = (exc.kind, exc.status) if isinstance(exc, TurnError) else failure_of(exc)
                 self.emit(api.TurnFailed(session=session, turn=turn, message=message, kind=kind, status=status))
                 self.emit(api.TurnEnded(session=session, turn=turn, stop_reason="error"))

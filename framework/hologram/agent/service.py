@@ -28,7 +28,14 @@ from hologram.base import _heap
 from hologram.base.errors import HologramError
 from hologram.kernel import preload as _preload
 from hologram.rpc import Connection, ConnectionClosed, RpcError
-from hologram.rpc.errors import INVALID_PARAMS, NO_SUCH_SESSION, NOT_ALLOWED, SESSION_BUSY, SESSION_FAILED
+from hologram.rpc.errors import (
+    INVALID_PARAMS,
+    NO_SUCH_SESSION,
+    NOT_ALLOWED,
+    NOT_READY,
+    SESSION_BUSY,
+    SESSION_FAILED,
+)
 from hologram.sessions import messages_from_events
 
 if TYPE_CHECKING:
@@ -134,7 +141,7 @@ class TurnService:
     async def start(self, watcher: Callable[[str], Watcher] | None, params: Any) -> dict[str, Any]:
         p = _parse(params_api.StartParams, api.TURN_START, params)
         if self.hub.stopping:
-            raise RpcError(SESSION_FAILED, "the kernel is stopping; start the turn again once it is back")
+            raise RpcError(NOT_READY, "the kernel is stopping; start the turn again once it is back")
         too_long = input_too_long(p, self.agent.settings.max_input_chars)
         if too_long is not None:
             raise RpcError(INVALID_PARAMS, too_long)

@@ -73,12 +73,25 @@ def open_log_file(data_dir: Path) -> Path:
     """One log file per start, with plugin stderr in it: `<data>/logs/hologram-<time>.log`."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     path = data_dir / "logs" / f"hologram-{stamp}-{os.getpid()}.log"
-    handler = logging.FileHandler(path, encoding="utf-8")
+    handler = _LogFile(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger("hologram")
     root.setLevel(logging.INFO)
     root.addHandler(handler)
     return path
+
+
+class _LogFile(logging.FileHandler):
+    """The log file; a write that fails (a full disk) is said once on stderr, not as a traceback per line."""
+
+    _failed = False
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if not self._failed:
+            self._failed = True
+            error = sys.exc_info()[1]
+            why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            print(f"hologram: cannot write the log file {self.baseFilename}: {why}", file=sys.stderr)
 
 
 def plugin_specs(lock: Lock) -> list[PluginSpec]:

@@ -148,6 +148,8 @@ async def completions(request: Request, channel: Channel) -> Response | Streamin
     if ended is None:
         return Response(status_code=499)  # nobody reads it; the status is for the access log only
     if ended.get("stop_reason") == "error" and not ended.get("output"):
+        if turn.failure_kind == "storage":  # the kernel's disk, not the provider: a 500 naming the file
+            return _error(500, turn.failure, "api_error", "storage")
         return _error(502, turn.failure or "the turn failed", "api_error", "upstream")
     body = {
         "id": turn.id,
@@ -212,6 +214,7 @@ class Turn:
         self.created = int(time.time())
         self.reasoning = ""
         self.failure = ""
+        self.failure_kind = ""
         self.ended = False
 
     async def events(self) -> AsyncIterator[dict[str, Any]]:
@@ -225,6 +228,7 @@ class Turn:
                 self.reasoning += str(event.get("text") or "")
             elif event["type"] == "turn.error":
                 self.failure = str(event.get("message") or "")
+                self.failure_kind = str(event.get("kind") or "")
             elif event["type"] == "turn.ended":
                 self.ended = True
             yield event
