@@ -48,3 +48,16 @@ def test_chinese_query_matches_chinese_event() -> None:
     index, vecs = _index(["我忘记了密码，需要重置", "今天天气很好", "我们去北京旅游"])
     scores = index.score(TermVector.from_text("如何重置密码"), vecs)
     assert int(np.argmax(scores)) == 0 and scores[1] == 0
+
+
+def test_a_huge_text_is_indexed_by_its_start_only() -> None:
+    """A 5 MB tool result is segmented up to MAX_INDEX_CHARS, not in full: its start's words are terms, a word
+    only past the cap is not (the text itself stays stored and recallable by those terms)."""
+    from hologram.memory.tfidf import MAX_INDEX_CHARS, TermVector
+
+    head = "deployment manifest 部署清单 "
+    text = head * (MAX_INDEX_CHARS // len(head) + 1) + "zebracorn " * 500_000
+    vector = TermVector.from_text(text)
+    assert len(text) > 100 * MAX_INDEX_CHARS
+    assert {"deploy", "manifest", "部署"} <= vector.counts.keys() and not any("zebra" in t for t in vector.counts)
+    assert vector.length <= MAX_INDEX_CHARS  # bounded work: no more terms than indexed characters
