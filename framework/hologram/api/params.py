@@ -14,7 +14,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from typing_extensions import Self
 
 from hologram.api.input_parts import Part, check_parts
-
 from hologram.api.turn import (
     INITIALIZE,
     SESSIONS_DELETE,
@@ -150,7 +149,7 @@ class StartParams(_Params):
             return self.text or ""
         from hologram.llm.content import input_text  # only for a turn with parts
 
-        return input_text(self.stored_parts())
+        return input_text(self.stored_parts() or [])
 
     def stored_parts(self) -> list[dict[str, Any]] | None:
         """``input`` as plain dicts, as the turn's input event stores them (None: a text-only turn)."""
