@@ -1,10 +1,12 @@
 """Typed input parts end to end (issue 35 item 5): a real `hologram up`, `TurnClient` over the control socket,
-`hologram ask --image`, the strict mocks over loopback HTTP.
+`hologram ask --image` (also ``--url``: the http plugin, real HTTP on loopback), the strict mocks.
 
-Two kernels: one whose only provider is an OpenAI-vendor mock (takes images), one whose only provider is a
-DeepSeek-vendor mock (text only). Each test asserts what the mock received — the content array, or nothing.
+Two kernels: one whose only provider is an OpenAI-vendor mock (takes images) and that serves the http plugin,
+one whose only provider is a DeepSeek-vendor mock (text only). Each test asserts what the mock received — the content array, or nothing.
 
-Mutation checks (done, each turned the named test red): `message_to_wire` not building the content array
+Mutation checks (done, each turned the named test red): `HttpTurnClient.start` sending text only
+(test_hologram_ask_url_image_sends_the_image_over_http: the mock got a string); `message_to_wire` not building
+the content array
 (test_an_image_turn_reaches_the_vision_provider_as_a_content_array: the strict mock received a string);
 `ProviderChain._able` not refusing (test_a_text_only_provider_refuses_an_image_before_any_request: the
 DeepSeek mock received the request and answered 400 "unknown variant `image_url`"); `_persist_input` not
@@ -25,9 +27,11 @@ from hologram.api import turn as api
 from hologram.clients import TurnClient
 from hologram.rpc import INVALID_PARAMS, RpcError
 from mock_llm import MockLLM
+from tests.kit.manifests import copy_shipped
 from tests.kit.providers import write_settings
 
 from .kernel import E2EKernel, session_of
+from .test_remote_cli_e2e import RemoteKernel
 
 pytestmark = pytest.mark.slow
 PNG_BYTES = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
@@ -42,8 +46,11 @@ def vision_mock() -> Iterator[MockLLM]:
 
 
 @pytest.fixture(scope="module")
-def vision(tmp_path_factory: pytest.TempPathFactory, vision_mock: MockLLM) -> Iterator[E2EKernel]:
-    k = E2EKernel(tmp_path_factory.mktemp("vision"), [vision_mock])
+def vision(tmp_path_factory: pytest.TempPathFactory, vision_mock: MockLLM) -> Iterator[RemoteKernel]:
+    root = tmp_path_factory.mktemp("vision")
+    k = RemoteKernel(root, [vision_mock])
+    copy_shipped("http", root / "manifests")
+    k.hologram("build", "--no-discover", "-m", str(root / "manifests"), "-o", str(k.lock), check=True)
     write_settings(  # kind openai: no `thinking` (E2EKernel's default block is DeepSeek's)
         k.data / "settings.toml",
         f'[agent]\nmax_steps = 4\n\n[[providers]]\nname = "vision"\nkind = "openai"\n'
@@ -143,6 +150,22 @@ def test_hologram_ask_image_sends_the_image(vision: E2EKernel, vision_mock: Mock
     content = request.body["messages"][-1]["content"]
     assert content[1] == {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}}
     assert input_events(vision, session_of(result))[0]["parts"][1] == IMAGE
+
+
+def test_hologram_ask_url_image_sends_the_image_over_http(
+    vision: RemoteKernel, vision_mock: MockLLM, tmp_path: Path
+) -> None:
+    vision_mock.reset()
+    vision_mock.script([{"content": "seen over http"}])
+    chart = tmp_path / "chart.png"
+    chart.write_bytes(PNG_BYTES)
+    result = vision.remote("ask", "--url", vision.url, "--image", str(chart), "remote look")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "seen over http"
+    (request,) = vision_mock.requests
+    assert request.body["messages"][-1]["content"][1]["image_url"]["url"] == f"data:image/png;base64,{PNG}"
+    stored = input_events(vision, session_of(result))[0]
+    assert stored["parts"] == [{"type": "text", "text": "remote look"}, IMAGE]
 
 
 def test_hologram_ask_with_a_missing_or_too_large_image_says_so(
