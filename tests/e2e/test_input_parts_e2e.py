@@ -2,15 +2,15 @@
 `hologram ask --image` (also ``--url``: the http plugin, real HTTP on loopback), the strict mocks.
 
 Two kernels: one whose only provider is an OpenAI-vendor mock (takes images) and that serves the http plugin,
-one whose only provider is a DeepSeek-vendor mock (text only). Each test asserts what the mock received — the content array, or nothing.
+one whose only provider is a DeepSeek-vendor mock (text only). Each test asserts what the mock received — the
+content array, or nothing.
 
 Mutation checks (done, each turned the named test red): `HttpTurnClient.start` sending text only
-(test_hologram_ask_url_image_sends_the_image_over_http: the mock got a string); `message_to_wire` not building
-the content array
-(test_an_image_turn_reaches_the_vision_provider_as_a_content_array: the strict mock received a string);
-`ProviderChain._able` not refusing (test_a_text_only_provider_refuses_an_image_before_any_request: the
-DeepSeek mock received the request and answered 400 "unknown variant `image_url`"); `_persist_input` not
-storing the parts (test_an_image_turn_reaches_the_vision_provider_as_a_content_array: no parts stored).
+(test_hologram_ask_url_image_sends_the_image_over_http: the stored input has no parts); `message_to_wire` not
+building the content array (test_an_image_turn_reaches_the_vision_provider_as_a_content_array: the strict mock
+received a string); `ProviderChain._able` not refusing (test_a_text_only_provider_refuses_an_image_before_any_
+request: the DeepSeek mock received the request and answered 400 "unknown variant `image_url`");
+`_persist_input` not storing the parts (test_an_image_turn_reaches_the_vision_provider_as_a_content_array).
 """
 
 from __future__ import annotations
