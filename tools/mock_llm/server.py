@@ -34,6 +34,13 @@ Rules (``vendor="openai"`` unless noted; the wording is the vendor's where known
     400 "Missing `reasoning_content` field in the assistant message at message index N".
 13. With ``max_context_tokens`` set: messages over the window (4 characters a token) -> 400 "This model's
     maximum context length is N tokens. ..." (OpenAI code ``context_length_exceeded``).
+14. A message ``content`` that is an array: OpenAI takes parts of type ``text`` (with a string ``text``) and, in
+    a user message, ``image_url`` (``{"url": http(s) or data:image/png|jpeg|gif|webp;base64,...}``); another
+    type, a missing field, a bad data URL (400 "Invalid 'messages[0].content[1].image_url.url'. Expected a
+    base64-encoded data URL ...") or an image in a non-user message (400 "Image URLs are only allowed for
+    messages with role 'user' ...") is refused. DeepSeek (text only): any part but ``text`` -> 400 "Failed to
+    deserialize the JSON body into the target type: messages[i]: unknown variant `image_url`, expected `text` at
+    line 1 column N".
 
 Script steps, streaming shape and the ``reuse_index_zero`` option are described in ``script.py``. Control
 endpoints for tests that drive another process: ``POST /_mock/script`` ``{"steps": [...], "default":

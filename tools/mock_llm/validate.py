@@ -9,7 +9,10 @@ docs/providers.md; keep the three in step.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,6 +176,9 @@ def check_shape(body: Any, vendor: str) -> Rejection | None:
                     f"Additional properties are not allowed ('{key}' was unexpected) - 'messages.{i}'",
                     f"messages[{i}]",
                 )
+        content_problem = check_content(body, msg, i, vendor)
+        if content_problem is not None:
+            return content_problem
         if role == "tool" and not isinstance(msg.get("tool_call_id"), str):
             return Rejection(
                 400,
@@ -197,6 +203,123 @@ def check_shape(body: Any, vendor: str) -> Rejection | None:
                     "invalid_type",
                 )
     return None
+
+
+# The content part types OpenAI takes per role (a user message: also images, audio, files), in its wording.
+OPENAI_PART_TYPES = {
+    "user": ("text", "image_url", "input_audio", "file"),
+    "assistant": ("text", "refusal"),
+}
+IMAGE_DATA_URL = re.compile(r"^data:image/(png|jpeg|gif|webp);base64,(.*)$", re.DOTALL)
+
+
+def check_content(body: dict[str, Any], msg: dict[str, Any], i: int, vendor: str) -> Rejection | None:
+    """A message's ``content``: a string, null, or an array of content parts of the right shapes.
+
+    DeepSeek's chat API is text only: its content array takes ``{"type": "text"}`` parts, and any other part
+    is a serde "unknown variant" error (HTTP 400, as the API answers it today)."""
+    content = msg.get("content")
+    if content is None or isinstance(content, str):
+        return None
+    where = f"messages[{i}].content"
+    if vendor == "deepseek":
+        if not isinstance(content, list):
+            return _deser(f"messages[{i}]: invalid type: map, expected a string")
+        for part in content:
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind != "text":
+                column = _column(body, f'"type":{json.dumps(kind)}')
+                return Rejection(
+                    400,
+                    "Failed to deserialize the JSON body into the target type: "
+                    f"messages[{i}]: unknown variant `{kind}`, expected `text` at line 1 column {column}",
+                    code="invalid_request_error",
+                )
+            if not isinstance(part.get("text"), str):
+                return _deser(f"messages[{i}]: missing field `text`")
+        return None
+    if not isinstance(content, list):
+        return Rejection(
+            400,
+            f"Invalid type for '{where}': expected one of a string or array of objects, but got an object instead.",
+            where,
+            "invalid_type",
+        )
+    if not content:
+        return Rejection(
+            400,
+            f"Invalid '{where}': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+            where,
+            "empty_array",
+        )
+    allowed = OPENAI_PART_TYPES.get(msg["role"], ("text",))
+    for j, part in enumerate(content):
+        at = f"{where}[{j}]"
+        if not isinstance(part, dict):
+            return Rejection(400, f"Invalid type for '{at}': expected an object, but got a string instead.", at)
+        kind = part.get("type")
+        if kind == "image_url" and msg["role"] != "user":
+            return Rejection(
+                400,
+                f"Image URLs are only allowed for messages with role 'user', but this message with role "
+                f"'{msg['role']}' contains an image URL.",
+                f"messages[{i}]",
+                "invalid_value",
+            )
+        if kind not in allowed:
+            quoted = [f"'{t}'" for t in allowed]
+            supported = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + f", and {quoted[-1]}"
+            return Rejection(
+                400,
+                f"Invalid value: '{kind}'. Supported values are: {supported}.",
+                f"{at}.type",
+                "invalid_value",
+            )
+        if kind == "text" and not isinstance(part.get("text"), str):
+            return Rejection(
+                400, f"Missing required parameter: '{at}.text'.", f"{at}.text", "missing_required_parameter"
+            )
+        if kind == "image_url":
+            problem = _check_image_url(part.get("image_url"), f"{at}.image_url")
+            if problem is not None:
+                return problem
+    return None
+
+
+def _check_image_url(image: Any, at: str) -> Rejection | None:
+    if not isinstance(image, dict) or not isinstance(image.get("url"), str):
+        return Rejection(400, f"Missing required parameter: '{at}.url'.", f"{at}.url", "missing_required_parameter")
+    url = image["url"]
+    if image.get("detail", "auto") not in ("auto", "low", "high"):
+        return Rejection(
+            400,
+            f"Invalid value: '{image['detail']}'. Supported values are: 'auto', 'low', and 'high'.",
+            f"{at}.detail",
+            "invalid_value",
+        )
+    if url.startswith(("http://", "https://")):
+        return None
+    match = IMAGE_DATA_URL.match(url)
+    if match is None:
+        return Rejection(
+            400,
+            f"Invalid '{at}.url'. Expected a base64-encoded data URL with an image MIME type (e.g. "
+            "'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), but got an invalid value.",
+            f"{at}.url",
+            "invalid_value",
+        )
+    try:
+        base64.b64decode(match.group(2), validate=True)
+    except (binascii.Error, ValueError):
+        return Rejection(400, "Invalid base64 image_url.", f"{at}.url", "invalid_base64")
+    return None
+
+
+def _column(body: dict[str, Any], needle: str) -> int:
+    """Where serde would stop in a compact JSON encoding of the body (1-based, after the token)."""
+    compact = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    at = compact.find(needle)
+    return at + len(needle) if at >= 0 else len(compact)
 
 
 def thinking_enabled(body: dict[str, Any], thinking_default: bool) -> bool:

@@ -62,7 +62,8 @@ class NotAllowed(Exception):
 
 
 class RunTurn(Protocol):
-    """Runs one turn: (text, session, turn, emit), and the scene the client declared and its partner."""
+    """Runs one turn: (text, session, turn, emit), the scene the client declared and its partner, and the input
+    parts of a turn started with ``input`` (None: a text-only turn)."""
 
     def __call__(
         self,
@@ -74,6 +75,7 @@ class RunTurn(Protocol):
         *,
         scene: str | None = None,
         partner: str | None = None,
+        parts: list[dict[str, Any]] | None = None,
     ) -> Awaitable[Any]: ...
 
 
@@ -317,7 +319,7 @@ class TurnHub:
         task.add_done_callback(self._turns.discard)
         if ahead:
             state.waiting[turn] = task
-            self.emit(api.TurnQueued(session=session, turn=turn, text=params.text, client=params.client, ahead=ahead))
+            self.emit(api.TurnQueued(session=session, turn=turn, text=params.prompt, client=params.client, ahead=ahead))
         return {"session": session, "turn": turn, "status": "queued" if ahead else "running"}
 
     async def _run(self, params: params_api.StartParams, session: str, turn: str, state: _Session) -> None:
@@ -336,11 +338,12 @@ class TurnHub:
             state.replay = []
             state.task = asyncio.current_task()
             items = state.items = TurnItems(session, turn)
-            self.emit(api.TurnStarted(session=session, turn=turn, text=params.text, client=params.client))
+            self.emit(api.TurnStarted(session=session, turn=turn, text=params.prompt, client=params.client))
             try:
                 result = await self.run_turn(
-                    params.text, session, turn, self.emit, scene=params.scene, partner=params.partner
-                )
+                    params.prompt, session, turn, self.emit, scene=params.scene, partner=params.partner,
+                    parts=params.stored_parts(),
+                )  # fmt: skip
             except asyncio.CancelledError:
                 self.emit(api.TurnEnded(session=session, turn=turn, stop_reason="cancelled", output=items.partial))
                 if not state.cancel_requested:

@@ -74,10 +74,11 @@ class TurnService:
         *,
         scene: str | None = None,
         partner: str | None = None,
+        parts: list[dict[str, Any]] | None = None,
     ) -> Any:
         try:
             return await self.agent.run_turn(
-                text, session_id=session, turn_id=turn, on_event=emit, scene=scene, partner=partner
+                text, session_id=session, turn_id=turn, on_event=emit, scene=scene, partner=partner, parts=parts
             )
         except HologramError as exc:  # a damaged sessions.db page under this session: the file and the fix
             raise TurnError(one_line(exc), kind="storage") from None

@@ -16,6 +16,7 @@ before the exception leaves, so the stored session is always a valid history.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import uuid
@@ -31,6 +32,7 @@ from hologram.api import turn as api
 from hologram.config.settings import AgentSettings
 from hologram.llm import ChatRequest, ChatResult, Delta, Message, StreamInterruptedError, ToolCall
 from hologram.llm import ContextOverflowError as LLMContextOverflowError
+from hologram.llm.content import image_urls
 from hologram.memory import OverflowGuard, PromptTooLargeError, estimate_tokens
 from hologram.memory.tokenizer import ensure_segmenter, needs_segmenter
 from hologram.sessions import HistoryCache, SessionLog, SessionStore
@@ -127,9 +129,11 @@ class Agent:
         turn_id: str | None = None,
         scene: str | None = None,
         partner: str | None = None,
+        parts: list[dict[str, Any]] | None = None,
     ) -> TurnResult:
         """Run one turn. `scene`: a declared scene key (``chan:qq/peer:group_1``, docs/scenes.md), `partner`:
-        who the turn is with; both only steer which memory recall prefers."""
+        who the turn is with; both only steer which memory recall prefers. `parts`: the input parts of a turn
+        started with ``input`` (`hologram.api.input_parts`), `text` being what the model reads of them."""
         channel = channel or self.settings.channel
         sid = session_id or self.store.create_session(channel)
         if session_id is not None and not self.store.exists(session_id):
@@ -138,10 +142,24 @@ class Agent:
         if self.memory is not None and needs_segmenter(text):  # Chinese input: jieba's words, never bigrams
             await asyncio.to_thread(ensure_segmenter)  # (loads on demand while `up` holds its warm-up)
         turn = _Turn(self, sid, turn_id or uuid.uuid4().hex[:12], channel, on_event)
+        turn.parts = parts
         scenes = self.memory.scenes if self.memory is not None else None
         if scenes is not None:
             turn.scene = TurnScene(scenes, sid, turn.turn_id, channel, declared=scene, partner=partner)
         return await turn.run(text)
+
+
+def with_images(messages: list[Message], images: tuple[str, ...]) -> list[Message]:
+    """The request's messages with this turn's images on its input (the last user message: nothing the turn
+    adds after it is one). Only the turn's own images are sent: the stored parts keep them, the history and
+    memory read the text (`hologram.sessions.message_of`), so a later turn does not resend megabytes."""
+    if not images:
+        return messages
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == "user":
+            messages[i] = dataclasses.replace(messages[i], images=images)
+            break
+    return messages
 
 
 class _Turn:
@@ -158,6 +176,7 @@ class _Turn:
         self.usage: list[dict[str, Any]] = []
         self.scene: TurnScene | None = None  # set by `Agent.run_turn` when memory keeps scenes
         self.streamed: tuple[list[str], list[str]] = ([], [])  # the request in flight's content, reasoning so far
+        self.parts: list[dict[str, Any]] | None = None  # the input parts (None: a text-only turn)
 
     # -- events to the channel and the ring ------------------------------------------------------------
 
@@ -214,6 +233,7 @@ class _Turn:
             provider_overflow = False
             while True:
                 messages = await self._request_messages(tools, guard, provider_overflow=provider_overflow)
+                messages = with_images(messages, image_urls(self.parts))
                 if last and tools.schemas():
                     messages.append(Message.system(STEP_LIMIT_NOTE.format(n=max_steps)))
                 request = ChatRequest(
@@ -318,6 +338,8 @@ class _Turn:
         data: dict[str, Any] = {"text": self.ctx.input}
         if self.ctx.input != original:
             data["original"] = original
+        if self.parts is not None:  # a text-only turn is stored as it always was
+            data["parts"] = self.parts
         self.store.append(self.sid, "input", data, turn=self.turn_id, channel=self.channel)
 
     def _persist_response(self, result: ChatResult) -> int:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from typing_extensions import Self
 
+from hologram.api.input_parts import Part, check_parts
 from hologram.api.turn import (
     INITIALIZE,
     SESSIONS_DELETE,
@@ -100,9 +101,11 @@ class StartParams(_Params):
     in, declared by a channel that knows it (``chan:qq/peer:group_1``; the grammar is
     `hologram.memory.scene_features`, docs/scenes.md); ``partner``: who the turn is with (a user or group id of
     the channel). Both optional (since turn API version 1, a backward-compatible addition): memory prefers what
-    happened in the same scene."""
+    happened in the same scene. ``input``: typed parts (text, images, files; `hologram.api.input_parts`)
+    instead of ``text`` — exactly one of the two (``text`` is one text part, as in version 1)."""
 
-    text: NonEmpty = Field(description="the user's input")
+    text: NonEmpty | None = Field(None, description="the user's input (or give input)")
+    input: list[Part] | None = Field(None, description="the user's input as typed parts (or give text)")
     session: str | None = Field(None, description="the session to continue; a new one when left out")
     client: str = Field("client", description="who starts it (`cli`, `web`, a plugin's name)")
     approvals: bool = Field(False, description="this client can answer approval requests")
@@ -122,6 +125,35 @@ class StartParams(_Params):
             if problem is not None:
                 raise ValueError(problem)
         return scene
+
+    @field_validator("input")
+    @classmethod
+    def _parts(cls, parts: list[Any] | None) -> list[Any] | None:
+        if parts is not None:
+            check_parts(parts)
+        return parts
+
+    @model_validator(mode="after")
+    def _text_or_input(self) -> Self:
+        if (self.text is None) == (self.input is None):
+            raise ValueError(
+                "give exactly one of text (a string) or input (a list of parts), not "
+                + ("both" if self.text is not None else "neither")
+            )
+        return self
+
+    @property
+    def prompt(self) -> str:
+        """The turn's text: ``text``, or what the model reads of ``input`` (`hologram.llm.content`)."""
+        if self.input is None:
+            return self.text or ""
+        from hologram.llm.content import input_text  # only for a turn with parts
+
+        return input_text(self.stored_parts() or [])
+
+    def stored_parts(self) -> list[dict[str, Any]] | None:
+        """``input`` as plain dicts, as the turn's input event stores them (None: a text-only turn)."""
+        return None if self.input is None else [p.model_dump(exclude_none=True) for p in self.input]
 
 
 class WatchParams(_Params):

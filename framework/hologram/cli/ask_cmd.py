@@ -49,6 +49,8 @@ examples:
   hologram ask "what is in my notes about paris?"
   hologram ask --session 3f2a9c1d0b7e "and in london?"
   hologram ask "summarise" > summary.txt          reasoning goes to stderr when stdout is a file
+  hologram ask --image chart.png "what does this chart say?"
+  hologram ask --file notes.md "summarise this"
   HOLOGRAM_TOKEN=… hologram ask --url http://host:8080 "hello"    a kernel on another machine
 """
 
@@ -76,6 +78,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ask.add_argument("--session", metavar="ID", help="continue this session (default: a new one)")
     ask.add_argument("--no-reasoning", action="store_true", help="do not print the model's reasoning")
     ask.add_argument("--json", action="store_true", help="print the final result as JSON instead of streaming")
+    ask.add_argument(
+        "--image", action="append", type=Path, default=[], metavar="PATH", help="send an image with TEXT (repeatable)"
+    )
+    ask.add_argument(
+        "--file", action="append", type=Path, default=[], metavar="PATH", help="send a file with TEXT (repeatable)"
+    )
     add_remote_options(ask)
     ask.add_argument("text", nargs="+", metavar="TEXT", help="what to ask")
     ask.set_defaults(run=run_ask)
@@ -299,7 +307,13 @@ async def _read_on_while_asking(
 
 
 async def one_turn(
-    connect: Connect, text: str, session: str | None, printer: Printer, *, interactive: bool
+    connect: Connect,
+    text: str,
+    session: str | None,
+    printer: Printer,
+    *,
+    interactive: bool,
+    parts: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Run one turn through the turn API (either client: ``connect``); Ctrl-C cancels it on the kernel's
     side (the session stays valid), a second Ctrl-C stops waiting. Returns the turn's end as a dict
@@ -334,7 +348,7 @@ async def one_turn(
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     failure = ""
     try:
-        turn = await client.start(text, session=session)
+        turn = await client.start(text, session=session, parts=parts)
         state["session"] = turn.session
         if cancelled.is_set():  # Ctrl-C came before the kernel said which session the turn is in
             send_cancel()
@@ -415,9 +429,14 @@ def run_ask(args: argparse.Namespace) -> int:
     import asyncio
 
     text = " ".join(args.text)
+    parts = None
+    if args.image or args.file:  # read before connecting: a missing or too large file is said at once
+        from hologram.clients.parts import input_parts
+
+        parts = input_parts(text, args.image, args.file)
     printer = Printer(sys.stdout, sys.stderr, reasoning=not args.no_reasoning, quiet=args.json)
     connect = connector(args)
-    result = asyncio.run(one_turn(connect, text, args.session, printer, interactive=sys.stdin.isatty()))
+    result = asyncio.run(one_turn(connect, text, args.session, printer, interactive=sys.stdin.isatty(), parts=parts))
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
         return 130 if result.get("cancelled") else 0  # a script must not take a cancelled turn for an answer

@@ -97,14 +97,16 @@ class TurnClient:
         on_disconnect: api.OnDisconnect = "cancel",
         scene: str | None = None,
         partner: str | None = None,
+        parts: list[dict[str, Any]] | None = None,
     ) -> EventStream:
         """Start a turn (queued behind a running one in the same session); its events come on the stream.
         `scene`: a declared scene key (``chan:qq/peer:group_1``, docs/scenes.md); `partner`: who the turn is
-        with. The kernel rejects a malformed key with an RPC error naming the field and the grammar."""
+        with. The kernel rejects a malformed key with an RPC error naming the field and the grammar.
+        `parts`: typed input parts (text, images, files: `hologram.clients.parts`) sent instead of `text`."""
         # A plain dict of StartParams' fields (hologram.api.params): the kernel validates it, and its error
         # names the field; no pydantic in a process that runs one turn.
         params: dict[str, Any] = {
-            "text": text,
+            **({"text": text} if parts is None else {"input": parts}),
             "client": self.client,
             "approvals": self.approvals,
             "on_disconnect": on_disconnect,

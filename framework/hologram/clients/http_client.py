@@ -187,12 +187,18 @@ class HttpTurnClient:
     # -- turns ----------------------------------------------------------------------------------------
 
     async def start(
-        self, text: str, *, session: str | None = None, on_disconnect: api.OnDisconnect = "continue"
+        self,
+        text: str,
+        *,
+        session: str | None = None,
+        on_disconnect: api.OnDisconnect = "continue",
+        parts: list[dict[str, Any]] | None = None,
     ) -> EventStream:
         """Start a turn; its events come on the returned stream. Over HTTP a turn always outlives its
         connection (``on_disconnect`` is the server's, "continue": a dropped stream is resumed); Ctrl-C in
-        the CLI cancels it explicitly."""
-        body: dict[str, Any] = {"text": text}
+        the CLI cancels it explicitly. ``parts``: typed input parts (`hologram.clients.parts`) instead of
+        ``text``."""
+        body: dict[str, Any] = {"text": text} if parts is None else {"input": parts}
         if session:
             body["session"] = session
         answer = await self._request("POST", "/api/turns", body)

@@ -30,6 +30,7 @@ from hologram.llm.adapters import known_kinds, make_adapter_manager
 from hologram.llm.client import OnDelta, ProviderClient
 from hologram.llm.errors import (
     AllProvidersFailed,
+    ImagesNotAcceptedError,
     LLMConfigError,
     LLMError,
     ProviderAuthError,
@@ -128,7 +129,7 @@ class ProviderChain:
     async def complete(self, request: ChatRequest, on_delta: OnDelta | None = None) -> ChatResult:
         """One chat completion; ``on_delta`` receives content and reasoning pieces as they stream."""
         attempts: list[tuple[str, LLMError]] = []
-        planned = self.health.plan()
+        planned = self._able(request, self.health.plan())
         tried = {name for name, _ in planned}
         for name, left in self.health.cooling_down().items():
             if name not in tried:
@@ -155,6 +156,16 @@ class ProviderChain:
                 self.health.succeeded(name)
                 return result
         raise AllProvidersFailed(attempts, len(self._clients))
+
+    def _able(self, request: ChatRequest, planned: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
+        """The plan without the providers that cannot take the request: with images, those that take none
+        (`ProviderSettings.takes_images`). None can: `ImagesNotAcceptedError` before any request is sent."""
+        if not any(m.images for m in request.messages):
+            return planned
+        able = [p for p in planned if self._by_name[p[0]].settings.takes_images]
+        if not any(c.settings.takes_images for c in self._clients):
+            raise ImagesNotAcceptedError([(c.settings.name, c.settings.model) for c in self._clients])
+        return able
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         """`complete` as an async iterator: `Delta` events, then one `Done` with the result."""

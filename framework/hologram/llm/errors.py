@@ -54,6 +54,24 @@ class RequestRejectedError(ProviderError):
     """400/422: the request itself is wrong. Never retried, never sent elsewhere."""
 
 
+class ImagesNotAcceptedError(RequestRejectedError):
+    """The request has images and no provider of the chain takes them (DeepSeek's chat API is text only):
+    refused before anything is sent, so the vendor's 400 never happens and the message says the fix."""
+
+    def __init__(self, providers: Sequence[tuple[str, str]]) -> None:
+        named = ", ".join(f"{name} (model {model})" for name, model in providers)
+        noun = "does" if len(providers) == 1 else "do"
+        super().__init__(
+            providers[0][0] if len(providers) == 1 else "providers",
+            f"{named} {noun} not take images: configure a vision-capable provider in settings.toml "
+            "[[providers]] (an OpenAI-compatible model that reads images; accepts_images = true), "
+            "or send the turn without images",
+        )
+
+    def __str__(self) -> str:  # the provider is named in the message already
+        return self.message
+
+
 class ContextOverflowError(RequestRejectedError):
     """The prompt exceeds the model's context window: prune the history and try again."""
 

@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 
 from hologram.llm.errors import LLMConfigError
 
+TEXT_ONLY_KINDS = frozenset({"deepseek"})  # kinds whose chat API takes no images unless accepts_images says so
+
 
 class ProviderSettings(BaseModel):
     """One provider of the fallback chain."""
@@ -30,6 +32,9 @@ class ProviderSettings(BaseModel):
     context_window: int | None = Field(default=None, gt=0)
     timeout_s: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=3, ge=0, le=10)
+    accepts_images: bool | None = Field(
+        default=None, description="the model takes images in a turn's input (default: true, false for deepseek)"
+    )
 
     @field_validator("api_key")
     @classmethod
@@ -59,6 +64,14 @@ class ProviderSettings(BaseModel):
         if self.thinking is not None and self.kind == "openai":
             raise ValueError("thinking is a deepseek option; kind 'openai' does not accept it")
         return self
+
+    @property
+    def takes_images(self) -> bool:
+        """``accepts_images``, or the kind's default: DeepSeek's chat API is text only (a content array with an
+        image is a 400 there), OpenAI-compatible endpoints are taken to be vision-capable."""
+        if self.accepts_images is not None:
+            return self.accepts_images
+        return self.kind not in TEXT_ONLY_KINDS
 
     def resolve_api_key(self, env: Mapping[str, str] | None = None) -> str | None:
         """The key to send, or None for endpoints without auth (a local Ollama, vLLM)."""

@@ -44,6 +44,9 @@ class Message:
     tool_call_id: str | None = None
     name: str | None = None
     reasoning_content: str | None = None
+    images: tuple[str, ...] = ()
+    """A user message's images, as URLs (``data:`` or http): sent as a content array (`hologram.llm.content`);
+    not stored with the message (the turn's input event keeps its parts)."""
 
     @classmethod
     def system(cls, content: str) -> Message:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pluggy
 
+from hologram.llm.content import openai_content
 from hologram.llm.errors import (
     ContextOverflowError,
     ProviderAuthError,
@@ -36,6 +37,8 @@ _OVERFLOW = re.compile(r"maximum context length|context_length_exceeded|context 
 def message_to_wire(message: Message) -> dict[str, Any]:
     """Every field we know; the adapter's accepted-field list decides what is actually sent."""
     wire: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.images:  # a provider that takes no images never gets here (`ProviderChain.complete`)
+        wire["content"] = openai_content(message.content, message.images)
     if message.tool_calls:
         wire["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}

@@ -131,9 +131,11 @@ def _session_id(value: Any, name: str = "session") -> str | None:
 @route("/api/turns", ["POST"])
 async def start_turn(request: Request, channel: Channel) -> Response:
     data = await read_object(request)
-    text = _text(data)
     session = _session_id(data.get("session"))
-    started = await channel.start(text, session)
+    if "input" in data and "text" not in data:  # typed parts: the kernel checks them (turn/start's params)
+        started = await channel.start(None, session, parts=data["input"])
+    else:
+        started = await channel.start(_text(data), session)
     return json_response({"session": started["session"], "turn": started["turn"]})
 
 

@@ -41,9 +41,19 @@ class Channel:
 
     # -- turns ------------------------------------------------------------------------------------------
 
-    async def start(self, text: str, session: str | None, *, client: str = CLIENT, approvals: bool = True) -> Any:
+    async def start(
+        self,
+        text: str | None,
+        session: str | None,
+        *,
+        client: str = CLIENT,
+        approvals: bool = True,
+        parts: Any = None,
+    ) -> Any:
+        """``parts``: the turn's input parts instead of ``text`` (`hologram.api.input_parts`), as the client
+        sent them: the kernel validates them and its error names the field."""
         params: dict[str, Any] = {
-            "text": text,
+            **({"text": text} if parts is None else {"input": parts}),
             "client": client,
             "approvals": approvals,
             "principal": PAGE if approvals else V1,
