@@ -384,11 +384,12 @@ def stored_items(turn: str, events: list[Any]) -> list[dict[str, Any]]:
 def input_too_long(p: Any, limit: int) -> str | None:
     """Why a turn's input is refused for its length, or None. Checked before anything is stored or embedded:
     10 MB of text took the kernel to 23 GB in the memory stack until the OOM killer ended it."""
-    size = len(getattr(p, "text", None) or "")
+    size = len(p.prompt)  # the text, or what the model reads of the parts (a text file's content included)
     if size <= limit:
         return None
+    field = "text" if p.input is None else "input (its text and text files)"
     return (
-        f"text: {size:,} characters, over the limit of {limit:,} ([agent] max_input_chars in settings.toml); "
+        f"{field}: {size:,} characters, over the limit of {limit:,} ([agent] max_input_chars in settings.toml); "
         "send less, or raise the limit"
     )
 
