@@ -54,6 +54,7 @@ MAX_QUEUED = 10_000  # events waiting for one watcher; more and it is dropped (i
 MAX_IDLE_REPLAYS = 16  # idle sessions whose last turn's events are kept for a client that reconnects
 STOP_GRACE_S = 10.0  # after SIGTERM: how long a running turn may go on before it is cancelled
 FLUSH_S = 2.0  # then: how long the watchers get to send what is queued for them (the end of each turn)
+CANCELLED_WAIT_S = 10.0  # how long a cancelled turn gets to close its session valid (its calls' results)
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
@@ -442,7 +443,7 @@ class TurnHub:
                 task.cancel()
             if late:
                 log.info("stopping: %d turn(s) cancelled after %.0f s", len(late), grace)
-                await asyncio.wait(late, timeout=FLUSH_S)
+                await asyncio.wait(late, timeout=CANCELLED_WAIT_S)
         flushing = [asyncio.ensure_future(w.flushed()) for w in self.watchers.values()]
         if flushing:
             _, unsent = await asyncio.wait(flushing, timeout=FLUSH_S)
@@ -451,7 +452,9 @@ class TurnHub:
 
     async def aclose(self) -> None:
         for task in list(self._turns):
-            task.cancel()
+            if not task.cancelling():  # a second cancel would cut short the first one's clean-up (the results
+                task.cancel()  # of its open calls), leaving a call without a result on disk
+
         for task in list(self._turns):
             with contextlib.suppress(BaseException):
                 await task
