@@ -43,6 +43,7 @@ from typing import Any, Protocol
 
 from hologram.agent.approvals import ApprovalRequest
 from hologram.agent.failure import failure_of
+from hologram.agent.identity import TurnIdentity
 from hologram.agent.items import TurnItems
 from hologram.agent.sequence import SeqCounter
 from hologram.agent.turn import TurnError
@@ -60,7 +61,8 @@ class NotAllowed(Exception):
 
 
 class RunTurn(Protocol):
-    """Runs one turn: (text, session, turn, emit), and the scene the client declared and its partner."""
+    """Runs one turn: (text, session, turn, emit), the scene the client declared and its partner, and who
+    the turn is from (its channel, client and partner: `hologram.agent.identity`)."""
 
     def __call__(
         self,
@@ -72,6 +74,7 @@ class RunTurn(Protocol):
         *,
         scene: str | None = None,
         partner: str | None = None,
+        identity: TurnIdentity | None = None,
     ) -> Awaitable[Any]: ...
 
 
@@ -290,8 +293,17 @@ class TurnHub:
 
     # -- turns ----------------------------------------------------------------------------------------
 
-    def start(self, params: params_api.StartParams, session: str, watcher: Watcher | None) -> dict[str, Any]:
-        """Queue a turn in ``session`` (created by the caller); answers at once with its id."""
+    def start(
+        self,
+        params: params_api.StartParams,
+        session: str,
+        watcher: Watcher | None,
+        identity: TurnIdentity | None = None,
+    ) -> dict[str, Any]:
+        """Queue a turn in ``session`` (created by the caller); answers at once with its id. ``identity``: who
+        it is from, as the caller's transport established it (default: the params' client as its channel)."""
+        if identity is None:
+            identity = TurnIdentity(params.client, params.client, partner=params.partner)
         state = self._state(session)
         if watcher is not None:
             # a start never takes approvals away from a principal that has them (a second start of a client that
@@ -302,15 +314,27 @@ class TurnHub:
         running = state.task is not None and not state.task.done()
         ahead = state.queued + (1 if running else 0)
         state.queued += 1
-        task = asyncio.get_running_loop().create_task(self._run(params, session, turn, state))
+        task = asyncio.get_running_loop().create_task(self._run(params, session, turn, state, identity))
         self._turns.add(task)
         task.add_done_callback(self._turns.discard)
         if ahead:
             state.waiting[turn] = task
-            self.emit(api.TurnQueued(session=session, turn=turn, text=params.text, client=params.client, ahead=ahead))
+            self.emit(
+                api.TurnQueued(
+                    session=session,
+                    turn=turn,
+                    text=params.text,
+                    client=params.client,
+                    ahead=ahead,
+                    channel=identity.channel,
+                    partner=identity.partner,
+                )
+            )
         return {"session": session, "turn": turn, "status": "queued" if ahead else "running"}
 
-    async def _run(self, params: params_api.StartParams, session: str, turn: str, state: _Session) -> None:
+    async def _run(
+        self, params: params_api.StartParams, session: str, turn: str, state: _Session, identity: TurnIdentity
+    ) -> None:
         try:
             await state.lock.acquire()
         except asyncio.CancelledError:  # cancelled while queued: it never starts, and its clients are told
@@ -326,10 +350,19 @@ class TurnHub:
             state.replay = []
             state.task = asyncio.current_task()
             items = state.items = TurnItems(session, turn)
-            self.emit(api.TurnStarted(session=session, turn=turn, text=params.text, client=params.client))
+            self.emit(
+                api.TurnStarted(
+                    session=session,
+                    turn=turn,
+                    text=params.text,
+                    client=params.client,
+                    channel=identity.channel,
+                    partner=identity.partner,
+                )
+            )
             try:
                 result = await self.run_turn(
-                    params.text, session, turn, self.emit, scene=params.scene, partner=params.partner
+                    params.text, session, turn, self.emit, scene=params.scene, partner=params.partner, identity=identity
                 )
             except asyncio.CancelledError:
                 self.emit(api.TurnEnded(session=session, turn=turn, stop_reason="cancelled", output=items.partial))

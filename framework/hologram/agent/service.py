@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from hologram._version import __version__
 from hologram.agent.hub import NotAllowed, TurnHub, Watcher
+from hologram.agent.identity import TurnIdentity
 from hologram.agent.turn import TurnError
 from hologram.api import params as params_api
 from hologram.api import turn as api
@@ -67,10 +68,11 @@ class TurnService:
         *,
         scene: str | None = None,
         partner: str | None = None,
+        identity: TurnIdentity | None = None,
     ) -> Any:
         try:
             return await self.agent.run_turn(
-                text, session_id=session, turn_id=turn, on_event=emit, scene=scene, partner=partner
+                text, session_id=session, turn_id=turn, on_event=emit, scene=scene, partner=partner, identity=identity
             )
         except HologramError as exc:  # a damaged sessions.db page under this session: the file and the fix
             raise TurnError(one_line(exc), kind="storage") from None
@@ -131,16 +133,26 @@ class TurnService:
 
     # -- the methods (each takes the caller's watcher factory and the params) ------------------------------
 
-    async def start(self, watcher: Callable[[str], Watcher] | None, params: Any) -> dict[str, Any]:
+    async def start(
+        self,
+        watcher: Callable[[str], Watcher] | None,
+        params: Any,
+        *,
+        channel: str | None = None,
+        client_version: str = "",
+    ) -> dict[str, Any]:
+        """``channel``: who the transport says is calling (the plugin, the initialized connection's name), never
+        a param; None only for a version-1 control client, whose ``client`` is all the kernel knows."""
         p = _parse(params_api.StartParams, api.TURN_START, params)
+        identity = TurnIdentity(channel or p.client, p.client, client_version, p.partner)
         store = self.agent.store
         try:
-            sid = p.session or store.create_session(p.client)
+            sid = p.session or store.create_session(identity.channel)
             if p.session and not store.exists(p.session):
-                store.create_session(p.client, p.session)
+                store.create_session(identity.channel, p.session)
         except HologramError as exc:
             raise RpcError(SESSION_FAILED, one_line(exc)) from None
-        return self.hub.start(p, sid, watcher(p.client) if (watcher is not None and p.watch) else None)
+        return self.hub.start(p, sid, watcher(p.client) if (watcher is not None and p.watch) else None, identity)
 
     async def watch(self, watcher: Callable[[str], Watcher], params: Any) -> dict[str, Any]:
         p = _parse(params_api.WatchParams, api.TURN_WATCH, params)
@@ -252,8 +264,12 @@ class TurnService:
 
         async def start(params: Any) -> Any:
             connection = calling()
+            info = self.clients.get(connection) if connection is not None else None
             params = self._as_initialized(connection, api.TURN_START, params)
-            return await self.start(watcher_of_caller if connection is not None else None, params)
+            watcher = watcher_of_caller if connection is not None else None
+            if info is None:  # version 1: the call's client is all the kernel knows of who calls
+                return await self.start(watcher, params)
+            return await self.start(watcher, params, channel=info.name, client_version=info.version)
 
         async def watch(params: Any) -> Any:
             return await self.watch(watcher_of_caller, self._as_initialized(calling(), api.TURN_WATCH, params))
@@ -291,7 +307,10 @@ class TurnService:
             return call
 
         async def start(caller: str, **params: Any) -> Any:
-            return await self.start(lambda client: self.plugin_watcher(caller), {"client": caller, **params})
+            # the channel is the calling plugin, whatever `client` it passes (`caller` is set by the kernel)
+            return await self.start(
+                lambda client: self.plugin_watcher(caller), {"client": caller, **params}, channel=caller
+            )
 
         async def watch(caller: str, **params: Any) -> Any:
             return await self.watch(lambda client: self.plugin_watcher(caller), {"client": caller, **params})

@@ -75,13 +75,17 @@ class TurnQueued(_Event):
     text: str = ""
     client: str = ""
     ahead: int = 0  # turns before it: the running one and those queued earlier
+    channel: str = ""  # set by the kernel: the plugin that started it, or the control client's name
+    partner: str | None = None  # who the turn is with (a user or group id of the channel)
 
 
 @dataclass(slots=True, kw_only=True)
 class TurnStarted(_Event):
     type: Literal["turn.started"] = "turn.started"
     text: str = ""  # the input, as the client sent it
-    client: str = ""  # who started it (`cli`, `web`, a plugin's name)
+    client: str = ""  # who started it, as the caller says (`cli`, `web`, a plugin's name)
+    channel: str = ""  # set by the kernel, never by a param: the plugin that started it, or the control client
+    partner: str | None = None  # who the turn is with (a user or group id of the channel), if it said
 
 
 @dataclass(slots=True, kw_only=True)
