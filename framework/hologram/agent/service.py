@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from hologram._version import __version__
 from hologram.agent.hub import NotAllowed, TurnHub, Watcher
 from hologram.agent.identity import TurnIdentity
+from hologram.agent.paging import BadCursor, list_page, read_page
 from hologram.agent.turn import TurnError
 from hologram.api import params as params_api
 from hologram.api import turn as api
@@ -194,29 +195,43 @@ class TurnService:
             raise RpcError(NOT_ALLOWED, str(exc), {"session": p.session, "approval": p.approval}) from None
 
     async def list_sessions(self, params: Any) -> dict[str, Any]:
+        p = _parse(params_api.ListParams, api.SESSIONS_LIST, params)
         try:
-            return {"sessions": self.agent.store.list_sessions()}
+            return list_page(self.agent.store, p)
+        except BadCursor:
+            raise RpcError(
+                INVALID_PARAMS, f"{api.SESSIONS_LIST}: cursor: not one this kernel gave; pass the answer's next_cursor"
+            ) from None
         except HologramError as exc:
             raise RpcError(SESSION_FAILED, one_line(exc)) from None
 
     async def read_session(self, params: Any) -> dict[str, Any]:
-        p = _parse(params_api.SessionParams, api.SESSIONS_READ, params)
+        p = _parse(params_api.SessionReadParams, api.SESSIONS_READ, params)
         store = self.agent.store
         try:
             if not store.exists(p.session):
                 raise RpcError(NO_SUCH_SESSION, f"there is no session {p.session!r}", {"session": p.session})
             if not self.hub.running(p.session):  # no turn of ours is writing it: close what a crash left open
                 store.repair(p.session)
-            events = store.events(p.session)
+            events, next_before = read_page(store, p)
         except HologramError as exc:
             raise RpcError(SESSION_FAILED, one_line(exc), {"session": p.session}) from None
         return {
             "session": p.session,
             "events": [
-                {"seq": e.seq, "kind": e.kind, "ts": e.ts, "turn": e.turn, "call_id": e.call_id, "data": e.data}
+                {
+                    "seq": e.seq,
+                    "kind": e.kind,
+                    "ts": e.ts,
+                    "turn": e.turn,
+                    "channel": e.channel,
+                    "call_id": e.call_id,
+                    "data": e.data,
+                }
                 for e in events
             ],
             "messages": [m.to_dict() for m in messages_from_events(events)],
+            "next_before": next_before,  # a paging read: the `before` of the next (older) page; None: no more
         }
 
     async def rename_session(self, params: Any) -> dict[str, Any]:
