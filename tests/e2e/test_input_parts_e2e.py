@@ -103,9 +103,10 @@ def test_an_image_turn_reaches_the_vision_provider_as_a_content_array(vision: E2
     }
     later = [m for m in requests[1].body["messages"] if m["role"] == "user"]
     assert [m["content"] for m in later] == ["what is in it?\n\n[image: image/png]", "and now?"]
+    who = {"client": "parts", "client_version": "0.1.0"}  # who started them (the identity on every input)
     stored = input_events(vision, "img-1")
-    assert stored[0] == {"text": "what is in it?\n\n[image: image/png]", "parts": parts}
-    assert stored[1] == {"text": "and now?"}, "a text-only turn is stored exactly as before (no parts key)"
+    assert stored[0] == {"text": "what is in it?\n\n[image: image/png]", "parts": parts, **who}
+    assert stored[1] == {"text": "and now?", **who}, "a text-only turn is stored as before (no parts key)"
 
 
 def test_a_text_file_is_read_by_the_model_as_text(vision: E2EKernel, vision_mock: MockLLM) -> None:
@@ -197,7 +198,7 @@ def test_a_text_only_provider_refuses_an_image_before_any_request(text_only: E2E
     mock.script([{"content": "hello"}])  # the same kernel and provider answer a text turn
     text = asyncio.run(turn_of(text_only, "ds-text", "hi"))
     assert text.ended.output == "hello" and len(mock.requests) == 1
-    assert input_events(text_only, "ds-text") == [{"text": "hi"}]
+    assert [e["text"] for e in input_events(text_only, "ds-text")] == ["hi"]
 
 
 def test_hologram_ask_image_against_a_text_only_provider_is_a_clear_error(

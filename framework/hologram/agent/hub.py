@@ -43,6 +43,7 @@ from typing import Any, Protocol
 
 from hologram.agent.approvals import ApprovalRequest
 from hologram.agent.failure import failure_message, failure_of
+from hologram.agent.identity import TurnIdentity
 from hologram.agent.items import TurnItems
 from hologram.agent.sequence import SeqCounter
 from hologram.agent.turn import TurnError
@@ -63,8 +64,9 @@ class NotAllowed(Exception):
 
 
 class RunTurn(Protocol):
-    """Runs one turn: (text, session, turn, emit), the scene the client declared and its partner, and the input
-    parts of a turn started with ``input`` (None: a text-only turn)."""
+    """Runs one turn: (text, session, turn, emit), the scene the client declared and its partner, the input
+    parts of a turn started with ``input`` (None: a text-only turn), and who the turn is from (its channel,
+    client and partner: `hologram.agent.identity`)."""
 
     def __call__(
         self,
@@ -77,6 +79,7 @@ class RunTurn(Protocol):
         scene: str | None = None,
         partner: str | None = None,
         parts: list[dict[str, Any]] | None = None,
+        identity: TurnIdentity | None = None,
     ) -> Awaitable[Any]: ...
 
 
@@ -167,6 +170,7 @@ class TurnHub:
         self._idle_replays: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
         self._turns: set[asyncio.Task[Any]] = set()
         self.stopping = False  # the kernel is stopping: no turn starts any more (`drain`)
+        self._drained: set[asyncio.Task[Any]] = set()  # turns the drain cancelled (not to be cancelled twice)
 
     @property
     def last_seq(self) -> int:
@@ -303,8 +307,17 @@ class TurnHub:
 
     # -- turns ----------------------------------------------------------------------------------------
 
-    def start(self, params: params_api.StartParams, session: str, watcher: Watcher | None) -> dict[str, Any]:
-        """Queue a turn in ``session`` (created by the caller); answers at once with its id."""
+    def start(
+        self,
+        params: params_api.StartParams,
+        session: str,
+        watcher: Watcher | None,
+        identity: TurnIdentity | None = None,
+    ) -> dict[str, Any]:
+        """Queue a turn in ``session`` (created by the caller); answers at once with its id. ``identity``: who
+        it is from, as the caller's transport established it (default: the params' client as its channel)."""
+        if identity is None:
+            identity = TurnIdentity(params.client, params.client, partner=params.partner)
         state = self._state(session)
         if watcher is not None:
             # a start never takes approvals away from a principal that has them (a second start of a client that
@@ -315,15 +328,27 @@ class TurnHub:
         running = state.task is not None and not state.task.done()
         ahead = state.queued + (1 if running else 0)
         state.queued += 1
-        task = asyncio.get_running_loop().create_task(self._run(params, session, turn, state))
+        task = asyncio.get_running_loop().create_task(self._run(params, session, turn, state, identity))
         self._turns.add(task)
         task.add_done_callback(self._turns.discard)
         if ahead:
             state.waiting[turn] = task
-            self.emit(api.TurnQueued(session=session, turn=turn, text=params.prompt, client=params.client, ahead=ahead))
+            self.emit(
+                api.TurnQueued(
+                    session=session,
+                    turn=turn,
+                    text=params.prompt,
+                    client=params.client,
+                    ahead=ahead,
+                    channel=identity.channel,
+                    partner=identity.partner,
+                )
+            )
         return {"session": session, "turn": turn, "status": "queued" if ahead else "running"}
 
-    async def _run(self, params: params_api.StartParams, session: str, turn: str, state: _Session) -> None:
+    async def _run(
+        self, params: params_api.StartParams, session: str, turn: str, state: _Session, identity: TurnIdentity
+    ) -> None:
         try:
             await state.lock.acquire()
         except asyncio.CancelledError:  # cancelled while queued: it never starts, and its clients are told
@@ -339,11 +364,20 @@ class TurnHub:
             state.replay = []
             state.task = asyncio.current_task()
             items = state.items = TurnItems(session, turn)
-            self.emit(api.TurnStarted(session=session, turn=turn, text=params.prompt, client=params.client))
+            self.emit(
+                api.TurnStarted(
+                    session=session,
+                    turn=turn,
+                    text=params.prompt,
+                    client=params.client,
+                    channel=identity.channel,
+                    partner=identity.partner,
+                )
+            )
             try:
                 result = await self.run_turn(
                     params.prompt, session, turn, self.emit, scene=params.scene, partner=params.partner,
-                    parts=params.stored_parts(),
+                    parts=params.stored_parts(), identity=identity,
                 )  # fmt: skip
             except asyncio.CancelledError:
                 self.emit(api.TurnEnded(session=session, turn=turn, stop_reason="cancelled", output=items.partial))
@@ -436,6 +470,7 @@ class TurnHub:
         if running:
             log.info("stopping: %d turn(s) still running, waiting up to %.0f s", len(running), grace)
             _, late = await asyncio.wait(running, timeout=grace)
+            self._drained.update(late)
             for task in late:
                 for state in self.sessions.values():
                     if state.task is task:
@@ -452,8 +487,8 @@ class TurnHub:
 
     async def aclose(self) -> None:
         for task in list(self._turns):
-            if not task.cancelling():  # a second cancel would cut short the first one's clean-up (the results
-                task.cancel()  # of its open calls), leaving a call without a result on disk
+            if task not in self._drained:  # a second cancel would cut short the first one's clean-up (the
+                task.cancel()  # results of its open calls), leaving a call without a result on disk
 
         for task in list(self._turns):
             with contextlib.suppress(BaseException):

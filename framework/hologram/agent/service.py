@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from hologram._version import __version__
 from hologram.agent.hub import NotAllowed, TurnHub, Watcher
+from hologram.agent.identity import TurnIdentity
+from hologram.agent.paging import BadCursor, list_page, read_page
 from hologram.agent.turn import TurnError
 from hologram.api import params as params_api
 from hologram.api import turn as api
@@ -75,11 +77,13 @@ class TurnService:
         scene: str | None = None,
         partner: str | None = None,
         parts: list[dict[str, Any]] | None = None,
+        identity: TurnIdentity | None = None,
     ) -> Any:
         try:
             return await self.agent.run_turn(
-                text, session_id=session, turn_id=turn, on_event=emit, scene=scene, partner=partner, parts=parts
-            )
+                text, session_id=session, turn_id=turn, on_event=emit, scene=scene, partner=partner, parts=parts,
+                identity=identity,
+            )  # fmt: skip
         except HologramError as exc:  # a damaged sessions.db page under this session: the file and the fix
             raise TurnError(one_line(exc), kind="storage") from None
         finally:  # `hologram up` held its start-up loads for the first answer (hologram/kernel/preload.py): it is out
@@ -139,21 +143,31 @@ class TurnService:
 
     # -- the methods (each takes the caller's watcher factory and the params) ------------------------------
 
-    async def start(self, watcher: Callable[[str], Watcher] | None, params: Any) -> dict[str, Any]:
+    async def start(
+        self,
+        watcher: Callable[[str], Watcher] | None,
+        params: Any,
+        *,
+        channel: str | None = None,
+        client_version: str = "",
+    ) -> dict[str, Any]:
+        """``channel``: who the transport says is calling (the plugin, the initialized connection's name), never
+        a param; None only for a version-1 control client, whose ``client`` is all the kernel knows."""
         p = _parse(params_api.StartParams, api.TURN_START, params)
         if self.hub.stopping:
             raise RpcError(NOT_READY, "the kernel is stopping; start the turn again once it is back")
         too_long = input_too_long(p, self.agent.settings.max_input_chars)
         if too_long is not None:
             raise RpcError(INVALID_PARAMS, too_long)
+        identity = TurnIdentity(channel or p.client, p.client, client_version, p.partner)
         store = self.agent.store
         try:
-            sid = p.session or store.create_session(p.client)
+            sid = p.session or store.create_session(identity.channel)
             if p.session and not store.exists(p.session):
-                store.create_session(p.client, p.session)
+                store.create_session(identity.channel, p.session)
         except HologramError as exc:
             raise RpcError(SESSION_FAILED, one_line(exc)) from None
-        return self.hub.start(p, sid, watcher(p.client) if (watcher is not None and p.watch) else None)
+        return self.hub.start(p, sid, watcher(p.client) if (watcher is not None and p.watch) else None, identity)
 
     async def watch(self, watcher: Callable[[str], Watcher], params: Any) -> dict[str, Any]:
         p = _parse(params_api.WatchParams, api.TURN_WATCH, params)
@@ -195,29 +209,43 @@ class TurnService:
             raise RpcError(NOT_ALLOWED, str(exc), {"session": p.session, "approval": p.approval}) from None
 
     async def list_sessions(self, params: Any) -> dict[str, Any]:
+        p = _parse(params_api.ListParams, api.SESSIONS_LIST, params)
         try:
-            return {"sessions": self.agent.store.list_sessions()}
+            return list_page(self.agent.store, p)
+        except BadCursor:
+            raise RpcError(
+                INVALID_PARAMS, f"{api.SESSIONS_LIST}: cursor: not one this kernel gave; pass the answer's next_cursor"
+            ) from None
         except HologramError as exc:
             raise RpcError(SESSION_FAILED, one_line(exc)) from None
 
     async def read_session(self, params: Any) -> dict[str, Any]:
-        p = _parse(params_api.SessionParams, api.SESSIONS_READ, params)
+        p = _parse(params_api.SessionReadParams, api.SESSIONS_READ, params)
         store = self.agent.store
         try:
             if not store.exists(p.session):
                 raise RpcError(NO_SUCH_SESSION, f"there is no session {p.session!r}", {"session": p.session})
             if not self.hub.running(p.session):  # no turn of ours is writing it: close what a crash left open
                 store.repair(p.session)
-            events = store.events(p.session)
+            events, next_before = read_page(store, p)
         except HologramError as exc:
             raise RpcError(SESSION_FAILED, one_line(exc), {"session": p.session}) from None
         return {
             "session": p.session,
             "events": [
-                {"seq": e.seq, "kind": e.kind, "ts": e.ts, "turn": e.turn, "call_id": e.call_id, "data": e.data}
+                {
+                    "seq": e.seq,
+                    "kind": e.kind,
+                    "ts": e.ts,
+                    "turn": e.turn,
+                    "channel": e.channel,
+                    "call_id": e.call_id,
+                    "data": e.data,
+                }
                 for e in events
             ],
             "messages": [m.to_dict() for m in messages_from_events(events)],
+            "next_before": next_before,  # a paging read: the `before` of the next (older) page; None: no more
         }
 
     async def rename_session(self, params: Any) -> dict[str, Any]:
@@ -265,8 +293,12 @@ class TurnService:
 
         async def start(params: Any) -> Any:
             connection = calling()
+            info = self.clients.get(connection) if connection is not None else None
             params = self._as_initialized(connection, api.TURN_START, params)
-            return await self.start(watcher_of_caller if connection is not None else None, params)
+            watcher = watcher_of_caller if connection is not None else None
+            if info is None:  # version 1: the call's client is all the kernel knows of who calls
+                return await self.start(watcher, params)
+            return await self.start(watcher, params, channel=info.name, client_version=info.version)
 
         async def watch(params: Any) -> Any:
             return await self.watch(watcher_of_caller, self._as_initialized(calling(), api.TURN_WATCH, params))
@@ -304,7 +336,10 @@ class TurnService:
             return call
 
         async def start(caller: str, **params: Any) -> Any:
-            return await self.start(lambda client: self.plugin_watcher(caller), {"client": caller, **params})
+            # the channel is the calling plugin, whatever `client` it passes (`caller` is set by the kernel)
+            return await self.start(
+                lambda client: self.plugin_watcher(caller), {"client": caller, **params}, channel=caller
+            )
 
         async def watch(caller: str, **params: Any) -> Any:
             return await self.watch(lambda client: self.plugin_watcher(caller), {"client": caller, **params})

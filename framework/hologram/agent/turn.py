@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from hologram.agent.executor import Executor, Outcome, PluginInvoke
 from hologram.agent.failure import FailureKind, failure_of
+from hologram.agent.identity import TurnIdentity
 from hologram.agent.tools import ToolRegistry
 from hologram.agent.turn_scene import TurnScene
 from hologram.api import turn as api
@@ -130,18 +131,24 @@ class Agent:
         scene: str | None = None,
         partner: str | None = None,
         parts: list[dict[str, Any]] | None = None,
+        identity: TurnIdentity | None = None,
     ) -> TurnResult:
         """Run one turn. `scene`: a declared scene key (``chan:qq/peer:group_1``, docs/scenes.md), `partner`:
         who the turn is with; both only steer which memory recall prefers. `parts`: the input parts of a turn
-        started with ``input`` (`hologram.api.input_parts`), `text` being what the model reads of them."""
-        channel = channel or self.settings.channel
+        started with ``input`` (`hologram.api.input_parts`), `text` being what the model reads of them.
+        `identity`: who the turn is from, as the kernel's turn API established it (`hologram.agent.identity`);
+        it wins over `channel` and `partner`, which remain for callers inside the kernel (tests, benchmarks)
+        and default to ``[agent] channel``."""
+        if identity is None:
+            identity = TurnIdentity(channel or self.settings.channel, partner=partner)
+        channel, partner = identity.channel, identity.partner
         sid = session_id or self.store.create_session(channel)
         if session_id is not None and not self.store.exists(session_id):
             self.store.create_session(channel, session_id)
         self.store.repair(sid)  # calls left open by a turn the kernel did not live to finish
         if self.memory is not None and needs_segmenter(text):  # Chinese input: jieba's words, never bigrams
             await asyncio.to_thread(ensure_segmenter)  # (loads on demand while `up` holds its warm-up)
-        turn = _Turn(self, sid, turn_id or uuid.uuid4().hex[:12], channel, on_event)
+        turn = _Turn(self, sid, turn_id or uuid.uuid4().hex[:12], identity, on_event)
         turn.parts = parts
         scenes = self.memory.scenes if self.memory is not None else None
         if scenes is not None:
@@ -163,15 +170,18 @@ def with_images(messages: list[Message], images: tuple[str, ...]) -> list[Messag
 
 
 class _Turn:
-    def __init__(self, agent: Agent, sid: str, turn_id: str, channel: str, on_event: OnEvent | None) -> None:
+    def __init__(self, agent: Agent, sid: str, turn_id: str, identity: TurnIdentity, on_event: OnEvent | None) -> None:
         self.agent = agent
         self.store = agent.store
         self.sid = sid
         self.turn_id = turn_id
-        self.channel = channel
+        self.identity = identity
+        self.channel = channel = identity.channel
         self.on_event = on_event
         self.llm = agent.llm  # this turn's chain: one saved meanwhile (admin_providers.py) serves the next turn
-        self.ctx = StageContext(sid, turn_id, channel, system=agent.settings.system_prompt)
+        self.ctx = StageContext(
+            sid, turn_id, channel, client=identity.client, partner=identity.partner, system=agent.settings.system_prompt
+        )
         self.history: list[Message] = []
         self.usage: list[dict[str, Any]] = []
         self.scene: TurnScene | None = None  # set by `Agent.run_turn` when memory keeps scenes
@@ -340,6 +350,7 @@ class _Turn:
             data["original"] = original
         if self.parts is not None:  # a text-only turn is stored as it always was
             data["parts"] = self.parts
+        data.update(self.identity.stored())  # who said it: client, partner (memory's speaker)
         self.store.append(self.sid, "input", data, turn=self.turn_id, channel=self.channel)
 
     def _persist_response(self, result: ChatResult) -> int:

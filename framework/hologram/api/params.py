@@ -182,9 +182,22 @@ class TurnReadParams(_Params):
 
 
 class SessionParams(_Params):
-    """``sessions/read``, ``sessions/delete``."""
+    """``sessions/delete``."""
 
     session: NonEmpty
+
+
+PAGE_DEFAULT = 50  # a page's size when a client pages (gives a cursor or `before`) without saying `limit`
+PAGE_MAX = 500
+
+
+class SessionReadParams(_Params):
+    """``sessions/read``. Without ``limit`` and ``before``, every event (version 1's answer); with either, the
+    newest ``limit`` events older than ``before`` (a seq; the answer's ``next_before`` continues backwards)."""
+
+    session: NonEmpty
+    limit: int | None = Field(None, ge=1, le=PAGE_MAX, description="at most this many events")
+    before: int | None = Field(None, ge=1, description="only events with a smaller seq (a previous next_before)")
 
 
 class CancelParams(_Params):
@@ -196,7 +209,13 @@ class CancelParams(_Params):
 
 
 class ListParams(_Params):
-    """``sessions/list`` (no params yet)."""
+    """``sessions/list``. Without ``limit`` and ``cursor``, every session (version 1's answer); with either, a
+    page of at most ``limit`` (default `PAGE_DEFAULT`), and ``next_cursor`` for the next one."""
+
+    limit: int | None = Field(None, ge=1, le=PAGE_MAX, description="at most this many sessions")
+    cursor: str | None = Field(
+        None, min_length=1, max_length=512, description="opaque: the previous answer's next_cursor"
+    )
 
 
 class RenameParams(_Params):
@@ -226,7 +245,7 @@ METHOD_PARAMS: dict[str, type[_Params]] = {
     TURN_CANCEL: CancelParams,
     TURN_APPROVE: ApproveParams,
     SESSIONS_LIST: ListParams,
-    SESSIONS_READ: SessionParams,
+    SESSIONS_READ: SessionReadParams,
     SESSIONS_RENAME: RenameParams,
     SESSIONS_DELETE: SessionParams,
 }

@@ -37,8 +37,8 @@ TURN_WATCH = "turn/watch"  # WatchParams → {session, turn (running or null), s
 TURN_UNWATCH = "turn/unwatch"  # {session} → {watching: false}
 TURN_CANCEL = "turn/cancel"  # {session, turn?} → {cancelled: bool}
 TURN_APPROVE = "turn/approve"  # ApproveParams → {accepted: bool} (false: already decided, or no such request)
-SESSIONS_LIST = "sessions/list"  # {} → {sessions: [{id, title, created, updated, channel, events}]}
-SESSIONS_READ = "sessions/read"  # {session} → {events: [...], messages: [...]}
+SESSIONS_LIST = "sessions/list"  # {limit?, cursor?} → {sessions: [{id, title, updated, channel, …}], next_cursor}
+SESSIONS_READ = "sessions/read"  # {session, limit?, before?} → {events: [...], messages: [...], next_before}
 SESSIONS_RENAME = "sessions/rename"  # {session, title} → {session, title}
 SESSIONS_DELETE = "sessions/delete"  # {session} → {deleted: bool}
 # kernel → client notification, on every connection watching the session
@@ -75,13 +75,17 @@ class TurnQueued(_Event):
     text: str = ""
     client: str = ""
     ahead: int = 0  # turns before it: the running one and those queued earlier
+    channel: str = ""  # set by the kernel: the plugin that started it, or the control client's name
+    partner: str | None = None  # who the turn is with (a user or group id of the channel)
 
 
 @dataclass(slots=True, kw_only=True)
 class TurnStarted(_Event):
     type: Literal["turn.started"] = "turn.started"
     text: str = ""  # the input, as the client sent it
-    client: str = ""  # who started it (`cli`, `web`, a plugin's name)
+    client: str = ""  # who started it, as the caller says (`cli`, `web`, a plugin's name)
+    channel: str = ""  # set by the kernel, never by a param: the plugin that started it, or the control client
+    partner: str | None = None  # who the turn is with (a user or group id of the channel), if it said
 
 
 @dataclass(slots=True, kw_only=True)

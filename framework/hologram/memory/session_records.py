@@ -114,7 +114,10 @@ def record_of(event: Event, *, lexical: bool = True) -> EventRecord | None:
         "lexical": lexical,
     }
     if message.role == "user":
-        return build_event(input=message.content or "", **common)
+        # the partner the channel named (hologram.agent.identity) is the speaker of these words for L3
+        # distillation (`speaker_of`: "user" without it); an input stored before it existed has none
+        partner = event.data.get("partner")
+        return build_event(input=message.content or "", partner=partner if isinstance(partner, str) else None, **common)
     if message.role == "assistant":
         calls = [c.to_dict() for c in message.tool_calls]
         return build_event(

@@ -11,7 +11,7 @@ tests/launcher/test_views.py holds every view against the kernel's VISIBLE/WRITA
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypedDict, TypeVar
 
 
@@ -70,7 +70,8 @@ V = TypeVar("V", bound="StageView")
 @dataclass(frozen=True, slots=True)
 class StageView:
     """Fields every stage shows. ``data`` is the dict the hooks of one turn share: read it here, add to it
-    with `remember` (or ``data=`` of any other method)."""
+    with `remember` (or ``data=`` of any other method). ``channel`` (set by the kernel), ``client`` and
+    ``partner``: who the turn is from (docs/agent.md, "Stages")."""
 
     stage_name: ClassVar[str] = ""
     stage: str
@@ -79,6 +80,10 @@ class StageView:
     channel: str
     step: int
     data: dict[str, Any]
+    # who the turn is from (hologram.agent.identity): keyword-only with defaults, so views built by older code
+    # (and the subclasses' own positional fields after these) keep working
+    client: str = field(default="", kw_only=True)
+    partner: str | None = field(default=None, kw_only=True)
 
     @classmethod
     def from_wire(cls: type[V], view: Mapping[str, Any]) -> V:
@@ -95,6 +100,8 @@ class StageView:
             "channel": str(view.get("channel", "")),
             "step": int(view.get("step", 0)),
             "data": dict(view.get("data") or {}),
+            "client": str(view.get("client") or ""),
+            "partner": None if view.get("partner") is None else str(view.get("partner")),
         }
 
     @staticmethod

@@ -307,24 +307,35 @@ class SessionStore:
             self._raise(exc)
         return row is not None
 
-    def list_sessions(self) -> list[dict[str, Any]]:
-        """Every session, most recently active first. "updated" is the time of the newest event, computed
-        here rather than stored by every append (an UPDATE per event was one more page per commit)."""
+    def list_sessions(
+        self, *, limit: int | None = None, after: tuple[float, str] | None = None
+    ) -> list[dict[str, Any]]:
+        """Every session, most recently active first (ties by id). "updated" is the time of the newest event,
+        computed here rather than stored by every append (an UPDATE per event was one more page per commit).
+        ``limit``/``after``: a page — at most ``limit`` sessions that come after the (updated, id) of the
+        previous page's last one (keyset paging: no offset to drift when sessions are added meanwhile)."""
         self._flush()  # reads see the buffered results
+        having = ""
+        params: tuple[Any, ...] = ()
+        if after is not None:
+            # the expression, not the alias: in HAVING, `updated` would be the sessions column (creation time)
+            having = f" HAVING {_ACTIVE} < ? OR ({_ACTIVE} = ? AND s.id > ?)"
+            params = (after[0], after[0], after[1])
         sql = (
-            "SELECT s.id, s.created, MAX(s.updated, COALESCE(MAX(e.ts), 0)) AS updated, s.channel, COUNT(e.seq), "
-            "s.title "
+            f"SELECT s.id, s.created, {_ACTIVE} AS updated, s.channel, COUNT(e.seq), s.title "
             "FROM sessions s "
-            "LEFT JOIN events e ON e.session = s.id GROUP BY s.id ORDER BY updated DESC"
+            f"LEFT JOIN events e ON e.session = s.id GROUP BY s.id{having} ORDER BY updated DESC, s.id"
         )
+        if limit is not None:
+            sql, params = sql + " LIMIT ?", (*params, limit)
         try:
-            rows = self._db.execute(sql).fetchall()
+            rows = self._db.execute(sql, params).fetchall()
         except sqlite3.OperationalError as exc:
             if not _undecodable(exc):
                 self._raise(exc)
             rows = [  # a damaged id or channel: listed with replacement characters, not a failed listing
                 tuple(v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in row)
-                for row in self._fetch_bytes(sql, ())
+                for row in self._fetch_bytes(sql, params)
             ]
         except sqlite3.DatabaseError as exc:
             self._raise(exc)
@@ -406,6 +417,12 @@ class SessionStore:
         Mutation check (done): returning the rows of the bytes re-read without the stand-ins (skipping every
         damaged row) turns tests/agent/test_damaged_rows.py red (a call without its result)."""
         return self._read_events(session, _EVENTS, (session, after))
+
+    def events_before(self, session: str, *, before: int | None, limit: int) -> list[Event]:
+        """The newest ``limit`` events of the session with a seq below ``before`` (None: the newest), in order:
+        a page of ``sessions/read``, read without loading the whole session."""
+        page = self._read_events(session, _EVENTS_BEFORE, (session, before or _NO_BOUND, limit))
+        return page[::-1]
 
     def events_at(self, session: str, seqs: Iterable[int]) -> list[Event]:
         """The session's events with these seqs, in log order (a seq the log lacks is absent): how memory
@@ -578,6 +595,12 @@ _EVENTS = (
     "SELECT seq, session, kind, ts, data, turn, channel, call_of, call_id FROM events "
     "WHERE session=? AND seq>? ORDER BY seq"
 )
+_ACTIVE = "MAX(s.updated, COALESCE(MAX(e.ts), 0))"  # a session's last activity: `list_sessions`' order
+_EVENTS_BEFORE = (
+    "SELECT seq, session, kind, ts, data, turn, channel, call_of, call_id FROM events "
+    "WHERE session=? AND seq<? ORDER BY seq DESC LIMIT ?"
+)
+_NO_BOUND = 2**63 - 1  # the largest seq SQLite can hold: `events_before` without a bound
 #: Responses whose call ids `add_result` remembers (older ones are read from their row).
 _CALLS_KEPT = 256
 _EVENTS_AT = (

@@ -58,7 +58,9 @@ class StageContext:
 
     session_id: str
     turn_id: str
-    channel: str = "cli"
+    channel: str = "cli"  # set by the kernel: the plugin that started the turn, or the control client's name
+    client: str = ""  # who the caller says started it (`web`, a chat bridge): shown, not trusted
+    partner: str | None = None  # who the turn is with (a user or group id of the channel), if the channel said
     step: int = 0
     input: str = ""
     system: str = ""
@@ -94,6 +96,8 @@ class StageContext:
             "session_id": self.session_id,
             "turn_id": self.turn_id,
             "channel": self.channel,
+            "client": self.client,
+            "partner": self.partner,
             "step": self.step,
             "data": (_copy(self.data) if self.data else {}) if private else self.data,
         }

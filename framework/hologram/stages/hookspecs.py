@@ -11,8 +11,10 @@ source opts in with ``batch_stable = True``; see `hologram.stages.dispatch`, "Ba
 
 What a hook *function* (an SDK ``@plugin.stage(name)`` function, in or out of process) receives and returns:
 
-- it receives ``ctx.view(stage)``: a JSON object with ``stage``, ``session_id``, ``turn_id``, ``channel``,
-  ``step``, ``data`` (a dict hooks share during a turn) and the stage's own fields (table below);
+- it receives ``ctx.view(stage)``: a JSON object with ``stage``, ``session_id``, ``turn_id``, ``channel`` (set
+  by the kernel: the plugin that started the turn, or the control client's name), ``client`` (who the caller
+  says it is), ``partner`` (who the turn is with, or null), ``step``, ``data`` (a dict hooks share during a
+  turn) and the stage's own fields (table below); ``channel``, ``client`` and ``partner`` are read-only;
 - it returns ``None``/``{}`` (no change) or a dict of changes. Keys it may set, per stage:
 
   ==================  =================================================  ===================================
