@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
 from types import TracebackType
 from typing import Any
 from urllib.parse import quote
@@ -30,6 +29,7 @@ import httpx
 from hologram._version import __version__
 from hologram.api import turn as api
 from hologram.base.errors import HologramError, Problem
+from hologram.base.sse import sse_events
 from hologram.clients.stream import _END, EventStream
 
 TOKEN_REFUSED = "the token was refused: copy it from `hologram open --print` on that machine"
@@ -282,9 +282,9 @@ class HttpTurnClient:
             if response.status_code >= 400:
                 await response.aread()
                 self._check(response, f"GET /api/sessions/{session}/events")
-            async for event_id, data in sse_events(response.aiter_lines()):
+            async for event in sse_events(response.aiter_lines()):
                 received = True
-                self._deliver(session, event_id, data)
+                self._deliver(session, event.id, event.data)
                 if not self._wanted(session):
                     return True
         return received
@@ -365,26 +365,3 @@ class HttpTurnClient:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
-
-
-async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str | None, str]]:
-    """(id, data) of each Server-Sent Event (the WHATWG rules the server uses: ``data:`` lines joined with
-    newlines, dispatched at a blank line; ``:`` comments — the keepalives — and ``event:``/``retry:`` ignored;
-    an event cut off by a dropped connection is not dispatched)."""
-    event_id: str | None = None
-    data: list[str] = []
-    async for raw in lines:
-        line = raw.rstrip("\r")
-        if not line:
-            if data:
-                yield event_id, "\n".join(data)
-            event_id, data = None, []
-            continue
-        if line.startswith(":"):
-            continue
-        name, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if name == "data":
-            data.append(value)
-        elif name == "id":
-            event_id = value
