@@ -30,7 +30,7 @@ from hologram._version import __version__
 from hologram.api import turn as api
 from hologram.base.errors import HologramError, Problem
 from hologram.base.sse import sse_events
-from hologram.clients.stream import _END, EventStream
+from hologram.clients.stream import _END, EventStream, answer_params, start_params
 
 TOKEN_REFUSED = "the token was refused: copy it from `hologram open --print` on that machine"
 RESUME_WITHIN_S = 30.0  # how long a dropped event stream is retried before the client gives up
@@ -187,14 +187,20 @@ class HttpTurnClient:
     # -- turns ----------------------------------------------------------------------------------------
 
     async def start(
-        self, text: str, *, session: str | None = None, on_disconnect: api.OnDisconnect = "continue"
+        self,
+        text: str,
+        *,
+        session: str | None = None,
+        on_disconnect: api.OnDisconnect | None = None,
+        scene: str | None = None,
+        partner: str | None = None,
     ) -> EventStream:
-        """Start a turn; its events come on the returned stream. Over HTTP a turn always outlives its
-        connection (``on_disconnect`` is the server's, "continue": a dropped stream is resumed); Ctrl-C in
-        the CLI cancels it explicitly."""
-        body: dict[str, Any] = {"text": text}
-        if session:
-            body["session"] = session
+        """Start a turn; its events come on the returned stream. The same params as `TurnClient.start`, sent
+        as ``POST /api/turns``' body. ``on_disconnect`` None: ``continue`` — over HTTP a turn outlives its
+        connection by default (a dropped stream is resumed); Ctrl-C in the CLI cancels it explicitly."""
+        body = start_params(text, self.client, True, session, on_disconnect or "continue", scene, partner)
+        # approvals: true, as the page's turns: the page may answer; a client that cannot ask a person refuses
+        # each request itself (`_refuse`), as it always did
         answer = await self._request("POST", "/api/turns", body)
         stream = EventStream(self, answer["session"], answer["turn"])
         self._streams.add(stream)
@@ -221,10 +227,11 @@ class HttpTurnClient:
         answer = await self._request("POST", f"/api/sessions/{_quoted(session)}/cancel")
         return bool(answer.get("cancelled"))
 
-    async def approve(self, request: api.ApprovalRequested, approved: bool, reason: str = "") -> bool:
-        """Answer an approval request; False when it was already decided (another client, the timeout)."""
+    async def approve(self, request: api.ApprovalRequested, decision: bool | str, reason: str = "") -> bool:
+        """Answer an approval request with a decision (as `TurnClient.approve`; a bool is version 1's
+        ``approved``); False when it was already decided (another client, the timeout)."""
         path = f"/api/sessions/{_quoted(request.session)}/approvals/{_quoted(request.approval)}"
-        answer = await self._request("POST", path, {"approved": approved, "reason": reason})
+        answer = await self._request("POST", path, answer_params(decision, reason))
         return bool(answer.get("accepted"))
 
     # -- the event stream -----------------------------------------------------------------------------
