@@ -276,7 +276,7 @@ async def _read_line(question: str) -> str:
 
 
 async def _read_on_while_asking(
-    prompt: asyncio.Future[tuple[bool, str]],
+    prompt: asyncio.Future[tuple[str, str]],
     request: api.ApprovalRequested,
     events: AsyncIterator[Any],
     held: list[Any],
@@ -331,7 +331,7 @@ async def one_turn(
     loop = asyncio.get_running_loop()
     cancelled = asyncio.Event()
     background: set[asyncio.Future[Any]] = set()
-    prompt: asyncio.Task[tuple[bool, str]] | None = None
+    prompt: asyncio.Task[tuple[str, str]] | None = None
 
     def send_cancel() -> None:
         background.add(asyncio.ensure_future(_quiet(client.cancel(state["session"]))))
