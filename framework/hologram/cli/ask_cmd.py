@@ -240,8 +240,7 @@ def decision_of(answer: str) -> tuple[str, str]:
 
 async def _prompt_approval(request: api.ApprovalRequested) -> tuple[str, str]:
     question = (
-        f"\n{request.plugin} asks to run: {request.summary}\n"
-        "allow? [y = once, s = this session, a = always, N = no] "
+        f"\n{request.plugin} asks to run: {request.summary}\nallow? [y = once, s = this session, a = always, N = no] "
     )
     return decision_of(await _read_line(question))
 
