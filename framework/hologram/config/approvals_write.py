@@ -94,8 +94,9 @@ def remember_always(path: Path, tool: str, subject: str | None) -> ApprovalSetti
         original = tomli.loads(text)
     except tomli.TOMLDecodeError as exc:
         raise _damaged(path, f"not valid TOML: {exc}") from None
-    wanted = _wanted(original, tool, subject)
-    try:
+    try:  # the policy as it is first: an `[approvals]` of the wrong shape is the user's to correct
+        ApprovalSettings.model_validate(original.get("approvals", {}))
+        wanted = _wanted(original, tool, subject)
         policy = ApprovalSettings.model_validate(wanted.get("approvals", {}))
     except ValueError as exc:
         raise _damaged(path, f"[approvals] is not a valid policy: {exc}") from None
