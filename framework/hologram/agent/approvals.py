@@ -211,7 +211,10 @@ class Approver:
         answer = Answer(*await self.ask(request))
         reason = answer.reason
         if answer.decision == "always" and answer.approved:
-            reason = self._always(tool, request.subject, reason)
+            if requirement.subject and request.subject is None:  # not the whole tool for want of a subject
+                reason = f"{reason} (not remembered: this call has no {requirement.subject} to make a rule of)"
+            else:
+                reason = self._always(tool, request.subject, reason)
         return Decision(answer.approved, answer.by, policy.mode, reason, self.clock(), answer.decision)
 
     def _always(self, tool: str, subject: str | None, reason: str) -> str:
