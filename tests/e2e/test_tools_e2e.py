@@ -409,3 +409,45 @@ def test_defer_tools_false_sends_every_schema(tmp_path: Path, mock: MockLLM) -> 
     names = {t["function"]["name"] for t in mock.requests[0].body["tools"]}
     assert "tools_load" not in names
     assert {"calendar_add", "notes_create", "rss_fetch", "code_run", "files_read"} <= names, sorted(names)
+
+
+def test_what_every_builtin_writes_is_the_users_alone(kernel: BuiltinKernel, mock: MockLLM) -> None:
+    """After a turn in which each writing built-in writes (calendar, code, files, notes, shell), no file or
+    directory under the data dir is readable by group or others: the zygote that forks the plugins, and so
+    every plugin, runs with umask 077 as the kernel does, and an atomic write makes what the umask gives.
+    (Mutation checks, done: the zygote's umask 022, or `atomic_write` making 0644 again, fail this.)"""
+    mock.script(
+        [
+            {"reasoning_content": "r", "tool_calls": [call("m1", "tools_load", names=["calendar", "code"])]},
+            {
+                "reasoning_content": "r",
+                "tool_calls": [
+                    call("m2", "calendar_add", summary="Modes", start="2030-01-02T09:00"),
+                    call("m3", "notes_create", title="Modes", body="private"),
+                    call("m4", "files_write", path="modes/deep/file.txt", content="private"),
+                    call("m5", "shell_run", command="mkdir -p shell-dir && echo x > shell-dir/out.txt"),
+                    call("m6", "code_run", code="import os; os.makedirs('code-dir'); open('code-dir/o.txt','w')"),
+                ],
+            },
+            {"reasoning_content": "r", "content": "Written."},
+        ]
+    )
+    log = ask(kernel, "write everywhere", approve)
+    assert log.result["output"] == "Written.", log.result
+    seen = tool_messages(mock.requests[-1].body)
+    assert not any(v.startswith(("error", "denied")) for v in seen.values()), seen
+    written = [
+        kernel.workspace / "modes" / "deep" / "file.txt",
+        kernel.workspace / "shell-dir" / "out.txt",
+        kernel.workspace / "code-dir" / "o.txt",
+        kernel.notes / "Modes.md",
+    ]
+    assert all(p.is_file() for p in written), [p for p in written if not p.is_file()]
+    assert list(kernel.data.rglob("*.ics")), "the calendar wrote no .ics file"
+    made_by_the_test = {kernel.data / "settings.toml", *kernel.notes.glob("gate-*")}  # the FIFO gates above
+    open_to_others = sorted(
+        f"{oct(p.lstat().st_mode & 0o777)} {p.relative_to(kernel.data)}"
+        for p in [kernel.data, *kernel.data.rglob("*")]
+        if not p.is_symlink() and p not in made_by_the_test and p.lstat().st_mode & 0o077
+    )
+    assert open_to_others == [], open_to_others

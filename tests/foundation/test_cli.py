@@ -145,3 +145,30 @@ def test_a_manifest_that_is_not_toml_is_named_as_a_possible_provider(tmp_path: P
     assert "garbage.toml:1: error: invalid TOML" in result.stderr
     assert "facility 'x.store' is required by reader" in result.stderr
     assert "which failed to load and may provide it" in result.stderr
+
+
+def test_a_full_disk_anywhere_is_one_line_with_the_file_and_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ENOSPC no store turned into its own error (a log, a cache file) still ends a command with one
+    line naming the file and the fix, never a traceback; any other error is not swallowed."""
+    import errno
+
+    from hologram.cli import build_cmd
+
+    target = tmp_path / "hologram.lock"
+
+    def full(args: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device", str(target))
+
+    monkeypatch.setattr(build_cmd, "run", full)
+    assert main(["build", "-o", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{target}: error: the disk is full (") and "free some space" in err, err
+
+    def other(args: object) -> int:
+        raise OSError(errno.EACCES, "Permission denied", str(target))
+
+    monkeypatch.setattr(build_cmd, "run", other)
+    with pytest.raises(PermissionError):
+        main(["build", "-o", str(target)])

@@ -4,6 +4,7 @@ file, and the per-session fan-out's replay rules (what the e2e tests rely on, ca
 from __future__ import annotations
 
 import asyncio
+import logging
 import stat
 from pathlib import Path
 from typing import Any
@@ -216,3 +217,20 @@ def test_a_bad_max_body_bytes_names_the_key(value: Any) -> None:
     with pytest.raises(ConfigError, match=r"\[plugins.http\] max_body_bytes: must be a whole number of bytes"):
         HttpConfig.from_config({"max_body_bytes": value})
     assert HttpConfig.from_config({}).max_body_bytes == 8 * 1024 * 1024  # the OpenAI API's own limit
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    ["tökén-with-umlauts-ünd-more".encode(), b"\xff\xfe\x00garbage-bytes-here!!", b"two words in a token file"],
+)
+def test_a_damaged_token_file_is_set_aside_and_replaced(
+    tmp_path: Path, damaged: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "http-token"
+    path.write_bytes(damaged)
+    with caplog.at_level(logging.WARNING, "hologram_plugins.http"):
+        token = load_token(tmp_path)
+    assert token.isascii() and len(token) >= 43 and path.read_text().strip() == token
+    assert (tmp_path / "http-token.damaged").read_bytes() == damaged  # kept, not lost
+    [line] = [r.getMessage() for r in caplog.records]
+    assert str(path) in line and "new token" in line and token not in line

@@ -11,6 +11,7 @@ import subprocess
 import threading
 from collections.abc import Iterator
 
+import httpx
 import pytest
 
 from mock_llm import MockLLM
@@ -133,3 +134,28 @@ def test_the_admin_routes_reach_the_kernel(kernel: HttpKernel, mock: MockLLM) ->
         renamed = client.patch("/api/sessions/memo", json={"title": "茶壶 teapot"})
         assert renamed.status_code == 200
         assert {s["id"]: s["title"] for s in client.get("/api/sessions").json()["sessions"]}["memo"] == "茶壶 teapot"
+
+
+def test_a_damaged_token_file_is_replaced_with_a_warning_and_the_link_works(
+    tmp_path_factory: pytest.TempPathFactory, mock: MockLLM
+) -> None:
+    """A non-ASCII ``http-token`` crash-looped the http plugin (UnicodeDecodeError, never naming the file): now
+    it is set aside as ``http-token.damaged``, the log names it, and the new token's link lets a browser in."""
+    k = HttpKernel(tmp_path_factory.mktemp("badtoken"), mock)
+    damaged = "ключ-доступа-испорчен-🙃".encode()
+    (k.data / "http-token").write_bytes(damaged)
+    k.start()
+    try:
+        url = k.url
+        assert (k.data / "http-token.damaged").read_bytes() == damaged
+        link = k.hologram("open", "--print", "--data", str(k.data), check=True).stdout.strip()
+        assert link == f"{url}/?token={k.token}" and k.token.isascii()
+        with httpx.Client() as browser:
+            assert browser.get(link).status_code == 303
+            assert browser.get(url + "/api/info").status_code == 200
+        [http] = [p for p in k.status()["plugins"] if p["name"] == "http"]
+        assert http["state"] == "ready" and http["restarts"] == 0, http
+        warned = [line for line in k.logs().splitlines() if "http-token.damaged" in line]
+        assert len(warned) == 1 and str(k.data / "http-token") in warned[0], warned
+    finally:
+        k.stop()

@@ -163,6 +163,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     for name, method in service.control_methods(calling_connection).items():
         kernel.add_control_method(name, method)
     kernel.on_client_disconnect(service.connection_gone)
+    kernel.on_stopping(service.hub.drain)  # the turns end while their plugins and clients are still there
     for name, method in service.facility_methods().items():
         kernel.add_facility_method(api.FACILITY, name, method)
     for name, method in service.observe_methods().items():

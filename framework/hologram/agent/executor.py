@@ -32,7 +32,7 @@ from hologram.stages.dispatch import BatchMemo
 from hologram.tools.outcome import ToolOutcome
 
 if TYPE_CHECKING:
-    from hologram.agent.approvals import Approver
+    from hologram.agent.approvals import Approver, Requirement
 
 PluginInvoke = Callable[..., Awaitable[ToolOutcome]]  # Supervisor.invoke_tool's signature
 CANCEL_GRACE_S = 2.0  # after a plugin call's timeout: how long its final "stopped: …" answer is awaited
@@ -205,35 +205,41 @@ class Executor:
     async def _approve_all(self, prepared: list[_Prepared], turn: StageContext) -> None:
         """The approval step of every call of the step at once: a person asked about three calls sees three
         requests together and answers them in any order, rather than one after another with the model's
-        step stalled between. A cancel (of the turn) cancels every wait, and each request is resolved."""
-        if len(prepared) == 1:
-            await self._approve(prepared[0], turn)
-        elif prepared:
-            waits = [asyncio.ensure_future(self._approve(p, turn)) for p in prepared]
+        step stalled between. Only calls that need an answer are waited on (a step of fifty unguarded calls
+        costs no task), and a cancel of the turn cancels every wait, so each request is resolved."""
+        asked = [(p, r) for p in prepared if (r := self._requirement(p)) is not None]
+        if len(asked) == 1:
+            await self._approve(*asked[0], turn)
+        elif asked:
+            waits = {asyncio.ensure_future(self._approve(p, r, turn)) for p, r in asked}
             try:
-                await asyncio.gather(*waits)
+                while waits:
+                    done, waits = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                    for wait in done:
+                        wait.result()  # a failure of one wait is the step's, as it would be serially
             finally:
                 for wait in waits:
                     wait.cancel()
 
-    async def _approve(self, p: _Prepared, turn: StageContext) -> None:
-        """The kernel's approval step (agent/approvals.py): a denied call gets its outcome here and never
-        reaches the plugin; an approved one carries the decision to its stored result."""
+    def _requirement(self, p: _Prepared) -> Requirement | None:
         tool = p.tool
         if self.approver is None or tool is None or tool.kernel_handler is not None:
-            return
-        requirement = self.approver.requirement(
+            return None
+        return self.approver.requirement(
             tool.plugin, tool.name, registered=tool.needs_approval, subject=tool.approval_subject
         )
-        if requirement is None:
-            return
+
+    async def _approve(self, p: _Prepared, requirement: Requirement, turn: StageContext) -> None:
+        """The kernel's approval step (agent/approvals.py): a denied call gets its outcome here and never
+        reaches the plugin; an approved one carries the decision to its stored result."""
+        assert self.approver is not None and p.tool is not None
         decision = await self.approver.decide(
             requirement,
             session=turn.session_id,
             turn=turn.turn_id,
             call_id=p.call.id,
-            tool=tool.name,
-            plugin=tool.plugin,
+            tool=p.tool.name,
+            plugin=p.tool.plugin,
             arguments=p.arguments,
         )
         p.approval = decision.record()

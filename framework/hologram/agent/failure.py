@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from hologram.base.errors import HologramError
 from hologram.llm.errors import (
     AllProvidersFailed,
     ContextOverflowError,
@@ -21,6 +22,7 @@ from hologram.llm.errors import (
     StreamInterruptedError,
 )
 from hologram.memory.overflow import PromptTooLargeError
+from hologram.storage.dbfile import DamagedDatabaseError, DiskFullError
 
 FailureKind = Literal[
     "context_window",
@@ -40,6 +42,8 @@ def failure_of(exc: BaseException) -> tuple[FailureKind, int | None]:
     """The kind and the upstream HTTP status (None when there was none) of what stopped a turn."""
     if isinstance(exc, AllProvidersFailed) and exc.attempts:
         return failure_of(exc.attempts[-1][1])
+    if isinstance(exc, (DiskFullError, DamagedDatabaseError)):
+        return "storage", None
     if isinstance(exc, (ContextOverflowError, PromptTooLargeError)):
         return "context_window", getattr(exc, "status", None)
     if isinstance(exc, StreamInterruptedError):
@@ -53,3 +57,13 @@ def failure_of(exc: BaseException) -> tuple[FailureKind, int | None]:
             return "rate_limit", 429
         return ("upstream_http", exc.status) if exc.status is not None else ("network", None)
     return "internal", None
+
+
+def failure_message(exc: BaseException) -> str:
+    """What the client is told: a `HologramError` as one line per problem with its file and its fix (a full
+    disk names the file and the free space), anything else by its message."""
+    if isinstance(exc, HologramError):
+        return "\n".join(
+            (f"{p.file}: " if p.file else "") + p.message + (f"; {p.hint}" if p.hint else "") for p in exc.problems
+        )
+    return getattr(exc, "message", None) or str(exc) or type(exc).__name__

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from hologram.agent.approvals import Answer, ApprovalRequest
-from hologram.agent.failure import failure_of
+from hologram.agent.failure import failure_message, failure_of
 from hologram.agent.items import TurnItems
 from hologram.agent.sequence import SeqCounter
 from hologram.agent.turn import TurnError
@@ -55,6 +55,8 @@ from hologram.api import turn as api
 log = logging.getLogger("hologram.agent")
 MAX_QUEUED = 10_000  # events waiting for one watcher; more and it is dropped (it stopped reading)
 MAX_IDLE_REPLAYS = 16  # idle sessions whose last turn's events are kept for a client that reconnects
+STOP_GRACE_S = 10.0  # after SIGTERM: how long a running turn may go on before it is cancelled
+FLUSH_S = 2.0  # then: how long the watchers get to send what is queued for them (the end of each turn)
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 DECISION_REASONS = {  # an answer's reason when the client gave none
     "approve_once": "approved",
@@ -119,6 +121,13 @@ class Watcher:
                 log.debug("sending to %s failed: %s", self.client, exc)
                 self.closed = True
                 return
+            finally:
+                self._queue.task_done()
+
+    async def flushed(self) -> None:
+        """Until every event queued for this watcher is sent (or it went away)."""
+        if not self.closed and self._task is not None and not self._task.done():
+            await self._queue.join()
 
     def close(self) -> None:
         self.closed = True
@@ -164,6 +173,7 @@ class TurnHub:
         self._seq = SeqCounter(seq_file)
         self._idle_replays: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
         self._turns: set[asyncio.Task[Any]] = set()
+        self.stopping = False  # the kernel is stopping: no turn starts any more (`drain`)
         # session → (tool, subject) answered approve_for_session; subject None: every call of the tool
         self.grants: dict[str, set[tuple[str, str | None]]] = {}
 
@@ -352,7 +362,7 @@ class TurnHub:
                     # cancelled because its last watcher left, or the kernel is stopping: nothing to report
                     log.info("turn %s of session %s cancelled", turn, session)
             except Exception as exc:
-                message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+                message = failure_message(exc)
                 kind, status = (exc.kind, exc.status) if isinstance(exc, TurnError) else failure_of(exc)
                 self.emit(api.TurnFailed(session=session, turn=turn, message=message, kind=kind, status=status))
                 self.emit(api.TurnEnded(session=session, turn=turn, stop_reason="error"))
@@ -423,6 +433,33 @@ class TurnHub:
     def running(self, session: str) -> bool:
         state = self.sessions.get(session)
         return state is not None and (state.task is not None or state.queued > 0)
+
+    async def drain(self, grace: float = STOP_GRACE_S) -> None:
+        """The kernel is stopping, its plugins still up: no new turn; each queued one is dropped (its clients
+        get ``turn.ended`` ``cancelled``); a running one may finish within ``grace``, then it is cancelled
+        (its partial answer stored, its clients told); then what is queued for the watchers is sent. Before
+        this, SIGTERM stopped the plugins first and a queued turn then ran without its tools."""
+        self.stopping = True
+        for state in self.sessions.values():
+            for waiting in list(state.waiting.values()):
+                waiting.cancel()
+        running = [task for task in self._turns if not task.done()]
+        if running:
+            log.info("stopping: %d turn(s) still running, waiting up to %.0f s", len(running), grace)
+            _, late = await asyncio.wait(running, timeout=grace)
+            for task in late:
+                for state in self.sessions.values():
+                    if state.task is task:
+                        state.cancel_requested = True
+                task.cancel()
+            if late:
+                log.info("stopping: %d turn(s) cancelled after %.0f s", len(late), grace)
+                await asyncio.wait(late, timeout=FLUSH_S)
+        flushing = [asyncio.ensure_future(w.flushed()) for w in self.watchers.values()]
+        if flushing:
+            _, unsent = await asyncio.wait(flushing, timeout=FLUSH_S)
+            for task in unsent:
+                task.cancel()
 
     async def aclose(self) -> None:
         for task in list(self._turns):

@@ -111,7 +111,10 @@ class IdleTrim:
         self._pending = None
         self._since = loop.time() if busy else None
         self.trims += 1
-        self.last = loop.run_in_executor(None, release_free_heap)
+        try:
+            self.last = loop.run_in_executor(None, release_free_heap)
+        except RuntimeError:  # the loop is shutting down (its executor is gone): the process is leaving anyway
+            self.last = None
 
 
 idle_trim = IdleTrim()

@@ -91,6 +91,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # only a full disk is handled here; the rest is re-raised
+        from pathlib import Path
+
+        from hologram.storage.dbfile import DiskFullError, is_disk_full
+
+        where = Path(getattr(exc, "filename", None) or getattr(args, "data", None) or ".")
+        if not is_disk_full(exc, where / "x"):
+            raise
+        print(DiskFullError(where).render(), file=sys.stderr)  # one line and its fix, not a traceback
+        return 1
     finally:
         _settle_background_loads()
     return code

@@ -43,7 +43,7 @@ def web_link(data_dir: Path) -> str | None:
         return None
     try:
         token = (data_dir / TOKEN_FILE).read_text(encoding="ascii").strip()
-    except OSError:
+    except (OSError, UnicodeDecodeError):  # the http plugin sets a damaged one aside at its start
         return None
     return f"{str(info['url']).rstrip('/')}/?token={quote(token, safe='')}"
 

@@ -435,7 +435,7 @@ def run_ask(args: argparse.Namespace) -> int:
     result = asyncio.run(one_turn(connect, text, args.session, printer, interactive=sys.stdin.isatty()))
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
-        return 0
+        return 130 if result.get("cancelled") else 0  # a script must not take a cancelled turn for an answer
     if result.get("cancelled"):
         print(f"\n(cancelled; session {result.get('session')})", file=sys.stderr)
         return 130

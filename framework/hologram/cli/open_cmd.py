@@ -46,13 +46,21 @@ def ready_link(data_dir: Path) -> tuple[str, dict[str, Any]]:
     info = _read_info(data_dir)
     token_path = data_dir / TOKEN_FILE
     try:
-        token = token_path.read_text(encoding="utf-8").strip()
+        token = token_path.read_text(encoding="ascii").strip()
     except FileNotFoundError:
         raise HologramError(
             Problem("no access token yet", file=str(token_path), hint="the http plugin makes it at its first start")
         ) from None
     except OSError as exc:
         raise HologramError(Problem(f"cannot read the access token: {exc.strerror}", file=str(token_path))) from None
+    except UnicodeDecodeError:
+        raise HologramError(
+            Problem(
+                "the access token file is damaged (not ASCII)",
+                file=str(token_path),
+                hint="restart the kernel: the http plugin sets it aside and makes a new one (or delete it first)",
+            )
+        ) from None
     link = web_link(data_dir)
     if not token or link is None:  # an empty token file, or the plugin stopped just now
         raise HologramError(Problem("no usable web link yet", file=str(token_path), hint="restart the kernel"))

@@ -74,8 +74,13 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     from hologram.kernel import preload as _preload
+    from hologram.kernel.instance import hold_data_dir
     from hologram.supervisor import zygote
 
+    # Data files 0600, directories 0700, for the kernel and every process it starts — set before the zygote
+    # is (it forks the plugins, which inherit its umask, not the kernel's).
+    os.umask(0o077)
+    hold_data_dir(args.data)  # a second kernel on this directory stops here, before it opens anything
     zygote.prestart()  # its interpreter and SDK imports on the other core, while the kernel imports its own
     _preload.start(hold=True)  # the memory stack's imports beside the kernel's; the loads after the first answer
     from hologram.base import _loop
@@ -89,7 +94,6 @@ def run(args: argparse.Namespace) -> int:
     lock = read_lock(lock_path)
     if not args.frozen:
         lock = _current(lock, rebuild=args.build)
-    os.umask(0o077)  # data files 0600, directories 0700, for the kernel and every plugin it starts
     data_dir = prepare_data_dir(args.data)
     log_path = open_log_file(data_dir)
     print(f"Hologram kernel starting: lock {lock_path}, data {data_dir}, log {log_path}")

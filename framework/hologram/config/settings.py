@@ -76,6 +76,12 @@ class AgentSettings(BaseModel):
         True, description="send deferred tools' schemas only once the model loads them (agent/tools.py)"
     )
     channel: str = "cli"
+    max_input_chars: int = Field(
+        200_000,
+        ge=1,
+        le=5_000_000,
+        description="a turn's input longer than this is refused on every path (socket, plugins, HTTP, /v1)",
+    )
 
 
 class LLMSettings(BaseModel):

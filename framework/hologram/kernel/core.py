@@ -18,7 +18,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -73,12 +73,25 @@ def open_log_file(data_dir: Path) -> Path:
     """One log file per start, with plugin stderr in it: `<data>/logs/hologram-<time>.log`."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     path = data_dir / "logs" / f"hologram-{stamp}-{os.getpid()}.log"
-    handler = logging.FileHandler(path, encoding="utf-8")
+    handler = _LogFile(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger("hologram")
     root.setLevel(logging.INFO)
     root.addHandler(handler)
     return path
+
+
+class _LogFile(logging.FileHandler):
+    """The log file; a write that fails (a full disk) is said once on stderr, not as a traceback per line."""
+
+    _failed = False
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if not self._failed:
+            self._failed = True
+            error = sys.exc_info()[1]
+            why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            print(f"hologram: cannot write the log file {self.baseFilename}: {why}", file=sys.stderr)
 
 
 def plugin_specs(lock: Lock) -> list[PluginSpec]:
@@ -108,6 +121,7 @@ class Kernel:
     def __init__(self, lock: Lock, data_dir: Path) -> None:
         self._lock = lock
         self._lock_listeners: list[LockListener] = []
+        self._stopping_hooks: list[Callable[[], Awaitable[None]]] = []
         self.notices = Notices()
         self.data_dir = data_dir = data_dir.resolve()  # see prepare_data_dir: plugins must get it absolute
         self.ring = RingWriter()
@@ -151,6 +165,11 @@ class Kernel:
     def on_client_disconnect(self, listener: Callable[[Connection], None]) -> None:
         """Call ``listener(connection)`` when a control-socket client goes away (the turn API detaches it)."""
         self.control.on_disconnect(listener)
+
+    def on_stopping(self, hook: Callable[[], Awaitable[None]]) -> None:
+        """Run ``hook`` when the kernel is asked to stop, before any plugin is stopped (the turn service ends
+        its turns there, while their tools and clients are still up)."""
+        self._stopping_hooks.append(hook)
 
     def on_lock_changed(self, listener: LockListener) -> None:
         """Call ``listener(new_lock)`` whenever the lock is replaced (`replace_lock`), before plugins restart."""
@@ -269,6 +288,11 @@ class Kernel:
             self.supervisor.start()
             await self.stop_requested.wait()
             log.info("stopping")
+            for hook in self._stopping_hooks:
+                try:
+                    await hook()
+                except Exception:  # a hook's bug must not keep the plugins running
+                    log.exception("a stopping hook failed")
             await self.supervisor.shutdown()
         finally:
             await self.control.close()

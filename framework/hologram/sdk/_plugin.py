@@ -221,7 +221,9 @@ class Plugin(Generic[S]):
         """Receives each turn event (a dict, as docs/protocol.md section 9 lists them) of the sessions this plugin
         watches through ``kernel.turns`` — and of every session if it requires ``kernel.observe`` and called its
         ``subscribe`` — over the plugin's own connection, in order, none dropped. A channel plugin relays them;
-        ``hologram.api.turn.parse_event`` turns one into its dataclass."""
+        ``hologram.api.turn.parse_event`` turns one into its dataclass. The hooks run one event at a time,
+        in order, on the plugin's loop: a plain function must be quick, one that blocks should be ``async``
+        and hand its work to a thread (``asyncio.to_thread``) itself."""
         self.turn_event_hooks.append(function)
         return function
 

@@ -97,6 +97,7 @@ class Runtime:
         self._ring: AsyncRingReader | None = None
         self._stopping = asyncio.Event()
         self._background: set[asyncio.Task[Any]] = set()
+        self._turn_events: asyncio.Queue[dict[str, Any]] | None = None  # made with the first one
         self.stage_function = StageFunctions(plugin)
         # What the kernel may ask, by method: served on the connection, and to the kernel's own process
         # through `LocalEndpoint.handle` (an in-process plugin), the same handlers either way.
@@ -282,15 +283,28 @@ class Runtime:
         return await call_maybe_async(handler, **arguments)
 
     async def _turn_event(self, params: Any) -> None:
-        """A ``turn/event`` notification: each hook in turn, in the order the kernel sent them (the connection
-        runs a handler eagerly, so a hook that does not wait keeps that order)."""
-        if not isinstance(params, dict):
+        """A ``turn/event`` notification, queued for the one task that runs the hooks: the connection runs
+        each notification's handler as its own task, so a hook that awaits (or a plain one in a thread) would
+        let the next event overtake it; a relay that sends a delta after the turn's end is a lost delta."""
+        if not isinstance(params, dict) or not self.plugin.turn_event_hooks:
             return
-        for hook in self.plugin.turn_event_hooks:
-            try:
-                await call_maybe_async(hook, params)
-            except Exception:
-                log.exception("%s: turn event handler failed on %s", self.plugin.name, params.get("type"))
+        if self._turn_events is None:
+            self._turn_events = asyncio.Queue()
+            self._spawn(self._run_turn_event_hooks(self._turn_events))
+        self._turn_events.put_nowait(params)
+
+    async def _run_turn_event_hooks(self, events: asyncio.Queue[dict[str, Any]]) -> None:
+        """Each event through each hook, in the order the kernel sent them. A plain hook runs on the loop
+        (a relay is quick; one that blocks should be ``async`` and hand its work to a thread itself)."""
+        while True:
+            event = await events.get()
+            for hook in self.plugin.turn_event_hooks:
+                try:
+                    answer = hook(event)
+                    if inspect.isawaitable(answer):
+                        await answer
+                except Exception:
+                    log.exception("%s: turn event handler failed on %s", self.plugin.name, event.get("type"))
 
     async def _facility_status(self, params: Any) -> None:
         for hook in self.plugin.facility_hooks:

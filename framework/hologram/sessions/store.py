@@ -53,7 +53,7 @@ from typing import Any, NoReturn
 from hologram.base import _fastjson as _json
 from hologram.sessions import damaged
 from hologram.sessions.checkpoint import WalCheckpointer
-from hologram.storage.dbfile import DamagedDatabaseError, check_file, is_damage
+from hologram.storage.dbfile import DamagedDatabaseError, DiskFullError, check_file, is_damage, is_disk_full
 from hologram.storage.sqlmem import in_chunks, limit_cache, marks
 
 log = logging.getLogger("hologram.sessions")
@@ -174,6 +174,8 @@ class SessionStore:
         """Re-raise an sqlite3 error; one reporting damage as `DamagedDatabaseError` (file and fix)."""
         if is_damage(exc):
             raise DamagedDatabaseError(self.path, f'SQLite reports "{exc}"') from None
+        if is_disk_full(exc, self.path):
+            raise DiskFullError(self.path) from None
         raise exc
 
     def _backfill_calls(self) -> None:

@@ -23,6 +23,7 @@ a damaged page (`converting`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import sqlite3
@@ -36,7 +37,9 @@ from hologram.storage.sqlmem import limit_cache
 
 MAGIC = b"SQLite format 3\x00"
 HEADER_SIZE = 100
+SQLITE_IOERR = 10
 SQLITE_CORRUPT = 11
+SQLITE_FULL = 13
 SQLITE_NOTADB = 26
 _DAMAGE_WORDS = ("malformed", "not a database", "database corruption")
 
@@ -48,6 +51,64 @@ class DamagedDatabaseError(HologramError):
         self.path = path
         self.reason = reason
         super().__init__(Problem(f"damaged database: {reason}", file=str(path), hint=repair_hint(path.parent)))
+
+
+class DiskFullError(HologramError):
+    """A write to a file of the data directory failed for want of space. Nothing stored before is lost:
+    SQLite rolls the statement back (WAL), a file written atomically keeps its old content."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        free = free_space(path)
+        super().__init__(
+            Problem(
+                f"the disk is full ({free} free on its filesystem); nothing stored before was lost",
+                file=str(path),
+                hint="free some space there (or start with --data on another disk), then try again",
+            )
+        )
+
+
+def free_space(path: Path) -> str:
+    """The free space of ``path``'s filesystem, for a person ("312 KB"), or "no space" when unknown."""
+    import shutil
+
+    for where in (path, *path.parents):
+        try:
+            free = float(shutil.disk_usage(where).free)
+        except OSError:
+            continue
+        for unit in ("bytes", "KB", "MB", "GB"):
+            if free < 1024 or unit == "GB":
+                return f"{free:.0f} {unit}" if unit == "bytes" else f"{free:.1f} {unit}"
+            free /= 1024
+    return "no space"
+
+
+_NO_SPACE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+_LOW_SPACE = 1024 * 1024
+
+
+def is_disk_full(exc: BaseException, path: Path | None = None) -> bool:
+    """Whether an error reports a full disk: SQLITE_FULL; an OSError ENOSPC/EDQUOT/EFBIG; or SQLite's "disk
+    I/O error" while ``path``'s filesystem has under 1 MiB free (SQLite reports a failed WAL-index or journal
+    write on a full filesystem as an I/O error, not as SQLITE_FULL)."""
+    if isinstance(exc, OSError):
+        return exc.errno in _NO_SPACE_ERRNOS
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    text = str(exc).lower()
+    if (isinstance(code, int) and code & 0xFF == SQLITE_FULL) or "disk is full" in text:
+        return True
+    if path is not None and ((isinstance(code, int) and code & 0xFF == SQLITE_IOERR) or "disk i/o error" in text):
+        import shutil
+
+        try:
+            return shutil.disk_usage(path.parent).free < _LOW_SPACE
+        except OSError:
+            return False
+    return False
 
 
 def repair_hint(data_dir: Path) -> str:

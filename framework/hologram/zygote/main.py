@@ -220,6 +220,7 @@ def main(argv: list[str]) -> int:
     sock_fd, kernel_pid = int(argv[1]), int(argv[2])
     zygote_child.die_with_parent(kernel_pid)
     sock = socket.socket(fileno=sock_fd)
+    os.umask(0o077)  # what the plugins it forks write is the user's alone, whoever started the kernel
     refuse_unused_imports()  # inherited by every child (hologram/base/_unused_imports.py)
     preload()
     settle()  # hologram/zygote/settle.py: fewer of the zygote's pages copied into each child

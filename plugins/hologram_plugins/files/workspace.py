@@ -8,6 +8,7 @@ workspace. Each refusal names the path, so the model can correct itself instead 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import tempfile
 from pathlib import Path, PurePosixPath
@@ -59,6 +60,21 @@ class Workspace:
         return real.relative_to(self.root).as_posix()
 
 
+@functools.cache
+def new_file_mode() -> int:
+    """The mode ``open()`` gives a new file under this process's umask (mkstemp always makes 0600, which a
+    user with umask 022 would not expect; under Hologram's 077 it is 0600 anyway). Read once from /proc: the
+    umask is set before the plugin starts and ``os.umask`` can only read it by changing it."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o600
+
+
 def atomic_write(target: Path, data: bytes) -> None:
     """Write to a temp file in the same directory, fsync, then rename over `target`.
 
@@ -72,7 +88,7 @@ def atomic_write(target: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(temp, mode if mode is not None else 0o644)  # mkstemp's 0600 would surprise other tools
+        os.chmod(temp, mode if mode is not None else new_file_mode())  # as open() would have made it
         os.replace(temp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

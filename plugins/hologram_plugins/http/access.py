@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
 import os
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
+log = logging.getLogger("hologram_plugins.http")
 TOKEN_FILE = "http-token"
 COOKIE = "hologram_token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -52,21 +54,42 @@ UNAUTHORIZED_PAGE = """<!doctype html>
 
 def load_token(data_dir: Path) -> str:
     """The token in ``<data>/http-token``, made (32 random bytes, urlsafe base64, mode 0600) if missing.
-    An existing file is reused so links and cookies survive restarts; its mode is put back to 0600."""
+    An existing file is reused so links and cookies survive restarts; its mode is put back to 0600. One that
+    cannot be a token (not ASCII, spaces inside, cut short) is set aside as ``http-token.damaged`` with a
+    warning and a new one made: refusing to start would crash-loop the plugin over a file no restart fixes."""
     path = data_dir / TOKEN_FILE
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         os.chmod(path, 0o600)
-        token = path.read_text(encoding="ascii").strip()
-        if len(token) >= 16:
+        problem, token = token_problem(path.read_bytes())
+        if problem is None:
             return token
-        path.unlink()  # empty or cut short (a crash while writing): make a new one
+        if token:  # empty means a crash while writing: nothing worth keeping
+            aside = path.with_name(TOKEN_FILE + ".damaged")
+            os.replace(path, aside)
+            log.warning("%s: %s; set aside as %s, a new token made (old links stop working)", path, problem, aside)
+        else:
+            path.unlink()
         return load_token(data_dir)
     token = secrets.token_urlsafe(32)
     with os.fdopen(fd, "w", encoding="ascii") as f:
         f.write(token + "\n")
     return token
+
+
+def token_problem(raw: bytes) -> tuple[str | None, str]:
+    """(what is wrong with the token file's bytes or None, the token as text as far as it reads)."""
+    text = raw.decode("utf-8", "replace").strip()
+    if not raw.strip():
+        return "it is empty", ""
+    if not raw.isascii():
+        return "it is not ASCII (a token is URL-safe base64)", text
+    if not text.isprintable() or any(c.isspace() for c in text):
+        return "it holds spaces or control characters (a token is one word)", text
+    if len(text) < 16:
+        return f"it is too short ({len(text)} characters, at least 16)", text
+    return None, text
 
 
 def allowed_hosts(host: str, port: int, *, tls: bool) -> frozenset[str]:

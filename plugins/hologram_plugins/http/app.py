@@ -41,7 +41,6 @@ log = logging.getLogger("hologram_plugins.http")
 
 STATIC = Path(__file__).parent / "static"
 KEEPALIVE_S = 15.0
-MAX_TEXT = 200_000  # characters of one turn's input
 PAGE_HEADERS = {
     "cache-control": "no-store",
     "referrer-policy": "no-referrer",  # the link carries the token: never pass it on
@@ -118,8 +117,6 @@ def _text(data: dict[str, Any]) -> str:
     text = field(data, "text", str, required=True)
     if not text.strip():
         raise BadRequest("text: empty; send what to ask")
-    if len(text) > MAX_TEXT:
-        raise BadRequest(f"text: {len(text)} characters; at most {MAX_TEXT}")
     return str(text)
 
 

@@ -38,7 +38,6 @@ log = logging.getLogger("hologram_plugins.http")
 MODEL = "hologram"
 SESSION_HEADER = "x-hologram-session"
 CLIENT = "openai"
-MAX_TEXT = 200_000
 MAX_BODY = 8 * 1_048_576  # clients send the whole conversation every time; only the last message is used
 FINISH = {"answer": "stop", "max_steps": "length", "cancelled": "stop", "denied": "stop", "respond": "stop"}
 
@@ -107,8 +106,6 @@ def last_user_text(data: dict[str, Any]) -> str:
         raise BadRequest(f"messages[{i}].content: must be a string or a list of text parts")
     if not content.strip():
         raise BadRequest(f"messages[{i}].content: empty; send what to ask")
-    if len(content) > MAX_TEXT:
-        raise BadRequest(f"messages[{i}].content: {len(content)} characters; at most {MAX_TEXT}")
     return content
 
 
@@ -151,6 +148,8 @@ async def completions(request: Request, channel: Channel) -> Response | Streamin
     if ended is None:
         return Response(status_code=499)  # nobody reads it; the status is for the access log only
     if ended.get("stop_reason") == "error" and not ended.get("output"):
+        if turn.failure_kind == "storage":  # the kernel's disk, not the provider: a 500 naming the file
+            return _error(500, turn.failure, "api_error", "storage")
         return _error(502, turn.failure or "the turn failed", "api_error", "upstream")
     body = {
         "id": turn.id,
@@ -215,6 +214,7 @@ class Turn:
         self.created = int(time.time())
         self.reasoning = ""
         self.failure = ""
+        self.failure_kind = ""
         self.ended = False
 
     async def events(self) -> AsyncIterator[dict[str, Any]]:
@@ -228,6 +228,7 @@ class Turn:
                 self.reasoning += str(event.get("text") or "")
             elif event["type"] == "turn.error":
                 self.failure = str(event.get("message") or "")
+                self.failure_kind = str(event.get("kind") or "")
             elif event["type"] == "turn.ended":
                 self.ended = True
             yield event

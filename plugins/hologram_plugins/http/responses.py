@@ -22,6 +22,7 @@ RPC_STATUS = {
     ErrorCode.UNKNOWN_NAME: (404, "not_found"),
     ErrorCode.NO_SUCH_SESSION: (404, "not_found"),
     ErrorCode.SESSION_BUSY: (409, "conflict"),
+    ErrorCode.SESSION_FAILED: (500, "storage"),  # the kernel's files (damaged, a full disk): the message names it
     ErrorCode.METHOD_NOT_FOUND: (503, "upstream"),
     ErrorCode.NOT_READY: (503, "upstream"),
 }
