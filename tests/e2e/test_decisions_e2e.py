@@ -14,7 +14,9 @@ What is proven (each through what reached the recorder, the settings file, the e
 Mutation checks (done, each turned the named test red): `TurnHub.ask` ignoring grants (the second call is
 asked); `TurnHub.forget` keeping grants (the deleted session's new turn is not asked); `Approver._always`
 returning before `remember` (no rule in the file, the next turn asked); `TurnHub.answer` not cancelling on
-``cancel`` (the turn runs on to its answer); `Channel.start` dropping ``**params`` (no scene in scenes.db).
+``cancel`` (the turn runs on to its answer); `Channel.start` dropping ``**params`` (no scene in scenes.db);
+`Executor._approve_all` not awaiting the waits it cancelled (as main had it: the requests were resolved after
+``turn.ended``, so the cancel test saw none resolved).
 """
 
 from __future__ import annotations
