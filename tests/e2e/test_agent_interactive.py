@@ -239,7 +239,7 @@ def test_approval_is_asked_at_the_terminal_and_decides_the_call(
         ]
     )
     terminal = open_terminal(kernel, terminals, "ask", "run the guarded tool")
-    screen = terminal.expect("allow? [y/N]")
+    screen = terminal.expect("N = no]")
     assert 'e2e-interactive asks to run: guarded: {"x":5}' in screen
     terminal.type(answer + "\n")
     assert terminal.wait() == 0, terminal.buffer
@@ -265,7 +265,7 @@ def test_ctrl_c_at_the_approval_prompt_cancels_at_once(
     waiting for a line on stdin; the call is closed and the session stays valid."""
     mock.script([{"reasoning_content": "needs approval", "tool_calls": [call("gc", "guarded", x=2)]}])
     terminal = open_terminal(kernel, terminals, "ask", "run the guarded tool")
-    terminal.expect("allow? [y/N]")
+    terminal.expect("N = no]")
     terminal.type("\x03")
     assert terminal.wait(timeout=10) == 130, terminal.buffer
     events = events_of(kernel, session_in(terminal.buffer))

@@ -153,7 +153,7 @@ def test_chat_over_the_url_asks_for_approval_at_the_prompt(kernel: RemoteKernel,
     try:
         terminal.expect("you> ")
         terminal.type("run the guarded tool\n")
-        screen = terminal.expect("allow? [y/N]")
+        screen = terminal.expect("N = no]")
         assert 'e2e-interactive asks to run: guarded: {"x":5}' in screen
         terminal.type("y\n")
         terminal.expect("all done")
@@ -205,7 +205,7 @@ def test_an_approval_answered_elsewhere_ends_the_prompt(kernel: RemoteKernel, mo
     try:
         terminal.expect("you> ")
         terminal.type("run the guarded tool\n")
-        terminal.expect("allow? [y/N]")
+        terminal.expect("N = no]")
         asyncio.run(asyncio.wait_for(approve_from_elsewhere(), 30))
         terminal.expect("(approved by")
         terminal.expect(": approved in the page)")  # who decided, and why

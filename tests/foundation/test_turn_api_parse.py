@@ -130,13 +130,18 @@ def test_params_check_bounds_and_defaults() -> None:
         params_api.StartParams.parse(api.TURN_START, {"text": ""})
     with pytest.raises(ValueError, match=r"^sessions/rename: title: String should have at most 200 characters$"):
         params_api.RenameParams.parse(api.SESSIONS_RENAME, {"session": "s", "title": "x" * 201})
-    with pytest.raises(ValueError, match=r"^turn/approve: approved: Field required$"):
-        params_api.ApproveParams.parse(api.TURN_APPROVE, {"session": "s", "approval": "a"})
+    for neither_or_both in ({}, {"decision": "deny", "approved": False}):
+        with pytest.raises(ValueError, match=r"^turn/approve: \(params\): send either decision \(approve_once \| "):
+            params_api.ApproveParams.parse(api.TURN_APPROVE, {"session": "s", "approval": "a", **neither_or_both})
+    v1 = {"session": "s", "approval": "a"}
+    assert params_api.ApproveParams.parse(api.TURN_APPROVE, {**v1, "approved": True}).chosen == "approve_once"
+    assert params_api.ApproveParams.parse(api.TURN_APPROVE, {**v1, "approved": False}).chosen == "deny"
+    assert params_api.ApproveParams.parse(api.TURN_APPROVE, {**v1, "decision": "always"}).chosen == "always"
     with pytest.raises(
         ValueError, match=r"^turn/watch: \(params\): Input should be a valid dictionary or instance of WatchParams$"
     ):
         params_api.WatchParams.parse(api.TURN_WATCH, [1])
-    with pytest.raises(ValueError, match=r"^turn/approve: session: Field required; approved: Field required$"):
+    with pytest.raises(ValueError, match=r"^turn/approve: session: Field required$"):
         params_api.ApproveParams.parse(api.TURN_APPROVE, {"approval": "a"})
     with pytest.raises(ValueError, match="frozen"):
         params.text = "changed"  # type: ignore[misc]

@@ -158,7 +158,7 @@ def test_malformed_bodies_are_4xx_naming_the_field(kernel: HttpKernel) -> None:
         ("POST", "/api/turns", {"json": {"text": "hi", "session": "a/b"}}, "session:"),
         ("POST", "/api/turns", {"content": huge}, "at most"),
         ("POST", "/api/sessions/s1/approvals/a1", {"json": {"approved": "yes"}}, "approved: must be true or false"),
-        ("POST", "/api/sessions/s1/approvals/a1", {"json": {}}, "approved: missing"),
+        ("POST", "/api/sessions/s1/approvals/a1", {"json": {}}, "decision: missing"),
         ("PATCH", "/api/sessions/s1", {"json": {"title": 5}}, "title: must be a string"),
         ("PUT", "/api/providers", {"json": {"providers": "all"}}, "providers: must be a list"),
         ("PUT", "/api/providers", {"json": {"providers": [1]}}, "providers: must be a list of objects"),

@@ -22,7 +22,7 @@ import pytest
 
 from hologram.api import turn as api
 from hologram.base.errors import HologramError
-from hologram.clients.http_client import TOKEN_REFUSED, HttpTurnClient, sse_events
+from hologram.clients.http_client import TOKEN_REFUSED, HttpTurnClient
 from hologram.clients.stream import KernelGone
 from tests.kit.loop import run
 
@@ -196,21 +196,6 @@ def test_a_client_that_cannot_ask_refuses_approvals_of_its_turn() -> None:
     server = FakeServer(lambda n, last: ([TURN_EVENTS[0], asked, ended], False))
     run(one_turn(server, approvals=True))
     assert server.approvals == []  # the CLI's prompt answers; the client does not
-
-
-def test_sse_parsing_follows_the_rules() -> None:
-    """Comments (keepalives) skipped, CRLF accepted, multi-line data joined, an id-less event kept, a cut-off
-    event not dispatched."""
-    raw = [": keepalive", "id: 7\r", 'data: {"a":', "data: 1}", "", "", "data: x", "", "id: 9", "data: cut"]
-
-    async def lines() -> AsyncIterator[str]:
-        for line in raw:
-            yield line
-
-    async def collect() -> list[tuple[str | None, str]]:
-        return [item async for item in sse_events(lines())]
-
-    assert run(collect()) == [("7", '{"a":\n1}'), (None, "x")]
 
 
 @pytest.mark.parametrize("url", ["host:8080", "ftp://host", "http://", "http://[::1"])

@@ -18,6 +18,12 @@ audit, deny and rewrite — the decision is about the arguments that will run), 
 calls that were approved. The decision (approved, by whom, when, under which mode, why) is stored with the
 call's result in the session.
 
+What a person answers is a decision (docs/protocol.md §9): ``approve_once``; ``approve_for_session`` (the same
+tool and subject run without asking for the rest of that session: `hologram.agent.hub.TurnHub` keeps the grant);
+``always`` (the subject joins the tool's allow-list in settings.toml, or a tool without a subject gets
+``mode = "allow"``: `hologram.config.approvals_write`, and the policy is re-read so the next call is not asked);
+``deny``; ``cancel`` (denied, and the turn is cancelled).
+
 Whether a tool needs approval is read from the lock (the manifest the user built), not only from what the
 running plugin registers: a plugin cannot drop the requirement by re-registering its tool.
 """
@@ -29,8 +35,9 @@ import shlex
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+from hologram.base.errors import HologramError
 from hologram.config.settings import ApprovalSettings, ToolApproval
 
 log = logging.getLogger("hologram.agent")
@@ -46,10 +53,14 @@ class Decision:
     mode: str
     reason: str = ""
     at: float = 0.0
+    decision: str = ""  # what a person answered (approve_once …); "" when nobody was asked
 
     def record(self) -> dict[str, Any]:
         """What the session stores with the call's result."""
-        return {"approved": self.approved, "by": self.by, "mode": self.mode, "reason": self.reason, "at": self.at}
+        stored = {"approved": self.approved, "by": self.by, "mode": self.mode, "reason": self.reason, "at": self.at}
+        if self.decision:
+            stored["decision"] = self.decision
+        return stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +73,22 @@ class ApprovalRequest:
     arguments: dict[str, Any]
     summary: str
     timeout_s: float
+    subject: str | None = None  # the argument a grant for the session matches (None: the whole tool)
 
 
-# asks the clients of the turn; answers (approved, by, reason)
-AskClients = Callable[[ApprovalRequest], Awaitable[tuple[bool, str, str]]]
+class Answer(NamedTuple):
+    """The clients' answer to a request (the kernel's own, when nobody answered)."""
+
+    approved: bool
+    by: str
+    reason: str
+    decision: str = ""  # approve_once | approve_for_session | always | deny | cancel
+
+
+# asks the clients of the turn; answers an `Answer` (or a plain (approved, by, reason))
+AskClients = Callable[[ApprovalRequest], Awaitable[tuple[Any, ...]]]
+# writes an "always" to the policy: (tool, subject) → the policy as re-read from the file
+Remember = Callable[[str, str | None], ApprovalSettings]
 
 
 def matches_allow_list(subject: str, allow: tuple[str, ...] | list[str]) -> bool:
@@ -109,10 +132,12 @@ class Approver:
         *,
         legacy: Mapping[str, Mapping[str, Any]] | None = None,
         clock: Callable[[], float] = time.time,
+        remember: Remember | None = None,
     ) -> None:
         self.settings = settings
         self.declared = declared
         self.ask = ask
+        self.remember = remember
         self.legacy = legacy or {}
         self.clock = clock
         self._warned: set[str] = set()
@@ -181,9 +206,29 @@ class Approver:
             arguments,
             summarise(tool, subject, arguments),
             self.settings.timeout_s,
+            subject if isinstance(subject, str) else None,
         )
-        approved, by, reason = await self.ask(request)
-        return Decision(approved, by, policy.mode, reason, self.clock())
+        answer = Answer(*await self.ask(request))
+        reason = answer.reason
+        if answer.decision == "always" and answer.approved:
+            if requirement.subject and request.subject is None:  # not the whole tool for want of a subject
+                reason = f"{reason} (not remembered: this call has no {requirement.subject} to make a rule of)"
+            else:
+                reason = self._always(tool, request.subject, reason)
+        return Decision(answer.approved, answer.by, policy.mode, reason, self.clock(), answer.decision)
+
+    def _always(self, tool: str, subject: str | None, reason: str) -> str:
+        """Write the "always" to the policy and adopt the policy re-read; the call runs either way (the person
+        said yes), and when the rule cannot be kept the reason says why."""
+        if self.remember is None:
+            return f"{reason} (not remembered: this kernel has no settings file to write)"
+        try:
+            self.settings = self.remember(tool, subject)
+        except (HologramError, ValueError) as exc:
+            why = exc.problems[0].message if isinstance(exc, HologramError) else str(exc)
+            log.warning("approvals: %s: not remembered: %s", tool, why)
+            return f"{reason} (not remembered: {why})"
+        return reason
 
 
 def summarise(tool: str, subject: Any, arguments: dict[str, Any]) -> str:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from hologram.agent.admin_providers import FACILITY as LLM_FACILITY
 from hologram.agent.admin_providers import ProviderAdmin
-from hologram.agent.approvals import ApprovalRequest, Approver, Requirement, summarise
+from hologram.agent.approvals import ApprovalRequest, Approver, Remember, Requirement, summarise
 from hologram.agent.hub import TurnHub
 from hologram.agent.sequence import FILE_NAME as SEQ_FILE
 from hologram.agent.service import TurnService
@@ -29,7 +29,7 @@ from hologram.agent.tools import ToolRegistry
 from hologram.agent.turn import DEFAULT_CONTEXT_WINDOW, Agent
 from hologram.api import turn as api
 from hologram.base.protocol import TURN_EVENT
-from hologram.config.settings import Settings
+from hologram.config.settings import ApprovalSettings, Settings
 from hologram.kernel import preload as _preload
 from hologram.kernel.admin import serve_admin
 from hologram.kernel.control import current_connection
@@ -141,7 +141,10 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
         declared=DeclaredApprovals(kernel),
         ask=service.hub.ask,
         legacy=settings.plugins,
+        remember=always_writer(settings),
     )
+    approver = agent.executor.approver
+    kernel.add_facility_method(api.FACILITY, "approvals_list", lambda caller: approvals_list(approver))
     providers = ProviderAdmin(kernel, agent, build_chain)
     kernel.add_status_section("providers", providers.status)  # the live chain's, after a providers_save too
     for admin in (providers.providers_list, providers.providers_save, providers.providers_test):
@@ -167,6 +170,32 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
         kernel.add_facility_method(api.OBSERVE_FACILITY, name, method)
     kernel.add_facility_method("kernel.sessions", "approve", plugin_asks(service.hub, settings.approvals.timeout_s))
     return service
+
+
+def always_writer(settings: Settings) -> Remember | None:
+    """How an "always" answer reaches the policy: written to the settings file the kernel loaded, and read back
+    (`hologram.config.approvals_write`); None when the settings came from no file (tests)."""
+    path = settings.path
+    if path is None:
+        return None
+
+    def remember(tool: str, subject: str | None) -> ApprovalSettings:
+        from hologram.config.approvals_write import remember_always  # tomlkit: only when a person says always
+
+        policy = remember_always(path, tool, subject)
+        log.info("approvals: %s %s is approved always (written to %s)", tool, repr(subject) if subject else "", path)
+        return policy
+
+    return remember
+
+
+async def approvals_list(approver: Approver | None) -> dict[str, Any]:
+    """``kernel.turns.approvals_list``: the policy the kernel applies now (the web settings page lists it)."""
+    from hologram.config.approvals_write import rules
+
+    if approver is None:
+        return {"default": "ask", "rules": []}
+    return {"default": approver.settings.default, "rules": rules(approver.settings)}
 
 
 def deliver_to_plugins(kernel: Kernel) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
@@ -263,7 +292,7 @@ def plugin_asks(hub: TurnHub, timeout_s: float) -> Callable[..., Any]:
         turn = (state.turn if state is not None else None) or ""
         summary = summary or summarise(str(tool), None, args)
         request = ApprovalRequest(str(session_id), turn, "", str(tool), caller, args, summary, timeout_s)
-        approved, _by, reason = await hub.ask(request)
-        return {"approved": approved, "reason": reason}
+        answer = await hub.ask(request)
+        return {"approved": answer.approved, "reason": answer.reason}
 
     return approve

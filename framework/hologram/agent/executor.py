@@ -220,6 +220,8 @@ class Executor:
             finally:
                 for wait in waits:
                     wait.cancel()
+                if waits:  # each cancelled wait resolves its request (approval.resolved) before the turn ends
+                    await asyncio.wait(waits)
 
     def _requirement(self, p: _Prepared) -> Requirement | None:
         tool = p.tool

@@ -26,7 +26,10 @@ within the timeout, the call is denied — refusing is the safe answer — and t
 (delivery and principal) that declared it can approve may answer (`TurnHub.answer`); knowing a request's id is
 not enough, and ``approval.requested`` goes only to the deliveries with such a principal. Several requests may be
 open at once (the calls of one step are asked together); each is resolved when answered, timed out, or the
-turn ends.
+turn ends. The answer is a decision (`hologram.api.params.Decision`): ``approve_for_session`` leaves a grant
+of the tool and subject with the session (kept here, not in the session's `_Session`, which goes when the
+session is idle; dropped when the session is deleted: `forget`), so its later calls are not asked; ``cancel``
+denies and cancels the turn, which resolves the other requests still open.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from hologram.agent.approvals import ApprovalRequest
+from hologram.agent.approvals import Answer, ApprovalRequest
 from hologram.agent.failure import failure_message, failure_of
 from hologram.agent.identity import TurnIdentity
 from hologram.agent.items import TurnItems
@@ -57,6 +60,13 @@ STOP_GRACE_S = 10.0  # after SIGTERM: how long a running turn may go on before i
 FLUSH_S = 2.0  # then: how long the watchers get to send what is queued for them (the end of each turn)
 CANCELLED_WAIT_S = 10.0  # how long a cancelled turn gets to close its session valid (its calls' results)
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+DECISION_REASONS = {  # an answer's reason when the client gave none
+    "approve_once": "approved",
+    "approve_for_session": "approved for this session",
+    "always": "approved always",
+    "deny": "refused",
+    "cancel": "refused; the turn is cancelled",
+}
 
 
 class NotAllowed(Exception):
@@ -134,7 +144,7 @@ class Watcher:
 @dataclass
 class _Approval:
     request: ApprovalRequest
-    future: asyncio.Future[tuple[bool, str, str]]
+    future: asyncio.Future[Answer]
     event: dict[str, Any]  # the approval.requested event as sent (a client that attaches later gets it)
 
 
@@ -171,6 +181,8 @@ class TurnHub:
         self._turns: set[asyncio.Task[Any]] = set()
         self.stopping = False  # the kernel is stopping: no turn starts any more (`drain`)
         self._drained: set[asyncio.Task[Any]] = set()  # turns the drain cancelled (not to be cancelled twice)
+        # session → (tool, subject) answered approve_for_session; subject None: every call of the tool
+        self.grants: dict[str, set[tuple[str, str | None]]] = {}
 
     @property
     def last_seq(self) -> int:
@@ -280,7 +292,9 @@ class TurnHub:
             # (``continue``) keeps them open until the timeout, for a client that comes back to answer.
             for pending in list(state.approvals.values()):
                 if not pending.future.done():
-                    pending.future.set_result((False, "kernel", "the client that could approve went away"))
+                    pending.future.set_result(
+                        Answer(False, "kernel", "the client that could approve went away", "deny")
+                    )
         running = state.task is not None and not state.task.done()
         if not state.watchers and running and state.on_disconnect == "cancel":
             # Decided: a turn nobody listens to is stopped, like a Ctrl-C, rather than finished (its answer
@@ -302,8 +316,9 @@ class TurnHub:
                     self._idle_replays.popitem(last=False)
 
     def forget(self, session: str) -> None:
-        """A deleted session: nothing of it is kept for replay."""
+        """A deleted session: nothing of it is kept for replay, and its grants for the session go with it."""
         self._idle_replays.pop(session, None)
+        self.grants.pop(session, None)
 
     # -- turns ----------------------------------------------------------------------------------------
 
@@ -498,32 +513,39 @@ class TurnHub:
 
     # -- approvals ------------------------------------------------------------------------------------
 
-    async def ask(self, request: ApprovalRequest) -> tuple[bool, str, str]:
-        """Ask the session's watchers; (approved, by, reason). The executor awaits this before the call."""
+    async def ask(self, request: ApprovalRequest) -> Answer:
+        """Ask the session's watchers (unless a grant for the session answers); the executor awaits this before
+        the call."""
+        if (request.tool, request.subject) in self.grants.get(request.session, ()):
+            return Answer(True, "session", "approved for this session", "approve_for_session")
         state = self.sessions.get(request.session)
         if state is None or not state.can_approve():
-            reason = "no client that can approve is watching this session"
-            approval = uuid.uuid4().hex[:12]
-            self._resolved(request, approval, False, "kernel", reason)
-            return False, "kernel", reason
+            answer = Answer(False, "kernel", "no client that can approve is watching this session", "deny")
+            self._resolved(request, uuid.uuid4().hex[:12], answer)
+            return answer
         approval = uuid.uuid4().hex[:12]
-        future: asyncio.Future[tuple[bool, str, str]] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         event = self._requested(request, approval)
         self.emit(event)
         state.approvals[approval] = _Approval(request, future, api.wire(event))  # as sent: seq and item set
         try:
-            approved, by, reason = await asyncio.wait_for(asyncio.shield(future), request.timeout_s)
+            answer = await asyncio.wait_for(asyncio.shield(future), request.timeout_s)
         except asyncio.TimeoutError:
-            approved, by, reason = False, "kernel", f"no answer within {request.timeout_s:g} s"
+            answer = Answer(False, "kernel", f"no answer within {request.timeout_s:g} s", "deny")
         except asyncio.CancelledError:  # the turn was cancelled while it waited: the request is closed, and said so
-            self._resolved(request, approval, False, "kernel", "the turn was cancelled")
+            answered = future.done() and not future.cancelled()  # a "cancel" decision: it says who and why
+            self._resolved(
+                request,
+                approval,
+                future.result() if answered else Answer(False, "kernel", "the turn was cancelled", "cancel"),
+            )
             raise
         finally:
             state.approvals.pop(approval, None)
             if not future.done():
                 future.cancel()
-        self._resolved(request, approval, approved, by, reason)
-        return approved, by, reason
+        self._resolved(request, approval, answer)
+        return answer
 
     def answer(self, params: params_api.ApproveParams, by: str, key: Hashable) -> bool:
         """A client's answer; False when the request is no longer open (another client answered first).
@@ -546,8 +568,15 @@ class TurnHub:
                 + ("watches it without approvals: true" if watching else "does not watch it")
                 + "; watch the session (turn/watch) with approvals: true to be asked"
             )
-        reason = params.reason or ("approved" if params.approved else "refused")
-        pending.future.set_result((params.approved, by, reason))
+        decision = params.chosen
+        approved = decision not in ("deny", "cancel")
+        reason = params.reason or DECISION_REASONS[decision]
+        pending.future.set_result(Answer(approved, by, reason, decision))
+        request = pending.request
+        if decision == "approve_for_session":
+            self.grants.setdefault(request.session, set()).add((request.tool, request.subject))
+        elif decision == "cancel":
+            self.cancel(request.session, request.turn or None)
         return True
 
     def _requested(self, request: ApprovalRequest, approval: str) -> api.ApprovalRequested:
@@ -563,15 +592,16 @@ class TurnHub:
             timeout_s=request.timeout_s,
         )
 
-    def _resolved(self, request: ApprovalRequest, approval: str, approved: bool, by: str, reason: str) -> None:
+    def _resolved(self, request: ApprovalRequest, approval: str, answer: Answer) -> None:
         self.emit(
             api.ApprovalResolved(
                 session=request.session,
                 turn=request.turn,
                 approval=approval,
                 call_id=request.call_id,
-                approved=approved,
-                by=by,
-                reason=reason,
+                approved=answer.approved,
+                by=answer.by,
+                reason=answer.reason,
+                decision=answer.decision,
             )
         )

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hologram.agent")
 Deliver = Callable[[str, dict[str, Any]], Awaitable[None]]  # (plugin, event) → sent on its connection
-DECISIONS_SERVED = ("approve_once", "deny")
+DECISIONS_SERVED = params_api.DECISIONS
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ import pydantic (tests/foundation/test_turn_api_parse.py holds the clients' keys
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from typing_extensions import Self
@@ -225,14 +225,35 @@ class RenameParams(_Params):
     title: str = Field(max_length=200)
 
 
+# What a person can answer (docs/protocol.md §9): this call; this tool and subject for the rest of the session;
+# always (written to the approval policy); no; no, and stop the turn.
+Decision = Literal["approve_once", "approve_for_session", "always", "deny", "cancel"]
+DECISIONS: tuple[str, ...] = get_args(Decision)
+
+
 class ApproveParams(_Params):
-    """``turn/approve``: the answer to the ``approval.requested`` event with id ``approval``."""
+    """``turn/approve``: the answer to the ``approval.requested`` event with id ``approval``: a ``decision``,
+    or (version 1, kept) ``approved``: true is ``approve_once``, false ``deny``. Exactly one of the two."""
 
     session: NonEmpty
     approval: NonEmpty
-    approved: bool
+    decision: Decision | None = Field(None, description="approve_once | approve_for_session | always | deny | cancel")
+    approved: bool | None = Field(None, description="version 1: true = approve_once, false = deny")
     reason: str = ""
     principal: Principal = ""
+
+    @model_validator(mode="after")
+    def _one_answer(self) -> Self:
+        if (self.decision is None) == (self.approved is None):
+            raise ValueError("send either decision (" + " | ".join(DECISIONS) + ") or approved (true | false)")
+        return self
+
+    @property
+    def chosen(self) -> Decision:
+        """The decision, with a version-1 ``approved`` read as one."""
+        if self.decision is not None:
+            return self.decision
+        return "approve_once" if self.approved else "deny"
 
 
 # Each method's params, for the kernel's dispatch and the published schema (docs/turn-api.schema.json).

@@ -147,6 +147,7 @@ class ApprovalResolved(_Event):
     approved: bool = False
     by: str = ""  # the client that answered, or "policy" / "kernel" (no one could be asked, timeout)
     reason: str = ""
+    decision: str = ""  # approve_once | approve_for_session | always | deny | cancel (params.Decision)
     item: str = ""
 
 

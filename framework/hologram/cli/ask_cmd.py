@@ -231,11 +231,26 @@ class Printer:
         self.out.flush()
 
 
-async def _prompt_approval(request: api.ApprovalRequested) -> tuple[bool, str]:
-    question = f"\n{request.plugin} asks to run: {request.summary}\nallow? [y/N] "
-    answer = await _read_line(question)
-    approved = answer.strip().lower() in ("y", "yes")
-    return approved, "approved by the user" if approved else "refused by the user"
+# the prompt's answers → decisions (docs/protocol.md §9); anything else is a no
+PROMPT_ANSWERS = {
+    "y": ("approve_once", "approved by the user"),
+    "yes": ("approve_once", "approved by the user"),
+    "s": ("approve_for_session", "approved by the user for this session"),
+    "a": ("always", "approved by the user, always"),
+    "n": ("deny", "refused by the user"),
+}
+
+
+def decision_of(answer: str) -> tuple[str, str]:
+    """A typed answer as (decision, reason): y once, s this session, a always, n (or anything else) deny."""
+    return PROMPT_ANSWERS.get(answer.strip().lower(), PROMPT_ANSWERS["n"])
+
+
+async def _prompt_approval(request: api.ApprovalRequested) -> tuple[str, str]:
+    question = (
+        f"\n{request.plugin} asks to run: {request.summary}\nallow? [y = once, s = this session, a = always, N = no] "
+    )
+    return decision_of(await _read_line(question))
 
 
 async def _read_line(question: str) -> str:
@@ -268,7 +283,7 @@ async def _read_line(question: str) -> str:
 
 
 async def _read_on_while_asking(
-    prompt: asyncio.Future[tuple[bool, str]],
+    prompt: asyncio.Future[tuple[str, str]],
     request: api.ApprovalRequested,
     events: AsyncIterator[Any],
     held: list[Any],
@@ -329,7 +344,7 @@ async def one_turn(
     loop = asyncio.get_running_loop()
     cancelled = asyncio.Event()
     background: set[asyncio.Future[Any]] = set()
-    prompt: asyncio.Task[tuple[bool, str]] | None = None
+    prompt: asyncio.Task[tuple[str, str]] | None = None
 
     def send_cancel() -> None:
         background.add(asyncio.ensure_future(_quiet(client.cancel(state["session"]))))
@@ -385,8 +400,8 @@ async def one_turn(
                     asked, prompt = prompt, None
                 if asked.cancelled():  # decided elsewhere, or Ctrl-C: the turn is being cancelled
                     continue
-                approved, reason = asked.result()
-                await client.approve(event, approved, reason)
+                decision, reason = asked.result()
+                await client.approve(event, decision, reason)
             elif isinstance(event, api.TurnFailed):
                 failure = event.message
         ended = turn.ended

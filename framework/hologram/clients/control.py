@@ -23,7 +23,7 @@ from typing import Any
 
 from hologram._version import __version__
 from hologram.api import turn as api
-from hologram.clients.stream import _END, EventStream, KernelGone
+from hologram.clients.stream import _END, EventStream, KernelGone, answer_params, start_params
 from hologram.kernel.control import connect as connect_control
 from hologram.rpc import METHOD_NOT_FOUND, Connection, RpcError
 
@@ -91,32 +91,23 @@ class TurnClient:
 
     async def start(
         self,
-        text: str,
+        text: str | None,
         *,
         session: str | None = None,
-        on_disconnect: api.OnDisconnect = "cancel",
+        on_disconnect: api.OnDisconnect | None = None,
         scene: str | None = None,
         partner: str | None = None,
         parts: list[dict[str, Any]] | None = None,
     ) -> EventStream:
         """Start a turn (queued behind a running one in the same session); its events come on the stream.
+        `on_disconnect`: None is the kernel's default (``cancel``: the turn stops when this connection goes).
         `scene`: a declared scene key (``chan:qq/peer:group_1``, docs/scenes.md); `partner`: who the turn is
-        with. The kernel rejects a malformed key with an RPC error naming the field and the grammar.
+        with. The kernel rejects a malformed key with an RPC error naming the field and the grammar. The same
+        keyword params as `HttpTurnClient.start` (tests/remote/test_client_parity.py holds them equal).
         `parts`: typed input parts (text, images, files: `hologram.clients.parts`) sent instead of `text`."""
         # A plain dict of StartParams' fields (hologram.api.params): the kernel validates it, and its error
         # names the field; no pydantic in a process that runs one turn.
-        params: dict[str, Any] = {
-            **({"text": text} if parts is None else {"input": parts}),
-            "client": self.client,
-            "approvals": self.approvals,
-            "on_disconnect": on_disconnect,
-        }
-        if session:
-            params["session"] = session
-        if scene is not None:
-            params["scene"] = scene
-        if partner is not None:
-            params["partner"] = partner
+        params = start_params(text, self.client, self.approvals, session, on_disconnect, scene, partner, parts)
         # The stream exists before the request is sent: the first events may arrive before its answer.
         pending = EventStream(self, None, None)
         self._streams.add(pending)
@@ -156,9 +147,10 @@ class TurnClient:
         answer = await self.connection.request(api.TURN_CANCEL, params)
         return bool(answer.get("cancelled"))
 
-    async def approve(self, request: api.ApprovalRequested, approved: bool, reason: str = "") -> bool:
-        """Answer an approval request; False when it was already decided (another client, the timeout)."""
-        params = {"session": request.session, "approval": request.approval, "approved": approved, "reason": reason}
+    async def approve(self, request: api.ApprovalRequested, decision: bool | str, reason: str = "") -> bool:
+        """Answer an approval request with a decision (``approve_once`` … ``cancel``; a bool is version 1's
+        ``approved``); False when it was already decided (another client, the timeout)."""
+        params = {"session": request.session, "approval": request.approval, **answer_params(decision, reason)}
         answer = await self.connection.request(api.TURN_APPROVE, params)
         return bool(answer.get("accepted"))
 

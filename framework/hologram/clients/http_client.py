@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
 from types import TracebackType
 from typing import Any
 from urllib.parse import quote
@@ -30,7 +29,8 @@ import httpx
 from hologram._version import __version__
 from hologram.api import turn as api
 from hologram.base.errors import HologramError, Problem
-from hologram.clients.stream import _END, EventStream
+from hologram.base.sse import sse_events
+from hologram.clients.stream import _END, EventStream, answer_params, start_params
 
 TOKEN_REFUSED = "the token was refused: copy it from `hologram open --print` on that machine"
 RESUME_WITHIN_S = 30.0  # how long a dropped event stream is retried before the client gives up
@@ -188,19 +188,21 @@ class HttpTurnClient:
 
     async def start(
         self,
-        text: str,
+        text: str | None,
         *,
         session: str | None = None,
-        on_disconnect: api.OnDisconnect = "continue",
+        on_disconnect: api.OnDisconnect | None = None,
+        scene: str | None = None,
+        partner: str | None = None,
         parts: list[dict[str, Any]] | None = None,
     ) -> EventStream:
-        """Start a turn; its events come on the returned stream. Over HTTP a turn always outlives its
-        connection (``on_disconnect`` is the server's, "continue": a dropped stream is resumed); Ctrl-C in
-        the CLI cancels it explicitly. ``parts``: typed input parts (`hologram.clients.parts`) instead of
-        ``text``."""
-        body: dict[str, Any] = {"text": text} if parts is None else {"input": parts}
-        if session:
-            body["session"] = session
+        """Start a turn; its events come on the returned stream. The same params as `TurnClient.start`, sent
+        as ``POST /api/turns``' body. ``on_disconnect`` None: ``continue`` — over HTTP a turn outlives its
+        connection by default (a dropped stream is resumed); Ctrl-C in the CLI cancels it explicitly.
+        ``parts``: typed input parts (`hologram.clients.parts`) instead of ``text``."""
+        body = start_params(text, self.client, True, session, on_disconnect or "continue", scene, partner, parts)
+        # approvals: true, as the page's turns: the page may answer; a client that cannot ask a person refuses
+        # each request itself (`_refuse`), as it always did
         answer = await self._request("POST", "/api/turns", body)
         stream = EventStream(self, answer["session"], answer["turn"])
         self._streams.add(stream)
@@ -227,10 +229,11 @@ class HttpTurnClient:
         answer = await self._request("POST", f"/api/sessions/{_quoted(session)}/cancel")
         return bool(answer.get("cancelled"))
 
-    async def approve(self, request: api.ApprovalRequested, approved: bool, reason: str = "") -> bool:
-        """Answer an approval request; False when it was already decided (another client, the timeout)."""
+    async def approve(self, request: api.ApprovalRequested, decision: bool | str, reason: str = "") -> bool:
+        """Answer an approval request with a decision (as `TurnClient.approve`; a bool is version 1's
+        ``approved``); False when it was already decided (another client, the timeout)."""
         path = f"/api/sessions/{_quoted(request.session)}/approvals/{_quoted(request.approval)}"
-        answer = await self._request("POST", path, {"approved": approved, "reason": reason})
+        answer = await self._request("POST", path, answer_params(decision, reason))
         return bool(answer.get("accepted"))
 
     # -- the event stream -----------------------------------------------------------------------------
@@ -288,9 +291,9 @@ class HttpTurnClient:
             if response.status_code >= 400:
                 await response.aread()
                 self._check(response, f"GET /api/sessions/{session}/events")
-            async for event_id, data in sse_events(response.aiter_lines()):
+            async for event in sse_events(response.aiter_lines()):
                 received = True
-                self._deliver(session, event_id, data)
+                self._deliver(session, event.id, event.data)
                 if not self._wanted(session):
                     return True
         return received
@@ -371,26 +374,3 @@ class HttpTurnClient:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
-
-
-async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str | None, str]]:
-    """(id, data) of each Server-Sent Event (the WHATWG rules the server uses: ``data:`` lines joined with
-    newlines, dispatched at a blank line; ``:`` comments — the keepalives — and ``event:``/``retry:`` ignored;
-    an event cut off by a dropped connection is not dispatched)."""
-    event_id: str | None = None
-    data: list[str] = []
-    async for raw in lines:
-        line = raw.rstrip("\r")
-        if not line:
-            if data:
-                yield event_id, "\n".join(data)
-            event_id, data = None, []
-            continue
-        if line.startswith(":"):
-            continue
-        name, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if name == "data":
-            data.append(value)
-        elif name == "id":
-            event_id = value

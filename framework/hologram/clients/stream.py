@@ -17,6 +17,33 @@ from hologram.rpc import ConnectionClosed
 _END = object()  # put into every stream's queue when the connection closes
 
 
+def start_params(
+    text: str | None,
+    client: str,
+    approvals: bool,
+    session: str | None,
+    on_disconnect: api.OnDisconnect | None,
+    scene: str | None,
+    partner: str | None,
+    parts: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """``turn/start``'s params as both clients send them (a plain dict of `hologram.api.params.StartParams`'
+    fields: the kernel validates it), so the socket and HTTP carry the same ones; unset ones are left out.
+    ``parts``: typed input parts, sent as ``input`` instead of ``text``."""
+    params: dict[str, Any] = {"text": text} if parts is None else {"input": parts}
+    params.update({"client": client, "approvals": approvals})
+    optional = {"session": session or None, "on_disconnect": on_disconnect, "scene": scene, "partner": partner}
+    params.update({k: v for k, v in optional.items() if v is not None})
+    return params
+
+
+def answer_params(decision: bool | str, reason: str) -> dict[str, Any]:
+    """``turn/approve``'s answer: a decision, or a bool as version 1's ``approved``."""
+    if isinstance(decision, bool):
+        return {"approved": decision, "reason": reason}
+    return {"decision": decision, "reason": reason}
+
+
 class _Streams(Protocol):
     """What an `EventStream` needs of its client (`TurnClient`, `HttpTurnClient`)."""
 

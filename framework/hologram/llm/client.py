@@ -18,10 +18,11 @@ import httpx
 import pluggy
 
 from hologram.base import _fastjson as _json
+from hologram.base.sse import sse_events
 from hologram.llm.errors import ProviderError, StreamInterruptedError, TransientProviderError
 from hologram.llm.settings import ProviderSettings
 from hologram.llm.shapes import ChatRequest, ChatResult, Delta
-from hologram.llm.stream import StreamAccumulator, sse_data
+from hologram.llm.stream import StreamAccumulator
 from hologram.llm.wire import build_body, error_message
 
 OnDelta = Callable[[Delta], Awaitable[None] | None]
@@ -150,7 +151,8 @@ class ProviderClient:
                 if resp.status_code >= 400:
                     text = (await resp.aread()).decode("utf-8", "replace")
                     raise self._http_error(resp.status_code, text, resp.headers)
-                async for data in sse_data(resp.aiter_lines()):
+                async for event in sse_events(resp.aiter_lines(), dispatch_incomplete=True):
+                    data = event.data
                     if data.strip() == "[DONE]":
                         acc.done = True
                         break

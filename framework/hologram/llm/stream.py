@@ -1,4 +1,4 @@
-"""Server-sent events and the accumulation of streamed deltas into one result.
+"""The accumulation of streamed deltas into one result (the SSE lines are parsed by `hologram.base.sse`).
 
 Tool-call deltas are keyed by ``index`` as OpenAI specifies, *and* by ``id``: some OpenAI-compatible
 servers send every call with index 0, and keying by index alone then glues two calls into one with
@@ -8,28 +8,9 @@ index is taken; a delta without an id continues the call most recently started a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from hologram.llm.shapes import ToolCall, Usage
-
-
-async def sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
-    """The ``data`` payloads of an SSE stream (multi-line data joined by newlines, comments skipped)."""
-    buf: list[str] = []
-    async for line in lines:
-        if line == "":
-            if buf:
-                yield "\n".join(buf)
-                buf = []
-            continue
-        if line.startswith(":"):
-            continue
-        name, _, value = line.partition(":")
-        if name == "data":
-            buf.append(value[1:] if value.startswith(" ") else value)
-    if buf:
-        yield "\n".join(buf)
 
 
 @dataclass

@@ -130,12 +130,12 @@ def _session_id(value: Any, name: str = "session") -> str | None:
 
 @route("/api/turns", ["POST"])
 async def start_turn(request: Request, channel: Channel) -> Response:
+    """The socket's ``turn/start`` params in a JSON body (`Channel.start` checks them with StartParams)."""
     data = await read_object(request)
     session = _session_id(data.get("session"))
-    if "input" in data and "text" not in data:  # typed parts: the kernel checks them (turn/start's params)
-        started = await channel.start(None, session, parts=data["input"])
-    else:
-        started = await channel.start(_text(data), session)
+    text = _text(data) if "text" in data or "input" not in data else None  # or typed parts: `input`
+    rest = {k: v for k, v in data.items() if k not in ("text", "session")}
+    started = await channel.start(text, session, **rest)
     return json_response({"session": started["session"], "turn": started["turn"]})
 
 
@@ -192,19 +192,23 @@ async def cancel(request: Request, channel: Channel) -> Response:
 async def approve(request: Request, channel: Channel) -> Response:
     sid = _session_id(request.path_params["sid"])
     data = await read_object(request)
-    approved = field(data, "approved", bool, required=True)
+    answer: dict[str, Any] = {}
+    if "decision" in data or "approved" not in data:
+        answer["decision"] = field(data, "decision", str, required="approved" not in data)
+    if "approved" in data:  # version 1: true = approve_once, false = deny
+        answer["approved"] = field(data, "approved", bool, required=True)
     reason = field(data, "reason", str) or ""
     if len(reason) > 2000:
         raise BadRequest("reason: at most 2000 characters")
-    result = await channel.turns(
-        "approve",
-        session=sid,
-        approval=request.path_params["approval"],
-        approved=approved,
-        reason=reason,
-        principal=PAGE,
-    )
-    return json_response({"accepted": bool(result.get("accepted"))})
+    approval = request.path_params["approval"]
+    accepted = await channel.approve(sid or "", approval, reason=reason, principal=PAGE, **answer)
+    return json_response({"accepted": accepted})
+
+
+@route("/api/approvals", ["GET"])
+async def approvals(request: Request, channel: Channel) -> Response:
+    """The approval policy the kernel applies (the rules an "always" answer wrote among them)."""
+    return json_response(await channel.turns("approvals_list"))
 
 
 @route("/api/sessions", ["GET"])

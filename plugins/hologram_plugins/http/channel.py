@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from hologram_plugins.http.events import Fanout, Listener
+from hologram_plugins.http.responses import BadRequest
 
 log = logging.getLogger("hologram_plugins.http")
 
@@ -44,28 +45,45 @@ class Channel:
     async def start(
         self,
         text: str | None,
-        session: str | None,
+        session: str | None = None,
         *,
         client: str = CLIENT,
         approvals: bool = True,
-        parts: Any = None,
+        **params: Any,
     ) -> Any:
-        """``parts``: the turn's input parts instead of ``text`` (`hologram.api.input_parts`), as the client
-        sent them: the kernel validates them and its error names the field."""
-        params: dict[str, Any] = {
-            **({"text": text} if parts is None else {"input": parts}),
+        """Start a turn with the socket's ``turn/start`` params (`hologram.api.params.StartParams`: scene,
+        partner, on_disconnect, watch, ``input`` parts instead of ``text`` …), checked here by the same model
+        the kernel uses, so a bad field is a 400 naming it and ``POST /api/turns`` can carry whatever the
+        control socket can. The principal follows ``approvals`` (the page, or ``/v1`` which cannot approve)
+        unless the caller names one."""
+        from hologram.api.params import StartParams  # pydantic is here already (config.py); the model on first use
+
+        fields: dict[str, Any] = {
+            **({"text": text} if text is not None else {}),
             "client": client,
             "approvals": approvals,
             "principal": PAGE if approvals else V1,
             "watch": True,
             "on_disconnect": "continue" if approvals else "cancel",
+            **params,
         }
         if session is not None:
-            params["session"] = session
-        started = await self.turns("start", **params)
-        self.watching.add(str(started["session"]))  # the start made this plugin a watcher of the session
-        self.fanout.expect(str(started["session"]), str(started["turn"]))
+            fields["session"] = session
+        try:
+            checked = StartParams.parse("turn/start", fields)
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+        started = await self.turns("start", **checked.model_dump(exclude_none=True))
+        if checked.watch:  # the start made this plugin a watcher of the session
+            self.watching.add(str(started["session"]))
+            self.fanout.expect(str(started["session"]), str(started["turn"]))
         return started
+
+    async def approve(self, session: str, approval: str, *, principal: str = PAGE, **answer: Any) -> bool:
+        """Answer an approval as ``principal`` with the socket's ``turn/approve`` fields (``decision``, or the
+        version-1 ``approved``; ``reason``): the kernel validates them."""
+        result = await self.turns("approve", session=session, approval=approval, principal=principal, **answer)
+        return bool(result.get("accepted"))
 
     async def open_stream(self, session: str, after: int | None) -> Listener:
         """A listener on ``session`` (see `Fanout.subscribe`); the plugin watches the session from now on."""

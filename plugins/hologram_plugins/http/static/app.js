@@ -11,7 +11,8 @@
 //               each turn `.turn[data-turn]`; user text `.msg.user`; answer `.msg.assistant .text`;
 //               reasoning `details.reasoning` (collapsed by default) `.body`;
 //               tool card `.tool[data-call-id]` with `.args`, `.output`, `.result`, `.state`,
-//               approval buttons `button.approve` / `button.deny` (data-testid approve-CALLID / deny-CALLID)
+//               approval buttons `button.approve` / `.approve-session` / `.approve-always` / `button.deny`
+//               (data-testid approve-CALLID / approve-session-CALLID / approve-always-CALLID / deny-CALLID)
 //   sessions:   sessions-table, rows `tr[data-session]` with buttons `.open`, `.rename`, `.delete`; sessions-new
 //   providers:  providers-list, items `li[data-provider]` with `.up`, `.down`, `.edit`, `.remove`, `.test`,
 //               `.key` (masked), `.test-status`; providers-add

@@ -130,22 +130,28 @@
     approvalRequested(ev) {
       const c = this.card(ev.call_id, ev.tool);
       if (ev.arguments !== undefined && !c.args.textContent) c.args.textContent = pretty(ev.arguments);
-      const decide = (approved) => async () => {
+      // a decision (docs/protocol.md §9): once, the rest of this session, always (the policy), or no
+      const decide = (decision) => async () => {
         for (const b of c.approval.querySelectorAll("button")) b.disabled = true;
-        try { await api("POST", `/api/sessions/${encodeURIComponent(session)}/approvals/${encodeURIComponent(ev.approval)}`, { approved }); }
+        try { await api("POST", `/api/sessions/${encodeURIComponent(session)}/approvals/${encodeURIComponent(ev.approval)}`, { decision }); }
         catch (e) { H.showNotice(e.message); for (const b of c.approval.querySelectorAll("button")) b.disabled = false; }
       };
+      const button = (cls, testid, key, decision) =>
+        el("button", { class: cls, "data-testid": testid + ev.call_id, "data-i18n": key, text: t(key), onclick: decide(decision) });
       c.approval.replaceChildren(
         el("span", { text: (ev.summary ? ev.summary + " — " : "") + t("chat.approval") }),
-        el("button", { class: "approve primary", "data-testid": "approve-" + ev.call_id, "data-i18n": "btn.approve", text: t("btn.approve"), onclick: decide(true) }),
-        el("button", { class: "deny danger", "data-testid": "deny-" + ev.call_id, "data-i18n": "btn.deny", text: t("btn.deny"), onclick: decide(false) }));
+        button("approve primary", "approve-", "btn.approve", "approve_once"),
+        button("approve-session", "approve-session-", "btn.approve_session", "approve_for_session"),
+        button("approve-always", "approve-always-", "btn.approve_always", "always"),
+        button("deny danger", "deny-", "btn.deny", "deny"));
       c.approval.hidden = false;
     }
 
     approvalResolved(ev) {
       const c = this.card(ev.call_id);
       const reason = ev.reason ? " (" + ev.reason + ")" : "";
-      c.approval.replaceChildren(el("span", { class: "decision", text: ev.approved ? t("chat.approved", { by: ev.by }) : t("chat.denied", { by: ev.by, reason }) }));
+      const approvedKey = { approve_for_session: "chat.approved_session", always: "chat.approved_always" }[ev.decision] || "chat.approved";
+      c.approval.replaceChildren(el("span", { class: "decision", dataset: { decision: ev.decision || "" }, text: ev.approved ? t(approvedKey, { by: ev.by }) : t("chat.denied", { by: ev.by, reason }) }));
       c.approval.dataset.decided = "1";
       c.approval.hidden = false;
     }

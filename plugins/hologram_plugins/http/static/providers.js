@@ -184,11 +184,23 @@
     host.scrollIntoView({ block: "nearest" });
   }
 
+  // The approval policy the kernel applies ([approvals.tools.*] of settings.toml; "Always" answers add rules)
+  let rules = [];
+  function renderRules() {
+    const list = document.getElementById("approvals-rules");
+    list.replaceChildren(...rules.map((r) => el("li", { "data-testid": "approval-rule", dataset: { tool: r.tool } },
+      el("strong", { text: r.tool }), " — ", t("approvals.mode", { mode: r.mode }),
+      r.allow.length ? " · " + t("approvals.allow", { allow: r.allow.join(", ") }) : "")));
+    document.getElementById("approvals-empty").hidden = rules.length > 0;
+  }
+
   async function load() {
     try { chain = (await api("GET", "/api/providers")).providers; renderList(); }
+    catch (e) { H.showNotice(e.message); }
+    try { rules = (await api("GET", "/api/approvals")).rules; renderRules(); }
     catch (e) { H.showNotice(e.message); }
   }
 
   document.getElementById("providers-add").addEventListener("click", () => editProvider(null));
-  H.register("providers", { show: load, relabel() { renderList(); } });
+  H.register("providers", { show: load, relabel() { renderList(); renderRules(); } });
 })();
