@@ -1,6 +1,6 @@
 """Who started a turn, end to end (issue 35, item 2): a real `hologram up`, the strict mock, a test channel plugin
 that starts a turn through the public SDK (``kernel.turns`` ``start``) claiming to be ``web`` and naming its
-partner, and a stage hook (the same plugin) that records what its view says.
+partner, and a stage hook (a plugin the bridge requires) that records what its view says.
 
 The turn's channel is the plugin's name whatever ``client`` it passes; its client and partner reach
 ``turn.started``, the stored input event, the stage hook's view, and the session's channel. A control-socket
@@ -39,16 +39,49 @@ description = "a chat channel: starts a turn for a group member, records what it
 run = { module = "qqbridge", env = { PYTHONPATH = "{path}", BRIDGE_LOG = "{root}/bridge.jsonl" } }
 
 [facilities]
-requires = ["kernel.turns"]
+requires = ["kernel.turns", "hookrec.views@1"]  # started once the hook below is ready: the turn reaches it
+"""
+
+# The stage hook that records what its view says: a plugin of its own that the bridge requires, so the bridge's
+# turn (started from its on_start) cannot reach on_input before the hook is ready (a hook of a plugin that is
+# still starting is skipped: the same plugin's hook raced its own turn under load).
+HOOKREC_MANIFEST = """\
+[plugin]
+name = "hookrec"
+version = "0.1.0"
+description = "records what its on_input hook sees"
+run = { module = "hookrec", env = { PYTHONPATH = "{path}", BRIDGE_LOG = "{root}/bridge.jsonl" } }
+
+[facilities]
+provides = ["hookrec.views@1"]
 
 [stages]
 on_input = { order = 20 }
 """
 
+HOOKREC = """\
+import json, os
+from hologram.sdk import OnInputView, Plugin
+
+plugin = Plugin("hookrec")
+
+
+@plugin.stage("on_input")
+def seen(view: OnInputView):
+    with open(os.environ["BRIDGE_LOG"], "a") as f:
+        f.write(json.dumps({"hook": {"session": view.session_id, "channel": view.channel, "client": view.client,
+                                     "partner": view.partner}}) + "\\n")
+    return None
+
+
+if __name__ == "__main__":
+    plugin.run()
+"""
+
 BRIDGE = """\
 import asyncio, json, os
 from hologram.rpc import RpcError
-from hologram.sdk import OnInputView, Plugin
+from hologram.sdk import Plugin
 
 plugin = Plugin("qqbridge")
 SESSION = "qq-group-1"
@@ -58,13 +91,6 @@ tasks = set()
 def log(record):
     with open(os.environ["BRIDGE_LOG"], "a") as f:
         f.write(json.dumps(record) + "\\n")
-
-
-@plugin.stage("on_input")
-def seen(view: OnInputView):
-    log({"hook": {"session": view.session_id, "channel": view.channel, "client": view.client,
-                  "partner": view.partner}})
-    return None
 
 
 @plugin.on_turn_event
@@ -94,7 +120,11 @@ if __name__ == "__main__":
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM) -> Iterator[ApprovalKernel]:
-    k = ApprovalKernel(tmp_path_factory.mktemp("identity"), mock, plugins={"qqbridge": (BRIDGE_MANIFEST, BRIDGE)})
+    k = ApprovalKernel(
+        tmp_path_factory.mktemp("identity"),
+        mock,
+        plugins={"qqbridge": (BRIDGE_MANIFEST, BRIDGE), "hookrec": (HOOKREC_MANIFEST, HOOKREC)},
+    )
     mock.script([{"reasoning_content": "r", "content": "nice"}])  # the bridge's turn runs as soon as it starts
     k.start()
     yield k

@@ -38,11 +38,9 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from hologram.base.errors import HologramError
-from hologram.config.settings import ApprovalSettings, ToolApproval
+from hologram.config.settings import SHELL_SYNTAX, ApprovalSettings, ToolApproval
 
 log = logging.getLogger("hologram.agent")
-# Characters that chain, redirect or substitute commands: `ls; rm -rf ~` must not ride on an "ls" rule.
-SHELL_SYNTAX = frozenset(";&|<>$`(){}\n\r")
 SUMMARY_CHARS = 300
 
 

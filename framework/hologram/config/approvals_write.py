@@ -25,7 +25,7 @@ from typing import Any
 import tomli
 
 from hologram.base.errors import HologramError, Problem
-from hologram.config.settings import TEMPLATE, ApprovalSettings, read_text
+from hologram.config.settings import SHELL_SYNTAX, TEMPLATE, ApprovalSettings, read_text
 from hologram.config.settings_write import write_private
 
 FIX = "correct the file (docs/settings.md, Approvals), then answer again"
@@ -85,8 +85,6 @@ def remember_always(path: Path, tool: str, subject: str | None) -> ApprovalSetti
 
     Raises `HologramError` (the file is not TOML, its policy not valid, or the edit would change something
     else) and `ValueError` (a subject that cannot be a rule); in both cases the file is unchanged."""
-    from hologram.agent.approvals import SHELL_SYNTAX
-
     if subject is not None and (not subject.strip() or any(c in SHELL_SYNTAX for c in subject)):
         raise ValueError(f"{subject[:80]!r} has shell syntax or is empty: it cannot be an allow-list rule")
     text = read_text(path) if path.exists() else TEMPLATE

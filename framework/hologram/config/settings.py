@@ -106,6 +106,11 @@ class ToolApproval(BaseModel):
     allow: tuple[str, ...] = Field((), description='prefixes that run without asking, e.g. ["ls", "git status"]')
 
 
+# Characters that chain, redirect or substitute commands: `ls; rm -rf ~` must not ride on an "ls" rule (the
+# allow-list's check, agent/approvals.py, and what an "always" decision may write, config/approvals_write.py).
+SHELL_SYNTAX = frozenset(";&|<>$`(){}\n\r")
+
+
 class ApprovalSettings(BaseModel):
     """The ``[approvals]`` table: the policy for tools whose manifest says they need approval."""
 
