@@ -43,6 +43,9 @@ SESSIONS_RENAME = "sessions/rename"  # {session, title} → {session, title}
 SESSIONS_DELETE = "sessions/delete"  # {session} → {deleted: bool}
 # kernel → client notification, on every connection watching the session
 TURN_EVENT = "turn/event"  # params: one event (`wire`); to plugins the same (hologram.base.protocol.TURN_EVENT)
+# to a plugin only, the last `turn/event` it gets when the kernel dropped it for falling too far behind (its queue
+# passed [delivery] client_queue_bytes): it watches nothing any more, and may watch again with `after`
+WATCH_DROPPED = "watch.dropped"  # {type, session: "", turn: "", seq: the last seq it was sent}
 # the facility plugins call; a watching plugin's events come over its own connection as TURN_EVENT notifications
 FACILITY = "kernel.turns"
 # every turn's events, for a plugin whose manifest requires it (a logger, a relay): `subscribe` sends them all
