@@ -1,0 +1,265 @@
+"""Every buffer kept for a client is bounded in bytes (issue 41 item 1), over a real `hologram up` with the http plugin
+and the strict mock: a browser stream that stops reading is dropped at ``[plugins.http] stream_queue_bytes`` and
+resumes from its ``Last-Event-ID`` with nothing lost or repeated; a control client that stops reading is dropped at
+``[delivery] client_queue_bytes``; what the kernel keeps for replay stays within ``[delivery] replay_turn_bytes``
+and ``replay_idle_bytes`` however many long turns ran, and an idle session's turn leaves the running replay.
+
+The bounds are small here (a long turn is a few hundred KB of events) so each is passed for certain; what the
+kernel keeps is read from its status (``delivery``: `hologram.agent.hub.TurnHub.stats`), not from RSS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from hologram.kernel.control import call
+from hologram.kernel.control import connect as connect_control
+from mock_llm import MockLLM
+from tests.kit.wait import wait_until
+
+from .kernel import HttpKernel
+
+pytestmark = pytest.mark.slow
+
+REPLAY_TURN_BYTES = 1024 * 1024  # `kernel`: small replays, the other bounds at their defaults
+REPLAY_IDLE_BYTES = 256 * 1024
+STREAM_BYTES = 1024 * 1024  # `queues`: small queues, the replay at its default (16 MiB: every turn here whole)
+CLIENT_QUEUE_BYTES = 2 * 1024 * 1024
+
+
+def started(root: Any, mock: MockLLM, settings: str) -> HttpKernel:
+    k = HttpKernel(root, mock)
+    path = k.data / "settings.toml"
+    path.write_text(path.read_text() + settings)
+    k.start()
+    return k
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM) -> Iterator[HttpKernel]:
+    replays = f"\n[delivery]\nreplay_turn_bytes = {REPLAY_TURN_BYTES}\nreplay_idle_bytes = {REPLAY_IDLE_BYTES}\n"
+    k = started(tmp_path_factory.mktemp("replays"), mock, replays)
+    yield k
+    k.stop()
+
+
+@pytest.fixture(scope="module")
+def queues(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM) -> Iterator[HttpKernel]:
+    settings = f"\n[delivery]\nclient_queue_bytes = {CLIENT_QUEUE_BYTES}\n\n[plugins.http]\nstream_queue_bytes = {STREAM_BYTES}\n"
+    k = started(tmp_path_factory.mktemp("queues"), mock, settings)
+    yield k
+    k.stop()
+
+
+def delivery(kernel: HttpKernel) -> dict[str, Any]:
+    found: dict[str, Any] = call(kernel.data, "status")["delivery"]
+    return found
+
+
+def watch_answer(kernel: HttpKernel, session: str, after: int) -> dict[str, Any]:
+    """``turn/watch`` with ``after`` on a control connection: the kernel's answer (what it replayed, and how much)."""
+
+    async def go() -> dict[str, Any]:
+        connection = await connect_control(kernel.data, name="test")
+        serving = asyncio.ensure_future(connection.serve())
+        try:
+            answer: dict[str, Any] = await connection.request(
+                "turn/watch", {"session": session, "after": after, "client": "test"}
+            )
+            return answer
+        finally:
+            connection.close()
+            serving.cancel()
+
+    return asyncio.run(go())
+
+
+def events_of(lines: Iterator[str], stop: Any) -> list[dict[str, Any]]:
+    """SSE ``data:`` events until ``stop(event)`` or the stream's end."""
+    events: list[dict[str, Any]] = []
+    for line in lines:
+        if line.startswith("data: "):
+            events.append(orjson.loads(line[6:]))
+            if stop(events[-1]):
+                break
+    return events
+
+
+def ended(event: dict[str, Any]) -> bool:
+    return bool(event["type"] == "turn.ended")
+
+
+def read_whole_turn(kernel: HttpKernel, session: str, out: list[dict[str, Any]], opened: threading.Event) -> None:
+    """A client that reads as it should: the session's stream from now until the turn's end."""
+    with kernel.client() as client, client.stream("GET", f"/api/sessions/{session}/events") as response:
+        lines = response.iter_lines()
+        for line in lines:
+            if line == ": connected":
+                opened.set()
+                break
+        out += events_of(lines, ended)
+
+
+def test_a_browser_stream_that_stops_reading_is_dropped_and_resumes_with_nothing_lost_or_repeated(
+    queues: HttpKernel, mock: MockLLM
+) -> None:
+    """The stream reads until the approval the turn waits on (so it is certainly live), stops reading while a
+    ~3 MB turn streams (its tiny receive window fills the socket; the plugin's queue for it passes 1 MiB),
+    and reads on once another client saw the turn end: its stream ends before turn.ended (dropped), and a
+    reconnect with Last-Event-ID brings the rest. Mutation checks (done): the plugin's queue without its bound
+    (`Listener._enqueue`'s check) turns this red (the stream is not dropped: it gets turn.ended); resuming from
+    one seq later (``caught_up`` treating ``after + 1`` as had) turns it red (an event lost)."""
+    kernel = queues
+    answer = "".join(f"part {i} 第{i}部分。" for i in range(18000))  # ~300k characters, 16 a delta: ~19k deltas
+    call_ = {"id": "a1", "name": "deploy", "arguments": json.dumps({"target": "mark-slow"})}
+    mock.script(
+        [
+            {"reasoning_content": "r", "tool_calls": [call_]},
+            {"reasoning_content": "r", "content": answer, "chunk_chars": 16},
+        ]
+    )
+    small = httpx.HTTPTransport(socket_options=[(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)])
+    with (
+        kernel.client() as client,
+        httpx.Client(
+            transport=small, base_url=kernel.url, headers={"authorization": f"Bearer {kernel.token}"}, timeout=60
+        ) as slow,
+    ):
+        started = client.post("/api/turns", json={"text": "deploy, then a long answer", "session": "slow-1"}).json()
+        with slow.stream("GET", "/api/sessions/slow-1/events", params={"after": "0"}) as response:
+            lines = response.iter_lines()
+            first = events_of(lines, lambda e: e["type"] == "approval.requested")
+            whole: list[dict[str, Any]] = []
+            opened = threading.Event()
+            other = threading.Thread(target=read_whole_turn, args=(kernel, "slow-1", whole, opened))
+            other.start()
+            assert opened.wait(30), "the second stream did not open"
+            answered = client.post(f"/api/sessions/slow-1/approvals/{first[-1]['approval']}", json={"approved": True})
+            assert answered.json() == {"accepted": True}
+            other.join(120)  # the slow stream reads nothing meanwhile: the turn streams on without it
+            assert whole and whole[-1]["type"] == "turn.ended", "the reading client did not see the turn end"
+            rest = events_of(lines, ended)  # what the socket held, then the stream's end
+        assert rest and rest[-1]["type"] != "turn.ended", "the stream was not dropped: it had the whole turn"
+        last = (first + rest)[-1]["seq"]
+        with slow.stream("GET", "/api/sessions/slow-1/events", headers={"last-event-id": str(last)}) as response:
+            resumed = events_of(response.iter_lines(), ended)
+    got = first + rest + resumed
+    seqs = [e["seq"] for e in got]
+    assert len(seqs) == len(set(seqs)), "a seq came twice"
+    assert got[0]["turn"] == started["turn"] and got[-1]["type"] == "turn.ended"
+    deltas = "".join(e["text"] for e in got if e["type"] == "content.delta")
+    assert deltas == answer == got[-1]["output"], "a delta was lost"
+    assert [e["seq"] for e in whole] == seqs, "not the events the reading client saw"
+    assert f"fell more than {STREAM_BYTES} bytes behind" in kernel.logs()
+
+
+def long_turn(kernel: HttpKernel, mock: MockLLM, session: str, answer: str) -> list[dict[str, Any]]:
+    """A turn of ~15k small events in ``session``, read live by a page that opened the stream first."""
+    mock.script([{"reasoning_content": "r", "content": answer}])
+    seen: list[dict[str, Any]] = []
+    opened = threading.Event()
+    reader = threading.Thread(target=read_whole_turn, args=(kernel, session, seen, opened))
+    reader.start()
+    assert opened.wait(30)
+    with kernel.client() as client:
+        client.post("/api/turns", json={"text": "a long answer", "session": session}).raise_for_status()
+    reader.join(120)
+    assert seen and seen[-1]["type"] == "turn.ended"
+    return seen
+
+
+def test_the_replay_stays_within_its_bounds_and_an_idle_session_releases_it(kernel: HttpKernel, mock: MockLLM) -> None:
+    """Five sessions, a ~2 MB turn each (4-character deltas). While a turn runs its replay stays within
+    replay_turn_bytes; once the page is gone and the turn over, the session is no longer in use (its replay
+    left), and what the idle sessions keep all together stays within replay_idle_bytes: the latest session's tail,
+    ending with turn.ended, the older ones nothing. Mutation checks (done): `Replay.add` not trimming turns this
+    red (replay over the bound); `IdlePool.put` not evicting turns it red (idle over the bound); the hub keeping
+    an idle session in use (`_forget_if_idle` a no-op) turns it red (sessions in use after the turn)."""
+    answer = "".join(f"w{i} 字{i} " for i in range(6000))  # ~60k characters: ~15k deltas of 4
+    sizes = []
+    for i in range(5):
+        seen = long_turn(kernel, mock, f"long-{i}", answer)
+        assert "".join(e["text"] for e in seen if e["type"] == "content.delta") == answer
+        sizes.append(sum(len(orjson.dumps(e)) for e in seen))
+        stats = wait_until(
+            lambda: delivery(kernel), timeout=30, what="the session left idle", accept=lambda d: d["sessions"] == 0
+        )
+        assert stats["replay_bytes"] == 0
+        assert stats["idle_bytes"] <= REPLAY_IDLE_BYTES, stats
+        assert stats["queued_bytes"] == 0
+    assert min(sizes) > REPLAY_TURN_BYTES, "the turns were not long enough to pass the bound"
+    latest = watch_answer(kernel, "long-4", 0)
+    assert latest["gap"] and 0 < latest["replay_bytes"] <= REPLAY_IDLE_BYTES, latest
+    oldest = watch_answer(kernel, "long-0", 0)
+    assert oldest["replayed"] == 0, oldest  # nothing kept of it at all
+    # the page reconnecting to the latest gets its tail, to the turn's end
+    with (
+        kernel.client() as client,
+        client.stream("GET", "/api/sessions/long-4/events", params={"after": 0}) as response,
+    ):
+        tail = events_of(response.iter_lines(), ended)
+    assert tail[0]["type"] != "turn.started" and tail[-1]["type"] == "turn.ended"
+    assert sum(len(orjson.dumps(e)) for e in tail) <= REPLAY_IDLE_BYTES
+
+
+def test_the_running_replay_is_bounded_while_the_turn_runs(kernel: HttpKernel, mock: MockLLM) -> None:
+    """A long turn held at an approval after ~2 MB of events: what the kernel keeps of it is within
+    replay_turn_bytes (plus the newest event), and a client resuming from its start is told of the gap.
+    Mutation check (done): `Replay.add` not trimming turns this red."""
+    chatter = "".join(f"w{i} 字{i} " for i in range(6000))
+    call_ = {"id": "b1", "name": "deploy", "arguments": json.dumps({"target": "mark-bounded"})}
+    mock.script(
+        [
+            {"reasoning_content": chatter, "tool_calls": [call_]},
+            {"reasoning_content": "r", "content": "done"},
+        ]
+    )
+    with kernel.client() as client:
+        client.post("/api/turns", json={"text": "think a lot, then deploy", "session": "held-1"}).raise_for_status()
+        with client.stream("GET", "/api/sessions/held-1/events", params={"after": "0"}) as response:
+            lines = response.iter_lines()
+            asked = events_of(lines, lambda e: e["type"] == "approval.requested")[-1]
+            stats = delivery(kernel)
+            assert 0 < stats["replay_max_bytes"] <= REPLAY_TURN_BYTES + len(orjson.dumps(asked)), stats
+            resumed = watch_answer(kernel, "held-1", 0)
+            assert resumed["gap"] and resumed["replay_bytes"] <= REPLAY_TURN_BYTES + len(orjson.dumps(asked))
+            client.post(f"/api/sessions/held-1/approvals/{asked['approval']}", json={"approved": True})
+            assert events_of(lines, ended)[-1]["stop_reason"] == "answer"
+
+
+def test_a_control_client_that_stops_reading_is_dropped_at_its_queue_bound(queues: HttpKernel, mock: MockLLM) -> None:
+    """A control connection starts a turn of ~3 MB of events and reads nothing: once 2 MiB wait for it, the
+    kernel drops it — its queue released, its connection closed — and the kernel keeps serving. Mutation check
+    (done): `Watcher.put` without its bound turns this red (the connection stays open, the queue grows)."""
+    kernel = queues
+    answer = "x" * (1024 * 1024)
+    mock.script([{"reasoning_content": "r", "content": answer, "chunk_chars": 1024}])
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(str(kernel.data / "hologram.sock"))
+    try:
+        hello = {"protocol_version": 2, "client": {"name": "stuck", "version": "0"}, "capabilities": {}}
+        for i, (method, params) in enumerate(
+            [("initialize", hello), ("turn/start", {"text": "a long answer", "session": "stuck-1"})]
+        ):
+            sock.sendall(orjson.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + b"\n")
+        wait_until(
+            lambda: "client stuck stopped reading" in kernel.logs(), timeout=60, what="the kernel dropping the client"
+        )
+        assert delivery(kernel)["queued_bytes"] < CLIENT_QUEUE_BYTES  # released
+        sock.settimeout(60)
+        while sock.recv(1 << 16):  # what the socket held, then the end: the kernel closed the connection
+            pass
+    finally:
+        sock.close()
+    with kernel.client() as client:  # the kernel serves on
+        assert client.get("/api/sessions").status_code == 200
