@@ -33,7 +33,7 @@ pytestmark = pytest.mark.slow
 REPLAY_TURN_BYTES = 1024 * 1024  # `kernel`: small replays, the other bounds at their defaults
 REPLAY_IDLE_BYTES = 256 * 1024
 STREAM_BYTES = 1024 * 1024  # `queues`: small queues, the replay at its default (16 MiB: every turn here whole)
-CLIENT_QUEUE_BYTES = 2 * 1024 * 1024
+CLIENT_QUEUE_BYTES = 8 * 1024 * 1024  # above the largest event here (a 3 MB answer's turn.ended)
 
 
 def started(root: Any, mock: MockLLM, settings: str) -> HttpKernel:
@@ -112,54 +112,54 @@ def read_whole_turn(kernel: HttpKernel, session: str, out: list[dict[str, Any]],
 def test_a_browser_stream_that_stops_reading_is_dropped_and_resumes_with_nothing_lost_or_repeated(
     queues: HttpKernel, mock: MockLLM
 ) -> None:
-    """The stream reads until the approval the turn waits on (so it is certainly live), stops reading while a
-    ~3 MB turn streams (its tiny receive window fills the socket; the plugin's queue for it passes 1 MiB),
-    and reads on once another client saw the turn end: its stream ends before turn.ended (dropped), and a
-    reconnect with Last-Event-ID brings the rest. Mutation checks (done): the plugin's queue without its bound
-    (`Listener._enqueue`'s check) turns this red (the stream is not dropped: it gets turn.ended); resuming from
-    one seq later (``caught_up`` treating ``after + 1`` as had) turns it red (an event lost)."""
+    """The stream reads until the approval the turn waits on (so it is certainly live), then stops reading while a
+    ~10 MB turn streams: its tiny receive window and the server's socket buffer (up to 4 MB) fill, then the plugin's
+    queue for it passes 1 MiB and the plugin drops it. The client reads on: what the sockets held, then the end of
+    its stream, before turn.ended; it reconnects with Last-Event-ID and gets the rest — together every event of the
+    turn as the kernel replays it whole, each once. Mutation checks (done): the plugin's queue without its bound
+    (`Listener._enqueue`'s check) turns this red (never dropped); resuming one seq later (`Channel.open_stream`
+    watching with ``after + 1``) turns it red (an event lost)."""
     kernel = queues
-    answer = "".join(f"part {i} 第{i}部分。" for i in range(18000))  # ~300k characters, 16 a delta: ~19k deltas
+    answer = "".join(f"part {i} of the answer; " for i in range(120000))[: 3 * 1024 * 1024]  # 256 a delta: ~12k
     call_ = {"id": "a1", "name": "deploy", "arguments": json.dumps({"target": "mark-slow"})}
     mock.script(
         [
             {"reasoning_content": "r", "tool_calls": [call_]},
-            {"reasoning_content": "r", "content": answer, "chunk_chars": 16},
+            {"reasoning_content": "r", "content": answer, "chunk_chars": 256},
         ]
     )
     small = httpx.HTTPTransport(socket_options=[(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)])
+    headers = {"authorization": f"Bearer {kernel.token}"}
     with (
         kernel.client() as client,
-        httpx.Client(
-            transport=small, base_url=kernel.url, headers={"authorization": f"Bearer {kernel.token}"}, timeout=60
-        ) as slow,
+        httpx.Client(transport=small, base_url=kernel.url, headers=headers, timeout=60) as slow,
     ):
         started = client.post("/api/turns", json={"text": "deploy, then a long answer", "session": "slow-1"}).json()
         with slow.stream("GET", "/api/sessions/slow-1/events", params={"after": "0"}) as response:
             lines = response.iter_lines()
             first = events_of(lines, lambda e: e["type"] == "approval.requested")
-            whole: list[dict[str, Any]] = []
-            opened = threading.Event()
-            other = threading.Thread(target=read_whole_turn, args=(kernel, "slow-1", whole, opened))
-            other.start()
-            assert opened.wait(30), "the second stream did not open"
             answered = client.post(f"/api/sessions/slow-1/approvals/{first[-1]['approval']}", json={"approved": True})
             assert answered.json() == {"accepted": True}
-            other.join(120)  # the slow stream reads nothing meanwhile: the turn streams on without it
-            assert whole and whole[-1]["type"] == "turn.ended", "the reading client did not see the turn end"
-            rest = events_of(lines, ended)  # what the socket held, then the stream's end
+            dropped = f"fell more than {STREAM_BYTES} bytes behind"
+            wait_until(  # the slow stream reads nothing meanwhile: the turn streams on without it
+                lambda: dropped in kernel.logs(), timeout=120, what="the plugin dropping the stream", interval=0.2
+            )
+            stream = response.extensions["network_stream"].get_extra_info("socket")
+            stream.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 * 1024 * 1024)  # read what it holds quickly
+            rest = events_of(lines, ended)  # what the sockets held, then the stream's end
         assert rest and rest[-1]["type"] != "turn.ended", "the stream was not dropped: it had the whole turn"
         last = (first + rest)[-1]["seq"]
         with slow.stream("GET", "/api/sessions/slow-1/events", headers={"last-event-id": str(last)}) as response:
             resumed = events_of(response.iter_lines(), ended)
+        with client.stream("GET", "/api/sessions/slow-1/events", params={"after": "0"}) as response:
+            whole = events_of(response.iter_lines(), ended)  # the kernel's replay of the whole turn
     got = first + rest + resumed
     seqs = [e["seq"] for e in got]
     assert len(seqs) == len(set(seqs)), "a seq came twice"
     assert got[0]["turn"] == started["turn"] and got[-1]["type"] == "turn.ended"
     deltas = "".join(e["text"] for e in got if e["type"] == "content.delta")
     assert deltas == answer == got[-1]["output"], "a delta was lost"
-    assert [e["seq"] for e in whole] == seqs, "not the events the reading client saw"
-    assert f"fell more than {STREAM_BYTES} bytes behind" in kernel.logs()
+    assert seqs == [e["seq"] for e in whole], "not every event of the turn"
 
 
 def long_turn(kernel: HttpKernel, mock: MockLLM, session: str, answer: str) -> list[dict[str, Any]]:
@@ -237,11 +237,11 @@ def test_the_running_replay_is_bounded_while_the_turn_runs(kernel: HttpKernel, m
 
 
 def test_a_control_client_that_stops_reading_is_dropped_at_its_queue_bound(queues: HttpKernel, mock: MockLLM) -> None:
-    """A control connection starts a turn of ~3 MB of events and reads nothing: once 2 MiB wait for it, the
+    """A control connection starts a turn of ~15 MB of events and reads nothing: once 8 MiB wait for it, the
     kernel drops it — its queue released, its connection closed — and the kernel keeps serving. Mutation check
     (done): `Watcher.put` without its bound turns this red (the connection stays open, the queue grows)."""
     kernel = queues
-    answer = "x" * (1024 * 1024)
+    answer = "x" * (5 * 1024 * 1024)
     mock.script([{"reasoning_content": "r", "content": answer, "chunk_chars": 1024}])
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)

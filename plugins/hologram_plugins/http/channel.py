@@ -32,6 +32,7 @@ PAGE = "page"  # the principal of the open page (can approve)
 V1 = "v1"  # the principal of the OpenAI-compatible API (cannot)
 WATCH_DROPPED = "watch.dropped"  # hologram.api.turn.WATCH_DROPPED (not imported: the plugin loads what it needs)
 ENDED_REMEMBERED = 256  # ids of turns whose end came before their start's answer (see `Channel.start`)
+RESUME_GRACE_S = 30.0  # a session whose stream was dropped stays watched this long for the client to come back
 
 
 class Channel:
@@ -49,6 +50,7 @@ class Channel:
         self.running: dict[str, set[str]] = {}  # session → turns this plugin started that have not ended
         self._starting: dict[str, int] = {}  # session → starts waiting for their answer
         self._ended: deque[str] = deque(maxlen=ENDED_REMEMBERED)  # turns that ended, newest last
+        self._resuming: dict[str, asyncio.TimerHandle] = {}  # sessions whose dropped stream may come back
         self._tasks: set[asyncio.Task[Any]] = set()
 
     async def call(self, facility: str, method: str, **params: Any) -> Any:
@@ -82,6 +84,9 @@ class Channel:
         log.warning("http: the kernel dropped this plugin's event stream (too far behind); the clients resume")
         self.watching.clear()
         self.running.clear()
+        for timer in self._resuming.values():
+            timer.cancel()
+        self._resuming.clear()
         self.router.end()
 
     # -- turns ------------------------------------------------------------------------------------------
@@ -190,7 +195,20 @@ class Channel:
         return listener
 
     def close_stream(self, listener: Listener) -> None:
+        if listener.dropped:
+            # Its client comes back with the seq it has (a browser within a second): the session stays watched a
+            # while, so the kernel keeps its turn for the replay rather than only what it keeps of idle sessions.
+            old = self._resuming.pop(listener.session, None)
+            if old is not None:
+                old.cancel()
+            self._resuming[listener.session] = asyncio.get_running_loop().call_later(
+                RESUME_GRACE_S, self._resumed, listener.session
+            )
         self.router.unlisten(listener)
+
+    def _resumed(self, session: str) -> None:
+        self._resuming.pop(session, None)
+        self._maybe_unwatch(session)
 
     def forget(self, session: str) -> None:
         """A deleted session: its streams end."""
@@ -204,9 +222,11 @@ class Channel:
         task.add_done_callback(self._tasks.discard)
 
     def _maybe_unwatch(self, session: str) -> None:
-        """Stop watching ``session`` once no client has it open, no turn started here runs in it and no start is
-        on its way."""
+        """Stop watching ``session`` once no client has it open, no turn started here runs in it, no start is on its
+        way, and no stream of it was dropped lately (`close_stream`)."""
         if session not in self.watching or self.router.listened(session) or self.running.get(session):
+            return
+        if session in self._resuming:
             return
         if self._starting.get(session):
             return
