@@ -114,11 +114,13 @@ def test_a_browser_stream_that_stops_reading_is_dropped_and_resumes_with_nothing
 ) -> None:
     """The stream reads until the approval the turn waits on (so it is certainly live), then stops reading while a
     ~10 MB turn streams: its tiny receive window and the server's socket buffer (up to 4 MB) fill, then the plugin's
-    queue for it passes 1 MiB and the plugin drops it. The client reads on: what the sockets held, then the end of
-    its stream, before turn.ended; it reconnects with Last-Event-ID and gets the rest — together every event of the
-    turn as the kernel replays it whole, each once. Mutation checks (done): the plugin's queue without its bound
-    (`Listener._enqueue`'s check) turns this red (never dropped); resuming one seq later (`Channel.open_stream`
-    watching with ``after + 1``) turns it red (an event lost)."""
+    queue for it passes 1 MiB and the plugin drops it. Once the turn is over the client reads on: what the sockets
+    held, then the end of its stream, before turn.ended; it reconnects with Last-Event-ID and gets the rest —
+    together every event of the turn as the kernel replays it whole, each once. Mutation checks (done): the
+    plugin's queue without its bound (`Listener._enqueue`'s check) turns this red (never dropped); resuming one
+    seq later (`Channel.open_stream` watching with ``after + 1``) turns it red (an event lost); no grace after a
+    drop (`Channel.close_stream` not holding the session) turns it red (the session went idle with the turn's
+    end, and the kernel kept only its idle tail: events lost)."""
     kernel = queues
     answer = "".join(f"part {i} of the answer; " for i in range(120000))[: 3 * 1024 * 1024]  # 256 a delta: ~12k
     call_ = {"id": "a1", "name": "deploy", "arguments": json.dumps({"target": "mark-slow"})}
@@ -144,15 +146,22 @@ def test_a_browser_stream_that_stops_reading_is_dropped_and_resumes_with_nothing
             wait_until(  # the slow stream reads nothing meanwhile: the turn streams on without it
                 lambda: dropped in kernel.logs(), timeout=120, what="the plugin dropping the stream", interval=0.2
             )
+            wait_until(  # and it comes back only after the turn is over (its session no longer busy)
+                lambda: call(kernel.data, "turn/read", {"session": "slow-1", "turn": started["turn"]})["status"],
+                timeout=120,
+                what="the turn's end",
+                accept=lambda status: status == "ended",
+                interval=0.5,
+            )
             stream = response.extensions["network_stream"].get_extra_info("socket")
             stream.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 * 1024 * 1024)  # read what it holds quickly
             rest = events_of(lines, ended)  # what the sockets held, then the stream's end
         assert rest and rest[-1]["type"] != "turn.ended", "the stream was not dropped: it had the whole turn"
         last = (first + rest)[-1]["seq"]
-        with slow.stream("GET", "/api/sessions/slow-1/events", headers={"last-event-id": str(last)}) as response:
-            resumed = events_of(response.iter_lines(), ended)
         with client.stream("GET", "/api/sessions/slow-1/events", params={"after": "0"}) as response:
             whole = events_of(response.iter_lines(), ended)  # the kernel's replay of the whole turn
+        with slow.stream("GET", "/api/sessions/slow-1/events", headers={"last-event-id": str(last)}) as response:
+            resumed = events_of(response.iter_lines(), ended)
     got = first + rest + resumed
     seqs = [e["seq"] for e in got]
     assert len(seqs) == len(set(seqs)), "a seq came twice"
@@ -181,9 +190,10 @@ def test_the_replay_stays_within_its_bounds_and_an_idle_session_releases_it(kern
     """Five sessions, a ~2 MB turn each (4-character deltas). While a turn runs its replay stays within
     replay_turn_bytes; once the page is gone and the turn over, the session is no longer in use (its replay
     left), and what the idle sessions keep all together stays within replay_idle_bytes: the latest session's tail,
-    ending with turn.ended, the older ones nothing. Mutation checks (done): `Replay.add` not trimming turns this
-    red (replay over the bound); `IdlePool.put` not evicting turns it red (idle over the bound); the hub keeping
-    an idle session in use (`_forget_if_idle` a no-op) turns it red (sessions in use after the turn)."""
+    ending with turn.ended, the older ones nothing. Mutation checks (done): `IdlePool.put` not evicting turns this
+    red (idle over the bound); the hub keeping an idle session in use (`_forget_if_idle` a no-op) and the plugin
+    never unwatching (`Channel._maybe_unwatch` a no-op) each turn it red (the session still in use, its replay
+    kept, after the turn)."""
     answer = "".join(f"w{i} 字{i} " for i in range(6000))  # ~60k characters: ~15k deltas of 4
     sizes = []
     for i in range(5):

@@ -153,6 +153,31 @@ def test_a_listener_beyond_its_byte_bound_is_dropped_and_released() -> None:
     asyncio.run(go())
 
 
+def test_a_resumed_listener_gets_its_replay_whole_and_is_dropped_only_beyond_it() -> None:
+    """A replay larger than the bound is no reason to drop a stream (the page opening a long running turn): the
+    bound is on what waits beyond it. Mutation check (done): `Listener._release` without its allowance turns this
+    red (dropped on its own replay)."""
+
+    async def go() -> None:
+        one = len(out(1).line)
+        listener = Listener("s", 0, 2 * one, catching_up=True)
+        for seq in range(1, 6):  # the replay: five events, over a bound of two
+            listener.put(out(seq))
+        listener.caught_up(5, 1, 5, size=5 * one)
+        assert not listener.dropped and drain(listener) == [1, 2, 3, 4, 5]
+        again = Listener("s", 0, 2 * one, catching_up=True)
+        for seq in range(1, 6):
+            again.put(out(seq))
+        again.caught_up(5, 1, 5, size=5 * one)
+        again.put(out(6))
+        again.put(out(7))  # two beyond the replay: within the bound
+        assert not again.dropped
+        again.put(out(8))  # three: too far behind
+        assert again.dropped
+
+    asyncio.run(go())
+
+
 def test_the_router_sends_a_session_to_its_listeners_only_and_says_when_one_is_left_unheard() -> None:
     async def go() -> None:
         idle: list[str] = []

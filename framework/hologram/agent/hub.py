@@ -165,7 +165,7 @@ class TurnHub:
         event.seq = self._seq()
         data = api.wire(event)
         # encoded once: every watcher sends these bytes, and they are what the replay and the queues count
-        sent = Sent(event.seq, data["type"] == "approval.requested", _fastjson.dumps_kept(data))
+        sent = Sent(event.seq, data["type"], event.turn, _fastjson.dumps_kept(data))
         for key in list(self.observers):
             observer = self.watchers.get(key)
             if observer is None or not observer.put(sent):
@@ -453,26 +453,31 @@ class TurnHub:
         if state is not None and turn in state.waiting:
             return {"session": session, "turn": turn, "status": "queued", "items": []}
         replay = state.replay if state is not None else self._idle.get(session)
-        decoded = [_fastjson.loads(sent.line) for sent in replay.events] if replay is not None else []
-        events = [e for e in decoded if e.get("turn") == turn]
+        kept = [sent for sent in replay.events if sent.turn == turn] if replay is not None else []
         running = state is not None and state.turn == turn and state.task is not None
-        whole = bool(events) and events[0]["type"] in ("turn.started", "turn.queued")
-        if not events or not (running or whole):  # an ended turn whose start the bound dropped: the store has it
+        whole = bool(kept) and kept[0].kind in ("turn.started", "turn.queued")
+        if not kept or not (running or whole):  # an ended turn whose start the bound dropped: the store has it
             return None
         items: dict[str, dict[str, Any]] = {}
-        for event in events:
-            if event["type"] in ("item.started", "item.completed"):
-                item = event["item"]
+        ended: dict[str, Any] | None = None
+        for sent in kept:  # decoded: the items and the end, not the deltas of a long turn
+            if sent.kind in ("item.started", "item.completed"):
+                item = _fastjson.loads(sent.line)["item"]
                 items[item["id"]] = {**items.get(item["id"], {}), **item}
+            elif sent.kind == "turn.ended":
+                ended = _fastjson.loads(sent.line)
         status = "running" if running else "ended"
         open_text = {
             k: v for k, v in items.items() if "status" not in v and v["type"] in ("agent_message", "reasoning")
         }
-        for event in events:  # the text an open message has streamed so far
-            if event["type"] in ("content.delta", "reasoning.delta") and event["item"] in open_text:
-                item = open_text[event["item"]]
-                item["text"] = item.get("text", "") + event["text"]
-        ended = next((e for e in events if e["type"] == "turn.ended"), None)
+        streamed: dict[str, list[str]] = {}
+        for sent in kept if open_text else ():  # the text an open message has streamed so far
+            if sent.kind in ("content.delta", "reasoning.delta"):
+                event = _fastjson.loads(sent.line)
+                if event["item"] in open_text:
+                    streamed.setdefault(event["item"], []).append(event["text"])
+        for key, parts in streamed.items():
+            open_text[key]["text"] = "".join(parts)
         result = {"session": session, "turn": turn, "status": status, "items": list(items.values())}
         if ended is not None:
             result["stop_reason"] = ended["stop_reason"]

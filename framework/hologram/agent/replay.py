@@ -20,16 +20,22 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True, slots=True)
 class Sent:
-    """One event as it went out: its ``seq``, whether it is an ``approval.requested`` (replayed only to whoever may
-    answer it), and its wire JSON."""
+    """One event as it went out: its ``seq``, type and turn (what `TurnHub.read_turn` picks by without decoding),
+    and its wire JSON."""
 
     seq: int
-    approval: bool
+    kind: str
+    turn: str
     line: bytes
 
     @property
     def size(self) -> int:
         return len(self.line)
+
+    @property
+    def approval(self) -> bool:
+        """An ``approval.requested``: replayed only to whoever may answer it."""
+        return self.kind == "approval.requested"
 
 
 @dataclass(slots=True)
