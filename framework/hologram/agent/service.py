@@ -129,7 +129,7 @@ class TurnService:
             # was written before, so it can watch its sessions again with `after` (the http plugin's streams do)
             if deliver is None:
                 return
-            notice = {"type": api.WATCH_DROPPED, "session": "", "turn": "", "seq": watcher.sent_seq}
+            notice = api.wire(api.WatchDropped(session="", turn="", seq=watcher.sent_seq))
             task: asyncio.Future[None] = asyncio.ensure_future(deliver(plugin, _fastjson.dumps_bytes(notice)))
             self._notices.add(task)
             task.add_done_callback(self._notices.discard)

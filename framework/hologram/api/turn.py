@@ -43,9 +43,6 @@ SESSIONS_RENAME = "sessions/rename"  # {session, title} → {session, title}
 SESSIONS_DELETE = "sessions/delete"  # {session} → {deleted: bool}
 # kernel → client notification, on every connection watching the session
 TURN_EVENT = "turn/event"  # params: one event (`wire`); to plugins the same (hologram.base.protocol.TURN_EVENT)
-# to a plugin only, the last `turn/event` it gets when the kernel dropped it for falling too far behind (its queue
-# passed [delivery] client_queue_bytes): it watches nothing any more, and may watch again with `after`
-WATCH_DROPPED = "watch.dropped"  # {type, session: "", turn: "", seq: the last seq it was sent}
 # the facility plugins call; a watching plugin's events come over its own connection as TURN_EVENT notifications
 FACILITY = "kernel.turns"
 # every turn's events, for a plugin whose manifest requires it (a logger, a relay): `subscribe` sends them all
@@ -218,6 +215,15 @@ class TurnEnded(_Event):
 
 
 @dataclass(slots=True, kw_only=True)
+class WatchDropped(_Event):
+    """To a plugin only, the last event it gets when it fell more than ``[delivery] client_queue_bytes`` behind: it
+    watches nothing any more, and may watch its sessions again with ``after``. ``seq``: the last one it was sent;
+    ``session`` and ``turn`` are empty."""
+
+    type: Literal["watch.dropped"] = "watch.dropped"
+
+
+@dataclass(slots=True, kw_only=True)
 class UnknownEvent(_Event):
     """An event type this client version does not know (a newer kernel): kept, not an error."""
 
@@ -240,6 +246,7 @@ TurnEvent = (
     | MemoryNote
     | TurnFailed
     | TurnEnded
+    | WatchDropped
 )
 EVENT_TYPES: dict[str, type[Any]] = {
     str(next(f.default for f in dataclasses.fields(cls) if f.name == "type")): cls for cls in TurnEvent.__args__

@@ -30,7 +30,7 @@ Call = Callable[[str, str, dict[str, Any]], Awaitable[Any]]  # (facility, method
 CLIENT = "web"
 PAGE = "page"  # the principal of the open page (can approve)
 V1 = "v1"  # the principal of the OpenAI-compatible API (cannot)
-WATCH_DROPPED = "watch.dropped"  # hologram.api.turn.WATCH_DROPPED (not imported: the plugin loads what it needs)
+WATCH_DROPPED = "watch.dropped"  # hologram.api.turn.WatchDropped (not imported: the plugin loads what it needs)
 ENDED_REMEMBERED = 256  # ids of turns whose end came before their start's answer (see `Channel.start`)
 RESUME_GRACE_S = 30.0  # a session whose stream was dropped stays watched this long for the client to come back
 
