@@ -21,10 +21,11 @@ import httpx
 import orjson
 import pytest
 
+from hologram.clients import TurnClient
 from hologram.kernel.control import call
 from hologram.kernel.control import connect as connect_control
 from mock_llm import MockLLM
-from tests.kit.wait import wait_until
+from tests.kit.wait import wait_until, wait_until_async
 
 from .kernel import HttpKernel
 
@@ -36,8 +37,57 @@ STREAM_BYTES = 1024 * 1024  # `queues`: small queues, the replay at its default 
 CLIENT_QUEUE_BYTES = 8 * 1024 * 1024  # above the largest event here (a 3 MB answer's turn.ended)
 
 
-def started(root: Any, mock: MockLLM, settings: str) -> HttpKernel:
-    k = HttpKernel(root, mock)
+SLEEPER_MANIFEST = """\
+[plugin]
+name = "sleeper"
+version = "0.1.0"
+description = "watches a session, stops reading its connection until told to wake, then resumes from its seq"
+run = { module = "sleeper", env = { PYTHONPATH = "{path}", SLEEPER_LOG = "{root}/sleeper.jsonl", SLEEPER_WAKE = "{root}/wake" } }
+
+[facilities]
+requires = ["kernel.turns"]
+"""
+
+SLEEPER = """\
+import asyncio, json, os, time
+from hologram.sdk import Plugin
+
+plugin = Plugin("sleeper")
+SESSION = "dropped-1"
+tasks = set()
+
+
+def log(record):
+    with open(os.environ["SLEEPER_LOG"], "a") as f:
+        f.write(json.dumps(record) + "\\n")
+
+
+@plugin.on_start
+async def begin(ctx):
+    await plugin.facility("kernel.turns").call("watch", session=SESSION)
+
+
+@plugin.on_turn_event
+def on_turn_event(event):
+    log({"type": event["type"], "seq": event["seq"]})
+    if event["type"] == "watch.dropped":
+        async def again():
+            answer = await plugin.facility("kernel.turns").call("watch", session=SESSION, after=event["seq"])
+            log({"type": "rewatched", "seq": answer["replay_last"]})
+        tasks.add(asyncio.get_running_loop().create_task(again()))
+    elif event["type"] == "turn.started" and not tasks:  # stop reading (the loop sleeps) until the test says wake
+        deadline = time.monotonic() + 120
+        while not os.path.exists(os.environ["SLEEPER_WAKE"]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+
+if __name__ == "__main__":
+    plugin.run()
+"""
+
+
+def started(root: Any, mock: MockLLM, settings: str, plugins: dict[str, tuple[str, str]] | None = None) -> HttpKernel:
+    k = HttpKernel(root, mock, plugins=plugins)
     path = k.data / "settings.toml"
     path.write_text(path.read_text() + settings)
     k.start()
@@ -55,7 +105,7 @@ def kernel(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM) -> Iterator[
 @pytest.fixture(scope="module")
 def queues(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM) -> Iterator[HttpKernel]:
     settings = f"\n[delivery]\nclient_queue_bytes = {CLIENT_QUEUE_BYTES}\n\n[plugins.http]\nstream_queue_bytes = {STREAM_BYTES}\n"
-    k = started(tmp_path_factory.mktemp("queues"), mock, settings)
+    k = started(tmp_path_factory.mktemp("queues"), mock, settings, {"sleeper": (SLEEPER_MANIFEST, SLEEPER)})
     yield k
     k.stop()
 
@@ -273,3 +323,48 @@ def test_a_control_client_that_stops_reading_is_dropped_at_its_queue_bound(queue
         sock.close()
     with kernel.client() as client:  # the kernel serves on
         assert client.get("/api/sessions").status_code == 200
+
+
+def test_a_plugin_that_stops_reading_is_dropped_told_and_resumes_from_its_seq(
+    queues: HttpKernel, mock: MockLLM
+) -> None:
+    """The sleeper plugin watches a session and, at its turn's start, stops reading its connection while ~12 MB of
+    events come (the largest 2 MB: a reading client never has more than two such waiting). Past 8 MiB waiting for it the kernel drops it; woken, it reads what its pipe held, then a
+    ``watch.dropped`` naming the last seq it was sent, watches again with that as ``after``, and gets the rest:
+    every event of the turn once, in order, as the terminal watching beside it saw them. Mutation checks (done):
+    no notice to a dropped plugin (`TurnService.plugin_watcher`'s ``dropped`` a no-op) turns this red (it never
+    learns, and misses the rest); the notice's seq one too low (``watcher.sent_seq - 1``) turns it red (an event
+    twice)."""
+    kernel = queues
+    log = kernel.root / "sleeper.jsonl"
+    text = "y" * (2 * 1024 * 1024)  # reasoning and answer: ~12 MB of events, none over 2 MB
+    mock.script([{"reasoning_content": text, "content": text, "chunk_chars": 256}])
+
+    async def terminal() -> list[int]:
+        async with await TurnClient.connect(kernel.data, client="terminal") as client:
+            turn = await client.start("a long answer", session="dropped-1", on_disconnect="continue")
+            await wait_until_async(
+                lambda: "client sleeper stopped reading" in kernel.logs(), timeout=120, what="the sleeper dropped"
+            )
+            (kernel.root / "wake").touch()
+            async with asyncio.timeout(120):
+                async for _ in turn:
+                    pass
+            await wait_until_async(  # the terminal stays until the sleeper has it all (the replay is kept meanwhile)
+                lambda: json.loads(log.read_text().splitlines()[-1])["type"],
+                timeout=120,
+                what="the sleeper resuming to the turn's end",
+                accept=lambda kind: kind == "turn.ended",
+                retry_on=(ValueError,),  # a line half written
+            )
+            return [event.seq for event in turn.events]
+
+    seqs = asyncio.run(terminal())
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    kinds = [r["type"] for r in records]
+    assert "watch.dropped" in kinds and "rewatched" in kinds, kinds[-5:]
+    notice = records[kinds.index("watch.dropped")]
+    before = [r["seq"] for r in records[: kinds.index("watch.dropped")]]
+    assert notice["seq"] == before[-1], "the notice names the last seq the plugin was sent"
+    got = [r["seq"] for r in records if r["type"] not in ("watch.dropped", "rewatched")]
+    assert got == seqs, "every event of the turn once, in order"

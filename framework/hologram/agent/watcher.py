@@ -76,8 +76,10 @@ class Watcher:
             if sent is None:
                 return
             try:
+                self.sent_seq = (
+                    sent.seq
+                )  # handed to the transport before its first await: a drop meanwhile still sends it
                 await self._send(sent.line)
-                self.sent_seq = sent.seq
             except Exception as exc:  # the client went away: the connection's close detaches it
                 log.debug("sending to %s failed: %s", self.client, exc)
                 self.closed = True
