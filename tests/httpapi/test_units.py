@@ -178,6 +178,28 @@ def test_a_resumed_listener_gets_its_replay_whole_and_is_dropped_only_beyond_it(
     asyncio.run(go())
 
 
+def test_when_the_kernel_drops_the_plugin_every_stream_ends_and_nothing_is_watched() -> None:
+    """``watch.dropped``: the kernel watches nothing for the plugin any more; each stream ends so its client
+    reconnects (and the plugin watches again, with the client's seq). Mutation check (done): `Channel.on_event`
+    passing watch.dropped on as an event turns this red."""
+    from hologram_plugins.http.channel import Channel
+
+    async def never(facility: str, method: str, params: dict[str, Any]) -> Any:
+        raise AssertionError(f"no call to the kernel expected: {method}")
+
+    async def go() -> None:
+        channel = Channel(never)
+        page = channel.listen("s")
+        channel.watching.add("s")
+        channel.running["s"] = {"t1"}
+        channel.on_event({"type": "content.delta", "session": "s", "turn": "t1", "seq": 1, "text": "a"})
+        channel.on_event({"type": "watch.dropped", "session": "", "turn": "", "seq": 1})
+        assert drain(page) == [-1]  # what waited is released too: the client resumes from the seq it has
+        assert not channel.watching and not channel.running
+
+    asyncio.run(go())
+
+
 def test_the_router_sends_a_session_to_its_listeners_only_and_says_when_one_is_left_unheard() -> None:
     async def go() -> None:
         idle: list[str] = []
