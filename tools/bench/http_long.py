@@ -2,6 +2,7 @@
 long turns relayed to a web client (issue 41 item 1).
 
     .venv/bin/python tools/bench/http_turns.py --long [--sessions 28] [--calls 400] [--answer-kb 120]
+                                               [--settings '[delivery]\nreplay_idle_bytes = 0']
 
 A real `hologram up` with the http and files plugins and the strict mock LLM in this process. Each session runs
 one long turn, one after another, as the report that opened the issue did: the mock makes ``--calls`` tool calls
@@ -188,7 +189,7 @@ def report(out: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(sessions: int, calls: int, answer_kb: int, as_json: bool) -> int:
+def main(sessions: int, calls: int, answer_kb: int, as_json: bool, extra_settings: str = "") -> int:
     answer = answer_text(answer_kb)
     root = Path(tempfile.mkdtemp(prefix="hologram-bench-long-"))
     with MockLLM("deepseek") as mock:
@@ -198,6 +199,7 @@ def main(sessions: int, calls: int, answer_kb: int, as_json: bool) -> int:
             shutil.copy(REPO / "manifests" / f"{name}.config.schema.json", root / "manifests")
         steps = calls // CALLS_PER_STEP + 2
         settings = f"[agent]\nmax_steps = {steps}\n\n" + provider_toml("mock", mock.base_url, max_retries=0)
+        settings += "\n" + extra_settings.replace("\\n", "\n")  # e.g. "[delivery]\nreplay_idle_bytes = 0"
         kernel = BenchKernel(root, settings, manifests=["manifests"])
         try:
             kernel.start()

@@ -160,11 +160,12 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=28, help="--long: sessions, one long turn each")
     parser.add_argument("--calls", type=int, default=400, help="--long: tool calls a turn")
     parser.add_argument("--answer-kb", type=int, default=120, help="--long: the answer's size")
+    parser.add_argument("--settings", default="", help="--long: TOML added to settings.toml (\\n for new lines)")
     options = parser.parse_args()
     if options.long:
         from bench import http_long
 
-        return http_long.main(options.sessions, options.calls, options.answer_kb, options.json)
+        return http_long.main(options.sessions, options.calls, options.answer_kb, options.json, options.settings)
     rounds = 2 if options.quick else 10
     root = Path(tempfile.mkdtemp(prefix="hologram-bench-http-"))
     with MockLLM("deepseek") as mock:

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen one costs 0.6 µs to make, this 0.15 (one per event)
 class Sent:
     """One event as it went out: its ``seq``, type and turn (what `TurnHub.read_turn` picks by without decoding),
     and its wire JSON."""

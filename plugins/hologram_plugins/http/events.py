@@ -30,7 +30,7 @@ import orjson
 log = logging.getLogger("hologram_plugins.http")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen one costs 0.6 µs to make, this 0.15 (one per event)
 class Out:
     """One event for a client: its seq and its wire JSON."""
 
