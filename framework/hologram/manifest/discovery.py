@@ -25,13 +25,29 @@ ENTRY_POINT_GROUP = "hologram.plugins"
 DEFAULT_MANIFEST_FILE = "plugin.toml"
 
 
+BUILTINS_PACKAGE = "hologram_plugins"
+"""The built-in plugins' code; the `hologram` wheel ships their manifests inside it, as `_manifests/`."""
+
+
 def builtin_manifest_dir() -> Path:
-    """Built-in manifests: inside the installed wheel, or `manifests/` of a source checkout."""
-    package_dir = Path(__file__).resolve().parent.parent  # hologram/, above manifest/
-    installed = package_dir / "_builtin_manifests"
-    if installed.is_dir():
-        return installed
-    return package_dir.parent.parent / "manifests"
+    """Built-in manifests: beside the built-in plugins' code in an installed `hologram`, or `manifests/` of a
+    source checkout. Neither exists in an install of hologram-sdk alone: `discover` then has no built-ins.
+    The package is located, not imported (building the lock runs no plugin code)."""
+    try:
+        spec = importlib.util.find_spec(BUILTINS_PACKAGE)
+    except (ImportError, ValueError):
+        spec = None
+    for location in (spec.submodule_search_locations or []) if spec is not None else []:
+        installed = Path(location) / "_manifests"
+        if installed.is_dir():
+            return installed
+    return Path(__file__).resolve().parent.parent.parent.parent / "manifests"  # framework/hologram/manifest/ → root
+
+
+BUILTINS_MISSING = Problem(
+    "no built-in plugins: only hologram-sdk is installed here, and the built-ins come with the full Hologram",
+    hint="pip install hologram (or build with --no-discover -m DIR)",
+)
 
 
 @dataclass
@@ -129,7 +145,11 @@ def discover(
     problems: list[Problem] = []
     directories: list[tuple[Path, str]] = []
     if builtins:
-        directories.append((builtin_manifest_dir(), "builtin"))
+        builtin = builtin_manifest_dir()
+        if builtin.is_dir():
+            directories.append((builtin, "builtin"))
+        else:
+            found.skipped.append(BUILTINS_MISSING)
     directories.extend((Path(d), "path") for d in extra_dirs)
     for directory, source in directories:
         if not directory.is_dir():
