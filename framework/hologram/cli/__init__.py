@@ -26,9 +26,11 @@ from hologram.cli import (  # noqa: E402
     memory_cmd,
     open_cmd,
     schema_cmd,
+    service_cmd,
     status_cmd,
     up_cmd,
 )
+from hologram.cli._common import apply_user  # noqa: E402
 
 COMMANDS = (
     build_cmd,
@@ -41,6 +43,7 @@ COMMANDS = (
     check_cmd,
     doctor_cmd,
     schema_cmd,
+    service_cmd,
 )
 
 DESCRIPTION = """\
@@ -60,6 +63,7 @@ First steps:
   hologram check path/to/repo    lint a plugin's manifest (for plugin CI)
   hologram doctor                check the data files; --repair recovers damaged databases
   hologram schema turn-api       the JSON Schema of the turn API (or of a manifest)
+  hologram service install       run the agent as a systemd user service (after login)
 """
 
 
@@ -80,6 +84,7 @@ def make_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
+    apply_user(args)
     if not getattr(args, "run", None):
         parser.print_help()
         return 2
