@@ -32,7 +32,8 @@ class Unit:
     version: str
 
     def render(self) -> str:
-        exec_start = " ".join(quote_argument(a) for a in self.command)
+        program, *arguments = self.command
+        exec_start = " ".join([quote_argument(program, executable=True), *map(quote_argument, arguments)])
         return f"""{MARK} (Hologram {self.version}); `hologram service uninstall` removes it.
 [Unit]
 Description=Hologram agent kernel ({escape_specifiers(str(self.data))})
@@ -63,10 +64,13 @@ def escape_specifiers(value: str) -> str:
     return value.replace("%", "%%")
 
 
-def quote_argument(argument: str) -> str:
-    """One word of ExecStart: `%` and `$` doubled (specifiers, variable expansion); quoted, with `\\` and `"`
-    escaped, when it holds whitespace, a quote, a backslash or a `;` (systemd's command-line syntax)."""
-    escaped = escape_specifiers(argument).replace("$", "$$")
+def quote_argument(argument: str, *, executable: bool = False) -> str:
+    """One word of ExecStart: `%` doubled (specifiers) and, in an argument, `$` (variable expansion, which
+    the executable's own path does not get); quoted, with `\\` and `"` escaped, when it holds whitespace, a
+    quote, a backslash or a `;` (systemd's command-line syntax)."""
+    escaped = escape_specifiers(argument)
+    if not executable:
+        escaped = escaped.replace("$", "$$")
     if escaped and not any(c.isspace() or c in "\"'\\;" for c in escaped):
         return escaped
     return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -240,6 +240,7 @@ def build(lock_path: Path, sources: Sources, *, strict: bool = False, write: boo
     current = lock_path.read_text(encoding="utf-8") if lock_path.is_file() else None
     written = False
     if write and current != text:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)  # --user: the per-user directory, on a first build
         temporary = lock_path.with_name(lock_path.name + ".tmp")
         temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, lock_path)
