@@ -1,8 +1,8 @@
 """Hologram installed as a tool, as a user installs it: the three wheels built from this tree, `uv tool
 install`ed into a clean HOME from a local wheelhouse (no index, --offline), then `hologram up` in a directory
 that holds only a settings file answers `hologram ask` through the strict mock; the per-user locations, the
-systemd user unit of that install, and hologram-sdk alone in a fresh venv (it checks a plugin and has none of
-the kernel's heavy dependencies).
+systemd user unit of that install, and hologram-sdk alone in a fresh venv (it checks a plugin and runs it under
+its test harness, and has none of the kernel's heavy dependencies).
 
 Nothing here imports the checkout into the installed programs: they run with a scrubbed environment (PATH,
 HOME, no PYTHONPATH), and the installed interpreter is asked where `hologram` comes from. The wheelhouse is
@@ -43,6 +43,16 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 UV = Path(sys.executable).parent / "uv"
 WEATHER = ROOT / "docs" / "examples" / "hologram-weather"
+HARNESS = """\
+import asyncio
+from hologram.sdk.testing import PluginHarness
+
+async def main():
+    async with PluginHarness.from_manifest("src/hologram_weather/plugin.toml") as harness:
+        print((await harness.call_tool("weather_today", {"city": "Oslo"}))["content"])
+
+asyncio.run(main())
+"""  # the plugin as a real process through the SDK's harness (docs/authoring.md), no kernel
 HEAVY = ("numpy", "onnxruntime", "kuzu", "jieba", "httpx", "hologram_plugins", "hologram_use_model")
 
 
@@ -227,6 +237,12 @@ def test_hologram_sdk_alone_checks_a_plugin_without_the_kernels_dependencies(
     checked = subprocess.run([hologram, "check", str(WEATHER)], env=env, capture_output=True, text=True, cwd=tmp_path)
     assert checked.returncode == 0, checked.stderr
     assert "checked 1 manifest(s): 0 error(s), 0 warning(s)" in checked.stdout
+    harness = subprocess.run(
+        [str(python), "-c", HARNESS], env={**env, "PYTHONPATH": str(WEATHER / "src")}, cwd=WEATHER,
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert harness.returncode == 0 and harness.stdout.strip() == "Sunny in Oslo (metric)", harness.stderr
+
     empty = tmp_path / "empty"
     empty.mkdir()
     refused = subprocess.run([hologram, "up"], env=env, capture_output=True, text=True, cwd=empty)
