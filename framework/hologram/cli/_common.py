@@ -52,19 +52,19 @@ def apply_user(args: argparse.Namespace) -> None:
         args.lock = user_dir() / LOCK_NAME
 
 
-KERNEL_PACKAGE = "hologram_plugins"
-"""Installed only by the full `hologram` distribution (the built-in plugins), with the kernel's dependencies."""
+KERNEL_MODULES = ("numpy", "kuzu", "jieba", "httpx")
+"""What the kernel runs on and hologram-sdk does not install (the distribution `hologram` brings them)."""
 
 
 def require_kernel(command: str) -> None:
     """Refuse `command` in an install of hologram-sdk alone, which has the kernel's code but not what it runs
-    on (numpy, kuzu, jieba, the embedding model…), in one line instead of an ImportError's traceback. The
-    marker is located, not imported."""
-    if importlib.util.find_spec(KERNEL_PACKAGE) is None:
+    on, in one line instead of an ImportError's traceback. The modules are located, not imported."""
+    missing = [name for name in KERNEL_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
         raise HologramError(
             Problem(
-                f"`hologram {command}` runs the kernel, which this install does not have: hologram-sdk alone "
-                "writes, checks and builds plugins",
+                f"`hologram {command}` runs the kernel, which this install does not have (no "
+                f"{', '.join(missing)}): hologram-sdk alone writes, checks and builds plugins",
                 hint="install the full Hologram: pip install hologram (or pipx install hologram)",
             )
         )

@@ -30,9 +30,14 @@ BUILTINS_PACKAGE = "hologram_plugins"
 
 
 def builtin_manifest_dir() -> Path:
-    """Built-in manifests: beside the built-in plugins' code in an installed `hologram`, or `manifests/` of a
-    source checkout. Neither exists in an install of hologram-sdk alone: `discover` then has no built-ins.
-    The package is located, not imported (building the lock runs no plugin code)."""
+    """Built-in manifests: `manifests/` of the source checkout this package is imported from, else beside the
+    built-in plugins' code in an installed `hologram` (the wheel's `hologram_plugins/_manifests`). The
+    checkout comes first: an editable install also leaves a copy of the manifests in site-packages, as they
+    were at install time. Neither exists in an install of hologram-sdk alone: `discover` then has no
+    built-ins. The package is located, not imported (building the lock runs no plugin code)."""
+    checkout = Path(__file__).resolve().parents[3] / "manifests"  # framework/hologram/manifest/ → the root
+    if checkout.is_dir():
+        return checkout
     try:
         spec = importlib.util.find_spec(BUILTINS_PACKAGE)
     except (ImportError, ValueError):
@@ -41,7 +46,7 @@ def builtin_manifest_dir() -> Path:
         installed = Path(location) / "_manifests"
         if installed.is_dir():
             return installed
-    return Path(__file__).resolve().parent.parent.parent.parent / "manifests"  # framework/hologram/manifest/ → root
+    return checkout
 
 
 BUILTINS_MISSING = Problem(
