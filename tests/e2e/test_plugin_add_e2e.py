@@ -259,7 +259,7 @@ def test_a_package_is_installed_from_the_index_and_uninstalled(graph: Graph, tmp
     package = {
         "__init__.py": SDK_PLUGIN.format(name="delta", tool="delta_ping"),
         "__main__.py": "from deltaplug import plugin\n\nplugin.run()\n",
-        "plugin.toml": "[plugin]\nname = \"delta\"\nversion = \"0.3.0\"\nrun = { module = \"deltaplug\" }\n\n"
+        "plugin.toml": '[plugin]\nname = "delta"\nversion = "0.3.0"\nrun = { module = "deltaplug" }\n\n'
         + TOOL_TOML.format(tool="delta_ping"),
     }
     make_wheel(tmp_path, "delta-plugin", "deltaplug", package, "[hologram.plugins]\ndelta = deltaplug\n", "0.3.0")

@@ -80,6 +80,7 @@ def read(data_dir: Path) -> list[Entry]:
 
 
 def write(data_dir: Path, entries: list[Entry]) -> None:
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # added before the first `hologram up`
     file = path(data_dir)
     temporary = file.with_name(file.name + ".tmp")
     text = json.dumps({"version": VERSION, "added": [e.to_json() for e in entries]}, indent=2, ensure_ascii=False)

@@ -53,6 +53,8 @@ class Target:
 
 
 def looks_like_path(text: str) -> bool:
+    if "://" in text:  # a URL (or `name @ URL`), which the package branch refuses
+        return False
     return text.startswith((".", "~", "/")) or os.sep in text or (os.altsep is not None and os.altsep in text)
 
 
