@@ -275,3 +275,36 @@ def test_a_package_is_installed_from_the_index_and_uninstalled(graph: Graph, tmp
     removed = graph.hologram("plugin", "remove", "delta", "--yes")
     assert removed.returncode == 0, removed.stdout + removed.stderr
     assert graph.lock.read_bytes() == lock and graph.running() == running and graph.pip_list() == pips
+
+
+def test_the_admin_methods_preview_then_confirm_as_the_web_page_will(graph: Graph) -> None:
+    """kernel.plugins add/remove/inventory over the control socket: a preview changes nothing, a stale
+    confirmation is refused, the confirmed one is done and adopted."""
+    from hologram.base.errors import HologramError
+
+    echo = plugin_project(graph.root, "echo", requires=["alpha.svc"])
+    lock, running, pips = graph.lock.read_bytes(), graph.running(), graph.pip_list()
+
+    preview = call(graph.data, "admin/add", {"target": str(echo)}, timeout=300)
+
+    assert preview["applied"] is False and preview["plugins"] == ["echo"]
+    assert preview["summaries"][0]["requires"] == ["alpha.svc"] and preview["changes"]["added"] == ["echo"]
+    assert '+name = "echo"' in preview["diff"]
+    assert graph.lock.read_bytes() == lock and graph.pip_list() == pips and graph.running() == running
+    with pytest.raises(HologramError, match="not the one previewed"):
+        call(graph.data, "admin/add", {"target": str(echo), "confirm": "sha256:stale"}, timeout=300)
+    assert graph.lock.read_bytes() == lock and graph.pip_list() == pips
+
+    done = call(graph.data, "admin/add", {"target": str(echo), "confirm": preview["confirm"]}, timeout=300)
+
+    assert done["applied"] is True and done["reload"]["added"] == ["echo"]
+    assert done["reload"]["plugins"][0]["state"] == "ready"
+    rows = {r["name"]: r for r in call(graph.data, "admin/inventory")["plugins"]}
+    assert rows["echo"]["locked"] and rows["echo"]["state"] == "ready" and rows["echo"]["added"]["kind"] == "editable"
+    assert {n: v for n, v in graph.running().items() if n != "echo"} == running
+
+    removing = call(graph.data, "admin/remove", {"name": "echo"})
+    assert removing["applied"] is False and "echo" in graph.plugins()
+    removed = call(graph.data, "admin/remove", {"name": "echo", "confirm": removing["confirm"]}, timeout=300)
+    assert removed["applied"] is True and removed["reload"]["removed"] == ["echo"]
+    assert graph.lock.read_bytes() == lock and graph.running() == running and graph.pip_list() == pips

@@ -5,6 +5,7 @@ Tests that pip-install a plugin must not install it into the project's own `.ven
 `.pth` naming this checkout's framework and the running interpreter's site-packages: hologram, its
 dependencies and the dev tools (hatchling, for an editable install without a download) import from there,
 while whatever a test installs lands in the throwaway venv alone. ~3 s (`python -m venv` with its pip).
+`make_wheel` writes a plugin distribution as a wheel directly, for pip to install from a local directory.
 """
 
 from __future__ import annotations
