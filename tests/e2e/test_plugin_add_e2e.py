@@ -196,6 +196,29 @@ def test_without_a_terminal_add_asks_for_yes_and_installs_nothing(graph: Graph) 
     assert graph.lock.read_bytes() == lock and graph.pip_list() == pips
 
 
+def test_no_at_the_terminal_uninstalls_again_and_changes_nothing(graph: Graph) -> None:
+    import os
+
+    acme = plugin_project(graph.root, "acme", requires=["alpha.svc"])
+    lock, running, pips = graph.lock.read_bytes(), graph.running(), graph.pip_list()
+    controller, terminal = os.openpty()  # a terminal: add asks instead of refusing
+    try:
+        os.write(controller, b"n\n")
+        result = subprocess.run(
+            [str(graph.python), "-m", "hologram", "plugin", "add", str(acme), "--data", str(graph.data)],
+            stdin=terminal, capture_output=True, text=True, cwd=graph.root, env=offline_env(), timeout=300,
+        )  # fmt: skip
+    finally:
+        os.close(controller)
+        os.close(terminal)
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "add acme? [y/N]" in result.stdout and '+name = "acme"' in result.stdout  # asked, after the diff
+    assert "not added; nothing changed (what pip installed is uninstalled again)" in result.stdout
+    assert graph.lock.read_bytes() == lock and graph.running() == running and graph.pip_list() == pips
+    assert graph.record() == []
+
+
 def test_add_starts_the_plugin_without_restarting_the_others_and_remove_reverses_it(graph: Graph) -> None:
     acme = plugin_project(graph.root, "acme", requires=["alpha.svc", "kernel.sessions"])
     lock, running, pips = graph.lock.read_bytes(), graph.running(), graph.pip_list()

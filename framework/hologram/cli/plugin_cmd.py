@@ -264,8 +264,13 @@ def run_add(args: argparse.Namespace) -> int:
         if target.kind != "path":
             print(f"installing {target.describe()} with {sys.executable} -m pip …", flush=True)
         pending = prepare_add(target, project)
-        _show(pending, status is not None)
-        if not args.yes and not _confirm(f"add {', '.join(pending.plugins)}?"):
+        try:
+            _show(pending, status is not None)
+            confirmed = args.yes or _confirm(f"add {', '.join(pending.plugins)}?")
+        except BaseException:  # Ctrl-C at the question: what pip installed goes again
+            rollback(pending)
+            raise
+        if not confirmed:
             left = rollback(pending)
             for line in left:
                 print(line, file=sys.stderr)

@@ -21,7 +21,7 @@ KERNEL_GRANTS = {
     "kernel.llm": "read and change your LLM providers (never their keys)",
     "kernel.memory": "search what memory holds across sessions",
     "kernel.observe": "watch every turn's events",
-    "kernel.plugins": "start, stop and restart plugins, read their logs",
+    "kernel.plugins": "start, stop, add and remove plugins, read their logs",
     "kernel.sessions": "list and read your conversations",
     "kernel.settings": "read the kernel's settings",
     "kernel.tools": "list every plugin's tools",

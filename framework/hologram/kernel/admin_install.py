@@ -139,11 +139,13 @@ class InstallAdmin:
 
     async def add(self, target: str, confirm: str | None = None) -> dict[str, Any]:
         """Preview (no `confirm`) or do (`confirm` = the preview's) adding PATH (absolute) or PACKAGE[==VERSION]."""
-        from hologram.install.target import parse_target
+        from hologram.install.target import looks_like_path, parse_target
         from hologram.install.transaction import prepare_add
 
         try:
-            parsed = parse_target(target, Path("/"))
+            if looks_like_path(target) and not Path(target).expanduser().is_absolute():
+                raise HologramError(Problem(f"{target}: give an absolute path (the kernel's directory is not yours)"))
+            parsed = parse_target(target)
         except HologramError as exc:
             raise _refused(exc) from None
         return await self._run(lambda project: prepare_add(parsed, project), confirm)
