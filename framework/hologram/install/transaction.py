@@ -11,7 +11,6 @@ it meanwhile); the caller then has the running kernel adopt it; `finish` uninsta
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,14 +79,6 @@ def _current(project: Project) -> tuple[str | None, LockFile | None]:
     return text, read_lock(project.lock_path).file
 
 
-def _relative(directory: Path, lock_path: Path) -> str:
-    """A manifest directory as the lock records it (relative to the lock's directory, as `hologram build -m`)."""
-    try:
-        return Path(os.path.relpath(directory, lock_path.parent.resolve())).as_posix()
-    except ValueError:  # pragma: no cover - Windows drives
-        return directory.as_posix()
-
-
 def _unchanged_note(what: str, undone: list[str]) -> Problem:
     done = f"; {'; '.join(undone)}" if undone else ""
     return Problem(f"{what}: nothing changed (the lock and the running graph are as they were{done})")
@@ -114,7 +105,7 @@ def prepare_add(target: Target, project: Project) -> Pending:
     before: dict[str, str] = {}
     if target.kind == "path":
         assert target.path is not None
-        relative = _relative(target.path, project.lock_path)
+        relative = Sources.entry(target.path, project.lock_path.parent)
         if relative in sources.paths:
             raise HologramError(
                 Problem(f"{target.path} is already one of the lock's manifest directories", file=str(project.lock_path))
@@ -265,7 +256,7 @@ def prepare_remove(name: str, project: Project) -> Pending:
     sources = old_lock.sources if old_lock is not None else Sources()
     exclude: tuple[str, ...] = ()
     if entry.kind == "path":
-        relative = _relative(Path(entry.target), project.lock_path)
+        relative = Sources.entry(Path(entry.target), project.lock_path.parent)
         paths = tuple(p for p in sources.paths if p != relative)
         sources = Sources(builtins=sources.builtins, installed=sources.installed, paths=paths)
     else:

@@ -53,6 +53,15 @@ class Sources(_Locked):
     def directories(self, base: Path) -> list[Path]:
         return [base / p if not Path(p).is_absolute() else Path(p) for p in self.paths]
 
+    @staticmethod
+    def entry(directory: Path, base: Path) -> str:
+        """How `paths` records a manifest directory: relative to the lock's directory `base`, so the lock stays
+        valid when the tree moves (`hologram build -m DIR`, `hologram plugin add DIR`)."""
+        try:
+            return Path(os.path.relpath(directory.resolve(), base.resolve())).as_posix()
+        except ValueError:  # pragma: no cover - Windows drives
+            return directory.resolve().as_posix()
+
 
 def _display_path(path: Path, source: str, base: str) -> str:
     """Built-in and installed manifests are named by origin, others relative to the lock's directory."""
