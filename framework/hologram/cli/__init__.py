@@ -25,6 +25,7 @@ from hologram.cli import (  # noqa: E402
     inspect_cmd,
     memory_cmd,
     open_cmd,
+    plugin_cmd,
     schema_cmd,
     status_cmd,
     up_cmd,
@@ -34,6 +35,7 @@ COMMANDS = (
     build_cmd,
     up_cmd,
     status_cmd,
+    plugin_cmd,
     open_cmd,
     ask_cmd,
     inspect_cmd,
@@ -52,6 +54,7 @@ First steps:
   hologram build                 resolve manifests into ./hologram.lock
   hologram up                    start the kernel and the plugins (Ctrl-C stops)
   hologram status                what runs, what waits, and why
+  hologram plugin add ./acme     install a plugin and start it in the running graph (list, remove)
   hologram open                  the web UI's link (opens a browser when there is one)
   hologram ask "hello"           one turn against the running kernel (hologram chat: interactive)
   hologram graph --format text   see what starts after what
