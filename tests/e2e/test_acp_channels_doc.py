@@ -83,21 +83,23 @@ def test_the_zed_snippet_starts_a_kernel_answers_and_stops_it_when_the_editor_le
     editor = Editor()
     log = (tmp_path / "acp-stderr.log").open("ab")
 
-    async def go() -> tuple[str, int, int | None]:
+    async def go() -> tuple[int, int | None]:
         async with spawn_agent_process(
             editor, command, *args, env=env,
             transport_kwargs={"stderr": log.fileno(), "shutdown_timeout": 120.0},  # it stops its kernel first
         ) as (conn, process):  # fmt: skip
-            await conn.initialize(protocol_version=PROTOCOL_VERSION, client_info=Implementation(name="zed", version="1"))
+            await conn.initialize(
+                protocol_version=PROTOCOL_VERSION, client_info=Implementation(name="zed", version="1")
+            )
             session = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
             kernel_pid = int((tmp_path / ".hologram" / "kernel.pid").read_text())
             mock.script([{"reasoning_content": "r", "content": "hello from the kernel acp started"}])
             done = await conn.prompt(session_id=session, prompt=[text_block("hello")])
             assert done.stop_reason == "end_turn"
-        return session, kernel_pid, process.returncode
+        return kernel_pid, process.returncode
 
     try:
-        session, kernel_pid, code = asyncio.run(asyncio.wait_for(go(), 300))
+        kernel_pid, code = asyncio.run(asyncio.wait_for(go(), 300))
     finally:
         log.close()
     stderr = (tmp_path / "acp-stderr.log").read_text()

@@ -33,7 +33,6 @@ import pytest
 import tomllib
 from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
 from acp.client.connection import ClientSideConnection
-from acp.interfaces import Agent
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
@@ -294,8 +293,8 @@ def test_cancel_at_a_permission_request_ends_the_prompt_cancelled_and_the_sessio
             prompt = asyncio.ensure_future(conn.prompt(session_id=session, prompt=[text_block("deploy it")]))
             _, _, answer = await editor.asked.get()  # held at the permission request
             await conn.cancel(session_id=session)
-            answer.set_result(None)  # as ACP asks: the open request answers "cancelled"
-            cancelled = await prompt
+            cancelled = await prompt  # the kernel ended the turn: session/cancel alone did it
+            answer.set_result(None)  # the request's "cancelled" answer (ACP asks it of the editor) comes late
             script_lookup(mock, "still here")
             after = await conn.prompt(session_id=session, prompt=[text_block("and now?")])
             return cancelled, after, session
@@ -349,10 +348,22 @@ def test_the_editor_going_away_mid_turn_leaves_the_session_valid(kernel: AcpKern
     session, code = run(go())
     assert code == 0, "hologram acp exited on its own when its stdin closed (128 + n: a signal stopped it)"
 
-    def turn_ended() -> bool:
-        return any(e["kind"] == "output" or e["kind"] == "tool_result" for e in stored(kernel, session))
+    turn = next(e["turn"] for e in stored(kernel, session) if e["kind"] == "input")
 
-    wait_until(turn_ended, timeout=WAIT_S, what="the kernel to close the abandoned turn")
+    async def read_turn() -> dict[str, Any]:
+        async with await TurnClient.connect(kernel.data, client="look") as client:
+            return await client.read_turn(session, turn)
+
+    ended = wait_until(
+        lambda: run(read_turn()), accept=lambda t: t["status"] == "ended", timeout=WAIT_S,
+        what="the kernel to end the abandoned turn",
+    )  # fmt: skip
+    assert ended["stop_reason"] in ("cancelled", "denied"), ended
+    [result] = [e["data"] for e in stored(kernel, session) if e["kind"] == "tool_result"]
+    assert (result["approval"]["by"], result["approval"]["reason"]) == (
+        "kernel",
+        "the client that could approve went away",
+    ), "the kernel closed the request when the editor's connection went (hologram acp did not answer it)"
     assert kernel.received() == [], "the call of the abandoned turn never ran"
 
     async def next_turn() -> api.TurnEnded:
@@ -361,6 +372,36 @@ def test_the_editor_going_away_mid_turn_leaves_the_session_valid(kernel: AcpKern
             turn = await client.start("are you there?", session=session)
             return await turn.result()
 
-    ended = run(next_turn())
-    assert ended.stop_reason == "answer" and mock.rejections == [], "the strict mock accepted the next turn"
+    after = run(next_turn())
+    assert after.stop_reason == "answer" and mock.rejections == [], "the strict mock accepted the next turn"
     assert unanswered(kernel, session) == []
+
+
+def test_the_docs_example_client_asks_and_is_asked(kernel: AcpKernel, mock: MockLLM) -> None:
+    """docs/channels.md's client (docs/examples/channels/acp_client.py), run against this kernel: its editor
+    allows the call it is asked about, and gets the answer."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "docs" / "examples" / "channels" / "acp_client.py"
+    spec = importlib.util.spec_from_file_location("acp_client", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    script_one_call(mock, "deploy", "mark-example")
+    hologram = str(Path(sys.executable).parent / "hologram")
+    assert run(example.ask(str(kernel.data), "deploy it", hologram)) == "done"
+    assert kernel.received() == ["mark-example"]
+
+
+def test_sessions_create_makes_an_empty_session_of_the_callers_channel(kernel: AcpKernel) -> None:
+    """The turn API method `session/new` stands on, for every client (docs/protocol.md §9)."""
+
+    async def go() -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+        async with await TurnClient.connect(kernel.data, client="maker") as client:
+            session = await client.create_session("from an editor")
+            listed = [s for s in await client.sessions() if s["id"] == session]
+            return session, listed, await client.read(session)
+
+    session, [listed], read = run(go())
+    assert (listed["title"], listed["channel"], listed["events"]) == ("from an editor", "maker", 0)
+    assert read["events"] == [] and read["session"] == session

@@ -57,11 +57,13 @@ def test_channels_import_only_public_modules() -> None:
     assert "hologram.channels.acp.agent" in channel_modules(), "the measurement is broken: no ACP module read"
     assert any(a.target.startswith("hologram.clients") for a in found), "the measurement is broken: no import seen"
     private = [a for a in found if not public(a.target)]
-    assert not private, "a channel imports a private module of the kernel:\n" + "\n".join(
-        f"  {a.path.relative_to(REPO)}:{a.line}: {a.target}" for a in private
-    ) + (
-        "\nA channel is written with hologram.clients, hologram.api and hologram.sdk only (docs/channels.md): "
-        "what it needs from the kernel belongs in the turn API, for every client."
+    assert not private, (
+        "a channel imports a private module of the kernel:\n"
+        + "\n".join(f"  {a.path.relative_to(REPO)}:{a.line}: {a.target}" for a in private)
+        + (
+            "\nA channel is written with hologram.clients, hologram.api and hologram.sdk only (docs/channels.md): "
+            "what it needs from the kernel belongs in the turn API, for every client."
+        )
     )
 
 

@@ -238,7 +238,8 @@ class HologramAgent:
 
     async def _ask(self, client: TurnClient, request: api.ApprovalRequested) -> None:
         """One approval request as ``session/request_permission``; the editor's choice as the decision. An
-        editor that cannot answer (its request failed) is a deny: the call must not run unasked."""
+        editor that answers with an error is a deny: the call must not run unasked. An editor that went away
+        answers nothing: closing this connection makes the kernel cancel the turn (as Ctrl-C would)."""
         assert self.editor is not None
         tool_call = ToolCallUpdate(
             tool_call_id=request.call_id, title=request.summary or request.tool, status="pending",
@@ -250,8 +251,10 @@ class HologramAgent:
             )
             outcome = answer.outcome
             chosen = outcome.option_id if isinstance(outcome, AllowedOutcome) else "cancel"
-        except (RequestError, ConnectionError) as exc:
+        except RequestError as exc:
             chosen, reason = "deny", f"the editor could not be asked: {exc}"
+        except ConnectionError:
+            return
         else:
             reason = f"{OPTION_NAMES.get(chosen, chosen)} ({self.link.name})"
         decision = DECISIONS.get(chosen, "cancel" if chosen == "cancel" else "deny")  # an unknown option: no
