@@ -31,7 +31,15 @@ from acp.schema import (
 from hologram.api import turn as api
 from hologram.channels.acp.agent import request_error
 from hologram.channels.acp.content import blocks_of, input_of
-from hologram.channels.acp.updates import DECISIONS, OUTPUT_TAIL, PERMISSION_OPTIONS, STOP_REASONS, LiveTurn, replay
+from hologram.channels.acp.updates import (
+    DECISIONS,
+    OUTPUT_TAIL,
+    PERMISSION_OPTIONS,
+    STOP_REASONS,
+    LiveTurn,
+    permission_options,
+    replay,
+)
 from hologram.clients.errors import HologramError, Problem, RpcError
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "channels.md"
@@ -167,3 +175,10 @@ def test_the_docs_tables_are_the_code() -> None:
     assert [(o.option_id, o.kind) for o in PERMISSION_OPTIONS] == [
         tuple(re.findall(r"`(\w+)`", row[0])[:2]) for row in options[:-1]
     ]
+
+
+def test_the_permission_options_speak_the_users_language() -> None:
+    chinese = permission_options({"LANG": "zh_CN.UTF-8"})
+    assert [o.name for o in chinese] == ["允许一次", "始终允许", "拒绝", "始终拒绝"]
+    assert permission_options({"LC_ALL": "en_US.UTF-8", "LANG": "zh_CN.UTF-8"})[0].name == "Allow once"
+    assert [(o.option_id, o.kind) for o in chinese] == [(o.option_id, o.kind) for o in PERMISSION_OPTIONS]

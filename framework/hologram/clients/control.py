@@ -172,9 +172,12 @@ class TurnClient:
         answer = await self.connection.request(api.SESSIONS_LIST, {})
         return list(answer["sessions"])
 
-    async def read(self, session: str) -> dict[str, Any]:
-        """The session as stored: ``events`` and the ``messages`` a model would be sent."""
-        answer: dict[str, Any] = await self.connection.request(api.SESSIONS_READ, {"session": session})
+    async def read(self, session: str, *, limit: int | None = None, before: int | None = None) -> dict[str, Any]:
+        """The session as stored: ``events`` and the ``messages`` a model would be sent. With ``limit`` or
+        ``before``, one page: the newest ``limit`` events below ``before``, and ``next_before`` for the older."""
+        params: dict[str, Any] = {"session": session}
+        params.update({k: v for k, v in (("limit", limit), ("before", before)) if v is not None})
+        answer: dict[str, Any] = await self.connection.request(api.SESSIONS_READ, params)
         return answer
 
     async def rename(self, session: str, title: str) -> None:

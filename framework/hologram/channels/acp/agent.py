@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,11 +50,10 @@ from hologram import __version__
 from hologram.api import turn as api
 from hologram.channels.acp.content import PromptBlock, input_of
 from hologram.channels.acp.kernel import KernelLink
-from hologram.channels.acp.updates import DECISIONS, PERMISSION_OPTIONS, STOP_REASONS, LiveTurn, replay
+from hologram.channels.acp.updates import DECISIONS, STOP_REASONS, LiveTurn, permission_options, replay
 from hologram.clients import TurnClient
 from hologram.clients.errors import ConnectionClosed, HologramError, RpcError
 
-OPTION_NAMES = {option.option_id: option.name for option in PERMISSION_OPTIONS}
 NAME_MAX = 64  # the turn API's client name (hologram.api.params.ClientInfo)
 READ_PAGE = 500  # events per sessions/read request when loading (hologram.api.params.PAGE_MAX)
 NO_SUCH_SESSION = 3  # the turn API's code (docs/protocol.md §2) → ACP's "resource not found"
@@ -105,6 +105,7 @@ class HologramAgent:
         self.editor: Client | None = None
         self.sessions: dict[str, Session] = {}
         self.prompts: dict[str, Prompt] = {}
+        self.options = permission_options(os.environ)  # labelled in the user's language
 
     def on_connect(self, conn: Client) -> None:
         self.editor = conn
@@ -179,10 +180,7 @@ class HologramAgent:
         pages: list[list[dict[str, Any]]] = []
         before: int | None = None
         while True:
-            params: dict[str, Any] = {"session": session, "limit": READ_PAGE}
-            if before is not None:
-                params["before"] = before
-            page = await client.connection.request(api.SESSIONS_READ, params)
+            page = await client.read(session, limit=READ_PAGE, before=before)
             pages.append(list(page["events"]))
             before = page.get("next_before")
             if before is None:
@@ -247,7 +245,7 @@ class HologramAgent:
         )  # fmt: skip
         try:
             answer = await self.editor.request_permission(
-                session_id=request.session, tool_call=tool_call, options=PERMISSION_OPTIONS
+                session_id=request.session, tool_call=tool_call, options=self.options
             )
             outcome = answer.outcome
             chosen = outcome.option_id if isinstance(outcome, AllowedOutcome) else "cancel"
@@ -256,7 +254,7 @@ class HologramAgent:
         except ConnectionError:
             return
         else:
-            reason = f"{OPTION_NAMES.get(chosen, chosen)} ({self.link.name})"
+            reason = f"{chosen} ({self.link.name})"
         decision = DECISIONS.get(chosen, "cancel" if chosen == "cancel" else "deny")  # an unknown option: no
         with contextlib.suppress(RpcError, ConnectionClosed):  # already decided, or the kernel went: nothing to do
             await client.approve(request, decision, reason)

@@ -18,6 +18,7 @@ kernel's.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from acp.helpers import (
@@ -33,6 +34,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
     PermissionOption,
+    PermissionOptionKind,
     StopReason,
     ToolCallProgress,
     ToolCallStart,
@@ -58,14 +60,27 @@ STOP_REASONS: dict[str, StopReason] = {
     "cancelled": "cancelled",
 }
 
-# the options of session/request_permission, and the turn API decision each one is (docs/protocol.md §9)
-PERMISSION_OPTIONS = [
-    PermissionOption(option_id="approve_once", name="Allow once", kind="allow_once"),
-    PermissionOption(option_id="always", name="Always allow", kind="allow_always"),
-    PermissionOption(option_id="deny", name="Reject", kind="reject_once"),
-    PermissionOption(option_id="deny_always", name="Always reject", kind="reject_always"),
+# the options of session/request_permission (id, kind, label in English and Chinese), and the turn API decision
+# each one is (docs/protocol.md §9)
+_OPTIONS: list[tuple[str, PermissionOptionKind, str, str]] = [
+    ("approve_once", "allow_once", "Allow once", "允许一次"),
+    ("always", "allow_always", "Always allow", "始终允许"),
+    ("deny", "reject_once", "Reject", "拒绝"),
+    ("deny_always", "reject_always", "Always reject", "始终拒绝"),
 ]
 DECISIONS = {"approve_once": "approve_once", "always": "always", "deny": "deny", "deny_always": "deny"}
+
+
+def permission_options(environ: Mapping[str, str]) -> list[PermissionOption]:
+    """The options an editor shows, labelled in the user's language: ACP's ``initialize`` carries no locale,
+    so it is the one the editor gave this process (``LC_ALL``, ``LC_MESSAGES``, ``LANG``): Chinese for
+    ``zh*``, else English."""
+    locale = next((environ[k] for k in ("LC_ALL", "LC_MESSAGES", "LANG") if environ.get(k)), "")
+    chinese = locale.lower().startswith("zh")
+    return [PermissionOption(option_id=o, kind=kind, name=zh if chinese else en) for o, kind, en, zh in _OPTIONS]
+
+
+PERMISSION_OPTIONS = permission_options({})  # English: the labels docs/channels.md shows
 
 _RESULT_STATUS: dict[str, ToolCallStatus] = {"ok": "completed", "answered": "completed"}  # the rest: failed
 
