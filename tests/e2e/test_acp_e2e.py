@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 import tomllib
-from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AgentMessageChunk,
@@ -258,6 +258,31 @@ def test_a_permission_answered_in_the_editor_decides_the_call(
     assert finished.status == status
     assert done.stop_reason == "end_turn"
     assert mock.rejections == []
+
+
+class FailingEditor(Editor):
+    """An editor whose permission request fails (it does not implement it, or it broke)."""
+
+    async def request_permission(self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption],
+                                 **kwargs: Any) -> RequestPermissionResponse:  # fmt: skip
+        self.requests.append((tool_call, options))
+        raise RequestError.method_not_found("session/request_permission")
+
+
+def test_an_editor_that_cannot_answer_a_permission_is_a_deny(kernel: AcpKernel, mock: MockLLM) -> None:
+    editor = FailingEditor()
+
+    async def go() -> tuple[Any, str]:
+        async with acp(kernel, editor) as (conn, _):
+            session = (await conn.new_session(cwd=str(kernel.root), mcp_servers=[])).session_id
+            script_one_call(mock, "deploy", "mark-unasked")
+            return await conn.prompt(session_id=session, prompt=[text_block("deploy it")]), session
+
+    done, session = run(go())
+    assert len(editor.requests) == 1 and kernel.received() == [], "asked, it failed, and the call never ran"
+    [result] = [e["data"] for e in stored(kernel, session) if e["kind"] == "tool_result"]
+    assert result["status"] == "denied" and "the editor could not be asked" in result["approval"]["reason"]
+    assert done.stop_reason == "end_turn" and mock.rejections == []
 
 
 def test_always_allow_writes_the_policy_and_the_next_call_is_not_asked(kernel: AcpKernel, mock: MockLLM) -> None:

@@ -194,6 +194,8 @@ class HologramAgent:
                 RESOURCE_NOT_FOUND,
                 f"session {session_id!r} is not open on this connection: session/new or session/load it",
             )
+        if session_id in self.prompts:  # ACP's rule; the turn API would queue it, but one prompt owns the session
+            raise RequestError(-32600, f"a prompt is already running in session {session_id}: cancel it first")
         text, parts = input_of(prompt)
         client = await self._client()
         running = self.prompts[session_id] = Prompt()
@@ -249,7 +251,7 @@ class HologramAgent:
             )
             outcome = answer.outcome
             chosen = outcome.option_id if isinstance(outcome, AllowedOutcome) else "cancel"
-        except RequestError as exc:
+        except (RequestError, ValueError) as exc:  # an error, or an answer that is not ACP's (a ValidationError)
             chosen, reason = "deny", f"the editor could not be asked: {exc}"
         except ConnectionError:
             return
@@ -257,7 +259,9 @@ class HologramAgent:
             reason = f"{chosen} ({self.link.name})"
         decision = DECISIONS.get(chosen, "cancel" if chosen == "cancel" else "deny")  # an unknown option: no
         with contextlib.suppress(RpcError, ConnectionClosed):  # already decided, or the kernel went: nothing to do
-            await client.approve(request, decision, reason)
+            # shielded: the resolution this answer causes may reach `prompt` (which then cancels this task) before
+            # the kernel's reply to it does
+            await asyncio.shield(client.approve(request, decision, reason))
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """``session/cancel`` (a notification): the running turn is cancelled; its prompt answers
