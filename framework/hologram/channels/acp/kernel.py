@@ -26,6 +26,7 @@ from hologram.clients.errors import HologramError, Problem
 
 START_TIMEOUT_S = 180.0  # a first start loads the embedding model; a failure bound, not an expected time
 STOP_TIMEOUT_S = 30.0  # SIGTERM drains a running turn (10 s at most) and stops the plugins; then SIGKILL
+RELAY_DRAIN_S = 5.0  # the kernel's last output, once it exited (a grandchild holding the pipe must not hold us)
 _PR_SET_PDEATHSIG = 1
 
 
@@ -147,3 +148,6 @@ class KernelLink:
         except asyncio.TimeoutError:
             child.kill()
             await child.wait()
+        if self._relay is not None:  # its last lines ("Hologram stopped.") reach the log before this exits
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._relay, RELAY_DRAIN_S)
