@@ -15,8 +15,13 @@ What is proven, each through what the editor received, what reached the recorder
 - the editor going away mid-turn (stdin closed at a permission request): `hologram acp` exits, the kernel
   ends the turn, and the session's next turn is accepted by the strict mock.
 
-Mutation checks (done, each turned the named test red): see the report of the acp branch (docs/channels.md
-lists the mapping these tests hold).
+Mutation checks (done, each turned the named test red): `HologramAgent.cancel` not calling ``turn/cancel``
+(cancel: the prompt never ends); ``always`` sent as ``approve_once`` (always allow: the second call asked);
+``denied`` mapped to ``refusal`` (the reject cases); an editor gone mid-turn answered ``deny`` by `_ask`, and
+turns started with ``on_disconnect="continue"`` (going away: the request not closed by the kernel); the editor's
+clientInfo not used as the client name (initialize: channel); `load_session` not replaying (load); a failed
+permission request left unanswered (cannot answer: the prompt waits); `sessions/create` ignoring the caller's
+channel (initialize, sessions_create).
 """
 
 from __future__ import annotations
