@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("kernel", {"kernel"}),
     ("agent", {"agent"}),
     ("clients and tools of the operator", {"clients", "doctor"}),
+    ("channels that are programs (ACP over stdio)", {"channels"}),
     ("cli", {"cli", "__main__"}),
 ]
 
