@@ -18,6 +18,7 @@ refuse_unused_imports()  # before the commands import httpx (hologram/base/_unus
 from hologram._version import __version__  # noqa: E402
 from hologram.base.errors import HologramError  # noqa: E402
 from hologram.cli import (  # noqa: E402
+    acp_cmd,
     ask_cmd,
     build_cmd,
     check_cmd,
@@ -25,6 +26,7 @@ from hologram.cli import (  # noqa: E402
     inspect_cmd,
     memory_cmd,
     open_cmd,
+    plugin_cmd,
     schema_cmd,
     service_cmd,
     status_cmd,
@@ -36,8 +38,10 @@ COMMANDS = (
     build_cmd,
     up_cmd,
     status_cmd,
+    plugin_cmd,
     open_cmd,
     ask_cmd,
+    acp_cmd,
     inspect_cmd,
     memory_cmd,
     check_cmd,
@@ -55,8 +59,10 @@ First steps:
   hologram build                 resolve manifests into ./hologram.lock
   hologram up                    start the kernel and the plugins (Ctrl-C stops)
   hologram status                what runs, what waits, and why
+  hologram plugin add ./acme     install a plugin and start it in the running graph (list, remove)
   hologram open                  the web UI's link (opens a browser when there is one)
   hologram ask "hello"           one turn against the running kernel (hologram chat: interactive)
+  hologram acp                   the agent an editor spawns (Zed, any ACP client): docs/channels.md
   hologram graph --format text   see what starts after what
   hologram why notes.store       who provides a facility, who needs it
   hologram memory stats          what memory holds per layer (search, graph ENTITY, distill, scenes)
