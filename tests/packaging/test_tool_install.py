@@ -13,7 +13,8 @@ pyproject.toml) fails the first test (the lock has no built-ins, `up` waits on n
 no answer it expects); making `hologram up` refuse a missing lock again fails it at `up`; leaving
 hologram-use-model out of hologram's dependencies fails the embedder check (the install has no model); adding
 numpy to hologram-sdk's dependencies fails the SDK test; Type=bogus in service_unit.py fails the systemd test
-(systemd-analyze exits 0 but prints that it ignores the line).
+(systemd-analyze exits 0 but prints that it ignores the line); removing the no-pip check of
+hologram/install/environment.py fails the plugin-add test (pip's "No module named pip" instead).
 """
 
 from __future__ import annotations
@@ -196,6 +197,13 @@ def test_user_puts_the_lock_and_the_data_under_xdg_data_home(installed: Install,
     default = installed.run("build", "--user", cwd=tmp_path)  # XDG_DATA_HOME unset: ~/.local/share
     assert default.returncode == 0, default.stderr
     assert (installed.home / ".local" / "share" / "hologram" / "hologram.lock").is_file()
+
+
+def test_plugin_add_in_a_uv_tool_install_says_how_the_tool_manager_adds_one(installed: Install, tmp_path: Path) -> None:
+    """A uv tool venv has no pip: `hologram plugin add` says what to run instead of pip's own error."""
+    added = installed.run("plugin", "add", "hologram-weather", "--yes", cwd=tmp_path)
+    assert added.returncode == 1 and "Traceback" not in added.stderr, added.stderr
+    assert "has no pip" in added.stderr and "uv tool install hologram --with PACKAGE" in added.stderr, added.stderr
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed (apt systemd)")
