@@ -104,13 +104,15 @@ def uv(*args: str, python: str, env: dict[str, str], wheels: tuple[Path, Path]) 
 
 
 @pytest.fixture(scope="module")
-def wheels(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    built = build_wheels(tmp_path_factory.mktemp("dist"))
-    return dependency_wheelhouse(), built["hologram"].parent
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    dist = tmp_path_factory.mktemp("dist")
+    build_wheels(dist)
+    yield dependency_wheelhouse(), dist
+    shutil.rmtree(dist, ignore_errors=True)  # 45 MB of model: not kept with pytest's last three runs
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory, wheels: tuple[Path, Path]) -> Install:
+def installed(tmp_path_factory: pytest.TempPathFactory, wheels: tuple[Path, Path]) -> Iterator[Install]:
     home = tmp_path_factory.mktemp("home")
     install = Install(home, clean_env(home), wheels)
     uv("tool", "install", f"hologram=={__version__}", python=base_python(), env=install.env, wheels=wheels)
@@ -120,7 +122,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory, wheels: tuple[Path, Path
         env=install.env, capture_output=True, text=True, check=True,
     ).stdout.strip()  # fmt: skip
     assert where.startswith(str(install.tool)), f"the installed hologram imports {where}"
-    return install
+    yield install
+    shutil.rmtree(home, ignore_errors=True)  # the tool's venv and uv's cache, ~0.5 GB
 
 
 class Up:
