@@ -28,9 +28,11 @@ from hologram.cli import (  # noqa: E402
     open_cmd,
     plugin_cmd,
     schema_cmd,
+    service_cmd,
     status_cmd,
     up_cmd,
 )
+from hologram.cli._common import apply_user  # noqa: E402
 
 COMMANDS = (
     build_cmd,
@@ -45,6 +47,7 @@ COMMANDS = (
     check_cmd,
     doctor_cmd,
     schema_cmd,
+    service_cmd,
 )
 
 DESCRIPTION = """\
@@ -66,6 +69,7 @@ First steps:
   hologram check path/to/repo    lint a plugin's manifest (for plugin CI)
   hologram doctor                check the data files; --repair recovers damaged databases
   hologram schema turn-api       the JSON Schema of the turn API (or of a manifest)
+  hologram service install       run the agent as a systemd user service (after login)
 """
 
 
@@ -86,6 +90,7 @@ def make_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
+    apply_user(args)
     if not getattr(args, "run", None):
         parser.print_help()
         return 2

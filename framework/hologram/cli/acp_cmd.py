@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from hologram.cli._common import add_data_option, add_lock_option, command_parser
+from hologram.cli._common import add_data_option, add_lock_option, command_parser, require_kernel
 
 DETAILS = """\
 Speaks the Agent Client Protocol (JSON-RPC 2.0) on stdin/stdout, as editors spawn their agents, and runs
@@ -34,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    require_kernel("acp")  # ACP's library and, when none runs, the kernel it starts
     import asyncio
 
     from hologram.channels.acp import serve

@@ -7,6 +7,7 @@ pip's own settings (`PIP_*`: an index, a proxy, offline `PIP_NO_INDEX`).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -58,7 +59,16 @@ def _pip_env() -> dict[str, str]:
 
 
 def pip(args: list[str], *, what: str) -> None:
-    """Run `python -m pip ARGS`; a failure is a HologramError with the end of pip's output."""
+    """Run `python -m pip ARGS`; a failure is a HologramError with the end of pip's output. An environment
+    without pip — `uv tool install hologram` makes one — is told how its tool manager adds a plugin."""
+    if importlib.util.find_spec("pip") is None:
+        raise HologramError(
+            Problem(
+                f"{what}: this hologram's environment has no pip ({sys.prefix}; a `uv tool install` makes one so)",
+                hint="add the plugin with the tool manager: `uv tool install hologram --with PACKAGE` (or "
+                "--with-editable PATH), then `hologram build` and restart `hologram up`",
+            )
+        )
     argv = [sys.executable, "-m", "pip", *args]
     try:
         result = subprocess.run(

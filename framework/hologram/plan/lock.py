@@ -263,7 +263,9 @@ def build(
 
 
 def write_lock_text(lock_path: Path, text: str) -> None:
-    """Replace the lock with ``text`` at once: a reader sees the old file or the new one, never a part."""
+    """Replace the lock with ``text`` at once: a reader sees the old file or the new one, never a part. Its
+    directory is made if missing (--user: the per-user directory, on a first build)."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
     temporary = lock_path.with_name(lock_path.name + ".tmp")
     temporary.write_text(text, encoding="utf-8")
     os.replace(temporary, lock_path)
