@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("contracts", {"manifest", "llm"}),
     ("build and config", {"plan", "config", "sessions", "stages"}),
     ("runtime", {"supervisor", "memory"}),
-    ("sdk and turn API", {"sdk", "api"}),
+    ("sdk and turn API", {"sdk", "api", "testing"}),
     ("kernel", {"kernel"}),
     ("agent", {"agent"}),
     ("clients and tools of the operator", {"clients", "doctor"}),
