@@ -23,7 +23,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +67,8 @@ class LogCapture(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage()
+        if record.name.startswith("hologram.supervisor") and self._prefix not in message:
+            return  # about another process (the zygote, another plugin)
         self.lines.append(message.removeprefix(self._prefix))
 
     def __enter__(self) -> LogCapture:
@@ -140,6 +142,7 @@ class Run:
         try:
             return load_manifest(self.path).manifest
         except HologramError as exc:
+            self.report.plugin = _declared_name(self.path)
             self.report.problem(
                 "manifest",
                 "the manifest is not valid, so the kernel would refuse it at `hologram build`",
@@ -157,7 +160,7 @@ class Run:
             self.report.problem(
                 "manifest",
                 problem.message,
-                hologram_check=problem.render(),
+                hologram_check=replace(problem, hint=None).render(),
                 fix=problem.hint or "see `hologram check .`",
             )
         self.report.notes.extend(problem.render().replace("error:", "warning:", 1) for problem in lint.warnings)
@@ -191,7 +194,8 @@ class Run:
     def _start_failed(self, manifest: Manifest) -> None:
         assert self.harness is not None and self.log is not None
         plugin = self.harness.plugin
-        answer, reason, log = plugin.handshake, plugin.reason, self.log.tail()
+        answer, log = plugin.handshake, self.log.tail()
+        reason = re.sub(r"; restarting in [\d.]+ s$", "", plugin.reason)  # the harness stops it, it is not restarted
         timeout = manifest.start.timeout_s
         if answer is not None and answer.get("protocol") != protocol.PROTOCOL_VERSION:
             self.report.problem(
@@ -337,7 +341,29 @@ class Run:
         except RpcError as exc:
             return None, f"a JSON-RPC error {exc.code}: {exc.message}"
         except (ConnectionClosed, RuntimeError) as exc:
+            await self._settle()
             return None, f"the connection closed ({exc})"
+
+    async def _settle(self, bound_s: float = 10.0) -> None:
+        """After the connection closed: until the supervisor has seen the process end (its exit is reaped a moment
+        after its pipes close), so the report says how it ended. ``bound_s`` is a failure bound only."""
+        assert self.harness is not None
+        plugin = self.harness.plugin
+        if not self._alive():
+            return
+        gone = asyncio.Event()
+
+        def on_change(changed: ManagedPlugin) -> None:
+            if changed is plugin and (changed.runtime is None or not changed.state.running):
+                gone.set()
+
+        self.harness.supervisor.listeners.append(on_change)
+        try:
+            await asyncio.wait_for(gone.wait(), bound_s)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            self.harness.supervisor.listeners.remove(on_change)
 
     async def _valid_call(self, name: str, arguments: dict[str, Any]) -> bool:
         assert self.log is not None
@@ -453,6 +479,8 @@ class Run:
                 )
                 continue
             except (RpcError, ConnectionClosed, RuntimeError) as exc:
+                if isinstance(exc, (ConnectionClosed, RuntimeError)):
+                    await self._settle()
                 if not self._alive():
                     self._died(f"calling its {stage} hook", sent, mark)
                     return
@@ -593,6 +621,17 @@ class Run:
             '{"content": "error: …", "is_error": true}); a crash detaches its tools and hooks until it restarts',
         )
         self.report.skipped.append("the checks after that call: the plugin was gone")
+
+
+def _declared_name(path: Path) -> str:
+    """The plugin's name as its (invalid) manifest writes it, for the report's heading; else the file's name."""
+    import tomli
+
+    try:
+        name = tomli.loads(path.read_text(encoding="utf-8"))["plugin"]["name"]
+    except (OSError, UnicodeDecodeError, tomli.TOMLDecodeError, KeyError, TypeError):
+        return path.name
+    return str(name)
 
 
 def _raised(line: str, tool: str) -> bool:
