@@ -6,11 +6,10 @@ runs it: the fixtures come from hologram's ``pytest11`` entry point, nothing her
 fail (or pass, for the good plugin) and the failure must say what the plugin did and how to fix it, without a
 Python traceback of the kit.
 
-Mutation checks (done, each turned the named test red): the kit's stdout check skipped (``_stdout`` returning at
-once) → ``test_junk_on_stdout``; ``_leftovers`` not consulting the session (only the snapshot, which the child
-leaves) still passed — so the snapshot was taken before the plugin's children existed? no: see report; the
-shutdown check accepting ``SIGTERM`` → ``test_ignores_shutdown``; the SDK's annotation check removed →
-``test_the_good_plugin_passes`` (its integer-for-a-string call was accepted).
+Mutation checks (done, each turned the named test red): the stdout check passing always →
+``test_junk_on_stdout``; the shutdown check accepting a SIGTERM → ``test_ignores_shutdown``; no process counted
+as left → ``test_leaves_a_child_process_behind``; the log never searched for the SDK's "tool X failed" →
+``test_a_tool_that_raises``.
 """
 
 from __future__ import annotations
