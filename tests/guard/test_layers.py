@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("sdk and turn API", {"sdk", "api", "testing"}),
     ("kernel", {"kernel"}),
     ("agent", {"agent"}),
-    ("clients and tools of the operator", {"clients", "doctor"}),
+    ("clients and tools of the operator", {"clients", "doctor", "scaffold"}),
     ("cli", {"cli", "__main__"}),
 ]
 

@@ -24,6 +24,7 @@ from hologram.cli import (  # noqa: E402
     doctor_cmd,
     inspect_cmd,
     memory_cmd,
+    new_cmd,
     open_cmd,
     schema_cmd,
     status_cmd,
@@ -39,6 +40,7 @@ COMMANDS = (
     inspect_cmd,
     memory_cmd,
     check_cmd,
+    new_cmd,
     doctor_cmd,
     schema_cmd,
 )
@@ -57,6 +59,7 @@ First steps:
   hologram graph --format text   see what starts after what
   hologram why notes.store       who provides a facility, who needs it
   hologram memory stats          what memory holds per layer (search, graph ENTITY, distill, scenes)
+  hologram new plugin acme       start a plugin repository (tests with the conformance kit, CI)
   hologram check path/to/repo    lint a plugin's manifest (for plugin CI)
   hologram doctor                check the data files; --repair recovers damaged databases
   hologram schema turn-api       the JSON Schema of the turn API (or of a manifest)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -121,9 +120,10 @@ class Run:
         if manifest is None:
             return self.report
         self.report.plugin = manifest.plugin.name
-        self._lint()
-        root = source_root(manifest, self.path)
-        env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))} if root else None
+        self._lint(manifest)
+        from hologram.testing.running import source_env
+
+        env = source_env(self.path)
         try:
             self.harness = PluginHarness.from_manifest(
                 self.path, config=self.options.config, provide=self.options.provide, env=env
@@ -152,7 +152,7 @@ class Run:
             self.report.skipped.append("everything else: the plugin cannot be started from an invalid manifest")
             return None
 
-    def _lint(self) -> None:
+    def _lint(self, manifest: Manifest) -> None:
         from hologram.plan.check import check
 
         lint = check(self.path)
@@ -165,7 +165,9 @@ class Run:
             )
         self.report.notes.extend(problem.render().replace("error:", "warning:", 1) for problem in lint.warnings)
         if not lint.errors:
-            self.report.passed.append("manifest (hologram check: valid, tool schemas agree with the handlers)")
+            python = manifest.plugin.run.module or manifest.plugin.run.inproc
+            agree = ", tool schemas agree with the handlers" if python else ""
+            self.report.passed.append(f"manifest (hologram check: valid{agree})")
 
     async def _run(self, manifest: Manifest) -> None:
         assert self.harness is not None

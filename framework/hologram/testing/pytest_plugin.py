@@ -44,14 +44,10 @@ def hologram_config() -> dict[str, Any]:
 @pytest.fixture
 def hologram_plugin(hologram_manifest: Path, hologram_config: dict[str, Any]) -> Iterator[Any]:
     """The plugin running as a real process (`hologram.testing.RunningPlugin`), stopped after the test."""
-    from hologram.manifest import load_manifest
-    from hologram.testing.conformance import source_root
     from hologram.testing.running import RunningPlugin
 
-    root = source_root(load_manifest(hologram_manifest).manifest, hologram_manifest)
-    env = {"PYTHONPATH": str(root)} if root is not None else None
     try:
-        running = RunningPlugin.start(hologram_manifest, config=hologram_config or None, env=env)
+        running = RunningPlugin.start(hologram_manifest, config=hologram_config or None)
     except RuntimeError as exc:
         pytest.fail(f"{exc}\n(run hologram_conformance() for the details and the fix)", pytrace=False)
     try:

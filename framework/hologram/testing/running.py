@@ -12,6 +12,7 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+from hologram.manifest import load_manifest
 from hologram.sdk.testing import PluginHarness
 
 T = TypeVar("T")
@@ -34,7 +35,11 @@ class RunningPlugin:
     @classmethod
     def start(cls, manifest: str | Path, **options: Any) -> RunningPlugin:
         """Start the plugin (options as `PluginHarness.from_manifest`); raises RuntimeError if it does not
-        become ready, with the kernel's reason."""
+        become ready, with the kernel's reason. A ``run.module`` plugin kept in a repository runs from its source
+        (its package's directory on the plugin's PYTHONPATH), installed or not. Use it as a context manager
+        (``with RunningPlugin.start(path) as plugin:``), or call `stop`."""
+        if options.get("env") is None:
+            options["env"] = source_env(Path(manifest))
         running = cls(PluginHarness.from_manifest(manifest, **options))
         try:
             running.run(running.harness.start())
@@ -64,6 +69,12 @@ class RunningPlugin:
     def pid(self) -> int | None:
         return self.harness.plugin.pid
 
+    def __enter__(self) -> RunningPlugin:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def stop(self) -> None:
         """Stop the plugin as the kernel does (shutdown, then signals) and the loop with it."""
         if self.loop.is_closed():
@@ -74,3 +85,16 @@ class RunningPlugin:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join()
             self.loop.close()
+
+
+def source_env(manifest: Path) -> dict[str, str] | None:
+    """The environment that runs a repository's ``run.module`` plugin from its source: its package's directory
+    first on PYTHONPATH (as `hologram check` imports it); None for a plugin that needs nothing."""
+    import os
+
+    from hologram.testing.conformance import source_root
+
+    root = source_root(load_manifest(manifest).manifest, manifest)
+    if root is None:
+        return None
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
