@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import site
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
 import hologram
+from tests.kit.venv import fresh_venv
+from tests.kit.venv import pip_install as install
 
 pytestmark = pytest.mark.slow
 
@@ -57,28 +57,13 @@ def make_wheel(directory: Path, dist: str, package: str, files: dict[str, str], 
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", str(root / "env")], check=True, capture_output=True)
-    python = root / "env" / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    # Make this checkout's hologram and its dependencies importable in the new venv without a download.
+    # this checkout's hologram importable in the new venv (not installed: build must find plugins without it)
     framework = Path(hologram.__file__).resolve().parents[1]
-    paths = [str(framework), *site.getsitepackages()]
-    Path(purelib, "zz_hologram_dev.pth").write_text("\n".join(paths) + "\n", encoding="utf-8")
-    return python
+    return fresh_venv(tmp_path_factory.mktemp("venv"), extra_paths=[framework])
 
 
 def pip_install(python: Path, wheel: Path) -> None:
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--force-reinstall", "-q", str(wheel)],
-        check=True,
-        capture_output=True,
-    )
+    install(python, str(wheel), options=["--force-reinstall"])
 
 
 def run_build(python: Path, cwd: Path, *extra: str) -> subprocess.CompletedProcess[str]:
