@@ -97,13 +97,22 @@ def manifest_rows(schema: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             target = _resolve(field, schema)
             if target.get("type") == "array" and "$ref" in target.get("items", {}):
                 item = _resolve(target["items"], schema)
-                rows.append((key, "array of tables", "`[]`", str(raw.get("description") or item.get("description", ""))))
+                rows.append(
+                    (key, "array of tables", "`[]`", str(raw.get("description") or item.get("description", "")))
+                )
                 walk(item, f"{key}[].")
                 continue
             if "$ref" in field:
                 if name == "stages":  # seven optional tables of one shape: one row for each, then the shape
                     stages = list(target.get("properties", {}))
-                    rows.append((f"{key}.STAGE", "table", "absent", "hook one of the stages: " + ", ".join(f"`{s}`" for s in stages)))
+                    rows.append(
+                        (
+                            f"{key}.STAGE",
+                            "table",
+                            "absent",
+                            "hook one of the stages: " + ", ".join(f"`{s}`" for s in stages),
+                        )
+                    )
                     first = _resolve(_optional(target["properties"][stages[0]]), schema)
                     walk(first, f"{key}.STAGE.")
                     continue
@@ -155,7 +164,11 @@ SDK_SECTIONS: list[tuple[str, str, list[str]]] = [
             "ToolResultView",
         ],
     ),
-    ("Testing: the conformance kit", "hologram.testing", ["check_conformance", "check_conformance_async", "Report", "Finding", "RunningPlugin", "PluginHarness"]),
+    (
+        "Testing: the conformance kit",
+        "hologram.testing",
+        ["check_conformance", "check_conformance_async", "Report", "Finding", "RunningPlugin", "PluginHarness"],
+    ),
 ]
 FIXTURES = ["hologram_manifest", "hologram_config", "hologram_plugin", "hologram_conformance"]
 
@@ -220,18 +233,30 @@ def _entry(qualified: str, obj: Any) -> list[str]:
     if inspect.isclass(obj):
         is_typed_dict = hasattr(obj, "__annotations__") and hasattr(obj, "__total__")
         if is_typed_dict:
-            out += [f"### `{short}`", "", f"`{qualified}`: a `TypedDict` with the keys "
-                    + ", ".join(f"`{k}: {_annotation(v)}`" for k, v in obj.__annotations__.items()) + "."]
+            out += [
+                f"### `{short}`",
+                "",
+                f"`{qualified}`: a `TypedDict` with the keys "
+                + ", ".join(f"`{k}: {_annotation(v)}`" for k, v in obj.__annotations__.items())
+                + ".",
+            ]
         elif dataclasses.is_dataclass(obj):
             fields = ", ".join(f"{f.name}: {_annotation(f.type)}" for f in dataclasses.fields(obj))
             out += [f"### `{short}`", "", f"`{qualified}({fields})` (a dataclass)"]
         else:
-            out += [f"### `{short}`", "", f"`{qualified}{_signature(obj.__init__, skip_self=True).removesuffix(' -> None')}`"]
+            out += [
+                f"### `{short}`",
+                "",
+                f"`{qualified}{_signature(obj.__init__, skip_self=True).removesuffix(' -> None')}`",
+            ]
         if _doc(obj):
             out += ["", _doc(obj)]
         for name, member in _members(obj):
             if isinstance(member, property):
-                out += ["", f"- **`{short}.{name}`** (property)" + (f": {_doc(member.fget)}" if _doc(member.fget) else "")]
+                out += [
+                    "",
+                    f"- **`{short}.{name}`** (property)" + (f": {_doc(member.fget)}" if _doc(member.fget) else ""),
+                ]
                 continue
             function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
             kind = " (class method)" if isinstance(member, classmethod) else ""
@@ -245,6 +270,12 @@ def _entry(qualified: str, obj: Any) -> list[str]:
         if _doc(obj):
             out += ["", _doc(obj)]
     return [*out, ""]
+
+
+def _fixture_function(fixture: Any) -> Any:
+    """The function behind a ``@pytest.fixture`` (pytest 8.4+ wraps it in an object of its own)."""
+    unwrap = getattr(fixture, "_get_wrapped_function", None)
+    return unwrap() if callable(unwrap) else getattr(fixture, "__wrapped__", fixture)
 
 
 def sdk_doc() -> str:
@@ -269,9 +300,7 @@ def sdk_doc() -> str:
     plugin_module = importlib.import_module("hologram.testing.pytest_plugin")
     lines += ["## The pytest fixtures", "", _doc(plugin_module), ""]
     for name in FIXTURES:
-        fixture = getattr(plugin_module, name)
-        function = getattr(fixture, "__wrapped__", None) or getattr(fixture, "_get_wrapped_function", lambda: fixture)()
-        lines += [f"### `{name}`", "", _doc(function), ""]
+        lines += [f"### `{name}`", "", _doc(_fixture_function(getattr(plugin_module, name))), ""]
     return "\n".join(line.rstrip() for line in "\n".join(lines).splitlines()).rstrip("\n") + "\n"
 
 
@@ -283,7 +312,9 @@ def main(argv: list[str] | None = None) -> int:
     stale = [path for path, text in pages.items() if not path.exists() or path.read_text(encoding="utf-8") != text]
     if args.check:
         for path in stale:
-            print(f"{path.relative_to(ROOT)}: out of date: run .venv/bin/python tools/docs_reference.py", file=sys.stderr)
+            print(
+                f"{path.relative_to(ROOT)}: out of date: run .venv/bin/python tools/docs_reference.py", file=sys.stderr
+            )
         return 1 if stale else 0
     for path in stale:
         path.write_text(pages[path], encoding="utf-8")
