@@ -6,6 +6,9 @@ plugin's own tests pass in that venv — the conformance kit comes from hologram
 `hologram build` discovers the plugin through its entry point (no -m); `hologram up` starts it beside the built-in
 plugins; and a turn through the strict mock calls its tool, whose result (from the plugin's process, with the
 greeting configured in settings.toml) reaches the model.
+
+Mutation check (done): the template's Greeter ignoring the configured greeting (always "Hello") passed the
+generated repository's own tests (they use the default) and turned this test red at the tool result the model got.
 """
 
 from __future__ import annotations

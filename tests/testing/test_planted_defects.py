@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,7 +34,7 @@ run = {{ module = "defective" }}
 provides = ["planted.echo"]
 
 [start]
-timeout_s = 3
+timeout_s = {timeout_s}
 
 [stages]
 before_output = {{ order = 50 }}
@@ -73,14 +74,20 @@ def test_conformance(hologram_conformance):
 """
 
 
-def write_repo(pytester: pytest.Pytester, code: str, *, parameters: str = PARAMETERS) -> Path:
+# a failure bound for a start (about 0.3 s here): generous, so a machine several times slower still starts in time
+START_TIMEOUT_S = 20
+
+
+def write_repo(
+    pytester: pytest.Pytester, code: str, *, parameters: str = PARAMETERS, timeout_s: float = START_TIMEOUT_S
+) -> Path:
     """A plugin repository as `hologram new plugin` lays one out: the manifest in the package, an entry point."""
     root = pytester.path
     package = root / "src" / "defective"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(textwrap.dedent(code), encoding="utf-8")
     (package / "__main__.py").write_text("from defective import plugin\n\nplugin.run()\n", encoding="utf-8")
-    (package / "plugin.toml").write_text(MANIFEST.format(parameters=parameters), encoding="utf-8")
+    (package / "plugin.toml").write_text(MANIFEST.format(parameters=parameters, timeout_s=timeout_s), encoding="utf-8")
     (root / "pyproject.toml").write_text(
         '[project]\nname = "defective"\nversion = "0.1.0"\n\n'
         '[project.entry-points."hologram.plugins"]\nplanted = "defective"\n',
@@ -91,7 +98,7 @@ def write_repo(pytester: pytest.Pytester, code: str, *, parameters: str = PARAME
     return root
 
 
-def run_kit(pytester: pytest.Pytester, code: str, **options: str) -> pytest.RunResult:
+def run_kit(pytester: pytest.Pytester, code: str, **options: Any) -> pytest.RunResult:
     write_repo(pytester, code, **options)
     return pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=240)
 
@@ -113,9 +120,10 @@ def test_the_good_plugin_passes(pytester: pytest.Pytester) -> None:
 
 def test_never_sends_ready(pytester: pytest.Pytester) -> None:
     code = GOOD + "\nplugin.auto_ready = False  # and nothing ever calls plugin.ready()\n"
+    # the whole timeout is waited for here: 5 s, ~15 times what the initialize answer takes on this machine
     failed_with(
-        run_kit(pytester, code),
-        "*readiness: it answered initialize but never announced planted.echo within start.timeout_s = 3 s*",
+        run_kit(pytester, code, timeout_s=5),
+        "*readiness: it answered initialize but never announced planted.echo within start.timeout_s = 5 s*",
         '*fix: send {"jsonrpc": "2.0", "method": "facility/ready", "params": {"facility": "planted.echo"}}*',
     )
 

@@ -201,8 +201,7 @@ class Tool(_Strict):
     parallel_safe: bool = Field(False, description="True if calls may run concurrently with other parallel-safe calls.")
     parameters: dict[str, Any] = Field(
         default_factory=lambda: {"type": "object", "properties": {}},
-        description="JSON Schema of the arguments; must be of type 'object'. Default: an object without "
-        "properties.",
+        description="JSON Schema of the arguments; must be of type 'object'. Default: an object without properties.",
     )
     needs_approval: bool = Field(
         False,

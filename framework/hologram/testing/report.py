@@ -74,8 +74,17 @@ class Report:
             lines = [f"{head}: {count} problem{'s' if count != 1 else ''}", ""]
             lines += [finding.render(i) + "\n" for i, finding in enumerate(self.findings, 1)]
         if self.passed:
-            lines.append("passed: " + "; ".join(self.passed))
+            lines.append("passed: " + "; ".join(sorted(self.passed, key=_check_order)))
         if self.skipped:
             lines.append("not checked: " + "; ".join(self.skipped))
         lines += [f"note: {note}" for note in self.notes]
         return "\n".join(lines)
+
+
+CHECKS = ("manifest", "handshake", "readiness", "tools", "stages", "stdout", "shutdown", "processes")
+
+
+def _check_order(passed: str) -> int:
+    """A passed check's place in the run's order (its text starts with the check's name)."""
+    name = passed.split(" ", 1)[0]
+    return CHECKS.index(name) if name in CHECKS else len(CHECKS)
