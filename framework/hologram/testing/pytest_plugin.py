@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from hologram.testing.report import Report
+if TYPE_CHECKING:  # the report's module loads with the first fixture that runs, not in every pytest run
+    from hologram.testing.report import Report
 
 
 @pytest.fixture
