@@ -167,7 +167,15 @@ SDK_SECTIONS: list[tuple[str, str, list[str]]] = [
     (
         "Testing: the conformance kit",
         "hologram.testing",
-        ["check_conformance", "check_conformance_async", "Report", "Finding", "RunningPlugin", "PluginHarness"],
+        [
+            "check_conformance",
+            "check_conformance_async",
+            "Options",
+            "Report",
+            "Finding",
+            "RunningPlugin",
+            "PluginHarness",
+        ],
     ),
 ]
 FIXTURES = ["hologram_manifest", "hologram_config", "hologram_plugin", "hologram_conformance"]

@@ -27,16 +27,25 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hologram.sdk.testing import PluginHarness
-    from hologram.testing.conformance import check_conformance, check_conformance_async
+    from hologram.testing.conformance import Options, check_conformance, check_conformance_async
     from hologram.testing.report import Finding, Report
     from hologram.testing.running import RunningPlugin
 
-__all__ = ["Finding", "PluginHarness", "Report", "RunningPlugin", "check_conformance", "check_conformance_async"]
+__all__ = [
+    "Finding",
+    "Options",
+    "PluginHarness",
+    "Report",
+    "RunningPlugin",
+    "check_conformance",
+    "check_conformance_async",
+]
 
 _HOME = {
     "PluginHarness": "hologram.sdk.testing",
     "check_conformance": "hologram.testing.conformance",
     "check_conformance_async": "hologram.testing.conformance",
+    "Options": "hologram.testing.conformance",
     "Finding": "hologram.testing.report",
     "Report": "hologram.testing.report",
     "RunningPlugin": "hologram.testing.running",

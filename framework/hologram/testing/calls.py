@@ -10,7 +10,7 @@ answer is judged by the kernel's own `StageContext.apply`, so the kit accepts ex
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hologram.base import protocol
 from hologram.rpc import APPLICATION_ERROR, INVALID_PARAMS, ConnectionClosed, RequestTimeout, RpcError
@@ -22,13 +22,23 @@ if TYPE_CHECKING:
     from hologram.manifest import Manifest
     from hologram.testing.conformance import Run
 
+
+class Attempt(NamedTuple):
+    """One tool call as the kit saw it: the result (or None), what went wrong instead, what was sent, the log's mark."""
+
+    result: Any
+    failed: str | None
+    sent: str
+    mark: int
+
+
 _SDK_TOOL_FAILED = re.compile(r"hologram\.sdk: (?P<plugin>\S+): tool (?P<tool>\S+) failed")
 
 
 async def tools(run: Run) -> bool:
     """Every tool: its valid calls, then its invalid ones. False when the plugin is gone."""
     assert run.harness is not None
-    skip = dict(run.options.skip_tools or {})
+    skip = run.options.skipped()
     examples = dict(run.options.examples or {})
     for name, tool in sorted(run.harness.tools.items()):
         if name in skip:
@@ -72,14 +82,24 @@ async def call(run: Run, name: str, arguments: dict[str, Any]) -> tuple[Any, str
         return None, f"the connection closed ({exc})"
 
 
-async def valid_call(run: Run, name: str, arguments: dict[str, Any]) -> bool:
+async def attempt(run: Run, name: str, arguments: dict[str, Any], note: str, doing: str) -> Attempt | None:
+    """Call the tool; None (the plugin's end reported) when its process did not survive the call."""
     assert run.log is not None
     mark = len(run.log.lines)
     result, failed = await call(run, name, arguments)
-    sent = f"tool/invoke {name} {excerpt(arguments)}"
+    sent = f"tool/invoke {name} {excerpt(arguments)}{note}"
     if not run.alive():
-        run.died(f"calling {name}", sent, mark)
+        run.died(doing, sent, mark)
+        return None
+    return Attempt(result, failed, sent, mark)
+
+
+async def valid_call(run: Run, name: str, arguments: dict[str, Any]) -> bool:
+    assert run.log is not None
+    done = await attempt(run, name, arguments, "", f"calling {name}")
+    if done is None:
         return False
+    result, failed, sent, mark = done
     if failed is not None:
         run.report.problem(
             "tools",
@@ -108,12 +128,10 @@ async def valid_call(run: Run, name: str, arguments: dict[str, Any]) -> bool:
 
 async def invalid_call(run: Run, name: str, arguments: dict[str, Any], broken: str) -> bool:
     assert run.log is not None
-    mark = len(run.log.lines)
-    result, failed = await call(run, name, arguments)
-    sent = f"tool/invoke {name} {excerpt(arguments)} ({broken})"
-    if not run.alive():
-        run.died(f"calling {name} with arguments its schema refuses", sent, mark)
+    done = await attempt(run, name, arguments, f" ({broken})", f"calling {name} with arguments its schema refuses")
+    if done is None:
         return False
+    result, failed, sent, mark = done
     refused = failed is not None and any(f"error {code}:" in failed for code in (INVALID_PARAMS, APPLICATION_ERROR))
     if failed is not None and not refused:
         run.report.problem(

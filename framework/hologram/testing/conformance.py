@@ -39,13 +39,25 @@ DEFAULT_TOOL_TIMEOUT_S = 30.0
 
 @dataclass
 class Options:
-    """What an author may tell the run (all optional; `check_conformance` documents each)."""
+    """What an author may tell a run; every field is optional.
+
+    ``config``: values over the manifest's ``[config]``. ``examples``: tool → a list of argument objects to call it
+    with instead of generated ones (a schema with a ``pattern`` the generator cannot satisfy). ``skip_tools``: tools
+    not to call, as tool → why (or just their names), e.g. one that sends mail. ``provide``: stubs of the
+    facilities the plugin requires (facility → {method: function}). ``tool_timeout_s``: how long one tool call
+    may take."""
 
     config: dict[str, Any] | None = None
     examples: Mapping[str, list[dict[str, Any]]] | None = None
-    skip_tools: Mapping[str, str] | None = None
+    skip_tools: Mapping[str, str] | Iterable[str] | None = None
     provide: dict[str, dict[str, Callable[..., Any]]] | None = None
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
+
+    def skipped(self) -> dict[str, str]:
+        """Tool → why it is not called."""
+        if isinstance(self.skip_tools, Mapping):
+            return dict(self.skip_tools)
+        return {name: "skipped by the test" for name in self.skip_tools or ()}
 
 
 def source_root(manifest: Manifest, path: Path) -> Path | None:
@@ -228,44 +240,13 @@ def _declared_name(path: Path) -> str:
     return str(name)
 
 
-async def check_conformance_async(
-    manifest: str | Path,
-    *,
-    config: dict[str, Any] | None = None,
-    examples: Mapping[str, list[dict[str, Any]]] | None = None,
-    skip_tools: Mapping[str, str] | Iterable[str] | None = None,
-    provide: dict[str, dict[str, Callable[..., Any]]] | None = None,
-    tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
-) -> Report:
-    """`check_conformance` in a running event loop."""
-    skip = skip_tools if isinstance(skip_tools, Mapping) else {n: "skipped by the test" for n in skip_tools or ()}
-    options = Options(config, examples, skip, provide, tool_timeout_s)
-    return await Run(Path(manifest), options).execute()
+async def check_conformance_async(manifest: str | Path, **options: Any) -> Report:
+    """`check_conformance` in a running event loop (the same keywords)."""
+    return await Run(Path(manifest), Options(**options)).execute()
 
 
-def check_conformance(
-    manifest: str | Path,
-    *,
-    config: dict[str, Any] | None = None,
-    examples: Mapping[str, list[dict[str, Any]]] | None = None,
-    skip_tools: Mapping[str, str] | Iterable[str] | None = None,
-    provide: dict[str, dict[str, Callable[..., Any]]] | None = None,
-    tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
-) -> Report:
+def check_conformance(manifest: str | Path, **options: Any) -> Report:
     """Run every conformance check on the plugin of ``manifest`` and return the report (``report.ok``,
-    ``report.render()``); the pytest fixture ``hologram_conformance`` fails the test with it.
-
-    ``config``: values over the manifest's ``[config]``. ``examples``: tool → a list of argument objects to call it
-    with instead of generated ones (a schema with a ``pattern`` the generator cannot satisfy). ``skip_tools``: tools
-    not to call (tool → why), e.g. one that sends mail. ``provide``: stubs of the facilities the plugin requires
-    (facility → {method: function}). ``tool_timeout_s``: how long one tool call may take."""
-    return asyncio.run(
-        check_conformance_async(
-            manifest,
-            config=config,
-            examples=examples,
-            skip_tools=skip_tools,
-            provide=provide,
-            tool_timeout_s=tool_timeout_s,
-        )
-    )
+    ``report.render()``); the pytest fixture ``hologram_conformance`` fails the test with it. The keywords are
+    the fields of `Options`: ``config``, ``examples``, ``skip_tools``, ``provide``, ``tool_timeout_s``."""
+    return asyncio.run(check_conformance_async(manifest, **options))

@@ -10,7 +10,7 @@ installed; nothing here runs until a test asks for a fixture.
   test: ``hologram_plugin.call_tool("acme_greet", {"name": "Ada"})``, ``call_stage``, ``call_facility``.
 * ``hologram_conformance`` — one line runs every conformance check and fails the test with what the plugin did
   and how to fix it: ``def test_conformance(hologram_conformance): hologram_conformance()``. Its keywords are
-  those of `hologram.testing.check_conformance` (``examples=``, ``skip_tools=``, ``config=``, ``provide=``).
+  the fields of `hologram.testing.Options` (``examples=``, ``skip_tools=``, ``config=``, ``provide=``, …).
 """
 
 from __future__ import annotations
