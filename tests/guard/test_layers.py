@@ -31,10 +31,10 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("contracts", {"manifest", "llm"}),
     ("build and config", {"plan", "config", "sessions", "stages"}),
     ("runtime", {"supervisor", "memory", "install"}),
-    ("sdk and turn API", {"sdk", "api"}),
+    ("sdk and turn API", {"sdk", "api", "testing"}),
     ("kernel", {"kernel"}),
     ("agent", {"agent"}),
-    ("clients and tools of the operator", {"clients", "doctor"}),
+    ("clients and tools of the operator", {"clients", "doctor", "scaffold"}),
     ("channels that are programs (ACP over stdio)", {"channels"}),
     ("cli", {"cli", "__main__"}),
 ]

@@ -6,6 +6,8 @@ Tests that pip-install a plugin must not install it into the project's own `.ven
 dependencies and the dev tools (hatchling, for an editable install without a download) import from there,
 while whatever a test installs lands in the throwaway venv alone. ~3 s (`python -m venv` with its pip).
 `make_wheel` writes a plugin distribution as a wheel directly, for pip to install from a local directory.
+`fresh_venv` is the same without this checkout on the path (a test that installs the checkout itself), and
+`pip_install` installs into such a venv offline, without resolving dependencies.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import site
 import subprocess
 import sys
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import hologram
@@ -27,18 +30,41 @@ OFFLINE_PIP = {"PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0", "PIP_DISABLE_
 
 def throwaway_venv(root: Path) -> Path:
     """A new venv under `root`; returns its python."""
-    subprocess.run([sys.executable, "-m", "venv", str(root)], check=True, capture_output=True)
+    framework = Path(hologram.__file__).resolve().parents[1]
+    return _venv_seeing(root, [framework])
+
+
+def fresh_venv(root: Path, *, extra_paths: Sequence[Path] = ()) -> Path:
+    """``root/env`` (made once), this interpreter's site-packages (and ``extra_paths``) on its path; its python.
+    Unlike `throwaway_venv`, this checkout's framework is not on the path unless named: a test that installs
+    this checkout (editable) into it gets exactly what that install provides."""
+    return _venv_seeing(root / "env", list(extra_paths))
+
+
+def _venv_seeing(root: Path, extra_paths: list[Path]) -> Path:
+    """A venv at `root` (made once) whose `.pth` names `extra_paths` and this interpreter's site-packages."""
     python = root / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(root)], check=True, capture_output=True)
     purelib = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         check=True,
         capture_output=True,
         text=True,
     ).stdout.strip()
-    framework = Path(hologram.__file__).resolve().parents[1]
-    paths = [str(framework), *site.getsitepackages()]
+    paths = [*(str(p) for p in extra_paths), *site.getsitepackages()]
     Path(purelib, "zz_hologram_dev.pth").write_text("\n".join(paths) + "\n", encoding="utf-8")
     return python
+
+
+def pip_install(python: Path, *targets: str, editable: bool = False, options: Sequence[str] = ()) -> None:
+    """``pip install`` into the venv of ``python`` offline: nothing is downloaded, dependencies are not resolved."""
+    command = [str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--no-build-isolation", "-q", *options]
+    for target in targets:
+        command += ["-e", target] if editable else [target]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        raise AssertionError(f"pip install {' '.join(targets)} failed:\n{done.stdout}\n{done.stderr}")
 
 
 def offline_env(extra: dict[str, str] | None = None) -> dict[str, str]:

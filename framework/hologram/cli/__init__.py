@@ -25,6 +25,7 @@ from hologram.cli import (  # noqa: E402
     doctor_cmd,
     inspect_cmd,
     memory_cmd,
+    new_cmd,
     open_cmd,
     plugin_cmd,
     schema_cmd,
@@ -45,6 +46,7 @@ COMMANDS = (
     inspect_cmd,
     memory_cmd,
     check_cmd,
+    new_cmd,
     doctor_cmd,
     schema_cmd,
     service_cmd,
@@ -66,6 +68,7 @@ First steps:
   hologram graph --format text   see what starts after what
   hologram why notes.store       who provides a facility, who needs it
   hologram memory stats          what memory holds per layer (search, graph ENTITY, distill, scenes)
+  hologram new plugin acme       start a plugin repository (tests with the conformance kit, CI)
   hologram check path/to/repo    lint a plugin's manifest (for plugin CI)
   hologram doctor                check the data files; --repair recovers damaged databases
   hologram schema turn-api       the JSON Schema of the turn API (or of a manifest)

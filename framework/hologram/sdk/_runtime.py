@@ -41,6 +41,7 @@ from hologram.rpc import (
     open_stdio,
     to_blob,
 )
+from hologram.sdk._jsontypes import argument_problem
 from hologram.sdk._plugin import Plugin, StartContext, ToolContext, call_maybe_async, signature_of, tool_error
 from hologram.zygote.child import ENV_KERNEL_PID, die_with_parent
 
@@ -255,6 +256,9 @@ class Runtime:
             signature_of(spec.handler).bind(**kwargs)
         except TypeError as exc:
             return tool_error(f"bad arguments for {spec.name}: {exc}")
+        wrong = argument_problem(spec.handler, arguments)
+        if wrong is not None:
+            return tool_error(f"bad arguments for {spec.name}: {wrong}")
         try:
             value = await call_maybe_async(spec.handler, **kwargs)
         except Exception as exc:

@@ -65,12 +65,17 @@ class PluginHarness:
         config: dict[str, Any] | None = None,
         data_dir: Path | None = None,
         provide: dict[str, dict[str, Callable[..., Any]]] | None = None,
+        env: dict[str, str] | None = None,
     ) -> PluginHarness:
+        """The plugin of the manifest at ``path``, its ``[config]`` updated with ``config``, its process given
+        ``env`` over the manifest's ``run.env`` (e.g. a ``PYTHONPATH`` with the repository's ``src``)."""
         loaded = load_manifest(Path(path))
         manifest = loaded.manifest
         if config:
             manifest = manifest.model_copy(update={"config": {**manifest.config, **config}})
         entry = plugin_entry(manifest, requires={r: KERNEL for r in manifest.facilities.requires})
+        if env:
+            entry["run"]["env"] = {**entry["run"].get("env", {}), **env}
         spec = PluginSpec(LockedPlugin.model_validate(entry), loaded.path.parent)
         return cls(spec, data_dir=data_dir, provide=provide)
 
