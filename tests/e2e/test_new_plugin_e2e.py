@@ -1,7 +1,7 @@
 """From `hologram new plugin acme` to a turn that calls its tool, as a plugin author gets there (issue 36).
 
 Real processes, offline: the repository is generated into a temporary directory; a fresh venv gets this checkout
-(editable) and the plugin (editable), their dependencies from this venv's site-packages (tests/kit/venv.py); the
+(hologram-sdk and hologram, editable) and the plugin (editable), their dependencies from this venv's site-packages (tests/kit/venv.py); the
 plugin's own tests pass in that venv — the conformance kit comes from hologram's pytest11 entry point there —;
 `hologram build` discovers the plugin through its entry point (no -m); `hologram up` starts it beside the built-in
 plugins; and a turn through the strict mock calls its tool, whose result (from the plugin's process, with the
@@ -48,7 +48,8 @@ def author(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     """(the generated repository, the venv's bin) with hologram and the plugin installed there."""
     repo = tmp_path / "hologram-acme"
     python = fresh_venv(tmp_path)
-    pip_install(python, str(CHECKOUT), editable=True)
+    # the hologram package comes with hologram-sdk (the same framework/ source), the kernel and plugins with the root
+    pip_install(python, str(CHECKOUT / "distributions" / "hologram-sdk"), str(CHECKOUT), editable=True)
     bin_dir = python.parent
     made = subprocess.run(
         [str(bin_dir / "hologram"), "new", "plugin", "acme", "--dir", str(repo)],
