@@ -178,6 +178,24 @@ class Page:
         self.driver.save_screenshot(str(path))
         return path
 
+    def send(self, text: str) -> None:
+        """Type ``text`` in the composer and press Enter; returns once the page drew the new turn."""
+        from selenium.webdriver.common.keys import Keys
+
+        turns = len(self.finds("#messages .turn"))
+        self.type("#chat-input", text)
+        self.find("#chat-input").send_keys(Keys.ENTER)
+        self.wait(lambda: len(self.finds("#messages .turn")) > turns, f"the turn of {text!r} to appear")
+
+    def viewport(self, width: int, height: int) -> None:
+        """Lay the page out at ``width`` x ``height`` CSS pixels, exactly (a window cannot be made narrower than
+        the browser's minimum; device metrics can, as a phone's are)."""
+        self.driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+        )
+        self.wait(lambda: self.js("return window.innerWidth") == width, f"the page to be {width} px wide")
+
     def last_turn(self) -> Any:
         turns = self.finds("#messages .turn")
         return turns[-1] if turns else None
