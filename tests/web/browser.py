@@ -8,6 +8,7 @@ them). Without /usr/bin/chromium the tests skip and say why — unless HOLOGRAM_
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -16,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -217,6 +218,20 @@ class Page:
 
         result: str = self.wait(ended, "the last turn to end", timeout)
         return result
+
+
+@contextlib.contextmanager
+def page_at(link: str) -> Iterator[Page]:
+    """A browser of its own (a fresh profile: no cookie, no localStorage) on ``link``; closed and its profile
+    removed on the way out, also when the test failed."""
+    profile = temp_profile()
+    driver = chrome(profile)
+    try:
+        driver.get(link)
+        yield Page(driver)
+    finally:
+        driver.quit()
+        remove_profile(profile)
 
 
 def temp_profile() -> Path:

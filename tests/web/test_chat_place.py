@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ import pytest
 from mock_llm import MockLLM
 from tests.kit.providers import provider_toml, write_settings
 
-from .browser import Page, WebKernel, chrome, remove_profile, require_browser, temp_profile
+from .browser import Page, WebKernel, page_at, require_browser
 
 pytestmark = pytest.mark.slow
 
@@ -99,16 +99,9 @@ def kernel(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM) -> Iterator[
 
 @pytest.fixture(scope="module")
 def page(kernel: tuple[WebKernel, str]) -> Iterator[Page]:
-    profile = temp_profile()
-    driver = chrome(profile)
-    try:
-        driver.get(kernel[1])
-        p = Page(driver)
+    with page_at(kernel[1]) as p:
         p.visible("#view-chat")
         yield p
-    finally:
-        driver.quit()
-        remove_profile(profile)
 
 
 @pytest.fixture(autouse=True)
@@ -323,6 +316,16 @@ def show_tab(page: Page, tab: str) -> None:
     page.wait(lambda: page.finds(ready), f"the {tab} tab drawn")
 
 
+def left_on_any_tab(page: Page, left: Callable[[Page], list[Any]]) -> dict[str, list[Any]]:
+    """What ``left`` finds of the other language on each tab, by tab (shown in turn)."""
+    found = {}
+    for tab in TABS:
+        show_tab(page, tab)
+        if what := left(page):
+            found[tab] = what
+    return found
+
+
 def test_the_language_switch_relabels_old_cards(page: Page, mock: MockLLM) -> None:
     """Old cards (ok, denied, a decision, a stopped turn's note) drawn in English, then 中文: nothing of the
     table's English is left on any tab; back to English: no Chinese left of the page's own strings."""
@@ -336,9 +339,7 @@ def test_the_language_switch_relabels_old_cards(page: Page, mock: MockLLM) -> No
 
     page.click("#lang-zh")
     page.wait(lambda: page.text("#tab-chat") == "对话", "the page in Chinese")
-    for tab in TABS:
-        show_tab(page, tab)
-        assert english_left(page) == [], tab
+    assert left_on_any_tab(page, english_left) == {}
     page.click("#tab-chat")
     assert page.text(".tool[data-call-id=call_d1] .head .title") == "工具 shell_run"
     assert page.text(".tool[data-call-id=call_d1] .state") == "完成"
@@ -349,9 +350,7 @@ def test_the_language_switch_relabels_old_cards(page: Page, mock: MockLLM) -> No
 
     page.click("#lang-en")
     page.wait(lambda: page.text("#tab-chat") == "Chat", "the page in English again")
-    for tab in TABS:
-        show_tab(page, tab)
-        assert chinese_left(page) == [], tab
+    assert left_on_any_tab(page, chinese_left) == {}
     page.click("#tab-chat")
     assert page.text(".tool[data-call-id=call_d2] .approval .decision") == "Denied by the web page."
 

@@ -7,10 +7,13 @@
 //   provider form (setup and Providers tab): provider-form, pf-name, pf-kind, pf-base-url, pf-model,
 //               pf-api-key, pf-clear-key, pf-thinking, pf-context-window, pf-timeout, pf-test, pf-save,
 //               pf-cancel, pf-status (the Test/Save outcome; the vendor's error verbatim)
-//   chat:       messages, chat-input, chat-send, chat-stop, chat-new, chat-session;
-//               each turn `.turn[data-turn]`; user text `.msg.user`; answer `.msg.assistant .text`;
-//               reasoning `details.reasoning` (collapsed by default) `.body`;
-//               tool card `.tool[data-call-id]` with `.args`, `.output`, `.result`, `.state`,
+//   chat:       messages, chat-input, chat-send, chat-stop, chat-new, chat-session, chat-jump (Jump to latest);
+//               chat-title, chat-rename, chat-title-input (the title, renamed in place);
+//               each turn `.turn[data-turn]` (`data-ended` once ended); user text `.msg.user`; answer
+//               `.msg.assistant .text`; reasoning `details.reasoning` (collapsed by default) `.body`;
+//               tool card `.tool[data-call-id]` with `.title`, `.args`, `.output`, `.result`, `.state[data-state]`
+//               (running, waiting, ok, error, denied, …), `.approval` (`.pending` while asked) with
+//               `.decision[data-decision]` and a refusal's `.reason`,
 //               approval buttons `button.approve` / `.approve-session` / `.approve-always` / `button.deny`
 //               (data-testid approve-CALLID / approve-session-CALLID / approve-always-CALLID / deny-CALLID)
 //   sessions:   sessions-table, rows `tr[data-session]` with buttons `.open`, `.rename`, `.delete`; sessions-new
