@@ -209,6 +209,19 @@ class TurnService:
         except NotAllowed as exc:
             raise RpcError(NOT_ALLOWED, str(exc), {"session": p.session, "approval": p.approval}) from None
 
+    async def create_session(self, channel: str, params: Any) -> dict[str, Any]:
+        """An empty session now, its ``channel`` the caller's (as a turn's: the plugin, or the initialized
+        connection's name): ACP's ``session/new`` must answer with an id before any prompt, and a session the
+        kernel made is one ``sessions/list`` shows and ``sessions/read`` reads, with no id kept by the client."""
+        p = _parse(params_api.CreateParams, api.SESSIONS_CREATE, params)
+        try:
+            sid = self.agent.store.create_session(channel)
+            if p.title:
+                self.agent.store.rename_session(sid, p.title)
+        except HologramError as exc:
+            raise RpcError(SESSION_FAILED, one_line(exc)) from None
+        return {"session": sid, "title": p.title, "channel": channel}
+
     async def list_sessions(self, params: Any) -> dict[str, Any]:
         p = _parse(params_api.ListParams, api.SESSIONS_LIST, params)
         try:
@@ -315,6 +328,11 @@ class TurnService:
             by = watcher.client if watcher is not None else client_name(params)
             return await self.approve(by, connection, params)
 
+        async def create(params: Any) -> Any:
+            connection = calling()
+            info = self.clients.get(connection) if connection is not None else None
+            return await self.create_session(info.name if info is not None else "client", params)
+
         return {
             api.INITIALIZE: initialize,
             api.TURN_START: start,
@@ -323,6 +341,7 @@ class TurnService:
             api.TURN_READ: self.read_turn,
             api.TURN_CANCEL: self.cancel,
             api.TURN_APPROVE: approve,
+            api.SESSIONS_CREATE: create,
             api.SESSIONS_LIST: self.list_sessions,
             api.SESSIONS_READ: self.read_session,
             api.SESSIONS_RENAME: self.rename_session,
@@ -353,6 +372,9 @@ class TurnService:
         async def approve(caller: str, **params: Any) -> Any:
             return await self.approve(caller, ("plugin", caller), params)
 
+        async def create(caller: str, **params: Any) -> Any:
+            return await self.create_session(caller, params)
+
         names = {
             "start": start,
             "watch": watch,
@@ -360,6 +382,7 @@ class TurnService:
             "cancel": bind(self.cancel),
             "approve": approve,
             "read": bind(self.read_turn),
+            "sessions_create": create,
             "sessions_list": bind(self.list_sessions),
             "sessions_read": bind(self.read_session),
             "sessions_rename": bind(self.rename_session),

@@ -16,6 +16,7 @@ from typing_extensions import Self
 from hologram.api.input_parts import Part, check_parts
 from hologram.api.turn import (
     INITIALIZE,
+    SESSIONS_CREATE,
     SESSIONS_DELETE,
     SESSIONS_LIST,
     SESSIONS_READ,
@@ -181,6 +182,13 @@ class TurnReadParams(_Params):
     turn: NonEmpty
 
 
+class CreateParams(_Params):
+    """``sessions/create``: an empty session, for a client that needs its id before the first turn (an ACP
+    editor's ``session/new``). ``turn/start`` without ``session`` still creates one with its first turn."""
+
+    title: str = Field("", max_length=200, description="a title for it (sessions/list shows it)")
+
+
 class SessionParams(_Params):
     """``sessions/delete``."""
 
@@ -265,6 +273,7 @@ METHOD_PARAMS: dict[str, type[_Params]] = {
     TURN_READ: TurnReadParams,
     TURN_CANCEL: CancelParams,
     TURN_APPROVE: ApproveParams,
+    SESSIONS_CREATE: CreateParams,
     SESSIONS_LIST: ListParams,
     SESSIONS_READ: SessionReadParams,
     SESSIONS_RENAME: RenameParams,

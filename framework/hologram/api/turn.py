@@ -37,6 +37,7 @@ TURN_WATCH = "turn/watch"  # WatchParams → {session, turn (running or null), s
 TURN_UNWATCH = "turn/unwatch"  # {session} → {watching: false}
 TURN_CANCEL = "turn/cancel"  # {session, turn?} → {cancelled: bool}
 TURN_APPROVE = "turn/approve"  # ApproveParams → {accepted: bool} (false: already decided, or no such request)
+SESSIONS_CREATE = "sessions/create"  # {title?} → {session, title, channel}: an empty session, before any turn
 SESSIONS_LIST = "sessions/list"  # {limit?, cursor?} → {sessions: [{id, title, updated, channel, …}], next_cursor}
 SESSIONS_READ = "sessions/read"  # {session, limit?, before?} → {session, title, events, messages, next_before}
 SESSIONS_RENAME = "sessions/rename"  # {session, title} → {session, title}

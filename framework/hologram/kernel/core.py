@@ -26,6 +26,7 @@ from typing import Any
 from hologram._version import __version__
 from hologram.base._defaults import DEFAULT_DATA_DIR as DEFAULT_DATA_DIR
 from hologram.config.settings import load_settings
+from hologram.kernel.admin_install import InstallAdmin
 from hologram.kernel.admin_plugins import PluginAdmin
 from hologram.kernel.control import ControlServer, Method, socket_path
 from hologram.kernel.notices import Notice, NoticeListener, Notices
@@ -223,6 +224,7 @@ class Kernel:
         self.add_facility_method("kernel.tools", "list", list_tools)
         self.add_facility_method("kernel.settings", "info", kernel_info)
         PluginAdmin(self).serve()  # kernel.plugins, and admin/list|restart|stop|start|log on the control socket
+        InstallAdmin(self).serve()  # kernel.plugins reload|inventory|add|remove: plugins added at run time
 
     # -- control socket -------------------------------------------------------------------------------
 
@@ -233,6 +235,9 @@ class Kernel:
             "uptime_s": round(time.monotonic() - self.started_at, 3),
             "data_dir": str(self.data_dir),
             "lock": str(self.lock.path.resolve()),
+            # the environment plugins are installed into (`hologram plugin add` must use the same one)
+            "python": sys.executable,
+            "prefix": sys.prefix,
             "heap_frozen": self.heap_frozen,  # objects moved out of full collections (hologram/base/_heap.py)
             # memory blocks the Python allocator holds: a count, not a size, so a leak of Python objects shows
             # as steady growth over turns that PSS noise hides (tests/guard/test_soak.py)
