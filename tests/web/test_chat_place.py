@@ -21,10 +21,10 @@ each event as the page did (`settle` scrolling only when within 160 px of the bo
 test_follows_the_newest_event_whatever_its_height red; the scroll listener never stopping to follow turns
 test_scrolling_up_stops_following_and_jump_brings_you_back red (the view is pulled down); `target` ignoring a
 pending approval (always the bottom) turns test_a_reload_lands_on_the_pending_approval red (the approve button
-is off screen). In turn.js, `decided` not drawing stored decisions (history skipped) turns
+is off screen), and so does `land` leaving the view at the top (the old page's landing). In turn.js, `decided` not drawing stored decisions (history skipped) turns
 test_a_reopened_session_shows_decisions_and_live_output red; the tool card's title written with `text:` instead
 of `i18n:` turns test_the_language_switch_relabels_old_cards red ("Tool" left in 中文). In app.css, without the
-narrow-screen block the 360 px check fails on every tab.
+narrow-screen block the 360 px check fails (the Sessions tab 550 px wide).
 """
 
 from __future__ import annotations
