@@ -169,10 +169,13 @@ def test_sessions_are_listed_read_renamed_and_deleted(kernel: ApprovalKernel, mo
             turn = await client.start("hi", session="named-session")
             ended = await turn.result()
             assert (ended.stop_reason, ended.output) == ("answer", "hello there")
+            titled = {s["id"]: s["title"] for s in await client.sessions()}
+            assert titled["named-session"] == "hi", "a new session is titled by its first input (issue 41)"
             await client.rename("named-session", "Greetings 问候")
             listed = {s["id"]: s for s in await client.sessions()}
             assert listed["named-session"]["title"] == "Greetings 问候"
             stored = await client.read("named-session")
+            assert stored["title"] == "Greetings 问候"
             assert [m["role"] for m in stored["messages"]] == ["user", "assistant"]
             assert await client.delete("named-session") is True
             assert "named-session" not in {s["id"] for s in await client.sessions()}

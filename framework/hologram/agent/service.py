@@ -39,6 +39,7 @@ from hologram.rpc.errors import (
     SESSION_FAILED,
 )
 from hologram.sessions import messages_from_events
+from hologram.sessions.title import title_from_input
 
 if TYPE_CHECKING:
     from hologram.agent.turn import Agent
@@ -162,9 +163,9 @@ class TurnService:
         identity = TurnIdentity(channel or p.client, p.client, client_version, p.partner)
         store = self.agent.store
         try:
-            sid = p.session or store.create_session(identity.channel)
-            if p.session and not store.exists(p.session):
-                store.create_session(identity.channel, p.session)
+            sid = p.session
+            if sid is None or not store.exists(sid):  # a new session: titled by its first input, for every client
+                sid = store.create_session(identity.channel, sid, title=title_from_input(p.text, p.stored_parts()))
         except HologramError as exc:
             raise RpcError(SESSION_FAILED, one_line(exc)) from None
         return self.hub.start(p, sid, watcher(p.client) if (watcher is not None and p.watch) else None, identity)
@@ -241,10 +242,12 @@ class TurnService:
             if not self.hub.running(p.session):  # no turn of ours is writing it: close what a crash left open
                 store.repair(p.session)
             events, next_before = read_page(store, p)
+            title = store.title(p.session)
         except HologramError as exc:
             raise RpcError(SESSION_FAILED, one_line(exc), {"session": p.session}) from None
         return {
             "session": p.session,
+            "title": title,
             "events": [
                 {
                     "seq": e.seq,

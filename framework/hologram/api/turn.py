@@ -39,7 +39,7 @@ TURN_CANCEL = "turn/cancel"  # {session, turn?} → {cancelled: bool}
 TURN_APPROVE = "turn/approve"  # ApproveParams → {accepted: bool} (false: already decided, or no such request)
 SESSIONS_CREATE = "sessions/create"  # {title?} → {session, title, channel}: an empty session, before any turn
 SESSIONS_LIST = "sessions/list"  # {limit?, cursor?} → {sessions: [{id, title, updated, channel, …}], next_cursor}
-SESSIONS_READ = "sessions/read"  # {session, limit?, before?} → {events: [...], messages: [...], next_before}
+SESSIONS_READ = "sessions/read"  # {session, limit?, before?} → {session, title, events, messages, next_before}
 SESSIONS_RENAME = "sessions/rename"  # {session, title} → {session, title}
 SESSIONS_DELETE = "sessions/delete"  # {session} → {deleted: bool}
 # kernel → client notification, on every connection watching the session
