@@ -201,5 +201,8 @@
     finally { button.disabled = false; }
   });
 
+  // while the tab is open its counts follow the kernel: L3's are "not yet" until the kernel has opened the graph
+  // (after its start-up loads), and turns and cooling change the others
+  window.setInterval(() => { if (!document.getElementById("view-memory").hidden) loadMemory(); }, 3000);
   H.register("memory", { show: loadMemory, relabel: () => { loadMemory(); if (graphOf) showGraph(...graphOf); } });
 })();
