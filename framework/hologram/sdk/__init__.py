@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hologram.sdk._plugin import FacilityClient, Plugin, StartContext, ToolContext, tool_error
+from hologram.sdk._plugin import FacilityClient, Plugin, RuntimeTool, StartContext, ToolContext, tool_error
 
 if TYPE_CHECKING:
     from hologram.sdk import testing
@@ -65,6 +65,7 @@ __all__ = [
     "Plugin",
     "PostActionView",
     "PreActionView",
+    "RuntimeTool",
     "StageView",
     "StartContext",
     "ToolCallView",

@@ -180,6 +180,7 @@ class Runtime:
                     if v is not None
                 }
                 for t in self.plugin.tools.values()
+                if not t.runtime
             ],
             "stages": sorted(self.plugin.stages),
             "methods": {facility: sorted(methods) for facility, methods in self.plugin.methods.items()},
@@ -252,11 +253,15 @@ class Runtime:
                 str(params.get("call_id", "")), params.get("session_id"), self.plugin, dict(arguments)
             )
         try:
-            signature_of(spec.handler).bind(**kwargs)
+            if not spec.runtime:
+                signature_of(spec.handler).bind(**kwargs)
         except TypeError as exc:
             return tool_error(f"bad arguments for {spec.name}: {exc}")
         try:
-            value = await call_maybe_async(spec.handler, **kwargs)
+            if spec.runtime:
+                value = await call_maybe_async(spec.handler, dict(arguments), kwargs["ctx"])
+            else:
+                value = await call_maybe_async(spec.handler, **kwargs)
         except Exception as exc:
             log.exception("%s: tool %s failed", self.plugin.name, spec.name)
             return tool_error(f"{type(exc).__name__}: {exc}")
@@ -331,6 +336,9 @@ class Runtime:
 
     async def publish(self, event: dict[str, Any]) -> None:
         await self.connection.notify(protocol.EVENT_PUBLISH, {"event": event})
+
+    async def set_status(self, text: str) -> None:
+        await self.connection.notify(protocol.PLUGIN_STATUS, {"text": text})
 
     def blob(self, data: bytes) -> dict[str, Any]:
         try:
