@@ -23,6 +23,7 @@ from hologram.cli import (  # noqa: E402
     check_cmd,
     doctor_cmd,
     inspect_cmd,
+    mcp_cmd,
     memory_cmd,
     open_cmd,
     schema_cmd,
@@ -38,6 +39,7 @@ COMMANDS = (
     ask_cmd,
     inspect_cmd,
     memory_cmd,
+    mcp_cmd,
     check_cmd,
     doctor_cmd,
     schema_cmd,
@@ -57,6 +59,7 @@ First steps:
   hologram graph --format text   see what starts after what
   hologram why notes.store       who provides a facility, who needs it
   hologram memory stats          what memory holds per layer (search, graph ENTITY, distill, scenes)
+  hologram mcp                   serve the agent and memory to MCP clients (Claude Desktop) on stdio
   hologram check path/to/repo    lint a plugin's manifest (for plugin CI)
   hologram doctor                check the data files; --repair recovers damaged databases
   hologram schema turn-api       the JSON Schema of the turn API (or of a manifest)
