@@ -1,0 +1,191 @@
+"""MCP both ways, end to end: a real `hologram up`, the strict mock as the model, real MCP servers built with the
+`mcp` package's server API (fixture_server.py), and the `mcp` package's client driving `hologram mcp`.
+
+What is proven:
+- a turn calls a tool of a stdio MCP server and of a streamable-HTTP one through the mcp plugin; the kernel asks
+  for approval (the tool is registered at run time, nobody declared it), and only an approved call reaches the
+  server; the schema was deferred (named in ``tools_load``, not sent) until the call;
+- the stdio server killed → its tools go and the status line says it is down → it is started again and its
+  tools come back; the HTTP server killed and started again → the same;
+- ``notifications/tools/list_changed`` (or its 2026-07-28 subscription) adds and removes a tool;
+- ``hologram mcp`` as a real subprocess under the `mcp` client: it lists ``ask`` and ``memory_search``, ``ask``
+  is answered through the strict mock and continues its session, ``memory_search`` finds the first answer with
+  its layer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from hologram.api import turn as api
+from hologram.clients import TurnClient
+from mock_llm import MockLLM
+
+from .kernel import HttpFixture, McpKernel, env, hologram_mcp_argv
+
+pytestmark = pytest.mark.slow
+FIX_TOOLS = ("mcp_fix_echo", "mcp_fix_fail", "mcp_fix_grow", "mcp_fix_picture", "mcp_fix_shrink")
+
+
+@pytest.fixture(scope="module")
+def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpFixture]:
+    fixture = HttpFixture(tmp_path_factory.mktemp("web"))
+    fixture.start()
+    yield fixture
+    fixture.kill()
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM, web: HttpFixture) -> Iterator[McpKernel]:
+    k = McpKernel(tmp_path_factory.mktemp("mcp"), mock, web)
+    k.start()
+    k.wait_tools(*FIX_TOOLS, "mcp_web_echo")
+    yield k
+    k.stop()
+
+
+@pytest.fixture(autouse=True)
+def fresh(mock: MockLLM) -> None:
+    mock.reset()
+
+
+def script_call(mock: MockLLM, tool: str, arguments: dict[str, Any], answer: str = "done") -> None:
+    mock.script(
+        [
+            {"reasoning_content": "r", "tool_calls": [{"id": "m1", "name": tool, "arguments": json.dumps(arguments)}]},
+            {"reasoning_content": "r", "content": answer},
+        ]
+    )
+
+
+async def turn_with(kernel: McpKernel, approve: bool) -> list[Any]:
+    """One turn; every approval request answered ``approve``."""
+    async with await TurnClient.connect(kernel.data, client="tester", approvals=True) as client:
+        turn = await client.start("use the tool")
+        async with asyncio.timeout(90):
+            async for event in turn:
+                if isinstance(event, api.ApprovalRequested):
+                    await client.approve(event, "approve_once" if approve else "deny", "test")
+        return turn.events
+
+
+def one(events: list[Any], kind: type[Any]) -> Any:
+    [found] = [e for e in events if isinstance(e, kind)]
+    return found
+
+
+@pytest.mark.parametrize("server", ["fix", "web"])
+def test_a_turn_calls_an_mcp_tool_after_approval(
+    kernel: McpKernel, mock: MockLLM, web: HttpFixture, server: str
+) -> None:
+    tool = f"mcp_{server}_echo"
+    script_call(mock, tool, {"text": f"hello {server}"})
+    events = asyncio.run(turn_with(kernel, True))
+    asked = one(events, api.ApprovalRequested)
+    assert (asked.tool, asked.plugin) == (tool, "mcp")  # the kernel asked: the server's tool declared nothing
+    result = one(events, api.ToolResult)
+    assert (result.status, result.content) == ("ok", f"echo: hello {server}")
+    calls = kernel.fix_calls() if server == "fix" else web.log.read_text().splitlines()
+    assert f"echo hello {server}" in calls
+    assert mock.rejections == []
+    first, second = mock.requests[0].body, mock.requests[1].body
+    sent = [t["function"]["name"] for t in first["tools"]]
+    assert tool not in sent and "tools_load" in sent  # deferred: only named …
+    [load] = [t for t in first["tools"] if t["function"]["name"] == "tools_load"]
+    assert tool in load["function"]["description"]
+    expected = {"role": "tool", "tool_call_id": "m1", "content": f"echo: hello {server}"}
+    assert expected.items() <= second["messages"][-1].items()
+
+
+def test_a_denied_call_never_reaches_the_server(kernel: McpKernel, mock: MockLLM) -> None:
+    script_call(mock, "mcp_fix_echo", {"text": "must not run"})
+    events = asyncio.run(turn_with(kernel, False))
+    assert one(events, api.ToolResult).status == "denied"
+    assert "echo must not run" not in kernel.fix_calls()
+
+
+def test_errors_and_images_map_onto_the_tool_result(kernel: McpKernel, mock: MockLLM) -> None:
+    script_call(mock, "mcp_fix_fail", {"why": "testing"})
+    result = one(asyncio.run(turn_with(kernel, True)), api.ToolResult)
+    assert result.is_error and result.content == "error: Error executing tool fail: failed on purpose: testing"
+    mock.reset()
+    script_call(mock, "mcp_fix_picture", {})
+    result = one(asyncio.run(turn_with(kernel, True)), api.ToolResult)
+    assert (result.is_error, result.content) == (False, "[image: image/png, 70 bytes]")
+
+
+def test_list_changed_adds_and_removes_a_tool(kernel: McpKernel, mock: MockLLM) -> None:
+    assert "mcp_fix_extra" not in kernel.mcp_plugin()["tools"]
+    script_call(mock, "mcp_fix_grow", {})
+    asyncio.run(turn_with(kernel, True))
+    kernel.wait_tools("mcp_fix_extra")
+    mock.reset()
+    script_call(mock, "mcp_fix_shrink", {})
+    asyncio.run(turn_with(kernel, True))
+    kernel.wait_tools("mcp_fix_extra", present=False)
+
+
+def test_a_killed_stdio_server_is_down_then_back(kernel: McpKernel, mock: MockLLM) -> None:
+    killed = kernel.kill_fix_server()
+    kernel.wait_tools(*FIX_TOOLS, present=False, status="fix: down (retry in")
+    kernel.wait_tools(*FIX_TOOLS, status="fix: 5 tools")
+    assert int(kernel.pid_file.read_text()) != killed  # a new server process
+    script_call(mock, "mcp_fix_echo", {"text": "after restart"})
+    assert one(asyncio.run(turn_with(kernel, True)), api.ToolResult).content == "echo: after restart"
+
+
+def test_a_killed_http_server_is_down_then_back(kernel: McpKernel, web: HttpFixture) -> None:
+    web.kill()
+    kernel.wait_tools("mcp_web_echo", present=False, status="web: down (retry in")
+    web.start()
+    kernel.wait_tools("mcp_web_echo", status="web: 5 tools")
+
+
+# -- hologram mcp ----------------------------------------------------------------------------------------
+
+
+async def through_hologram_mcp(kernel: McpKernel) -> dict[str, Any]:
+    argv = hologram_mcp_argv(kernel.data)
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=env(), cwd=str(kernel.root))
+    out: dict[str, Any] = {}
+    async with Client(params, cache=None) as client:
+        out["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
+        first = await client.call_tool("ask", {"text": "what is the secret word?"})
+        out["first"] = first
+        session = first.structured_content["session"]
+        out["second"] = await client.call_tool("ask", {"text": "say it again", "session": session})
+        out["search"] = await client.call_tool("memory_search", {"text": "marmalade"})
+    return out
+
+
+def test_an_mcp_client_asks_hologram_and_searches_its_memory(kernel: McpKernel, mock: MockLLM) -> None:
+    mock.script([{"reasoning_content": "r", "content": "the secret word is marmalade"}, {"content": "marmalade"}])
+    out = asyncio.run(through_hologram_mcp(kernel))
+    assert out["tools"] == ["ask", "memory_search"]
+    first, second, search = out["first"], out["second"], out["search"]
+    assert not first.is_error and first.structured_content["answer"] == "the secret word is marmalade"
+    assert first.structured_content["session"] == second.structured_content["session"]
+    assert "the secret word is marmalade" in first.content[0].text and "session" in first.content[0].text
+    later = mock.requests[1].body["messages"]  # the second ask continued the first's session
+    assert {"role": "assistant", "content": "the secret word is marmalade"}.items() <= later[-2].items()
+    assert not search.is_error and "[L1 recent]" in search.content[0].text
+    assert "marmalade" in search.content[0].text
+    assert mock.rejections == []
+
+
+def test_hologram_mcp_without_a_kernel_answers_with_the_fix(tmp_path: Path) -> None:
+    async def go() -> Any:
+        argv = hologram_mcp_argv(tmp_path / "nothing-here")
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=env())
+        async with Client(params, cache=None) as client:
+            return await client.call_tool("ask", {"text": "hello"})
+
+    result = asyncio.run(go())
+    assert result.is_error and "hologram up" in result.content[0].text
