@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,8 +29,9 @@ from mcp import Client, StdioServerParameters
 from hologram.api import turn as api
 from hologram.clients import TurnClient
 from mock_llm import MockLLM
+from tests.kit.wait import wait_until
 
-from .kernel import HttpFixture, McpKernel, env, hologram_mcp_argv
+from .kernel import HttpFixture, McpKernel, call, env, hologram_mcp_argv
 
 pytestmark = pytest.mark.slow
 FIX_TOOLS = ("mcp_fix_echo", "mcp_fix_fail", "mcp_fix_grow", "mcp_fix_picture", "mcp_fix_shrink")
@@ -189,3 +192,29 @@ def test_hologram_mcp_without_a_kernel_answers_with_the_fix(tmp_path: Path) -> N
 
     result = asyncio.run(go())
     assert result.is_error and "hologram up" in result.content[0].text
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.parametrize("how", ["crash", "stop"])
+def test_no_stdio_server_outlives_the_plugin(kernel: McpKernel, how: str) -> None:
+    """The plugin killed (SIGKILL: no clean-up of its own ran) or stopped: its stdio server goes with it (the
+    guardian's death signal; the stop's closing of the session); started again, the tools come back."""
+    kernel.wait_tools(*FIX_TOOLS)
+    server = int(kernel.pid_file.read_text())
+    assert alive(server)
+    if how == "crash":
+        os.kill(kernel.mcp_plugin()["pid"], signal.SIGKILL)
+    else:
+        call(kernel.data, "plugin/stop", {"name": "mcp"})
+    wait_until(lambda: not alive(server), timeout=30, what=f"MCP server {server} gone after the plugin's {how}")
+    if how == "stop":
+        call(kernel.data, "plugin/start", {"name": "mcp"})
+    kernel.wait_tools(*FIX_TOOLS, status="fix: 5 tools")
+    assert int(kernel.pid_file.read_text()) != server
