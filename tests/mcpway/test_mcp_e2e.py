@@ -18,7 +18,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,9 +28,14 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
+from hologram.agent.approvals import rule_for
 from hologram.api import turn as api
 from hologram.clients import TurnClient
+from hologram.config.settings import load_settings
+from hologram_plugins.mcp.config import McpConfig
+from hologram_plugins.mcp.naming import tool_name
 from mock_llm import MockLLM
+from tests.kit.providers import write_settings
 from tests.kit.wait import wait_until
 
 from .kernel import HttpFixture, McpKernel, call, env, hologram_mcp_argv
@@ -218,3 +225,44 @@ def test_no_stdio_server_outlives_the_plugin(kernel: McpKernel, how: str) -> Non
         call(kernel.data, "plugin/start", {"name": "mcp"})
     kernel.wait_tools(*FIX_TOOLS, status="fix: 5 tools")
     assert int(kernel.pid_file.read_text()) != server
+
+
+# -- docs/channels.md's snippets ---------------------------------------------------------------------------
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "channels.md"
+
+
+def mcp_section_blocks(language: str) -> list[str]:
+    section = DOCS.read_text(encoding="utf-8").split("\n## MCP\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(rf"```{language}\n(.*?)```", section, re.S)
+
+
+def test_the_documented_settings_configure_the_plugin_and_the_policy(tmp_path: Path) -> None:
+    """The TOML snippet, as a user pastes it into settings.toml: read by the kernel's settings loader, the
+    plugin's table accepted by its config model, the approvals rules applied as the text says."""
+    [snippet] = mcp_section_blocks("toml")
+    write_settings(tmp_path / "settings.toml", snippet)
+    settings = load_settings(tmp_path)
+    config = McpConfig.model_validate(settings.plugins["mcp"])
+    assert config.servers["fs"].command == "npx" and config.servers["search"].url == "https://mcp.example.com/mcp"
+    assert rule_for(settings.approvals, "mcp_fs_read_file").mode == "allow"
+    assert rule_for(settings.approvals, "mcp_fs_write_file").mode == "ask"
+    assert tool_name("git", "repo.status") in DOCS.read_text(encoding="utf-8")  # the naming example is true
+
+
+def test_the_documented_client_config_starts_hologram_mcp(kernel: McpKernel, mock: MockLLM) -> None:
+    """The JSON snippet's command and args, as Claude Desktop runs them: `hologram` is this install's (the
+    snippet says to give the full path when it is not on PATH) and the data directory the kernel's."""
+    [snippet] = mcp_section_blocks("json")
+    server = json.loads(snippet)["mcpServers"]["hologram"]
+    assert server["command"] == "hologram" and server["args"][:2] == ["mcp", "--data"]
+    command = str(Path(sys.executable).parent / "hologram")
+    args = [*server["args"][:2], str(kernel.data)]
+    mock.script([{"reasoning_content": "r", "content": "hello from the docs"}])
+
+    async def go() -> Any:
+        async with Client(StdioServerParameters(command=command, args=args, env=env()), cache=None) as client:
+            return await client.call_tool("ask", {"text": "hi"})
+
+    result = asyncio.run(go())
+    assert not result.is_error and result.structured_content["answer"] == "hello from the docs"
