@@ -5,14 +5,16 @@
 
 Tools: ``echo`` (text back), ``picture`` (a 1x1 PNG as an image block), ``fail`` (an error result),
 ``grow`` / ``shrink`` (add or remove the tool ``extra`` and announce it: ``notifications/tools/list_changed`` on
-a handshake-era connection, the subscription bus on a 2026-07-28 one). With ``FIXTURE_PID_FILE`` set it writes
-its pid there when it starts (a test kills it by that pid), and with ``FIXTURE_LOG`` it appends each call.
+a handshake-era connection, the subscription bus on a 2026-07-28 one). With ``FIXTURE_PID_FILE`` set it starts a child
+that leaves its session (``sleep``) and writes both pids there, "SERVER CHILD" (a test kills the server by
+its pid, and checks the child dies with the plugin), and with ``FIXTURE_LOG`` it appends each call.
 """
 
 from __future__ import annotations
 
 import base64
 import os
+import subprocess
 import sys
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -86,8 +88,10 @@ async def shrink(ctx: Context) -> str:
 if __name__ == "__main__":
     pid_file = os.environ.get("FIXTURE_PID_FILE")
     if pid_file:
+        # a child that left the server's session and ignores stdin: only a guardian of the whole tree ends it
+        child = subprocess.Popen(["sleep", "600"], start_new_session=True, stdin=subprocess.DEVNULL)
         with open(pid_file, "w", encoding="utf-8") as f:
-            f.write(str(os.getpid()))
+            f.write(f"{os.getpid()} {child.pid}")
     if len(sys.argv) > 2 and sys.argv[1] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:

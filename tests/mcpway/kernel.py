@@ -106,9 +106,14 @@ class McpKernel(E2EKernel):
     def fix_calls(self) -> list[str]:
         return self.fix_log.read_text().splitlines() if self.fix_log.exists() else []
 
+    def fix_pids(self) -> tuple[int, int]:
+        """(the stdio fixture server, the child it started in a session of its own)."""
+        server, child = self.pid_file.read_text().split()
+        return int(server), int(child)
+
     def kill_fix_server(self) -> int:
         """SIGKILL the stdio fixture server itself (not its guardian); returns its pid."""
-        pid = int(self.pid_file.read_text())
+        pid = self.fix_pids()[0]
         os.kill(pid, signal.SIGKILL)
         return pid
 

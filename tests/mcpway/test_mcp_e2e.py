@@ -146,7 +146,7 @@ def test_a_killed_stdio_server_is_down_then_back(kernel: McpKernel, mock: MockLL
     killed = kernel.kill_fix_server()
     kernel.wait_tools(*FIX_TOOLS, present=False, status="fix: down (retry in")
     kernel.wait_tools(*FIX_TOOLS, status="fix: 5 tools")
-    assert int(kernel.pid_file.read_text()) != killed  # a new server process
+    assert kernel.fix_pids()[0] != killed  # a new server process
     script_call(mock, "mcp_fix_echo", {"text": "after restart"})
     assert one(asyncio.run(turn_with(kernel, True)), api.ToolResult).content == "echo: after restart"
 
@@ -211,20 +211,26 @@ def alive(pid: int) -> bool:
 
 @pytest.mark.parametrize("how", ["crash", "stop"])
 def test_no_stdio_server_outlives_the_plugin(kernel: McpKernel, how: str) -> None:
-    """The plugin killed (SIGKILL: no clean-up of its own ran) or stopped: its stdio server goes with it (the
-    guardian's death signal; the stop's closing of the session); started again, the tools come back."""
+    """The plugin killed (SIGKILL: no clean-up of its own ran) or stopped: its stdio server goes with it, and so
+    does the child the server started in a session of its own, which ignores stdin's end (the guardian is a
+    subreaper that kills the whole tree); started again, the tools come back.
+    Mutation check (done): starting the server without its guardian (link.py) turns both cases red: the child
+    outlives the plugin."""
     kernel.wait_tools(*FIX_TOOLS)
-    server = int(kernel.pid_file.read_text())
-    assert alive(server)
+    server, child = kernel.fix_pids()
+    assert alive(server) and alive(child)
     if how == "crash":
         os.kill(kernel.mcp_plugin()["pid"], signal.SIGKILL)
     else:
         call(kernel.data, "plugin/stop", {"name": "mcp"})
-    wait_until(lambda: not alive(server), timeout=30, what=f"MCP server {server} gone after the plugin's {how}")
+    wait_until(
+        lambda: not alive(server) and not alive(child), timeout=30,
+        what=f"MCP server {server} and its child {child} (another session) gone after the plugin's {how}",
+    )  # fmt: skip
     if how == "stop":
         call(kernel.data, "plugin/start", {"name": "mcp"})
     kernel.wait_tools(*FIX_TOOLS, status="fix: 5 tools")
-    assert int(kernel.pid_file.read_text()) != server
+    assert kernel.fix_pids()[0] != server
 
 
 # -- docs/channels.md's snippets ---------------------------------------------------------------------------
