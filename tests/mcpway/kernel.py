@@ -81,6 +81,7 @@ class McpKernel(E2EKernel):
         write_settings(
             self.data / "settings.toml",
             f"[agent]\nmax_steps = 4\n\n[approvals]\ntimeout_s = {APPROVAL_TIMEOUT_S}\n\n"
+            '[approvals.tools.mcp_fix_picture]\nmode = "allow"\n\n'  # the policy lets one tool run unasked
             "[plugins.mcp]\nretry_max_s = 2\npoll_s = 1\n\n"
             f"[plugins.mcp.servers.fix]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(FIXTURE))}]\n"
             f"env = {{ FIXTURE_PID_FILE = {json.dumps(str(self.pid_file))}, FIXTURE_LOG = {json.dumps(str(self.fix_log))} }}\n\n"

@@ -190,6 +190,29 @@ def test_an_mcp_client_asks_hologram_and_searches_its_memory(kernel: McpKernel, 
     assert mock.rejections == []
 
 
+def test_hologram_mcp_tools_offers_the_graph_s_tools_under_the_policy(kernel: McpKernel) -> None:
+    """``hologram mcp --tools``: the plugins' tools with their schemas; a call the policy allows runs (settings:
+    mcp_fix_picture mode = allow), one it would ask about is refused without reaching the plugin.
+    Mutation check (done): `DirectTools.call` without its approval step turns this red (the echo runs)."""
+    kernel.wait_tools(*FIX_TOOLS)
+
+    async def go() -> tuple[dict[str, Any], Any, Any]:
+        argv = [*hologram_mcp_argv(kernel.data), "--tools"]
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=env())
+        async with Client(params, cache=None) as client:
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            allowed = await client.call_tool("mcp_fix_picture", {})
+            refused = await client.call_tool("mcp_fix_echo", {"text": "direct call"})
+            return listed, allowed, refused
+
+    listed, allowed, refused = asyncio.run(go())
+    assert {"ask", "memory_search", "mcp_fix_echo", "mcp_web_echo"} <= set(listed)
+    assert listed["mcp_fix_echo"].input_schema["properties"]["text"]["type"] == "string"
+    assert not allowed.is_error and allowed.content[0].text == "[image: image/png, 70 bytes]"
+    assert refused.is_error and "mcp_fix_echo needs approval under your policy" in refused.content[0].text
+    assert "echo direct call" not in kernel.fix_calls()
+
+
 def test_hologram_mcp_without_a_kernel_answers_with_the_fix(tmp_path: Path) -> None:
     async def go() -> Any:
         argv = hologram_mcp_argv(tmp_path / "nothing-here")
@@ -219,8 +242,9 @@ def test_no_stdio_server_outlives_the_plugin(kernel: McpKernel, how: str) -> Non
     kernel.wait_tools(*FIX_TOOLS)
     server, child = kernel.fix_pids()
     assert alive(server) and alive(child)
+    plugin = kernel.mcp_plugin()["pid"]
     if how == "crash":
-        os.kill(kernel.mcp_plugin()["pid"], signal.SIGKILL)
+        os.kill(plugin, signal.SIGKILL)
     else:
         call(kernel.data, "plugin/stop", {"name": "mcp"})
     wait_until(
@@ -229,7 +253,10 @@ def test_no_stdio_server_outlives_the_plugin(kernel: McpKernel, how: str) -> Non
     )  # fmt: skip
     if how == "stop":
         call(kernel.data, "plugin/start", {"name": "mcp"})
-    kernel.wait_tools(*FIX_TOOLS, status="fix: 5 tools")
+    wait_until(
+        kernel.mcp_plugin, accept=lambda p: p["pid"] not in (None, plugin) and "fix: 5 tools" in p["status"],
+        timeout=60, what="the mcp plugin running again (a new process) with the server's tools",
+    )  # fmt: skip
     assert kernel.fix_pids()[0] != server
 
 

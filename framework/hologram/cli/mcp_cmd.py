@@ -20,17 +20,26 @@ made while no kernel runs answers with that fix. Tool calls of the agent that yo
 about are denied (an MCP client cannot answer Hologram's approval requests): allow them in [approvals].
 Nothing but MCP messages is written to stdout; problems go to stderr.
 
+--tools also offers the plugins' tools (files, notes, an MCP server's …) under their names and schemas, under
+the same policy: a call that would need a person's yes is refused, what [approvals] allows runs.
+
 Claude Desktop (claude_desktop_config.json):
   {"mcpServers": {"hologram": {"command": "hologram", "args": ["mcp", "--data", "/home/me/.hologram"]}}}
 
 examples:
   hologram mcp --data ~/.hologram
+  hologram mcp --data ~/.hologram --tools
 """
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = command_parser(subparsers, "mcp", "serve Hologram to MCP clients on stdin/stdout", MCP_DETAILS)
     add_data_option(parser)
+    parser.add_argument(
+        "--tools",
+        action="store_true",
+        help="also offer the plugins' tools (calls the policy would ask about are refused)",
+    )
     parser.set_defaults(run=run_mcp)
 
 
@@ -39,5 +48,5 @@ def run_mcp(args: argparse.Namespace) -> int:
 
     from hologram.clients.mcp_server import serve_stdio
 
-    anyio.run(serve_stdio, args.data.expanduser().resolve())
+    anyio.run(serve_stdio, args.data.expanduser().resolve(), args.tools)
     return 0

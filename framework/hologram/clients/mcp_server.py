@@ -8,6 +8,8 @@ Tools:
   session id to pass as ``session`` to continue the conversation (also as structured content).
 - ``memory_search`` {text, limit?}: memory across sessions and layers, each hit labelled L1 (recent), L2
   (cold context) or L3 (the graph) as ``hologram memory search`` shows them.
+- with ``--tools`` (opt-in), the plugins' tools under their own names and schemas, called through the turn
+  API's ``tools/call`` (hologram/agent/direct_tools.py): a call the user's policy would ask about is refused.
 
 Approvals: an MCP client has no way to answer Hologram's approval requests, so a turn run from here is one
 whose client cannot approve: a tool call the user's policy would ask about is denied (the model reads why),
@@ -37,6 +39,7 @@ from hologram._version import __version__
 from hologram.api import turn as api
 from hologram.base.errors import HologramError
 from hologram.clients.control import TurnClient
+from hologram.rpc import RpcError
 
 CLIENT_NAME = "mcp"
 SEARCH_METHOD = "admin/search"  # kernel.memory search on the control socket (docs/protocol.md)
@@ -89,10 +92,38 @@ def _text(text: str, *, error: bool = False, structured: dict[str, Any] | None =
 
 
 class HologramTools:
-    """What the tools do, over the control socket of ``data_dir``'s kernel."""
+    """What the tools do, over the control socket of ``data_dir``'s kernel. ``graph_tools``: also offer the
+    plugins' tools (``--tools``), called through ``tools/call`` under the user's approval policy."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, *, graph_tools: bool = False) -> None:
         self.data_dir = data_dir
+        self.graph_tools = graph_tools
+
+    async def list(self) -> list[types.Tool]:
+        if not self.graph_tools:
+            return TOOLS
+        try:
+            async with await self._connect() as client:
+                found = await client.tools_list()
+        except (HologramError, OSError, ConnectionError):  # no kernel now: its tools come when it does
+            return TOOLS
+        own = {t.name for t in TOOLS}
+        extra = [
+            types.Tool(
+                name=str(t["name"]),
+                description=f"{t.get('description') or t['name']} (Hologram tool of {t.get('plugin')}"
+                + ("; needs approval: refused unless your policy allows it)" if t.get("needs_approval") else ")"),
+                input_schema=dict(t.get("parameters") or {"type": "object"}),
+            )
+            for t in found
+            if str(t.get("name")) not in own
+        ]
+        return [*TOOLS, *extra]
+
+    async def graph_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        async with await self._connect() as client:
+            answer = await client.tools_call(name, arguments)
+        return _text(str(answer.get("content", "")), error=bool(answer.get("is_error")))
 
     async def _connect(self) -> TurnClient:
         return await TurnClient.connect(self.data_dir, client=CLIENT_NAME, approvals=False)
@@ -150,19 +181,25 @@ class HologramTools:
                     return _text("error: memory_search needs text (a non-empty string)", error=True)
                 limit = arguments.get("limit", 10)
                 return await self.memory_search(text, limit if isinstance(limit, int) and 0 < limit <= 200 else 10)
+            if self.graph_tools:
+                return await self.graph_tool(name, arguments)
+        except RpcError as exc:  # the kernel refused the call (no such tool, bad arguments)
+            return _text(f"error: {exc.message}", error=True)
         except HologramError as exc:  # no kernel runs here: say how to start one
             return _text(f"error: {exc.render()}", error=True)
         except (OSError, ConnectionError) as exc:
             return _text(f"error: the kernel of {self.data_dir} went away: {exc}", error=True)
-        return _text(f"error: no tool named {name!r} (tools: ask, memory_search)", error=True)
+        return _text(
+            f"error: no tool named {name!r} (tools: ask, memory_search; hologram mcp --tools: the graph's)", error=True
+        )
 
 
-def build_server(data_dir: Path) -> Server[Any]:
+def build_server(data_dir: Path, *, graph_tools: bool = False) -> Server[Any]:
     """The MCP server object (stdio here; mountable as streamable HTTP later, module docstring)."""
-    tools = HologramTools(data_dir)
+    tools = HologramTools(data_dir, graph_tools=graph_tools)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=TOOLS)
+        return types.ListToolsResult(tools=await tools.list())
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         return await tools.call(params.name, dict(params.arguments or {}))
@@ -176,10 +213,10 @@ def build_server(data_dir: Path) -> Server[Any]:
     )
 
 
-async def serve_stdio(data_dir: Path) -> None:
+async def serve_stdio(data_dir: Path, graph_tools: bool = False) -> None:
     """Serve MCP on stdin/stdout until the client closes stdin."""
     from mcp.server.stdio import stdio_server
 
-    server = build_server(data_dir)
+    server = build_server(data_dir, graph_tools=graph_tools)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

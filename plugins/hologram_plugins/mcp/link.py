@@ -31,13 +31,13 @@ import anyio
 import anyio.abc
 import httpx2
 import mcp_types as types
+from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError
 
 from hologram_plugins._process.tree import guardian_argv
 from hologram_plugins.mcp.config import McpConfig, ServerConfig
 from hologram_plugins.mcp.naming import tool_name
-from mcp import Client, StdioServerParameters
 
 log = logging.getLogger("hologram_plugins.mcp")
 CLIENT_INFO = types.Implementation(name="hologram", version="1")
