@@ -82,9 +82,12 @@ class McpKernel(E2EKernel):
             self.data / "settings.toml",
             f"[agent]\nmax_steps = 4\n\n[approvals]\ntimeout_s = {APPROVAL_TIMEOUT_S}\n\n"
             '[approvals.tools.mcp_fix_picture]\nmode = "allow"\n\n'  # the policy lets one tool run unasked
-            "[plugins.mcp]\nretry_max_s = 2\npoll_s = 1\n\n"
+            "[plugins.mcp]\nretry_max_s = 2\npoll_s = 60\n\n"  # a change within 10 s is announced, not polled
             f"[plugins.mcp.servers.fix]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(FIXTURE))}]\n"
             f"env = {{ FIXTURE_PID_FILE = {json.dumps(str(self.pid_file))}, FIXTURE_LOG = {json.dumps(str(self.fix_log))} }}\n\n"
+            # the same server over the initialize handshake (MCP before 2026-07-28): list_changed notifications
+            f"[plugins.mcp.servers.old]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(FIXTURE))}]\n"
+            'protocol = "legacy"\n\n'
             f"[plugins.mcp.servers.web]\nurl = {json.dumps(web.url)}\ntoken = 'not-checked-by-the-fixture'\n\n"
             + provider_toml(mock, "mock"),
         )

@@ -56,7 +56,7 @@ def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpFixture]:
 def kernel(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM, web: HttpFixture) -> Iterator[McpKernel]:
     k = McpKernel(tmp_path_factory.mktemp("mcp"), mock, web)
     k.start()
-    k.wait_tools(*FIX_TOOLS, "mcp_web_echo")
+    k.wait_tools(*FIX_TOOLS, "mcp_old_echo", "mcp_web_echo")
     yield k
     k.stop()
 
@@ -131,15 +131,18 @@ def test_errors_and_images_map_onto_the_tool_result(kernel: McpKernel, mock: Moc
     assert (result.is_error, result.content) == (False, "[image: image/png, 70 bytes]")
 
 
-def test_list_changed_adds_and_removes_a_tool(kernel: McpKernel, mock: MockLLM) -> None:
-    assert "mcp_fix_extra" not in kernel.mcp_plugin()["tools"]
-    script_call(mock, "mcp_fix_grow", {})
+@pytest.mark.parametrize("server", ["fix", "old"])
+def test_list_changed_adds_and_removes_a_tool(kernel: McpKernel, mock: MockLLM, server: str) -> None:
+    """``fix`` speaks MCP 2026-07-28 (the change comes on its subscriptions/listen stream), ``old`` the initialize
+    handshake (``notifications/tools/list_changed``)."""
+    assert f"mcp_{server}_extra" not in kernel.mcp_plugin()["tools"]
+    script_call(mock, f"mcp_{server}_grow", {})
     asyncio.run(turn_with(kernel, True))
-    kernel.wait_tools("mcp_fix_extra")
+    kernel.wait_tools(f"mcp_{server}_extra", timeout=10)  # well within poll_s (60 s): the announcement did it
     mock.reset()
-    script_call(mock, "mcp_fix_shrink", {})
+    script_call(mock, f"mcp_{server}_shrink", {})
     asyncio.run(turn_with(kernel, True))
-    kernel.wait_tools("mcp_fix_extra", present=False)
+    kernel.wait_tools(f"mcp_{server}_extra", present=False, timeout=10)
 
 
 def test_a_killed_stdio_server_is_down_then_back(kernel: McpKernel, mock: MockLLM) -> None:

@@ -14,7 +14,7 @@ Approval is not set here: it is the kernel's, from ``[approvals]`` (docs/channel
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, model_validator
 
@@ -36,6 +36,11 @@ class ServerConfig(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict, description="streamable HTTP: headers sent with each request")
     token: SecretStr | None = Field(None, description='streamable HTTP: sent as "Authorization: Bearer TOKEN"')
     timeout_s: float = Field(120.0, gt=0, description="a tool call without an answer by then is an error")
+    protocol: Literal["auto", "legacy"] = Field(
+        "auto",
+        description="auto: MCP 2026-07-28 when the server speaks it, else the initialize handshake; legacy: the "
+        "handshake only (a server that mishandles the discovery request)",
+    )
     enabled: bool = Field(True, description="false: not started, its tools not offered")
 
     @model_validator(mode="after")

@@ -1,7 +1,8 @@
 """One MCP server as the plugin sees it: connected or down, its tools, and a call to one of them.
 
-A `ServerLink` runs in a task of its own for as long as the plugin runs (`run`): it connects (``mode="auto"``:
-MCP 2026-07-28 when the server speaks it, else the initialize handshake of earlier versions), lists the tools,
+A `ServerLink` runs in a task of its own for as long as the plugin runs (`run`): it connects (``protocol = "auto"``:
+MCP 2026-07-28 when the server speaks it, else the initialize handshake of earlier versions; ``"legacy"``: the
+handshake only), lists the tools,
 then watches the connection, and when it ends — the process exited, the HTTP server went away, the handshake
 failed — it is down, says why, and tries again after 1 s, 2 s, 3 s … (at most ``retry_max_s``). Its tools go
 when it goes down and come back with it.
@@ -147,7 +148,7 @@ class ServerLink:
         (the transport broke) reaches us as that error, not as a cancellation of this task."""
         client = Client(
             self._server(),
-            mode="auto",
+            mode=self.config.protocol,
             message_handler=self._on_message,
             client_info=CLIENT_INFO,
             read_timeout_seconds=self.settings.connect_timeout_s,  # the handshake and lists; calls have their own
