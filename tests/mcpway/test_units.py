@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from hologram.sdk.testing import PluginHarness
 from hologram.supervisor.runtime_tools import RuntimeTools
 from hologram_plugins.mcp.config import McpConfig
 from hologram_plugins.mcp.naming import tool_name
+from tests.kit.manifests import write_manifest
 
 MANIFEST = Path(__file__).resolve().parents[2] / "manifests" / "mcp.toml"
 VALID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -99,3 +101,48 @@ def test_registration_is_checked_and_all_or_nothing() -> None:
     assert "a name is given twice" in problems[4]
     assert registered["needs_approval"] is True and registered["deferred"] is True  # the kernel's word
     assert removed == ["ok"]
+
+
+BRIDGE = """\
+import sys
+from hologram.sdk import Plugin, RuntimeTool
+
+plugin = Plugin("bridge")
+
+
+async def forward(arguments, ctx):
+    return f"forwarded {arguments['q']} for {ctx.call_id}"
+
+
+@plugin.on_start
+async def start(ctx):
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    await plugin.register_tools([RuntimeTool("bridge_search", "search", schema, forward)])
+    await plugin.set_status("connected")
+
+
+if __name__ == "__main__":
+    plugin.run()
+"""
+
+
+def test_tools_registered_during_start_survive_the_handshake_and_are_called(tmp_path: Path) -> None:
+    """A plugin that registers from ``on_start`` — before it answers ``initialize`` — keeps its tools (the
+    kernel resets a plugin's tools when it spawns it, not at the handshake), and a call reaches the handler
+    with the arguments as one dict. Mutation check (done): resetting ``tools`` in ``_accept_handshake`` (as
+    before) turns this red: the tool is gone."""
+    (tmp_path / "bridge.py").write_text(BRIDGE)
+    manifest = write_manifest(
+        tmp_path, "bridge", run={"command": [sys.executable, str(tmp_path / "bridge.py")]}, requires=["kernel.tools"]
+    )
+
+    async def go() -> tuple[dict[str, Any], dict[str, Any], str]:
+        async with PluginHarness.from_manifest(manifest) as harness:
+            registered = dict(harness.tools.get("bridge_search", {}))
+            result = await harness.call_tool("bridge_search", {"q": "cats"}, call_id="c7")
+            return registered, result, harness.plugin.status
+
+    registered, result, status = asyncio.run(go())
+    assert registered["needs_approval"] is True and registered["runtime"] is True
+    assert result == {"content": "forwarded cats for c7"}
+    assert status == "connected"
