@@ -54,7 +54,7 @@ class Bridge:
         async with self._lock:
             try:
                 await self._sync(link)
-            except (RpcError, ConnectionError) as exc:
+            except Exception as exc:  # the kernel refused or went away: the link goes on either way
                 log.warning("tools of MCP server %s not registered: %s", link.name, exc)
             with contextlib.suppress(Exception):
                 await self.plugin.set_status(self.status())
