@@ -85,7 +85,7 @@ def test_the_clients_send_only_the_models_fields() -> None:
         async def request(self, method: str, params: dict[str, object]) -> dict[str, object]:
             sent.append((method, params))
             return {"session": "s", "turn": "t", "accepted": True, "cancelled": True, "sessions": [], "deleted": True,
-                    "protocol_version": 2}  # fmt: skip
+                    "protocol_version": 2, "tools": []}  # fmt: skip
 
     async def drive() -> None:
         client = TurnClient.__new__(TurnClient)
@@ -104,6 +104,8 @@ def test_the_clients_send_only_the_models_fields() -> None:
         await client.create_session("title")
         await client.rename("s", "title")
         await client.delete("s")
+        await client.tools_list()
+        await client.tools_call("notes_read", {"title": "x"})
 
     asyncio.run(drive())
     assert {method for method, _ in sent} >= set(params_api.METHOD_PARAMS) - {api.SESSIONS_LIST}

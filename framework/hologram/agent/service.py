@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hologram._version import __version__
+from hologram.agent.direct_tools import DirectTools
 from hologram.agent.hub import NotAllowed, TurnHub, Watcher
 from hologram.agent.identity import TurnIdentity
 from hologram.agent.paging import BadCursor, list_page, read_page
@@ -66,6 +67,7 @@ class TurnService:
         self.deliver = deliver
         self.clients: dict[Hashable, Client] = {}  # control connections that sent `initialize`
         self.closers: list[Callable[[], Awaitable[None]]] = []  # run by aclose, after the turns stopped
+        self.direct = DirectTools(agent)  # tools/list, tools/call: a tool called outside a turn (direct_tools.py)
 
     async def _run_turn(
         self,
@@ -333,6 +335,11 @@ class TurnService:
             info = self.clients.get(connection) if connection is not None else None
             return await self.create_session(info.name if info is not None else "client", params)
 
+        async def tools_call(params: Any) -> Any:
+            connection = calling()
+            info = self.clients.get(connection) if connection is not None else None
+            return await self.direct.call(params, channel=info.name if info is not None else client_name(params))
+
         return {
             api.INITIALIZE: initialize,
             api.TURN_START: start,
@@ -346,6 +353,8 @@ class TurnService:
             api.SESSIONS_READ: self.read_session,
             api.SESSIONS_RENAME: self.rename_session,
             api.SESSIONS_DELETE: self.delete_session,
+            api.TOOLS_LIST: self.direct.list,
+            api.TOOLS_CALL: tools_call,
         }
 
     def facility_methods(self) -> dict[str, Callable[..., Awaitable[Any]]]:
@@ -375,6 +384,9 @@ class TurnService:
         async def create(caller: str, **params: Any) -> Any:
             return await self.create_session(caller, params)
 
+        async def tools_call(caller: str, **params: Any) -> Any:
+            return await self.direct.call(params, channel=caller)
+
         names = {
             "start": start,
             "watch": watch,
@@ -387,6 +399,8 @@ class TurnService:
             "sessions_read": bind(self.read_session),
             "sessions_rename": bind(self.rename_session),
             "sessions_delete": bind(self.delete_session),
+            "tools_list": bind(self.direct.list),
+            "tools_call": tools_call,
         }
         return names
 

@@ -21,6 +21,8 @@ from hologram.api.turn import (
     SESSIONS_LIST,
     SESSIONS_READ,
     SESSIONS_RENAME,
+    TOOLS_CALL,
+    TOOLS_LIST,
     TURN_APPROVE,
     TURN_CANCEL,
     TURN_READ,
@@ -264,6 +266,19 @@ class ApproveParams(_Params):
         return "approve_once" if self.approved else "deny"
 
 
+class ToolsListParams(_Params):
+    """``tools/list``: the tools of the plugins, with their schemas and whether the policy puts them to a person."""
+
+
+class ToolCallParams(_Params):
+    """``tools/call``: one call of a plugin's tool outside any turn (hologram/agent/direct_tools.py): the
+    schema check, the tool stage hooks and the approval policy as for a model's call; a call the policy would
+    ask about is refused (nobody to ask). Nothing is stored."""
+
+    tool: NonEmpty
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
 # Each method's params, for the kernel's dispatch and the published schema (docs/turn-api.schema.json).
 METHOD_PARAMS: dict[str, type[_Params]] = {
     INITIALIZE: InitializeParams,
@@ -278,4 +293,6 @@ METHOD_PARAMS: dict[str, type[_Params]] = {
     SESSIONS_READ: SessionReadParams,
     SESSIONS_RENAME: RenameParams,
     SESSIONS_DELETE: SessionParams,
+    TOOLS_LIST: ToolsListParams,
+    TOOLS_CALL: ToolCallParams,
 }

@@ -24,6 +24,7 @@ from hologram.cli import (  # noqa: E402
     check_cmd,
     doctor_cmd,
     inspect_cmd,
+    mcp_cmd,
     memory_cmd,
     new_cmd,
     open_cmd,
@@ -45,6 +46,7 @@ COMMANDS = (
     acp_cmd,
     inspect_cmd,
     memory_cmd,
+    mcp_cmd,
     check_cmd,
     new_cmd,
     doctor_cmd,
@@ -69,6 +71,7 @@ First steps:
   hologram why notes.store       who provides a facility, who needs it
   hologram memory stats          what memory holds per layer (search, graph ENTITY, distill, scenes)
   hologram new plugin acme       start a plugin repository (tests with the conformance kit, CI)
+  hologram mcp                   serve the agent and memory to MCP clients (Claude Desktop) on stdio
   hologram check path/to/repo    lint a plugin's manifest (for plugin CI)
   hologram doctor                check the data files; --repair recovers damaged databases
   hologram schema turn-api       the JSON Schema of the turn API (or of a manifest)

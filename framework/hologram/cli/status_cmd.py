@@ -66,7 +66,7 @@ def run_status(args: argparse.Namespace) -> int:
                 str(plugin["pid"] or "-"),
                 str(plugin["restarts"]),
                 _format_uptime(plugin["uptime_s"]),
-                plugin["reason"] or "",
+                plugin.get("status") or plugin["reason"] or "",
             )
         )
     _table(rows)

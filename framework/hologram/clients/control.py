@@ -187,6 +187,21 @@ class TurnClient:
         answer = await self.connection.request(api.SESSIONS_DELETE, {"session": session})
         return bool(answer.get("deleted"))
 
+    # -- tools outside a turn ---------------------------------------------------------------------------
+
+    async def tools_list(self) -> list[dict[str, Any]]:
+        """The plugins' tools: ``{name, description, parameters, plugin, needs_approval}`` each."""
+        answer = await self.connection.request(api.TOOLS_LIST, {})
+        return list(answer["tools"])
+
+    async def tools_call(self, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Call a plugin's tool outside any turn (``tools/call``): ``{content, is_error, status}``; a call your
+        approval policy would ask about is denied (nobody to ask)."""
+        answer: dict[str, Any] = await self.connection.request(
+            api.TOOLS_CALL, {"tool": tool, "arguments": arguments or {}}
+        )
+        return answer
+
     # -- life -----------------------------------------------------------------------------------------
 
     def abandon(self) -> None:

@@ -36,6 +36,8 @@ from hologram.rpc import Connection, RingWriter
 from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor
 from hologram.supervisor.core import EventListener, KernelMethod
 from hologram.supervisor.inproc import InprocEndpoint
+from hologram.supervisor.runtime_tools import FACILITY as RUNTIME_TOOLS
+from hologram.supervisor.runtime_tools import RuntimeTools
 
 log = logging.getLogger("hologram.kernel")
 LockListener = Callable[[Lock], None]
@@ -222,6 +224,9 @@ class Kernel:
 
         self.add_facility_method("kernel.events", "publish", publish)
         self.add_facility_method("kernel.tools", "list", list_tools)
+        runtime_tools = RuntimeTools(self.supervisor)  # tools a plugin adds while it runs (supervisor/runtime_tools.py)
+        self.add_facility_method(RUNTIME_TOOLS, "register", runtime_tools.register)
+        self.add_facility_method(RUNTIME_TOOLS, "unregister", runtime_tools.unregister)
         self.add_facility_method("kernel.settings", "info", kernel_info)
         PluginAdmin(self).serve()  # kernel.plugins, and admin/list|restart|stop|start|log on the control socket
         InstallAdmin(self).serve()  # kernel.plugins reload|inventory|add|remove: plugins added at run time

@@ -150,6 +150,7 @@ class ManagedPlugin:
         self.ready_facilities: set[str] = set()
         self.crash_policy = CrashPolicy()
         self.tools: dict[str, dict[str, Any]] = {}
+        self.status = ""  # the plugin's own line about how it fares (`plugin/status`); reset at each start
         self.stages: list[str] = []
         self.survives_facility_loss = False
         self.methods: dict[str, list[str]] = {}
@@ -262,7 +263,8 @@ class ManagedPlugin:
         for tool in answer.get("tools") or []:
             if isinstance(tool, dict) and isinstance(tool.get("name"), str):
                 tools[tool["name"]] = {**tools.get(tool["name"], {}), **tool}
-        self.tools = tools
+        # tools registered through kernel.tools during this start (its on_start) stay: they came after _spawn
+        self.tools = {**tools, **{n: t for n, t in self.tools.items() if t.get("runtime") and n not in tools}}
         self.stages = [s for s in answer.get("stages") or [] if isinstance(s, str)]
         self.methods = {k: list(v) for k, v in (answer.get("methods") or {}).items() if isinstance(v, list)}
         self.survives_facility_loss = answer.get("facility_loss") == "survive"
@@ -303,6 +305,7 @@ class ManagedPlugin:
         )
 
     async def _spawn(self) -> None:
+        self.tools, self.status = {}, ""  # nothing of an earlier run (tools it registered while running) stays
         kernel_arena = Arena.create(ARENA_SIZE, f"{self.name}.kernel")
         plugin_arena = Arena.create(ARENA_SIZE, f"{self.name}.plugin", allocate=False)
         eventfd = new_eventfd()
@@ -381,6 +384,10 @@ class ManagedPlugin:
                     self.tools[tool["name"]] = tool
             return {"tools": sorted(self.tools)}
 
+        async def plugin_status(params: Any) -> None:
+            text = params.get("text") if isinstance(params, dict) else None
+            self.status = " ".join(str(text or "").split())[: protocol.STATUS_CHARS]
+
         async def starting(params: Any) -> None:
             if self._leave_gate is not None:
                 self._leave_gate()
@@ -398,6 +405,7 @@ class ManagedPlugin:
             (protocol.TOOL_REGISTER, register_tools),
             (protocol.ARENA_RELEASE, release),
             (protocol.STARTING, starting),
+            (protocol.PLUGIN_STATUS, plugin_status),
         ):
             connection.register(method, handler)
 
