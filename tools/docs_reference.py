@@ -147,6 +147,8 @@ def manifest_doc(current: str) -> str:
 
 SDK_SECTIONS: list[tuple[str, str, list[str]]] = [
     ("Declaring a plugin", "hologram.sdk", ["Plugin", "StartContext", "ToolContext", "FacilityClient", "tool_error"]),
+    ("Tools added at run time", "hologram.sdk", ["RuntimeTool"]),
+    ("Errors", "hologram.sdk", ["RpcError"]),
     (
         "Typed stage views",
         "hologram.sdk",
