@@ -35,7 +35,7 @@ built starts after `hologram build` (or `up --build`, which also discovers). --f
 starts from the lock alone: no manifest is read, nothing is discovered (deployments that ship only the lock
 and the plugin code).
 Ctrl-C stops plugins in reverse dependency order. A log of this start, plugin output included, is written
-to DATA/logs/.
+to DATA/logs/, rotated by size ([log] in settings.toml: 10 MiB, 3 backups, the last 10 starts kept).
 
 examples:
   hologram up                       ./hologram.lock, data in ./.hologram
@@ -130,8 +130,10 @@ async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace) -> int:
     from hologram.agent import attach_agent
     from hologram.cli.progress import Progress
     from hologram.kernel import Kernel
+    from hologram.kernel.logfile import apply_log_settings
 
     kernel = Kernel(lock, data_dir)
+    apply_log_settings(kernel.settings.log, data_dir / "logs")  # the file was opened before settings were read
     _web_port(kernel, args.port)
     service = attach_agent(kernel)
     kernel.on_notice(print_notice)  # the agent's "no provider" is replayed; watch reports come as they happen
