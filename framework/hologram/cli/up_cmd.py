@@ -84,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
     zygote.prestart()  # its interpreter and SDK imports on the other core, while the kernel imports its own
     _preload.start(hold=True)  # the memory stack's imports beside the kernel's; the loads after the first answer
     from hologram.base import _loop
+    from hologram.cli.terminal import say
     from hologram.kernel import open_log_file, prepare_data_dir
     from hologram.plan.lock import build, read_lock
 
@@ -96,12 +97,13 @@ def run(args: argparse.Namespace) -> int:
         lock = _current(lock, rebuild=args.build)
     data_dir = prepare_data_dir(args.data)
     log_path = open_log_file(data_dir)
-    print(f"Hologram kernel starting: lock {lock_path}, data {data_dir}, log {log_path}")
+    say(f"Hologram kernel starting: lock {lock_path}, data {data_dir}, log {log_path}")
     return _loop.run(_serve(lock, data_dir, args))
 
 
 def _current(lock: Lock, *, rebuild: bool) -> Lock:
     """The lock, checked against the manifests it names (and rebuilt if stale and `rebuild`)."""
+    from hologram.cli.terminal import say
     from hologram.plan.lock import build, changed_manifests, missing_manifests, read_lock
 
     missing = missing_manifests(lock)
@@ -120,7 +122,7 @@ def _current(lock: Lock, *, rebuild: bool) -> Lock:
                 )
             )
     if build(lock.path, lock.sources).written:
-        print(f"{lock.path}: rebuilt")
+        say(f"{lock.path}: rebuilt")
     return read_lock(lock.path)
 
 
@@ -129,6 +131,7 @@ async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace) -> int:
 
     from hologram.agent import attach_agent
     from hologram.cli.progress import Progress
+    from hologram.cli.terminal import say
     from hologram.kernel import Kernel
     from hologram.kernel.logfile import apply_log_settings
 
@@ -151,7 +154,7 @@ async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace) -> int:
         await kernel.run()
     settle.cancel()
     await service.aclose()
-    print("Hologram stopped.")
+    say("Hologram stopped.")
     return 0
 
 
@@ -169,10 +172,12 @@ def _web_port(kernel: Kernel, port: int | None) -> None:
 def print_notice(notice: Notice) -> None:
     """A kernel notice on the terminal: what ``--watch`` did goes to stdout beside the progress lines,
     anything else (a warning: no LLM provider configured) to stderr."""
+    from hologram.cli.terminal import say
+
     if notice.source == "watch":
-        print(f"watch: {notice.text}", flush=True)
+        say(f"watch: {notice.text}")
     else:
-        print(f"hologram: {notice.text}", file=sys.stderr, flush=True)
+        say(f"hologram: {notice.text}", sys.stderr)
 
 
 async def _settle_heap(kernel: Kernel, service: TurnService) -> None:

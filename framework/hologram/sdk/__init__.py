@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hologram.sdk._plugin import FacilityClient, Plugin, StartContext, ToolContext, tool_error
+from hologram.sdk._plugin import FacilityClient, Plugin, StartContext, StartRefused, ToolContext, tool_error
 
 if TYPE_CHECKING:
     from hologram.sdk import testing
@@ -67,6 +67,7 @@ __all__ = [
     "PreActionView",
     "StageView",
     "StartContext",
+    "StartRefused",
     "ToolCallView",
     "ToolContext",
     "ToolResultView",

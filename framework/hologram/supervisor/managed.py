@@ -24,6 +24,7 @@ from hologram.base import protocol
 from hologram.plan.lock import LockedPlugin
 from hologram.rpc import (
     CONFIG_INVALID,
+    START_REFUSED,
     VERSION_MISMATCH,
     Arena,
     Connection,
@@ -271,6 +272,8 @@ class ManagedPlugin:
             await self._gone.wait()
             raise StartFailed(f"{self.exit_description} during the handshake (see its log)") from None
         except RpcError as exc:
+            if exc.code == START_REFUSED:  # the plugin says a person must act first: once, no restart loop
+                raise StartFailed(exc.message, permanent=True) from None
             if exc.code == CONFIG_INVALID:
                 # the same values would fail again: no restart loop, the state says which key to fix
                 errors = exc.data.get("errors") if isinstance(exc.data, dict) else None

@@ -10,6 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hologram.sdk import StartRefused
+
 LOOPBACK_NAMES = ("localhost",)
 MAX_BODY_BYTES = 8 * 1024 * 1024  # the largest body a route accepts (the OpenAI-compatible API's)
 
@@ -35,8 +37,9 @@ class HttpSettings(BaseModel):
     )
 
 
-class ConfigError(ValueError):
-    """A ``[plugins.http]`` value that cannot work; the message names the key, the value's problem, the fix."""
+class ConfigError(StartRefused, ValueError):
+    """A ``[plugins.http]`` value that cannot work; the message names the key, the value's problem, the fix.
+    The plugin does not start and is not restarted (the same value would fail again)."""
 
 
 @dataclass(frozen=True, slots=True)
