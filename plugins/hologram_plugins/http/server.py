@@ -75,7 +75,15 @@ class HttpServer:
         scheme = "https" if config.tls else "http"
         shown = f"[{config.host}]" if ":" in config.host else config.host
         self.url = f"{scheme}://{shown}:{self.port}"
-        self.server = Server(app, self.sock, context, Limits(max_body_bytes=config.max_body_bytes))
+        limits = Limits(
+            max_body_bytes=config.max_body_bytes,
+            header_timeout=config.header_timeout_s,
+            keep_alive=config.keep_alive_s,
+            min_body_rate=config.min_body_rate,
+            body_timeout=config.body_timeout_s,
+            max_connections_per_client=config.max_connections_per_client,
+        )
+        self.server = Server(app, self.sock, context, limits)
 
     async def start(self) -> None:
         await self.server.start()
