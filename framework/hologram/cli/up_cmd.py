@@ -16,6 +16,7 @@ from hologram.cli._common import add_data_option, add_lock_option, command_parse
 # cheap (hologram/cli/__init__.py).
 if TYPE_CHECKING:
     from hologram.agent import TurnService
+    from hologram.doctor.caches import CacheCheck
     from hologram.kernel import Kernel
     from hologram.kernel.notices import Notice
     from hologram.plan.lock import Lock
@@ -85,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
     _preload.start(hold=True)  # the memory stack's imports beside the kernel's; the loads after the first answer
     from hologram.base import _loop
     from hologram.cli.terminal import say
+    from hologram.doctor.caches import CacheCheck
     from hologram.kernel import open_log_file, prepare_data_dir
     from hologram.plan.lock import build, read_lock
 
@@ -98,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
     data_dir = prepare_data_dir(args.data)
     log_path = open_log_file(data_dir)
     say(f"Hologram kernel starting: lock {lock_path}, data {data_dir}, log {log_path}")
-    return _loop.run(_serve(lock, data_dir, args))
+    caches = CacheCheck(data_dir)  # vectors.db, scenes.db: checked (and rebuilt) beside the kernel's imports
+    return _loop.run(_serve(lock, data_dir, args, caches))
 
 
 def _current(lock: Lock, *, rebuild: bool) -> Lock:
@@ -126,7 +129,7 @@ def _current(lock: Lock, *, rebuild: bool) -> Lock:
     return read_lock(lock.path)
 
 
-async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace) -> int:
+async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace, caches: CacheCheck) -> int:
     import asyncio
 
     from hologram.agent import attach_agent
@@ -138,6 +141,8 @@ async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace) -> int:
     kernel = Kernel(lock, data_dir)
     apply_log_settings(kernel.settings.log, data_dir / "logs")  # the file was opened before settings were read
     _web_port(kernel, args.port)
+    for warning in caches.wait():  # before the memory opens them
+        say(f"hologram: {warning}", sys.stderr)
     service = attach_agent(kernel)
     kernel.on_notice(print_notice)  # the agent's "no provider" is replayed; watch reports come as they happen
     settle = asyncio.ensure_future(_settle_heap(kernel, service))

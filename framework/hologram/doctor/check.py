@@ -27,6 +27,7 @@ import tomli
 from hologram.base.errors import HologramError
 from hologram.config.settings import SETTINGS_NAME, load_settings, read_text
 from hologram.kernel.control import socket_path
+from hologram.storage.caches import CACHES
 from hologram.storage.dbfile import MAGIC, header_problem
 
 SKIP_DIRS = frozenset({"logs", "workspace"})
@@ -118,6 +119,10 @@ def check_file(path: Path, kind: str, data_dir: Path) -> FileReport:
 
 def _check_sqlite(report: FileReport, data_dir: Path) -> None:
     path = report.path
+    if path.parent == data_dir and path.name in CACHES:
+        report.notes.append(
+            "a cache: `hologram up` checks it at start and sets it aside when damaged (" + CACHES[path.name] + ")"
+        )
     problem = header_problem(path)
     if problem is not None:
         report.damaged(problem)

@@ -218,7 +218,16 @@ class SceneStore:
 
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
-        return open_checked(path, _SCHEMA, synchronous="FULL", probe=("scenes", "scene_events"))
+        """Open, and read what the store reads at open (the scenes, its counters): a damaged page there is
+        found inside `open_or_set_aside` (set aside, a new file), not as a traceback from `hologram up`."""
+        db = open_checked(path, _SCHEMA, synchronous="FULL", probe=("scenes", "scene_events"))
+        try:
+            db.execute("SELECT id, key, features, strength, last_seen FROM scenes").fetchall()
+            db.execute("SELECT name, value FROM meta").fetchall()
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        return db
 
     def close(self) -> None:
         with self._lock, self._reader_lock:
