@@ -49,6 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from hologram.config.settings import SceneSettings
+from hologram.memory.bounds import indexed
 from hologram.memory.scene_features import (
     WEIGHTS,
     Elements,
@@ -375,7 +376,7 @@ class SceneStore:
         return _Transaction(self._db)
 
     def _count_terms(self, text: str) -> None:
-        terms = sorted(set(tokenize(text)))
+        terms = sorted(set(tokenize(indexed(text))))
         self._db.executemany(
             "INSERT INTO terms VALUES (?, 1) ON CONFLICT(term) DO UPDATE SET df = df + 1", [(t,) for t in terms]
         )
