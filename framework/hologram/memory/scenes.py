@@ -65,6 +65,7 @@ from hologram.memory.scene_features import (
     similarity_of,
 )
 from hologram.memory.tokenizer import tokenize
+from hologram.storage.caches import CACHES
 from hologram.storage.dbfile import open_checked, open_or_set_aside
 from hologram.storage.sqlmem import limit_cache
 
@@ -175,7 +176,7 @@ class SceneStore:
         self.settings = settings
         self.clock = clock
         self._lock = threading.Lock()
-        self._db = open_or_set_aside(path, self._connect, lost="scenes will be learned again", log=log)
+        self._db = open_or_set_aside(path, self._connect, lost=CACHES[SCENES_DB], log=log)
         self._reader = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
         limit_cache(self._reader)
         self._reader_lock = threading.Lock()  # never held while writing: `ActiveScene.holds` runs on the loop

@@ -22,8 +22,8 @@ __all__ = ["CACHES", "QUICK_CHECK_MAX_BYTES", "cache_files", "cache_problem"]
 
 #: name in the data directory → what a damaged file costs (a new one fills again as it is used)
 CACHES = {
-    "vectors.db": "passage vectors are computed again as sessions are indexed",
-    "scenes.db": "scenes are learned again from the next turns",
+    "vectors.db": "vectors will be computed again",
+    "scenes.db": "scenes will be learned again",
 }
 QUICK_CHECK_MAX_BYTES = 256 * 1024 * 1024  # ~1 s of quick_check; larger: the header only at start
 
