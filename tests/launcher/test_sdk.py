@@ -26,6 +26,12 @@ def test_tool_call_and_large_result_through_the_arena(tmp_path: Path) -> None:
             assert await harness.call_tool("echo", {"text": "hi"}) == {"content": "tooly: hi"}
             bad = await harness.call_tool("echo", {"wrong": 1})
             assert bad["is_error"] and "bad arguments for echo" in bad["content"]
+            # a value its annotation (text: str) does not accept: refused before the tool runs, not "tooly: 5"
+            wrong_type = await harness.call_tool("echo", {"text": 5})
+            assert wrong_type == {
+                "content": "error: bad arguments for echo: 'text' must be string, not integer",
+                "is_error": True,
+            }
             size = 8 * 1024 * 1024
             result = await harness.call_tool("big", {"size": size})
             assert "ref" in result["blob"], "8 MiB travels as an arena reference, not on the control line"

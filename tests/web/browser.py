@@ -8,6 +8,7 @@ them). Without /usr/bin/chromium the tests skip and say why — unless HOLOGRAM_
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -16,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +179,24 @@ class Page:
         self.driver.save_screenshot(str(path))
         return path
 
+    def send(self, text: str) -> None:
+        """Type ``text`` in the composer and press Enter; returns once the page drew the new turn."""
+        from selenium.webdriver.common.keys import Keys
+
+        turns = len(self.finds("#messages .turn"))
+        self.type("#chat-input", text)
+        self.find("#chat-input").send_keys(Keys.ENTER)
+        self.wait(lambda: len(self.finds("#messages .turn")) > turns, f"the turn of {text!r} to appear")
+
+    def viewport(self, width: int, height: int) -> None:
+        """Lay the page out at ``width`` x ``height`` CSS pixels, exactly (a window cannot be made narrower than
+        the browser's minimum; device metrics can, as a phone's are)."""
+        self.driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+        )
+        self.wait(lambda: self.js("return window.innerWidth") == width, f"the page to be {width} px wide")
+
     def last_turn(self) -> Any:
         turns = self.finds("#messages .turn")
         return turns[-1] if turns else None
@@ -199,6 +218,20 @@ class Page:
 
         result: str = self.wait(ended, "the last turn to end", timeout)
         return result
+
+
+@contextlib.contextmanager
+def page_at(link: str) -> Iterator[Page]:
+    """A browser of its own (a fresh profile: no cookie, no localStorage) on ``link``; closed and its profile
+    removed on the way out, also when the test failed."""
+    profile = temp_profile()
+    driver = chrome(profile)
+    try:
+        driver.get(link)
+        yield Page(driver)
+    finally:
+        driver.quit()
+        remove_profile(profile)
 
 
 def temp_profile() -> Path:

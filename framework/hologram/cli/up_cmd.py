@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hologram.base.errors import HologramError, Problem
-from hologram.cli._common import add_data_option, add_lock_option, command_parser
+from hologram.cli._common import add_data_option, add_lock_option, command_parser, require_kernel
 
 # What the command runs is imported when it runs: building the parser (every command, `--version`) must stay
 # cheap (hologram/cli/__init__.py).
@@ -30,6 +30,7 @@ DETAILS = """\
 Starts the kernel, then each plugin the moment every facility it requires is ready (as announced by its
 provider), following hologram.lock. The lock carries everything needed to start (run spec, config defaults,
 tools, stage order); `up` never discovers plugins or re-resolves the graph unless told --build or --watch.
+Where there is no lock yet (a first start in a new directory) it builds one, as `hologram build` would.
 Before starting it checks the lock against the manifests it names (their hashes): a stale lock is refused
 (run `hologram build`, or pass --build), and so is a missing manifest. A plugin installed since the lock was
 built starts after `hologram build` (or `up --build`, which also discovers). --frozen skips that check and
@@ -39,7 +40,8 @@ Ctrl-C stops plugins in reverse dependency order. A log of this start, plugin ou
 to DATA/logs/, rotated by size ([log] in settings.toml: 10 MiB, 3 backups, the last 10 starts kept).
 
 examples:
-  hologram up                       ./hologram.lock, data in ./.hologram
+  hologram up                       ./hologram.lock, data in ./.hologram (the lock is built if missing)
+  hologram up --user                the per-user agent: lock and data in ~/.local/share/hologram
   hologram up --frozen              start from the lock alone; the manifests need not exist
   hologram up --build               rebuild the lock first if the manifests changed
   hologram up --watch               rebuild and restart changed plugins when manifests or code change
@@ -74,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
                 hint="drop --frozen to rebuild or watch, or drop --build/--watch",
             )
         )
+    require_kernel("up")
     from hologram.kernel import preload as _preload
     from hologram.kernel.instance import hold_data_dir
     from hologram.supervisor import zygote
@@ -88,20 +91,32 @@ def run(args: argparse.Namespace) -> int:
     from hologram.cli.terminal import say
     from hologram.doctor.caches import CacheCheck
     from hologram.kernel import open_log_file, prepare_data_dir
-    from hologram.plan.lock import build, read_lock
+    from hologram.plan.lock import read_lock
 
-    if args.build and not lock_path.is_file():
-        from hologram.cli.build_cmd import sources_for
-
-        build(lock_path, sources_for(lock_path, [], no_discover=False))
+    if not args.frozen and not lock_path.is_file():
+        _first_lock(lock_path)
     lock = read_lock(lock_path)
     if not args.frozen:
         lock = _current(lock, rebuild=args.build)
     data_dir = prepare_data_dir(args.data)
     log_path = open_log_file(data_dir)
     say(f"Hologram kernel starting: lock {lock_path}, data {data_dir}, log {log_path}")
-    caches = CacheCheck(data_dir)  # vectors.db, scenes.db: checked (and rebuilt) beside the kernel's imports
+    caches = CacheCheck(data_dir)  # vectors.db, scenes.db: checked (set aside when damaged) beside the imports
     return _loop.run(_serve(lock, data_dir, args, caches))
+
+
+def _first_lock(lock_path: Path) -> None:
+    """No lock yet (a first start, in a new directory or --user): build it as `hologram build` would — the
+    built-ins and the installed plugins — and say so. There is nothing to re-resolve: a lock that exists is
+    followed, or refused when stale, never rebuilt without --build."""
+    from hologram.cli.build_cmd import sources_for
+    from hologram.plan.lock import build
+
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    result = build(lock_path, sources_for(lock_path, [], no_discover=False))
+    for problem in result.discovery.skipped:
+        print(problem.render().replace("error:", "warning:", 1), file=sys.stderr)
+    print(f"{lock_path}: written ({len(result.graph.order)} plugins; there was no lock: `hologram build` remakes it)")
 
 
 def _current(lock: Lock, *, rebuild: bool) -> Lock:

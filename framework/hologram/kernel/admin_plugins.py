@@ -148,6 +148,7 @@ class PluginAdmin:
                     "requires": sorted(plugin.spec.requires),
                     "tools": entry["tools"],
                     "last_error": self._errors.get(plugin.name),
+                    "status": entry["status"],
                     **config_view(plugin),
                 }
             )

@@ -25,6 +25,7 @@ from typing import Any
 from hologram._version import __version__
 from hologram.base._defaults import DEFAULT_DATA_DIR as DEFAULT_DATA_DIR
 from hologram.config.settings import load_settings
+from hologram.kernel.admin_install import InstallAdmin
 from hologram.kernel.admin_plugins import PluginAdmin
 from hologram.kernel.control import ControlServer, Method, socket_path
 from hologram.kernel.notices import Notice, NoticeListener, Notices
@@ -34,6 +35,8 @@ from hologram.rpc import Connection, RingWriter
 from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor
 from hologram.supervisor.core import EventListener, KernelMethod
 from hologram.supervisor.inproc import InprocEndpoint
+from hologram.supervisor.runtime_tools import FACILITY as RUNTIME_TOOLS
+from hologram.supervisor.runtime_tools import RuntimeTools
 
 log = logging.getLogger("hologram.kernel")
 LockListener = Callable[[Lock], None]
@@ -195,8 +198,12 @@ class Kernel:
 
         self.add_facility_method("kernel.events", "publish", publish)
         self.add_facility_method("kernel.tools", "list", list_tools)
+        runtime_tools = RuntimeTools(self.supervisor)  # tools a plugin adds while it runs (supervisor/runtime_tools.py)
+        self.add_facility_method(RUNTIME_TOOLS, "register", runtime_tools.register)
+        self.add_facility_method(RUNTIME_TOOLS, "unregister", runtime_tools.unregister)
         self.add_facility_method("kernel.settings", "info", kernel_info)
         PluginAdmin(self).serve()  # kernel.plugins, and admin/list|restart|stop|start|log on the control socket
+        InstallAdmin(self).serve()  # kernel.plugins reload|inventory|add|remove: plugins added at run time
 
     # -- control socket -------------------------------------------------------------------------------
 
@@ -207,6 +214,9 @@ class Kernel:
             "uptime_s": round(time.monotonic() - self.started_at, 3),
             "data_dir": str(self.data_dir),
             "lock": str(self.lock.path.resolve()),
+            # the environment plugins are installed into (`hologram plugin add` must use the same one)
+            "python": sys.executable,
+            "prefix": sys.prefix,
             "heap_frozen": self.heap_frozen,  # objects moved out of full collections (hologram/base/_heap.py)
             # memory blocks the Python allocator holds: a count, not a size, so a leak of Python objects shows
             # as steady growth over turns that PSS noise hides (tests/guard/test_soak.py)

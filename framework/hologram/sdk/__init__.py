@@ -20,7 +20,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hologram.sdk._plugin import FacilityClient, Plugin, StartContext, StartRefused, ToolContext, tool_error
+from hologram.rpc import RpcError  # what a facility call raises when its provider (or the kernel) refuses it
+from hologram.sdk._plugin import (
+    FacilityClient,
+    Plugin,
+    RuntimeTool,
+    StartContext,
+    StartRefused,
+    ToolContext,
+    tool_error,
+)
 
 if TYPE_CHECKING:
     from hologram.sdk import testing
@@ -65,6 +74,8 @@ __all__ = [
     "Plugin",
     "PostActionView",
     "PreActionView",
+    "RpcError",
+    "RuntimeTool",
     "StageView",
     "StartContext",
     "StartRefused",

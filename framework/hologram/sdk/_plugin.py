@@ -63,9 +63,34 @@ class ToolSpec:
     description: str | None = None
     parameters: dict[str, Any] | None = None
     parallel_safe: bool | None = None
+    runtime: bool = False  # registered while running (`Plugin.register_tools`): called as handler(arguments, ctx)
 
     def wants_context(self) -> bool:
-        return "ctx" in signature_of(self.handler).parameters
+        return self.runtime or "ctx" in signature_of(self.handler).parameters
+
+
+@dataclass
+class RuntimeTool:
+    """A tool a plugin adds while it runs (`Plugin.register_tools`), with the schema it learnt then.
+
+    ``handler(arguments, ctx)`` gets the model's arguments as one dict (they were checked against
+    ``parameters`` by the kernel; a name like ``ctx`` cannot collide with a keyword) and the `ToolContext`;
+    it returns what a ``@plugin.tool`` function returns. Whether a call needs approval is not the plugin's
+    to say: the kernel asks the user's policy for every such tool (docs/protocol.md, ``kernel.tools``)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    handler: Callable[[dict[str, Any], ToolContext], Any]
+    parallel_safe: bool = False
+
+    def wire(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+            "parallel_safe": self.parallel_safe,
+        }
 
 
 @dataclass
@@ -279,6 +304,39 @@ class Plugin(Generic[S]):
     async def publish(self, event: dict[str, Any]) -> None:
         """Broadcast an event through the kernel's event ring."""
         await self.runtime.publish(event)
+
+    async def register_tools(self, tools: Collection[RuntimeTool]) -> list[str]:
+        """Add tools now (``kernel.tools.register``; the manifest must require ``kernel.tools``), or replace
+        ones of the same names: from the next LLM step of any turn they are offered — deferred, named in
+        ``tools_load`` — and every call is put to the user's approval policy. All or none: a bad name or
+        schema, or a name another plugin holds, raises `RpcError` (``INVALID_PARAMS``) naming it. A restart
+        of the plugin forgets them; register them again from ``on_start``."""
+        added = {t.name: ToolSpec(t.name, t.handler, t.description, t.parameters, t.parallel_safe, True) for t in tools}
+        previous = {name: self.tools[name] for name in added if name in self.tools}
+        self.tools.update(added)  # before the kernel knows them: a call may come at once
+        try:
+            answer = await self.facility("kernel.tools").call("register", tools=[t.wire() for t in tools])
+        except BaseException:
+            for name in added:
+                self.tools.pop(name, None)
+            self.tools.update(previous)
+            raise
+        return [str(n) for n in answer.get("tools", [])]
+
+    async def unregister_tools(self, names: Collection[str]) -> list[str]:
+        """Remove tools added with `register_tools` (``kernel.tools.unregister``); returns the names removed."""
+        answer = await self.facility("kernel.tools").call("unregister", names=list(names))
+        removed = [str(n) for n in answer.get("tools", [])]
+        for name in removed:
+            spec = self.tools.get(name)
+            if spec is not None and spec.runtime:
+                del self.tools[name]
+        return removed
+
+    async def set_status(self, text: str) -> None:
+        """Say in one line how the plugin fares (``plugin/status``): `hologram status` shows it beside the
+        plugin, ``kernel.plugins.list`` as ``status``; "" clears it. Kept until the next call or restart."""
+        await self.runtime.set_status(text)
 
     def blob(self, data: bytes) -> dict[str, Any]:
         """Wrap bytes for a result or call: an arena reference when it fits, inline base64 otherwise."""

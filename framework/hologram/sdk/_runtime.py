@@ -42,6 +42,7 @@ from hologram.rpc import (
     open_stdio,
     to_blob,
 )
+from hologram.sdk._jsontypes import argument_problem
 from hologram.sdk._plugin import (
     Plugin,
     StartContext,
@@ -189,6 +190,7 @@ class Runtime:
                     if v is not None
                 }
                 for t in self.plugin.tools.values()
+                if not t.runtime
             ],
             "stages": sorted(self.plugin.stages),
             "methods": {facility: sorted(methods) for facility, methods in self.plugin.methods.items()},
@@ -263,11 +265,18 @@ class Runtime:
                 str(params.get("call_id", "")), params.get("session_id"), self.plugin, dict(arguments)
             )
         try:
-            signature_of(spec.handler).bind(**kwargs)
+            if not spec.runtime:
+                signature_of(spec.handler).bind(**kwargs)
         except TypeError as exc:
             return tool_error(f"bad arguments for {spec.name}: {exc}")
+        wrong = argument_problem(spec.handler, arguments)
+        if wrong is not None:
+            return tool_error(f"bad arguments for {spec.name}: {wrong}")
         try:
-            value = await call_maybe_async(spec.handler, **kwargs)
+            if spec.runtime:
+                value = await call_maybe_async(spec.handler, dict(arguments), kwargs["ctx"])
+            else:
+                value = await call_maybe_async(spec.handler, **kwargs)
         except Exception as exc:
             log.exception("%s: tool %s failed", self.plugin.name, spec.name)
             return tool_error(f"{type(exc).__name__}: {exc}")
@@ -342,6 +351,9 @@ class Runtime:
 
     async def publish(self, event: dict[str, Any]) -> None:
         await self.connection.notify(protocol.EVENT_PUBLISH, {"event": event})
+
+    async def set_status(self, text: str) -> None:
+        await self.connection.notify(protocol.PLUGIN_STATUS, {"text": text})
 
     def blob(self, data: bytes) -> dict[str, Any]:
         try:

@@ -269,14 +269,29 @@ class SessionStore:
 
     # -- sessions -------------------------------------------------------------------------------------
 
-    def create_session(self, channel: str = "cli", session_id: str | None = None) -> str:
+    def create_session(self, channel: str = "cli", session_id: str | None = None, *, title: str = "") -> str:
+        """A session row (nothing if ``session_id`` has one already). ``title``: the new session's title (the
+        turn API gives it from the first input, `hologram.sessions.title`); "" leaves it untitled."""
         sid = session_id or uuid.uuid4().hex[:12]
         now = time.time()
         self._execute_write(
-            "INSERT OR IGNORE INTO sessions (id, created, updated, channel) VALUES (?, ?, ?, ?)",
-            (sid, now, now, channel),
+            "INSERT OR IGNORE INTO sessions (id, created, updated, channel, title) VALUES (?, ?, ?, ?, ?)",
+            (sid, now, now, channel, title or None),
         )
         return sid
+
+    def title(self, session_id: str) -> str:
+        """The session's title ("" when it has none, or no row)."""
+        self._flush()
+        try:
+            row = self._db.execute("SELECT title FROM sessions WHERE id=?", (session_id,)).fetchone()
+        except sqlite3.OperationalError as exc:
+            if not _undecodable(exc):
+                self._raise(exc)
+            return ""  # a damaged title: untitled, rather than a failed read of the session
+        except sqlite3.DatabaseError as exc:
+            self._raise(exc)
+        return str(row[0] or "") if row else ""
 
     def rename_session(self, session_id: str, title: str) -> bool:
         """Give a session a title (shown by `sessions/list`); False if there is no such session."""

@@ -526,6 +526,7 @@ class Supervisor:
                     "ready_facilities": sorted(plugin.ready_facilities),
                     "waiting_on": waiting,
                     "reason": self.waiting_reason(plugin) if plugin.state is State.WAITING else plugin.reason,
+                    "status": plugin.status if plugin.state is State.READY else "",
                     "tools": sorted(plugin.tools),
                 }
             )

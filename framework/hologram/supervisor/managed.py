@@ -50,6 +50,7 @@ SHUTDOWN_GRACE_S = 3.0  # answer to `shutdown` and exit
 TERM_GRACE_S = 2.0  # exit after SIGTERM
 MALFORMED_LIMIT = 50  # this many malformed lines …
 MALFORMED_WINDOW_S = 10.0  # … within this window restart the plugin
+MALFORMED_KEPT = 20  # excerpts of malformed lines kept for diagnostics (`ManagedPlugin.malformed_seen`)
 ARENA_SIZE = 32 * 1024 * 1024  # virtual: memfd pages cost memory only when written
 MAX_LOG_LINE = 8192  # bytes of one stderr line written to the log; the rest is counted
 
@@ -151,6 +152,7 @@ class ManagedPlugin:
         self.ready_facilities: set[str] = set()
         self.crash_policy = CrashPolicy()
         self.tools: dict[str, dict[str, Any]] = {}
+        self.status = ""  # the plugin's own line about how it fares (`plugin/status`); reset at each start
         self.stages: list[str] = []
         self.survives_facility_loss = False
         self.methods: dict[str, list[str]] = {}
@@ -161,6 +163,16 @@ class ManagedPlugin:
         self.stop_requested = False
         self.exit_description = ""
         self.kill_reason = ""  # why the kernel killed it, reported instead of the bare signal
+        # What this start showed of the plugin, for diagnostics (the conformance kit, hologram.testing): its
+        # `initialize` answer as sent, the lines it wrote to stdout that were not protocol messages (the last
+        # few, with the count of all), and how its last stop ended ("shutdown": it exited within the grace after
+        # the shutdown request; "SIGTERM"/"SIGKILL": the kernel had to signal it; "in-process") and whether it
+        # answered that request.
+        self.handshake: dict[str, Any] | None = None
+        self.malformed_seen: deque[tuple[str, str]] = deque(maxlen=MALFORMED_KEPT)
+        self.malformed_total = 0
+        self.stopped_by = ""
+        self.shutdown_answered = False
         self._all_ready = asyncio.Event()
         self._gone = asyncio.Event()
 
@@ -182,6 +194,10 @@ class ManagedPlugin:
         """Spawn, handshake and wait until every provided facility is ready. Raises StartFailed."""
         self.stop_requested = False
         self.exit_description = ""
+        self.handshake = None
+        self.malformed_seen.clear()
+        self.malformed_total = 0
+        self.stopped_by = ""
         self.ready_facilities.clear()
         self._all_ready.clear()
         self._gone.clear()
@@ -237,6 +253,7 @@ class ManagedPlugin:
         }
 
     def _accept_handshake(self, answer: Any) -> None:
+        self.handshake = answer if isinstance(answer, dict) else None
         if not isinstance(answer, dict) or answer.get("protocol") != protocol.PROTOCOL_VERSION:
             got = answer.get("protocol") if isinstance(answer, dict) else answer
             raise StartFailed(
@@ -248,7 +265,8 @@ class ManagedPlugin:
         for tool in answer.get("tools") or []:
             if isinstance(tool, dict) and isinstance(tool.get("name"), str):
                 tools[tool["name"]] = {**tools.get(tool["name"], {}), **tool}
-        self.tools = tools
+        # tools registered through kernel.tools during this start (its on_start) stay: they came after _spawn
+        self.tools = {**tools, **{n: t for n, t in self.tools.items() if t.get("runtime") and n not in tools}}
         self.stages = [s for s in answer.get("stages") or [] if isinstance(s, str)]
         self.methods = {k: list(v) for k, v in (answer.get("methods") or {}).items() if isinstance(v, list)}
         self.survives_facility_loss = answer.get("facility_loss") == "survive"
@@ -291,6 +309,7 @@ class ManagedPlugin:
         )
 
     async def _spawn(self) -> None:
+        self.tools, self.status = {}, ""  # nothing of an earlier run (tools it registered while running) stays
         kernel_arena = Arena.create(ARENA_SIZE, f"{self.name}.kernel")
         plugin_arena = Arena.create(ARENA_SIZE, f"{self.name}.plugin", allocate=False)
         eventfd = new_eventfd()
@@ -369,6 +388,10 @@ class ManagedPlugin:
                     self.tools[tool["name"]] = tool
             return {"tools": sorted(self.tools)}
 
+        async def plugin_status(params: Any) -> None:
+            text = params.get("text") if isinstance(params, dict) else None
+            self.status = " ".join(str(text or "").split())[: protocol.STATUS_CHARS]
+
         async def starting(params: Any) -> None:
             if self._leave_gate is not None:
                 self._leave_gate()
@@ -386,11 +409,14 @@ class ManagedPlugin:
             (protocol.TOOL_REGISTER, register_tools),
             (protocol.ARENA_RELEASE, release),
             (protocol.STARTING, starting),
+            (protocol.PLUGIN_STATUS, plugin_status),
         ):
             connection.register(method, handler)
 
     def _on_malformed(self, excerpt: str, reason: str) -> None:
         log.warning("[%s] malformed line from plugin (%s): %s", self.name, reason, excerpt)
+        self.malformed_seen.append((excerpt, reason))
+        self.malformed_total += 1
         runtime = self.runtime
         if runtime is None:
             return
@@ -470,20 +496,26 @@ class ManagedPlugin:
         if runtime is None:
             return
         self.stop_requested = True
+        self.shutdown_answered = False
         with contextlib.suppress(RpcError, ConnectionClosed, RequestTimeout):
             await runtime.connection.request(protocol.SHUTDOWN, {}, timeout=SHUTDOWN_GRACE_S)
+            self.shutdown_answered = True
         process = runtime.process
         if process is None:  # in-process: the runtime stops serving after answering shutdown
             runtime.connection.close()
             await asyncio.gather(*runtime.tasks, return_exceptions=True)
+            self.stopped_by = "in-process"
             return
+        self.stopped_by = "shutdown"
         if await _exited_within(process, SHUTDOWN_GRACE_S):
             return
         log.warning("[%s] did not exit after shutdown; sending SIGTERM", self.name)
+        self.stopped_by = "SIGTERM"
         _kill_group(process, signal.SIGTERM)
         if await _exited_within(process, TERM_GRACE_S):
             return
         log.warning("[%s] did not exit after SIGTERM; sending SIGKILL", self.name)
+        self.stopped_by = "SIGKILL"
         _kill_group(process, signal.SIGKILL)
         await process.wait()
 

@@ -219,8 +219,13 @@ async def sessions(request: Request, channel: Channel) -> Response:
 @route("/api/sessions/{sid}", ["GET", "PATCH", "DELETE"])
 async def session(request: Request, channel: Channel) -> Response:
     sid = _session_id(request.path_params["sid"])
-    if request.method == "GET":
-        return json_response(await channel.turns("sessions_read", session=sid))
+    if request.method == "GET":  # ?limit=N&before=SEQ: a page of sessions/read (the page reads a title by limit=1)
+        paging: dict[str, int] = {}
+        if request.query_params.get("limit"):
+            paging["limit"] = _int_query(request, "limit", 50, 1, 500)
+        if request.query_params.get("before"):
+            paging["before"] = _int_query(request, "before", 1, 1, 2**63 - 1)
+        return json_response(await channel.turns("sessions_read", session=sid, **paging))
     if request.method == "PATCH":
         data = await read_object(request)
         title = field(data, "title", str, required=True)

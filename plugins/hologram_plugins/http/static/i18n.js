@@ -1,6 +1,10 @@
 // Every string the page shows, in English and Simplified Chinese. The language comes from
 // navigator.language (zh* → zh-CN) unless the user picked one with the header switch (kept in localStorage).
-// Elements carry data-i18n="key" (text) or data-i18n-placeholder / data-i18n-title; app code calls t(key, vars).
+// Elements carry data-i18n="key" (text, with data-i18n-vars='{"name": value}' when the string has placeholders)
+// or data-i18n-placeholder / data-i18n-title / data-i18n-label; app code calls t(key, vars) or builds such elements with
+// hologram.el's `i18n` attribute. What the page shows is relabelled from these marks on a switch — old tool
+// cards and states included — so nothing drawn earlier stays in the other language. A var may itself be a
+// string of the table: {"t": "chat.by.http"} (who approved, a stop reason).
 "use strict";
 
 const STRINGS = {
@@ -25,6 +29,7 @@ const STRINGS = {
     "provider.thinking": "Thinking (DeepSeek)",
     "provider.context_window": "Context window (tokens)",
     "provider.timeout_s": "Timeout (seconds)",
+    "provider.thinking_on": "thinking",
     "btn.test": "Test",
     "btn.save": "Save",
     "btn.cancel": "Cancel",
@@ -68,12 +73,31 @@ const STRINGS = {
     "chat.approved": "Approved by {by}.",
     "chat.approved_session": "Approved by {by} for this session.",
     "chat.approved_always": "Approved by {by}, always (added to the approval rules).",
-    "chat.denied": "Denied by {by}{reason}.",
+    "chat.denied": "Denied by {by}.",
     "chat.cancelled": "Stopped.",
     "chat.error": "Error: {message}",
     "chat.stop_reason": "Ended: {reason}",
     "chat.session": "Session {id}",
     "chat.reconnecting": "Connection lost — reconnecting…",
+    "chat.new_conversation": "New conversation",
+    "chat.title_placeholder": "A title for this session",
+    "chat.jump_latest": "Jump to latest ↓",
+    "chat.waiting_approval": "waiting for approval",
+    "chat.state.ok": "ok",
+    "chat.state.error": "error",
+    "chat.state.denied": "denied",
+    "chat.state.skipped": "not run",
+    "chat.state.invalid": "invalid arguments",
+    "chat.state.answered": "answered",
+    "chat.state.unknown": "unknown",
+    "chat.state.unfinished": "not finished",
+    "chat.by.http": "the web page",
+    "chat.by.policy": "the approval rules",
+    "chat.by.kernel": "the kernel",
+    "chat.stop.max_steps": "the step limit was reached",
+    "chat.stop.denied": "every tool call was denied",
+    "chat.stop.respond": "a plugin answered",
+    "chat.stop.error": "an error",
     "sessions.title": "Sessions",
     "sessions.empty": "No sessions yet.",
     "sessions.col.title": "Title",
@@ -92,6 +116,10 @@ const STRINGS = {
     "approvals.empty": "No rule yet: every such call is asked.",
     "approvals.mode": "mode {mode}",
     "approvals.allow": "allowed: {allow}",
+    "approvals.mode.ask": "ask",
+    "approvals.mode.allow-list": "allow-list",
+    "approvals.mode.allow": "allow",
+    "approvals.mode.deny": "deny",
     "plugins.title": "Plugins",
     "plugins.col.name": "Plugin",
     "plugins.col.state": "State",
@@ -110,6 +138,16 @@ const STRINGS = {
     "plugins.config_set": "(set)",
     "plugins.config_unset": "(not set)",
     "plugins.action_failed": "{action} failed: {error}",
+    "plugins.state.waiting": "waiting",
+    "plugins.state.starting": "starting",
+    "plugins.state.ready": "ready",
+    "plugins.state.crashed": "crashed",
+    "plugins.state.stopping": "stopping",
+    "plugins.state.stopped": "stopped",
+    "plugins.state.failed": "failed",
+    "time.seconds": "{s}s",
+    "time.minutes": "{m}m {s}s",
+    "time.hours": "{h}h {m}m",
     "memory.title": "Memory",
     "memory.sessions": "Sessions",
     "memory.l1": "L1 (recent events)",
@@ -168,6 +206,7 @@ const STRINGS = {
     "provider.thinking": "思考模式（DeepSeek）",
     "provider.context_window": "上下文窗口（token）",
     "provider.timeout_s": "超时（秒）",
+    "provider.thinking_on": "思考模式",
     "btn.test": "测试",
     "btn.save": "保存",
     "btn.cancel": "取消",
@@ -211,12 +250,31 @@ const STRINGS = {
     "chat.approved": "已由 {by} 批准。",
     "chat.approved_session": "已由 {by} 在本会话内批准。",
     "chat.approved_always": "已由 {by} 始终允许（已加入审批规则）。",
-    "chat.denied": "已由 {by} 拒绝{reason}。",
+    "chat.denied": "已由 {by} 拒绝。",
     "chat.cancelled": "已停止。",
     "chat.error": "错误：{message}",
     "chat.stop_reason": "结束：{reason}",
     "chat.session": "会话 {id}",
     "chat.reconnecting": "连接中断 —— 正在重连…",
+    "chat.new_conversation": "新对话",
+    "chat.title_placeholder": "会话标题",
+    "chat.jump_latest": "跳到最新 ↓",
+    "chat.waiting_approval": "等待批准",
+    "chat.state.ok": "完成",
+    "chat.state.error": "出错",
+    "chat.state.denied": "已拒绝",
+    "chat.state.skipped": "未运行",
+    "chat.state.invalid": "参数无效",
+    "chat.state.answered": "已作答",
+    "chat.state.unknown": "未知",
+    "chat.state.unfinished": "未完成",
+    "chat.by.http": "网页",
+    "chat.by.policy": "审批规则",
+    "chat.by.kernel": "内核",
+    "chat.stop.max_steps": "达到了步数上限",
+    "chat.stop.denied": "所有工具调用都被拒绝",
+    "chat.stop.respond": "由插件直接回答",
+    "chat.stop.error": "出错",
     "sessions.title": "会话",
     "sessions.empty": "还没有会话。",
     "sessions.col.title": "标题",
@@ -235,6 +293,10 @@ const STRINGS = {
     "approvals.empty": "还没有规则：每次这样的调用都会询问。",
     "approvals.mode": "模式 {mode}",
     "approvals.allow": "允许：{allow}",
+    "approvals.mode.ask": "询问",
+    "approvals.mode.allow-list": "白名单",
+    "approvals.mode.allow": "允许",
+    "approvals.mode.deny": "拒绝",
     "plugins.title": "插件",
     "plugins.col.name": "插件",
     "plugins.col.state": "状态",
@@ -253,6 +315,16 @@ const STRINGS = {
     "plugins.config_set": "（已设置）",
     "plugins.config_unset": "（未设置）",
     "plugins.action_failed": "{action} 失败：{error}",
+    "plugins.state.waiting": "等待中",
+    "plugins.state.starting": "启动中",
+    "plugins.state.ready": "就绪",
+    "plugins.state.crashed": "已崩溃",
+    "plugins.state.stopping": "停止中",
+    "plugins.state.stopped": "已停止",
+    "plugins.state.failed": "失败",
+    "time.seconds": "{s} 秒",
+    "time.minutes": "{m} 分 {s} 秒",
+    "time.hours": "{h} 小时 {m} 分",
     "memory.title": "记忆",
     "memory.sessions": "会话",
     "memory.l1": "L1（近期事件）",
@@ -303,20 +375,40 @@ function detectLang() {
 
 let currentLang = detectLang();
 
-/** The string `key` in the current language with {name} placeholders filled from `vars`. */
+/** The string `key` in the current language with {name} placeholders filled from `vars` (a var that is
+ *  `{t: key, vars}` is itself translated). */
 function t(key, vars) {
   const table = STRINGS[currentLang] || STRINGS.en;
   let s = table[key] !== undefined ? table[key] : STRINGS.en[key] !== undefined ? STRINGS.en[key] : key;
-  if (vars) for (const [k, v] of Object.entries(vars)) s = s.split("{" + k + "}").join(String(v));
+  if (vars) {
+    for (const [k, v] of Object.entries(vars)) {
+      const value = v !== null && typeof v === "object" && typeof v.t === "string" ? t(v.t, v.vars) : String(v);
+      s = s.split("{" + k + "}").join(value);
+    }
+  }
   return s;
+}
+
+/** Mark `node` to show string `key` (with `vars`) and show it now; a switch of language relabels it. */
+function label(node, key, vars) {
+  node.dataset.i18n = key;
+  if (vars) node.dataset.i18nVars = JSON.stringify(vars); else delete node.dataset.i18nVars;
+  node.textContent = t(key, vars);
+  return node;
+}
+
+function varsOf(el) {
+  if (!el.dataset.i18nVars) return undefined;
+  try { return JSON.parse(el.dataset.i18nVars); } catch (e) { return undefined; }
 }
 
 /** Re-label every element marked with data-i18n* under `root`. */
 function applyI18n(root) {
   const scope = root || document;
-  scope.querySelectorAll("[data-i18n]").forEach((el) => { el.textContent = t(el.dataset.i18n); });
+  scope.querySelectorAll("[data-i18n]").forEach((el) => { el.textContent = t(el.dataset.i18n, varsOf(el)); });
   scope.querySelectorAll("[data-i18n-placeholder]").forEach((el) => { el.placeholder = t(el.dataset.i18nPlaceholder); });
   scope.querySelectorAll("[data-i18n-title]").forEach((el) => { el.title = t(el.dataset.i18nTitle); });
+  scope.querySelectorAll("[data-i18n-label]").forEach((el) => { el.dataset.label = t(el.dataset.i18nLabel); });
   document.documentElement.lang = currentLang;
 }
 
@@ -330,4 +422,4 @@ function setLang(lang) {
 
 function getLang() { return currentLang; }
 
-window.i18n = { t, applyI18n, setLang, getLang, STRINGS, LANGS };
+window.i18n = { t, label, applyI18n, setLang, getLang, STRINGS, LANGS };

@@ -1,0 +1,110 @@
+"""What a plugin's manifest says it provides, requires and may do — read before a person confirms an add.
+
+The manifest declares no file or network permissions (a plugin process runs with the rights of the user
+who starts the kernel: it can read and write that user's files and reach the network), so the summary
+says that plainly, then what the manifest does declare that bears on trust: how it runs (a process of its
+own, or inside the kernel), the tools that need approval, the kernel facilities it asks for (each grants
+something), its environment variables and its stage hooks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hologram.manifest import LoadedManifest
+from hologram.manifest.facility import KERNEL
+
+#: What each kernel facility lets a plugin do (docs/protocol.md, "Kernel administration facilities").
+KERNEL_GRANTS = {
+    "kernel.events": "publish events to every plugin",
+    "kernel.llm": "read and change your LLM providers (never their keys)",
+    "kernel.memory": "search what memory holds across sessions",
+    "kernel.observe": "watch every turn's events",
+    "kernel.plugins": "start, stop, add and remove plugins, read their logs",
+    "kernel.sessions": "list and read your conversations",
+    "kernel.settings": "read the kernel's settings",
+    "kernel.tools": "list every plugin's tools",
+    "kernel.turns": "start turns with the model on your behalf",
+}
+
+
+@dataclass(frozen=True)
+class Summary:
+    name: str
+    version: str
+    description: str
+    source: str
+    runs: str
+    provides: tuple[str, ...]
+    requires: tuple[str, ...]
+    tools: tuple[str, ...]
+    approval_tools: tuple[str, ...]
+    asks: tuple[str, ...]
+    """Each thing this plugin may do that a person should know, one sentence each."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "description": self.description,
+            "source": self.source,
+            "runs": self.runs,
+            "provides": list(self.provides),
+            "requires": list(self.requires),
+            "tools": list(self.tools),
+            "approval_tools": list(self.approval_tools),
+            "asks": list(self.asks),
+        }
+
+    def lines(self) -> list[str]:
+        """For a terminal: the plugin, then each fact indented."""
+        out = [f"{self.name} {self.version}" + (f" — {self.description}" if self.description else "")]
+        out.append(f"  from      {self.source}")
+        out.append(f"  runs      {self.runs}")
+        out.append(f"  provides  {', '.join(self.provides) or 'nothing'}")
+        out.append(f"  requires  {', '.join(self.requires) or 'nothing'}")
+        out.append(f"  tools     {', '.join(self.tools) or 'none'}")
+        for ask in self.asks:
+            out.append(f"  may       {ask}")
+        return out
+
+
+def summarise(loaded: LoadedManifest) -> Summary:
+    manifest = loaded.manifest
+    run = manifest.plugin.run
+    if run.inproc is not None:
+        runs = f"inside the kernel process (in-process module {run.inproc})"
+    elif run.module is not None:
+        runs = f"its own process: python -m {run.module}"
+    else:
+        runs = f"its own process: {' '.join(run.command or [])}"
+    asks = []
+    if run.inproc is not None:
+        asks.append("run code inside the kernel, with everything the kernel holds (provider keys included)")
+    else:
+        asks.append("read and write your files and reach the network (a plugin process has your user's rights)")
+    approval = tuple(t.name for t in manifest.tools if t.needs_approval)
+    if approval:
+        asks.append(f"call tools that need your approval each time: {', '.join(approval)}")
+    requires = tuple(manifest.facilities.requires)
+    for req in manifest.facilities.required():
+        if req.name.startswith(f"{KERNEL}.") and req.name in KERNEL_GRANTS:
+            asks.append(f"{KERNEL_GRANTS[req.name]} ({req.name})")
+    if run.env:
+        asks.append(f"run with environment variables {', '.join(sorted(run.env))}")
+    hooks = manifest.stages.hooked()
+    if hooks:
+        asks.append(f"see and change every turn at the stages {', '.join(hooks)}")
+    return Summary(
+        name=manifest.plugin.name,
+        version=manifest.plugin.version,
+        description=manifest.plugin.description,
+        source=loaded.source,
+        runs=runs,
+        provides=tuple(manifest.facilities.provides),
+        requires=requires,
+        tools=tuple(t.name for t in manifest.tools),
+        approval_tools=approval,
+        asks=tuple(asks),
+    )
