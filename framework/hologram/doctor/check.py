@@ -111,6 +111,9 @@ def check_file(path: Path, kind: str, data_dir: Path) -> FileReport:
         "toml": _check_toml,
     }
     checks[kind](report, data_dir)
+    if kind == "sqlite" and report.state != "ok" and path.parent == data_dir and path.name in CACHES:
+        what = CACHES[path.name]
+        report.notes.insert(0, f"a cache: `hologram up` sets it aside when damaged and starts a new one ({what})")
     return report
 
 
@@ -119,10 +122,6 @@ def check_file(path: Path, kind: str, data_dir: Path) -> FileReport:
 
 def _check_sqlite(report: FileReport, data_dir: Path) -> None:
     path = report.path
-    if path.parent == data_dir and path.name in CACHES:
-        report.notes.append(
-            "a cache: `hologram up` checks it at start and sets it aside when damaged (" + CACHES[path.name] + ")"
-        )
     problem = header_problem(path)
     if problem is not None:
         report.damaged(problem)
