@@ -146,7 +146,11 @@ def manifest_doc(current: str) -> str:
 # -- the SDK -------------------------------------------------------------------------------------------------------
 
 SDK_SECTIONS: list[tuple[str, str, list[str]]] = [
-    ("Declaring a plugin", "hologram.sdk", ["Plugin", "StartContext", "ToolContext", "FacilityClient", "tool_error"]),
+    (
+        "Declaring a plugin",
+        "hologram.sdk",
+        ["Plugin", "StartContext", "ToolContext", "FacilityClient", "tool_error", "StartRefused"],
+    ),
     ("Tools added at run time", "hologram.sdk", ["RuntimeTool"]),
     ("Errors", "hologram.sdk", ["RpcError"]),
     (

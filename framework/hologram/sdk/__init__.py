@@ -21,7 +21,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hologram.rpc import RpcError  # what a facility call raises when its provider (or the kernel) refuses it
-from hologram.sdk._plugin import FacilityClient, Plugin, RuntimeTool, StartContext, ToolContext, tool_error
+from hologram.sdk._plugin import (
+    FacilityClient,
+    Plugin,
+    RuntimeTool,
+    StartContext,
+    StartRefused,
+    ToolContext,
+    tool_error,
+)
 
 if TYPE_CHECKING:
     from hologram.sdk import testing
@@ -70,6 +78,7 @@ __all__ = [
     "RuntimeTool",
     "StageView",
     "StartContext",
+    "StartRefused",
     "ToolCallView",
     "ToolContext",
     "ToolResultView",

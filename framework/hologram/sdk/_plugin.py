@@ -48,6 +48,14 @@ def tool_error(message: str) -> dict[str, Any]:
     return {"content": f"error: {message}", "is_error": True}
 
 
+class StartRefused(Exception):
+    """Raise it from ``state=`` or ``on_start`` when the plugin cannot start as things are and starting again
+    would fail the same way until a person acts — its port is taken, a file it needs is missing. The kernel
+    shows the message as the plugin's one line (so say what is wrong and the fix), without a traceback, and
+    does not restart the plugin: ``hologram plugin restart NAME`` once it is fixed. Any other exception is a
+    crash, restarted by the crash policy."""
+
+
 @dataclass
 class ToolSpec:
     name: str

@@ -28,6 +28,7 @@ from hologram.rpc import (
     CONFIG_INVALID,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
+    START_REFUSED,
     VERSION_MISMATCH,
     Arena,
     ArenaFull,
@@ -42,7 +43,15 @@ from hologram.rpc import (
     to_blob,
 )
 from hologram.sdk._jsontypes import argument_problem
-from hologram.sdk._plugin import Plugin, StartContext, ToolContext, call_maybe_async, signature_of, tool_error
+from hologram.sdk._plugin import (
+    Plugin,
+    StartContext,
+    StartRefused,
+    ToolContext,
+    call_maybe_async,
+    signature_of,
+    tool_error,
+)
 from hologram.zygote.child import ENV_KERNEL_PID, die_with_parent
 
 log = logging.getLogger("hologram.sdk")
@@ -205,6 +214,8 @@ class Runtime:
             step = "on_start"
             for hook in self.plugin.start_hooks:
                 await call_maybe_async(hook, context)
+        except StartRefused as exc:  # the author's one line, said by the kernel: no traceback, no restart
+            raise RpcError(START_REFUSED, str(exc) or f"{step} refused to start") from None
         except Exception as exc:
             log.exception("%s: %s failed", self.plugin.name, step)
             raise RpcError(APPLICATION_ERROR, f"{step} failed: {type(exc).__name__}: {exc}") from exc
