@@ -99,6 +99,7 @@ class Runtime:
         self._stopping = asyncio.Event()
         self._background: set[asyncio.Task[Any]] = set()
         self._turn_events: asyncio.Queue[dict[str, Any]] | None = None  # made with the first one
+        self.routes: Any = None  # the `_http.RouteServer` of ``plugin.mount``, once mounted
         self.stage_function = StageFunctions(plugin)
         # What the kernel may ask, by method: served on the connection, and to the kernel's own process
         # through `LocalEndpoint.handle` (an in-process plugin), the same handlers either way.
@@ -205,6 +206,9 @@ class Runtime:
             step = "on_start"
             for hook in self.plugin.start_hooks:
                 await call_maybe_async(hook, context)
+            if self.plugin.http_mount is not None:
+                step = "mount"
+                await self._mount(self.plugin.http_mount)
         except Exception as exc:
             log.exception("%s: %s failed", self.plugin.name, step)
             raise RpcError(APPLICATION_ERROR, f"{step} failed: {type(exc).__name__}: {exc}") from exc
@@ -212,6 +216,15 @@ class Runtime:
             for facility in self.provides:
                 if facility not in self.announced:
                     await self.announce_ready(facility)
+
+    async def _mount(self, mount: Any) -> None:
+        """``plugin.mount``: the routes on the web port (`hologram.sdk._http`), served until shutdown."""
+        from hologram.sdk._http import RouteServer
+
+        server = RouteServer(self.plugin, mount)
+        await server.start()
+        self.routes = server
+        self._spawn(server.serve())
 
     async def _subscribe(self, events: dict[str, Any]) -> None:
         types: set[str] | None = set()
@@ -320,6 +333,8 @@ class Runtime:
             await call_maybe_async(hook, str(params.get("facility")), bool(params.get("ready")))
 
     async def _shutdown(self, params: Any) -> dict[str, Any]:
+        if self.routes is not None:
+            await self.routes.stop()
         for hook in self.plugin.stop_hooks:
             with contextlib.suppress(Exception):
                 await call_maybe_async(hook)

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 LOOPBACK_NAMES = ("localhost",)
 MAX_BODY_BYTES = 8 * 1024 * 1024  # the largest body a route accepts (the OpenAI-compatible API's)
+ROUTE_TIMEOUT_S = 600.0  # a blocking A2A SendMessage answers when its turn ends: minutes, with tool calls
 
 
 class HttpSettings(BaseModel):
@@ -33,6 +34,12 @@ class HttpSettings(BaseModel):
     max_body_bytes: int = Field(
         MAX_BODY_BYTES, ge=1, description="A larger request body is refused with 413 (the OpenAI API's own limit)."
     )
+    route_timeout_s: float = Field(
+        ROUTE_TIMEOUT_S,
+        gt=0,
+        le=3600,
+        description="How long a plugin's mounted route (A2A, /mcp) may take to start its answer before a 504.",
+    )
 
 
 class ConfigError(ValueError):
@@ -47,6 +54,7 @@ class HttpConfig:
     tls_certfile: str = ""
     tls_keyfile: str = ""
     max_body_bytes: int = MAX_BODY_BYTES  # the server refuses a larger request body with a 413
+    route_timeout_s: float = ROUTE_TIMEOUT_S  # a mounted route's plugin must start its answer within this
 
     @property
     def tls(self) -> bool:
@@ -84,7 +92,19 @@ class HttpConfig:
                 f"{where} max_body_bytes: must be a whole number of bytes, at least 1 (default {MAX_BODY_BYTES}), "
                 f"not {max_body!r}"
             )
-        made = cls(host.strip(), port, insecure, files["tls_certfile"], files["tls_keyfile"], max_body)
+        route_timeout = config.get("route_timeout_s", ROUTE_TIMEOUT_S)
+        if (
+            isinstance(route_timeout, bool)
+            or not isinstance(route_timeout, (int, float))
+            or not 0 < route_timeout <= 3600
+        ):
+            raise ConfigError(
+                f"{where} route_timeout_s: must be a number of seconds over 0, at most 3600 (default "
+                f"{ROUTE_TIMEOUT_S:g}), not {route_timeout!r}"
+            )
+        made = cls(
+            host.strip(), port, insecure, files["tls_certfile"], files["tls_keyfile"], max_body, float(route_timeout)
+        )
         if not made.loopback and not made.tls and not made.allow_insecure_remote:
             raise ConfigError(
                 f"{where} host = {made.host!r} is reachable from other machines: set tls_certfile and "
