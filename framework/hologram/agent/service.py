@@ -474,7 +474,7 @@ def stored_end(events: list[Any]) -> tuple[str, str]:
             return "cancelled", str(data.get("content") or "")
     for event in events:
         data = event.data if isinstance(event.data, dict) else {}
-        if event.kind == "tool_result" and str(data.get("content", "")).startswith(CANCELLED):
+        if event.kind == "tool_result" and data.get("content") == CANCELLED:
             return "cancelled", ""
     return "error", ""
 
