@@ -38,7 +38,7 @@ parallel_safe = true
 parameters = { type = "object", properties = { seconds = { type = "number" } }, required = ["seconds"] }
 """
 
-TOOLS = r'''
+TOOLS = r"""
 import asyncio, os
 from pathlib import Path
 from hologram.sdk import Plugin
@@ -60,7 +60,7 @@ async def slow(seconds: float) -> str:
 
 if __name__ == "__main__":
     plugin.run()
-'''
+"""
 
 
 class A2AKernel(HttpKernel):

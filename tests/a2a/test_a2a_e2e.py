@@ -98,7 +98,9 @@ def test_cancel_during_a_tool_call(kernel: A2AKernel, mock: MockLLM) -> None:
     working until the tool ends)."""
     mock.reset()
     kernel.slow_mark.unlink(missing_ok=True)
-    mock.script([{"reasoning_content": "r", "tool_calls": [{"id": "s1", "name": "slow", "arguments": '{"seconds": 120}'}]}])
+    mock.script(
+        [{"reasoning_content": "r", "tool_calls": [{"id": "s1", "name": "slow", "arguments": '{"seconds": 120}'}]}]
+    )
 
     async def run() -> tuple[pb.Task, pb.Task]:
         async with kernel.a2a(streaming=False) as client:
@@ -129,7 +131,10 @@ def test_an_approval_is_answered_through_input_required(kernel: A2AKernel, mock:
     mock.reset()
     mock.script(
         [
-            {"reasoning_content": "r", "tool_calls": [{"id": "d1", "name": "deploy", "arguments": '{"target": "prod"}'}]},
+            {
+                "reasoning_content": "r",
+                "tool_calls": [{"id": "d1", "name": "deploy", "arguments": '{"target": "prod"}'}],
+            },
             {"reasoning_content": "r", "content": "deployed"},
         ]
     )
@@ -165,6 +170,7 @@ def test_a_wrong_token_is_refused(kernel: A2AKernel) -> None:
 
 def test_malformed_json_rpc_gets_the_protocols_errors(kernel: A2AKernel) -> None:
     with kernel.client() as client:
+
         def post(content: bytes) -> dict[str, object]:
             headers = {"content-type": "application/json", "a2a-version": "1.0"}
             response = client.post("/a2a", content=content, headers=headers)
@@ -175,7 +181,9 @@ def test_malformed_json_rpc_gets_the_protocols_errors(kernel: A2AKernel) -> None
         assert post(b'{"jsonrpc": "1.0", "id": 1, "method": "GetTask"}')["code"] == -32600
         assert post(b'{"jsonrpc": "2.0", "id": 1, "method": "NoSuchMethod", "params": {}}')["code"] == -32601
         assert post(b'{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": 5}}')["code"] == -32602
-        assert post(b'{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {}}}')["code"] == -32602
+        assert (
+            post(b'{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {}}}')["code"] == -32602
+        )
 
 
 def test_raw_v03_message_send(kernel: A2AKernel, mock: MockLLM) -> None:

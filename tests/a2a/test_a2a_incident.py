@@ -37,7 +37,9 @@ def parallel(n: int, *calls: tuple[str, dict[str, Any]]) -> dict[str, Any]:
     """One model response with several tool calls at once (every tool here is parallel_safe), with reasoning."""
     return {
         "reasoning_content": f"thinking {n}",
-        "tool_calls": [{"id": f"c{n}_{i}", "name": name, "arguments": json.dumps(args)} for i, (name, args) in enumerate(calls)],
+        "tool_calls": [
+            {"id": f"c{n}_{i}", "name": name, "arguments": json.dumps(args)} for i, (name, args) in enumerate(calls)
+        ],
     }
 
 
@@ -87,7 +89,9 @@ async def conversation(kernel: A2AKernel, mock: MockLLM) -> tuple[str, list[str]
             assert answer_text(done) == f"answer {n}"
         elif n == CANCEL_AT:  # client C starts it; client D cancels it during the tool call
             async with kernel.a2a(streaming=False) as client_c:
-                started = final_task(await collect(client_c, text_request(f"message {n}", context=context, immediately=True)))
+                started = final_task(
+                    await collect(client_c, text_request(f"message {n}", context=context, immediately=True))
+                )
                 assert started is not None
                 task_id = started.id
             await wait_slow(kernel)

@@ -13,7 +13,7 @@ import asyncio
 import logging
 from typing import Any
 
-from hologram.sdk import Plugin, StartContext
+from hologram.sdk import Plugin, StartContext, ToolContext, tool_error
 from hologram_plugins.a2a.app import CARD_PATHS, LazyApp
 from hologram_plugins.a2a.config import A2aConfig
 from hologram_plugins.a2a.events import Sessions
@@ -62,3 +62,26 @@ def on_turn_event(event: dict[str, Any]) -> None:
 @plugin.on_start
 def start(ctx: StartContext[A2aConfig]) -> None:
     log.info("a2a: %d peer agent(s) configured", len(ctx.config.peers))
+
+
+@plugin.tool("a2a_agents")
+async def a2a_agents() -> str:
+    """The peer agents the model may ask, with what their cards say (peers.py)."""
+    from hologram_plugins.a2a.peers import agents
+
+    return await agents(plugin.config)
+
+
+@plugin.tool("a2a_send")
+async def a2a_send(agent: str, text: str, ctx: ToolContext, context: str = "") -> Any:
+    """Ask the peer ``agent``; its answer streams as the call's live output (peers.py)."""
+    from hologram_plugins.a2a.peers import PeerError, send
+
+    async def live(chunk: str) -> None:
+        event = {"type": "tool_output", "tool": "a2a_send", "call_id": ctx.call_id, "session_id": ctx.session_id}
+        await plugin.publish({**event, "stream": "stdout", "text": chunk})
+
+    try:
+        return await send(plugin.config, agent, text, context, live)
+    except PeerError as exc:
+        return tool_error(str(exc))
