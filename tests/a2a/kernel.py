@@ -130,4 +130,4 @@ def states(events: list[pb.StreamResponse]) -> list[str]:
     return out
 
 
-__all__ = ["A2AKernel", "answer_text", "collect", "final_task", "states", "streamed_text", "text_request", "Any"]
+__all__ = ["A2AKernel", "Any", "answer_text", "collect", "final_task", "states", "streamed_text", "text_request"]

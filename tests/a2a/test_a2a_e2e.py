@@ -38,7 +38,7 @@ def test_send_answers_with_a_completed_task(kernel: A2AKernel, mock: MockLLM) ->
     assert task is not None and pb.TaskState.Name(task.status.state) == "TASK_STATE_COMPLETED"
     assert answer_text(task) == "Hello from Hologram"
     assert [m.role for m in task.history] == [pb.ROLE_USER, pb.ROLE_AGENT]
-    session, turn = task.id.split("/")
+    session, _turn = task.id.split("/")
     assert task.context_id == session
     stored = kernel.events(session)
     assert [e["kind"] for e in stored["events"]][:2] == ["input", "response"]

@@ -122,7 +122,7 @@ def _value(value: struct_pb2.Value) -> Any:
 # -- to A2A: a turn as a task ------------------------------------------------------------------------------
 
 
-def text_message(message_id: str, role: int, text: str, session: str, task: str) -> pb.Message:
+def text_message(message_id: str, role: Any, text: str, session: str, task: str) -> pb.Message:
     return pb.Message(message_id=message_id, role=role, parts=[pb.Part(text=text)], context_id=session, task_id=task)
 
 
@@ -142,7 +142,7 @@ def approval_text(tool: str, summary: str = "") -> str:
     )
 
 
-def state_of(read: dict[str, Any]) -> int:
+def state_of(read: dict[str, Any]) -> Any:
     status = read.get("status")
     if status == "queued":
         return pb.TASK_STATE_SUBMITTED
@@ -227,7 +227,7 @@ def started_task(session: str, turn: str, queued: bool, message: pb.Message) -> 
 
 
 def status_update(
-    session: str, turn: str, state: int, text: str = "", message_id: str = ""
+    session: str, turn: str, state: Any, text: str = "", message_id: str = ""
 ) -> pb.TaskStatusUpdateEvent:
     tid = task_id(session, turn)
     status = pb.TaskStatus(state=state)
@@ -244,7 +244,7 @@ def answer_chunk(session: str, turn: str, text: str, *, append: bool, last: bool
     )
 
 
-def end_state(stop_reason: str) -> int:
+def end_state(stop_reason: str) -> Any:
     if stop_reason in DONE:
         return pb.TASK_STATE_COMPLETED
     if stop_reason == "cancelled":

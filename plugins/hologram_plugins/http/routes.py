@@ -67,7 +67,7 @@ def check_prefix(prefix: Any) -> str:
     for reserved in RESERVED:
         if prefix == reserved or prefix.startswith(reserved + "/"):
             raise RouteError(f"prefix: {prefix!r} belongs to the web UI ({', '.join(RESERVED)}); choose another")
-    return prefix
+    return str(prefix)
 
 
 def check_well_known(path: Any) -> str:
@@ -236,7 +236,8 @@ class Mounts:
         """The answer's start; None when the client went away first; a 504 when the plugin took too long."""
         gone = asyncio.ensure_future(_disconnect(request))
         try:
-            await asyncio.wait({exchange.start, gone}, timeout=self.timeout_s, return_when=asyncio.FIRST_COMPLETED)
+            waits: set[asyncio.Future[Any]] = {exchange.start, gone}
+            await asyncio.wait(waits, timeout=self.timeout_s, return_when=asyncio.FIRST_COMPLETED)
         finally:
             gone.cancel()
         if exchange.start.done() and not exchange.start.cancelled():
