@@ -48,6 +48,7 @@ class Mount:
     prefix: str | None
     app: ASGIApp
     well_known: tuple[str, ...] = ()
+    optional: bool = False  # http.routes in after_if_present: no web port in the lock is no error
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,14 +84,22 @@ class RouteServer:
         return self.mounted
 
     async def serve(self) -> None:
-        """Take requests until cancelled (the plugin stops)."""
+        """Take requests until cancelled (the plugin stops). When ``accept`` fails — the http plugin restarted
+        and lost the mount, or is restarting — the app is mounted again (every second, until it works)."""
+        mounted = True
         while True:
             try:
+                if not mounted:
+                    await self.start()
+                    mounted = True
+                    log.info("%s: mounted again on the web port", self.plugin.name)
                 batch = await self.call("accept", wait_s=ACCEPT_WAIT_S)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # the http plugin restarting: the kernel restarts this plugin after it
-                log.warning("%s: http.routes accept failed: %s", self.plugin.name, exc)
+            except Exception as exc:
+                if mounted:
+                    log.warning("%s: http.routes accept failed (%s); mounting again", self.plugin.name, exc)
+                mounted = False
                 await asyncio.sleep(RETRY_S)
                 continue
             for gone in batch.get("gone") or []:

@@ -254,19 +254,23 @@ class Plugin(Generic[S]):
         self.turn_event_hooks.append(function)
         return function
 
-    def mount(self, prefix: str | None, app: ASGIApp, *, well_known: Collection[str] = ()) -> None:
+    def mount(
+        self, prefix: str | None, app: ASGIApp, *, well_known: Collection[str] = (), optional: bool = False
+    ) -> None:
         """Serve the ASGI 3 application ``app`` on the web port under ``prefix`` (``"/acme"``: ``/acme`` and
         every path below it) and at the exact ``well_known`` paths (``/.well-known/acme.json``), behind the web
         port's token, Host and Origin checks and its body limit. The manifest requires ``http.routes`` (the http
         plugin provides it); the SDK mounts the app when the plugin starts, after its ``on_start`` hooks, and
         ``plugin.mounted`` then says where. The app sees the full path (``/acme/x``), never the access token
-        (``authorization`` and ``cookie`` are not forwarded), and cannot set cookies. One mount per plugin."""
+        (``authorization`` and ``cookie`` are not forwarded), and cannot set cookies. One mount per plugin.
+        ``optional``: the manifest has ``http.routes`` in ``after_if_present`` instead, and a graph without the
+        http plugin starts this one without its routes (said in its log)."""
         from hologram.sdk._http import Mount, check_mount
 
         if self.http_mount is not None:
             raise ValueError(f"plugin {self.name!r} already mounts {self.http_mount.prefix!r}: one mount per plugin")
         check_mount(prefix, list(well_known))
-        self.http_mount = Mount(prefix, app, tuple(well_known))
+        self.http_mount = Mount(prefix, app, tuple(well_known), optional)
 
     @property
     def mounted(self) -> Mounted | None:

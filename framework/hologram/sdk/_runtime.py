@@ -28,6 +28,7 @@ from hologram.rpc import (
     CONFIG_INVALID,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
+    NOT_READY,
     VERSION_MISMATCH,
     Arena,
     ArenaFull,
@@ -222,7 +223,13 @@ class Runtime:
         from hologram.sdk._http import RouteServer
 
         server = RouteServer(self.plugin, mount)
-        await server.start()
+        try:
+            await server.start()
+        except RpcError as exc:
+            if not (mount.optional and exc.code == NOT_READY):
+                raise
+            log.info("%s: no web port in this graph (%s); its routes are not served", self.plugin.name, exc.message)
+            return
         self.routes = server
         self._spawn(server.serve())
 
