@@ -146,7 +146,7 @@ def manifest_doc(current: str) -> str:
 # -- the SDK -------------------------------------------------------------------------------------------------------
 
 SDK_SECTIONS: list[tuple[str, str, list[str]]] = [
-    ("Declaring a plugin", "hologram.sdk", ["Plugin", "StartContext", "ToolContext", "FacilityClient", "tool_error"]),
+    ("Declaring a plugin", "hologram.sdk", ["Plugin", "StartContext", "ToolContext", "FacilityClient", "tool_error", "Mounted"]),
     (
         "Typed stage views",
         "hologram.sdk",
