@@ -146,7 +146,21 @@ def manifest_doc(current: str) -> str:
 # -- the SDK -------------------------------------------------------------------------------------------------------
 
 SDK_SECTIONS: list[tuple[str, str, list[str]]] = [
-    ("Declaring a plugin", "hologram.sdk", ["Plugin", "StartContext", "ToolContext", "FacilityClient", "tool_error", "Mounted"]),
+    (
+        "Declaring a plugin",
+        "hologram.sdk",
+        [
+            "Plugin",
+            "StartContext",
+            "ToolContext",
+            "FacilityClient",
+            "tool_error",
+            "RuntimeTool",
+            "RpcError",
+            "Mounted",
+            "ASGIApp",
+        ],
+    ),
     (
         "Typed stage views",
         "hologram.sdk",
