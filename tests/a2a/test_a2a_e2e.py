@@ -155,6 +155,30 @@ def test_an_approval_is_answered_through_input_required(kernel: A2AKernel, mock:
     assert mock.rejections == []
 
 
+def test_subscribe_follows_a_running_task_to_its_end(kernel: A2AKernel, mock: MockLLM) -> None:
+    """SubscribeToTask on a task started with returnImmediately: the task as it is, then its answer and end."""
+    mock.reset()
+    kernel.slow_mark.unlink(missing_ok=True)
+    mock.script(
+        [
+            {"reasoning_content": "r", "tool_calls": [{"id": "w1", "name": "slow", "arguments": '{"seconds": 1}'}]},
+            {"reasoning_content": "r", "content": "after the wait"},
+        ]
+    )
+
+    async def run() -> list[pb.StreamResponse]:
+        async with kernel.a2a(streaming=False) as starter:
+            started = final_task(await collect(starter, text_request("wait a bit", immediately=True)))
+            assert started is not None
+        async with kernel.a2a() as client:
+            return [e async for e in client.subscribe(pb.SubscribeToTaskRequest(id=started.id))]
+
+    events = asyncio.run(run())
+    assert states(events)[0] == "TASK_STATE_WORKING" and states(events)[-1] == "TASK_STATE_COMPLETED"
+    assert streamed_text(events) == "after the wait" or answer_text(final_task(events) or pb.Task()) == "after the wait"
+    assert mock.rejections == []
+
+
 def test_a_wrong_token_is_refused(kernel: A2AKernel) -> None:
     async def run() -> None:
         async with kernel.a2a(token="not-the-token") as client:
