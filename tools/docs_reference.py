@@ -152,6 +152,7 @@ SDK_SECTIONS: list[tuple[str, str, list[str]]] = [
         ["Plugin", "StartContext", "ToolContext", "FacilityClient", "tool_error", "StartRefused"],
     ),
     ("Tools added at run time", "hologram.sdk", ["RuntimeTool"]),
+    ("Routes on the web port", "hologram.sdk", ["Mounted", "ASGIApp"]),
     ("Errors", "hologram.sdk", ["RpcError"]),
     (
         "Typed stage views",

@@ -16,6 +16,7 @@ LOOPBACK_NAMES = ("localhost",)
 # the server's timeouts and caps: checked by `HttpSettings` (types, ranges) before `from_config` sees them
 SERVER_KEYS = ("header_timeout_s", "min_body_rate", "body_timeout_s", "keep_alive_s", "max_connections_per_client")
 MAX_BODY_BYTES = 8 * 1024 * 1024  # the largest body a route accepts (the OpenAI-compatible API's)
+ROUTE_TIMEOUT_S = 600.0  # a blocking A2A SendMessage answers when its turn ends: minutes, with tool calls
 
 
 class HttpSettings(BaseModel):
@@ -48,6 +49,12 @@ class HttpSettings(BaseModel):
     max_connections_per_client: int = Field(
         256, ge=1, description="Open connections one client address may hold; a request on one more: 429 and close."
     )
+    route_timeout_s: float = Field(
+        ROUTE_TIMEOUT_S,
+        gt=0,
+        le=3600,
+        description="How long a plugin's mounted route (A2A, /mcp) may take to start its answer before a 504.",
+    )
 
 
 class ConfigError(StartRefused, ValueError):
@@ -68,6 +75,7 @@ class HttpConfig:
     body_timeout_s: float = 10.0
     keep_alive_s: float = 5.0
     max_connections_per_client: int = 256
+    route_timeout_s: float = ROUTE_TIMEOUT_S  # a mounted route's plugin must start its answer within this
 
     @property
     def tls(self) -> bool:
@@ -107,7 +115,7 @@ class HttpConfig:
             )
         made = cls(
             host.strip(), port, insecure, files["tls_certfile"], files["tls_keyfile"], max_body,
-            **{key: config[key] for key in SERVER_KEYS if key in config},
+            **{key: config[key] for key in (*SERVER_KEYS, "route_timeout_s") if key in config},
         )  # fmt: skip
         if not made.loopback and not made.tls and not made.allow_insecure_remote:
             raise ConfigError(
