@@ -144,7 +144,9 @@ def test_plugins_are_added_and_removed_with_a_preview_then_a_confirmation(kernel
     """The page's calls: a preview that changes nothing, a stale confirmation refused (422 with the kernel's
     words), the confirmed add started beside the others (their pids kept), the inventory listing it as added,
     then the same for the remove. A directory of manifests: the path that needs no pip (the browser test and
-    tests/e2e/test_plugin_add_e2e.py install projects)."""
+    tests/e2e/test_plugin_add_e2e.py install projects). Mutation checks (done): the route dropping `confirm`
+    (every call a preview) turns it red (the stale confirmation answered 200), and so does the kernel's refusal
+    left unmapped (a 502 `upstream`; test_security's malformed-bodies test too)."""
     code = tmp_path / "code"
     sdk_package(code / "gammaplug", "gammaplug", "gamma", "gamma_ping")
     directory = tmp_path / "gamma-manifests"

@@ -22,15 +22,16 @@ plugin's pid and restarts over the control socket, `pip list` of the venv):
 
 Screenshots: build/screenshots/plugins-*.png.
 
-Mutation checks (done, the static file copied aside and back, each turned the named test red): plugin-change.js
-sending the confirm value with the first call (the add done without a preview) —
-test_adding_from_a_path_previews_then_confirms (the lock changed before the confirm button); the preview's
-`summary` leaving out the tools that need approval — the same test; plugins.js taking rows from `/api/plugins`
-alone (no inventory) — test_an_installed_plugin_not_in_the_lock_says_so; `mayItem` writing the kernel's
-English sentence instead of the page's string — test_the_tab_fits_narrow_screens_in_both_languages; app.css
-without `overflow-wrap` on the added plugin's directory — the same test at 360 px; the add route not mapping
-the kernel's refusal (a 502 `upstream`) does not turn the refused-add test red (the page shows any error), so
-tests/httpapi/test_security.py checks the 422.
+Mutation checks (done, the static file copied aside and back, each turned the named test red):
+plugin-change.js calling confirm as soon as the preview is drawn (not waiting for the button) —
+test_adding_from_a_path_previews_then_confirms (a second call in flight under the preview); its `summary`
+leaving out the tools that need approval — the same test; plugins.js taking its rows from `/api/plugins` alone
+(no inventory) — test_the_table_shows_installed_locked_and_running (installed and locked "–") and
+test_an_installed_plugin_not_in_the_lock_says_so; `mayItem` showing the kernel's English sentence instead of the
+page's string — test_the_tab_fits_narrow_screens_in_both_languages at every width (English left in 中文);
+app.css without the Plugins table's wrapping rules — the same test at 768 px (973 px wide in 753), and
+without the diff's own scrolling — at 360 px (686 px in 345). The routes' mutations are in
+tests/httpapi/test_up_and_admin.py.
 """
 
 from __future__ import annotations
@@ -193,7 +194,9 @@ def test_adding_from_a_path_previews_then_confirms(
     assert '+name = "acme"' in diff and '+"notes.store" = "notes"' in diff
     assert page.find("#plugin-confirm").text == "Add acme"
     page.shot_full("plugins-add-preview")
-    # the preview changed nothing: pip's install to read the manifest was undone, no plugin started
+    # the preview changed nothing: pip's install to read the manifest was undone, no plugin started; and the
+    # page waits for the button: no second call in flight (it would say "Adding…" and hold the button)
+    assert page.find("#plugin-confirm").is_enabled() and not page.find("#plugin-status").is_displayed()
     assert kernel.snapshot() == before
     assert "acme" not in fresh_rows(page)
 
