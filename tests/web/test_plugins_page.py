@@ -3,8 +3,8 @@ against a real `hologram up --port 0` with the strict mock as its provider. The 
 venv (tests/kit/venv.py) on a lock of the built-ins and the installed distributions, as
 tests/e2e/test_plugin_add_e2e.py's does, so what the page adds — plugin projects made in a temp dir
 (tests/kit/plugin_project.py), installed editable by the kernel's real pip, offline — lands there. The tests
-run in file order as one person's visit: the table, an add, the layout with a preview open, the remove, a
-refused add, a plugin installed but not locked.
+run in file order as one person's visit: the table, an add, the layout with a preview open, the remove,
+refused adds, a plugin installed but not locked, one that cannot start.
 
 Proven through the page (its DOM, clicks and typing), and checked against the kernel (the lock's bytes, each
 plugin's pid and restarts over the control socket, `pip list` of the venv):
@@ -15,7 +15,8 @@ plugin's pid and restarts over the control socket, `pip list` of the venv):
   every other plugin kept its pid and restarts;
 - a remove asks the same way, then the plugin is gone: lock, pids and `pip list` exactly as before the add;
 - a plugin requiring a facility nobody provides is refused with the resolver's error shown, and nothing
-  changed — the kernel's state and the table;
+  changed — the kernel's state and the table; a package pip cannot install, with pip's error;
+- a plugin added but unable to start shows failed with its error, in the outcome and its row;
 - at 360, 768 and 1280 px, in English and 中文, with a preview open and an added plugin in the table, the
   page does not scroll sideways; in 中文 no English string of the page is left on the tab, and the preview's
   lines are the page's own Chinese.
@@ -315,3 +316,35 @@ def test_an_installed_plugin_not_in_the_lock_says_so(page: Page, kernel: Kernel,
     finally:
         subprocess.run([str(kernel.python), "-m", "pip", "uninstall", "-y", "stray-plugin"],
                        capture_output=True, check=True, env=offline_env())  # fmt: skip
+
+
+def test_a_package_pip_cannot_install_is_refused_with_pips_error(
+    page: Page, kernel: Kernel, before: tuple[bytes, dict[str, tuple[int, int]], list[dict[str, str]]]
+) -> None:
+    preview_add(page, "nosuch-hologram-plugin==1.0")  # a package name: pip, offline here, finds no such thing
+    error = page.wait(lambda: page.text("#plugin-error"), "pip's refusal shown", PIP_S)
+    assert "installing nosuch-hologram-plugin==1.0 failed (pip exited 1)" in error, error
+    assert "No matching distribution found for nosuch-hologram-plugin==1.0" in error, "pip's own words"
+    assert page.text("#plugin-status .fail") == "nosuch-hologram-plugin==1.0 was not added:"
+    assert kernel.snapshot() == before
+
+
+def test_a_plugin_that_cannot_start_shows_failed_with_its_error(
+    page: Page, kernel: Kernel, before: tuple[bytes, dict[str, tuple[int, int]], list[dict[str, str]]]
+) -> None:
+    """Added (the lock has it), but its process dies at start: the outcome and its row say failed, and why."""
+    broken = plugin_project(kernel.projects, "broken", [], start={"restart": "never", "timeout_s": 60})
+    (broken / "broken" / "__main__.py").unlink()  # `python -m broken` cannot run
+    preview_add(page, broken)
+    page.visible("#plugin-change", timeout=PIP_S)
+    page.click("#plugin-confirm")
+    outcome = page.wait(lambda: page.text("#plugin-status .fail"), "the outcome of the add", PIP_S)
+    assert outcome.startswith("broken: failed — start failed: exited with code 1"), outcome
+    page.wait(lambda: rows(page).get("broken", {}).get("state") == "failed", "broken failed in the table")
+    assert "start failed" in page.text("#plugins-body tr[data-plugin=broken] .name")  # its last error, in the row
+    page.shot_full("plugins-failed")
+    page.click("#plugins-body tr[data-plugin=broken] button.remove")
+    page.visible("#plugin-change", timeout=PIP_S)
+    page.click("#plugin-confirm")
+    assert page.wait(lambda: page.text("#plugin-status .ok"), "the outcome of the remove", PIP_S) == "Removed broken."
+    assert kernel.snapshot() == before
