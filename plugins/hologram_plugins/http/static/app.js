@@ -146,6 +146,7 @@
     try { info = await api("GET", "/api/info"); } catch (e) { showNotice(e.message); return; }
     if (!info.providers) { setTabsEnabled(false); show("setup"); return; }
     setTabsEnabled(true);
+    if (current) return;  // a tab chosen while /api/info was on its way stays chosen (it was bounced to chat)
     const hash = (location.hash || "").replace(/^#/, "");
     show(views[hash] ? hash : "chat");
   }
