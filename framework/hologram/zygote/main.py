@@ -91,6 +91,7 @@ PRELOAD_OPTIONAL = (
     # +0.5 MB private in http for the life of the process (9.6 -> 9.1 MB after serving, the tree's total the
     # same: tools/bench/sweep.py --only turn,footprint).
     "hologram_plugins.http.openai_api",
+    "hologram_plugins.mcp",  # its config and a lazy /mcp app; the MCP SDK loads only with a server configured
     "hologram_plugins.notes",
     "hologram_plugins.rss",
     "hologram_plugins.shell",

@@ -6,6 +6,10 @@ registers and unregisters them with the kernel (``kernel.tools``, `Plugin.regist
 them deferred and puts every call to the user's approval policy; the plugin only ever receives approved calls.
 A call is forwarded to the server and its result mapped by results.py. How the plugin fares — which servers
 are down, and why — is its status line (`hologram status`).
+
+The MCP package (the client, anyio, httpx2, the protocol's types: ~35 MB and a second of CPU) is imported only
+when a server is configured (link.py, results.py), and /mcp's server only on its first request
+(http_server.py): the default graph has this plugin with no server, where it must cost what a small plugin costs.
 """
 
 from __future__ import annotations
@@ -15,13 +19,14 @@ import contextlib
 import logging
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hologram.sdk import Plugin, RpcError, RuntimeTool, StartContext, ToolContext, tool_error
 from hologram_plugins.mcp.config import McpConfig
 from hologram_plugins.mcp.http_server import McpOverHttp
-from hologram_plugins.mcp.link import RemoteTool, ServerDown, ServerLink, describe
-from hologram_plugins.mcp.results import as_tool_result
+
+if TYPE_CHECKING:
+    from hologram_plugins.mcp.link import RemoteTool, ServerLink
 
 log = logging.getLogger("hologram_plugins.mcp")
 
@@ -32,11 +37,15 @@ class Bridge:
     def __init__(self, plugin: Plugin[Any], config: McpConfig, data_dir: str) -> None:
         self.plugin = plugin
         self.data_dir = data_dir
-        self.links = {
-            name: ServerLink(name, server, config, cwd=data_dir, changed=self.changed)
-            for name, server in config.servers.items()
-            if server.enabled
-        }
+        enabled = {name: server for name, server in config.servers.items() if server.enabled}
+        self.links: dict[str, ServerLink] = {}
+        if enabled:  # the MCP package only now (module docstring)
+            from hologram_plugins.mcp.link import ServerLink
+
+            self.links = {
+                name: ServerLink(name, server, config, cwd=data_dir, changed=self.changed)
+                for name, server in enabled.items()
+            }
         self.registered: dict[str, set[str]] = {name: set() for name in self.links}  # server → names the kernel has
         self._lock = asyncio.Lock()  # one sync with the kernel at a time: a change waits for the one before
         self._tasks: list[asyncio.Task[None]] = []
@@ -87,6 +96,9 @@ class Bridge:
         return RuntimeTool(tool.name, description, tool.parameters, partial(self.call, link, tool))
 
     async def call(self, link: ServerLink, tool: RemoteTool, arguments: dict[str, Any], ctx: ToolContext) -> Any:
+        from hologram_plugins.mcp.link import ServerDown, describe
+        from hologram_plugins.mcp.results import as_tool_result
+
         try:
             result = await link.call(tool, arguments)
         except ServerDown as exc:
