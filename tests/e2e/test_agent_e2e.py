@@ -136,6 +136,8 @@ def test_a_plugin_dying_mid_call_gives_that_call_an_error_result(
     assert result.returncode == 0, result.stderr
     tools = [m for m in a.requests[-1].body["messages"] if m["role"] == "tool"]
     assert "plugin e2e-tools stopped while running crash" in tools[-1]["content"]
+    # the terminal says why under the call's line, not only the model (issue 36's reader saw no error text)
+    assert '[tool crash {"x": 1}]\n[tool crash error: plugin e2e-tools stopped while running crash' in result.stderr
     store = SessionStore(kernel.data / "sessions.db")
     assert pairing_problems(store.events(session_of(result))) == []
     kernel.wait_ready("e2e-tools")
