@@ -58,8 +58,8 @@ from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from mock_llm import script as sc
-from mock_llm.validate import check_auth, parse_body, validate
+from hologram.testing.mock_llm import script as sc
+from hologram.testing.mock_llm.validate import check_auth, parse_body, validate
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 
