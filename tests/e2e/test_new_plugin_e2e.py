@@ -1,7 +1,8 @@
 """From `hologram new plugin acme` to a turn that calls its tool, as a plugin author gets there (issue 36).
 
 Real processes, offline: the repository is generated into a temporary directory; a fresh venv gets this checkout
-(hologram-sdk and hologram, editable) and the plugin (editable), their dependencies from this venv's site-packages (tests/kit/venv.py); the
+with docs/install.md's one `pip install` line (hologram-sdk and hologram editable, hologram-use-model built) and
+the plugin (editable), their dependencies from this venv's site-packages (tests/kit/venv.py); the
 plugin's own tests pass in that venv — the conformance kit comes from hologram's pytest11 entry point there —;
 `hologram build` discovers the plugin through its entry point (no -m); `hologram up` starts it beside the built-in
 plugins; and a turn through the strict mock calls its tool, whose result (from the plugin's process, with the
@@ -32,7 +33,7 @@ import pytest
 
 from tests.kit.mock_llm import MockProcess
 from tests.kit.providers import write_settings
-from tests.kit.venv import fresh_venv, pip_install
+from tests.kit.venv import OFFLINE_PIP, fresh_venv, pip_install
 
 from .kernel import wait_for_graph
 
@@ -50,13 +51,39 @@ def clean_env(venv_bin: Path) -> dict[str, str]:
     return env
 
 
+def install_as_the_docs_say(python: Path) -> None:
+    """docs/install.md, "From a checkout, into your own venv": its one `pip install` line, with this checkout for
+    the page's, offline (the dependencies are this environment's, the model file this venv's installed copy)."""
+    page = (CHECKOUT / "docs" / "install.md").read_text(encoding="utf-8")
+    section = page[page.index("## From a checkout, into your own venv") :]
+    line = next(x for x in section.splitlines() if x.startswith("pip install -e $HOME/src/hologram/"))
+    words = line.replace("$HOME/src/hologram", str(CHECKOUT)).split()
+    assert words[:2] == ["pip", "install"], line
+    from hologram.memory.embed import model_file
+
+    env = {**os.environ, **OFFLINE_PIP, "HOLOGRAM_USE_MODEL_FROM": str(model_file())}
+    offline = ["--no-deps", "--no-index", "--no-build-isolation", "-q"]
+    done = subprocess.run(
+        [str(python), "-m", "pip", "install", *offline, *words[2:]],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    where = subprocess.run(
+        [str(python), "-c", "import hologram, hologram_plugins, hologram_use_model; print(hologram.__file__)"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    assert where == str(CHECKOUT / "framework" / "hologram" / "__init__.py"), where  # editable: the checkout runs
+
+
 @pytest.fixture
 def author(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     """(the generated repository, the venv's bin) with hologram and the plugin installed there."""
     repo = tmp_path / "hologram-acme"
     python = fresh_venv(tmp_path)
-    # the hologram package comes with hologram-sdk (the same framework/ source), the kernel and plugins with the root
-    pip_install(python, str(CHECKOUT / "distributions" / "hologram-sdk"), str(CHECKOUT), editable=True)
+    install_as_the_docs_say(python)
     bin_dir = python.parent
     made = subprocess.run(
         [str(bin_dir / "hologram"), "new", "plugin", "acme", "--dir", str(repo)],
