@@ -146,7 +146,11 @@ def manifest_doc(current: str) -> str:
 # -- the SDK -------------------------------------------------------------------------------------------------------
 
 SDK_SECTIONS: list[tuple[str, str, list[str]]] = [
-    ("Declaring a plugin", "hologram.sdk", ["Plugin", "StartContext", "ToolContext", "FacilityClient", "tool_error"]),
+    (
+        "Declaring a plugin",
+        "hologram.sdk",
+        ["Plugin", "StartContext", "ToolContext", "FacilityClient", "tool_result", "tool_error", "ToolResult"],
+    ),
     ("Tools added at run time", "hologram.sdk", ["RuntimeTool"]),
     ("Errors", "hologram.sdk", ["RpcError"]),
     (
@@ -179,6 +183,7 @@ SDK_SECTIONS: list[tuple[str, str, list[str]]] = [
             "PluginHarness",
         ],
     ),
+    ("Testing: the strict mock LLM", "hologram.testing.mock_llm", ["MockLLM", "RecordedRequest"]),
 ]
 FIXTURES = ["hologram_manifest", "hologram_config", "hologram_plugin", "hologram_conformance"]
 

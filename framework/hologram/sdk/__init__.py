@@ -21,7 +21,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hologram.rpc import RpcError  # what a facility call raises when its provider (or the kernel) refuses it
-from hologram.sdk._plugin import FacilityClient, Plugin, RuntimeTool, StartContext, ToolContext, tool_error
+from hologram.sdk._plugin import (
+    FacilityClient,
+    Plugin,
+    RuntimeTool,
+    StartContext,
+    ToolContext,
+    ToolResult,
+    tool_error,
+    tool_result,
+)
 
 if TYPE_CHECKING:
     from hologram.sdk import testing
@@ -72,9 +81,11 @@ __all__ = [
     "StartContext",
     "ToolCallView",
     "ToolContext",
+    "ToolResult",
     "ToolResultView",
     "testing",
     "tool_error",
+    "tool_result",
 ]
 
 
