@@ -149,9 +149,19 @@ SDK_SECTIONS: list[tuple[str, str, list[str]]] = [
     (
         "Declaring a plugin",
         "hologram.sdk",
-        ["Plugin", "StartContext", "ToolContext", "FacilityClient", "tool_result", "tool_error", "ToolResult"],
+        [
+            "Plugin",
+            "StartContext",
+            "ToolContext",
+            "FacilityClient",
+            "tool_result",
+            "tool_error",
+            "ToolResult",
+            "StartRefused",
+        ],
     ),
     ("Tools added at run time", "hologram.sdk", ["RuntimeTool"]),
+    ("Routes on the web port", "hologram.sdk", ["Mounted", "ASGIApp"]),
     ("Errors", "hologram.sdk", ["RpcError"]),
     (
         "Typed stage views",

@@ -44,17 +44,21 @@ def runtime_closure(root: str = "hologram") -> dict[str, str]:
     """Name → installed version of every distribution `root` needs at run time (no extras), from this
     environment's metadata; our own three distributions excluded (they are built from the tree)."""
     found: dict[str, str] = {}
+    done: set[tuple[str, str]] = set()  # (distribution, extra) whose requirements were followed
     pending = [Requirement(root)]
     while pending:
         requirement = pending.pop()
         name = normalise(requirement.name)
-        if name in found:
-            continue
-        found[name] = metadata.version(requirement.name)
-        for line in metadata.requires(requirement.name) or []:
-            dependency = Requirement(line)
-            if dependency.marker is None or dependency.marker.evaluate({"extra": ""}):
-                pending.append(dependency)
+        found.setdefault(name, metadata.version(requirement.name))
+        # a dependant may ask for extras (mcp needs pyjwt[crypto], hence cryptography): follow those too
+        for extra in ("", *sorted(requirement.extras)):
+            if (name, extra) in done:
+                continue
+            done.add((name, extra))
+            for line in metadata.requires(requirement.name) or []:
+                dependency = Requirement(line)
+                if dependency.marker is None or dependency.marker.evaluate({"extra": extra}):
+                    pending.append(dependency)
     return {name: version for name, version in found.items() if name not in {normalise(d) for d in DISTRIBUTIONS}}
 
 

@@ -129,7 +129,8 @@ def test_no_kernel_and_no_start_is_one_clear_error(tmp_path: Path, mock: MockLLM
 
 def test_a_kernel_that_cannot_start_is_its_own_error_in_the_editor(tmp_path: Path, mock: MockLLM) -> None:
     checkout(tmp_path, mock)
-    (tmp_path / "hologram.lock").unlink()  # `hologram up` refuses to start without its lock
+    # `hologram up` refuses a damaged lock (a missing one it now builds itself)
+    (tmp_path / "hologram.lock").write_text("this is [ not toml\n", encoding="utf-8")
     command, args, env = command_line(tmp_path)
 
     async def go() -> RequestError:

@@ -14,7 +14,8 @@ Public: `hologram` itself (its version), `hologram.clients` (the turn API's clie
 Mutation check (done): ``from hologram.kernel.control import connect`` added to
 hologram/channels/acp/kernel.py turns this red, naming that line; so does ``import hologram.agent`` inside a
 function of hologram/channels/acp/agent.py, and ``from hologram.kernel.control import socket_path`` in
-hologram/clients/mcp_server.py.
+hologram/clients/mcp_server.py; and ``from hologram.rpc import RpcError`` in plugins/hologram_plugins/a2a/server.py
+(the A2A plugin, whose errors come from hologram.sdk), naming that line.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from hologram.kernel.control import call
 from mock_llm import MockLLM
 from tests.e2e.kernel import HOLOGRAM, env
 from tests.kit.wait import wait_until
@@ -63,6 +64,11 @@ def test_up_prints_the_ready_link_and_status_the_url(kernel: HttpKernel) -> None
 
 
 def test_a_busy_port_is_a_clear_error(kernel: HttpKernel, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A second kernel asked for the first one's port: the http plugin fails with one line naming the port
+    and the fix — once on the terminal, once in the log, no traceback, no restart (issue 41 item 6; it was
+    four tracebacks). Mutation checked: `PortInUse` an ``OSError`` again (not `StartRefused`) — the plugin
+    crashes four times, with a traceback each; the supervisor treating `START_REFUSED` as retryable — four
+    lines and restarts."""
     taken = kernel.info()["port"]  # the first kernel's port: a second kernel asked for it cannot have it
     data = tmp_path_factory.mktemp("busy") / "data"
     data.mkdir()
@@ -85,9 +91,19 @@ def test_a_busy_port_is_a_clear_error(kernel: HttpKernel, tmp_path_factory: pyte
         )
         assert f"port {taken} is in use: hologram up --port N, or [plugins.http] port" in line
         assert not (data / "http.json").exists()
+        http = wait_until(
+            lambda: {p["name"]: p for p in call(data, "status", timeout=5)["plugins"]}["http"],
+            accept=lambda p: p["state"] == "failed", timeout=60, what="http failed",
+        )  # fmt: skip
+        assert http["restarts"] == 0, http  # the port stays taken: no restart loop
     finally:
         process.terminate()
         process.wait(timeout=60)
+    said = [x for x in lines.lines if "is in use" in x]
+    assert len(said) == 1 and "http" in said[0] and "failed" in said[0], said  # one line on the terminal
+    [log] = (data / "logs").glob("hologram-*.log")
+    logged = log.read_text()
+    assert logged.count("is in use") == 1 and "Traceback" not in logged, logged  # and one in the log
     with socket.create_connection(("127.0.0.1", taken), timeout=10):
         pass  # the first kernel still serves it
 

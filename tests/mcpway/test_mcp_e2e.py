@@ -289,7 +289,7 @@ def test_the_documented_settings_configure_the_plugin_and_the_policy(tmp_path: P
 def test_the_documented_client_config_starts_hologram_mcp(kernel: McpKernel, mock: MockLLM) -> None:
     """The JSON snippet's command and args, as Claude Desktop runs them: `hologram` is this install's (the
     snippet says to give the full path when it is not on PATH) and the data directory the kernel's."""
-    [snippet] = mcp_section_blocks("json")
+    [snippet] = [b for b in mcp_section_blocks("json") if '"command"' in b]  # the stdio one (/mcp has its own)
     server = json.loads(snippet)["mcpServers"]["hologram"]
     assert server["command"] == "hologram" and server["args"][:2] == ["mcp", "--data"]
     command = str(Path(sys.executable).parent / "hologram")

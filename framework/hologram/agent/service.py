@@ -24,7 +24,7 @@ from hologram.agent.direct_tools import DirectTools
 from hologram.agent.hub import NotAllowed, TurnHub, Watcher
 from hologram.agent.identity import TurnIdentity
 from hologram.agent.paging import BadCursor, list_page, read_page
-from hologram.agent.turn import TurnError
+from hologram.agent.turn import CANCELLED, TurnError
 from hologram.api import params as params_api
 from hologram.api import turn as api
 from hologram.base import _heap
@@ -196,7 +196,10 @@ class TurnService:
             raise RpcError(SESSION_FAILED, one_line(exc), {"session": p.session}) from None
         if not events:
             raise RpcError(NO_SUCH_SESSION, f"session {p.session} has no turn {p.turn!r}", {"turn": p.turn})
-        return {"session": p.session, "turn": p.turn, "status": "ended", "items": stored_items(p.turn, events)}
+        stop_reason, output = stored_end(events)
+        items = stored_items(p.turn, events)
+        return {"session": p.session, "turn": p.turn, "status": "ended", "items": items,
+                "stop_reason": stop_reason, "output": output}  # fmt: skip
 
     async def cancel(self, params: Any) -> dict[str, Any]:
         p = _parse(params_api.CancelParams, api.TURN_CANCEL, params)
@@ -443,8 +446,9 @@ def stored_items(turn: str, events: list[Any]) -> list[dict[str, Any]]:
 
     for event in events:
         data = event.data if isinstance(event.data, dict) else {}
-        if event.kind == "input":
-            add({"type": "user_message", "text": data.get("text", "")})
+        if event.kind == "input":  # with the input parts (files, images) of a turn started with them
+            parts = {"parts": data["parts"]} if data.get("parts") else {}
+            add({"type": "user_message", "text": data.get("text", ""), **parts})
         elif event.kind == "response":
             if data.get("reasoning"):
                 add({"type": "reasoning", "text": data["reasoning"]})
@@ -454,6 +458,25 @@ def stored_items(turn: str, events: list[Any]) -> list[dict[str, Any]]:
         elif event.kind == "tool_result":
             add({"type": "tool_call", "call_id": event.call_id, "tool": data.get("name"), "status": data.get("status")})
     return items
+
+
+def stored_end(events: list[Any]) -> tuple[str, str]:
+    """How a finished turn ended, as its stored events say (``turn/read`` of a turn the kernel no longer keeps,
+    e.g. after a restart): (``stop_reason``, ``output``). A turn that ended with an answer (or a hook's
+    response, every call denied, the step limit) stored its ``output`` with ``ended_by``; a cancelled one, the
+    text streamed so far marked ``cancelled``, or its open calls closed with the cancel marker; anything else —
+    the provider failed, or the kernel died mid-turn — is ``error``."""
+    for event in reversed(events):
+        data = event.data if isinstance(event.data, dict) else {}
+        if event.kind == "output":
+            return str(data.get("ended_by") or "answer"), str(data.get("text") or "")
+        if event.kind == "response" and data.get("cancelled"):
+            return "cancelled", str(data.get("content") or "")
+    for event in events:
+        data = event.data if isinstance(event.data, dict) else {}
+        if event.kind == "tool_result" and data.get("content") == CANCELLED:
+            return "cancelled", ""
+    return "error", ""
 
 
 def input_too_long(p: Any, limit: int) -> str | None:

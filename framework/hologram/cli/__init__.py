@@ -103,10 +103,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.run(args)
     except HologramError as exc:
-        print(exc.render(), file=sys.stderr)
+        _say(exc.render())
         return 1
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        _say("interrupted")
         return 130
     except Exception as exc:  # only a full disk is handled here; the rest is re-raised
         from pathlib import Path
@@ -121,6 +121,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         _settle_background_loads()
     return code
+
+
+def _say(text: str) -> None:
+    """A last line on stderr, which may have lost its reader (`hologram up | tee`, then Ctrl-C): no traceback."""
+    from hologram.cli.terminal import say
+
+    say(text, sys.stderr)
 
 
 def _settle_background_loads() -> None:

@@ -16,6 +16,7 @@ from hologram.cli._common import add_data_option, add_lock_option, command_parse
 # cheap (hologram/cli/__init__.py).
 if TYPE_CHECKING:
     from hologram.agent import TurnService
+    from hologram.doctor.caches import CacheCheck
     from hologram.kernel import Kernel
     from hologram.kernel.notices import Notice
     from hologram.plan.lock import Lock
@@ -36,7 +37,7 @@ built starts after `hologram build` (or `up --build`, which also discovers). --f
 starts from the lock alone: no manifest is read, nothing is discovered (deployments that ship only the lock
 and the plugin code).
 Ctrl-C stops plugins in reverse dependency order. A log of this start, plugin output included, is written
-to DATA/logs/.
+to DATA/logs/, rotated by size ([log] in settings.toml: 10 MiB, 3 backups, the last 10 starts kept).
 
 examples:
   hologram up                       ./hologram.lock, data in ./.hologram (the lock is built if missing)
@@ -87,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
     zygote.prestart()  # its interpreter and SDK imports on the other core, while the kernel imports its own
     _preload.start(hold=True)  # the memory stack's imports beside the kernel's; the loads after the first answer
     from hologram.base import _loop
+    from hologram.cli.terminal import say
+    from hologram.doctor.caches import CacheCheck
     from hologram.kernel import open_log_file, prepare_data_dir
     from hologram.plan.lock import read_lock
 
@@ -97,8 +100,9 @@ def run(args: argparse.Namespace) -> int:
         lock = _current(lock, rebuild=args.build)
     data_dir = prepare_data_dir(args.data)
     log_path = open_log_file(data_dir)
-    print(f"Hologram kernel starting: lock {lock_path}, data {data_dir}, log {log_path}")
-    return _loop.run(_serve(lock, data_dir, args))
+    say(f"Hologram kernel starting: lock {lock_path}, data {data_dir}, log {log_path}")
+    caches = CacheCheck(data_dir)  # vectors.db, scenes.db: checked (set aside when damaged) beside the imports
+    return _loop.run(_serve(lock, data_dir, args, caches))
 
 
 def _first_lock(lock_path: Path) -> None:
@@ -117,6 +121,7 @@ def _first_lock(lock_path: Path) -> None:
 
 def _current(lock: Lock, *, rebuild: bool) -> Lock:
     """The lock, checked against the manifests it names (and rebuilt if stale and `rebuild`)."""
+    from hologram.cli.terminal import say
     from hologram.plan.lock import build, changed_manifests, missing_manifests, read_lock
 
     missing = missing_manifests(lock)
@@ -135,19 +140,24 @@ def _current(lock: Lock, *, rebuild: bool) -> Lock:
                 )
             )
     if build(lock.path, lock.sources).written:
-        print(f"{lock.path}: rebuilt")
+        say(f"{lock.path}: rebuilt")
     return read_lock(lock.path)
 
 
-async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace) -> int:
+async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace, caches: CacheCheck) -> int:
     import asyncio
 
     from hologram.agent import attach_agent
     from hologram.cli.progress import Progress
+    from hologram.cli.terminal import say
     from hologram.kernel import Kernel
+    from hologram.kernel.logfile import apply_log_settings
 
     kernel = Kernel(lock, data_dir)
+    apply_log_settings(kernel.settings.log, data_dir / "logs")  # the file was opened before settings were read
     _web_port(kernel, args.port)
+    for warning in caches.wait():  # before the memory opens them
+        say(f"hologram: {warning}", sys.stderr)
     service = attach_agent(kernel)
     kernel.on_notice(print_notice)  # the agent's "no provider" is replayed; watch reports come as they happen
     settle = asyncio.ensure_future(_settle_heap(kernel, service))
@@ -164,7 +174,7 @@ async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace) -> int:
         await kernel.run()
     settle.cancel()
     await service.aclose()
-    print("Hologram stopped.")
+    say("Hologram stopped.")
     return 0
 
 
@@ -182,10 +192,12 @@ def _web_port(kernel: Kernel, port: int | None) -> None:
 def print_notice(notice: Notice) -> None:
     """A kernel notice on the terminal: what ``--watch`` did goes to stdout beside the progress lines,
     anything else (a warning: no LLM provider configured) to stderr."""
+    from hologram.cli.terminal import say
+
     if notice.source == "watch":
-        print(f"watch: {notice.text}", flush=True)
+        say(f"watch: {notice.text}")
     else:
-        print(f"hologram: {notice.text}", file=sys.stderr, flush=True)
+        say(f"hologram: {notice.text}", sys.stderr)
 
 
 async def _settle_heap(kernel: Kernel, service: TurnService) -> None:

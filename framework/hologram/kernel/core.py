@@ -19,7 +19,6 @@ import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -72,31 +71,6 @@ def make_private(data_dir: Path) -> None:
             wanted = 0o700 if entry.is_dir() else 0o600
             if entry.stat().st_mode & 0o777 != wanted:
                 entry.chmod(wanted)
-
-
-def open_log_file(data_dir: Path) -> Path:
-    """One log file per start, with plugin stderr in it: `<data>/logs/hologram-<time>.log`."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    path = data_dir / "logs" / f"hologram-{stamp}-{os.getpid()}.log"
-    handler = _LogFile(path, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger("hologram")
-    root.setLevel(logging.INFO)
-    root.addHandler(handler)
-    return path
-
-
-class _LogFile(logging.FileHandler):
-    """The log file; a write that fails (a full disk) is said once on stderr, not as a traceback per line."""
-
-    _failed = False
-
-    def handleError(self, record: logging.LogRecord) -> None:
-        if not self._failed:
-            self._failed = True
-            error = sys.exc_info()[1]
-            why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-            print(f"hologram: cannot write the log file {self.baseFilename}: {why}", file=sys.stderr)
 
 
 def plugin_specs(lock: Lock) -> list[PluginSpec]:

@@ -26,6 +26,7 @@ from hologram.sdk._plugin import (
     Plugin,
     RuntimeTool,
     StartContext,
+    StartRefused,
     ToolContext,
     ToolResult,
     tool_error,
@@ -34,6 +35,7 @@ from hologram.sdk._plugin import (
 
 if TYPE_CHECKING:
     from hologram.sdk import testing
+    from hologram.sdk._http import ASGIApp, Mounted
     from hologram.sdk._views import (
         AfterOutputView,
         AfterToolcallView,
@@ -51,6 +53,8 @@ if TYPE_CHECKING:
 # Loaded on first use: the views cost ~7 ms to create, which a plugin without typed hooks need not pay at start
 # (the zygote preloads them); `testing` imports the kernel's supervisor, which a running plugin never needs.
 _LAZY = {
+    "ASGIApp": "hologram.sdk._http",
+    "Mounted": "hologram.sdk._http",
     "AfterOutputView": "hologram.sdk._views",
     "AfterToolcallView": "hologram.sdk._views",
     "BeforeOutputView": "hologram.sdk._views",
@@ -65,12 +69,14 @@ _LAZY = {
 }
 
 __all__ = [
+    "ASGIApp",
     "AfterOutputView",
     "AfterToolcallView",
     "BeforeOutputView",
     "BeforeToolcallView",
     "Change",
     "FacilityClient",
+    "Mounted",
     "OnInputView",
     "Plugin",
     "PostActionView",
@@ -79,6 +85,7 @@ __all__ = [
     "RuntimeTool",
     "StageView",
     "StartContext",
+    "StartRefused",
     "ToolCallView",
     "ToolContext",
     "ToolResult",

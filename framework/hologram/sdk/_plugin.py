@@ -20,6 +20,7 @@ from hologram.sdk._hooks import typed_hook, view_class
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from hologram.sdk._http import ASGIApp, Mount, Mounted
     from hologram.sdk._runtime import Runtime
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -69,6 +70,14 @@ def tool_error(message: str) -> ToolResult:
     for a failure the model should read and act on (a missing file, a bad path); an exception the tool
     raises becomes one too, with the exception's type in the text."""
     return tool_result(f"error: {message}", is_error=True)
+
+
+class StartRefused(Exception):
+    """Raise it from ``state=`` or ``on_start`` when the plugin cannot start as things are and starting again
+    would fail the same way until a person acts — its port is taken, a file it needs is missing. The kernel
+    shows the message as the plugin's one line (so say what is wrong and the fix), without a traceback, and
+    does not restart the plugin: ``hologram plugin restart NAME`` once it is fixed. Any other exception is a
+    crash, restarted by the crash policy."""
 
 
 @dataclass
@@ -195,6 +204,7 @@ class Plugin(Generic[S]):
         self.facility_hooks: list[Callable[[str, bool], Awaitable[None] | None]] = []
         self.turn_event_hooks: list[Callable[[dict[str, Any]], Awaitable[None] | None]] = []
         self.auto_ready = True
+        self.http_mount: Mount | None = None
         self._runtime: Runtime | None = None
 
     # -- declarations ---------------------------------------------------------------------------------
@@ -274,6 +284,30 @@ class Plugin(Generic[S]):
         and hand its work to a thread (``asyncio.to_thread``) itself."""
         self.turn_event_hooks.append(function)
         return function
+
+    def mount(
+        self, prefix: str | None, app: ASGIApp, *, well_known: Collection[str] = (), optional: bool = False
+    ) -> None:
+        """Serve the ASGI 3 application ``app`` on the web port under ``prefix`` (``"/acme"``: ``/acme`` and
+        every path below it) and at the exact ``well_known`` paths (``/.well-known/acme.json``), behind the web
+        port's token, Host and Origin checks and its body limit. The manifest requires ``http.routes`` (the http
+        plugin provides it); the SDK mounts the app when the plugin starts, after its ``on_start`` hooks, and
+        ``plugin.mounted`` then says where. The app sees the full path (``/acme/x``), never the access token
+        (``authorization`` and ``cookie`` are not forwarded), and cannot set cookies. One mount per plugin.
+        ``optional``: the manifest has ``http.routes`` in ``after_if_present`` instead, and a graph without the
+        http plugin starts this one without its routes (said in its log)."""
+        from hologram.sdk._http import Mount, check_mount
+
+        if self.http_mount is not None:
+            raise ValueError(f"plugin {self.name!r} already mounts {self.http_mount.prefix!r}: one mount per plugin")
+        check_mount(prefix, list(well_known))
+        self.http_mount = Mount(prefix, app, tuple(well_known), optional)
+
+    @property
+    def mounted(self) -> Mounted | None:
+        """Where ``mount``'s app is served (None before the plugin started, or without a mount)."""
+        server = self.runtime.routes
+        return server.mounted if server is not None else None
 
     def subscribe(self, types: Collection[str] | None = None) -> Callable[[F], F]:
         """Receive kernel broadcast events (content_delta, tool_call, …) of these types (None: all)."""

@@ -28,6 +28,8 @@ from hologram.rpc import (
     CONFIG_INVALID,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
+    NOT_READY,
+    START_REFUSED,
     VERSION_MISMATCH,
     Arena,
     ArenaFull,
@@ -45,6 +47,7 @@ from hologram.sdk._jsontypes import argument_problem
 from hologram.sdk._plugin import (
     Plugin,
     StartContext,
+    StartRefused,
     ToolContext,
     ToolResult,
     call_maybe_async,
@@ -116,6 +119,7 @@ class Runtime:
         self._stopping = asyncio.Event()
         self._background: set[asyncio.Task[Any]] = set()
         self._turn_events: asyncio.Queue[dict[str, Any]] | None = None  # made with the first one
+        self.routes: Any = None  # the `_http.RouteServer` of ``plugin.mount``, once mounted
         self.stage_function = StageFunctions(plugin)
         # What the kernel may ask, by method: served on the connection, and to the kernel's own process
         # through `LocalEndpoint.handle` (an in-process plugin), the same handlers either way.
@@ -222,6 +226,11 @@ class Runtime:
             step = "on_start"
             for hook in self.plugin.start_hooks:
                 await call_maybe_async(hook, context)
+            if self.plugin.http_mount is not None:
+                step = "mount"
+                await self._mount(self.plugin.http_mount)
+        except StartRefused as exc:  # the author's one line, said by the kernel: no traceback, no restart
+            raise RpcError(START_REFUSED, str(exc) or f"{step} refused to start") from None
         except Exception as exc:
             log.exception("%s: %s failed", self.plugin.name, step)
             raise RpcError(APPLICATION_ERROR, f"{step} failed: {type(exc).__name__}: {exc}") from exc
@@ -229,6 +238,21 @@ class Runtime:
             for facility in self.provides:
                 if facility not in self.announced:
                     await self.announce_ready(facility)
+
+    async def _mount(self, mount: Any) -> None:
+        """``plugin.mount``: the routes on the web port (`hologram.sdk._http`), served until shutdown."""
+        from hologram.sdk._http import RouteServer
+
+        server = RouteServer(self.plugin, mount)
+        try:
+            await server.start()
+        except RpcError as exc:
+            if not (mount.optional and exc.code == NOT_READY):
+                raise
+            log.info("%s: no web port in this graph (%s); its routes are not served", self.plugin.name, exc.message)
+            return
+        self.routes = server
+        self._spawn(server.serve())
 
     async def _subscribe(self, events: dict[str, Any]) -> None:
         types: set[str] | None = set()
@@ -337,6 +361,8 @@ class Runtime:
             await call_maybe_async(hook, str(params.get("facility")), bool(params.get("ready")))
 
     async def _shutdown(self, params: Any) -> dict[str, Any]:
+        if self.routes is not None:
+            await self.routes.stop()
         for hook in self.plugin.stop_hooks:
             with contextlib.suppress(Exception):
                 await call_maybe_async(hook)

@@ -24,6 +24,7 @@ from hologram.base import protocol
 from hologram.plan.lock import LockedPlugin
 from hologram.rpc import (
     CONFIG_INVALID,
+    START_REFUSED,
     VERSION_MISMATCH,
     Arena,
     Connection,
@@ -51,6 +52,7 @@ MALFORMED_LIMIT = 50  # this many malformed lines …
 MALFORMED_WINDOW_S = 10.0  # … within this window restart the plugin
 MALFORMED_KEPT = 20  # excerpts of malformed lines kept for diagnostics (`ManagedPlugin.malformed_seen`)
 ARENA_SIZE = 32 * 1024 * 1024  # virtual: memfd pages cost memory only when written
+MAX_LOG_LINE = 8192  # bytes of one stderr line written to the log; the rest is counted
 
 
 class StartFailed(Exception):
@@ -303,6 +305,8 @@ class ManagedPlugin:
             await self._gone.wait()
             raise StartFailed(f"{self.exit_description} during the handshake (see its log)") from None
         except RpcError as exc:
+            if exc.code == START_REFUSED:  # the plugin says a person must act first: once, no restart loop
+                raise StartFailed(exc.message, permanent=True) from None
             if exc.code == CONFIG_INVALID:
                 # the same values would fail again: no restart loop, the state says which key to fix
                 errors = exc.data.get("errors") if isinstance(exc.data, dict) else None
@@ -442,12 +446,29 @@ class ManagedPlugin:
             _kill_group(runtime.process, signal.SIGKILL)
 
     async def _pump_stderr(self, stream: asyncio.StreamReader) -> None:
+        """The plugin's stderr into the log, a line each, at most `MAX_LOG_LINE` bytes of it (the rest counted).
+        A line longer than the pipe reader's buffer is read on in parts, never refused: the pump must go on,
+        or the plugin blocks on a full pipe at its next write."""
         plugin_log = logging.getLogger(f"hologram.plugin.{self.name}")
+        head, cut = b"", 0  # the line so far, when it arrives in parts
         while True:
-            line = await stream.readline()
-            if not line:
+            try:
+                part = await stream.readuntil(b"\n")
+            except asyncio.LimitOverrunError as exc:  # no newline within the reader's buffer: take what it holds
+                part = await stream.readexactly(exc.consumed)
+                room = max(0, MAX_LOG_LINE - len(head))
+                head, cut = head + part[:room], cut + max(0, len(part) - room)
+                continue
+            except asyncio.IncompleteReadError as exc:  # the end; a last line without a newline
+                part = exc.partial
+                if not part and not head:
+                    return
+            line = head + part
+            head, cut, more = b"", 0, cut + max(0, len(line) - MAX_LOG_LINE)
+            text = line[:MAX_LOG_LINE].decode("utf-8", "replace").rstrip()
+            plugin_log.info("[%s] %s%s", self.name, text, f"… ({more} more bytes not logged)" if more else "")
+            if not part.endswith(b"\n"):
                 return
-            plugin_log.info("[%s] %s", self.name, line.decode("utf-8", "replace").rstrip())
 
     async def _watch_process(self, runtime: Runtime, process: asyncio.subprocess.Process) -> None:
         code = await process.wait()

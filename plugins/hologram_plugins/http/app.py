@@ -390,10 +390,12 @@ def _openai_route(path: str, methods: tuple[str, ...]) -> Route:
     return Route(path, endpoint, methods=list(methods))
 
 
-def build_app(channel: Channel) -> App:
+def build_app(channel: Channel, mounts: Any = None) -> App:
+    """The app; ``mounts`` (`routes.Mounts`) serves the paths other plugins mounted through ``http.routes``."""
     routes = [
         Route("/", index, methods=["GET", "HEAD"]),
         *ROUTES,
         *(_openai_route(path, methods) for path, methods in OPENAI_ROUTES),
     ]
-    return App(routes, StaticFiles("/static", STATIC), http_error=_http_error, crash=_crash, channel=channel)
+    static = StaticFiles("/static", STATIC)
+    return App(routes, static, http_error=_http_error, crash=_crash, channel=channel, mounts=mounts)

@@ -14,10 +14,12 @@ import asyncio
 import contextlib
 import logging
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from hologram.sdk import Plugin, RpcError, RuntimeTool, StartContext, ToolContext, tool_error
 from hologram_plugins.mcp.config import McpConfig
+from hologram_plugins.mcp.http_server import McpOverHttp
 from hologram_plugins.mcp.link import RemoteTool, ServerDown, ServerLink, describe
 from hologram_plugins.mcp.results import as_tool_result
 
@@ -29,6 +31,7 @@ class Bridge:
 
     def __init__(self, plugin: Plugin[Any], config: McpConfig, data_dir: str) -> None:
         self.plugin = plugin
+        self.data_dir = data_dir
         self.links = {
             name: ServerLink(name, server, config, cwd=data_dir, changed=self.changed)
             for name, server in config.servers.items()
@@ -107,6 +110,21 @@ plugin: Plugin[Bridge] = Plugin(
 )
 
 
+def _http_settings() -> tuple[Path, bool, bool]:
+    """For /mcp (http_server.py): the kernel's data directory (the parent of this plugin's) and the switches."""
+    config: McpConfig = plugin.config
+    return kernel_data_dir(plugin.state.data_dir), config.serve_http, config.http_tools
+
+
+def kernel_data_dir(plugin_data_dir: str) -> Path:
+    path = Path(plugin_data_dir).resolve()
+    return path.parent.parent if path.parent.name == "plugins" else path
+
+
+MCP_HTTP = McpOverHttp(_http_settings)
+plugin.mount("/mcp", MCP_HTTP, optional=True)  # the web port's /mcp, when the graph has one (after_if_present)
+
+
 @plugin.on_start
 async def start(ctx: StartContext[McpConfig]) -> None:
     """Connect in the background: the plugin is ready at once, each server's tools come when it is up."""
@@ -116,4 +134,5 @@ async def start(ctx: StartContext[McpConfig]) -> None:
 
 @plugin.on_stop
 async def stop() -> None:
+    await MCP_HTTP.stop()
     await plugin.state.stop()

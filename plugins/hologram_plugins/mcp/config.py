@@ -69,3 +69,9 @@ class McpConfig(BaseModel):
         gt=0,
         description="how often a server that cannot push changes (before MCP 2026-07-28) is asked for its tools",
     )
+    serve_http: bool = Field(
+        True, description="serve Hologram as an MCP server at /mcp on the web port (streamable HTTP, the web token)"
+    )
+    http_tools: bool = Field(
+        False, description="/mcp also offers the plugins' tools (as `hologram mcp --tools`), under the approval policy"
+    )
