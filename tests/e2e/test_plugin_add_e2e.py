@@ -23,56 +23,11 @@ import pytest
 from hologram.kernel.control import call
 from tests.e2e.kernel import wait_for_graph
 from tests.kit.manifests import write_manifest
+from tests.kit.plugin_project import SDK_PLUGIN, plugin_project, sdk_package, tool_toml
 from tests.kit.venv import make_wheel, offline_env, throwaway_venv
 from tests.kit.wait import wait_until
 
 pytestmark = pytest.mark.slow
-
-SDK_PLUGIN = """\
-from hologram.sdk import Plugin
-
-plugin = Plugin({name!r})
-
-
-@plugin.tool({tool!r})
-async def {tool}(text: str) -> str:
-    return {name!r} + ": " + text
-"""
-TOOL_TOML = """\
-[[tools]]
-name = "{tool}"
-description = "answers with its name"
-parameters = {{ type = "object", properties = {{ text = {{ type = "string" }} }}, required = ["text"] }}
-"""
-
-
-def sdk_package(directory: Path, package: str, name: str, tool: str) -> None:
-    """An SDK plugin as a package: the plugin in __init__.py, `python -m package` runs it."""
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "__init__.py").write_text(SDK_PLUGIN.format(name=name, tool=tool))
-    (directory / "__main__.py").write_text(f"from {package} import plugin\n\nplugin.run()\n")
-
-
-def plugin_project(root: Path, name: str, requires: list[str]) -> Path:
-    """A plugin repository as `hologram new` would lay it out: pyproject.toml with the entry point, the
-    manifest inside the package."""
-    project = root / name
-    sdk_package(project / name, name, name, f"{name}_ping")
-    (project / "pyproject.toml").write_text(
-        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n\n'
-        f'[project]\nname = "{name}-plugin"\nversion = "0.1.0"\ndependencies = ["hologram"]\n\n'
-        f'[project.entry-points."hologram.plugins"]\n{name} = "{name}"\n\n'
-        f'[tool.hatch.build.targets.wheel]\npackages = ["{name}"]\n'
-    )
-    write_manifest(
-        project / name,
-        name,
-        run={"module": name},
-        provides=[f"{name}.svc"],
-        requires=requires,
-        extra=TOOL_TOML.format(tool=f"{name}_ping"),
-    ).rename(project / name / "plugin.toml")
-    return project
 
 
 @dataclass
@@ -283,7 +238,7 @@ def test_a_package_is_installed_from_the_index_and_uninstalled(graph: Graph, tmp
         "__init__.py": SDK_PLUGIN.format(name="delta", tool="delta_ping"),
         "__main__.py": "from deltaplug import plugin\n\nplugin.run()\n",
         "plugin.toml": '[plugin]\nname = "delta"\nversion = "0.3.0"\nrun = { module = "deltaplug" }\n\n'
-        + TOOL_TOML.format(tool="delta_ping"),
+        + tool_toml("delta_ping"),
     }
     make_wheel(tmp_path, "delta-plugin", "deltaplug", package, "[hologram.plugins]\ndelta = deltaplug\n", "0.3.0")
     index = {"PIP_FIND_LINKS": str(tmp_path)}  # a local index: pip resolves the version as from PyPI

@@ -171,3 +171,11 @@ def test_the_summary_says_what_the_plugin_may_do(tmp_path: Path) -> None:
     assert "run code inside the kernel" in text
     assert "call tools that need your approval each time: zap" in text
     assert "start turns with the model on your behalf (kernel.turns)" in text
+    data = summary.to_json()  # the same, as data a client words in its own language (the web page)
+    assert data["inproc"] is True and data["command"] == "zapper"
+    assert [(a["kind"], a["names"], a["facility"]) for a in data["may"]] == [
+        ("inproc", [], None),
+        ("approval", ["zap"], None),
+        ("grant", [], "kernel.turns"),
+    ]
+    assert [a["text"] for a in data["may"]] == data["asks"]

@@ -158,3 +158,23 @@ def test_a_throwaway_venv_imports_this_hologram_and_installs_into_itself_only(tm
     assert subprocess.run(listed, capture_output=True, text=True, check=True).stdout.strip() == "1.0"
     mine = subprocess.run([sys.executable, "-c", listed[-1]], capture_output=True, text=True)
     assert mine.returncode != 0, "the wheel went into the throwaway venv, not the one running the tests"
+
+
+def test_a_plugin_project_is_a_plugin_repository_with_the_options_asked(tmp_path: Path) -> None:
+    from tests.kit.plugin_project import plugin_project
+
+    gate = tmp_path / "gate"
+    project = plugin_project(tmp_path, "acme", ["kernel.sessions"], approval=True, gate=gate, start={"timeout_s": 90})
+    pyproject = tomli.loads((project / "pyproject.toml").read_text())
+    assert pyproject["project"]["name"] == "acme-plugin"
+    assert pyproject["project"]["entry-points"]["hologram.plugins"] == {"acme": "acme"}
+    manifest = load_manifest(project / "acme" / "plugin.toml").manifest
+    assert manifest.plugin.run.module == "acme" and manifest.facilities.provides == ["acme.svc"]
+    assert manifest.facilities.requires == ["kernel.sessions"] and manifest.start.timeout_s == 90
+    assert [(t.name, t.needs_approval) for t in manifest.tools] == [("acme_ping", True)]
+    source = (project / "acme" / "__init__.py").read_text()
+    compile(source, "acme/__init__.py", "exec")
+    assert "wait_for_the_gate" in source and repr(str(gate)) in source
+    plain = plugin_project(tmp_path / "plain", "beta", [])
+    assert "on_start" not in (plain / "beta" / "__init__.py").read_text()
+    assert not load_manifest(plain / "beta" / "plugin.toml").manifest.tools[0].needs_approval

@@ -2,9 +2,10 @@
 
 Tests that pip-install a plugin must not install it into the project's own `.venv` (every later test's
 `hologram build` would discover it). `throwaway_venv` makes a venv with its own pip and site-packages and a
-`.pth` naming this checkout's framework and the running interpreter's site-packages: hologram, its
-dependencies and the dev tools (hatchling, for an editable install without a download) import from there,
-while whatever a test installs lands in the throwaway venv alone. ~3 s (`python -m venv` with its pip).
+`.pth` naming this checkout's framework and built-in plugins and the running interpreter's site-packages:
+hologram (with the built-ins' code, so a kernel run from there starts them), its dependencies and the dev
+tools (hatchling, for an editable install without a download) import from there, while whatever a test
+installs lands in the throwaway venv alone. ~3 s (`python -m venv` with its pip).
 `make_wheel` writes a plugin distribution as a wheel directly, for pip to install from a local directory.
 `fresh_venv` is the same without this checkout on the path (a test that installs the checkout itself), and
 `pip_install` installs into such a venv offline, without resolving dependencies.
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import hologram
+import hologram_plugins
 
 OFFLINE_PIP = {"PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
 """pip settings for a test: nothing from an index, and builds use the backends already installed."""
@@ -31,7 +33,8 @@ OFFLINE_PIP = {"PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0", "PIP_DISABLE_
 def throwaway_venv(root: Path) -> Path:
     """A new venv under `root`; returns its python."""
     framework = Path(hologram.__file__).resolve().parents[1]
-    return _venv_seeing(root, [framework])
+    builtins = Path(hologram_plugins.__file__).resolve().parents[1]
+    return _venv_seeing(root, [framework, builtins])
 
 
 def fresh_venv(root: Path, *, extra_paths: Sequence[Path] = ()) -> Path:

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from tests.kit.venv import offline_env
 from tests.kit.wait import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,18 +66,25 @@ def chrome(user_data: Path, lang: str = "en-US") -> Any:
 
 class WebKernel:
     """`hologram up --port 0` on the shipped manifests (the builtin graph, with the http plugin), an empty
-    data directory (no provider: the page's first run), its output read line by line for the ready link."""
+    data directory (no provider: the page's first run), its output read line by line for the ready link.
 
-    def __init__(self, root: Path) -> None:
+    With `python` (a throwaway venv's, tests/kit/venv.py) the kernel runs from that environment, on a lock of
+    the built-ins and the installed distributions — what `hologram plugin add` installs into and adds to —
+    with pip offline (`offline_env`): what the page adds lands in that venv, never in the project's."""
+
+    def __init__(self, root: Path, python: Path | None = None) -> None:
         self.root = root
         self.data = root / "data"
         self.lock = root / "hologram.lock"
         self.data.mkdir(parents=True)
         self.lines: list[str] = []
         self.process: subprocess.Popen[str] | None = None
+        self.hologram = HOLOGRAM if python is None else [str(python), "-m", "hologram"]
+        self.env = None if python is None else offline_env()
+        sources = ["--no-discover", "-m", str(REPO / "manifests")] if python is None else []
         build = subprocess.run(
-            [*HOLOGRAM, "build", "--no-discover", "-m", str(REPO / "manifests"), "-o", str(self.lock)],
-            capture_output=True, text=True, cwd=root, timeout=120,
+            [*self.hologram, "build", *sources, "-o", str(self.lock)],
+            capture_output=True, text=True, cwd=root, timeout=120, env=self.env,
         )  # fmt: skip
         if build.returncode != 0:
             raise AssertionError(f"hologram build failed:\n{build.stdout}\n{build.stderr}")
@@ -84,8 +92,8 @@ class WebKernel:
     def start(self) -> str:
         """Starts the kernel; returns the ready link `up` prints once the http plugin listens."""
         self.process = subprocess.Popen(
-            [*HOLOGRAM, "up", "--lock", str(self.lock), "--data", str(self.data), "--port", "0"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=self.root,
+            [*self.hologram, "up", "--lock", str(self.lock), "--data", str(self.data), "--port", "0"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=self.root, env=self.env,
         )  # fmt: skip
         out = self.process.stdout
         assert out is not None
@@ -179,6 +187,22 @@ class Page:
         self.driver.save_screenshot(str(path))
         return path
 
+    def shot_full(self, name: str) -> Path:
+        """The whole page, not only what the window shows (a tall tab), in build/screenshots."""
+        import base64
+
+        width, height, y = self.js(
+            "return [document.documentElement.clientWidth, document.documentElement.scrollHeight, window.scrollY]"
+        )
+        self.js("window.scrollTo(0, 0)")  # the sticky header at the top of the picture, not where the view was
+        clip = {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}
+        png = self.driver.execute_cdp_cmd("Page.captureScreenshot", {"captureBeyondViewport": True, "clip": clip})
+        self.js("window.scrollTo(0, arguments[0])", y)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{name}.png"
+        path.write_bytes(base64.b64decode(png["data"]))
+        return path
+
     def send(self, text: str) -> None:
         """Type ``text`` in the composer and press Enter; returns once the page drew the new turn."""
         from selenium.webdriver.common.keys import Keys
@@ -218,6 +242,45 @@ class Page:
 
         result: str = self.wait(ended, "the last turn to end", timeout)
         return result
+
+
+# every visible text node and placeholder outside `arguments[0]` (a selector): what the language checks read
+VISIBLE_TEXT = """
+const skip = arguments[0];
+const out = [];
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+  const el = n.parentElement;
+  if (!n.textContent.trim() || !el || el.closest(skip) || el.closest('script, style')) continue;
+  if (!el.checkVisibility()) continue;
+  out.push(n.textContent.trim());
+}
+for (const i of document.querySelectorAll('input, textarea')) if (i.checkVisibility() && i.placeholder) out.push(i.placeholder);
+return out;
+"""
+
+
+def english_left(page: Page, data: str) -> list[tuple[str, str]]:
+    """(key, text) of each English string of the i18n table still shown outside `data` (a CSS selector of what
+    the page shows that is not its own wording: user and model text, names, the kernel's messages)."""
+    tables = page.js("return window.i18n.STRINGS")
+    texts = page.js(VISIBLE_TEXT, data)
+    found = []
+    for key, en in tables["en"].items():
+        if en == tables["zh-CN"].get(key):
+            continue  # the same in both (Hologram, L1…)
+        for fragment in re.split(r"\{[a-z_]+\}", en):
+            words = fragment.strip(" .,:;·—()…?!\"“”'")
+            if len(re.findall(r"[A-Za-z]", words)) < 2:
+                continue
+            pattern = re.compile(r"(?<![A-Za-z])" + re.escape(words) + r"(?![A-Za-z])")
+            found += [(key, text) for text in texts if pattern.search(text)]
+    return found
+
+
+def chinese_left(page: Page, data: str) -> list[str]:
+    """Each Chinese text still shown outside `data`."""
+    return [text for text in page.js(VISIBLE_TEXT, data) if re.search(r"[\u4e00-\u9fff]", text)]
 
 
 @contextlib.contextmanager

@@ -30,7 +30,6 @@ narrow-screen block the 360 px check fails (the Sessions tab 550 px wide).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -40,7 +39,7 @@ import pytest
 from mock_llm import MockLLM
 from tests.kit.providers import provider_toml, write_settings
 
-from .browser import Page, WebKernel, page_at, require_browser
+from .browser import Page, WebKernel, chinese_left, english_left, page_at, require_browser
 
 pytestmark = pytest.mark.slow
 
@@ -65,19 +64,6 @@ DATA = (
     "#plugins-body .name, #plugins-body .waiting, #plugin-log, #providers-list strong, #providers-list .meta, "
     "#approvals-rules strong"
 )
-VISIBLE_TEXT = """
-const skip = arguments[0];
-const out = [];
-const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-  const el = n.parentElement;
-  if (!n.textContent.trim() || !el || el.closest(skip) || el.closest('script, style')) continue;
-  if (!el.checkVisibility()) continue;
-  out.push(n.textContent.trim());
-}
-for (const i of document.querySelectorAll('input, textarea')) if (i.checkVisibility() && i.placeholder) out.push(i.placeholder);
-return out;
-"""
 
 
 def block(n: int) -> str:
@@ -283,27 +269,6 @@ def test_the_title_is_shown_and_renamed_in_place(page: Page) -> None:
     assert page.text("#chat-title") == "审批与输出", "Escape keeps the title"
 
 
-def english_left(page: Page) -> list[tuple[str, str]]:
-    """(key, text) of each English string of the i18n table still shown outside the data (`DATA`)."""
-    tables = page.js("return window.i18n.STRINGS")
-    texts = page.js(VISIBLE_TEXT, DATA)
-    found = []
-    for key, en in tables["en"].items():
-        if en == tables["zh-CN"].get(key):
-            continue  # the same in both (Hologram, L1…)
-        for fragment in re.split(r"\{[a-z_]+\}", en):
-            words = fragment.strip(" .,:;·—()…?!\"“”'")
-            if len(re.findall(r"[A-Za-z]", words)) < 2:
-                continue
-            pattern = re.compile(r"(?<![A-Za-z])" + re.escape(words) + r"(?![A-Za-z])")
-            found += [(key, text) for text in texts if pattern.search(text)]
-    return found
-
-
-def chinese_left(page: Page) -> list[str]:
-    return [text for text in page.js(VISIBLE_TEXT, DATA) if re.search(r"[\u4e00-\u9fff]", text)]
-
-
 def show_tab(page: Page, tab: str) -> None:
     page.click(f"#tab-{tab}")
     ready = {
@@ -339,7 +304,7 @@ def test_the_language_switch_relabels_old_cards(page: Page, mock: MockLLM) -> No
 
     page.click("#lang-zh")
     page.wait(lambda: page.text("#tab-chat") == "对话", "the page in Chinese")
-    assert left_on_any_tab(page, english_left) == {}
+    assert left_on_any_tab(page, lambda p: english_left(p, DATA)) == {}
     page.click("#tab-chat")
     assert page.text(".tool[data-call-id=call_d1] .head .title") == "工具 shell_run"
     assert page.text(".tool[data-call-id=call_d1] .state") == "完成"
@@ -350,7 +315,7 @@ def test_the_language_switch_relabels_old_cards(page: Page, mock: MockLLM) -> No
 
     page.click("#lang-en")
     page.wait(lambda: page.text("#tab-chat") == "Chat", "the page in English again")
-    assert left_on_any_tab(page, chinese_left) == {}
+    assert left_on_any_tab(page, lambda p: chinese_left(p, DATA)) == {}
     page.click("#tab-chat")
     assert page.text(".tool[data-call-id=call_d2] .approval .decision") == "Denied by the web page."
 

@@ -5,6 +5,10 @@ who starts the kernel: it can read and write that user's files and reach the net
 says that plainly, then what the manifest does declare that bears on trust: how it runs (a process of its
 own, or inside the kernel), the tools that need approval, the kernel facilities it asks for (each grants
 something), its environment variables and its stage hooks.
+
+Each of those is an `Ask`: the sentence a terminal prints, and its kind and values, so a client that speaks
+another language (the web page, in Chinese) words it itself and falls back to the sentence for a kind it does
+not know. tests/web/test_plugin_strings.py holds the page's English wording to these sentences.
 """
 
 from __future__ import annotations
@@ -30,18 +34,35 @@ KERNEL_GRANTS = {
 
 
 @dataclass(frozen=True)
+class Ask:
+    """One thing a plugin may do: `kind` (process, inproc, approval, grant, env, stages), the values it names
+    (tools, variables, stages) or the kernel facility it grants, and the sentence itself."""
+
+    kind: str
+    text: str
+    names: tuple[str, ...] = ()
+    facility: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "text": self.text, "names": list(self.names), "facility": self.facility}
+
+
+@dataclass(frozen=True)
 class Summary:
     name: str
     version: str
     description: str
     source: str
     runs: str
+    inproc: bool
+    command: str
+    """What runs: `python -m MODULE`, the command, or the in-process module."""
     provides: tuple[str, ...]
     requires: tuple[str, ...]
     tools: tuple[str, ...]
     approval_tools: tuple[str, ...]
-    asks: tuple[str, ...]
-    """Each thing this plugin may do that a person should know, one sentence each."""
+    asks: tuple[Ask, ...]
+    """Each thing this plugin may do that a person should know."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -50,11 +71,14 @@ class Summary:
             "description": self.description,
             "source": self.source,
             "runs": self.runs,
+            "inproc": self.inproc,
+            "command": self.command,
             "provides": list(self.provides),
             "requires": list(self.requires),
             "tools": list(self.tools),
             "approval_tools": list(self.approval_tools),
-            "asks": list(self.asks),
+            "asks": [a.text for a in self.asks],
+            "may": [a.to_json() for a in self.asks],
         }
 
     def lines(self) -> list[str]:
@@ -66,7 +90,7 @@ class Summary:
         out.append(f"  requires  {', '.join(self.requires) or 'nothing'}")
         out.append(f"  tools     {', '.join(self.tools) or 'none'}")
         for ask in self.asks:
-            out.append(f"  may       {ask}")
+            out.append(f"  may       {ask.text}")
         return out
 
 
@@ -74,34 +98,39 @@ def summarise(loaded: LoadedManifest) -> Summary:
     manifest = loaded.manifest
     run = manifest.plugin.run
     if run.inproc is not None:
-        runs = f"inside the kernel process (in-process module {run.inproc})"
-    elif run.module is not None:
-        runs = f"its own process: python -m {run.module}"
+        command = run.inproc
+        runs = f"inside the kernel process (in-process module {command})"
     else:
-        runs = f"its own process: {' '.join(run.command or [])}"
+        command = f"python -m {run.module}" if run.module is not None else " ".join(run.command or [])
+        runs = f"its own process: {command}"
     asks = []
     if run.inproc is not None:
-        asks.append("run code inside the kernel, with everything the kernel holds (provider keys included)")
+        text = "run code inside the kernel, with everything the kernel holds (provider keys included)"
+        asks.append(Ask("inproc", text))
     else:
-        asks.append("read and write your files and reach the network (a plugin process has your user's rights)")
+        text = "read and write your files and reach the network (a plugin process has your user's rights)"
+        asks.append(Ask("process", text))
     approval = tuple(t.name for t in manifest.tools if t.needs_approval)
     if approval:
-        asks.append(f"call tools that need your approval each time: {', '.join(approval)}")
+        asks.append(Ask("approval", f"call tools that need your approval each time: {', '.join(approval)}", approval))
     requires = tuple(manifest.facilities.requires)
     for req in manifest.facilities.required():
         if req.name.startswith(f"{KERNEL}.") and req.name in KERNEL_GRANTS:
-            asks.append(f"{KERNEL_GRANTS[req.name]} ({req.name})")
+            asks.append(Ask("grant", f"{KERNEL_GRANTS[req.name]} ({req.name})", facility=req.name))
     if run.env:
-        asks.append(f"run with environment variables {', '.join(sorted(run.env))}")
-    hooks = manifest.stages.hooked()
+        names = tuple(sorted(run.env))
+        asks.append(Ask("env", f"run with environment variables {', '.join(names)}", names))
+    hooks = tuple(manifest.stages.hooked())
     if hooks:
-        asks.append(f"see and change every turn at the stages {', '.join(hooks)}")
+        asks.append(Ask("stages", f"see and change every turn at the stages {', '.join(hooks)}", hooks))
     return Summary(
         name=manifest.plugin.name,
         version=manifest.plugin.version,
         description=manifest.plugin.description,
         source=loaded.source,
         runs=runs,
+        inproc=run.inproc is not None,
+        command=command,
         provides=tuple(manifest.facilities.provides),
         requires=requires,
         tools=tuple(t.name for t in manifest.tools),

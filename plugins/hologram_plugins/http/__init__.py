@@ -46,8 +46,15 @@ def kernel_data_dir(plugin_data_dir: str) -> Path:
     return path.parent.parent if path.parent.name == "plugins" else path
 
 
+#: Calls with no time bound of ours: an add or remove runs pip and waits for the new plugin to come up (pip's
+#: network timeouts and the plugin's start timeout bound it, as for `hologram plugin add`). Ours running out
+#: would cancel the kernel's side of it half-way, after the lock was written and before it was adopted.
+UNBOUNDED = {("kernel.plugins", "add"), ("kernel.plugins", "remove")}
+
+
 async def _call(facility: str, method: str, params: dict[str, Any]) -> Any:
-    return await plugin.facility(facility).call(method, **params)
+    timeout = None if (facility, method) in UNBOUNDED else 60.0
+    return await plugin.facility(facility, timeout=timeout).call(method, **params)
 
 
 @plugin.on_start

@@ -19,8 +19,15 @@
 //   sessions:   sessions-table, rows `tr[data-session]` with buttons `.open`, `.rename`, `.delete`; sessions-new
 //   providers:  providers-list, items `li[data-provider]` with `.up`, `.down`, `.edit`, `.remove`, `.test`,
 //               `.key` (masked), `.test-status`; providers-add
-//   plugins:    plugins-table, rows `tr[data-plugin]` with `.state`, `.pid`, `.restarts`, `.uptime`, `.waiting`,
-//               buttons `.restart`, `.stop`, `.start`, `.log`; plugin-log; plugins-refresh
+//   plugins:    plugins-table, rows `tr[data-plugin]` with `.name` (`.version`, `.source`, `.added` with `.kind`
+//               and `.target`), `.installed`, `.locked`, `.state`, `.pid`, `.restarts`, `.uptime`, `.waiting`,
+//               buttons `.restart`, `.stop`, `.start`, `.log`, `.remove` (a plugin `add` brought); plugin-log;
+//               plugins-refresh; adding: plugin-add-form, plugin-add-target, plugin-add (the button); the
+//               preview plugin-change with plugin-change-title, plugin-summaries (`section.summary[data-plugin]`
+//               with `.source`, `.runs`, `.provides`, `.requires`, `.tools`, `dd.approval`, `ul.may li[data-kind]`),
+//               plugin-changes (`.starts`, `.restarts`, `.stops`, `.others`), plugin-diff, plugin-warnings,
+//               plugin-confirm, plugin-cancel; the outcome plugin-status (`.ok`, `.fail`, `.warning` lines) and
+//               plugin-error (a refusal, as the kernel wrote it)
 //   memory:     memory-stats (`[data-layer]` dd), memory-q, memory-search, memory-hits (rows `tr.hit[data-layer]`
 //               with `.layer`, `.text`, a triple's `.source`); entity box memory-entity, memory-hops, memory-graph
 //               (the button), memory-graph-title, memory-triples (rows `tr.triple` with `.subject`, `.predicate`,

@@ -1,4 +1,4 @@
-// The Sessions, Plugins and Memory tabs: tables over the native API, with their actions.
+// The Sessions and Memory tabs: tables over the native API, with their actions (the Plugins tab: plugins.js).
 "use strict";
 
 (function () {
@@ -35,82 +35,6 @@
   }
   document.getElementById("sessions-new").addEventListener("click", () => { H.show("chat"); H.chat.open(null); });
   H.register("sessions", { show: loadSessions, relabel: loadSessions });
-
-  // ---- Plugins ----
-  let logOf = null;
-
-  async function showLog(name) {
-    logOf = name;
-    document.getElementById("plugin-log-box").hidden = false;
-    window.i18n.label(document.getElementById("plugin-log-title"), "plugins.log_title", { name });
-    try {
-      const r = await api("GET", `/api/plugins/${enc(name)}/log?lines=200`);
-      const pre = document.getElementById("plugin-log");
-      pre.textContent = r.lines.length ? r.lines.join("\n") : t("plugins.log_empty");
-      pre.scrollTop = pre.scrollHeight;
-    } catch (e) { H.showNotice(e.message); }
-  }
-
-  // The plugin's configuration as its config model publishes it (the lock's `config-schema`): each key with
-  // its description, default and current value (a secret is shown as set / not set, never its value).
-  const shown = (v) => v === undefined ? "–" : (typeof v === "string" ? v : JSON.stringify(v));
-  const openConfig = new Set();  // kept open across the 2 s refresh
-  function configOf(p) {
-    const props = (p.config_schema && p.config_schema.properties) || null;
-    if (!props) return null;
-    const current = p.config || {};
-    const rows = Object.keys(props).map((key) => {
-      const prop = props[key] || {};
-      const now = current[key];
-      const value = !now ? "–" : ("set" in now ? t(now.set ? "plugins.config_set" : "plugins.config_unset") : shown(now.value));
-      return el("tr", { dataset: { key } },
-        el("td", { class: "key" }, el("code", { text: key })),
-        el("td", { class: "description", text: prop.description || "" }),
-        el("td", { class: "default", text: prop.writeOnly ? "" : shown(prop.default) }),
-        el("td", { class: "current", text: value }));
-    });
-    const box = el("details", { class: "config", "data-testid": "plugin-config" },
-      el("summary", { i18n: "plugins.config" }),
-      el("table", {},
-        el("thead", {}, el("tr", {},
-          el("th", { i18n: "plugins.config_key" }), el("th", { i18n: "plugins.config_description" }),
-          el("th", { i18n: "plugins.config_default" }), el("th", { i18n: "plugins.config_current" }))),
-        el("tbody", {}, ...rows)));
-    box.open = openConfig.has(p.name);
-    box.addEventListener("toggle", () => { if (box.open) openConfig.add(p.name); else openConfig.delete(p.name); });
-    return box;
-  }
-
-  const STATES = ["waiting", "starting", "ready", "crashed", "stopping", "stopped", "failed"];
-  /** A plugin's state in words (hologram.supervisor.state.State); one this page does not know, as it came. */
-  const stateLabel = (state) => (STATES.includes(state) ? { i18n: "plugins.state." + state } : { text: state });
-
-  async function loadPlugins() {
-    let list;
-    try { list = (await api("GET", "/api/plugins")).plugins; } catch (e) { H.showNotice(e.message); return; }
-    const act = (name, action, label) => async () => {
-      try { await api("POST", `/api/plugins/${enc(name)}/${action}`, {}); H.showNotice(""); }
-      catch (e) { H.showNotice(["plugins.action_failed", { action: { t: label }, error: e.message }]); }
-      loadPlugins();
-    };
-    document.getElementById("plugins-body").replaceChildren(...list.map((p) => el("tr", { dataset: { plugin: p.name, state: p.state } },
-      el("td", { class: "name" }, el("strong", { text: p.name }), p.last_error ? el("div", { class: "muted", text: p.last_error }) : null, configOf(p)),
-      el("td", { class: "state state-" + p.state, dataset: { state: p.state }, i18nLabel: "plugins.col.state", ...stateLabel(p.state) }),
-      el("td", { class: "pid", i18nLabel: "plugins.col.pid", text: p.pid === null || p.pid === undefined ? "–" : String(p.pid) }),
-      el("td", { class: "restarts", i18nLabel: "plugins.col.restarts", text: String(p.restarts ?? 0) }),
-      el("td", { class: "uptime", i18nLabel: "plugins.col.uptime", ...H.duration(p.uptime_s) }),
-      el("td", { class: "waiting", i18nLabel: "plugins.col.waiting", text: (p.waiting_on || []).join(", ") || "–" }),
-      el("td", { class: "actions" },
-        el("button", { class: "restart", i18n: "btn.restart", onclick: act(p.name, "restart", "btn.restart") }),
-        el("button", { class: "stop danger", i18n: "btn.stop_plugin", onclick: act(p.name, "stop", "btn.stop_plugin") }),
-        el("button", { class: "start", i18n: "btn.start", onclick: act(p.name, "start", "btn.start") }),
-        el("button", { class: "log", i18n: "btn.log", onclick: () => showLog(p.name) })))));
-    if (logOf) showLog(logOf);
-  }
-  document.getElementById("plugins-refresh").addEventListener("click", loadPlugins);
-  // while the tab is open its table follows the kernel (a restart passes through starting → ready)
-  window.setInterval(() => { if (!document.getElementById("view-plugins").hidden) loadPlugins(); }, 2000);
-  H.register("plugins", { show: loadPlugins, relabel: loadPlugins });
 
   // ---- Memory ----
   const LAYERS = [["sessions", "memory.sessions"], ["l1", "memory.l1"], ["l2", "memory.l2"], ["l3_events", "memory.l3_events"],
