@@ -6,7 +6,8 @@ Hologram the way a user does (`uv tool install`, pip) without reaching an index.
 The dependency wheelhouse is made once, from the versions installed in this development venv (their
 dependency closure, read from the installed metadata, each pinned; pytest's too, for a plugin's tests run in
 an SDK-only venv), with `pip wheel --no-deps`: the first time it fetches from PyPI (or pip's cache) and builds
-the few source-only packages (jieba), later runs find it complete and touch no network. It lives in the venv (`.venv/wheelhouse`), so `make clean` drops it.
+the few source-only packages (jieba), later runs find it complete and touch no network. It lives in the venv
+(`.venv/wheelhouse`), so `make clean` drops it.
 
 The three wheels are built fresh from the tree each time (hatchling in this venv, no build isolation, no
 index): hologram-sdk, hologram, and hologram-use-model — its model file taken from this venv's own installed
