@@ -13,10 +13,13 @@ MODEL := distributions/hologram-use-model
 # Three distributions from this tree (docs/install.md): hologram-sdk (the `hologram` package, editable),
 # hologram-use-model (the default embedding model; its wheel is built here, once per venv) and hologram (the
 # kernel's dependencies and the built-in plugins, editable, with the dev tools).
+# Into a venv of your own, without the dev tools: `make install VENV=~/venvs/agent EXTRAS=` (an existing venv
+# is used as it is, never made again).
+EXTRAS ?= [dev]
 $(STAMP): pyproject.toml $(SDK)/pyproject.toml $(MODEL)/pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e $(SDK) ./$(MODEL) -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e $(SDK) ./$(MODEL) -e '.$(EXTRAS)'
 	touch $(STAMP)
 
 install: $(STAMP)

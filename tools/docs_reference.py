@@ -149,7 +149,16 @@ SDK_SECTIONS: list[tuple[str, str, list[str]]] = [
     (
         "Declaring a plugin",
         "hologram.sdk",
-        ["Plugin", "StartContext", "ToolContext", "FacilityClient", "tool_error", "StartRefused"],
+        [
+            "Plugin",
+            "StartContext",
+            "ToolContext",
+            "FacilityClient",
+            "tool_result",
+            "tool_error",
+            "ToolResult",
+            "StartRefused",
+        ],
     ),
     ("Tools added at run time", "hologram.sdk", ["RuntimeTool"]),
     ("Routes on the web port", "hologram.sdk", ["Mounted", "ASGIApp"]),
@@ -184,6 +193,7 @@ SDK_SECTIONS: list[tuple[str, str, list[str]]] = [
             "PluginHarness",
         ],
     ),
+    ("Testing: the strict mock LLM", "hologram.testing.mock_llm", ["MockLLM", "RecordedRequest"]),
 ]
 FIXTURES = ["hologram_manifest", "hologram_config", "hologram_plugin", "hologram_conformance"]
 

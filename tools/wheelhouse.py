@@ -4,9 +4,10 @@ Hologram the way a user does (`uv tool install`, pip) without reaching an index.
     from wheelhouse import build_wheels, dependency_wheelhouse
 
 The dependency wheelhouse is made once, from the versions installed in this development venv (their
-dependency closure, read from the installed metadata, each pinned), with `pip wheel --no-deps`: the first
-time it fetches from PyPI (or pip's cache) and builds the few source-only packages (jieba), later runs find
-it complete and touch no network. It lives in the venv (`.venv/wheelhouse`), so `make clean` drops it.
+dependency closure, read from the installed metadata, each pinned; pytest's too, for a plugin's tests run in
+an SDK-only venv), with `pip wheel --no-deps`: the first time it fetches from PyPI (or pip's cache) and builds
+the few source-only packages (jieba), later runs find it complete and touch no network. It lives in the venv
+(`.venv/wheelhouse`), so `make clean` drops it.
 
 The three wheels are built fresh from the tree each time (hatchling in this venv, no build isolation, no
 index): hologram-sdk, hologram, and hologram-use-model — its model file taken from this venv's own installed
@@ -31,6 +32,7 @@ DISTRIBUTIONS = {
     "hologram-use-model": ROOT / "distributions" / "hologram-use-model",
 }
 WHEELHOUSE = Path(sys.prefix) / "wheelhouse"
+TEST_ROOTS = ("pytest",)  # what a plugin repository's tests add to hologram-sdk (tests/packaging runs them)
 
 
 def normalise(name: str) -> str:
@@ -67,9 +69,13 @@ def _has_wheel(directory: Path, name: str, version: str) -> bool:
 
 
 def dependency_wheelhouse(directory: Path = WHEELHOUSE) -> Path:
-    """The wheelhouse of hologram's run-time dependencies at this venv's versions, completed if needed."""
+    """The wheelhouse of hologram's run-time dependencies (and `TEST_ROOTS`') at this venv's versions, completed
+    if needed."""
     directory.mkdir(parents=True, exist_ok=True)
-    missing = [f"{n}=={v}" for n, v in sorted(runtime_closure().items()) if not _has_wheel(directory, n, v)]
+    wanted = runtime_closure()
+    for root in TEST_ROOTS:
+        wanted.update(runtime_closure(root))
+    missing = [f"{n}=={v}" for n, v in sorted(wanted.items()) if not _has_wheel(directory, n, v)]
     if missing:
         command = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(directory)]
         subprocess.run([*command, *missing], check=True)

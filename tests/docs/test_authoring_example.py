@@ -1,15 +1,21 @@
 """The flagship example of docs/authoring.md is real: the page shows the files of docs/examples/hologram-weather
 verbatim, the example's own test passes against a real plugin process, and `hologram check` finds nothing.
 
-Mutation check (done): the hook reading ``context["text"]`` (the page's old, broken version) turns
-``test_the_example_plugin_passes_its_own_test`` red, as does dropping its ``[stages]`` table."""
+Its packaging is real too: the wheel its pyproject builds carries the manifest and the config schema (what
+`hologram build` reads from an installed plugin).
+
+Mutation checks (done): the hook reading ``context["text"]`` (the page's old, broken version) turns
+``test_the_example_plugin_passes_its_own_test`` red, as does dropping its ``[stages]`` table; the wheel target
+excluding ``*.toml`` and ``*.json`` (a wheel without its manifest) turns the wheel test red."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 from hologram.plan.check import check
@@ -48,3 +54,21 @@ def test_the_example_plugin_passes_its_own_test() -> None:
 def test_hologram_check_finds_nothing_to_say() -> None:
     report = check(EXAMPLE)
     assert report.checked and not report.errors and not report.warnings, (report.errors, report.warnings)
+
+
+def test_the_example_builds_a_wheel_with_its_manifest(tmp_path: Path) -> None:
+    """`python -m build` as section 5 says, here as pip's wheel build with the backend this venv has (offline)."""
+    source = shutil.copytree(EXAMPLE, tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-index", "--no-build-isolation",
+         "--wheel-dir", str(tmp_path / "dist"), str(source)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stdout + built.stderr
+    (wheel,) = (tmp_path / "dist").glob("hologram_weather-0.1.0-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {"hologram_weather/plugin.toml", "hologram_weather/config.schema.json", "hologram_weather/__main__.py"} <= (
+        names
+    ), sorted(names)
+    entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    assert "[hologram.plugins]\nweather = hologram_weather" in zipfile.ZipFile(wheel).read(entry_points).decode()

@@ -1,8 +1,9 @@
 """Hologram installed as a tool, as a user installs it: the three wheels built from this tree, `uv tool
 install`ed into a clean HOME from a local wheelhouse (no index, --offline), then `hologram up` in a directory
 that holds only a settings file answers `hologram ask` through the strict mock; the per-user locations, the
-systemd user unit of that install, and hologram-sdk alone in a fresh venv (it checks a plugin and runs it under
-its test harness, and has none of the kernel's heavy dependencies).
+systemd user unit of that install, and hologram-sdk alone in a fresh venv (it checks a plugin, runs it under its
+test harness, runs a plugin repository's tests with the conformance kit — the guide's example and one `hologram
+new` writes —, runs the strict mock LLM, and has none of the kernel's heavy dependencies).
 
 Nothing here imports the checkout into the installed programs: they run with a scrubbed environment (PATH,
 HOME, no PYTHONPATH), and the installed interpreter is asked where `hologram` comes from. The wheelhouse is
@@ -14,7 +15,8 @@ no answer it expects); making `hologram up` refuse a missing lock again fails it
 hologram-use-model out of hologram's dependencies fails the embedder check (the install has no model); adding
 numpy to hologram-sdk's dependencies fails the SDK test; Type=bogus in service_unit.py fails the systemd test
 (systemd-analyze exits 0 but prints that it ignores the line); removing the no-pip check of
-hologram/install/environment.py fails the plugin-add test (pip's "No module named pip" instead).
+hologram/install/environment.py fails the plugin-add test (pip's "No module named pip" instead); the mock
+importing httpx fails the SDK test at the mock (no module named httpx there).
 """
 
 from __future__ import annotations
@@ -239,7 +241,7 @@ def test_hologram_sdk_alone_checks_a_plugin_without_the_kernels_dependencies(
     subprocess.run([str(UV), "venv", "--quiet", "--python", base_python(), str(venv)], env=env, check=True)
     python = venv / "bin" / "python"
     assert python.is_file()
-    uv("pip", "install", f"hologram-sdk=={__version__}", python=str(python), env=env, wheels=wheels)
+    uv("pip", "install", f"hologram-sdk=={__version__}", "pytest", python=str(python), env=env, wheels=wheels)
     probe = f"import importlib.util as u; print([n for n in {HEAVY!r} if u.find_spec(n)])"
     present = subprocess.run([str(python), "-c", probe], env=env, capture_output=True, text=True, check=True)
     assert present.stdout.strip() == "[]", present.stdout
@@ -253,6 +255,29 @@ def test_hologram_sdk_alone_checks_a_plugin_without_the_kernels_dependencies(
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert harness.returncode == 0 and harness.stdout.strip() == "Sunny in Oslo (metric)", harness.stderr
+
+    # a plugin repository's tests with the conformance kit, as its CI runs them (docs/install.md, "The SDK alone"):
+    # the example of docs/authoring.md, and a repository `hologram new` writes here, both with pytest and the SDK
+    weather = shutil.copytree(WEATHER, tmp_path / "hologram-weather")
+    made = subprocess.run([hologram, "new", "plugin", "acme"], env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert made.returncode == 0, made.stdout + made.stderr
+    for repo, passed in ((weather, "2 passed"), (tmp_path / "hologram-acme", "4 passed")):
+        tests = subprocess.run(
+            [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+            env=env, cwd=repo, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert tests.returncode == 0 and passed in tests.stdout, tests.stdout + tests.stderr
+
+    # the strict mock LLM of the kit runs there too (the standard library only)
+    mock = subprocess.Popen(
+        [str(python), "-m", "hologram.testing.mock_llm", "--port", "0"], env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert mock.stdout is not None
+        assert mock.stdout.readline().startswith("mock_llm listening on http://127.0.0.1:")
+    finally:
+        mock.terminate()
+        mock.communicate(timeout=30)
 
     empty = tmp_path / "empty"
     empty.mkdir()

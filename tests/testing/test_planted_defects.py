@@ -242,3 +242,26 @@ def test_a_stage_hook_answering_what_the_stage_does_not_take(pytester: pytest.Py
         "*stages: its before_output hook answered something the stage does not accept*",
         "*kernel:*before_output cannot set 'input' (it may set: data, output)*",
     )
+
+
+def test_the_report_says_what_each_hook_did_with_the_sample_view(pytester: pytest.Pytester) -> None:
+    """Whether the kit took a hook past its pass-through: a hook that acts on one input only (issue 36's reader:
+    ``tally?``) answers no change to the sample view, and the passed line says so, and where the rest is tested.
+    Mutation check (done): `_what_changed` saying "→ output" for every answer turns it red."""
+    from hologram.testing import check_conformance
+
+    selective = GOOD.replace(
+        '    return view.rewrite(view.output + " ~")',
+        '    return view.rewrite("sealed") if view.input == "seal?" else None',
+    )
+    for code, seen in ((GOOD, "before_output → output"), (selective, "before_output → no change")):
+        root = write_repo(pytester, code) if code is GOOD else pytester.path
+        if code is not GOOD:
+            (root / "src" / "defective" / "__init__.py").write_text(textwrap.dedent(code), encoding="utf-8")
+        report = check_conformance(root / "src" / "defective" / "plugin.toml")
+        assert report.ok, report.render()
+        (stages,) = [line for line in report.passed if line.startswith("stages (")]
+        assert stages == (
+            f"stages (answers the stage accepts, to the kit's sample view: {seen}; a hook's other cases are yours "
+            "to test with call_stage)"
+        )

@@ -81,6 +81,16 @@ examples:
 """
 
 
+STARTED_DETAILS = """\
+The plugin starts with its [plugins.NAME] table of settings.toml as the file is now (edit it, then {action}).
+A settings.toml that `hologram up` would refuse refuses the {action} too, with its file:line errors, and
+nothing is stopped. The command waits until the plugin is ready or failed and prints which (a value its
+config model refuses is named by file, line and key); it exits 1 unless the plugin is ready.
+
+"""
+CONTROL_DETAILS = {action: STARTED_DETAILS.format(action=action) for action in ("restart", "start")}
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = command_parser(
         subparsers, "plugin", "add, remove, list, or restart/stop/start the project's plugins", DETAILS
@@ -103,11 +113,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     listing.set_defaults(run=run_list)
 
     for action, summary in (
-        ("restart", "stop (if running) and start again; re-enables automatic restarts after a crash loop"),
+        (
+            "restart",
+            "stop (if running) and start again, with settings.toml as it is now; re-enables automatic "
+            "restarts after a crash loop",
+        ),
         ("stop", "stop and keep stopped (no automatic restart)"),
-        ("start", "start a stopped or failed plugin"),
+        ("start", "start a stopped or failed plugin, with settings.toml as it is now"),
     ):
-        control = _action(actions, action, summary, f"examples:\n  hologram plugin {action} notes\n")
+        control = _action(
+            actions, action, summary, CONTROL_DETAILS.get(action, "") + f"examples:\n  hologram plugin {action} notes\n"
+        )
         control.add_argument("name", metavar="NAME")
         add_data_option(control)
         control.set_defaults(run=run_control)
@@ -134,12 +150,22 @@ def _common(parser: argparse.ArgumentParser, *, confirm: bool) -> None:
         parser.add_argument("--yes", "-y", action="store_true", help="do not ask to confirm")
 
 
+CONTROL_TIMEOUT_S = 900.0  # a failure bound: the kernel answers once the plugin settled, within its start timeout
+
+
 def run_control(args: argparse.Namespace) -> int:
+    """Stop, or (re)start and say how the plugin ended up: ready, or why not (a refused setting's file:line)."""
     from hologram.kernel.control import call
 
-    call(args.data, f"plugin/{args.action}", {"name": args.name})
-    print(f"{args.name}: {args.action} done")
-    return 0
+    answer = call(args.data, f"plugin/{args.action}", {"name": args.name}, timeout=CONTROL_TIMEOUT_S)
+    plugin = answer.get("plugin") if isinstance(answer, dict) else None
+    if plugin is None:
+        print(f"{args.name}: {args.action} done")
+        return 0
+    state, pid, reason = plugin["state"], plugin["pid"], plugin["reason"]
+    detail = f" (pid {pid})" if pid else ""
+    print(f"{args.name}: {state}{detail}" + (f": {reason}" if reason and state != "ready" else ""))
+    return 0 if state == "ready" else 1
 
 
 # -- where: the project, and the kernel running on it --------------------------------------------------------

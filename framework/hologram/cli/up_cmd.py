@@ -186,7 +186,7 @@ def _web_port(kernel: Kernel, port: int | None) -> None:
         raise HologramError(Problem(f"--port {port}: not a port", hint="give 1-65535, or 0 for any free port"))
     plugin = kernel.supervisor.plugins.get("http")
     if plugin is not None:
-        plugin.config_override["port"] = port
+        plugin.pin("port", port)  # over settings.toml at every start of this kernel, restarts included
 
 
 def print_notice(notice: Notice) -> None:

@@ -21,16 +21,16 @@ from typing import TYPE_CHECKING, Any
 
 from hologram.base import sitepaths
 from hologram.base.errors import HologramError, Problem
+from hologram.kernel.settle import settle
 from hologram.rpc import APPLICATION_ERROR, RpcError
-from hologram.supervisor import ManagedPlugin, State
+from hologram.supervisor import State
 
 if TYPE_CHECKING:
     from hologram.install.transaction import Pending, Project
     from hologram.kernel.core import Kernel
 
 FACILITY = "kernel.plugins"
-SETTLE_FACTOR = 2.0  # an added plugin is waited for up to this many times its start timeout (it may wait on others)
-UNSETTLED = (State.WAITING, State.STARTING)
+UNSETTLED = (State.WAITING, State.STARTING)  # an added plugin may first wait for others
 
 
 def _refused(exc: HologramError) -> RpcError:
@@ -88,7 +88,7 @@ class InstallAdmin:
             await asyncio.to_thread(sitepaths.refresh)
             restarted = await self.kernel.replace_lock(lock)
             added = sorted(after - before)
-            await self._settle(added)
+            await settle(self.kernel, added, UNSETTLED)
             states = {p["name"]: p for p in self.kernel.supervisor.snapshot()["plugins"]}
             return {
                 "added": added,
@@ -98,29 +98,6 @@ class InstallAdmin:
                     {k: states[n][k] for k in ("name", "state", "pid", "reason")} for n in added if n in states
                 ],
             }
-
-    async def _settle(self, names: list[str]) -> None:
-        """Until none of `names` is waiting or starting (ready, failed, crashed …), at most a bound from their
-        start timeouts: a plugin waiting for a provider that never comes is reported as waiting."""
-        supervisor = self.kernel.supervisor
-        plugins = [supervisor.plugins[n] for n in names if n in supervisor.plugins]
-        if not plugins:
-            return
-        settled = asyncio.Event()
-
-        def check(_: ManagedPlugin | None = None) -> None:
-            if all(p.state not in UNSETTLED for p in plugins):
-                settled.set()
-
-        self.kernel.add_listener(check)
-        try:
-            check()
-            bound = SETTLE_FACTOR * max(p.spec.start_timeout_s for p in plugins)
-            await asyncio.wait_for(settled.wait(), bound)
-        except asyncio.TimeoutError:
-            pass
-        finally:
-            supervisor.listeners.remove(check)
 
     # -- what is installed, locked, running ----------------------------------------------------------------
 

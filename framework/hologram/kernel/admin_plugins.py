@@ -168,6 +168,8 @@ class PluginAdmin:
     async def _act(self, caller: str | None, name: Any, verb: str) -> dict[str, Any]:
         name = self._name(name)
         supervisor = self.kernel.supervisor
+        if verb != "stop":  # refused now, before a plugin restarting itself is answered (settings.toml unusable)
+            supervisor.check_settings(name, f"{verb}ed")
         action = {
             "restart": supervisor.restart_plugin,
             "stop": supervisor.stop_plugin,

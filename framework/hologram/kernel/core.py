@@ -24,11 +24,13 @@ from typing import Any
 
 from hologram._version import __version__
 from hologram.base._defaults import DEFAULT_DATA_DIR as DEFAULT_DATA_DIR
+from hologram.config.current import SettingsFile
 from hologram.config.settings import load_settings
 from hologram.kernel.admin_install import InstallAdmin
 from hologram.kernel.admin_plugins import PluginAdmin
 from hologram.kernel.control import ControlServer, Method, socket_path
 from hologram.kernel.notices import Notice, NoticeListener, Notices
+from hologram.kernel.settle import settle
 from hologram.manifest.facility import KERNEL
 from hologram.plan.lock import Lock
 from hologram.rpc import Connection, RingWriter
@@ -103,6 +105,8 @@ class Kernel:
         self.data_dir = data_dir = data_dir.resolve()  # see prepare_data_dir: plugins must get it absolute
         self.ring = RingWriter()
         self.settings = load_settings(data_dir)
+        # [plugins.NAME] is read again at each start of a plugin (config/current.py); the rest only here
+        self.settings_file = SettingsFile(data_dir, self.settings)
         specs = plugin_specs(lock)
         for name in sorted(set(self.settings.plugins) - {s.name for s in specs}):
             log.warning("settings: [plugins.%s] configures a plugin that is not in the lock; ignored", name)
@@ -112,6 +116,7 @@ class Kernel:
             kernel_facilities=list(lock.kernel.provides),
             ring=self.ring,
             plugin_config=self.settings.plugins,
+            read_plugin_config=self.settings_file.plugins,
             inproc_loader=load_inproc,
             settings_path=self.settings.path,
         )
@@ -233,16 +238,18 @@ class Kernel:
             return {**self.supervisor.snapshot(), **sections, "kernel": self.info()}
 
         async def restart(params: dict[str, Any]) -> dict[str, Any]:
-            await self.supervisor.restart_plugin(str(params.get("name")))
-            return {"ok": True}
+            name = str(params.get("name"))
+            await self.supervisor.restart_plugin(name)
+            return await self._outcome(name)
 
         async def stop(params: dict[str, Any]) -> dict[str, Any]:
             await self.supervisor.stop_plugin(str(params.get("name")))
             return {"ok": True}
 
         async def start(params: dict[str, Any]) -> dict[str, Any]:
-            await self.supervisor.start_plugin(str(params.get("name")))
-            return {"ok": True}
+            name = str(params.get("name"))
+            await self.supervisor.start_plugin(name)
+            return await self._outcome(name)
 
         async def shutdown(params: dict[str, Any]) -> dict[str, Any]:
             self.stop_requested.set()
@@ -255,6 +262,12 @@ class Kernel:
             "plugin/start": start,
             "shutdown": shutdown,
         }
+
+    async def _outcome(self, name: str) -> dict[str, Any]:
+        """How a plugin a person (re)started ended up, once it did (`hologram plugin restart` prints it)."""
+        await settle(self, [name], (State.STARTING, State.STOPPING))
+        entry = next(p for p in self.supervisor.snapshot()["plugins"] if p["name"] == name)
+        return {"ok": True, "plugin": {k: entry[k] for k in ("name", "state", "pid", "reason")}}
 
     # -- life -----------------------------------------------------------------------------------------
 

@@ -28,7 +28,9 @@ from hologram.sdk._plugin import (
     StartContext,
     StartRefused,
     ToolContext,
+    ToolResult,
     tool_error,
+    tool_result,
 )
 
 if TYPE_CHECKING:
@@ -86,9 +88,11 @@ __all__ = [
     "StartRefused",
     "ToolCallView",
     "ToolContext",
+    "ToolResult",
     "ToolResultView",
     "testing",
     "tool_error",
+    "tool_result",
 ]
 
 

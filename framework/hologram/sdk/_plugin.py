@@ -42,11 +42,34 @@ def signature_of(function: Callable[..., Any]) -> inspect.Signature:
     return inspect.signature(function)
 
 
-def tool_error(message: str) -> dict[str, Any]:
+class ToolResult(dict[str, Any]):
+    """A tool's result object, exactly as the kernel will read it: ``{"content": str, "is_error"?: bool}``.
+
+    Made by `tool_result` and `tool_error`. The SDK sends it as it is, whatever else the tool's return value
+    could be mistaken for; it is a dict, so ``result["content"]`` and comparisons with plain dicts work."""
+
+
+def tool_result(content: str, *, is_error: bool = False) -> ToolResult:
+    """The result the model reads: ``content`` as the text, flagged an error when ``is_error``.
+
+    What a tool returns otherwise is turned into text by the SDK: a ``str`` as it is; ``bytes`` through shared
+    memory (the model reads ``<N bytes>``); a dict with a string ``content`` and no keys but ``content``,
+    ``is_error`` and ``blob`` as the result object it looks like (the protocol's shape); anything else — a
+    number, a list, ``None``, any other dict (one that has a ``content`` among other keys too) — as compact
+    JSON text (``5`` → ``"5"``, ``{"a": 1}`` → ``'{"a":1}'``, non-ASCII kept, what JSON cannot hold as its
+    ``str()``). Return ``tool_result(text)`` to say plainly that ``text`` is the answer, e.g. data that has a
+    ``content`` field of its own: ``tool_result(json.dumps(row))``."""
+    result = ToolResult(content=str(content))
+    if is_error:
+        result["is_error"] = True
+    return result
+
+
+def tool_error(message: str) -> ToolResult:
     """A tool result the model sees as an error (``is_error``), its text prefixed ``error:``. Return it
     for a failure the model should read and act on (a missing file, a bad path); an exception the tool
     raises becomes one too, with the exception's type in the text."""
-    return {"content": f"error: {message}", "is_error": True}
+    return tool_result(f"error: {message}", is_error=True)
 
 
 class StartRefused(Exception):

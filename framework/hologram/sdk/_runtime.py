@@ -49,6 +49,7 @@ from hologram.sdk._plugin import (
     StartContext,
     StartRefused,
     ToolContext,
+    ToolResult,
     call_maybe_async,
     signature_of,
     tool_error,
@@ -59,9 +60,18 @@ log = logging.getLogger("hologram.sdk")
 SDK_NAME = f"hologram-sdk/{__version__}"
 
 
-def tool_result(value: Any, runtime: Runtime) -> dict[str, Any]:
-    """Normalise what a tool returned into the protocol's result shape."""
-    if isinstance(value, dict) and "content" in value:
+RESULT_KEYS = frozenset({"content", "is_error", "blob"})  # the protocol's result object (docs/protocol.md)
+
+
+def wire_result(value: Any, runtime: Runtime) -> dict[str, Any]:
+    """What a tool returned as the protocol's result object (the rules: `hologram.sdk.tool_result`).
+
+    A dict is taken as a result object only when it is one (a `ToolResult`, or a string ``content`` and no keys
+    but the protocol's): a tool returning data that happens to have a ``content`` field used to lose every
+    other field of it (issue 36's reader); such data is now sent as its JSON text, like any other dict."""
+    if isinstance(value, ToolResult):
+        return dict(value)
+    if isinstance(value, dict) and isinstance(value.get("content"), str) and value.keys() <= RESULT_KEYS:
         return value
     if isinstance(value, (bytes, bytearray, memoryview)):
         return {"content": f"<{len(value)} bytes>", "blob": runtime.blob(bytes(value))}
@@ -300,7 +310,7 @@ class Runtime:
         except Exception as exc:
             log.exception("%s: tool %s failed", self.plugin.name, spec.name)
             return tool_error(f"{type(exc).__name__}: {exc}")
-        return tool_result(value, self)
+        return wire_result(value, self)
 
     async def _stage_invoke(self, params: Any) -> dict[str, Any]:
         stage = params.get("stage") if isinstance(params, dict) else None

@@ -137,8 +137,11 @@ class ManagedPlugin:
         self.settings_path = settings_path  # where config_override came from, for errors naming its lines
         self.gate = gate  # shared by the supervisor's plugins: how many may be coming up at once (gate.py)
         self._leave_gate: Callable[[], None] | None = None
-        # the user's [plugins.NAME] from settings.toml: configuration, except the environment keys
-        self.config_override, self.env_override = split_environment(config_override or {})
+        # values set for this kernel's life over settings.toml's (`hologram up --port`: the http plugin's port)
+        self.pinned: dict[str, Any] = {}
+        self.config_override: dict[str, Any] = {}
+        self.env_override: dict[str, str] = {}
+        self.configure(config_override)
         self.name = spec.name
         self.data_dir = data_dir
         self.ring = ring
@@ -175,6 +178,18 @@ class ManagedPlugin:
         self.shutdown_answered = False
         self._all_ready = asyncio.Event()
         self._gone = asyncio.Event()
+
+    def configure(self, table: dict[str, Any] | None) -> None:
+        """Take the user's ``[plugins.NAME]`` table of settings.toml for the next start: its configuration
+        keys (over the manifest's ``[config]``, under `pinned`) and its environment keys (``env``,
+        ``pass_env``). The supervisor calls it before each start with the file as it is then."""
+        config, self.env_override = split_environment(table or {})
+        self.config_override = {**config, **self.pinned}
+
+    def pin(self, key: str, value: Any) -> None:
+        """Set configuration ``key`` for every start of this kernel, over what settings.toml says."""
+        self.pinned[key] = value
+        self.config_override[key] = value
 
     # -- facts ----------------------------------------------------------------------------------------
 

@@ -236,9 +236,20 @@ async def stages(run: Run, manifest: Manifest) -> None:
                 f"lists for {stage}",
             )
             continue
-        good.append(stage)
+        good.append(f"{stage} {_what_changed(answer)}")
     if good:
-        run.report.passed.append(f"stages ({', '.join(good)}: answers the stage accepts)")
+        run.report.passed.append(
+            f"stages (answers the stage accepts, to the kit's sample view: {', '.join(good)}; a hook's other "
+            "cases are yours to test with call_stage)"
+        )
+
+
+def _what_changed(answer: Any) -> str:
+    """A hook's accepted answer in a few words, so the report shows whether the sample view took it past its
+    pass-through (issue 36's reader could not tell whether the kit had exercised the branch they wrote)."""
+    if not answer:
+        return "→ no change"
+    return "→ " + ", ".join(sorted(str(key) for key in answer))
 
 
 def sample_context(run: Run) -> Any:

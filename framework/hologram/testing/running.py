@@ -14,9 +14,11 @@ from typing import Any, TypeVar
 
 from hologram.manifest import load_manifest
 from hologram.sdk.testing import PluginHarness
+from hologram.testing.logs import LogCapture
 
 T = TypeVar("T")
 CALL_TIMEOUT_S = 120.0  # a failure bound for one call, never an expected duration
+FAILED_START_LINES = 40  # of the plugin's log shown with a start that failed: a traceback and what came before
 
 
 class RunningPlugin:
@@ -24,10 +26,14 @@ class RunningPlugin:
 
     ``call_tool(name, arguments)`` → the result object (``{"content": …}``); ``call_stage(stage, view)`` → the
     hook's answer; ``call_facility(facility, method, **params)`` → the method's result; ``tools`` → the tools as
-    the kernel knows them; ``pid``; ``harness`` for anything else (async, on `loop`)."""
+    the kernel knows them; ``pid``; ``log`` → what the plugin wrote to its log (stderr: ``print``, ``logging``)
+    so far, one line each; ``harness`` for anything else (async, on `loop`)."""
 
     def __init__(self, harness: PluginHarness) -> None:
         self.harness = harness
+        # the plugin's stderr, as the supervisor logs it: kept here (nothing writes a log file under the kit),
+        # shown with a start that failed
+        self._log = LogCapture(harness.spec.name)
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name="hologram-plugin-loop", daemon=True)
         self._thread.start()
@@ -41,12 +47,29 @@ class RunningPlugin:
         if options.get("env") is None:
             options["env"] = source_env(Path(manifest))
         running = cls(PluginHarness.from_manifest(manifest, **options))
+        running._log.__enter__()
         try:
             running.run(running.harness.start())
+        except RuntimeError as exc:  # did not become ready: the kernel's reason, and what the plugin said
+            running.stop()
+            raise RuntimeError(f"{exc}\n{running.log_tail()}") from None
         except BaseException:
             running.stop()
             raise
         return running
+
+    @property
+    def log(self) -> list[str]:
+        """The lines the plugin wrote to its log (its stderr) since it was started, and the supervisor's own
+        lines about it (``start failed: …``)."""
+        return list(self._log.lines)
+
+    def log_tail(self, count: int = FAILED_START_LINES) -> str:
+        """The last lines of `log`, indented under a heading, for a failure message."""
+        lines = self._log.lines[-count:]
+        if not lines:
+            return "its log: (nothing)"
+        return "its log (the last lines):\n" + "\n".join("    " + line for line in lines)
 
     def run(self, coroutine: Coroutine[Any, Any, T], timeout: float = CALL_TIMEOUT_S) -> T:
         """Run ``coroutine`` on the plugin's loop and wait for its result."""
@@ -85,6 +108,7 @@ class RunningPlugin:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join()
             self.loop.close()
+            self._log.__exit__(None, None, None)
 
 
 def source_env(manifest: Path) -> dict[str, str] | None:
