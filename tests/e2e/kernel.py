@@ -123,7 +123,11 @@ class E2EKernel:
             env=env(),
             cwd=self.root,
         )
-        wait_for_graph(self.process, self.data)
+        try:
+            wait_for_graph(self.process, self.data)
+        except BaseException:  # a start that fails (a plugin that never gets ready) must not leave a kernel behind
+            self.stop()
+            raise
 
     def status(self) -> dict[str, Any]:
         result: dict[str, Any] = call(self.data, "status")

@@ -120,6 +120,9 @@ def test_stage_hooks_deny_rewrite_and_short_circuit(kernel: E2EKernel, mocks: tu
     before = len(a.requests)
     pong = kernel.ask("ping")
     assert pong.returncode == 0 and pong.stdout.strip() == "pong" and len(a.requests) == before
+    # an on_input respond is the turn's answer, and before_output still runs on it (docs/authoring.md, "Stages")
+    signed = kernel.ask("answer for me")
+    assert signed.returncode == 0 and "sign me [signed in pid" in signed.stdout and len(a.requests) == before
 
 
 def test_a_plugin_dying_mid_call_gives_that_call_an_error_result(
@@ -136,6 +139,8 @@ def test_a_plugin_dying_mid_call_gives_that_call_an_error_result(
     assert result.returncode == 0, result.stderr
     tools = [m for m in a.requests[-1].body["messages"] if m["role"] == "tool"]
     assert "plugin e2e-tools stopped while running crash" in tools[-1]["content"]
+    # the terminal says why under the call's line, not only the model (issue 36's reader saw no error text)
+    assert '[tool crash {"x": 1}]\n[tool crash error: plugin e2e-tools stopped while running crash' in result.stderr
     store = SessionStore(kernel.data / "sessions.db")
     assert pairing_problems(store.events(session_of(result))) == []
     kernel.wait_ready("e2e-tools")

@@ -127,7 +127,8 @@ def test_a_session_with_damaged_rows_keeps_working(kernel: E2EKernel, mock: Mock
             {"reasoning_content": "r", "content": "first done"},
         ]
     )
-    first = kernel.ask("MARK-input-A what is it?")
+    # the marker off the first line: the session's title (its first input's first line) must not hold it too
+    first = kernel.ask("what is it?\nMARK-input-A")
     assert first.returncode == 0, first.stderr
     session = session_of(first)
     mock.script(

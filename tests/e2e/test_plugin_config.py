@@ -1,4 +1,5 @@
-"""A third-party plugin's pydantic config model, through a real `hologram build` + `hologram up` (issue 34 §3).
+"""A third-party plugin's pydantic config model, through a real `hologram build` + `hologram up` (issue 34 §3),
+and its settings taken at each `hologram plugin restart`/`start` (issue 36, the reader's first gap).
 
 `tests/e2e/plugins/e2e_configured.py` declares ``Plugin(..., config=Config)`` with ``interval_s: float =
 Field(60, gt=0)``, ``city: str`` and ``retries: int``.
@@ -15,7 +16,9 @@ Mutation checks (done): dropping the validation in `Runtime._initialize` (the ra
 red (no failure; ``ctx.config`` a dict, the tool fails); `describe_config_errors` naming settings.toml for
 every key turns the first red at the manifest's line; the `CONFIG_INVALID` start failure made retryable
 (``permanent=False``) turns it red (restarts > 0, state crashed); `KERNEL_CONFIG_KEYS` not filtered turns
-the second red (``mode``/``pass_env``... refused as unknown keys).
+the second red (``mode``/``pass_env``... refused as unknown keys). The restart test: the kernel not handing
+the supervisor its settings reader (`read_plugin_config`) turns it red at the first restart (2.0, not 4.0); the
+restart not checking the file first (`check_settings`) turns it red at the damaged file (exit 0, a new pid).
 """
 
 from __future__ import annotations
@@ -148,3 +151,80 @@ def test_right_values_reach_the_plugin_typed(tmp_path: Path) -> None:
         "values": {"interval_s": 2.0, "city": "Paris", "retries": 5},
         "types": {"interval_s": "float", "city": "str", "retries": "int"},
     }
+
+
+def test_plugin_restart_and_start_take_the_settings_as_they_are_now(tmp_path: Path) -> None:
+    """Issue 36's reader: an edited [plugins.NAME] reached the plugin only after a whole `hologram up` restart.
+    Now `hologram plugin restart` (and stop + start) start it with the file as it is; a file `up` would refuse,
+    or one the plugin's model refuses, is told by file:line, and only the former keeps the old process."""
+    with MockLLM("deepseek") as mock:
+        kernel = ConfiguredKernel(
+            tmp_path, mock, city='"Paris"', settings="\n[plugins.e2e-configured]\ninterval_s = 2\n"
+        )
+        base = kernel.settings.read_text()
+        kernel.start()
+        try:
+
+            def configured(interval: str) -> None:
+                kernel.settings.write_text(base.replace("interval_s = 2", f"interval_s = {interval}"))
+
+            def seen() -> dict[str, Any]:
+                answer = call(kernel.data, "tools/call", {"tool": "configured_show", "arguments": {}}, timeout=30)
+                assert answer["status"] == "ok", answer
+                values: dict[str, Any] = json.loads(answer["content"])["values"]
+                return values
+
+            def plugin(*args: str) -> subprocess.CompletedProcess[str]:
+                return kernel.hologram("plugin", *args, "e2e-configured", "--data", str(kernel.data), timeout=120)
+
+            def entry() -> dict[str, Any]:
+                return next(p for p in kernel.status()["plugins"] if p["name"] == "e2e-configured")
+
+            assert seen()["interval_s"] == 2.0
+
+            configured("4")
+            restarted = plugin("restart")
+            pid = entry()["pid"]
+            assert restarted.returncode == 0, restarted.stdout + restarted.stderr
+            assert restarted.stdout == f"e2e-configured: ready (pid {pid})\n"
+            assert seen()["interval_s"] == 4.0
+
+            assert plugin("stop").returncode == 0
+            configured("5")
+            started = plugin("start")
+            assert started.returncode == 0 and "e2e-configured: ready" in started.stdout, (
+                started.stdout + started.stderr
+            )
+            assert seen()["interval_s"] == 5.0
+            running = entry()
+
+            # a file `hologram up` would refuse: nothing is stopped, the plugin keeps its values
+            kernel.settings.write_text(base.replace("interval_s = 2", "interval_s = 6\n[plugins.broken"))
+            refused = plugin("restart")
+            line = line_of(kernel.settings, "[plugins.broken")
+            assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr
+            assert refused.stderr.startswith("error: e2e-configured was not restarted: settings.toml cannot be used\n")
+            assert f"{kernel.settings}:{line}: error: not valid TOML" in refused.stderr, refused.stderr
+            assert f"e2e-configured keeps running (ready, pid {running['pid']}) with the values it started with" in (
+                refused.stderr
+            )
+            after = entry()
+            assert (after["state"], after["pid"], after["restarts"]) == ("ready", running["pid"], running["restarts"])
+            assert seen()["interval_s"] == 5.0
+
+            # a value the plugin's model refuses: the start fails, named by settings.toml's line and key
+            configured("-1")
+            failed = plugin("restart")
+            line = line_of(kernel.settings, "interval_s")
+            assert failed.returncode == 1, failed.stdout + failed.stderr
+            assert failed.stdout.startswith(
+                f"e2e-configured: failed: start failed: {kernel.settings}:{line}: plugins.e2e-configured.interval_s: "
+                "Input should be greater than 0"
+            ), failed.stdout
+
+            configured("3")
+            fixed = plugin("restart")
+            assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+            assert seen()["interval_s"] == 3.0
+        finally:
+            kernel.stop()

@@ -160,7 +160,19 @@ def test_a_channel_plugin_runs_and_approves_a_turn_through_kernel_turns(kernel: 
     assert [e["kind"] for e in stored] == ["input", "response", "tool_result", "response", "output"]
 
 
+def relay_turn_ended(kernel: ApprovalKernel) -> None:
+    """The relay plugin's own turn (started when it starts, on the script the fixture gave the mock) is over: a
+    test that resets the mock before then takes the relay's responses away, or the relay takes the test's."""
+    wait_until(
+        lambda: relay_events(kernel),
+        accept=lambda seen: any(e["type"] == "turn.ended" for e in seen),
+        timeout=60,
+        what="the relay plugin's turn to end",
+    )
+
+
 def test_sessions_are_listed_read_renamed_and_deleted(kernel: ApprovalKernel, mock: MockLLM) -> None:
+    relay_turn_ended(kernel)
     mock.reset()
     mock.script([{"reasoning_content": "r", "content": "hello there"}])
 
@@ -169,10 +181,13 @@ def test_sessions_are_listed_read_renamed_and_deleted(kernel: ApprovalKernel, mo
             turn = await client.start("hi", session="named-session")
             ended = await turn.result()
             assert (ended.stop_reason, ended.output) == ("answer", "hello there")
+            titled = {s["id"]: s["title"] for s in await client.sessions()}
+            assert titled["named-session"] == "hi", "a new session is titled by its first input (issue 41)"
             await client.rename("named-session", "Greetings 问候")
             listed = {s["id"]: s for s in await client.sessions()}
             assert listed["named-session"]["title"] == "Greetings 问候"
             stored = await client.read("named-session")
+            assert stored["title"] == "Greetings 问候"
             assert [m["role"] for m in stored["messages"]] == ["user", "assistant"]
             assert await client.delete("named-session") is True
             assert "named-session" not in {s["id"] for s in await client.sessions()}
@@ -205,6 +220,7 @@ def test_a_client_that_comes_back_resumes_the_turn_without_a_gap_or_a_repeat(
     ``on_disconnect = "continue"``, keeps running; the second client passes the last ``seq`` it saw to
     ``turn/watch``, gets the open request again, answers it and sees the rest; a third that cannot approve
     replays the whole turn, without the request."""
+    relay_turn_ended(kernel)
     mock.reset()
     script_one_call(mock, "deploy", "mark-resume")
 

@@ -2,7 +2,11 @@
 not run into what comes next (seen using `hologram ask` as a newcomer: `cat` of a file without a final newline
 was followed on the same line by the next step's reasoning).
 
-Mutation check (done): `Printer._end_output` doing nothing turns both tests red.
+And a call that failed shows one short line of why under its ``[tool …]`` line (issue 36's reader saw the
+call but not its error text).
+
+Mutation check (done): `Printer._end_output` doing nothing turns the first two tests red; `tool_failed` writing
+nothing turns the third red.
 """
 
 from __future__ import annotations
@@ -39,3 +43,19 @@ def test_the_answer_after_unterminated_output_starts_a_new_line() -> None:
     printer.finish("The file says hi.")
     assert err.getvalue() == "partial\n"
     assert out.getvalue() == "The file says hi.\n"
+
+
+def test_a_failed_call_shows_one_short_line_of_why() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    printer = Printer(out, err, reasoning=False)
+    printer.tool_call("tally_add", {"name": "c", "amount": 1})
+    printer.tool_failed("tally_add", "error", "error: cannot create counter 'c':\nthe limit is reached")
+    printer.tool_failed("shell_run", "denied", "denied by guard: " + "x" * 300)
+    lines = err.getvalue().splitlines()
+    assert lines[:2] == [
+        '[tool tally_add {"name": "c", "amount": 1}]',
+        "[tool tally_add error: cannot create counter 'c': the limit is reached]",
+    ]
+    assert lines[2].startswith("[tool shell_run denied: denied by guard: xxx") and lines[2].endswith("…]")
+    assert len(lines[2]) == len("[tool shell_run denied: ]") + 200
+    assert out.getvalue() == ""

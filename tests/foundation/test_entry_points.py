@@ -6,17 +6,12 @@ A small plugin distribution is built as a real wheel and installed with pip into
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import site
 import subprocess
-import sys
-import zipfile
 from pathlib import Path
 
 import pytest
 
-import hologram
+from tests.kit.venv import make_wheel, throwaway_venv
 
 pytestmark = pytest.mark.slow
 
@@ -33,44 +28,9 @@ requires = ["kernel.tools"]
 """
 
 
-def _record_line(name: str, data: bytes) -> str:
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    return f"{name},sha256={digest},{len(data)}"
-
-
-def make_wheel(directory: Path, dist: str, package: str, files: dict[str, str], entry_points: str) -> Path:
-    """A minimal but valid wheel (PEP 427), written directly so the test needs no build backend."""
-    version = "0.2.0"
-    info = f"{dist.replace('-', '_')}-{version}.dist-info"
-    contents = {f"{package}/{name}": text.encode() for name, text in files.items()}
-    contents[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n".encode()
-    contents[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    contents[f"{info}/entry_points.txt"] = entry_points.encode()
-    record = [_record_line(name, data) for name, data in contents.items()] + [f"{info}/RECORD,,"]
-    contents[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
-    path = directory / f"{dist.replace('-', '_')}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, data in contents.items():
-            archive.writestr(name, data)
-    return path
-
-
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", str(root / "env")], check=True, capture_output=True)
-    python = root / "env" / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    # Make this checkout's hologram and its dependencies importable in the new venv without a download.
-    framework = Path(hologram.__file__).resolve().parents[1]
-    paths = [str(framework), *site.getsitepackages()]
-    Path(purelib, "zz_hologram_dev.pth").write_text("\n".join(paths) + "\n", encoding="utf-8")
-    return python
+    return throwaway_venv(tmp_path_factory.mktemp("venv") / "env")
 
 
 def pip_install(python: Path, wheel: Path) -> None:

@@ -85,12 +85,12 @@ def test_the_clients_send_only_the_models_fields() -> None:
         async def request(self, method: str, params: dict[str, object]) -> dict[str, object]:
             sent.append((method, params))
             return {"session": "s", "turn": "t", "accepted": True, "cancelled": True, "sessions": [], "deleted": True,
-                    "protocol_version": 2}  # fmt: skip
+                    "protocol_version": 2, "tools": []}  # fmt: skip
 
     async def drive() -> None:
         client = TurnClient.__new__(TurnClient)
         client.connection = Recorder()  # type: ignore[assignment]
-        client.client, client.approvals, client._streams = "cli", True, set()
+        client.client, client.approvals, client._streams, client.version = "cli", True, set(), "1.0"
         await client.initialize()
         await client.read_turn("s", "t")
         await client.start("hi", session="s", scene="chan:qq/peer:1", partner="p")
@@ -100,8 +100,12 @@ def test_the_clients_send_only_the_models_fields() -> None:
         request = api.ApprovalRequested(session="s", turn="t", approval="a")
         await client.approve(request, True, "ok")
         await client.read("s")
+        await client.read("s", limit=5, before=9)
+        await client.create_session("title")
         await client.rename("s", "title")
         await client.delete("s")
+        await client.tools_list()
+        await client.tools_call("notes_read", {"title": "x"})
 
     asyncio.run(drive())
     assert {method for method, _ in sent} >= set(params_api.METHOD_PARAMS) - {api.SESSIONS_LIST}

@@ -30,11 +30,12 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("transport and storage", {"rpc", "storage", "tools", "zygote"}),
     ("contracts", {"manifest", "llm"}),
     ("build and config", {"plan", "config", "sessions", "stages"}),
-    ("runtime", {"supervisor", "memory"}),
-    ("sdk and turn API", {"sdk", "api"}),
+    ("runtime", {"supervisor", "memory", "install"}),
+    ("sdk and turn API", {"sdk", "api", "testing"}),
     ("kernel", {"kernel"}),
     ("agent", {"agent"}),
-    ("clients and tools of the operator", {"clients", "doctor"}),
+    ("clients and tools of the operator", {"clients", "doctor", "scaffold"}),
+    ("channels that are programs (ACP over stdio)", {"channels"}),
     ("cli", {"cli", "__main__"}),
 ]
 

@@ -180,3 +180,21 @@ def test_the_configured_body_limit_is_the_servers(tmp_path: Path) -> None:
             await server.stop()
 
     run(main())
+
+
+def test_the_server_settings_reach_the_server(tmp_path: Path) -> None:
+    """``[plugins.http]``'s timeouts, body rate and connection cap, validated by the plugin's config model,
+    are the server's `Limits` (what tests/httpapi/test_server_conformance.py holds the server to). Mutation
+    checked: `HttpServer` leaving ``max_connections_per_client`` out of its `Limits` — the default 256."""
+    from hologram_plugins.http.config import HttpSettings
+    from hologram_plugins.http.http11 import Limits
+
+    values = {"port": 0, "header_timeout_s": 3.5, "min_body_rate": 99, "body_timeout_s": 7.0, "keep_alive_s": 2.5,
+              "max_connections_per_client": 3}  # fmt: skip
+    server = HttpServer(echo, HttpConfig.from_config(HttpSettings(**values).model_dump()), tmp_path)
+    try:
+        assert server.server.limits == Limits(
+            header_timeout=3.5, min_body_rate=99, body_timeout=7.0, keep_alive=2.5, max_connections_per_client=3
+        )
+    finally:
+        server.sock.close()

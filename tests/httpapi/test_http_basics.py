@@ -68,3 +68,22 @@ def test_a_turn_started_over_http_streams_its_events(kernel: HttpKernel, mock: M
     assert text == "hello from the mock" == events[-1]["output"]
     seqs = [e["seq"] for e in events]
     assert seqs == sorted(set(seqs))  # in order, none twice (seq counts the kernel's events, across sessions)
+
+
+def test_a_session_read_over_http_has_its_title_and_pages(kernel: HttpKernel, mock: MockLLM) -> None:
+    """The kernel titles a new session from its first input (issue 41); ``?limit=`` reads a page of the
+    session with it (the page reads a title that way), and a bad limit is a 400 naming the parameter."""
+    mock.reset()
+    mock.script([{"content": "one"}])
+    with kernel.client() as client:
+        sid = client.post("/api/turns", json={"text": "  Plan the trip\nto Lisbon"}).json()["session"]
+        with client.stream("GET", f"/api/sessions/{sid}/events?after=0") as response:
+            assert sse_events(response)[-1]["output"] == "one"
+        whole = client.get(f"/api/sessions/{sid}").json()
+        page = client.get(f"/api/sessions/{sid}?limit=1").json()
+        bad = client.get(f"/api/sessions/{sid}?limit=0")
+        listed = {s["id"]: s["title"] for s in client.get("/api/sessions").json()["sessions"]}
+    assert whole["title"] == page["title"] == listed[sid] == "Plan the trip"
+    assert len(whole["events"]) == 3 and whole["next_before"] is None  # input, response, output
+    assert [e["kind"] for e in page["events"]] == ["output"] and page["next_before"] == page["events"][0]["seq"]
+    assert bad.status_code == 400 and "limit" in bad.json()["error"]["message"]

@@ -41,6 +41,9 @@ ROUTES = [
     ("GET", "/api/plugins"),
     ("POST", "/api/plugins/shell/restart"),
     ("GET", "/api/plugins/shell/log"),
+    ("GET", "/api/plugins/inventory"),
+    ("POST", "/api/plugins/add"),
+    ("POST", "/api/plugins/remove"),
     ("GET", "/api/memory"),
     ("GET", "/api/memory/search?q=x"),
     ("GET", "/api/memory/graph?entity=x"),
@@ -138,6 +141,11 @@ def test_a_cross_origin_post_with_the_cookie_is_refused(kernel: HttpKernel, mock
             assert response.status_code == 403, (origin, response.text)
             assert "Origin" in response.json()["error"]["message"]
         assert session_count(kernel) == before  # no forged turn started
+        lock = kernel.lock.read_bytes()
+        for path, body in (("/api/plugins/add", {"target": "acme"}), ("/api/plugins/remove", {"name": "shell"})):
+            forged = client.post(path, json=body, headers={"origin": "http://evil.example"})
+            assert forged.status_code == 403, (path, forged.text)
+        assert kernel.lock.read_bytes() == lock
         own = client.post("/api/turns", json={"text": "from the page"}, headers={"origin": f"http://127.0.0.1:{port}"})
         assert own.status_code == 200, own.text
     with kernel.client() as client:  # Bearer clients (scripts, the remote CLI) send no Origin
@@ -174,6 +182,14 @@ def test_malformed_bodies_are_4xx_naming_the_field(kernel: HttpKernel) -> None:
         ("GET", "/api/sessions/s1/events?after=abc", {}, "after"),
         ("POST", "/api/plugins/shell/explode", {}, "restart, stop or start"),
         ("POST", "/api/plugins/nosuchplugin/restart", {}, "no plugin named"),
+        ("POST", "/api/plugins/add", {"json": {}}, "target: missing"),
+        ("POST", "/api/plugins/add", {"json": {"target": 5}}, "target: must be a string"),
+        ("POST", "/api/plugins/add", {"json": {"target": "  "}}, "target: empty"),
+        ("POST", "/api/plugins/add", {"json": {"target": "acme", "confirm": 5}}, "confirm: must be a string"),
+        ("POST", "/api/plugins/add", {"json": {"target": "./acme"}}, "give an absolute path"),  # the kernel's 422
+        ("POST", "/api/plugins/add", {"json": {"target": "acme @ https://x.example/a.whl"}}, "a URL"),
+        ("POST", "/api/plugins/remove", {"json": {}}, "name: missing"),
+        ("POST", "/api/plugins/remove", {"json": {"name": "shell"}}, "was not added with `hologram plugin add`"),
         ("GET", "/api/sessions/nosuchsession", {}, "there is no session"),
         ("DELETE", "/api/info", {}, "not allowed"),
     ]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import select
@@ -35,25 +36,61 @@ from typing import Any
 import pytest
 
 from hologram_plugins.http import http11
+from tests.kit.wait import wait_until
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
-LIMITS = http11.Limits(max_body_bytes=64 * 1024, header_timeout=1.0, keep_alive=1.0)
+LIMITS = http11.Limits(
+    max_body_bytes=64 * 1024,
+    header_timeout=1.0,
+    keep_alive=1.0,
+    body_timeout=1.0,
+    min_body_rate=64 * 1024,
+    max_connections_per_client=64,
+)
 BACKLOG = 512
 DEADLINE_S = 20.0  # the longest any single wait may take before the test fails
+DRIP_S = 0.8 * LIMITS.keep_alive  # /drip's pause between chunks: three of them outlast the keep-alive
 SLOWLORIS_S = 8 * LIMITS.header_timeout  # how long the slow client dribbles before it calls the server lax
 LOGGERS = ("hologram_plugins.http", "uvicorn.error")
 UVICORN_LACKS = "uvicorn has no {}: it leaves that to a proxy in front of it"
 BIG = b"".join(b"X-Big%d: %s\r\n" % (i, b"v" * 6000) for i in range(10))  # ~60 KiB of headers
 
 
+class Waiting:
+    """How many ``/wait`` requests the app holds now (they wait for their client to leave, as an SSE stream)."""
+
+    lock = threading.Lock()
+    count = 0
+
+    @classmethod
+    def add(cls, n: int) -> None:
+        with cls.lock:
+            cls.count += n
+
+
 async def app(scope: Scope, receive: Receive, send: Send) -> None:
-    """``/echo`` answers with the request's body (read chunk by chunk); anything else with ``ok PATH``."""
+    """``/echo`` answers with the request's body (read chunk by chunk); ``/wait`` answers nothing until its
+    client leaves; ``/drip`` streams three chunks `DRIP_S` apart; anything else ``ok PATH``."""
     if scope["type"] != "http":
         return
     body = b""
+    if scope["path"] == "/wait":
+        Waiting.add(1)
+        try:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+        finally:
+            Waiting.add(-1)
+        return
+    if scope["path"] == "/drip":
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+        for i in range(3):
+            await asyncio.sleep(DRIP_S)
+            await send({"type": "http.response.body", "body": b"drip%d " % i, "more_body": i < 2})
+        return
     if scope["path"] == "/echo":
         more = True
         while more:
@@ -107,12 +144,12 @@ class Served:
         return sock
 
 
-def serve_glue(sock: socket.socket, records: Records) -> Served:
+def serve_glue(sock: socket.socket, records: Records, limits: http11.Limits) -> Served:
     ready = threading.Event()
     holder: dict[str, Any] = {}
 
     async def main() -> None:
-        server = http11.Server(app, sock, limits=LIMITS, backlog=BACKLOG)
+        server = http11.Server(app, sock, limits=limits, backlog=BACKLOG)
         await server.start()
         stopping = asyncio.Event()
         holder["loop"], holder["stop"] = asyncio.get_running_loop(), stopping.set
@@ -129,7 +166,7 @@ def serve_glue(sock: socket.socket, records: Records) -> Served:
     )
 
 
-def serve_uvicorn(sock: socket.socket, records: Records) -> Served:
+def serve_uvicorn(sock: socket.socket, records: Records, limits: http11.Limits) -> Served:
     uvicorn = pytest.importorskip("uvicorn")
     config = uvicorn.Config(
         app,
@@ -138,8 +175,8 @@ def serve_uvicorn(sock: socket.socket, records: Records) -> Served:
         lifespan="off",
         log_config=None,
         access_log=False,
-        timeout_keep_alive=LIMITS.keep_alive,
-        h11_max_incomplete_event_size=LIMITS.max_header_bytes,
+        timeout_keep_alive=limits.keep_alive,
+        h11_max_incomplete_event_size=limits.max_header_bytes,
         backlog=BACKLOG,
     )
     server = uvicorn.Server(config)
@@ -165,7 +202,9 @@ def serve_uvicorn(sock: socket.socket, records: Records) -> Served:
 @pytest.fixture(params=["glue", "uvicorn"])
 def server(request: pytest.FixtureRequest) -> Iterator[Served]:
     """Our server or uvicorn, serving `app` with `LIMITS` on 127.0.0.1 (uvicorn's runs xfail where a test's
-    ``uvicorn_lacks`` marker names what it does not have)."""
+    ``uvicorn_lacks`` marker names what it does not have; a ``limits`` marker changes fields of `LIMITS`)."""
+    changed = request.node.get_closest_marker("limits")
+    limits = dataclasses.replace(LIMITS, **changed.kwargs) if changed is not None else LIMITS
     lacks = request.node.get_closest_marker("uvicorn_lacks")
     if request.param == "uvicorn" and lacks is not None:
         request.applymarker(pytest.mark.xfail(reason=UVICORN_LACKS.format(lacks.args[0]), strict=True))
@@ -177,7 +216,7 @@ def server(request: pytest.FixtureRequest) -> Iterator[Served]:
     records = Records()
     for name in LOGGERS:
         logging.getLogger(name).addHandler(records)
-    served = (serve_glue if request.param == "glue" else serve_uvicorn)(sock, records)
+    served = (serve_glue if request.param == "glue" else serve_uvicorn)(sock, records, limits)
     try:
         yield served
     finally:
@@ -370,6 +409,83 @@ def test_a_slowloris_client_is_timed_out_while_others_are_served(server: Served)
     assert elapsed >= LIMITS.header_timeout * 0.9, f"closed after {elapsed:.2f} s, before the header timeout"
 
 
+BODY = 1024 * 1024  # the slow POST of issue 41: 1 MiB
+DRIBBLE = 4096  # the slow client's bytes per step …
+DRIBBLE_S = 0.25  # … every this many seconds: 16 KiB/s, a quarter of `LIMITS.min_body_rate`
+SLOW_BODY_S = 8 * (LIMITS.body_timeout / (1 - DRIBBLE / DRIBBLE_S / LIMITS.min_body_rate))  # 8× when it is due
+
+
+@pytest.mark.limits(max_body_bytes=BODY)
+@pytest.mark.uvicorn_lacks("minimum body rate (a body may take for ever to arrive)")
+def test_a_slow_body_is_cut_off_with_a_408_while_a_fast_one_passes(server: Served) -> None:
+    """A 1 MiB POST sent at once is echoed whole; the same body dribbled at 16 KiB/s — a quarter of the 64 KiB/s
+    minimum, after its 1 s head start, so due after ~1.3 s — is answered 408 and closed well before it could
+    finish (64 s), while another connection is served meanwhile; the log says why. Mutation checked:
+    `Connection._body_check` re-arming its timer instead of refusing, or counting a second a byte instead of
+    `min_body_rate` — the slow body is read on to the test's bound; closing without the 408 — no answer."""
+    post = b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: %d\r\n\r\n" % BODY
+    body = bytes(range(256)) * (BODY // 256)
+    status, _, echoed, sock = exchange(server, post + body)
+    assert status == 200 and echoed == body
+    sock.close()
+
+    slow = server.connect()
+    slow.sendall(post)
+    started = time.monotonic()
+    status, _, _, other = exchange(server, get("/meanwhile"))
+    assert status == 200
+    other.close()
+    sent, answered = 0, False
+    while sent < BODY and time.monotonic() - started < SLOW_BODY_S:
+        answered = bool(select.select([slow], [], [], DRIBBLE_S)[0])  # the client's pace
+        if answered:
+            break
+        try:
+            slow.sendall(body[sent : sent + DRIBBLE])
+        except (BrokenPipeError, ConnectionResetError):
+            answered = True
+            break
+        sent += DRIBBLE
+    elapsed = time.monotonic() - started
+    assert answered and sent < BODY, f"{server.name} read {sent} bytes of the slow body in {elapsed:.1f} s"
+    assert elapsed >= LIMITS.body_timeout * 0.9, f"cut after {elapsed:.2f} s, inside the head start"
+    with contextlib.suppress(ConnectionResetError):  # the 408 may be lost to the reset of the unread rest
+        status, headers, text = read_response(slow)
+        assert status == 408 and headers.get("connection") == "close", (status, headers, text)
+        assert b"bytes a second" in text, text
+    assert closed_by_server(slow)
+    assert any("slower than" in line for line in server.log.warnings()), server.log.warnings()
+
+
+@pytest.mark.limits(max_connections_per_client=4)
+@pytest.mark.uvicorn_lacks("cap on the connections of one client address")
+def test_a_client_address_over_its_connection_cap_is_refused_while_others_are_served(server: Served) -> None:
+    """Four connections from 127.0.0.1 held open by requests still in flight (``/wait``, as an SSE stream): a
+    fifth from that address is answered 429 and closed, naming the setting; one from 127.0.0.2 (another
+    client) is served; once one of the four closes, 127.0.0.1 is served again. Mutation checked: `over_cap`
+    never set in `connection_made` — the fifth is answered 200; the count not decremented in
+    `connection_lost` — the address stays refused after one of its connections closed."""
+    held = []
+    for _ in range(4):
+        sock = server.connect()
+        sock.sendall(get("/wait"))
+        held.append(sock)
+    wait_until(lambda: Waiting.count == 4, timeout=DEADLINE_S, what="the four requests held by the app")
+    status, headers, body, over = exchange(server, get("/fifth"))
+    assert status == 429 and headers.get("connection") == "close", (status, headers, body)
+    assert b"max_connections_per_client" in body, body
+    assert closed_by_server(over)
+
+    elsewhere = socket.create_connection(("127.0.0.1", server.port), DEADLINE_S, source_address=("127.0.0.2", 0))
+    server.clients.append(elsewhere)
+    elsewhere.sendall(get("/elsewhere"))
+    assert read_response(elsewhere)[0] == 200
+
+    held.pop().close()
+    wait_until(lambda: Waiting.count == 3, timeout=DEADLINE_S, what="the server to see one of them close")
+    assert exchange(server, get("/again"))[0] == 200
+
+
 # -- the protocol -------------------------------------------------------------------------------------------
 
 
@@ -385,6 +501,33 @@ def test_keep_alive_serves_two_requests_on_one_connection_then_closes_when_idle(
     started = time.monotonic()
     assert closed_by_server(sock), "the idle connection was not closed"
     assert time.monotonic() - started >= LIMITS.keep_alive * 0.9
+    sock.close()
+
+
+@pytest.mark.uvicorn_lacks("idle timeout before a first request (its keep-alive timer starts after a response)")
+def test_a_connection_that_never_sends_a_byte_is_closed_after_the_keep_alive(server: Served) -> None:
+    """Connected and silent: EOF once the keep-alive timeout (1 s) has passed, not before. Mutation checked:
+    `connection_made` not arming the keep-alive — the connection stays open to the read's deadline."""
+    sock = server.connect()
+    started = time.monotonic()
+    assert closed_by_server(sock), "the silent connection was not closed"
+    assert time.monotonic() - started >= LIMITS.keep_alive * 0.9
+    sock.close()
+
+
+def test_a_response_longer_than_the_keep_alive_is_not_cut(server: Served) -> None:
+    """A response streamed over 2.4 s (three chunks 0.8 s apart, the keep-alive 1 s) arrives whole: the idle
+    timer does not run while a response is in flight; then the idle connection is closed. Mutation checked:
+    `handle_events` not disarming the keep-alive when a request arrives — the stream is cut after 1 s."""
+    sock = server.connect()
+    sock.sendall(get("/drip"))
+    data = b""
+    while not data.endswith(b"0\r\n\r\n"):
+        chunk = sock.recv(65536)
+        assert chunk, f"the stream was cut: {data!r}"
+        data += chunk
+    assert data.startswith(b"HTTP/1.1 200") and b"drip0 " in data and b"drip2 " in data, data
+    assert closed_by_server(sock)
     sock.close()
 
 

@@ -1,6 +1,7 @@
 """`hologram up` announces the web UI (the ready link once the http plugin is ready, the URL in
 `hologram status`), a busy port is a clear error, and the admin pass-through routes reach the kernel's
-facilities (providers, plugins, memory) end to end.
+facilities (providers, plugins, memory) end to end, plugins added and removed with the page's two calls
+(preview, then confirm) included.
 """
 
 from __future__ import annotations
@@ -10,12 +11,16 @@ import socket
 import subprocess
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 
+from hologram.kernel.control import call
 from mock_llm import MockLLM
 from tests.e2e.kernel import HOLOGRAM, env
+from tests.kit.manifests import write_manifest
+from tests.kit.plugin_project import sdk_package
 from tests.kit.wait import wait_until
 
 from .kernel import HttpKernel
@@ -63,6 +68,11 @@ def test_up_prints_the_ready_link_and_status_the_url(kernel: HttpKernel) -> None
 
 
 def test_a_busy_port_is_a_clear_error(kernel: HttpKernel, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A second kernel asked for the first one's port: the http plugin fails with one line naming the port
+    and the fix — once on the terminal, once in the log, no traceback, no restart (issue 41 item 6; it was
+    four tracebacks). Mutation checked: `PortInUse` an ``OSError`` again (not `StartRefused`) — the plugin
+    crashes four times, with a traceback each; the supervisor treating `START_REFUSED` as retryable — four
+    lines and restarts."""
     taken = kernel.info()["port"]  # the first kernel's port: a second kernel asked for it cannot have it
     data = tmp_path_factory.mktemp("busy") / "data"
     data.mkdir()
@@ -85,9 +95,19 @@ def test_a_busy_port_is_a_clear_error(kernel: HttpKernel, tmp_path_factory: pyte
         )
         assert f"port {taken} is in use: hologram up --port N, or [plugins.http] port" in line
         assert not (data / "http.json").exists()
+        http = wait_until(
+            lambda: {p["name"]: p for p in call(data, "status", timeout=5)["plugins"]}["http"],
+            accept=lambda p: p["state"] == "failed", timeout=60, what="http failed",
+        )  # fmt: skip
+        assert http["restarts"] == 0, http  # the port stays taken: no restart loop
     finally:
         process.terminate()
         process.wait(timeout=60)
+    said = [x for x in lines.lines if "is in use" in x]
+    assert len(said) == 1 and "http" in said[0] and "failed" in said[0], said  # one line on the terminal
+    [log] = (data / "logs").glob("hologram-*.log")
+    logged = log.read_text()
+    assert logged.count("is in use") == 1 and "Traceback" not in logged, logged  # and one in the log
     with socket.create_connection(("127.0.0.1", taken), timeout=10):
         pass  # the first kernel still serves it
 
@@ -134,6 +154,52 @@ def test_the_admin_routes_reach_the_kernel(kernel: HttpKernel, mock: MockLLM) ->
         renamed = client.patch("/api/sessions/memo", json={"title": "茶壶 teapot"})
         assert renamed.status_code == 200
         assert {s["id"]: s["title"] for s in client.get("/api/sessions").json()["sessions"]}["memo"] == "茶壶 teapot"
+
+
+def test_plugins_are_added_and_removed_with_a_preview_then_a_confirmation(kernel: HttpKernel, tmp_path: Path) -> None:
+    """The page's calls: a preview that changes nothing, a stale confirmation refused (422 with the kernel's
+    words), the confirmed add started beside the others (their pids kept), the inventory listing it as added,
+    then the same for the remove. A directory of manifests: the path that needs no pip (the browser test and
+    tests/e2e/test_plugin_add_e2e.py install projects). Mutation checks (done): the route dropping `confirm`
+    (every call a preview) turns it red (the stale confirmation answered 200), and so does the kernel's refusal
+    left unmapped (a 502 `upstream`; test_security's malformed-bodies test too)."""
+    code = tmp_path / "code"
+    sdk_package(code / "gammaplug", "gammaplug", "gamma", "gamma_ping")
+    directory = tmp_path / "gamma-manifests"
+    write_manifest(directory, "gamma", run={"module": "gammaplug", "env": {"PYTHONPATH": str(code)}})
+    lock = kernel.lock.read_bytes()
+
+    def pids(client: httpx.Client) -> dict[str, int]:
+        return {p["name"]: p["pid"] for p in client.get("/api/plugins").json()["plugins"]}
+
+    with kernel.client() as client:
+        running = pids(client)
+        preview = client.post("/api/plugins/add", json={"target": str(directory)}).json()
+        assert preview["applied"] is False and preview["plugins"] == ["gamma"], preview
+        assert preview["changes"] == {"added": ["gamma"], "removed": [], "restarted": []}
+        assert preview["summaries"][0]["may"][0]["kind"] == "process" and '+name = "gamma"' in preview["diff"]
+        assert kernel.lock.read_bytes() == lock and "gamma" not in pids(client)
+        stale = client.post("/api/plugins/add", json={"target": str(directory), "confirm": "sha256:stale"})
+        assert stale.status_code == 422 and stale.json()["error"]["code"] == "refused"
+        assert "not the one previewed" in stale.json()["error"]["message"]
+        assert kernel.lock.read_bytes() == lock
+
+        done = client.post("/api/plugins/add", json={"target": str(directory), "confirm": preview["confirm"]}).json()
+
+        assert done["applied"] is True and done["reload"]["plugins"][0]["state"] == "ready", done
+        rows = {r["name"]: r for r in client.get("/api/plugins/inventory").json()["plugins"]}
+        assert rows["gamma"]["locked"] and rows["gamma"]["installed"] and rows["gamma"]["state"] == "ready"
+        assert rows["gamma"]["added"] == {"kind": "path", "target": str(directory)}
+        assert rows["shell"]["added"] is None and rows["shell"]["pid"] == running["shell"]
+        assert {n: p for n, p in pids(client).items() if n != "gamma"} == running, "the others kept their pids"
+
+        removing = client.post("/api/plugins/remove", json={"name": "gamma"}).json()
+        assert removing["applied"] is False and removing["changes"]["removed"] == ["gamma"]
+        assert "gamma" in pids(client)
+        removed = client.post("/api/plugins/remove", json={"name": "gamma", "confirm": removing["confirm"]}).json()
+        assert removed["applied"] is True and removed["reload"]["removed"] == ["gamma"]
+        assert kernel.lock.read_bytes() == lock and pids(client) == running
+        assert "gamma" not in {r["name"] for r in client.get("/api/plugins/inventory").json()["plugins"]}
 
 
 def test_a_damaged_token_file_is_replaced_with_a_warning_and_the_link_works(

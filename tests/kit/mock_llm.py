@@ -1,8 +1,9 @@
-"""The strict mock LLM (tools/mock_llm) as fixtures: in-process servers, and the server as its own process.
+"""The strict mock LLM (`hologram.testing.mock_llm`, shipped with the kit; `mock_llm` on the tests' path is its
+re-export in tools/) as fixtures: in-process servers, and the server as its own process.
 
 In process, a `MockLLM` is a loopback HTTP server on a thread; a test scripts its answers and reads the
-requests it received. Out of process (``python -m mock_llm``) it is what the benchmarks and fault runs
-start; `MockProcess` waits for its "listening" line — the server says when it is bound, nothing polls.
+requests it received. Out of process (``python -m hologram.testing.mock_llm``, as a plugin author starts it)
+it is what the benchmarks and fault runs start; `MockProcess` waits for its "listening" line — the server says when it is bound, nothing polls.
 
 Fixtures (registered for the whole suite by tests/conftest.py):
 
@@ -12,7 +13,8 @@ Fixtures (registered for the whole suite by tests/conftest.py):
   with its address; reset it between tests).
 - ``mock_llms``: a factory, ``mock_llms("openai", api_key=...)``, for a second or differently configured
   mock; every mock it started is stopped after the test.
-- ``mock_llm_process``: a factory starting ``python -m mock_llm`` with extra arguments, stopped after the test.
+- ``mock_llm_process``: a factory starting ``python -m hologram.testing.mock_llm`` with extra arguments, stopped
+  after the test.
 """
 
 from __future__ import annotations
@@ -28,15 +30,15 @@ import pytest
 
 from mock_llm import MockLLM
 
-TOOLS = Path(__file__).resolve().parents[2] / "tools"
 LISTENING = "mock_llm listening on "
 
 
 class MockProcess:
-    """``python -m mock_llm`` as a child process; `base_url` is known once it printed that it listens."""
+    """``python -m hologram.testing.mock_llm`` as a child process (the command docs/authoring.md gives plugin
+    authors, from any directory); `base_url` is known once it printed that it listens."""
 
-    def __init__(self, *args: str, cwd: Path = TOOLS) -> None:
-        self.argv = [sys.executable, "-m", "mock_llm", "--port", "0", *args]
+    def __init__(self, *args: str, cwd: Path | None = None, python: str = sys.executable) -> None:
+        self.argv = [python, "-m", "hologram.testing.mock_llm", "--port", "0", *args]
         self.cwd = cwd
         self.process: subprocess.Popen[str] | None = None
         self.base_url = ""
@@ -117,7 +119,7 @@ def mock_llms() -> Iterator[Callable[..., MockLLM]]:
 
 @pytest.fixture
 def mock_llm_process() -> Iterator[Callable[..., MockProcess]]:
-    """Start ``python -m mock_llm --port 0 *args``: ``mock_llm_process("--vendor", "deepseek")``."""
+    """Start ``python -m hologram.testing.mock_llm --port 0 *args``: ``mock_llm_process("--vendor", "deepseek")``."""
     started: list[MockProcess] = []
 
     def start(*args: str) -> MockProcess:

@@ -17,6 +17,7 @@ from tests.kit.loop import run
 from tests.kit.manifests import manifest_text, write_manifest
 from tests.kit.mock_llm import MockProcess
 from tests.kit.providers import provider, provider_toml, write_settings
+from tests.kit.venv import make_wheel, offline_env, throwaway_venv
 from tests.kit.wait import wait_until, wait_until_async
 
 
@@ -135,3 +136,45 @@ def test_accept_reports_the_whole_value_and_an_async_predicate_is_awaited() -> N
         return await wait_until_async(ask, accept=lambda c: c["n"] >= 2, timeout=5, what="n to reach 2", interval=0)
 
     assert run(main()) == {"n": 2}
+
+
+@pytest.mark.slow
+def test_a_throwaway_venv_imports_this_hologram_and_installs_into_itself_only(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    import hologram
+
+    python = throwaway_venv(tmp_path / "env")
+    where = subprocess.run(
+        [str(python), "-c", "import hologram, sys; print(hologram.__file__); print(sys.prefix)"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    assert where == [hologram.__file__, str(tmp_path / "env")]
+    wheel = make_wheel(tmp_path, "kit-probe", "kit_probe", {"__init__.py": ""}, "", "1.0")
+    install = [str(python), "-m", "pip", "install", "-q", str(wheel)]
+    subprocess.run(install, check=True, capture_output=True, env=offline_env())
+    listed = [str(python), "-c", "import importlib.metadata as m; print(m.version('kit-probe'))"]
+    assert subprocess.run(listed, capture_output=True, text=True, check=True).stdout.strip() == "1.0"
+    mine = subprocess.run([sys.executable, "-c", listed[-1]], capture_output=True, text=True)
+    assert mine.returncode != 0, "the wheel went into the throwaway venv, not the one running the tests"
+
+
+def test_a_plugin_project_is_a_plugin_repository_with_the_options_asked(tmp_path: Path) -> None:
+    from tests.kit.plugin_project import plugin_project
+
+    gate = tmp_path / "gate"
+    project = plugin_project(tmp_path, "acme", ["kernel.sessions"], approval=True, gate=gate, start={"timeout_s": 90})
+    pyproject = tomli.loads((project / "pyproject.toml").read_text())
+    assert pyproject["project"]["name"] == "acme-plugin"
+    assert pyproject["project"]["entry-points"]["hologram.plugins"] == {"acme": "acme"}
+    manifest = load_manifest(project / "acme" / "plugin.toml").manifest
+    assert manifest.plugin.run.module == "acme" and manifest.facilities.provides == ["acme.svc"]
+    assert manifest.facilities.requires == ["kernel.sessions"] and manifest.start.timeout_s == 90
+    assert [(t.name, t.needs_approval) for t in manifest.tools] == [("acme_ping", True)]
+    source = (project / "acme" / "__init__.py").read_text()
+    compile(source, "acme/__init__.py", "exec")
+    assert "wait_for_the_gate" in source and repr(str(gate)) in source
+    plain = plugin_project(tmp_path / "plain", "beta", [])
+    assert "on_start" not in (plain / "beta" / "__init__.py").read_text()
+    assert not load_manifest(plain / "beta" / "plugin.toml").manifest.tools[0].needs_approval

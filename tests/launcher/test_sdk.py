@@ -26,12 +26,43 @@ def test_tool_call_and_large_result_through_the_arena(tmp_path: Path) -> None:
             assert await harness.call_tool("echo", {"text": "hi"}) == {"content": "tooly: hi"}
             bad = await harness.call_tool("echo", {"wrong": 1})
             assert bad["is_error"] and "bad arguments for echo" in bad["content"]
+            # a value its annotation (text: str) does not accept: refused before the tool runs, not "tooly: 5"
+            wrong_type = await harness.call_tool("echo", {"text": 5})
+            assert wrong_type == {
+                "content": "error: bad arguments for echo: 'text' must be string, not integer",
+                "is_error": True,
+            }
             size = 8 * 1024 * 1024
             result = await harness.call_tool("big", {"size": size})
             assert "ref" in result["blob"], "8 MiB travels as an arena reference, not on the control line"
             assert harness.read_blob(result["blob"]) == bytes(range(256)) * (size // 256)
 
     asyncio.run(scenario())
+
+
+def test_what_a_tool_returns_becomes_the_result_object_the_docs_say(tmp_path: Path) -> None:
+    """docs/authoring.md, "What a tool returns" (and `hologram.sdk.tool_result`'s docstring), on the wire: a dict
+    is a result object only when it is one; data with a `content` field is data (issue 36's reader lost the
+    other fields of such a dict). Mutation check (done): the old rule (any dict with "content" passed through)
+    turns it red at ``data_with_content``."""
+    manifest = write_plugin(tmp_path, "tooly", provides=["tooly.f"])
+    expected = {
+        "int": {"content": "5"},
+        "none": {"content": "null"},
+        "list": {"content": '[1,"二"]'},
+        "data": {"content": '{"name":"apples","total":5}'},
+        "data_with_content": {"content": '{"content":"a note","author":"Ada"}'},
+        "result_object": {"content": "done", "is_error": False},
+        "tool_result": {"content": '{"content": "a note"}'},
+        "tool_result_error": {"content": "quota exceeded", "is_error": True},
+        "tool_error": {"content": "error: no such counter", "is_error": True},
+    }
+
+    async def scenario() -> dict[str, object]:
+        async with PluginHarness.from_manifest(manifest) as harness:
+            return {kind: await harness.call_tool("shape", {"kind": kind}) for kind in expected}
+
+    assert asyncio.run(scenario()) == expected
 
 
 def test_events_reach_subscribers_through_the_ring(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any
 
-from hologram.sdk import Plugin, StartContext
+from hologram.sdk import Plugin, StartContext, tool_error, tool_result
 
 NAME = os.environ.get("HOLOGRAM_PLUGIN", "testplug")
 plugin = Plugin(NAME)
@@ -71,6 +71,25 @@ async def echo(text: str) -> str:
 @plugin.tool("big")
 async def big(size: int) -> bytes:
     return bytes(range(256)) * (size // 256)
+
+
+# What a tool may return, one value per `kind` (tests/launcher/test_sdk.py: what each becomes on the wire)
+RETURNS: dict[str, Any] = {
+    "int": 5,
+    "none": None,
+    "list": [1, "二"],
+    "data": {"name": "apples", "total": 5},
+    "data_with_content": {"content": "a note", "author": "Ada"},
+    "result_object": {"content": "done", "is_error": False},
+    "tool_result": tool_result('{"content": "a note"}'),
+    "tool_result_error": tool_result("quota exceeded", is_error=True),
+    "tool_error": tool_error("no such counter"),
+}
+
+
+@plugin.tool("shape")
+def shape(kind: str) -> Any:
+    return RETURNS[kind]
 
 
 if os.environ.get("TESTPLUG_SURVIVE"):

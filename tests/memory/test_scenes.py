@@ -287,6 +287,31 @@ def test_a_damaged_file_is_moved_aside_with_a_warning(
     store.close()
 
 
+def test_a_damaged_page_the_open_reads_is_set_aside_not_raised(
+    tmp_path: Path, clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A damaged ``meta`` page — past the header check and the ``count(*)`` probes, read by the store's own
+    open — is set aside like a damaged header; it was a ``sqlite3.DatabaseError`` traceback out of `hologram
+    up` (issue 42). Mutation check (done): `_connect` without its reads — the open raises."""
+    path = tmp_path / SCENES_DB
+    store = SceneStore.open(path, SceneSettings(), clock=clock)
+    store.observe(feats(), ["ev_1"])
+    store.close()
+    db = sqlite3.connect(path)
+    page = int(db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'meta'").fetchone()[0])
+    size = int(db.execute("PRAGMA page_size").fetchone()[0])
+    db.close()
+    raw = bytearray(path.read_bytes())
+    raw[(page - 1) * size : (page - 1) * size + 8] = b"\xff" * 8
+    path.write_bytes(bytes(raw))
+    with caplog.at_level(logging.WARNING, logger="hologram.memory"):
+        store = SceneStore.open(path, SceneSettings(), clock=clock)
+    assert any("scenes.db was damaged" in r.getMessage() for r in caplog.records)
+    assert len(list(tmp_path.glob("scenes.db.damaged-*"))) == 1
+    assert store.count() == 0  # a new, working store
+    store.close()
+
+
 def test_a_long_lived_scene_still_takes_a_turn_of_its_situation_sharing_one_keyword(store: SceneStore) -> None:
     """The merged topic is bounded (two turns' worth): after many joins with new words each time, a turn in
     the same situation sharing one keyword with the last turn still joins. Mutation check (done): keeping 12

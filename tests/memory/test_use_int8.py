@@ -198,7 +198,7 @@ def test_a_graph_with_an_operator_this_build_does_not_run_goes_to_onnxruntime(
     and the numpy network would quietly compute tanh): refused by its operators, and the factory's next build,
     onnxruntime, embeds instead, one warning saying why. Mutation check (done): removing `_check_operators`
     from `UseInt8Model.open` loads the changed graph in numpy (red: no warning, the int8 build returned)."""
-    source = emb._package_file(*emb._MODEL_FILE)
+    source = emb.model_file()
     assert source is not None
     data = source.read_bytes()
     op_tanh = b"\x22\x04Tanh"  # NodeProto.op_type (field 4, length-delimited), 4 bytes: the same length

@@ -1,6 +1,6 @@
 """The strict mock rejects what the vendors reject, with their status and message, and streams like them.
 
-Every validation rule of tools/mock_llm/server.py has a test here asserting the exact status and message;
+Every validation rule of hologram/testing/mock_llm/server.py has a test here asserting the exact status and message;
 if a rule is loosened, its test goes red. Requests go over real HTTP on loopback.
 """
 
@@ -379,3 +379,25 @@ def test_a_step_can_answer_by_the_last_role_with_unique_call_ids() -> None:
         assert second["choices"][0]["message"]["content"] == "done"
         third = httpx.post(url, json={"model": "m", "messages": [{"role": "user", "content": "again"}]}).json()
         assert third["choices"][0]["message"]["tool_calls"][0]["id"] == "c3"
+
+
+def test_the_shipped_mock_imports_the_standard_library_only(tmp_path: Any) -> None:
+    """It ships in hologram-sdk for plugin authors, whose SDK-only install has none of the kernel's dependencies:
+    `python -m hologram.testing.mock_llm` must load nothing but the standard library and its own modules (run
+    from an empty directory, so nothing of this checkout's path is picked up by accident)."""
+    probe = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "import hologram.testing.mock_llm.__main__\n"
+        "extra = sorted(m for m in set(sys.modules) - before if m.split('.')[0] not in sys.stdlib_module_names)\n"
+        "print(extra)\n"
+    )
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True)
+    loaded = set(json.loads(done.stdout.replace("'", '"')))
+    own = {"hologram", "hologram._version", "hologram.testing"} | {
+        f"hologram.testing.mock_llm{m}" for m in ("", ".__main__", ".script", ".server", ".validate")
+    }
+    assert loaded == own, loaded - own

@@ -1,4 +1,4 @@
-"""The strict mock checks content arrays as the vendors do (rule 14 of tools/mock_llm/server.py): OpenAI's
+"""The strict mock checks content arrays as the vendors do (rule 14 of hologram/testing/mock_llm/server.py): OpenAI's
 part types and shapes, DeepSeek's text-only content. Requests go over real HTTP on loopback; each case asserts
 the status and the vendor's wording, and that a rejected request consumed no script step.
 

@@ -8,6 +8,7 @@ them). Without /usr/bin/chromium the tests skip and say why — unless HOLOGRAM_
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -16,12 +17,13 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.kit.venv import offline_env
 from tests.kit.wait import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,18 +66,25 @@ def chrome(user_data: Path, lang: str = "en-US") -> Any:
 
 class WebKernel:
     """`hologram up --port 0` on the shipped manifests (the builtin graph, with the http plugin), an empty
-    data directory (no provider: the page's first run), its output read line by line for the ready link."""
+    data directory (no provider: the page's first run), its output read line by line for the ready link.
 
-    def __init__(self, root: Path) -> None:
+    With `python` (a throwaway venv's, tests/kit/venv.py) the kernel runs from that environment, on a lock of
+    the built-ins and the installed distributions — what `hologram plugin add` installs into and adds to —
+    with pip offline (`offline_env`): what the page adds lands in that venv, never in the project's."""
+
+    def __init__(self, root: Path, python: Path | None = None) -> None:
         self.root = root
         self.data = root / "data"
         self.lock = root / "hologram.lock"
         self.data.mkdir(parents=True)
         self.lines: list[str] = []
         self.process: subprocess.Popen[str] | None = None
+        self.hologram = HOLOGRAM if python is None else [str(python), "-m", "hologram"]
+        self.env = None if python is None else offline_env()
+        sources = ["--no-discover", "-m", str(REPO / "manifests")] if python is None else []
         build = subprocess.run(
-            [*HOLOGRAM, "build", "--no-discover", "-m", str(REPO / "manifests"), "-o", str(self.lock)],
-            capture_output=True, text=True, cwd=root, timeout=120,
+            [*self.hologram, "build", *sources, "-o", str(self.lock)],
+            capture_output=True, text=True, cwd=root, timeout=120, env=self.env,
         )  # fmt: skip
         if build.returncode != 0:
             raise AssertionError(f"hologram build failed:\n{build.stdout}\n{build.stderr}")
@@ -83,8 +92,8 @@ class WebKernel:
     def start(self) -> str:
         """Starts the kernel; returns the ready link `up` prints once the http plugin listens."""
         self.process = subprocess.Popen(
-            [*HOLOGRAM, "up", "--lock", str(self.lock), "--data", str(self.data), "--port", "0"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=self.root,
+            [*self.hologram, "up", "--lock", str(self.lock), "--data", str(self.data), "--port", "0"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=self.root, env=self.env,
         )  # fmt: skip
         out = self.process.stdout
         assert out is not None
@@ -178,6 +187,40 @@ class Page:
         self.driver.save_screenshot(str(path))
         return path
 
+    def shot_full(self, name: str) -> Path:
+        """The whole page, not only what the window shows (a tall tab), in build/screenshots."""
+        import base64
+
+        width, height, y = self.js(
+            "return [document.documentElement.clientWidth, document.documentElement.scrollHeight, window.scrollY]"
+        )
+        self.js("window.scrollTo(0, 0)")  # the sticky header at the top of the picture, not where the view was
+        clip = {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}
+        png = self.driver.execute_cdp_cmd("Page.captureScreenshot", {"captureBeyondViewport": True, "clip": clip})
+        self.js("window.scrollTo(0, arguments[0])", y)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{name}.png"
+        path.write_bytes(base64.b64decode(png["data"]))
+        return path
+
+    def send(self, text: str) -> None:
+        """Type ``text`` in the composer and press Enter; returns once the page drew the new turn."""
+        from selenium.webdriver.common.keys import Keys
+
+        turns = len(self.finds("#messages .turn"))
+        self.type("#chat-input", text)
+        self.find("#chat-input").send_keys(Keys.ENTER)
+        self.wait(lambda: len(self.finds("#messages .turn")) > turns, f"the turn of {text!r} to appear")
+
+    def viewport(self, width: int, height: int) -> None:
+        """Lay the page out at ``width`` x ``height`` CSS pixels, exactly (a window cannot be made narrower than
+        the browser's minimum; device metrics can, as a phone's are)."""
+        self.driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+        )
+        self.wait(lambda: self.js("return window.innerWidth") == width, f"the page to be {width} px wide")
+
     def last_turn(self) -> Any:
         turns = self.finds("#messages .turn")
         return turns[-1] if turns else None
@@ -199,6 +242,59 @@ class Page:
 
         result: str = self.wait(ended, "the last turn to end", timeout)
         return result
+
+
+# every visible text node and placeholder outside `arguments[0]` (a selector): what the language checks read
+VISIBLE_TEXT = """
+const skip = arguments[0];
+const out = [];
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+  const el = n.parentElement;
+  if (!n.textContent.trim() || !el || el.closest(skip) || el.closest('script, style')) continue;
+  if (!el.checkVisibility()) continue;
+  out.push(n.textContent.trim());
+}
+for (const i of document.querySelectorAll('input, textarea')) if (i.checkVisibility() && i.placeholder) out.push(i.placeholder);
+return out;
+"""
+
+
+def english_left(page: Page, data: str) -> list[tuple[str, str]]:
+    """(key, text) of each English string of the i18n table still shown outside `data` (a CSS selector of what
+    the page shows that is not its own wording: user and model text, names, the kernel's messages)."""
+    tables = page.js("return window.i18n.STRINGS")
+    texts = page.js(VISIBLE_TEXT, data)
+    found = []
+    for key, en in tables["en"].items():
+        if en == tables["zh-CN"].get(key):
+            continue  # the same in both (Hologram, L1…)
+        for fragment in re.split(r"\{[a-z_]+\}", en):
+            words = fragment.strip(" .,:;·—()…?!\"“”'")
+            if len(re.findall(r"[A-Za-z]", words)) < 2:
+                continue
+            pattern = re.compile(r"(?<![A-Za-z])" + re.escape(words) + r"(?![A-Za-z])")
+            found += [(key, text) for text in texts if pattern.search(text)]
+    return found
+
+
+def chinese_left(page: Page, data: str) -> list[str]:
+    """Each Chinese text still shown outside `data`."""
+    return [text for text in page.js(VISIBLE_TEXT, data) if re.search(r"[\u4e00-\u9fff]", text)]
+
+
+@contextlib.contextmanager
+def page_at(link: str) -> Iterator[Page]:
+    """A browser of its own (a fresh profile: no cookie, no localStorage) on ``link``; closed and its profile
+    removed on the way out, also when the test failed."""
+    profile = temp_profile()
+    driver = chrome(profile)
+    try:
+        driver.get(link)
+        yield Page(driver)
+    finally:
+        driver.quit()
+        remove_profile(profile)
 
 
 def temp_profile() -> Path:

@@ -24,7 +24,7 @@ from mock_llm import MockLLM
 from tests.cli.memory_seed import SOURCE_TEXT, SOURCE_TS_MS, seed, seed_graph
 from tests.kit.providers import provider_toml, write_settings
 
-from .browser import Page, WebKernel, chrome, remove_profile, require_browser, temp_profile
+from .browser import Page, WebKernel, page_at, require_browser
 
 pytestmark = pytest.mark.slow
 
@@ -45,14 +45,8 @@ def seeded(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM) -> Iterator[
 
 @pytest.fixture(scope="module")
 def page(seeded: tuple[WebKernel, str, dict[str, str]]) -> Iterator[Page]:
-    profile = temp_profile()
-    driver = chrome(profile)
-    try:
-        driver.get(seeded[1])
-        yield Page(driver)
-    finally:
-        driver.quit()
-        remove_profile(profile)
+    with page_at(seeded[1]) as p:
+        yield p
 
 
 def rows(page: Page) -> list[tuple[str, str, str]]:

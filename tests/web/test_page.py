@@ -37,7 +37,7 @@ import pytest
 
 from mock_llm import MockLLM
 
-from .browser import Page, WebKernel, chrome, remove_profile, require_browser, temp_profile
+from .browser import Page, WebKernel, page_at, require_browser
 
 pytestmark = pytest.mark.slow
 
@@ -58,14 +58,8 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[WebKernel
 
 @pytest.fixture(scope="module")
 def page(kernel: tuple[WebKernel, str]) -> Iterator[Page]:
-    profile = temp_profile()
-    driver = chrome(profile)
-    try:
-        driver.get(kernel[1])
-        yield Page(driver)
-    finally:
-        driver.quit()
-        remove_profile(profile)
+    with page_at(kernel[1]) as p:
+        yield p
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,7 @@
                                           [--compare old.json] [--only start,cli,turn,footprint,request,soak,install]
 
 Everything runs as a user runs it: `hologram build` + `hologram up` on the default graph (the shipped
-manifests), the strict mock (tools/mock_llm, DeepSeek dialect, answering instantly) as the only provider,
+manifests), the strict mock (hologram.testing.mock_llm, DeepSeek dialect, answering instantly) as the only provider,
 turns through the turn API (`hologram.clients.TurnClient` over the control socket, as a channel does) and
 through `hologram ask` (a new process per turn, as a person at a shell does). Rows:
 

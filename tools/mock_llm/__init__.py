@@ -1,6 +1,16 @@
-"""Strict mock of the OpenAI / DeepSeek chat-completions API for tests and benchmarks (see server.py)."""
+"""`mock_llm`, as the repository's tests and benchmarks import it: the strict mock that ships with the kit,
+`hologram.testing.mock_llm` (one copy of the code; plugin authors run it as ``python -m hologram.testing.mock_llm``).
 
-from mock_llm.server import MockLLM, RecordedRequest
-from mock_llm.validate import Rejection, validate
+The submodules are the shipped ones themselves (``mock_llm.server is hologram.testing.mock_llm.server``), so a
+test that reaches into one (``mock_llm.validate.validate``) sees the code that runs.
+"""
+
+import importlib
+import sys
+
+from hologram.testing.mock_llm import MockLLM, RecordedRequest, Rejection, validate
+
+for _name in ("script", "server", "validate"):
+    sys.modules[f"{__name__}.{_name}"] = importlib.import_module(f"hologram.testing.mock_llm.{_name}")
 
 __all__ = ["MockLLM", "RecordedRequest", "Rejection", "validate"]

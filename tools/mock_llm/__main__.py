@@ -1,58 +1,7 @@
-"""Run the mock out of process: ``python -m mock_llm --port 8765 --vendor deepseek --script steps.json``.
+"""``python -m mock_llm`` (from tools/, as the benchmarks run it): the kit's ``python -m hologram.testing.mock_llm``."""
 
-Prints ``mock_llm listening on <base_url>`` once the socket is bound, so a parent can wait for that line
-(with ``--port 0`` it also learns the port). The script file is a JSON list of steps, or an object
-``{"steps": [...], "default": step}``.
-"""
-
-from __future__ import annotations
-
-import argparse
-import json
-import signal
 import sys
-import threading
 
-from mock_llm.server import MockLLM
+from hologram.testing.mock_llm.__main__ import main
 
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="mock_llm", description=__doc__)
-    ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=0)
-    ap.add_argument("--vendor", choices=["openai", "deepseek"], default="openai")
-    ap.add_argument("--api-key", default=None)
-    ap.add_argument("--script", default=None, help="JSON file with the steps")
-    ap.add_argument("--reuse-index-zero", action="store_true")
-    ap.add_argument("--thinking-default", action="store_true")
-    ap.add_argument("--max-context-tokens", type=int, default=None)
-    ap.add_argument("--chunk-chars", type=int, default=4)
-    args = ap.parse_args(argv)
-    mock = MockLLM(
-        args.vendor,
-        api_key=args.api_key,
-        reuse_index_zero=args.reuse_index_zero,
-        thinking_default=args.thinking_default,
-        max_context_tokens=args.max_context_tokens,
-        chunk_chars=args.chunk_chars,
-        host=args.host,
-        port=args.port,
-    )
-    if args.script:
-        with open(args.script, encoding="utf-8") as fh:
-            data = json.load(fh)
-        if isinstance(data, list):
-            mock.script(data)
-        else:
-            mock.script(data.get("steps", []), default=data.get("default"))
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    with mock:
-        print(f"mock_llm listening on {mock.base_url}", flush=True)
-        stop.wait()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+sys.exit(main())

@@ -1,5 +1,5 @@
 from hologram.llm import ChatRequest, ChatResult, Message, ProviderChain, ProviderSettings
-from mock_llm import MockLLM, RecordedRequest
+from hologram.testing.mock_llm import MockLLM, RecordedRequest
 
 
 async def no_wait(seconds: float) -> None:  # the chain's back-off, skipped in tests

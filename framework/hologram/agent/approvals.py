@@ -10,6 +10,8 @@ lives in settings.toml:
     [approvals.tools.shell_run]
     mode = "allow-list"          # ask | allow-list | allow | deny
     allow = ["ls", "git status"] # subjects that start with one of these run without asking
+    [approvals.tools."mcp_fs_*"]  # a key ending in * is a prefix: here every tool of the MCP server fs
+    mode = "allow"               # (a tool's own table wins, then the longest pattern)
 
 ``ask`` asks the clients watching the turn (any one that can approve answers) unless the subject is on the
 allow-list; ``allow-list`` runs what is on it and denies the rest without asking; ``allow`` runs everything;
@@ -151,7 +153,7 @@ class Approver:
         return Requirement(subject) if registered else None
 
     def policy(self, plugin: str, tool: str) -> ToolApproval:
-        explicit = self.settings.tools.get(tool)
+        explicit = rule_for(self.settings, tool)
         if explicit is not None:
             return explicit
         old = self.legacy.get(plugin) or {}
@@ -227,6 +229,19 @@ class Approver:
             log.warning("approvals: %s: not remembered: %s", tool, why)
             return f"{reason} (not remembered: {why})"
         return reason
+
+
+def rule_for(settings: ApprovalSettings, tool: str) -> ToolApproval | None:
+    """The ``[approvals.tools.*]`` rule of ``tool``: its own table, else the longest pattern that matches — a
+    key ending in ``*`` is a prefix (``"mcp_fs_*"``: every tool of the MCP server ``fs``) —, else None."""
+    exact = settings.tools.get(tool)
+    if exact is not None:
+        return exact
+    best: tuple[int, ToolApproval] | None = None
+    for key, rule in settings.tools.items():
+        if key.endswith("*") and tool.startswith(key[:-1]) and (best is None or len(key) > best[0]):
+            best = (len(key), rule)
+    return best[1] if best is not None else None
 
 
 def summarise(tool: str, subject: Any, arguments: dict[str, Any]) -> str:

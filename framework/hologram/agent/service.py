@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hologram._version import __version__
+from hologram.agent.direct_tools import DirectTools
 from hologram.agent.hub import NotAllowed, TurnHub
 from hologram.agent.identity import TurnIdentity
 from hologram.agent.paging import BadCursor, list_page, read_page
-from hologram.agent.turn import TurnError
+from hologram.agent.turn import CANCELLED, TurnError
 from hologram.agent.watcher import Watcher
 from hologram.api import params as params_api
 from hologram.api import turn as api
@@ -42,6 +43,7 @@ from hologram.rpc.errors import (
     SESSION_FAILED,
 )
 from hologram.sessions import messages_from_events
+from hologram.sessions.title import title_from_input
 
 if TYPE_CHECKING:
     from hologram.agent.turn import Agent
@@ -76,6 +78,7 @@ class TurnService:
         self.clients: dict[Hashable, Client] = {}  # control connections that sent `initialize`
         self.closers: list[Callable[[], Awaitable[None]]] = []  # run by aclose, after the turns stopped
         self._notices: set[asyncio.Future[None]] = set()  # drop notices on their way to plugins
+        self.direct = DirectTools(agent)  # tools/list, tools/call: a tool called outside a turn (direct_tools.py)
 
     async def _run_turn(
         self,
@@ -188,9 +191,9 @@ class TurnService:
         identity = TurnIdentity(channel or p.client, p.client, client_version, p.partner)
         store = self.agent.store
         try:
-            sid = p.session or store.create_session(identity.channel)
-            if p.session and not store.exists(p.session):
-                store.create_session(identity.channel, p.session)
+            sid = p.session
+            if sid is None or not store.exists(sid):  # a new session: titled by its first input, for every client
+                sid = store.create_session(identity.channel, sid, title=title_from_input(p.text, p.stored_parts()))
         except HologramError as exc:
             raise RpcError(SESSION_FAILED, one_line(exc)) from None
         return self.hub.start(p, sid, watcher(p.client) if (watcher is not None and p.watch) else None, identity)
@@ -219,7 +222,10 @@ class TurnService:
             raise RpcError(SESSION_FAILED, one_line(exc), {"session": p.session}) from None
         if not events:
             raise RpcError(NO_SUCH_SESSION, f"session {p.session} has no turn {p.turn!r}", {"turn": p.turn})
-        return {"session": p.session, "turn": p.turn, "status": "ended", "items": stored_items(p.turn, events)}
+        stop_reason, output = stored_end(events)
+        items = stored_items(p.turn, events)
+        return {"session": p.session, "turn": p.turn, "status": "ended", "items": items,
+                "stop_reason": stop_reason, "output": output}  # fmt: skip
 
     async def cancel(self, params: Any) -> dict[str, Any]:
         p = _parse(params_api.CancelParams, api.TURN_CANCEL, params)
@@ -233,6 +239,19 @@ class TurnService:
             return {"accepted": self.hub.answer(p, by, key)}
         except NotAllowed as exc:
             raise RpcError(NOT_ALLOWED, str(exc), {"session": p.session, "approval": p.approval}) from None
+
+    async def create_session(self, channel: str, params: Any) -> dict[str, Any]:
+        """An empty session now, its ``channel`` the caller's (as a turn's: the plugin, or the initialized
+        connection's name): ACP's ``session/new`` must answer with an id before any prompt, and a session the
+        kernel made is one ``sessions/list`` shows and ``sessions/read`` reads, with no id kept by the client."""
+        p = _parse(params_api.CreateParams, api.SESSIONS_CREATE, params)
+        try:
+            sid = self.agent.store.create_session(channel)
+            if p.title:
+                self.agent.store.rename_session(sid, p.title)
+        except HologramError as exc:
+            raise RpcError(SESSION_FAILED, one_line(exc)) from None
+        return {"session": sid, "title": p.title, "channel": channel}
 
     async def list_sessions(self, params: Any) -> dict[str, Any]:
         p = _parse(params_api.ListParams, api.SESSIONS_LIST, params)
@@ -254,10 +273,12 @@ class TurnService:
             if not self.hub.running(p.session):  # no turn of ours is writing it: close what a crash left open
                 store.repair(p.session)
             events, next_before = read_page(store, p)
+            title = store.title(p.session)
         except HologramError as exc:
             raise RpcError(SESSION_FAILED, one_line(exc), {"session": p.session}) from None
         return {
             "session": p.session,
+            "title": title,
             "events": [
                 {
                     "seq": e.seq,
@@ -338,6 +359,16 @@ class TurnService:
             by = watcher.client if watcher is not None else client_name(params)
             return await self.approve(by, connection, params)
 
+        async def create(params: Any) -> Any:
+            connection = calling()
+            info = self.clients.get(connection) if connection is not None else None
+            return await self.create_session(info.name if info is not None else "client", params)
+
+        async def tools_call(params: Any) -> Any:
+            connection = calling()
+            info = self.clients.get(connection) if connection is not None else None
+            return await self.direct.call(params, channel=info.name if info is not None else client_name(params))
+
         return {
             api.INITIALIZE: initialize,
             api.TURN_START: start,
@@ -346,10 +377,13 @@ class TurnService:
             api.TURN_READ: self.read_turn,
             api.TURN_CANCEL: self.cancel,
             api.TURN_APPROVE: approve,
+            api.SESSIONS_CREATE: create,
             api.SESSIONS_LIST: self.list_sessions,
             api.SESSIONS_READ: self.read_session,
             api.SESSIONS_RENAME: self.rename_session,
             api.SESSIONS_DELETE: self.delete_session,
+            api.TOOLS_LIST: self.direct.list,
+            api.TOOLS_CALL: tools_call,
         }
 
     def facility_methods(self) -> dict[str, Callable[..., Awaitable[Any]]]:
@@ -376,6 +410,12 @@ class TurnService:
         async def approve(caller: str, **params: Any) -> Any:
             return await self.approve(caller, ("plugin", caller), params)
 
+        async def create(caller: str, **params: Any) -> Any:
+            return await self.create_session(caller, params)
+
+        async def tools_call(caller: str, **params: Any) -> Any:
+            return await self.direct.call(params, channel=caller)
+
         names = {
             "start": start,
             "watch": watch,
@@ -383,10 +423,13 @@ class TurnService:
             "cancel": bind(self.cancel),
             "approve": approve,
             "read": bind(self.read_turn),
+            "sessions_create": create,
             "sessions_list": bind(self.list_sessions),
             "sessions_read": bind(self.read_session),
             "sessions_rename": bind(self.rename_session),
             "sessions_delete": bind(self.delete_session),
+            "tools_list": bind(self.direct.list),
+            "tools_call": tools_call,
         }
         return names
 
@@ -429,8 +472,9 @@ def stored_items(turn: str, events: list[Any]) -> list[dict[str, Any]]:
 
     for event in events:
         data = event.data if isinstance(event.data, dict) else {}
-        if event.kind == "input":
-            add({"type": "user_message", "text": data.get("text", "")})
+        if event.kind == "input":  # with the input parts (files, images) of a turn started with them
+            parts = {"parts": data["parts"]} if data.get("parts") else {}
+            add({"type": "user_message", "text": data.get("text", ""), **parts})
         elif event.kind == "response":
             if data.get("reasoning"):
                 add({"type": "reasoning", "text": data["reasoning"]})
@@ -440,6 +484,25 @@ def stored_items(turn: str, events: list[Any]) -> list[dict[str, Any]]:
         elif event.kind == "tool_result":
             add({"type": "tool_call", "call_id": event.call_id, "tool": data.get("name"), "status": data.get("status")})
     return items
+
+
+def stored_end(events: list[Any]) -> tuple[str, str]:
+    """How a finished turn ended, as its stored events say (``turn/read`` of a turn the kernel no longer keeps,
+    e.g. after a restart): (``stop_reason``, ``output``). A turn that ended with an answer (or a hook's
+    response, every call denied, the step limit) stored its ``output`` with ``ended_by``; a cancelled one, the
+    text streamed so far marked ``cancelled``, or its open calls closed with the cancel marker; anything else —
+    the provider failed, or the kernel died mid-turn — is ``error``."""
+    for event in reversed(events):
+        data = event.data if isinstance(event.data, dict) else {}
+        if event.kind == "output":
+            return str(data.get("ended_by") or "answer"), str(data.get("text") or "")
+        if event.kind == "response" and data.get("cancelled"):
+            return "cancelled", str(data.get("content") or "")
+    for event in events:
+        data = event.data if isinstance(event.data, dict) else {}
+        if event.kind == "tool_result" and data.get("content") == CANCELLED:
+            return "cancelled", ""
+    return "error", ""
 
 
 def input_too_long(p: Any, limit: int) -> str | None:

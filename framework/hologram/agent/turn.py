@@ -47,6 +47,7 @@ log = logging.getLogger("hologram.agent")
 
 OnEvent = Callable[[Any], None]  # receives `hologram.api.turn` events, in order; must not block
 CANCELLED = "error: the turn was cancelled before this call finished"
+FAILED = "error: the turn failed before this call finished"
 DEFAULT_CONTEXT_WINDOW = 64_000  # tokens, when the provider's settings do not say
 COLD_CONTEXT_NOTE = (
     "{n} earlier events of this conversation were moved to cold context to fit the window; "
@@ -211,10 +212,15 @@ class _Turn:
         in_use = self.agent.chains_in_use
         key = id(self.llm)
         in_use[key] = in_use.get(key, 0) + 1
+        closing = CANCELLED
         try:
             return await self._run(text)
+        except Exception:
+            closing = FAILED  # a provider or a stage failed: the calls it left open say so, not "cancelled"
+            raise
         finally:
-            self.store.repair(self.sid, CANCELLED)  # the calls this turn left open (cancelled, failed)
+            # the calls this turn left open (cancelled, failed), as this turn's results (turn/read reads them)
+            self.store.repair(self.sid, closing, turn=self.turn_id)
             if in_use[key] <= 1:
                 del in_use[key]
             else:

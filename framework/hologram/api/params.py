@@ -16,10 +16,13 @@ from typing_extensions import Self
 from hologram.api.input_parts import Part, check_parts
 from hologram.api.turn import (
     INITIALIZE,
+    SESSIONS_CREATE,
     SESSIONS_DELETE,
     SESSIONS_LIST,
     SESSIONS_READ,
     SESSIONS_RENAME,
+    TOOLS_CALL,
+    TOOLS_LIST,
     TURN_APPROVE,
     TURN_CANCEL,
     TURN_READ,
@@ -181,6 +184,13 @@ class TurnReadParams(_Params):
     turn: NonEmpty
 
 
+class CreateParams(_Params):
+    """``sessions/create``: an empty session, for a client that needs its id before the first turn (an ACP
+    editor's ``session/new``). ``turn/start`` without ``session`` still creates one with its first turn."""
+
+    title: str = Field("", max_length=200, description="a title for it (sessions/list shows it)")
+
+
 class SessionParams(_Params):
     """``sessions/delete``."""
 
@@ -256,6 +266,19 @@ class ApproveParams(_Params):
         return "approve_once" if self.approved else "deny"
 
 
+class ToolsListParams(_Params):
+    """``tools/list``: the tools of the plugins, with their schemas and whether the policy puts them to a person."""
+
+
+class ToolCallParams(_Params):
+    """``tools/call``: one call of a plugin's tool outside any turn (hologram/agent/direct_tools.py): the
+    schema check, the tool stage hooks and the approval policy as for a model's call; a call the policy would
+    ask about is refused (nobody to ask). Nothing is stored."""
+
+    tool: NonEmpty
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
 # Each method's params, for the kernel's dispatch and the published schema (docs/turn-api.schema.json).
 METHOD_PARAMS: dict[str, type[_Params]] = {
     INITIALIZE: InitializeParams,
@@ -265,8 +288,11 @@ METHOD_PARAMS: dict[str, type[_Params]] = {
     TURN_READ: TurnReadParams,
     TURN_CANCEL: CancelParams,
     TURN_APPROVE: ApproveParams,
+    SESSIONS_CREATE: CreateParams,
     SESSIONS_LIST: ListParams,
     SESSIONS_READ: SessionReadParams,
     SESSIONS_RENAME: RenameParams,
     SESSIONS_DELETE: SessionParams,
+    TOOLS_LIST: ToolsListParams,
+    TOOLS_CALL: ToolCallParams,
 }

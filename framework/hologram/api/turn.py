@@ -37,10 +37,13 @@ TURN_WATCH = "turn/watch"  # WatchParams → {session, turn (running or null), s
 TURN_UNWATCH = "turn/unwatch"  # {session} → {watching: false}
 TURN_CANCEL = "turn/cancel"  # {session, turn?} → {cancelled: bool}
 TURN_APPROVE = "turn/approve"  # ApproveParams → {accepted: bool} (false: already decided, or no such request)
+SESSIONS_CREATE = "sessions/create"  # {title?} → {session, title, channel}: an empty session, before any turn
 SESSIONS_LIST = "sessions/list"  # {limit?, cursor?} → {sessions: [{id, title, updated, channel, …}], next_cursor}
-SESSIONS_READ = "sessions/read"  # {session, limit?, before?} → {events: [...], messages: [...], next_before}
+SESSIONS_READ = "sessions/read"  # {session, limit?, before?} → {session, title, events, messages, next_before}
 SESSIONS_RENAME = "sessions/rename"  # {session, title} → {session, title}
 SESSIONS_DELETE = "sessions/delete"  # {session} → {deleted: bool}
+TOOLS_LIST = "tools/list"  # {} → {tools: [{name, description, parameters, plugin, needs_approval}]}
+TOOLS_CALL = "tools/call"  # {tool, arguments} → {content, is_error, status}: outside a turn, policy only
 # kernel → client notification, on every connection watching the session
 TURN_EVENT = "turn/event"  # params: one event (`wire`); to plugins the same (hologram.base.protocol.TURN_EVENT)
 # the facility plugins call; a watching plugin's events come over its own connection as TURN_EVENT notifications

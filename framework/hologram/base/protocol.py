@@ -34,6 +34,10 @@ EVENT_SUBSCRIBE = "event/subscribe"
 EVENT_PUBLISH = "event/publish"
 TOOL_REGISTER = "tool/register"
 ARENA_RELEASE = "arena/release"
+# plugin → kernel: a line saying how the plugin fares (`{"text": …}`, "" clears it; e.g. the mcp plugin's servers
+# that are down), shown by `hologram status` and `kernel.plugins.list`. Additive to protocol 1: optional.
+PLUGIN_STATUS = "plugin/status"
+STATUS_CHARS = 500  # longer lines are cut
 # plugin → kernel: `initialize` arrived and the plugin's own start code begins (its process is up): the kernel
 # lets the next plugin in (hologram/supervisor/gate.py). Additive to protocol 1: optional for a plugin.
 STARTING = "$/starting"

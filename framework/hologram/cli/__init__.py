@@ -18,29 +18,40 @@ refuse_unused_imports()  # before the commands import httpx (hologram/base/_unus
 from hologram._version import __version__  # noqa: E402
 from hologram.base.errors import HologramError  # noqa: E402
 from hologram.cli import (  # noqa: E402
+    acp_cmd,
     ask_cmd,
     build_cmd,
     check_cmd,
     doctor_cmd,
     inspect_cmd,
+    mcp_cmd,
     memory_cmd,
+    new_cmd,
     open_cmd,
+    plugin_cmd,
     schema_cmd,
+    service_cmd,
     status_cmd,
     up_cmd,
 )
+from hologram.cli._common import apply_user  # noqa: E402
 
 COMMANDS = (
     build_cmd,
     up_cmd,
     status_cmd,
+    plugin_cmd,
     open_cmd,
     ask_cmd,
+    acp_cmd,
     inspect_cmd,
     memory_cmd,
+    mcp_cmd,
     check_cmd,
+    new_cmd,
     doctor_cmd,
     schema_cmd,
+    service_cmd,
 )
 
 DESCRIPTION = """\
@@ -52,14 +63,19 @@ First steps:
   hologram build                 resolve manifests into ./hologram.lock
   hologram up                    start the kernel and the plugins (Ctrl-C stops)
   hologram status                what runs, what waits, and why
+  hologram plugin add ./acme     install a plugin and start it in the running graph (list, remove)
   hologram open                  the web UI's link (opens a browser when there is one)
   hologram ask "hello"           one turn against the running kernel (hologram chat: interactive)
+  hologram acp                   the agent an editor spawns (Zed, any ACP client): docs/channels.md
   hologram graph --format text   see what starts after what
   hologram why notes.store       who provides a facility, who needs it
   hologram memory stats          what memory holds per layer (search, graph ENTITY, distill, scenes)
+  hologram new plugin acme       start a plugin repository (tests with the conformance kit, CI)
+  hologram mcp                   serve the agent and memory to MCP clients (Claude Desktop) on stdio
   hologram check path/to/repo    lint a plugin's manifest (for plugin CI)
   hologram doctor                check the data files; --repair recovers damaged databases
   hologram schema turn-api       the JSON Schema of the turn API (or of a manifest)
+  hologram service install       run the agent as a systemd user service (after login)
 """
 
 
@@ -80,16 +96,17 @@ def make_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
+    apply_user(args)
     if not getattr(args, "run", None):
         parser.print_help()
         return 2
     try:
         code: int = args.run(args)
     except HologramError as exc:
-        print(exc.render(), file=sys.stderr)
+        _say(exc.render())
         return 1
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        _say("interrupted")
         return 130
     except Exception as exc:  # only a full disk is handled here; the rest is re-raised
         from pathlib import Path
@@ -104,6 +121,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         _settle_background_loads()
     return code
+
+
+def _say(text: str) -> None:
+    """A last line on stderr, which may have lost its reader (`hologram up | tee`, then Ctrl-C): no traceback."""
+    from hologram.cli.terminal import say
+
+    say(text, sys.stderr)
 
 
 def _settle_background_loads() -> None:

@@ -149,6 +149,9 @@ def _token(args: argparse.Namespace) -> str:
     return token
 
 
+ERROR_CHARS = 200  # of a failed tool call's text, on its one line
+
+
 class Printer:
     """Streams deltas: reasoning dimmed (or on stderr), then the answer."""
 
@@ -215,6 +218,18 @@ class Printer:
         self.streamed = ""  # the final answer is what the last step streams
         args = json.dumps(arguments, ensure_ascii=False)
         line = f"[tool {name} {args[:200]}]"
+        self.err.write((DIM + line + RESET if self.err_tty else line) + "\n")
+        self.err.flush()
+
+    def tool_failed(self, name: str, status: str, content: str) -> None:
+        """A call that ended as an error, denied or refused: one short line of why, under its ``[tool …]`` line
+        (the model reads the whole text; the person sees what went wrong without opening the session)."""
+        if self.quiet:
+            return
+        self._end_output()
+        text = " ".join(content.split()).removeprefix("error: ")
+        text = text if len(text) <= ERROR_CHARS else text[: ERROR_CHARS - 1] + "…"
+        line = f"[tool {name} {status}: {text}]"
         self.err.write((DIM + line + RESET if self.err_tty else line) + "\n")
         self.err.flush()
 
@@ -390,6 +405,8 @@ async def one_turn(
                 printer.tool_call(event.tool, event.arguments)
             elif isinstance(event, api.ToolOutput):
                 printer.tool_output(event.text)
+            elif isinstance(event, api.ToolResult) and event.is_error:
+                printer.tool_failed(event.tool, event.status, event.content)
             elif isinstance(event, api.ApprovalRequested) and interactive and not cancelled.is_set():
                 prompt = asyncio.ensure_future(_prompt_approval(event))
                 try:

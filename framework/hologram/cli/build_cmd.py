@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -57,15 +56,8 @@ def sources_for(lock_path: Path, directories: list[Path], no_discover: bool) -> 
     """Record -m directories relative to the lock, so the lock stays valid when the tree moves."""
     from hologram.plan.lock import Sources
 
-    base = lock_path.parent.resolve()
-    paths = []
-    for directory in directories:
-        resolved = directory.resolve()
-        try:
-            paths.append(Path(os.path.relpath(resolved, base)).as_posix())
-        except ValueError:  # pragma: no cover - Windows drives
-            paths.append(resolved.as_posix())
-    return Sources(builtins=not no_discover, installed=not no_discover, paths=tuple(paths))
+    paths = tuple(Sources.entry(directory, lock_path.parent) for directory in directories)
+    return Sources(builtins=not no_discover, installed=not no_discover, paths=paths)
 
 
 def run(args: argparse.Namespace) -> int:

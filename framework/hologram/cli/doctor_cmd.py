@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hologram.base.errors import HologramError, Problem
-from hologram.cli._common import add_data_option, command_parser
+from hologram.cli._common import add_data_option, command_parser, require_kernel
 
 # What the command runs is imported when it runs: building the parser (every command, `--version`) must stay
 # cheap (hologram/cli/__init__.py).
@@ -42,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    require_kernel("doctor")  # it decodes rows with the stores' own classes
     from hologram.doctor.check import check_data_dir, kernel_running
     from hologram.kernel.control import socket_path
 

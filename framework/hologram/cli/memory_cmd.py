@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hologram.cli._common import add_data_option, command_parser
+from hologram.cli._common import add_data_option, command_parser, require_kernel
 
 # What a sub-command runs is imported when it runs: building the parser (every command, `--version`) must stay
 # cheap (hologram/cli/__init__.py; tests/guard/test_imports.py holds it to docs/guards.md).
@@ -142,6 +142,7 @@ def params_of(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_kernel("memory")  # offline, it opens the stores with the kernel's own classes
     from hologram.cli import memory_render
     from hologram.cli.memory_source import answer
 

@@ -67,6 +67,8 @@ def _search(r: dict[str, Any]) -> str:
         text = str(h.get("text", ""))
         if h.get("source_text") and h.get("kind") == "triple":
             text = f"{text}  ← {one_line(str(h['source_text']))}"
+        if h.get("indexed_chars"):
+            text = f"[only its first {h['indexed_chars']:,} of {h.get('chars', 0):,} characters are searchable] {text}"
         rows.append(
             (
                 LAYER_NAMES.get(str(h.get("layer")), str(h.get("layer"))),

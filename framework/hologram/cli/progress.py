@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from hologram.cli.terminal import say
 from hologram.supervisor import ManagedPlugin, State, Supervisor
 
 _SYMBOLS = {
@@ -62,7 +63,7 @@ class Progress:
             line = f"  \x1b[{colour}m{symbol}\x1b[0m {name} {plugin.state.value:<9}\x1b[2m{detail}\x1b[0m"
         else:
             line = f"[{elapsed:7.2f}s] {name} {plugin.state.value:<9}{detail}"
-        print(line, file=self.stream, flush=True)
+        say(line, self.stream)
         if not self.summarised and self.settled():
             self.summarised = True
             self.summary()
@@ -82,10 +83,10 @@ class Progress:
         text = (
             f"Hologram is up in {elapsed:.2f} s: {parts or 'no plugins'}. `hologram status` for details; Ctrl-C stops."
         )
-        print(("\x1b[1m" + text + "\x1b[0m") if self.tty else text, file=self.stream, flush=True)
+        say(("\x1b[1m" + text + "\x1b[0m") if self.tty else text, self.stream)
         for plugin in self.supervisor.plugins.values():
             if plugin.state is State.WAITING:
-                print(f"  {plugin.name}: {self.supervisor.waiting_reason(plugin)}", file=self.stream, flush=True)
+                say(f"  {plugin.name}: {self.supervisor.waiting_reason(plugin)}", self.stream)
         web = self.supervisor.plugins.get(WEB_PLUGIN)
         if web is not None and web.state is State.READY:
             self.announce_web()
@@ -100,7 +101,7 @@ class Progress:
         link = web_link(self.supervisor.data_dir)
         if link is not None:
             self.web_announced = True
-            print(f"web UI: {link}", file=self.stream, flush=True)
+            say(f"web UI: {link}", self.stream)
             exposure = remote_exposure(self.supervisor.data_dir)
             if exposure:
-                print(f"web UI: {exposure}", file=self.stream, flush=True)
+                say(f"web UI: {exposure}", self.stream)

@@ -1,4 +1,4 @@
-"""`hologram status` and `hologram plugin restart|stop|start`: talk to the running kernel."""
+"""`hologram status`: the running kernel's plugins, providers and memory (`hologram plugin`: cli/plugin_cmd.py)."""
 
 from __future__ import annotations
 
@@ -22,29 +22,12 @@ examples:
   hologram status --json | jq '.plugins[] | select(.state != "ready")'
 """
 
-PLUGIN_DETAILS = """\
-restart  stop (if running) and start again; also re-enables automatic restarts after a crash loop
-stop     stop and keep stopped (no automatic restart)
-start    start a stopped or failed plugin
-
-examples:
-  hologram plugin restart notes
-"""
-
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     status = command_parser(subparsers, "status", "show the running kernel's plugins", STATUS_DETAILS)
     add_data_option(status)
     status.add_argument("--json", action="store_true", help="machine-readable output")
     status.set_defaults(run=run_status)
-
-    plugin = command_parser(
-        subparsers, "plugin", "restart, stop or start a plugin of the running kernel", PLUGIN_DETAILS
-    )
-    plugin.add_argument("action", choices=("restart", "stop", "start"))
-    plugin.add_argument("name", metavar="NAME")
-    add_data_option(plugin)
-    plugin.set_defaults(run=run_plugin)
 
 
 def _format_uptime(seconds: Any) -> str:
@@ -83,7 +66,7 @@ def run_status(args: argparse.Namespace) -> int:
                 str(plugin["pid"] or "-"),
                 str(plugin["restarts"]),
                 _format_uptime(plugin["uptime_s"]),
-                plugin["reason"] or "",
+                plugin.get("status") or plugin["reason"] or "",
             )
         )
     _table(rows)
@@ -125,11 +108,3 @@ def _table(rows: list[tuple[str, ...]]) -> None:
     widths = [max(len(row[i]) for row in rows) for i in range(last)]
     for row in rows:
         print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:last])) + "  " + row[last])
-
-
-def run_plugin(args: argparse.Namespace) -> int:
-    from hologram.kernel.control import call
-
-    call(args.data, f"plugin/{args.action}", {"name": args.name})
-    print(f"{args.name}: {args.action} done")
-    return 0

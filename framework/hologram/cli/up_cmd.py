@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hologram.base.errors import HologramError, Problem
-from hologram.cli._common import add_data_option, add_lock_option, command_parser
+from hologram.cli._common import add_data_option, add_lock_option, command_parser, require_kernel
 
 # What the command runs is imported when it runs: building the parser (every command, `--version`) must stay
 # cheap (hologram/cli/__init__.py).
 if TYPE_CHECKING:
     from hologram.agent import TurnService
+    from hologram.doctor.caches import CacheCheck
     from hologram.kernel import Kernel
     from hologram.kernel.notices import Notice
     from hologram.plan.lock import Lock
@@ -29,16 +30,18 @@ DETAILS = """\
 Starts the kernel, then each plugin the moment every facility it requires is ready (as announced by its
 provider), following hologram.lock. The lock carries everything needed to start (run spec, config defaults,
 tools, stage order); `up` never discovers plugins or re-resolves the graph unless told --build or --watch.
+Where there is no lock yet (a first start in a new directory) it builds one, as `hologram build` would.
 Before starting it checks the lock against the manifests it names (their hashes): a stale lock is refused
 (run `hologram build`, or pass --build), and so is a missing manifest. A plugin installed since the lock was
 built starts after `hologram build` (or `up --build`, which also discovers). --frozen skips that check and
 starts from the lock alone: no manifest is read, nothing is discovered (deployments that ship only the lock
 and the plugin code).
 Ctrl-C stops plugins in reverse dependency order. A log of this start, plugin output included, is written
-to DATA/logs/.
+to DATA/logs/, rotated by size ([log] in settings.toml: 10 MiB, 3 backups, the last 10 starts kept).
 
 examples:
-  hologram up                       ./hologram.lock, data in ./.hologram
+  hologram up                       ./hologram.lock, data in ./.hologram (the lock is built if missing)
+  hologram up --user                the per-user agent: lock and data in ~/.local/share/hologram
   hologram up --frozen              start from the lock alone; the manifests need not exist
   hologram up --build               rebuild the lock first if the manifests changed
   hologram up --watch               rebuild and restart changed plugins when manifests or code change
@@ -73,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
                 hint="drop --frozen to rebuild or watch, or drop --build/--watch",
             )
         )
+    require_kernel("up")
     from hologram.kernel import preload as _preload
     from hologram.kernel.instance import hold_data_dir
     from hologram.supervisor import zygote
@@ -84,24 +88,40 @@ def run(args: argparse.Namespace) -> int:
     zygote.prestart()  # its interpreter and SDK imports on the other core, while the kernel imports its own
     _preload.start(hold=True)  # the memory stack's imports beside the kernel's; the loads after the first answer
     from hologram.base import _loop
+    from hologram.cli.terminal import say
+    from hologram.doctor.caches import CacheCheck
     from hologram.kernel import open_log_file, prepare_data_dir
-    from hologram.plan.lock import build, read_lock
+    from hologram.plan.lock import read_lock
 
-    if args.build and not lock_path.is_file():
-        from hologram.cli.build_cmd import sources_for
-
-        build(lock_path, sources_for(lock_path, [], no_discover=False))
+    if not args.frozen and not lock_path.is_file():
+        _first_lock(lock_path)
     lock = read_lock(lock_path)
     if not args.frozen:
         lock = _current(lock, rebuild=args.build)
     data_dir = prepare_data_dir(args.data)
     log_path = open_log_file(data_dir)
-    print(f"Hologram kernel starting: lock {lock_path}, data {data_dir}, log {log_path}")
-    return _loop.run(_serve(lock, data_dir, args))
+    say(f"Hologram kernel starting: lock {lock_path}, data {data_dir}, log {log_path}")
+    caches = CacheCheck(data_dir)  # vectors.db, scenes.db: checked (set aside when damaged) beside the imports
+    return _loop.run(_serve(lock, data_dir, args, caches))
+
+
+def _first_lock(lock_path: Path) -> None:
+    """No lock yet (a first start, in a new directory or --user): build it as `hologram build` would — the
+    built-ins and the installed plugins — and say so. There is nothing to re-resolve: a lock that exists is
+    followed, or refused when stale, never rebuilt without --build."""
+    from hologram.cli.build_cmd import sources_for
+    from hologram.plan.lock import build
+
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    result = build(lock_path, sources_for(lock_path, [], no_discover=False))
+    for problem in result.discovery.skipped:
+        print(problem.render().replace("error:", "warning:", 1), file=sys.stderr)
+    print(f"{lock_path}: written ({len(result.graph.order)} plugins; there was no lock: `hologram build` remakes it)")
 
 
 def _current(lock: Lock, *, rebuild: bool) -> Lock:
     """The lock, checked against the manifests it names (and rebuilt if stale and `rebuild`)."""
+    from hologram.cli.terminal import say
     from hologram.plan.lock import build, changed_manifests, missing_manifests, read_lock
 
     missing = missing_manifests(lock)
@@ -120,19 +140,24 @@ def _current(lock: Lock, *, rebuild: bool) -> Lock:
                 )
             )
     if build(lock.path, lock.sources).written:
-        print(f"{lock.path}: rebuilt")
+        say(f"{lock.path}: rebuilt")
     return read_lock(lock.path)
 
 
-async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace) -> int:
+async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace, caches: CacheCheck) -> int:
     import asyncio
 
     from hologram.agent import attach_agent
     from hologram.cli.progress import Progress
+    from hologram.cli.terminal import say
     from hologram.kernel import Kernel
+    from hologram.kernel.logfile import apply_log_settings
 
     kernel = Kernel(lock, data_dir)
+    apply_log_settings(kernel.settings.log, data_dir / "logs")  # the file was opened before settings were read
     _web_port(kernel, args.port)
+    for warning in caches.wait():  # before the memory opens them
+        say(f"hologram: {warning}", sys.stderr)
     service = attach_agent(kernel)
     kernel.on_notice(print_notice)  # the agent's "no provider" is replayed; watch reports come as they happen
     settle = asyncio.ensure_future(_settle_heap(kernel, service))
@@ -149,7 +174,7 @@ async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace) -> int:
         await kernel.run()
     settle.cancel()
     await service.aclose()
-    print("Hologram stopped.")
+    say("Hologram stopped.")
     return 0
 
 
@@ -161,16 +186,18 @@ def _web_port(kernel: Kernel, port: int | None) -> None:
         raise HologramError(Problem(f"--port {port}: not a port", hint="give 1-65535, or 0 for any free port"))
     plugin = kernel.supervisor.plugins.get("http")
     if plugin is not None:
-        plugin.config_override["port"] = port
+        plugin.pin("port", port)  # over settings.toml at every start of this kernel, restarts included
 
 
 def print_notice(notice: Notice) -> None:
     """A kernel notice on the terminal: what ``--watch`` did goes to stdout beside the progress lines,
     anything else (a warning: no LLM provider configured) to stderr."""
+    from hologram.cli.terminal import say
+
     if notice.source == "watch":
-        print(f"watch: {notice.text}", flush=True)
+        say(f"watch: {notice.text}")
     else:
-        print(f"hologram: {notice.text}", file=sys.stderr, flush=True)
+        say(f"hologram: {notice.text}", sys.stderr)
 
 
 async def _settle_heap(kernel: Kernel, service: TurnService) -> None:

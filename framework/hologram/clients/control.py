@@ -31,9 +31,10 @@ __all__ = ["EventStream", "KernelGone", "TurnClient"]
 
 
 class TurnClient:
-    def __init__(self, connection: Connection, *, client: str, approvals: bool) -> None:
+    def __init__(self, connection: Connection, *, client: str, approvals: bool, version: str = __version__) -> None:
         self.connection = connection
         self.client = client
+        self.version = version  # the client's own version, said at `initialize` (an editor's, for ACP)
         self.approvals = approvals
         self._streams: set[EventStream] = set()
         self.malformed: list[str] = []  # events that did not validate (a kernel bug): kept, not raised
@@ -43,9 +44,14 @@ class TurnClient:
         self._serving = asyncio.ensure_future(self._serve())
 
     @classmethod
-    async def connect(cls, data_dir: Path, *, client: str = "cli", approvals: bool = False) -> TurnClient:
-        """Raises `HologramError` (no kernel runs with this data directory, and how to start one)."""
-        self = cls(await connect_control(data_dir, name=client), client=client, approvals=approvals)
+    async def connect(
+        cls, data_dir: Path, *, client: str = "cli", approvals: bool = False, version: str = __version__
+    ) -> TurnClient:
+        """Raises `HologramError` (no kernel runs with this data directory, and how to start one). `client` and
+        `version` are who this client is (`initialize`): shown as who started a turn or answered an approval;
+        the kernel makes `client` the turns' channel."""
+        connection = await connect_control(data_dir, name=client)
+        self = cls(connection, client=client, approvals=approvals, version=version)
         try:
             await self.initialize()
         except BaseException:
@@ -58,7 +64,7 @@ class TurnClient:
         method, and is spoken to as version 1 (each call says the client and whether it approves)."""
         params = {
             "protocol_version": api.TURN_API_VERSION,
-            "client": {"name": self.client, "version": __version__},
+            "client": {"name": self.client, "version": self.version},
             "capabilities": {"approvals": self.approvals},
         }
         try:
@@ -156,13 +162,22 @@ class TurnClient:
 
     # -- sessions -------------------------------------------------------------------------------------
 
+    async def create_session(self, title: str = "") -> str:
+        """A new, empty session's id (``sessions/create``): for a client that must name the session before its
+        first turn (ACP's ``session/new``); `start` without a session makes one too."""
+        answer = await self.connection.request(api.SESSIONS_CREATE, {"title": title} if title else {})
+        return str(answer["session"])
+
     async def sessions(self) -> list[dict[str, Any]]:
         answer = await self.connection.request(api.SESSIONS_LIST, {})
         return list(answer["sessions"])
 
-    async def read(self, session: str) -> dict[str, Any]:
-        """The session as stored: ``events`` and the ``messages`` a model would be sent."""
-        answer: dict[str, Any] = await self.connection.request(api.SESSIONS_READ, {"session": session})
+    async def read(self, session: str, *, limit: int | None = None, before: int | None = None) -> dict[str, Any]:
+        """The session as stored: ``events`` and the ``messages`` a model would be sent. With ``limit`` or
+        ``before``, one page: the newest ``limit`` events below ``before``, and ``next_before`` for the older."""
+        params: dict[str, Any] = {"session": session}
+        params.update({k: v for k, v in (("limit", limit), ("before", before)) if v is not None})
+        answer: dict[str, Any] = await self.connection.request(api.SESSIONS_READ, params)
         return answer
 
     async def rename(self, session: str, title: str) -> None:
@@ -171,6 +186,21 @@ class TurnClient:
     async def delete(self, session: str) -> bool:
         answer = await self.connection.request(api.SESSIONS_DELETE, {"session": session})
         return bool(answer.get("deleted"))
+
+    # -- tools outside a turn ---------------------------------------------------------------------------
+
+    async def tools_list(self) -> list[dict[str, Any]]:
+        """The plugins' tools: ``{name, description, parameters, plugin, needs_approval}`` each."""
+        answer = await self.connection.request(api.TOOLS_LIST, {})
+        return list(answer["tools"])
+
+    async def tools_call(self, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Call a plugin's tool outside any turn (``tools/call``): ``{content, is_error, status}``; a call your
+        approval policy would ask about is denied (nobody to ask)."""
+        answer: dict[str, Any] = await self.connection.request(
+            api.TOOLS_CALL, {"tool": tool, "arguments": arguments or {}}
+        )
+        return answer
 
     # -- life -----------------------------------------------------------------------------------------
 

@@ -194,6 +194,19 @@ class MemorySettings(BaseModel):
     scenes: SceneSettings = Field(default_factory=lambda: SceneSettings())
 
 
+class LogSettings(BaseModel):
+    """``[log]``: the kernel's log file, plugin stderr included (hologram/kernel/logfile.py). A start's log
+    takes at most ``max_bytes × (backups + 1)`` on disk, and the logs of ``keep_starts`` starts are kept."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_bytes: int = Field(
+        10 * 1024 * 1024, ge=64 * 1024, description="a log file this large is rotated (renamed .1, the older .2 …)"
+    )
+    backups: int = Field(3, ge=1, le=100, description="rotated files kept per start; the oldest beyond is deleted")
+    keep_starts: int = Field(10, ge=1, description="the logs of this many starts are kept; older ones are deleted")
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -202,6 +215,7 @@ class Settings(BaseModel):
     delivery: DeliverySettings = Field(default_factory=lambda: DeliverySettings())
     approvals: ApprovalSettings = Field(default_factory=lambda: ApprovalSettings())
     memory: MemorySettings = Field(default_factory=lambda: MemorySettings())
+    log: LogSettings = Field(default_factory=lambda: LogSettings())
     providers: list[ProviderSettings] = Field(default_factory=list)
     plugins: dict[str, dict[str, Any]] = Field(
         default_factory=dict,

@@ -27,6 +27,7 @@ import tomli
 from hologram.base.errors import HologramError
 from hologram.config.settings import SETTINGS_NAME, load_settings, read_text
 from hologram.kernel.control import socket_path
+from hologram.storage.caches import CACHES
 from hologram.storage.dbfile import MAGIC, header_problem
 
 SKIP_DIRS = frozenset({"logs", "workspace"})
@@ -110,6 +111,9 @@ def check_file(path: Path, kind: str, data_dir: Path) -> FileReport:
         "toml": _check_toml,
     }
     checks[kind](report, data_dir)
+    if kind == "sqlite" and report.state != "ok" and path.parent == data_dir and path.name in CACHES:
+        what = CACHES[path.name]
+        report.notes.insert(0, f"a cache: `hologram up` sets it aside when damaged and starts a new one ({what})")
     return report
 
 

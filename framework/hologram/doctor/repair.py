@@ -21,13 +21,12 @@ import os
 import shutil
 import sqlite3
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hologram.storage.dbfile import wal_pending
+from hologram.storage.dbfile import kept_name, wal_pending
 from hologram.storage.salvage import GIVE_UP_AFTER, Salvage, TableSalvage, Text, salvage
 
 COMPANIONS = ("-wal", "-shm")
@@ -178,17 +177,6 @@ def _verify(name: str, fresh: Path) -> None:
     owner = _owner(name)
     if owner is not None:
         owner(fresh)  # opens, migrates (rows included), reads both ends: what `hologram up` will do
-
-
-def kept_name(path: Path, when: float | None = None) -> Path:
-    """``NAME.damaged-YYYYmmdd-HHMMSS`` beside ``path`` (with ``-2``, ``-3`` … if that exists already)."""
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(time.time() if when is None else when))
-    candidate = path.with_name(f"{path.name}.damaged-{stamp}")
-    n = 2
-    while any(Path(f"{candidate}{suffix}").exists() for suffix in ("", *COMPANIONS)):
-        candidate = path.with_name(f"{path.name}.damaged-{stamp}-{n}")
-        n += 1
-    return candidate
 
 
 def _swap(path: Path, fresh: Path) -> Path:

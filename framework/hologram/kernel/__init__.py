@@ -3,7 +3,8 @@
 It assembles itself by registration (`Kernel.add_control_method`, `add_facility_method`, `add_event_listener`,
 `on_lock_changed`); the supervisor below it knows nothing of this package (it must not import from it).
 
-- `core`: `Kernel`, the data directory and the log file.
+- `core`: `Kernel` and the data directory.
+- `logfile`: the log file of a start, rotated by size.
 - `control`: the control socket (server and the CLI's clients).
 - `watch`: `hologram up --watch`, rebuilding the lock and restarting changed plugins.
 
@@ -21,15 +22,16 @@ if TYPE_CHECKING:
         DEFAULT_DATA_DIR,
         Kernel,
         make_private,
-        open_log_file,
         plugin_specs,
         prepare_data_dir,
     )
+    from hologram.kernel.logfile import open_log_file
 
 __all__ = ["DEFAULT_DATA_DIR", "Kernel", "make_private", "open_log_file", "plugin_specs", "prepare_data_dir"]
 
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        return getattr(importlib.import_module("hologram.kernel.core"), name)
+        module = "hologram.kernel.logfile" if name == "open_log_file" else "hologram.kernel.core"
+        return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module 'hologram.kernel' has no attribute {name!r}")

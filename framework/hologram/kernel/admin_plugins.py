@@ -2,17 +2,19 @@
 
 A plugin's stderr goes to the kernel's log file, one line each as ``hologram.plugin.NAME: [NAME] text``
 (supervisor/managed.py), and the supervisor's own lines about it are ``hologram.supervisor: [NAME] ...``;
-``log`` reads the tail of that real file, from the end, so a long-running kernel's big log costs only the
-part that is read.
+``log`` reads the tail of that real file, from the end (and on into its rotated backups:
+kernel/logfile.py), so a long-running kernel's big log costs only the part that is read.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
+from hologram.kernel.logfile import log_files
 from hologram.rpc import INVALID_PARAMS, UNKNOWN_NAME, RpcError
 from hologram.supervisor import ManagedPlugin, State
 
@@ -22,11 +24,11 @@ if TYPE_CHECKING:
 FACILITY = "kernel.plugins"
 MAX_LINES = 5000
 CHUNK = 64 * 1024
-MAX_SCAN = 32 * 1024 * 1024  # a log this far back is not a tail any more
+MAX_SCAN = 32 * 1024 * 1024  # a log this far back (the file and its backups) is not a tail any more
 
 
 def current_log_file(data_dir: Path) -> Path | None:
-    """The file this kernel logs to (`kernel.open_log_file`), else the newest one in ``<data>/logs``."""
+    """The file this kernel logs to (`kernel.logfile.open_log_file`), else the newest one in ``<data>/logs``."""
     logs = (data_dir / "logs").resolve()
     for handler in logging.getLogger("hologram").handlers:
         name = getattr(handler, "baseFilename", None)
@@ -37,28 +39,48 @@ def current_log_file(data_dir: Path) -> Path | None:
 
 
 def tail_matching(path: Path, markers: tuple[str, ...], lines: int) -> list[str]:
-    """The last ``lines`` lines of ``path`` containing one of ``markers``, oldest first, read backwards."""
+    """The last ``lines`` lines of ``path`` containing one of ``markers``, oldest first, read backwards — on
+    into its rotated backups (``path.1``, ``path.2`` …) when the file itself holds fewer, so the view keeps
+    its lines across a rotation. A file rotated while it is read is read once (by its inode)."""
     found: list[str] = []
-    with path.open("rb") as handle:
-        handle.seek(0, 2)
-        end = handle.tell()
-        pos, rest, scanned = end, b"", 0
-        while pos > 0 and len(found) < lines and scanned < MAX_SCAN:
-            step = min(CHUNK, pos)
-            pos -= step
-            scanned += step
-            handle.seek(pos)
-            block = handle.read(step) + rest
-            parts = block.split(b"\n")
-            rest = parts[0] if pos > 0 else b""
-            complete = parts[1:] if pos > 0 else parts
-            for raw in reversed(complete):
-                text = raw.decode("utf-8", "replace").rstrip("\r")
-                if text and any(m in text for m in markers):
-                    found.append(text)
-                    if len(found) >= lines:
-                        break
+    seen: set[tuple[int, int]] = set()
+    budget = MAX_SCAN
+    for file in log_files(path):
+        try:
+            handle = file.open("rb")
+        except OSError:
+            continue  # deleted by a rotation meanwhile: its lines are in the next backup
+        with handle:
+            info = os.fstat(handle.fileno())
+            if (info.st_dev, info.st_ino) in seen:
+                continue
+            seen.add((info.st_dev, info.st_ino))
+            budget -= _tail_of(handle, markers, lines - len(found), found, budget)
+        if len(found) >= lines or budget <= 0:
+            break
     return found[::-1]
+
+
+def _tail_of(handle: BinaryIO, markers: tuple[str, ...], lines: int, found: list[str], budget: int) -> int:
+    """Append to `found` the last `lines` matching lines of one open file, newest first; returns the bytes read."""
+    handle.seek(0, 2)
+    pos, rest, scanned, wanted = handle.tell(), b"", 0, len(found) + lines
+    while pos > 0 and len(found) < wanted and scanned < budget:
+        step = min(CHUNK, pos)
+        pos -= step
+        scanned += step
+        handle.seek(pos)
+        block = handle.read(step) + rest
+        parts = block.split(b"\n")
+        rest = parts[0] if pos > 0 else b""
+        complete = parts[1:] if pos > 0 else parts
+        for raw in reversed(complete):
+            text = raw.decode("utf-8", "replace").rstrip("\r")
+            if text and any(m in text for m in markers):
+                found.append(text)
+                if len(found) >= wanted:
+                    break
+    return scanned
 
 
 SECRET_HINTS = ("token", "secret", "password", "api_key", "apikey")
@@ -126,6 +148,7 @@ class PluginAdmin:
                     "requires": sorted(plugin.spec.requires),
                     "tools": entry["tools"],
                     "last_error": self._errors.get(plugin.name),
+                    "status": entry["status"],
                     **config_view(plugin),
                 }
             )
@@ -145,6 +168,8 @@ class PluginAdmin:
     async def _act(self, caller: str | None, name: Any, verb: str) -> dict[str, Any]:
         name = self._name(name)
         supervisor = self.kernel.supervisor
+        if verb != "stop":  # refused now, before a plugin restarting itself is answered (settings.toml unusable)
+            supervisor.check_settings(name, f"{verb}ed")
         action = {
             "restart": supervisor.restart_plugin,
             "stop": supervisor.stop_plugin,

@@ -19,22 +19,26 @@ import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from hologram._version import __version__
 from hologram.base._defaults import DEFAULT_DATA_DIR as DEFAULT_DATA_DIR
+from hologram.config.current import SettingsFile
 from hologram.config.settings import load_settings
+from hologram.kernel.admin_install import InstallAdmin
 from hologram.kernel.admin_plugins import PluginAdmin
 from hologram.kernel.control import ControlServer, Method, socket_path
 from hologram.kernel.notices import Notice, NoticeListener, Notices
+from hologram.kernel.settle import settle
 from hologram.manifest.facility import KERNEL
 from hologram.plan.lock import Lock
 from hologram.rpc import Connection, RingWriter
 from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor
 from hologram.supervisor.core import EventListener, KernelMethod
 from hologram.supervisor.inproc import InprocEndpoint
+from hologram.supervisor.runtime_tools import FACILITY as RUNTIME_TOOLS
+from hologram.supervisor.runtime_tools import RuntimeTools
 
 log = logging.getLogger("hologram.kernel")
 LockListener = Callable[[Lock], None]
@@ -69,31 +73,6 @@ def make_private(data_dir: Path) -> None:
                 entry.chmod(wanted)
 
 
-def open_log_file(data_dir: Path) -> Path:
-    """One log file per start, with plugin stderr in it: `<data>/logs/hologram-<time>.log`."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    path = data_dir / "logs" / f"hologram-{stamp}-{os.getpid()}.log"
-    handler = _LogFile(path, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger("hologram")
-    root.setLevel(logging.INFO)
-    root.addHandler(handler)
-    return path
-
-
-class _LogFile(logging.FileHandler):
-    """The log file; a write that fails (a full disk) is said once on stderr, not as a traceback per line."""
-
-    _failed = False
-
-    def handleError(self, record: logging.LogRecord) -> None:
-        if not self._failed:
-            self._failed = True
-            error = sys.exc_info()[1]
-            why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-            print(f"hologram: cannot write the log file {self.baseFilename}: {why}", file=sys.stderr)
-
-
 def plugin_specs(lock: Lock) -> list[PluginSpec]:
     """What the supervisor starts, from the lock alone: no discovery, no manifest read."""
     specs = []
@@ -126,6 +105,8 @@ class Kernel:
         self.data_dir = data_dir = data_dir.resolve()  # see prepare_data_dir: plugins must get it absolute
         self.ring = RingWriter()
         self.settings = load_settings(data_dir)
+        # [plugins.NAME] is read again at each start of a plugin (config/current.py); the rest only here
+        self.settings_file = SettingsFile(data_dir, self.settings)
         specs = plugin_specs(lock)
         for name in sorted(set(self.settings.plugins) - {s.name for s in specs}):
             log.warning("settings: [plugins.%s] configures a plugin that is not in the lock; ignored", name)
@@ -135,6 +116,7 @@ class Kernel:
             kernel_facilities=list(lock.kernel.provides),
             ring=self.ring,
             plugin_config=self.settings.plugins,
+            read_plugin_config=self.settings_file.plugins,
             inproc_loader=load_inproc,
             settings_path=self.settings.path,
         )
@@ -221,8 +203,12 @@ class Kernel:
 
         self.add_facility_method("kernel.events", "publish", publish)
         self.add_facility_method("kernel.tools", "list", list_tools)
+        runtime_tools = RuntimeTools(self.supervisor)  # tools a plugin adds while it runs (supervisor/runtime_tools.py)
+        self.add_facility_method(RUNTIME_TOOLS, "register", runtime_tools.register)
+        self.add_facility_method(RUNTIME_TOOLS, "unregister", runtime_tools.unregister)
         self.add_facility_method("kernel.settings", "info", kernel_info)
         PluginAdmin(self).serve()  # kernel.plugins, and admin/list|restart|stop|start|log on the control socket
+        InstallAdmin(self).serve()  # kernel.plugins reload|inventory|add|remove: plugins added at run time
 
     # -- control socket -------------------------------------------------------------------------------
 
@@ -233,6 +219,9 @@ class Kernel:
             "uptime_s": round(time.monotonic() - self.started_at, 3),
             "data_dir": str(self.data_dir),
             "lock": str(self.lock.path.resolve()),
+            # the environment plugins are installed into (`hologram plugin add` must use the same one)
+            "python": sys.executable,
+            "prefix": sys.prefix,
             "heap_frozen": self.heap_frozen,  # objects moved out of full collections (hologram/base/_heap.py)
             # memory blocks the Python allocator holds: a count, not a size, so a leak of Python objects shows
             # as steady growth over turns that PSS noise hides (tests/guard/test_soak.py)
@@ -249,16 +238,18 @@ class Kernel:
             return {**self.supervisor.snapshot(), **sections, "kernel": self.info()}
 
         async def restart(params: dict[str, Any]) -> dict[str, Any]:
-            await self.supervisor.restart_plugin(str(params.get("name")))
-            return {"ok": True}
+            name = str(params.get("name"))
+            await self.supervisor.restart_plugin(name)
+            return await self._outcome(name)
 
         async def stop(params: dict[str, Any]) -> dict[str, Any]:
             await self.supervisor.stop_plugin(str(params.get("name")))
             return {"ok": True}
 
         async def start(params: dict[str, Any]) -> dict[str, Any]:
-            await self.supervisor.start_plugin(str(params.get("name")))
-            return {"ok": True}
+            name = str(params.get("name"))
+            await self.supervisor.start_plugin(name)
+            return await self._outcome(name)
 
         async def shutdown(params: dict[str, Any]) -> dict[str, Any]:
             self.stop_requested.set()
@@ -271,6 +262,12 @@ class Kernel:
             "plugin/start": start,
             "shutdown": shutdown,
         }
+
+    async def _outcome(self, name: str) -> dict[str, Any]:
+        """How a plugin a person (re)started ended up, once it did (`hologram plugin restart` prints it)."""
+        await settle(self, [name], (State.STARTING, State.STOPPING))
+        entry = next(p for p in self.supervisor.snapshot()["plugins"] if p["name"] == name)
+        return {"ok": True, "plugin": {k: entry[k] for k in ("name", "state", "pid", "reason")}}
 
     # -- life -----------------------------------------------------------------------------------------
 

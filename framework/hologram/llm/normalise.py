@@ -1,7 +1,7 @@
 """The history normaliser, run on the messages of every request before they are serialised.
 
 Vendors reject a history in which an assistant ``tool_calls`` message is not followed by one tool
-message per call id, or a tool message has no preceding call (see tools/mock_llm). Such histories happen:
+message per call id, or a tool message has no preceding call (see hologram/testing/mock_llm). Such histories happen:
 a turn cancelled between the call and its result, a crash, a session written by an older version, a
 pruning step. Rather than let one bad turn make a session unusable, the normaliser repairs the structure:
 

@@ -25,13 +25,34 @@ ENTRY_POINT_GROUP = "hologram.plugins"
 DEFAULT_MANIFEST_FILE = "plugin.toml"
 
 
+BUILTINS_PACKAGE = "hologram_plugins"
+"""The built-in plugins' code; the `hologram` wheel ships their manifests inside it, as `_manifests/`."""
+
+
 def builtin_manifest_dir() -> Path:
-    """Built-in manifests: inside the installed wheel, or `manifests/` of a source checkout."""
-    package_dir = Path(__file__).resolve().parent.parent  # hologram/, above manifest/
-    installed = package_dir / "_builtin_manifests"
-    if installed.is_dir():
-        return installed
-    return package_dir.parent.parent / "manifests"
+    """Built-in manifests: `manifests/` of the source checkout this package is imported from, else beside the
+    built-in plugins' code in an installed `hologram` (the wheel's `hologram_plugins/_manifests`). The
+    checkout comes first: an editable install also leaves a copy of the manifests in site-packages, as they
+    were at install time. Neither exists in an install of hologram-sdk alone: `discover` then has no
+    built-ins. The package is located, not imported (building the lock runs no plugin code)."""
+    checkout = Path(__file__).resolve().parents[3] / "manifests"  # framework/hologram/manifest/ → the root
+    if checkout.is_dir():
+        return checkout
+    try:
+        spec = importlib.util.find_spec(BUILTINS_PACKAGE)
+    except (ImportError, ValueError):
+        spec = None
+    for location in (spec.submodule_search_locations or []) if spec is not None else []:
+        installed = Path(location) / "_manifests"
+        if installed.is_dir():
+            return installed
+    return checkout
+
+
+BUILTINS_MISSING = Problem(
+    "no built-in plugins: only hologram-sdk is installed here, and the built-ins come with the full Hologram",
+    hint="pip install hologram (or build with --no-discover -m DIR)",
+)
 
 
 @dataclass
@@ -129,7 +150,11 @@ def discover(
     problems: list[Problem] = []
     directories: list[tuple[Path, str]] = []
     if builtins:
-        directories.append((builtin_manifest_dir(), "builtin"))
+        builtin = builtin_manifest_dir()
+        if builtin.is_dir():
+            directories.append((builtin, "builtin"))
+        else:
+            found.skipped.append(BUILTINS_MISSING)
     directories.extend((Path(d), "path") for d in extra_dirs)
     for directory, source in directories:
         if not directory.is_dir():

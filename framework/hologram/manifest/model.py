@@ -63,7 +63,8 @@ class RunSpec(_Strict):
 
 class PluginInfo(_Strict):
     name: Annotated[str, Field(pattern=rf"^{NAME_PATTERN}$", max_length=64)] = Field(
-        description="Unique plugin name: lowercase letters, digits, '-' and '_', starting with a letter."
+        description="Unique plugin name: lowercase letters, digits, '-' and '_', starting with a letter; "
+        "'kernel' is reserved."
     )
     version: str = Field(description="The plugin's version (PEP 440, e.g. '0.1.0').")
     description: str = Field("", description="One line for humans; does not affect the lock.")
@@ -200,7 +201,7 @@ class Tool(_Strict):
     parallel_safe: bool = Field(False, description="True if calls may run concurrently with other parallel-safe calls.")
     parameters: dict[str, Any] = Field(
         default_factory=lambda: {"type": "object", "properties": {}},
-        description="JSON Schema of the arguments; must be of type 'object'.",
+        description="JSON Schema of the arguments; must be of type 'object'. Default: an object without properties.",
     )
     needs_approval: bool = Field(
         False,
@@ -262,7 +263,11 @@ class Manifest(_Strict):
     plugin: PluginInfo
     facilities: Facilities = Field(default_factory=lambda: Facilities())
     stages: Stages = Field(default_factory=lambda: Stages())
-    tools: list[Tool] = Field(default_factory=list)
+    tools: list[Tool] = Field(
+        default_factory=list,
+        description="Model-callable tools, one [[tools]] table each (a plugin may register more at start); "
+        "each call's arguments are validated against its parameters before the plugin receives it.",
+    )
     start: Start = Field(default_factory=lambda: Start())
     config: dict[str, Any] = Field(
         default_factory=dict, description="Default configuration handed to the plugin at initialize."

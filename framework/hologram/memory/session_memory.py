@@ -61,6 +61,7 @@ import numpy as np
 
 from hologram.llm import Message
 from hologram.memory.blocks import EventRecord
+from hologram.memory.bounds import MAX_EMBEDDED_PASSAGES, MAX_INDEX_CHARS, not_indexed
 from hologram.memory.cold import ColdStore
 from hologram.memory.embed import Embedder, embed_async, load_embedder, load_or_next, preference
 from hologram.memory.fit import fit
@@ -136,6 +137,22 @@ _OLD_RECORDS = 256
 _OLD_EVENTS = 256
 #: Passages of other sessions that ``memory_recall`` adds when their words match (a scan of L3's blocks).
 MEMORY_RECALL_SEARCH = 10
+
+
+def _say_if_bounded(event: Event, text: str, passages: int) -> None:
+    """One log line for an event memory indexes only in part (bounds.py), when it is added to its session's
+    index: once per event (a kernel indexes an event once; after a restart only the unsealed tail again)."""
+    cut = not_indexed(text)
+    if not cut and passages <= MAX_EMBEDDED_PASSAGES:
+        return
+    where = f"event {event.seq} ({event.kind}) of session {event.session}"
+    if cut:
+        log.info("%s is %d characters: the first %d are searchable, the other %d are stored but not "
+                 "indexed (%d passages, %d with a vector)", where, len(text), MAX_INDEX_CHARS, cut, passages,
+                 min(passages, MAX_EMBEDDED_PASSAGES))  # fmt: skip
+    else:
+        log.info("%s has %d passages: the first %d get a vector, the rest are searched by their words "
+                 "only", where, passages, MAX_EMBEDDED_PASSAGES)  # fmt: skip
 
 
 @dataclass
@@ -278,6 +295,8 @@ class SessionMemory:
             **l3,
             "sessions_indexed": len(self._sessions),
             "events_indexed": sum(len(s.index) for s in self._sessions.values()),
+            # sessions whose passages are being embedded now (0: every vector there is to compute is stored)
+            "indexing": sum(1 for s in self._sessions.values() if s.index_task is not None and not s.index_task.done()),
             "embedder": embedder.model_id if embedder is not None else None,
             "embedder_ready": self.embedder_ready.is_set(),
             # texts the model has embedded in this process: the guards' proof that it ran (tests/guard)
@@ -351,10 +370,12 @@ class SessionMemory:
             if record is None:
                 continue
             tools = [str(name) for b in record.blocks if (name := b.meta.get("name"))]
+            first = state.index.passages
             position = state.index.add(
                 event.seq, record.id, event.kind, record.text, token_cost(record),
                 group=record.group, ts=event.ts, terms=record.terms, tools=tools,
             )  # fmt: skip
+            _say_if_bounded(event, record.text, state.index.passages - first)
             state.tail.append(event)
             state.records[event.seq] = record
             if event.kind == "input":

@@ -19,16 +19,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hologram.memory.bounds import MAX_INDEX_CHARS as MAX_INDEX_CHARS
+from hologram.memory.bounds import indexed
 from hologram.memory.tokenizer import ANALYZER_JIEBA, tokenize_tagged
 
 __all__ = ["TermVector", "TfidfIndex"]
 
 
-# What of one text is indexed for BM25: its start, as for its vector (embed.py MAX_EMBED_CHARS). A pasted
-# document or a tool's 5 MB result is segmented in full otherwise (jieba's DAG and HMM over every character,
-# a term list as long as the text) for a record whose length normalisation already ranks it as one long
-# passage; the whole text stays stored and is what the model is shown when the record is recalled.
-MAX_INDEX_CHARS = 50_000
+# What of one text is indexed for BM25: its start (hologram/memory/bounds.py). A pasted document or a tool's
+# 5 MB result is segmented in full otherwise (jieba's DAG and HMM over every character, a term list as long as
+# the text) for a record whose length normalisation already ranks it as one long passage; the whole text stays
+# stored and is what the model is shown when the record is recalled.
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,7 @@ class TermVector:
 
     @classmethod
     def from_text(cls, text: str) -> TermVector:
-        terms, analyzer = tokenize_tagged(text[:MAX_INDEX_CHARS])
+        terms, analyzer = tokenize_tagged(indexed(text))
         return cls(counts=dict(Counter(terms)), length=len(terms), analyzer=analyzer)
 
     @classmethod

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hologram.storage.caches import CACHES
 from hologram.storage.dbfile import open_checked, open_or_set_aside
 
 __all__ = ["VECTORS_DB", "VectorCache"]
@@ -46,7 +47,7 @@ class VectorCache:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
-        self._db = open_or_set_aside(path, self._open, lost="vectors will be computed again", log=log)
+        self._db = open_or_set_aside(path, self._open, lost=CACHES[VECTORS_DB], log=log)
 
     @staticmethod
     def _open(path: Path) -> sqlite3.Connection:

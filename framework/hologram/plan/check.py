@@ -184,7 +184,9 @@ def _check_signatures(
             _check_config_schema(path, manifest, found, write, report)
 
 
-def _entry_point_manifests(repo: Path, report: CheckReport) -> list[Path]:
+def entry_point_manifests(repo: Path, report: CheckReport) -> list[Path]:
+    """The manifests a plugin repository's pyproject.toml declares (the 'hologram.plugins' entry points), each
+    found in the repository's package (``src/`` layout or flat); problems go to ``report``."""
     pyproject = repo / "pyproject.toml"
     if not pyproject.is_file():
         return []
@@ -236,7 +238,7 @@ def check(path: Path, *, write: bool = False) -> CheckReport:
     if not path.is_dir():
         report.errors.append(Problem("no such file or directory", file=str(path)))
         return report
-    files = set(_entry_point_manifests(path, report))
+    files = set(entry_point_manifests(path, report))
     files.update(p for p in (path / "manifests").glob("*.toml") if p.is_file())
     if (path / DEFAULT_MANIFEST_FILE).is_file():
         files.add(path / DEFAULT_MANIFEST_FILE)

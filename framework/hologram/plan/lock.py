@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,15 @@ class Sources(_Locked):
 
     def directories(self, base: Path) -> list[Path]:
         return [base / p if not Path(p).is_absolute() else Path(p) for p in self.paths]
+
+    @staticmethod
+    def entry(directory: Path, base: Path) -> str:
+        """How `paths` records a manifest directory: relative to the lock's directory `base`, so the lock stays
+        valid when the tree moves (`hologram build -m DIR`, `hologram plugin add DIR`)."""
+        try:
+            return Path(os.path.relpath(directory.resolve(), base.resolve())).as_posix()
+        except ValueError:  # pragma: no cover - Windows drives
+            return directory.resolve().as_posix()
 
 
 def _display_path(path: Path, source: str, base: str) -> str:
@@ -217,12 +226,18 @@ class BuildResult:
         return graph_hash(self.graph)
 
 
-def build_graph(sources: Sources, base: Path, *, strict: bool = False) -> tuple[Graph, Discovery]:
+def build_graph(
+    sources: Sources, base: Path, *, strict: bool = False, exclude: Collection[str] = ()
+) -> tuple[Graph, Discovery]:
     """Discover and resolve. Manifests that fail to load and resolution errors among the others are
-    reported together, in one run (a broken manifest used to stop the build before the rest was checked)."""
+    reported together, in one run (a broken manifest used to stop the build before the rest was checked).
+    ``exclude``: plugins left out as if their manifests were gone (`hologram plugin remove` checks the graph
+    without a plugin before it uninstalls it)."""
     found = discover(
         sources.directories(base), builtins=sources.builtins, installed=sources.installed, strict=strict, collect=True
     )
+    if exclude:
+        found.manifests = [m for m in found.manifests if m.name not in exclude]
     try:
         graph = resolve(found.manifests, broken=found.broken, opaque=found.opaque)
     except HologramError as exc:
@@ -232,19 +247,28 @@ def build_graph(sources: Sources, base: Path, *, strict: bool = False) -> tuple[
     return graph, found
 
 
-def build(lock_path: Path, sources: Sources, *, strict: bool = False, write: bool = True) -> BuildResult:
+def build(
+    lock_path: Path, sources: Sources, *, strict: bool = False, write: bool = True, exclude: Collection[str] = ()
+) -> BuildResult:
     """Resolve and (if the content changed) write the lock. Nothing is written when resolution fails."""
     base = lock_path.parent
-    graph, found = build_graph(sources, base, strict=strict)
+    graph, found = build_graph(sources, base, strict=strict, exclude=exclude)
     text = render_lock(graph, sources, base)
     current = lock_path.read_text(encoding="utf-8") if lock_path.is_file() else None
     written = False
     if write and current != text:
-        temporary = lock_path.with_name(lock_path.name + ".tmp")
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, lock_path)
+        write_lock_text(lock_path, text)
         written = True
     return BuildResult(graph, found, text, written)
+
+
+def write_lock_text(lock_path: Path, text: str) -> None:
+    """Replace the lock with ``text`` at once: a reader sees the old file or the new one, never a part. Its
+    directory is made if missing (--user: the per-user directory, on a first build)."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = lock_path.with_name(lock_path.name + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, lock_path)
 
 
 class LockFile(_Locked):

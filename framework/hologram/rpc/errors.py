@@ -32,6 +32,7 @@ class ErrorCode(IntEnum):
     TIMEOUT = -32006  # the callee gave up waiting on something it depends on
     REQUEST_CANCELLED = -32007  # the sender cancelled the request ($/cancel) and the handler stopped
     CONFIG_INVALID = -32008  # initialize: the plugin's configuration does not fit its model; data.errors says where
+    START_REFUSED = -32009  # initialize: the plugin cannot start until a person acts (a port in use); message says how
 
     # The kernel's application errors on the control socket (1 and up).
     UNKNOWN_NAME = 1  # a control request named something that does not exist (a plugin); message says what
@@ -56,6 +57,7 @@ MESSAGE_TOO_LARGE = ErrorCode.MESSAGE_TOO_LARGE
 TIMEOUT = ErrorCode.TIMEOUT
 REQUEST_CANCELLED = ErrorCode.REQUEST_CANCELLED
 CONFIG_INVALID = ErrorCode.CONFIG_INVALID
+START_REFUSED = ErrorCode.START_REFUSED
 UNKNOWN_NAME = ErrorCode.UNKNOWN_NAME
 SESSION_FAILED = ErrorCode.SESSION_FAILED
 NO_SUCH_SESSION = ErrorCode.NO_SUCH_SESSION

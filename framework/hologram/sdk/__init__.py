@@ -20,10 +20,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hologram.sdk._plugin import FacilityClient, Plugin, StartContext, ToolContext, tool_error
+from hologram.rpc import RpcError  # what a facility call raises when its provider (or the kernel) refuses it
+from hologram.sdk._plugin import (
+    FacilityClient,
+    Plugin,
+    RuntimeTool,
+    StartContext,
+    StartRefused,
+    ToolContext,
+    ToolResult,
+    tool_error,
+    tool_result,
+)
 
 if TYPE_CHECKING:
     from hologram.sdk import testing
+    from hologram.sdk._http import ASGIApp, Mounted
     from hologram.sdk._views import (
         AfterOutputView,
         AfterToolcallView,
@@ -41,6 +53,8 @@ if TYPE_CHECKING:
 # Loaded on first use: the views cost ~7 ms to create, which a plugin without typed hooks need not pay at start
 # (the zygote preloads them); `testing` imports the kernel's supervisor, which a running plugin never needs.
 _LAZY = {
+    "ASGIApp": "hologram.sdk._http",
+    "Mounted": "hologram.sdk._http",
     "AfterOutputView": "hologram.sdk._views",
     "AfterToolcallView": "hologram.sdk._views",
     "BeforeOutputView": "hologram.sdk._views",
@@ -55,23 +69,30 @@ _LAZY = {
 }
 
 __all__ = [
+    "ASGIApp",
     "AfterOutputView",
     "AfterToolcallView",
     "BeforeOutputView",
     "BeforeToolcallView",
     "Change",
     "FacilityClient",
+    "Mounted",
     "OnInputView",
     "Plugin",
     "PostActionView",
     "PreActionView",
+    "RpcError",
+    "RuntimeTool",
     "StageView",
     "StartContext",
+    "StartRefused",
     "ToolCallView",
     "ToolContext",
+    "ToolResult",
     "ToolResultView",
     "testing",
     "tool_error",
+    "tool_result",
 ]
 
 

@@ -13,57 +13,12 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
-import types
 import typing
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hologram.base import _fastjson as _json
+from hologram.sdk._jsontypes import json_types
 from hologram.sdk._plugin import Plugin, ToolSpec
-
-# Python types → the JSON Schema types a value of them may arrive as. ``number`` covers ``integer``.
-_SIMPLE: dict[Any, set[str]] = {
-    str: {"string"},
-    bool: {"boolean"},
-    int: {"integer"},
-    float: {"number", "integer"},
-    list: {"array"},
-    tuple: {"array"},
-    set: {"array"},
-    Sequence: {"array"},
-    dict: {"object"},
-    Mapping: {"object"},
-    type(None): {"null"},
-}
-
-
-def json_types(annotation: Any) -> set[str] | None:
-    """The JSON types an annotation accepts; None when it accepts anything or is not understood (``Any``,
-    no annotation, a class of the author's), so nothing is claimed about it."""
-    if annotation is inspect.Parameter.empty or annotation is Any:
-        return None
-    if annotation is None:
-        return {"null"}
-    origin = typing.get_origin(annotation)
-    if origin is typing.Union or origin is types.UnionType:
-        found: set[str] = set()
-        for arg in typing.get_args(annotation):
-            part = json_types(arg)
-            if part is None:
-                return None
-            found |= part
-        return found
-    if origin is typing.Literal:
-        found = set()
-        for value in typing.get_args(annotation):
-            part = json_types(type(value))
-            if part is None:
-                return None
-            found |= part
-        return found
-    if origin is typing.Annotated:
-        return json_types(typing.get_args(annotation)[0])
-    return _SIMPLE.get(origin or annotation)
 
 
 def describe_tool(spec: ToolSpec) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from hologram.sdk._hooks import typed_hook, view_class
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from hologram.sdk._http import ASGIApp, Mount, Mounted
     from hologram.sdk._runtime import Runtime
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -41,11 +42,42 @@ def signature_of(function: Callable[..., Any]) -> inspect.Signature:
     return inspect.signature(function)
 
 
-def tool_error(message: str) -> dict[str, Any]:
+class ToolResult(dict[str, Any]):
+    """A tool's result object, exactly as the kernel will read it: ``{"content": str, "is_error"?: bool}``.
+
+    Made by `tool_result` and `tool_error`. The SDK sends it as it is, whatever else the tool's return value
+    could be mistaken for; it is a dict, so ``result["content"]`` and comparisons with plain dicts work."""
+
+
+def tool_result(content: str, *, is_error: bool = False) -> ToolResult:
+    """The result the model reads: ``content`` as the text, flagged an error when ``is_error``.
+
+    What a tool returns otherwise is turned into text by the SDK: a ``str`` as it is; ``bytes`` through shared
+    memory (the model reads ``<N bytes>``); a dict with a string ``content`` and no keys but ``content``,
+    ``is_error`` and ``blob`` as the result object it looks like (the protocol's shape); anything else — a
+    number, a list, ``None``, any other dict (one that has a ``content`` among other keys too) — as compact
+    JSON text (``5`` → ``"5"``, ``{"a": 1}`` → ``'{"a":1}'``, non-ASCII kept, what JSON cannot hold as its
+    ``str()``). Return ``tool_result(text)`` to say plainly that ``text`` is the answer, e.g. data that has a
+    ``content`` field of its own: ``tool_result(json.dumps(row))``."""
+    result = ToolResult(content=str(content))
+    if is_error:
+        result["is_error"] = True
+    return result
+
+
+def tool_error(message: str) -> ToolResult:
     """A tool result the model sees as an error (``is_error``), its text prefixed ``error:``. Return it
     for a failure the model should read and act on (a missing file, a bad path); an exception the tool
     raises becomes one too, with the exception's type in the text."""
-    return {"content": f"error: {message}", "is_error": True}
+    return tool_result(f"error: {message}", is_error=True)
+
+
+class StartRefused(Exception):
+    """Raise it from ``state=`` or ``on_start`` when the plugin cannot start as things are and starting again
+    would fail the same way until a person acts — its port is taken, a file it needs is missing. The kernel
+    shows the message as the plugin's one line (so say what is wrong and the fix), without a traceback, and
+    does not restart the plugin: ``hologram plugin restart NAME`` once it is fixed. Any other exception is a
+    crash, restarted by the crash policy."""
 
 
 @dataclass
@@ -55,9 +87,34 @@ class ToolSpec:
     description: str | None = None
     parameters: dict[str, Any] | None = None
     parallel_safe: bool | None = None
+    runtime: bool = False  # registered while running (`Plugin.register_tools`): called as handler(arguments, ctx)
 
     def wants_context(self) -> bool:
-        return "ctx" in signature_of(self.handler).parameters
+        return self.runtime or "ctx" in signature_of(self.handler).parameters
+
+
+@dataclass
+class RuntimeTool:
+    """A tool a plugin adds while it runs (`Plugin.register_tools`), with the schema it learnt then.
+
+    ``handler(arguments, ctx)`` gets the model's arguments as one dict (they were checked against
+    ``parameters`` by the kernel; a name like ``ctx`` cannot collide with a keyword) and the `ToolContext`;
+    it returns what a ``@plugin.tool`` function returns. Whether a call needs approval is not the plugin's
+    to say: the kernel asks the user's policy for every such tool (docs/protocol.md, ``kernel.tools``)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    handler: Callable[[dict[str, Any], ToolContext], Any]
+    parallel_safe: bool = False
+
+    def wire(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+            "parallel_safe": self.parallel_safe,
+        }
 
 
 @dataclass
@@ -147,6 +204,7 @@ class Plugin(Generic[S]):
         self.facility_hooks: list[Callable[[str, bool], Awaitable[None] | None]] = []
         self.turn_event_hooks: list[Callable[[dict[str, Any]], Awaitable[None] | None]] = []
         self.auto_ready = True
+        self.http_mount: Mount | None = None
         self._runtime: Runtime | None = None
 
     # -- declarations ---------------------------------------------------------------------------------
@@ -227,6 +285,30 @@ class Plugin(Generic[S]):
         self.turn_event_hooks.append(function)
         return function
 
+    def mount(
+        self, prefix: str | None, app: ASGIApp, *, well_known: Collection[str] = (), optional: bool = False
+    ) -> None:
+        """Serve the ASGI 3 application ``app`` on the web port under ``prefix`` (``"/acme"``: ``/acme`` and
+        every path below it) and at the exact ``well_known`` paths (``/.well-known/acme.json``), behind the web
+        port's token, Host and Origin checks and its body limit. The manifest requires ``http.routes`` (the http
+        plugin provides it); the SDK mounts the app when the plugin starts, after its ``on_start`` hooks, and
+        ``plugin.mounted`` then says where. The app sees the full path (``/acme/x``), never the access token
+        (``authorization`` and ``cookie`` are not forwarded), and cannot set cookies. One mount per plugin.
+        ``optional``: the manifest has ``http.routes`` in ``after_if_present`` instead, and a graph without the
+        http plugin starts this one without its routes (said in its log)."""
+        from hologram.sdk._http import Mount, check_mount
+
+        if self.http_mount is not None:
+            raise ValueError(f"plugin {self.name!r} already mounts {self.http_mount.prefix!r}: one mount per plugin")
+        check_mount(prefix, list(well_known))
+        self.http_mount = Mount(prefix, app, tuple(well_known), optional)
+
+    @property
+    def mounted(self) -> Mounted | None:
+        """Where ``mount``'s app is served (None before the plugin started, or without a mount)."""
+        server = self.runtime.routes
+        return server.mounted if server is not None else None
+
     def subscribe(self, types: Collection[str] | None = None) -> Callable[[F], F]:
         """Receive kernel broadcast events (content_delta, tool_call, …) of these types (None: all)."""
 
@@ -271,6 +353,39 @@ class Plugin(Generic[S]):
     async def publish(self, event: dict[str, Any]) -> None:
         """Broadcast an event through the kernel's event ring."""
         await self.runtime.publish(event)
+
+    async def register_tools(self, tools: Collection[RuntimeTool]) -> list[str]:
+        """Add tools now (``kernel.tools.register``; the manifest must require ``kernel.tools``), or replace
+        ones of the same names: from the next LLM step of any turn they are offered — deferred, named in
+        ``tools_load`` — and every call is put to the user's approval policy. All or none: a bad name or
+        schema, or a name another plugin holds, raises `RpcError` (``INVALID_PARAMS``) naming it. A restart
+        of the plugin forgets them; register them again from ``on_start``."""
+        added = {t.name: ToolSpec(t.name, t.handler, t.description, t.parameters, t.parallel_safe, True) for t in tools}
+        previous = {name: self.tools[name] for name in added if name in self.tools}
+        self.tools.update(added)  # before the kernel knows them: a call may come at once
+        try:
+            answer = await self.facility("kernel.tools").call("register", tools=[t.wire() for t in tools])
+        except BaseException:
+            for name in added:
+                self.tools.pop(name, None)
+            self.tools.update(previous)
+            raise
+        return [str(n) for n in answer.get("tools", [])]
+
+    async def unregister_tools(self, names: Collection[str]) -> list[str]:
+        """Remove tools added with `register_tools` (``kernel.tools.unregister``); returns the names removed."""
+        answer = await self.facility("kernel.tools").call("unregister", names=list(names))
+        removed = [str(n) for n in answer.get("tools", [])]
+        for name in removed:
+            spec = self.tools.get(name)
+            if spec is not None and spec.runtime:
+                del self.tools[name]
+        return removed
+
+    async def set_status(self, text: str) -> None:
+        """Say in one line how the plugin fares (``plugin/status``): `hologram status` shows it beside the
+        plugin, ``kernel.plugins.list`` as ``status``; "" clears it. Kept until the next call or restart."""
+        await self.runtime.set_status(text)
 
     def blob(self, data: bytes) -> dict[str, Any]:
         """Wrap bytes for a result or call: an arena reference when it fits, inline base64 otherwise."""

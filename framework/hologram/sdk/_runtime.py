@@ -28,6 +28,8 @@ from hologram.rpc import (
     CONFIG_INVALID,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
+    NOT_READY,
+    START_REFUSED,
     VERSION_MISMATCH,
     Arena,
     ArenaFull,
@@ -41,16 +43,35 @@ from hologram.rpc import (
     open_stdio,
     to_blob,
 )
-from hologram.sdk._plugin import Plugin, StartContext, ToolContext, call_maybe_async, signature_of, tool_error
+from hologram.sdk._jsontypes import argument_problem
+from hologram.sdk._plugin import (
+    Plugin,
+    StartContext,
+    StartRefused,
+    ToolContext,
+    ToolResult,
+    call_maybe_async,
+    signature_of,
+    tool_error,
+)
 from hologram.zygote.child import ENV_KERNEL_PID, die_with_parent
 
 log = logging.getLogger("hologram.sdk")
 SDK_NAME = f"hologram-sdk/{__version__}"
 
 
-def tool_result(value: Any, runtime: Runtime) -> dict[str, Any]:
-    """Normalise what a tool returned into the protocol's result shape."""
-    if isinstance(value, dict) and "content" in value:
+RESULT_KEYS = frozenset({"content", "is_error", "blob"})  # the protocol's result object (docs/protocol.md)
+
+
+def wire_result(value: Any, runtime: Runtime) -> dict[str, Any]:
+    """What a tool returned as the protocol's result object (the rules: `hologram.sdk.tool_result`).
+
+    A dict is taken as a result object only when it is one (a `ToolResult`, or a string ``content`` and no keys
+    but the protocol's): a tool returning data that happens to have a ``content`` field used to lose every
+    other field of it (issue 36's reader); such data is now sent as its JSON text, like any other dict."""
+    if isinstance(value, ToolResult):
+        return dict(value)
+    if isinstance(value, dict) and isinstance(value.get("content"), str) and value.keys() <= RESULT_KEYS:
         return value
     if isinstance(value, (bytes, bytearray, memoryview)):
         return {"content": f"<{len(value)} bytes>", "blob": runtime.blob(bytes(value))}
@@ -98,6 +119,7 @@ class Runtime:
         self._stopping = asyncio.Event()
         self._background: set[asyncio.Task[Any]] = set()
         self._turn_events: asyncio.Queue[dict[str, Any]] | None = None  # made with the first one
+        self.routes: Any = None  # the `_http.RouteServer` of ``plugin.mount``, once mounted
         self.stage_function = StageFunctions(plugin)
         # What the kernel may ask, by method: served on the connection, and to the kernel's own process
         # through `LocalEndpoint.handle` (an in-process plugin), the same handlers either way.
@@ -180,6 +202,7 @@ class Runtime:
                     if v is not None
                 }
                 for t in self.plugin.tools.values()
+                if not t.runtime
             ],
             "stages": sorted(self.plugin.stages),
             "methods": {facility: sorted(methods) for facility, methods in self.plugin.methods.items()},
@@ -203,6 +226,11 @@ class Runtime:
             step = "on_start"
             for hook in self.plugin.start_hooks:
                 await call_maybe_async(hook, context)
+            if self.plugin.http_mount is not None:
+                step = "mount"
+                await self._mount(self.plugin.http_mount)
+        except StartRefused as exc:  # the author's one line, said by the kernel: no traceback, no restart
+            raise RpcError(START_REFUSED, str(exc) or f"{step} refused to start") from None
         except Exception as exc:
             log.exception("%s: %s failed", self.plugin.name, step)
             raise RpcError(APPLICATION_ERROR, f"{step} failed: {type(exc).__name__}: {exc}") from exc
@@ -210,6 +238,21 @@ class Runtime:
             for facility in self.provides:
                 if facility not in self.announced:
                     await self.announce_ready(facility)
+
+    async def _mount(self, mount: Any) -> None:
+        """``plugin.mount``: the routes on the web port (`hologram.sdk._http`), served until shutdown."""
+        from hologram.sdk._http import RouteServer
+
+        server = RouteServer(self.plugin, mount)
+        try:
+            await server.start()
+        except RpcError as exc:
+            if not (mount.optional and exc.code == NOT_READY):
+                raise
+            log.info("%s: no web port in this graph (%s); its routes are not served", self.plugin.name, exc.message)
+            return
+        self.routes = server
+        self._spawn(server.serve())
 
     async def _subscribe(self, events: dict[str, Any]) -> None:
         types: set[str] | None = set()
@@ -252,15 +295,22 @@ class Runtime:
                 str(params.get("call_id", "")), params.get("session_id"), self.plugin, dict(arguments)
             )
         try:
-            signature_of(spec.handler).bind(**kwargs)
+            if not spec.runtime:
+                signature_of(spec.handler).bind(**kwargs)
         except TypeError as exc:
             return tool_error(f"bad arguments for {spec.name}: {exc}")
+        wrong = argument_problem(spec.handler, arguments)
+        if wrong is not None:
+            return tool_error(f"bad arguments for {spec.name}: {wrong}")
         try:
-            value = await call_maybe_async(spec.handler, **kwargs)
+            if spec.runtime:
+                value = await call_maybe_async(spec.handler, dict(arguments), kwargs["ctx"])
+            else:
+                value = await call_maybe_async(spec.handler, **kwargs)
         except Exception as exc:
             log.exception("%s: tool %s failed", self.plugin.name, spec.name)
             return tool_error(f"{type(exc).__name__}: {exc}")
-        return tool_result(value, self)
+        return wire_result(value, self)
 
     async def _stage_invoke(self, params: Any) -> dict[str, Any]:
         stage = params.get("stage") if isinstance(params, dict) else None
@@ -311,6 +361,8 @@ class Runtime:
             await call_maybe_async(hook, str(params.get("facility")), bool(params.get("ready")))
 
     async def _shutdown(self, params: Any) -> dict[str, Any]:
+        if self.routes is not None:
+            await self.routes.stop()
         for hook in self.plugin.stop_hooks:
             with contextlib.suppress(Exception):
                 await call_maybe_async(hook)
@@ -331,6 +383,9 @@ class Runtime:
 
     async def publish(self, event: dict[str, Any]) -> None:
         await self.connection.notify(protocol.EVENT_PUBLISH, {"event": event})
+
+    async def set_status(self, text: str) -> None:
+        await self.connection.notify(protocol.PLUGIN_STATUS, {"text": text})
 
     def blob(self, data: bytes) -> dict[str, Any]:
         try:

@@ -26,6 +26,8 @@ from hologram.plan.lock import LockedPlugin, plugin_entry
 from hologram.rpc import RingWriter
 from hologram.sdk.local import LocalEndpoint
 from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor
+from hologram.supervisor.runtime_tools import FACILITY as RUNTIME_TOOLS
+from hologram.supervisor.runtime_tools import RuntimeTools
 
 
 class PluginHarness:
@@ -52,6 +54,10 @@ class PluginHarness:
             [self.spec], self.data_dir, kernel_facilities=kernel_facilities, ring=self.ring,
             inproc_loader=LocalEndpoint.load,
         )  # fmt: skip
+        runtime_tools = RuntimeTools(self.supervisor)  # as the kernel: a plugin may add tools while it runs
+        for method_name in ("register", "unregister"):
+            if method_name not in stubbed.get(RUNTIME_TOOLS, {}):
+                self.supervisor.add_kernel_method(RUNTIME_TOOLS, method_name, getattr(runtime_tools, method_name))
         for facility, methods in stubbed.items():
             for method, handler in methods.items():
                 self.supervisor.add_kernel_method(facility, method, handler)
@@ -65,12 +71,17 @@ class PluginHarness:
         config: dict[str, Any] | None = None,
         data_dir: Path | None = None,
         provide: dict[str, dict[str, Callable[..., Any]]] | None = None,
+        env: dict[str, str] | None = None,
     ) -> PluginHarness:
+        """The plugin of the manifest at ``path``, its ``[config]`` updated with ``config``, its process given
+        ``env`` over the manifest's ``run.env`` (e.g. a ``PYTHONPATH`` with the repository's ``src``)."""
         loaded = load_manifest(Path(path))
         manifest = loaded.manifest
         if config:
             manifest = manifest.model_copy(update={"config": {**manifest.config, **config}})
         entry = plugin_entry(manifest, requires={r: KERNEL for r in manifest.facilities.requires})
+        if env:
+            entry["run"]["env"] = {**entry["run"].get("env", {}), **env}
         spec = PluginSpec(LockedPlugin.model_validate(entry), loaded.path.parent)
         return cls(spec, data_dir=data_dir, provide=provide)
 

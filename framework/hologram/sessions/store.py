@@ -269,14 +269,29 @@ class SessionStore:
 
     # -- sessions -------------------------------------------------------------------------------------
 
-    def create_session(self, channel: str = "cli", session_id: str | None = None) -> str:
+    def create_session(self, channel: str = "cli", session_id: str | None = None, *, title: str = "") -> str:
+        """A session row (nothing if ``session_id`` has one already). ``title``: the new session's title (the
+        turn API gives it from the first input, `hologram.sessions.title`); "" leaves it untitled."""
         sid = session_id or uuid.uuid4().hex[:12]
         now = time.time()
         self._execute_write(
-            "INSERT OR IGNORE INTO sessions (id, created, updated, channel) VALUES (?, ?, ?, ?)",
-            (sid, now, now, channel),
+            "INSERT OR IGNORE INTO sessions (id, created, updated, channel, title) VALUES (?, ?, ?, ?, ?)",
+            (sid, now, now, channel, title or None),
         )
         return sid
+
+    def title(self, session_id: str) -> str:
+        """The session's title ("" when it has none, or no row)."""
+        self._flush()
+        try:
+            row = self._db.execute("SELECT title FROM sessions WHERE id=?", (session_id,)).fetchone()
+        except sqlite3.OperationalError as exc:
+            if not _undecodable(exc):
+                self._raise(exc)
+            return ""  # a damaged title: untitled, rather than a failed read of the session
+        except sqlite3.DatabaseError as exc:
+            self._raise(exc)
+        return str(row[0] or "") if row else ""
 
     def rename_session(self, session_id: str, title: str) -> bool:
         """Give a session a title (shown by `sessions/list`); False if there is no such session."""
@@ -536,16 +551,19 @@ class SessionStore:
                         missing.append((event.seq, str(call.get("id")), str(call.get("name", ""))))
         return missing
 
-    def close_calls(self, session: str, calls: Iterable[tuple[int, str, str]], content: str = NO_RESULT) -> int:
-        """Give each listed call a synthetic error result unless it has one; returns how many were added."""
+    def close_calls(
+        self, session: str, calls: Iterable[tuple[int, str, str]], content: str = NO_RESULT, *, turn: str | None = None
+    ) -> int:
+        """Give each listed call a synthetic error result unless it has one; returns how many were added.
+        ``turn``: the turn that left them open, when known (its results then read as that turn's)."""
         added = 0
         with self.deferred():  # one commit for all of them
             for call_of, call_id, name in calls:
                 data = {"name": name, "content": content, "is_error": True, "synthetic": True}
-                added += self.add_result(session, call_of, call_id, data, if_missing=True)
+                added += self.add_result(session, call_of, call_id, data, turn=turn, if_missing=True)
         return added
 
-    def repair(self, session: str, content: str = NO_RESULT) -> int:
+    def repair(self, session: str, content: str = NO_RESULT, *, turn: str | None = None) -> int:
         """Close calls left unanswered by an interrupted turn (kernel killed mid-call), with ``content`` as
         their result. Run at every turn start, so it must not cost O(session): the first call per session in
         this process checks the database (an SQL aggregate, then the full scan only if it finds open calls);
@@ -554,10 +572,9 @@ class SessionStore:
         (one kernel per data dir)."""
         if session in self._checked:
             opened = self._open.get(session, {})
-            return self.close_calls(session, [(s, c, n) for (s, c), n in opened.items()], content)
-        added = (
-            self.close_calls(session, self.unanswered(session), content) if self._may_have_open_calls(session) else 0
-        )
+            return self.close_calls(session, [(s, c, n) for (s, c), n in opened.items()], content, turn=turn)
+        open_calls = self._may_have_open_calls(session)
+        added = self.close_calls(session, self.unanswered(session), content, turn=turn) if open_calls else 0
         self._open.pop(session, None)  # all closed now; from here on tracked by append/add_result
         self._checked.add(session)
         return added

@@ -234,6 +234,28 @@ def open_checked(path: Path, schema: str, *, synchronous: str, probe: tuple[str,
     return db
 
 
+def kept_name(path: Path, when: float | None = None) -> Path:
+    """``NAME.damaged-YYYYmmdd-HHMMSS`` beside ``path`` (with ``-2``, ``-3`` … if that exists already): where a
+    damaged file is kept (by the doctor's repair, and when a rebuildable file is set aside)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(time.time() if when is None else when))
+    candidate = path.with_name(f"{path.name}.damaged-{stamp}")
+    n = 2
+    while any(Path(f"{candidate}{suffix}").exists() for suffix in ("", "-wal", "-shm")):
+        candidate = path.with_name(f"{path.name}.damaged-{stamp}-{n}")
+        n += 1
+    return candidate
+
+
+def set_aside(path: Path) -> Path:
+    """Move a damaged rebuildable file to its `kept_name`, its write-ahead log and shared memory removed (they
+    belong to the damaged file); returns where it went. Its store then starts a new one."""
+    aside = kept_name(path)
+    path.replace(aside)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    return aside
+
+
 def open_or_set_aside(
     path: Path, opener: Callable[[Path], sqlite3.Connection], *, lost: str, log: logging.Logger
 ) -> sqlite3.Connection:
@@ -246,10 +268,7 @@ def open_or_set_aside(
     except (DamagedDatabaseError, sqlite3.DatabaseError) as exc:
         if isinstance(exc, sqlite3.DatabaseError) and not is_damage(exc):
             raise
-        aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
-        path.replace(aside)
-        for suffix in ("-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        aside = set_aside(path)
         log.warning("%s was damaged (%s); moved to %s, %s", path, exc, aside.name, lost)
         return opener(path)
 

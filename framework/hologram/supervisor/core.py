@@ -16,11 +16,21 @@ from pathlib import Path
 from typing import Any
 
 from hologram.base import protocol
+from hologram.base.errors import HologramError
 from hologram.manifest.facility import KERNEL
-from hologram.rpc import INVALID_PARAMS, METHOD_NOT_FOUND, NOT_READY, RequestTimeout, RingWriter, RpcError
+from hologram.rpc import (
+    APPLICATION_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    NOT_READY,
+    RequestTimeout,
+    RingWriter,
+    RpcError,
+)
 from hologram.supervisor.gate import StartGate
 from hologram.supervisor.inproc import InprocLoader
 from hologram.supervisor.managed import Handlers, ManagedPlugin, PluginSpec, StartFailed
+from hologram.supervisor.plugin_settings import PluginSettings, Reader
 from hologram.supervisor.state import State
 from hologram.tools.outcome import ToolOutcome
 
@@ -43,12 +53,15 @@ class Supervisor:
         gate: StartGate | None = None,
         inproc_loader: InprocLoader | None = None,
         settings_path: Path | None = None,
+        read_plugin_config: Reader | None = None,
     ) -> None:
         self.data_dir = data_dir
         # loads `run.inproc` plugins; given by the layer above (the kernel: the SDK's LocalEndpoint.load)
         self.inproc_loader = inproc_loader
-        self.plugin_config = dict(plugin_config or {})
-        self.settings_path = settings_path  # the file plugin_config was read from (named in config errors)
+        # settings.toml's [plugins.NAME] tables: `plugin_config` as given, or re-read through `read_plugin_config`
+        # before each start (supervisor/plugin_settings.py)
+        self.plugin_settings = PluginSettings(plugin_config, read_plugin_config)
+        self.settings_path = settings_path  # the file they are read from (named in config errors)
         self.ring = ring or RingWriter()
         self.kernel_facilities = {protocol.facility_name(f) for f in kernel_facilities}
         # Methods of the kernel's own facilities (`kernel.*`), served by `_facility_call` like a provider's;
@@ -77,7 +90,7 @@ class Supervisor:
             directory,
             self.ring,
             self.handlers,
-            self.plugin_config.get(spec.name),
+            self.plugin_settings.last.get(spec.name),
             gate=self.gate,
             inproc_loader=self.inproc_loader,
             settings_path=self.settings_path,
@@ -159,6 +172,7 @@ class Supervisor:
         return "waiting on " + "; ".join(parts) if parts else ""
 
     def _launch(self, plugin: ManagedPlugin) -> None:
+        plugin.configure(self.plugin_settings.table(plugin.name))  # settings.toml as it is now
         self._set(plugin, State.STARTING, "")
         self._spawn_task(self._run_start(plugin))
 
@@ -396,8 +410,29 @@ class Supervisor:
         self._set(plugin, State.STOPPED, reason)
         self.schedule()
 
-    async def start_plugin(self, name: str) -> None:
+    def check_settings(self, name: str, verb: str) -> None:
+        """Before a person's restart or start of ``name``: refuse it (RpcError, with the file's errors and the
+        state the plugin stays in) while settings.toml cannot be used, so nothing is stopped for a start
+        that could not take the new values."""
         plugin = self._get(name)
+        try:
+            self.plugin_settings.check()
+        except HologramError as exc:
+            if plugin.state.running:
+                pid = f", pid {plugin.pid}" if plugin.pid else ""
+                now = f"{name} keeps running ({plugin.state.value}{pid}) with the values it started with"
+            else:
+                now = f"{name} stays {plugin.state.value}"
+            raise RpcError(
+                APPLICATION_ERROR, f"{name} was not {verb}: settings.toml cannot be used\n{exc.render()}\n{now}"
+            ) from None
+
+    async def start_plugin(self, name: str) -> None:
+        """A person's start: settings.toml is checked first (`check_settings`)."""
+        self.check_settings(name, "started")
+        self._start(self._get(name))
+
+    def _start(self, plugin: ManagedPlugin) -> None:
         plugin.wanted = True
         plugin.crash_policy.reset()
         self._cancel_restart(plugin)
@@ -406,6 +441,8 @@ class Supervisor:
             self.schedule()
 
     async def restart_plugin(self, name: str) -> None:
+        """A person's restart: settings.toml is checked before the plugin is stopped (`check_settings`)."""
+        self.check_settings(name, "restarted")
         plugin = self._get(name)
         if plugin.state.running:
             self._set(plugin, State.STOPPING, "")
@@ -413,7 +450,7 @@ class Supervisor:
             await plugin.stop()
             self._set(plugin, State.STOPPED, "restarting")
         plugin.restarts += 1
-        await self.start_plugin(name)
+        self._start(plugin)
 
     def _get(self, name: str) -> ManagedPlugin:
         plugin = self.plugins.get(name)
@@ -526,6 +563,7 @@ class Supervisor:
                     "ready_facilities": sorted(plugin.ready_facilities),
                     "waiting_on": waiting,
                     "reason": self.waiting_reason(plugin) if plugin.state is State.WAITING else plugin.reason,
+                    "status": plugin.status if plugin.state is State.READY else "",
                     "tools": sorted(plugin.tools),
                 }
             )

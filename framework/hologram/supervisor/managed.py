@@ -24,6 +24,7 @@ from hologram.base import protocol
 from hologram.plan.lock import LockedPlugin
 from hologram.rpc import (
     CONFIG_INVALID,
+    START_REFUSED,
     VERSION_MISMATCH,
     Arena,
     Connection,
@@ -49,7 +50,9 @@ SHUTDOWN_GRACE_S = 3.0  # answer to `shutdown` and exit
 TERM_GRACE_S = 2.0  # exit after SIGTERM
 MALFORMED_LIMIT = 50  # this many malformed lines …
 MALFORMED_WINDOW_S = 10.0  # … within this window restart the plugin
+MALFORMED_KEPT = 20  # excerpts of malformed lines kept for diagnostics (`ManagedPlugin.malformed_seen`)
 ARENA_SIZE = 32 * 1024 * 1024  # virtual: memfd pages cost memory only when written
+MAX_LOG_LINE = 8192  # bytes of one stderr line written to the log; the rest is counted
 
 
 class StartFailed(Exception):
@@ -134,8 +137,11 @@ class ManagedPlugin:
         self.settings_path = settings_path  # where config_override came from, for errors naming its lines
         self.gate = gate  # shared by the supervisor's plugins: how many may be coming up at once (gate.py)
         self._leave_gate: Callable[[], None] | None = None
-        # the user's [plugins.NAME] from settings.toml: configuration, except the environment keys
-        self.config_override, self.env_override = split_environment(config_override or {})
+        # values set for this kernel's life over settings.toml's (`hologram up --port`: the http plugin's port)
+        self.pinned: dict[str, Any] = {}
+        self.config_override: dict[str, Any] = {}
+        self.env_override: dict[str, str] = {}
+        self.configure(config_override)
         self.name = spec.name
         self.data_dir = data_dir
         self.ring = ring
@@ -149,6 +155,7 @@ class ManagedPlugin:
         self.ready_facilities: set[str] = set()
         self.crash_policy = CrashPolicy()
         self.tools: dict[str, dict[str, Any]] = {}
+        self.status = ""  # the plugin's own line about how it fares (`plugin/status`); reset at each start
         self.stages: list[str] = []
         self.survives_facility_loss = False
         self.methods: dict[str, list[str]] = {}
@@ -159,8 +166,30 @@ class ManagedPlugin:
         self.stop_requested = False
         self.exit_description = ""
         self.kill_reason = ""  # why the kernel killed it, reported instead of the bare signal
+        # What this start showed of the plugin, for diagnostics (the conformance kit, hologram.testing): its
+        # `initialize` answer as sent, the lines it wrote to stdout that were not protocol messages (the last
+        # few, with the count of all), and how its last stop ended ("shutdown": it exited within the grace after
+        # the shutdown request; "SIGTERM"/"SIGKILL": the kernel had to signal it; "in-process") and whether it
+        # answered that request.
+        self.handshake: dict[str, Any] | None = None
+        self.malformed_seen: deque[tuple[str, str]] = deque(maxlen=MALFORMED_KEPT)
+        self.malformed_total = 0
+        self.stopped_by = ""
+        self.shutdown_answered = False
         self._all_ready = asyncio.Event()
         self._gone = asyncio.Event()
+
+    def configure(self, table: dict[str, Any] | None) -> None:
+        """Take the user's ``[plugins.NAME]`` table of settings.toml for the next start: its configuration
+        keys (over the manifest's ``[config]``, under `pinned`) and its environment keys (``env``,
+        ``pass_env``). The supervisor calls it before each start with the file as it is then."""
+        config, self.env_override = split_environment(table or {})
+        self.config_override = {**config, **self.pinned}
+
+    def pin(self, key: str, value: Any) -> None:
+        """Set configuration ``key`` for every start of this kernel, over what settings.toml says."""
+        self.pinned[key] = value
+        self.config_override[key] = value
 
     # -- facts ----------------------------------------------------------------------------------------
 
@@ -180,6 +209,10 @@ class ManagedPlugin:
         """Spawn, handshake and wait until every provided facility is ready. Raises StartFailed."""
         self.stop_requested = False
         self.exit_description = ""
+        self.handshake = None
+        self.malformed_seen.clear()
+        self.malformed_total = 0
+        self.stopped_by = ""
         self.ready_facilities.clear()
         self._all_ready.clear()
         self._gone.clear()
@@ -235,6 +268,7 @@ class ManagedPlugin:
         }
 
     def _accept_handshake(self, answer: Any) -> None:
+        self.handshake = answer if isinstance(answer, dict) else None
         if not isinstance(answer, dict) or answer.get("protocol") != protocol.PROTOCOL_VERSION:
             got = answer.get("protocol") if isinstance(answer, dict) else answer
             raise StartFailed(
@@ -246,7 +280,8 @@ class ManagedPlugin:
         for tool in answer.get("tools") or []:
             if isinstance(tool, dict) and isinstance(tool.get("name"), str):
                 tools[tool["name"]] = {**tools.get(tool["name"], {}), **tool}
-        self.tools = tools
+        # tools registered through kernel.tools during this start (its on_start) stay: they came after _spawn
+        self.tools = {**tools, **{n: t for n, t in self.tools.items() if t.get("runtime") and n not in tools}}
         self.stages = [s for s in answer.get("stages") or [] if isinstance(s, str)]
         self.methods = {k: list(v) for k, v in (answer.get("methods") or {}).items() if isinstance(v, list)}
         self.survives_facility_loss = answer.get("facility_loss") == "survive"
@@ -270,6 +305,8 @@ class ManagedPlugin:
             await self._gone.wait()
             raise StartFailed(f"{self.exit_description} during the handshake (see its log)") from None
         except RpcError as exc:
+            if exc.code == START_REFUSED:  # the plugin says a person must act first: once, no restart loop
+                raise StartFailed(exc.message, permanent=True) from None
             if exc.code == CONFIG_INVALID:
                 # the same values would fail again: no restart loop, the state says which key to fix
                 errors = exc.data.get("errors") if isinstance(exc.data, dict) else None
@@ -287,6 +324,7 @@ class ManagedPlugin:
         )
 
     async def _spawn(self) -> None:
+        self.tools, self.status = {}, ""  # nothing of an earlier run (tools it registered while running) stays
         kernel_arena = Arena.create(ARENA_SIZE, f"{self.name}.kernel")
         plugin_arena = Arena.create(ARENA_SIZE, f"{self.name}.plugin", allocate=False)
         eventfd = new_eventfd()
@@ -365,6 +403,10 @@ class ManagedPlugin:
                     self.tools[tool["name"]] = tool
             return {"tools": sorted(self.tools)}
 
+        async def plugin_status(params: Any) -> None:
+            text = params.get("text") if isinstance(params, dict) else None
+            self.status = " ".join(str(text or "").split())[: protocol.STATUS_CHARS]
+
         async def starting(params: Any) -> None:
             if self._leave_gate is not None:
                 self._leave_gate()
@@ -382,11 +424,14 @@ class ManagedPlugin:
             (protocol.TOOL_REGISTER, register_tools),
             (protocol.ARENA_RELEASE, release),
             (protocol.STARTING, starting),
+            (protocol.PLUGIN_STATUS, plugin_status),
         ):
             connection.register(method, handler)
 
     def _on_malformed(self, excerpt: str, reason: str) -> None:
         log.warning("[%s] malformed line from plugin (%s): %s", self.name, reason, excerpt)
+        self.malformed_seen.append((excerpt, reason))
+        self.malformed_total += 1
         runtime = self.runtime
         if runtime is None:
             return
@@ -401,12 +446,29 @@ class ManagedPlugin:
             _kill_group(runtime.process, signal.SIGKILL)
 
     async def _pump_stderr(self, stream: asyncio.StreamReader) -> None:
+        """The plugin's stderr into the log, a line each, at most `MAX_LOG_LINE` bytes of it (the rest counted).
+        A line longer than the pipe reader's buffer is read on in parts, never refused: the pump must go on,
+        or the plugin blocks on a full pipe at its next write."""
         plugin_log = logging.getLogger(f"hologram.plugin.{self.name}")
+        head, cut = b"", 0  # the line so far, when it arrives in parts
         while True:
-            line = await stream.readline()
-            if not line:
+            try:
+                part = await stream.readuntil(b"\n")
+            except asyncio.LimitOverrunError as exc:  # no newline within the reader's buffer: take what it holds
+                part = await stream.readexactly(exc.consumed)
+                room = max(0, MAX_LOG_LINE - len(head))
+                head, cut = head + part[:room], cut + max(0, len(part) - room)
+                continue
+            except asyncio.IncompleteReadError as exc:  # the end; a last line without a newline
+                part = exc.partial
+                if not part and not head:
+                    return
+            line = head + part
+            head, cut, more = b"", 0, cut + max(0, len(line) - MAX_LOG_LINE)
+            text = line[:MAX_LOG_LINE].decode("utf-8", "replace").rstrip()
+            plugin_log.info("[%s] %s%s", self.name, text, f"… ({more} more bytes not logged)" if more else "")
+            if not part.endswith(b"\n"):
                 return
-            plugin_log.info("[%s] %s", self.name, line.decode("utf-8", "replace").rstrip())
 
     async def _watch_process(self, runtime: Runtime, process: asyncio.subprocess.Process) -> None:
         code = await process.wait()
@@ -449,20 +511,26 @@ class ManagedPlugin:
         if runtime is None:
             return
         self.stop_requested = True
+        self.shutdown_answered = False
         with contextlib.suppress(RpcError, ConnectionClosed, RequestTimeout):
             await runtime.connection.request(protocol.SHUTDOWN, {}, timeout=SHUTDOWN_GRACE_S)
+            self.shutdown_answered = True
         process = runtime.process
         if process is None:  # in-process: the runtime stops serving after answering shutdown
             runtime.connection.close()
             await asyncio.gather(*runtime.tasks, return_exceptions=True)
+            self.stopped_by = "in-process"
             return
+        self.stopped_by = "shutdown"
         if await _exited_within(process, SHUTDOWN_GRACE_S):
             return
         log.warning("[%s] did not exit after shutdown; sending SIGTERM", self.name)
+        self.stopped_by = "SIGTERM"
         _kill_group(process, signal.SIGTERM)
         if await _exited_within(process, TERM_GRACE_S):
             return
         log.warning("[%s] did not exit after SIGTERM; sending SIGKILL", self.name)
+        self.stopped_by = "SIGKILL"
         _kill_group(process, signal.SIGKILL)
         await process.wait()
 

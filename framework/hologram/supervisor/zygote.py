@@ -12,6 +12,9 @@ supervisor cannot tell the two paths apart.
 Whenever the zygote cannot serve a request — not started yet and failing to start, dead, different
 interpreter start-up settings, a request too big — `spawn_module` returns None and the caller spawns the
 classic way; a dead zygote is restarted lazily on the next module spawn. `HOLOGRAM_ZYGOTE=0` turns it off.
+So does a change of the site directories' `.pth` files since the zygote started (`hologram plugin add` of an
+editable plugin adds one): its forks would lack the new `sys.path` entries a fresh `python -m` reads, so module
+plugins are spawned the classic way from then on (the zygote cannot be replaced: its children die with it).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hologram.base import sitepaths
 from hologram.rpc.streams import open_pipe_streams
 from hologram.supervisor.environment import PLUGIN_FIXED_ENV, scrubbed_environ
 
@@ -128,10 +132,18 @@ class ZygoteServer:
     loop, and it moves to a new loop when one starts spawning (each test's `asyncio.run`).
     """
 
-    def __init__(self, popen: subprocess.Popen[bytes], sock: socket.socket, key: tuple[tuple[str, str], ...]) -> None:
+    def __init__(
+        self,
+        popen: subprocess.Popen[bytes],
+        sock: socket.socket,
+        key: tuple[tuple[str, str], ...],
+        site: sitepaths.Fingerprint = (),
+    ) -> None:
         self.popen = popen
         self.sock = sock
         self.key = key
+        self.site = site  # the .pth files when it started: its sys.path is that of a fresh interpreter then
+        self.site_changed = False
         self.alive = True
         self.loop: asyncio.AbstractEventLoop | None = None
         self.ready: asyncio.Future[int] | None = None
@@ -147,6 +159,7 @@ class ZygoteServer:
     def launch(cls, env: Mapping[str, str]) -> ZygoteServer:
         """The zygote process, started; no event loop needed (`prestart` runs before there is one). Call from
         the thread that lives as long as the kernel: PR_SET_PDEATHSIG follows the thread that forked it."""
+        site = sitepaths.fingerprint()  # before the start: a .pth added meanwhile only makes it look stale
         kernel_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         argv = [sys.executable, "-m", MAIN_MODULE, str(zygote_end.fileno()), str(os.getpid())]
         argv = under_setpriv(argv)
@@ -172,7 +185,18 @@ class ZygoteServer:
             os.close(log_w)
         threading.Thread(target=_log_and_reap, args=(log_r, popen), name="zygote-log", daemon=True).start()
         kernel_end.setblocking(False)
-        return cls(popen, kernel_end, startup_key(env))
+        return cls(popen, kernel_end, startup_key(env), site)
+
+    def serves_this_site(self) -> bool:
+        """False once the site directories' `.pth` files differ from those it started with (said once)."""
+        if not self.site_changed and sitepaths.fingerprint() != self.site:
+            self.site_changed = True
+            log.info(
+                "the site directories' .pth files changed since zygote %d started: module plugins are spawned "
+                "the classic way from now on",
+                self.popen.pid,
+            )
+        return not self.site_changed
 
     async def until_ready(self) -> ZygoteServer:
         """Bind to the running loop and wait for the zygote's "ready" (it waits in the socket if it came
@@ -417,7 +441,8 @@ class _Registry:
         if current is None:
             return None
         current.bind(loop)
-        return current if current.alive and current.key == startup_key(env) else None
+        usable = current.alive and current.key == startup_key(env) and current.serves_this_site()
+        return current if usable else None
 
 
 _registry = _Registry()

@@ -82,6 +82,7 @@ PRELOAD_OPTIONAL = (
     # http too since it serves on h11 alone (hologram_plugins/http/http11.py): 10.0 -> 7.5 MB, the others
     # +0.2 MB each for their share of the zygote's extra pages, the total -0.9 MB; with uvicorn it was +4 MB in
     # the zygote for -3 MB in http. None of these does anything at import but define (tests/guard holds it).
+    "hologram_plugins.a2a",  # defines its plugin, its mount and a lazy app; the a2a-sdk loads on the first request
     "hologram_plugins.calendar",
     "hologram_plugins.code",
     "hologram_plugins.files",
@@ -90,6 +91,7 @@ PRELOAD_OPTIONAL = (
     # +0.5 MB private in http for the life of the process (9.6 -> 9.1 MB after serving, the tree's total the
     # same: tools/bench/sweep.py --only turn,footprint).
     "hologram_plugins.http.openai_api",
+    "hologram_plugins.mcp",  # its config and a lazy /mcp app; the MCP SDK loads only with a server configured
     "hologram_plugins.notes",
     "hologram_plugins.rss",
     "hologram_plugins.shell",

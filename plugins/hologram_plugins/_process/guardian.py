@@ -329,7 +329,8 @@ def main(args: list[str]) -> int:
     except (ValueError, IndexError, AttributeError) as exc:
         os.write(2, f"guardian: {exc}\n".encode())
         return 2
-    os.set_inheritable(options.report_fd, False)
+    if options.report_fd >= 0:  # -1: no report (a long-lived server's guardian: the mcp plugin)
+        os.set_inheritable(options.report_fd, False)
     prctl = load_prctl()
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     prctl(PR_SET_PDEATHSIG, SIGTERM)

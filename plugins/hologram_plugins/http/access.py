@@ -133,8 +133,9 @@ def _bearer_token(scope: Scope) -> str | None:
 class AccessControl:
     """ASGI middleware in front of the whole app (pure ASGI: SSE streams pass through unbuffered)."""
 
-    def __init__(self, app: ASGIApp, token: str, *, tls: bool) -> None:
+    def __init__(self, app: ASGIApp, token: str, *, tls: bool, api: Callable[[str], bool] | None = None) -> None:
         self.app = app
+        self.api = api  # paths answered in JSON although not under /api (other plugins' mounted routes)
         self._token = token.encode()
         self.tls = tls
         self.hosts: frozenset[str] = frozenset()  # set once the port is known (it may be ephemeral)
@@ -152,9 +153,10 @@ class AccessControl:
         path: str = scope.get("path", "")
         method: str = scope.get("method", "GET")
         host = (_header(scope, b"host") or "").lower()
+        api = self.api is not None and self.api(path)
         if host not in self.hosts:
             await _refuse(
-                scope, send, 403, "forbidden", "this server answers only to its own address (the Host header)"
+                scope, send, 403, "forbidden", "this server answers only to its own address (the Host header)", api=api
             )
             return
         if path == "/" and method in ("GET", "HEAD"):
@@ -168,17 +170,19 @@ class AccessControl:
         bearer = _bearer_token(scope)
         if bearer is not None:
             if not self._matches(bearer):
-                await _refuse(scope, send, 401, "unauthorized", "wrong token")
+                await _refuse(scope, send, 401, "unauthorized", "wrong token", api=api)
                 return
         elif self._matches(_cookie_token(scope)):
             if method not in SAFE_METHODS:
                 origin = _header(scope, b"origin")
                 own = f"{'https' if self.tls else 'http'}://{host}"
                 if origin is None or origin.lower() != own:
-                    await _refuse(scope, send, 403, "forbidden", "cross-origin request refused (the Origin header)")
+                    await _refuse(
+                        scope, send, 403, "forbidden", "cross-origin request refused (the Origin header)", api=api
+                    )
                     return
         else:
-            await _refuse(scope, send, 401, "unauthorized", "no access token")
+            await _refuse(scope, send, 401, "unauthorized", "no access token", api=api)
             return
         await self.app(scope, receive, send)
 
@@ -198,22 +202,24 @@ class AccessControl:
         await send({"type": "http.response.body", "body": b""})
 
 
-async def _refuse(scope: Scope, send: Send, status: int, code: str, message: str) -> None:
-    """401/403 in the shape the caller reads: OpenAI's for /v1, ours for /api, a small page otherwise."""
+async def _refuse(scope: Scope, send: Send, status: int, code: str, message: str, *, api: bool = False) -> None:
+    """401/403 in the shape the caller reads: OpenAI's for /v1, ours for /api and other plugins' routes (A2A,
+    /mcp: ``api``), a small page otherwise (a browser)."""
     path: str = scope.get("path", "")
+    page = not (path.startswith(("/api", "/v1", "/.well-known/")) or api)
     hint = "; open the link `hologram up` printed, or run `hologram open`" if status == 401 else ""
     if path.startswith("/v1"):
         kind = "authentication_error" if status == 401 else "permission_error"
         body = json.dumps({"error": {"message": message + hint, "type": kind, "code": code}}).encode()
         ctype = b"application/json"
-    elif path.startswith("/api") or status == 403:
+    elif not page or status == 403:
         body = json.dumps({"error": {"code": code, "message": message + hint}}).encode()
         ctype = b"application/json"
     else:
         body = UNAUTHORIZED_PAGE.encode()
         ctype = b"text/html; charset=utf-8"
     headers = [(b"content-type", ctype), (b"content-length", str(len(body)).encode()), (b"cache-control", b"no-store")]
-    if status == 401 and path.startswith(("/v1", "/api")):
+    if status == 401 and not page:
         headers.append((b"www-authenticate", b'Bearer realm="hologram"'))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body if scope.get("method") != "HEAD" else b""})

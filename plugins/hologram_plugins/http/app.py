@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hologram import __version__
-from hologram.rpc import RpcError
+from hologram.rpc import APPLICATION_ERROR, RpcError
 from hologram_plugins.http.asgi import (
     App,
     HTTPError,
@@ -217,8 +217,13 @@ async def sessions(request: Request, channel: Channel) -> Response:
 @route("/api/sessions/{sid}", ["GET", "PATCH", "DELETE"])
 async def session(request: Request, channel: Channel) -> Response:
     sid = _session_id(request.path_params["sid"])
-    if request.method == "GET":
-        return json_response(await channel.turns("sessions_read", session=sid))
+    if request.method == "GET":  # ?limit=N&before=SEQ: a page of sessions/read (the page reads a title by limit=1)
+        paging: dict[str, int] = {}
+        if request.query_params.get("limit"):
+            paging["limit"] = _int_query(request, "limit", 50, 1, 500)
+        if request.query_params.get("before"):
+            paging["before"] = _int_query(request, "before", 1, 1, 2**63 - 1)
+        return json_response(await channel.turns("sessions_read", session=sid, **paging))
     if request.method == "PATCH":
         data = await read_object(request)
         title = field(data, "title", str, required=True)
@@ -278,6 +283,58 @@ async def plugin_action(request: Request, channel: Channel) -> Response:
     if action not in ("restart", "stop", "start"):
         raise BadRequest(f"no action {action[:40]!r}; use restart, stop or start", 404, "not_found")
     return json_response(await channel.call("kernel.plugins", action, name=_plugin_name(request)))
+
+
+# -- plugins added and removed at run time (kernel.plugins inventory/add/remove, as `hologram plugin …`) ------
+
+
+@route("/api/plugins/inventory", ["GET"])
+async def plugins_inventory(request: Request, channel: Channel) -> Response:
+    """`hologram plugin list` as data: every plugin the project knows of, installed vs locked vs running."""
+    return json_response(await channel.call("kernel.plugins", "inventory"))
+
+
+def _confirm(data: dict[str, Any]) -> dict[str, str]:
+    """``confirm``: the preview's value (do it), or absent (only preview)."""
+    confirm = field(data, "confirm", str)
+    if confirm is None:
+        return {}
+    if not confirm or len(confirm) > 200 or not confirm.isprintable():
+        raise BadRequest("confirm: the `confirm` value of the preview's answer, or left out to preview")
+    return {"confirm": confirm}
+
+
+async def _change(channel: Channel, method: str, params: dict[str, Any]) -> Response:
+    """An add or remove; the kernel refusing it (the resolver's or pip's error, a stale confirmation) is a
+    422 with the kernel's own text — the same as the CLI prints — and nothing changed."""
+    try:
+        return json_response(await channel.call("kernel.plugins", method, **params))
+    except RpcError as exc:
+        if exc.code == APPLICATION_ERROR:
+            return error(422, "refused", exc.message)
+        raise
+
+
+@route("/api/plugins/add", ["POST"])
+async def plugins_add(request: Request, channel: Channel) -> Response:
+    """Preview (no ``confirm``) or add ``target``: an absolute path on the kernel's machine, or PACKAGE[==VERSION]."""
+    data = await read_object(request)
+    target = field(data, "target", str, required=True).strip()
+    if not target:
+        raise BadRequest("target: empty; send an absolute path on the kernel's machine, or PACKAGE[==VERSION]")
+    if len(target) > 4096 or not target.isprintable():
+        raise BadRequest("target: a path or a package name, at most 4096 printable characters")
+    return await _change(channel, "add", {"target": target, **_confirm(data)})
+
+
+@route("/api/plugins/remove", ["POST"])
+async def plugins_remove(request: Request, channel: Channel) -> Response:
+    """Preview (no ``confirm``) or remove the plugin ``name`` that `add` brought."""
+    data = await read_object(request)
+    name = field(data, "name", str, required=True)
+    if not name or len(name) > 100 or not name.isprintable():
+        raise BadRequest("name: the name of a plugin `add` brought (the Plugins table's first column)")
+    return await _change(channel, "remove", {"name": name, **_confirm(data)})
 
 
 def _int_query(request: Request, name: str, default: int, low: int, high: int) -> int:
@@ -383,10 +440,12 @@ def _openai_route(path: str, methods: tuple[str, ...]) -> Route:
     return Route(path, endpoint, methods=list(methods))
 
 
-def build_app(channel: Channel) -> App:
+def build_app(channel: Channel, mounts: Any = None) -> App:
+    """The app; ``mounts`` (`routes.Mounts`) serves the paths other plugins mounted through ``http.routes``."""
     routes = [
         Route("/", index, methods=["GET", "HEAD"]),
         *ROUTES,
         *(_openai_route(path, methods) for path, methods in OPENAI_ROUTES),
     ]
-    return App(routes, StaticFiles("/static", STATIC), http_error=_http_error, crash=_crash, channel=channel)
+    static = StaticFiles("/static", STATIC)
+    return App(routes, static, http_error=_http_error, crash=_crash, channel=channel, mounts=mounts)

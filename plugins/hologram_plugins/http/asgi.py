@@ -225,8 +225,10 @@ class App:
         http_error: ErrorHandler,
         crash: ErrorHandler,
         channel: Any,
+        mounts: Any = None,
     ) -> None:
         self.routes = routes
+        self.mounts = mounts  # other plugins' routes (`routes.Mounts`): any path under a mounted prefix
         self.static = static
         self.http_error = http_error
         self.crash = crash
@@ -267,6 +269,9 @@ class App:
                 continue
             request.path_params = params
             return await route.endpoint(request)
+        owner = self.mounts.find(request.path) if self.mounts is not None else None
+        if owner is not None:
+            return await self.mounts.forward(request, owner)  # type: ignore[no-any-return]
         if request.path.startswith(self.static.prefix):
             if request.method not in ("GET", "HEAD"):
                 raise HTTPError(405)

@@ -10,10 +10,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hologram.sdk import StartRefused
+
 LOOPBACK_NAMES = ("localhost",)
+# the server's timeouts and caps: checked by `HttpSettings` (types, ranges) before `from_config` sees them
+SERVER_KEYS = ("header_timeout_s", "min_body_rate", "body_timeout_s", "keep_alive_s", "max_connections_per_client")
 MAX_BODY_BYTES = 8 * 1024 * 1024  # the largest body a route accepts (the OpenAI-compatible API's)
 STREAM_QUEUE_BYTES = 8 * 1024 * 1024  # events waiting for one client beyond a replay it is being sent
 REASONING_BYTES = 4 * 1024 * 1024  # a non-streamed /v1 answer's reasoning, assembled from its deltas
+ROUTE_TIMEOUT_S = 600.0  # a blocking A2A SendMessage answers when its turn ends: minutes, with tool calls
 
 
 class HttpSettings(BaseModel):
@@ -45,10 +50,28 @@ class HttpSettings(BaseModel):
     openai_reasoning_bytes: int = Field(
         REASONING_BYTES, ge=0, description="A non-streamed /v1 answer's reasoning_content is cut after this."
     )
+    header_timeout_s: float = Field(
+        10.0, gt=0, description="A request head not complete this long after its first byte: 408 and close."
+    )
+    min_body_rate: int = Field(
+        1024, ge=1, description="Bytes a second a request body must average (after body_timeout_s); slower: 408."
+    )
+    body_timeout_s: float = Field(10.0, gt=0, description="The head start a request body gets before min_body_rate.")
+    keep_alive_s: float = Field(5.0, gt=0, description="An idle connection is closed after this many seconds.")
+    max_connections_per_client: int = Field(
+        256, ge=1, description="Open connections one client address may hold; a request on one more: 429 and close."
+    )
+    route_timeout_s: float = Field(
+        ROUTE_TIMEOUT_S,
+        gt=0,
+        le=3600,
+        description="How long a plugin's mounted route (A2A, /mcp) may take to start its answer before a 504.",
+    )
 
 
-class ConfigError(ValueError):
-    """A ``[plugins.http]`` value that cannot work; the message names the key, the value's problem, the fix."""
+class ConfigError(StartRefused, ValueError):
+    """A ``[plugins.http]`` value that cannot work; the message names the key, the value's problem, the fix.
+    The plugin does not start and is not restarted (the same value would fail again)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +82,12 @@ class HttpConfig:
     tls_certfile: str = ""
     tls_keyfile: str = ""
     max_body_bytes: int = MAX_BODY_BYTES  # the server refuses a larger request body with a 413
+    header_timeout_s: float = 10.0  # the rest: `http11.Limits`, whose defaults these are
+    min_body_rate: int = 1024
+    body_timeout_s: float = 10.0
+    keep_alive_s: float = 5.0
+    max_connections_per_client: int = 256
+    route_timeout_s: float = ROUTE_TIMEOUT_S  # a mounted route's plugin must start its answer within this
 
     @property
     def tls(self) -> bool:
@@ -96,7 +125,10 @@ class HttpConfig:
                 f"{where} max_body_bytes: must be a whole number of bytes, at least 1 (default {MAX_BODY_BYTES}), "
                 f"not {max_body!r}"
             )
-        made = cls(host.strip(), port, insecure, files["tls_certfile"], files["tls_keyfile"], max_body)
+        made = cls(
+            host.strip(), port, insecure, files["tls_certfile"], files["tls_keyfile"], max_body,
+            **{key: config[key] for key in (*SERVER_KEYS, "route_timeout_s") if key in config},
+        )  # fmt: skip
         if not made.loopback and not made.tls and not made.allow_insecure_remote:
             raise ConfigError(
                 f"{where} host = {made.host!r} is reachable from other machines: set tls_certfile and "

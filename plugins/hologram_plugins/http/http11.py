@@ -20,8 +20,12 @@ What uvicorn leaves to a proxy in front of it, held here because the plugin face
 each a constructor parameter with uvicorn's or nginx's default): a request line over 8 KiB is a 414, a header
 block over 64 KiB or with over 100 headers a 431, a body over ``[plugins.http] max_body_bytes`` a 413 before
 the app reads it (no ``100 Continue`` for it), a request head not complete 10 s after its first byte
-(slowloris) a 408 and a close, ``Content-Length`` together with ``Transfer-Encoding`` a 400 and a close
-(RFC 9112 6.1: h11 would frame by the chunks, a proxy before it by the length). A refused or malformed request
+(slowloris) a 408 and a close, a body that falls behind ``min_body_rate`` after a ``body_timeout`` head start a
+408 and a close (the clock stops while the app is not reading), a request on a connection beyond
+``max_connections_per_client`` of its address a 429 and a close, an idle connection — also one that never
+sends a request, which uvicorn keeps — closed after the keep-alive, ``Content-Length`` together with
+``Transfer-Encoding`` a 400 and a close (RFC 9112 6.1: h11 would frame by the chunks, a proxy before it by the
+length). The limits are ``[plugins.http]`` settings (config.py). A refused or malformed request
 is logged once per client address a minute, with at most 200 bytes of it, escaped. The listen backlog is
 passed to asyncio, which would otherwise set its own 100 on the socket again.
 
@@ -78,7 +82,12 @@ class Limits:
     """What one client may make the server hold. The defaults: nginx's request line and header block (8 KiB,
     64 KiB), Apache's header count (100), uvicorn's keep-alive (5 s), a header timeout between nginx's 60 s and
     what a browser on loopback needs (well under 1 s); the body limit is the largest any route accepts (the
-    OpenAI-compatible API's 8 MiB), so the server refuses only what every route would."""
+    OpenAI-compatible API's 8 MiB), so the server refuses only what every route would. A body must come at
+    1 KiB/s on average after a 10 s head start (Apache's ``RequestReadTimeout body=10,MinRate=…`` shape: a
+    slow link is fine, a body dribbled to hold the connection is not); the clock stops while the app is not
+    reading (the server paused, not the client) and, with ``Expect: 100-continue``, until the 100 went out.
+    Connections per client address: a cap well above a browser's six per host and the CLI's few, since on
+    loopback every local client shares 127.0.0.1."""
 
     max_request_line: int = 8 * 1024  # bytes of "METHOD TARGET HTTP/1.1"; over: 414
     max_header_bytes: int = 64 * 1024  # bytes of the whole request head; over: 431 (414 if still on its first line)
@@ -86,6 +95,9 @@ class Limits:
     max_body_bytes: int = 8 * 1024 * 1024  # request body; over: 413, before the app reads it
     header_timeout: float = 10.0  # seconds from a head's first byte to its end; over: 408 and close
     keep_alive: float = 5.0  # seconds an idle connection stays open between requests
+    min_body_rate: int = 1024  # bytes a second a body must average while the server reads it …
+    body_timeout: float = 10.0  # … after this head start; behind that: 408 and close (Apache's mod_reqtimeout)
+    max_connections_per_client: int = 256  # open connections of one client address; over: 429 and close
 
 
 class Server:
@@ -109,6 +121,7 @@ class Server:
         self.started = False
         self._server: asyncio.AbstractServer | None = None
         self._warned: dict[str, list[float]] = {}  # client host -> [when logged, refusals not logged since]
+        self.per_host: dict[str, int] = {}  # client host -> its open connections
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -176,6 +189,10 @@ class Connection(asyncio.Protocol):
         self.writable = asyncio.Event()
         self.writable.set()
         self.reading_paused = False
+        self.over_cap = False  # opened while its address had `max_connections_per_client` open
+        self.body_timer: asyncio.TimerHandle | None = None  # the body's rate clock, while a body is read
+        self.body_since = 0.0  # when the clock (re)started
+        self.body_bytes = 0  # body bytes received since then
         self.local: tuple[str, int] | None = None
         self.remote: tuple[str, int] | None = None
         self.scheme = "http"
@@ -188,11 +205,22 @@ class Connection(asyncio.Protocol):
         self.local = _address(transport.get_extra_info("sockname"))
         self.remote = _address(transport.get_extra_info("peername"))
         self.scheme = "https" if transport.get_extra_info("sslcontext") is not None else "http"
+        host = self.remote[0] if self.remote else ""
+        open_ = self.server.per_host.get(host, 0)
+        self.server.per_host[host] = open_ + 1
+        self.over_cap = open_ >= self.limits.max_connections_per_client  # its request is answered 429
         self._arm(self.limits.keep_alive)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.server.connections.discard(self)
+        host = self.remote[0] if self.remote else ""
+        left = self.server.per_host.get(host, 1) - 1
+        if left > 0:
+            self.server.per_host[host] = left
+        else:
+            self.server.per_host.pop(host, None)
         self._disarm()
+        self.stop_body_clock()
         if self.conn.our_state is not h11.ERROR:
             with contextlib.suppress(h11.LocalProtocolError):
                 self.conn.send(h11.ConnectionClosed())
@@ -249,10 +277,15 @@ class Connection(asyncio.Protocol):
                     self._refuse(*problem)
                     return
                 self._start_cycle(event)
+                if self.conn.their_state is h11.SEND_BODY and not self.cycle_waiting_for_100():
+                    self.start_body_clock()
             elif isinstance(event, h11.Data):
                 if self.conn.our_state is h11.DONE or self.cycle is None:
                     continue  # the response is out: the rest of the body is read and dropped
                 self.cycle.received += len(event.data)
+                self.body_bytes += len(event.data)
+                if self.body_timer is None and not self.reading_paused:  # sent without waiting for the 100
+                    self.start_body_clock()
                 if self.cycle.received > self.limits.max_body_bytes:
                     self._body_too_large(self.cycle)
                     return
@@ -261,6 +294,7 @@ class Connection(asyncio.Protocol):
                     self.pause_reading()
                 self.cycle.message.set()
             elif isinstance(event, h11.EndOfMessage):
+                self.stop_body_clock()
                 if self.conn.our_state is h11.DONE:
                     self.resume_reading()
                     self.conn.start_next_cycle()
@@ -284,6 +318,12 @@ class Connection(asyncio.Protocol):
             return 431, f"the request head is {head} bytes; at most {limits.max_header_bytes} are accepted"
         if len(request.headers) > limits.max_headers:
             return 431, f"the request has {len(request.headers)} headers; at most {limits.max_headers} are accepted"
+        if self.over_cap:
+            cap = limits.max_connections_per_client
+            return 429, (
+                f"this client address has over {cap} connections open to the server; close some "
+                "([plugins.http] max_connections_per_client in settings.toml)"
+            )
         names = {name for name, _ in request.headers}  # h11 gives them lower-case
         if b"content-length" in names and b"transfer-encoding" in names:
             return 400, "the request has both Content-Length and Transfer-Encoding; send one of them"
@@ -385,11 +425,52 @@ class Connection(asyncio.Protocol):
         if self.transport is not None and not self.reading_paused:
             self.reading_paused = True
             self.transport.pause_reading()
+            self.stop_body_clock()  # the app is not reading: the client is not the slow one
 
     def resume_reading(self) -> None:
         if self.transport is not None and self.reading_paused:
             self.reading_paused = False
             self.transport.resume_reading()
+            if self.conn.their_state is h11.SEND_BODY and not self.cycle_waiting_for_100():
+                self.start_body_clock()
+
+    def cycle_waiting_for_100(self) -> bool:
+        """The client waits for ``100 Continue`` (sent when the app first reads): its body cannot be late yet."""
+        return self.cycle is not None and self.cycle.waiting_for_100
+
+    # -- the body's rate ----------------------------------------------------------------------------------
+
+    def start_body_clock(self) -> None:
+        """(Re)start the body's clock: from now, `min_body_rate` a second after a `body_timeout` head start."""
+        self.stop_body_clock()
+        self.body_since, self.body_bytes = self.loop.time(), 0
+        self.body_timer = self.loop.call_at(self.body_since + self.limits.body_timeout, self._body_check)
+
+    def stop_body_clock(self) -> None:
+        if self.body_timer is not None:
+            self.body_timer.cancel()
+            self.body_timer = None
+
+    def _body_check(self) -> None:
+        """Due: the body is behind its rate now (408, or a close once a response started), or it earned more
+        time with what it sent (checked again then; one timer a body, not one per chunk)."""
+        self.body_timer = None
+        limits = self.limits
+        due = self.body_since + limits.body_timeout + self.body_bytes / max(1, limits.min_body_rate)
+        if self.loop.time() < due:
+            self.body_timer = self.loop.call_at(due, self._body_check)
+            return
+        if self.transport is None or self.transport.is_closing():
+            return
+        cycle = self.cycle
+        if cycle is None or cycle.started or cycle.complete:
+            self.close()
+            return
+        cycle.disconnected = True  # the app's receive() answers http.disconnect, its sends are dropped
+        cycle.started = cycle.complete = True
+        cycle.message.set()
+        self._refuse(408, f"the request body came slower than {limits.min_body_rate} bytes a second (after a "
+                          f"{limits.body_timeout:g} s head start)")  # fmt: skip
 
     def shutdown(self) -> None:
         """The server stops: close now if idle, else once the response in flight is out."""
@@ -463,6 +544,7 @@ class Cycle:
         if self.waiting_for_100 and not transport.is_closing():
             transport.write(self.conn.send(h11.InformationalResponse(status_code=100, headers=[])) or b"")
             self.waiting_for_100 = False
+            self.connection.start_body_clock()  # now the client sends its body: its rate counts
         if not self.disconnected and not self.complete:
             self.connection.resume_reading()
             await self.message.wait()
@@ -520,7 +602,7 @@ class Cycle:
         self.connection.close()
 
 
-_CODES = {408: "timeout", 413: "too_large", 414: "too_large", 431: "too_large"}
+_CODES = {408: "timeout", 413: "too_large", 414: "too_large", 429: "too_many_connections", 431: "too_large"}
 
 
 def _printable(text: str) -> str:

@@ -14,6 +14,7 @@ import ssl
 from pathlib import Path
 from typing import Any
 
+from hologram.sdk import StartRefused
 from hologram_plugins.http.config import HttpConfig
 from hologram_plugins.http.http11 import BACKLOG, Limits, Server
 
@@ -23,8 +24,9 @@ INFO_FILE = "http.json"
 GRACE_S = 2.0  # what a response in flight gets to finish when the plugin stops
 
 
-class PortInUse(OSError):
-    pass
+class PortInUse(StartRefused):
+    """The port is taken: the plugin does not start (no restart loop: the port stays taken until a person
+    acts); the kernel logs the message as one line, and `hologram up` shows it."""
 
 
 def bind(config: HttpConfig) -> socket.socket:
@@ -37,9 +39,10 @@ def bind(config: HttpConfig) -> socket.socket:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
             raise PortInUse(
-                f"port {config.port} is in use: hologram up --port N, or [plugins.http] port in settings.toml"
+                f"port {config.port} is in use: hologram up --port N, or [plugins.http] port in settings.toml; "
+                "or free it and run `hologram plugin restart http`"
             ) from None
-        raise OSError(
+        raise StartRefused(
             f"cannot listen on {config.host}:{config.port}: {exc.strerror}; check [plugins.http] host"
         ) from None
     sock.listen(BACKLOG)  # asyncio sets it again when it starts serving: `Server` passes it on
@@ -52,7 +55,13 @@ def tls_context(config: HttpConfig) -> ssl.SSLContext | None:
     if not config.tls:
         return None
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(config.tls_certfile, config.tls_keyfile or None)
+    try:
+        context.load_cert_chain(config.tls_certfile, config.tls_keyfile or None)
+    except (OSError, ssl.SSLError) as exc:  # the same files would fail again: say so once, no restart loop
+        raise StartRefused(
+            f"settings.toml [plugins.http] tls_certfile/tls_keyfile: cannot be loaded ({exc}); give a PEM "
+            "certificate and its private key"
+        ) from None
     return context
 
 
@@ -66,7 +75,15 @@ class HttpServer:
         scheme = "https" if config.tls else "http"
         shown = f"[{config.host}]" if ":" in config.host else config.host
         self.url = f"{scheme}://{shown}:{self.port}"
-        self.server = Server(app, self.sock, context, Limits(max_body_bytes=config.max_body_bytes))
+        limits = Limits(
+            max_body_bytes=config.max_body_bytes,
+            header_timeout=config.header_timeout_s,
+            keep_alive=config.keep_alive_s,
+            min_body_rate=config.min_body_rate,
+            body_timeout=config.body_timeout_s,
+            max_connections_per_client=config.max_connections_per_client,
+        )
+        self.server = Server(app, self.sock, context, limits)
 
     async def start(self) -> None:
         await self.server.start()

@@ -35,7 +35,12 @@ def guard(ctx: dict[str, Any]) -> dict[str, Any] | None:
 
 @plugin.stage("on_input")
 def ping(ctx: dict[str, Any]) -> dict[str, Any] | None:
-    return {"respond": "pong"} if ctx["input"].strip() == "ping" else None
+    text = ctx["input"].strip()
+    if text == "ping":
+        return {"respond": "pong"}
+    if text == "answer for me":  # e2e-inproc's before_output signs it: output stages run after a respond
+        return {"respond": "sign me"}
+    return None
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ class PeerError(RuntimeError):
 
 
 class MockProcess:
-    """The strict mock (`tools/mock_llm`) in a process of its own, so its CPU is not the peer's and the
+    """The strict mock (`hologram.testing.mock_llm`) in a process of its own, so its CPU is not the peer's and the
     peers reach it over real HTTP as they would a vendor. Every request answers with `reply` (a plain
     text step): the measured turns use no tools, so a peer's extra requests (OpenClaw's `user` message
     after tool results, a title request) are answered too and show up as requests, not as a new turn."""

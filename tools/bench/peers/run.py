@@ -5,7 +5,7 @@
 
 Like uv's benchmarks against pip and poetry: each peer is installed as a newcomer would (pip into a venv
 of its own; npm for OpenClaw, with the `node@24` package for the Node it requires) into a throwaway
-directory (`--dir`; nothing lands in the repository), pointed at the strict mock (`tools/mock_llm`, run
+directory (`--dir`; nothing lands in the repository), pointed at the strict mock (`hologram.testing.mock_llm`, run
 out of process, answering every request with "hello") and measured: the request a one-word "hello"
 costs (from what the mock receives), idle PSS of the whole process tree after one turn, launch until
 ready, launch until the first answer, a warm turn end to end, install size. A peer that cannot be

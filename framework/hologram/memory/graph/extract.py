@@ -28,6 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from hologram.memory.blocks import EventRecord
+from hologram.memory.bounds import indexed
 from hologram.memory.graph.store import Triple
 
 __all__ = ["DeterministicExtractor", "Span", "extract_chinese", "extract_english", "gate", "speaker_of"]
@@ -390,7 +391,7 @@ class DeterministicExtractor:
             if block.kind not in _READ_KINDS or not block.text.strip():
                 continue
             default = (record.partner or "user") if block.kind == "input" else "assistant"
-            speaker, text = speaker_of(block.text, default)
+            speaker, text = speaker_of(indexed(block.text), default)  # bounded work per event (bounds.py)
             spans = extract_chinese(text, speaker) if _HAN.search(text) else []
             spans += extract_english(text, speaker)
             out += [

@@ -27,6 +27,7 @@ import jsonschema
 
 from hologram.llm import ChatRequest, ChatResult, Message
 from hologram.memory.blocks import EventRecord
+from hologram.memory.bounds import indexed
 from hologram.memory.graph.extract import gate, speaker_of
 from hologram.memory.graph.store import Triple
 
@@ -123,7 +124,7 @@ class LLMExtractor:
             if block.kind not in _READ_KINDS or not block.text.strip():
                 continue
             default = (record.partner or "user") if block.kind == "input" else "assistant"
-            speaker, text = speaker_of(block.text, default)
+            speaker, text = speaker_of(indexed(block.text), default)  # the model reads what memory indexes
             lines.append(f"[{len(shown)}] {block.kind} by {speaker}:\n{text}")
             shown.append(i)
         request = ChatRequest(

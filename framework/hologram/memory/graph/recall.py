@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from hologram.memory.bounds import indexed
 from hologram.memory.graph.store import Triple, entity_key
 from hologram.memory.scene_hint import SCENE_PREFERENCE, SceneHint
 from hologram.memory.tokenizer import tokenize
@@ -191,13 +192,13 @@ def triple_text(t: Triple) -> str:
 
 def words(text: str) -> list[str]:
     """The input's content words, case-folded (block search: plain substrings of the stored text)."""
-    return [w for w in (m.group().casefold() for m in _WORD.finditer(text)) if w not in _STOP and len(w) > 1]
+    return [w for w in (m.group().casefold() for m in _WORD.finditer(indexed(text))) if w not in _STOP and len(w) > 1]
 
 
 def terms(text: str) -> set[str]:
     """Index terms (stemmed English, jieba words or bigrams for Chinese) without stop words and single
     characters: what a triple and the input have in common (``WORD_BONUS``)."""
-    return {t for t in tokenize(text) if len(t) > 1 and t not in _STOP}
+    return {t for t in tokenize(indexed(text)) if len(t) > 1 and t not in _STOP}
 
 
 def mentions(text: str, keys: Mapping[str, str] | frozenset[str] | set[str]) -> list[str]:
@@ -206,6 +207,7 @@ def mentions(text: str, keys: Mapping[str, str] | frozenset[str] | set[str]) -> 
     if not keys:
         return []
     found: dict[str, None] = {}
+    text = indexed(text)
     tokens = [_POSSESSIVE.sub("", m.group()) for m in _WORD.finditer(text)]
     for n in range(_MAX_NGRAM, 0, -1):
         for i in range(len(tokens) - n + 1):

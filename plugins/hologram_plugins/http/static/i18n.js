@@ -1,6 +1,10 @@
 // Every string the page shows, in English and Simplified Chinese. The language comes from
 // navigator.language (zh* → zh-CN) unless the user picked one with the header switch (kept in localStorage).
-// Elements carry data-i18n="key" (text) or data-i18n-placeholder / data-i18n-title; app code calls t(key, vars).
+// Elements carry data-i18n="key" (text, with data-i18n-vars='{"name": value}' when the string has placeholders)
+// or data-i18n-placeholder / data-i18n-title / data-i18n-label; app code calls t(key, vars) or builds such elements with
+// hologram.el's `i18n` attribute. What the page shows is relabelled from these marks on a switch — old tool
+// cards and states included — so nothing drawn earlier stays in the other language. A var may itself be a
+// string of the table: {"t": "chat.by.http"} (who approved, a stop reason).
 "use strict";
 
 const STRINGS = {
@@ -25,6 +29,7 @@ const STRINGS = {
     "provider.thinking": "Thinking (DeepSeek)",
     "provider.context_window": "Context window (tokens)",
     "provider.timeout_s": "Timeout (seconds)",
+    "provider.thinking_on": "thinking",
     "btn.test": "Test",
     "btn.save": "Save",
     "btn.cancel": "Cancel",
@@ -68,12 +73,31 @@ const STRINGS = {
     "chat.approved": "Approved by {by}.",
     "chat.approved_session": "Approved by {by} for this session.",
     "chat.approved_always": "Approved by {by}, always (added to the approval rules).",
-    "chat.denied": "Denied by {by}{reason}.",
+    "chat.denied": "Denied by {by}.",
     "chat.cancelled": "Stopped.",
     "chat.error": "Error: {message}",
     "chat.stop_reason": "Ended: {reason}",
     "chat.session": "Session {id}",
     "chat.reconnecting": "Connection lost — reconnecting…",
+    "chat.new_conversation": "New conversation",
+    "chat.title_placeholder": "A title for this session",
+    "chat.jump_latest": "Jump to latest ↓",
+    "chat.waiting_approval": "waiting for approval",
+    "chat.state.ok": "ok",
+    "chat.state.error": "error",
+    "chat.state.denied": "denied",
+    "chat.state.skipped": "not run",
+    "chat.state.invalid": "invalid arguments",
+    "chat.state.answered": "answered",
+    "chat.state.unknown": "unknown",
+    "chat.state.unfinished": "not finished",
+    "chat.by.http": "the web page",
+    "chat.by.policy": "the approval rules",
+    "chat.by.kernel": "the kernel",
+    "chat.stop.max_steps": "the step limit was reached",
+    "chat.stop.denied": "every tool call was denied",
+    "chat.stop.respond": "a plugin answered",
+    "chat.stop.error": "an error",
     "sessions.title": "Sessions",
     "sessions.empty": "No sessions yet.",
     "sessions.col.title": "Title",
@@ -92,6 +116,10 @@ const STRINGS = {
     "approvals.empty": "No rule yet: every such call is asked.",
     "approvals.mode": "mode {mode}",
     "approvals.allow": "allowed: {allow}",
+    "approvals.mode.ask": "ask",
+    "approvals.mode.allow-list": "allow-list",
+    "approvals.mode.allow": "allow",
+    "approvals.mode.deny": "deny",
     "plugins.title": "Plugins",
     "plugins.col.name": "Plugin",
     "plugins.col.state": "State",
@@ -110,6 +138,73 @@ const STRINGS = {
     "plugins.config_set": "(set)",
     "plugins.config_unset": "(not set)",
     "plugins.action_failed": "{action} failed: {error}",
+    "plugins.state.waiting": "waiting",
+    "plugins.state.starting": "starting",
+    "plugins.state.ready": "ready",
+    "plugins.state.crashed": "crashed",
+    "plugins.state.stopping": "stopping",
+    "plugins.state.stopped": "stopped",
+    "plugins.state.failed": "failed",
+    "plugins.state.not_locked": "not in the lock: `hologram build` adds it",
+    "plugins.state.not_installed": "its manifest is gone: `hologram build` before the next `hologram up`",
+    "plugins.col.installed": "Installed",
+    "plugins.col.locked": "Locked",
+    "plugins.yes": "yes",
+    "plugins.no": "no",
+    "plugins.added.editable": "added, editable",
+    "plugins.added.path": "added, manifest directory",
+    "plugins.added.package": "added, package",
+    "btn.add_plugin": "Add a plugin…",
+    "btn.remove_plugin": "Remove",
+    "btn.confirm_add": "Add {names}",
+    "btn.confirm_remove": "Remove {names}",
+    "plugins.add_placeholder": "/full/path/on/the/kernel's/machine or package==version",
+    "plugins.add_intro": "A path is a directory on the machine the kernel runs on, written in full (/home/me/src/acme), not one on this computer; a name is a package pip installs there (acme, acme==1.2). You see what it provides, requires and may do, and the lock's changes, before anything changes.",
+    "plugins.previewing_add": "Checking {target} on the kernel's machine (pip may install it to read its manifest, and uninstalls it again)…",
+    "plugins.previewing_remove": "Checking what removing {target} changes…",
+    "plugins.confirm_add": "Add {names}?",
+    "plugins.confirm_remove": "Remove {names}?",
+    "plugins.from": "from",
+    "plugins.runs": "runs",
+    "plugins.runs.process": "its own process: {command}",
+    "plugins.runs.inproc": "inside the kernel process (in-process module {command})",
+    "plugins.provides": "provides",
+    "plugins.requires": "requires",
+    "plugins.tools": "tools",
+    "plugins.needs_approval": "need your approval",
+    "plugins.nothing": "nothing",
+    "plugins.none": "none",
+    "plugins.may_title": "It may:",
+    "plugins.may.process": "read and write your files and reach the network (a plugin process has your user's rights)",
+    "plugins.may.inproc": "run code inside the kernel, with everything the kernel holds (provider keys included)",
+    "plugins.may.approval": "call tools that need your approval each time: {names}",
+    "plugins.may.grant": "{grant} ({facility})",
+    "plugins.may.env": "run with environment variables {names}",
+    "plugins.may.stages": "see and change every turn at the stages {names}",
+    "plugins.grant.kernel.events": "publish events to every plugin",
+    "plugins.grant.kernel.llm": "read and change your LLM providers (never their keys)",
+    "plugins.grant.kernel.memory": "search what memory holds across sessions",
+    "plugins.grant.kernel.observe": "watch every turn's events",
+    "plugins.grant.kernel.plugins": "start, stop, add and remove plugins, read their logs",
+    "plugins.grant.kernel.sessions": "list and read your conversations",
+    "plugins.grant.kernel.settings": "read the kernel's settings",
+    "plugins.grant.kernel.tools": "list every plugin's tools",
+    "plugins.grant.kernel.turns": "start turns with the model on your behalf",
+    "plugins.change.starts": "Starts in the running kernel: {names}",
+    "plugins.change.restarts": "Restarts (its lock entry changes): {names}",
+    "plugins.change.stops": "Stops: {names}",
+    "plugins.change.others": "Every other plugin keeps running, with the same pid.",
+    "plugins.diff": "The lock's changes",
+    "plugins.adding": "Adding {names}: installing it, writing the lock, starting it in the running kernel…",
+    "plugins.removing": "Removing {names}: stopping it, writing the lock, uninstalling what its add installed…",
+    "plugins.added_ready": "{name}: {state} (pid {pid})",
+    "plugins.added_not_ready": "{name}: {state} — {reason}",
+    "plugins.removed": "Removed {names}.",
+    "plugins.not_added": "{target} was not added:",
+    "plugins.not_removed": "{target} was not removed:",
+    "time.seconds": "{s}s",
+    "time.minutes": "{m}m {s}s",
+    "time.hours": "{h}h {m}m",
     "memory.title": "Memory",
     "memory.sessions": "Sessions",
     "memory.l1": "L1 (recent events)",
@@ -168,6 +263,7 @@ const STRINGS = {
     "provider.thinking": "思考模式（DeepSeek）",
     "provider.context_window": "上下文窗口（token）",
     "provider.timeout_s": "超时（秒）",
+    "provider.thinking_on": "思考模式",
     "btn.test": "测试",
     "btn.save": "保存",
     "btn.cancel": "取消",
@@ -211,12 +307,31 @@ const STRINGS = {
     "chat.approved": "已由 {by} 批准。",
     "chat.approved_session": "已由 {by} 在本会话内批准。",
     "chat.approved_always": "已由 {by} 始终允许（已加入审批规则）。",
-    "chat.denied": "已由 {by} 拒绝{reason}。",
+    "chat.denied": "已由 {by} 拒绝。",
     "chat.cancelled": "已停止。",
     "chat.error": "错误：{message}",
     "chat.stop_reason": "结束：{reason}",
     "chat.session": "会话 {id}",
     "chat.reconnecting": "连接中断 —— 正在重连…",
+    "chat.new_conversation": "新对话",
+    "chat.title_placeholder": "会话标题",
+    "chat.jump_latest": "跳到最新 ↓",
+    "chat.waiting_approval": "等待批准",
+    "chat.state.ok": "完成",
+    "chat.state.error": "出错",
+    "chat.state.denied": "已拒绝",
+    "chat.state.skipped": "未运行",
+    "chat.state.invalid": "参数无效",
+    "chat.state.answered": "已作答",
+    "chat.state.unknown": "未知",
+    "chat.state.unfinished": "未完成",
+    "chat.by.http": "网页",
+    "chat.by.policy": "审批规则",
+    "chat.by.kernel": "内核",
+    "chat.stop.max_steps": "达到了步数上限",
+    "chat.stop.denied": "所有工具调用都被拒绝",
+    "chat.stop.respond": "由插件直接回答",
+    "chat.stop.error": "出错",
     "sessions.title": "会话",
     "sessions.empty": "还没有会话。",
     "sessions.col.title": "标题",
@@ -235,6 +350,10 @@ const STRINGS = {
     "approvals.empty": "还没有规则：每次这样的调用都会询问。",
     "approvals.mode": "模式 {mode}",
     "approvals.allow": "允许：{allow}",
+    "approvals.mode.ask": "询问",
+    "approvals.mode.allow-list": "白名单",
+    "approvals.mode.allow": "允许",
+    "approvals.mode.deny": "拒绝",
     "plugins.title": "插件",
     "plugins.col.name": "插件",
     "plugins.col.state": "状态",
@@ -253,6 +372,73 @@ const STRINGS = {
     "plugins.config_set": "（已设置）",
     "plugins.config_unset": "（未设置）",
     "plugins.action_failed": "{action} 失败：{error}",
+    "plugins.state.waiting": "等待中",
+    "plugins.state.starting": "启动中",
+    "plugins.state.ready": "就绪",
+    "plugins.state.crashed": "已崩溃",
+    "plugins.state.stopping": "停止中",
+    "plugins.state.stopped": "已停止",
+    "plugins.state.failed": "失败",
+    "plugins.state.not_locked": "不在锁文件中：`hologram build` 会加入它",
+    "plugins.state.not_installed": "它的清单已不在：下次 `hologram up` 之前先运行 `hologram build`",
+    "plugins.col.installed": "已安装",
+    "plugins.col.locked": "已锁定",
+    "plugins.yes": "是",
+    "plugins.no": "否",
+    "plugins.added.editable": "已添加，可编辑安装",
+    "plugins.added.path": "已添加，清单目录",
+    "plugins.added.package": "已添加，软件包",
+    "btn.add_plugin": "添加插件…",
+    "btn.remove_plugin": "移除",
+    "btn.confirm_add": "添加 {names}",
+    "btn.confirm_remove": "移除 {names}",
+    "plugins.add_placeholder": "内核所在机器上的完整路径，或 软件包==版本",
+    "plugins.add_intro": "路径指内核运行所在机器上的目录，要写完整（如 /home/me/src/acme），不是这台电脑上的；名称指 pip 在那台机器上安装的软件包（如 acme、acme==1.2）。在任何改动之前，你会先看到它提供什么、需要什么、可能做什么，以及锁文件的变化。",
+    "plugins.previewing_add": "正在内核所在的机器上检查 {target}（pip 可能先安装它以读取清单，随后再卸载）…",
+    "plugins.previewing_remove": "正在检查移除 {target} 会改变什么…",
+    "plugins.confirm_add": "添加 {names}？",
+    "plugins.confirm_remove": "移除 {names}？",
+    "plugins.from": "来源",
+    "plugins.runs": "运行方式",
+    "plugins.runs.process": "独立进程：{command}",
+    "plugins.runs.inproc": "在内核进程内（进程内模块 {command}）",
+    "plugins.provides": "提供",
+    "plugins.requires": "需要",
+    "plugins.tools": "工具",
+    "plugins.needs_approval": "需要你批准",
+    "plugins.nothing": "无",
+    "plugins.none": "无",
+    "plugins.may_title": "它可能会：",
+    "plugins.may.process": "读写你的文件并访问网络（插件进程拥有你这个用户的权限）",
+    "plugins.may.inproc": "在内核里运行代码，能接触内核持有的一切（包括模型服务的密钥）",
+    "plugins.may.approval": "调用每次都需要你批准的工具：{names}",
+    "plugins.may.grant": "{grant}（{facility}）",
+    "plugins.may.env": "带着这些环境变量运行：{names}",
+    "plugins.may.stages": "在这些阶段查看并修改每一轮对话：{names}",
+    "plugins.grant.kernel.events": "向所有插件发布事件",
+    "plugins.grant.kernel.llm": "读取并修改你的模型服务（永远看不到密钥）",
+    "plugins.grant.kernel.memory": "跨会话搜索记忆中的内容",
+    "plugins.grant.kernel.observe": "观察每一轮对话的事件",
+    "plugins.grant.kernel.plugins": "启动、停止、添加和移除插件，读取它们的日志",
+    "plugins.grant.kernel.sessions": "列出并读取你的对话",
+    "plugins.grant.kernel.settings": "读取内核的设置",
+    "plugins.grant.kernel.tools": "列出所有插件的工具",
+    "plugins.grant.kernel.turns": "以你的名义让模型开始新的一轮对话",
+    "plugins.change.starts": "将在运行中的内核里启动：{names}",
+    "plugins.change.restarts": "将重启（它在锁文件中的条目变了）：{names}",
+    "plugins.change.stops": "将停止：{names}",
+    "plugins.change.others": "其他插件继续运行，进程号不变。",
+    "plugins.diff": "锁文件的变化",
+    "plugins.adding": "正在添加 {names}：安装、写入锁文件、在运行中的内核里启动…",
+    "plugins.removing": "正在移除 {names}：停止它、写入锁文件、卸载添加时安装的内容…",
+    "plugins.added_ready": "{name}：{state}（进程号 {pid}）",
+    "plugins.added_not_ready": "{name}：{state} — {reason}",
+    "plugins.removed": "已移除 {names}。",
+    "plugins.not_added": "{target} 没有添加：",
+    "plugins.not_removed": "{target} 没有移除：",
+    "time.seconds": "{s} 秒",
+    "time.minutes": "{m} 分 {s} 秒",
+    "time.hours": "{h} 小时 {m} 分",
     "memory.title": "记忆",
     "memory.sessions": "会话",
     "memory.l1": "L1（近期事件）",
@@ -303,20 +489,40 @@ function detectLang() {
 
 let currentLang = detectLang();
 
-/** The string `key` in the current language with {name} placeholders filled from `vars`. */
+/** The string `key` in the current language with {name} placeholders filled from `vars` (a var that is
+ *  `{t: key, vars}` is itself translated). */
 function t(key, vars) {
   const table = STRINGS[currentLang] || STRINGS.en;
   let s = table[key] !== undefined ? table[key] : STRINGS.en[key] !== undefined ? STRINGS.en[key] : key;
-  if (vars) for (const [k, v] of Object.entries(vars)) s = s.split("{" + k + "}").join(String(v));
+  if (vars) {
+    for (const [k, v] of Object.entries(vars)) {
+      const value = v !== null && typeof v === "object" && typeof v.t === "string" ? t(v.t, v.vars) : String(v);
+      s = s.split("{" + k + "}").join(value);
+    }
+  }
   return s;
+}
+
+/** Mark `node` to show string `key` (with `vars`) and show it now; a switch of language relabels it. */
+function label(node, key, vars) {
+  node.dataset.i18n = key;
+  if (vars) node.dataset.i18nVars = JSON.stringify(vars); else delete node.dataset.i18nVars;
+  node.textContent = t(key, vars);
+  return node;
+}
+
+function varsOf(el) {
+  if (!el.dataset.i18nVars) return undefined;
+  try { return JSON.parse(el.dataset.i18nVars); } catch (e) { return undefined; }
 }
 
 /** Re-label every element marked with data-i18n* under `root`. */
 function applyI18n(root) {
   const scope = root || document;
-  scope.querySelectorAll("[data-i18n]").forEach((el) => { el.textContent = t(el.dataset.i18n); });
+  scope.querySelectorAll("[data-i18n]").forEach((el) => { el.textContent = t(el.dataset.i18n, varsOf(el)); });
   scope.querySelectorAll("[data-i18n-placeholder]").forEach((el) => { el.placeholder = t(el.dataset.i18nPlaceholder); });
   scope.querySelectorAll("[data-i18n-title]").forEach((el) => { el.title = t(el.dataset.i18nTitle); });
+  scope.querySelectorAll("[data-i18n-label]").forEach((el) => { el.dataset.label = t(el.dataset.i18nLabel); });
   document.documentElement.lang = currentLang;
 }
 
@@ -330,4 +536,4 @@ function setLang(lang) {
 
 function getLang() { return currentLang; }
 
-window.i18n = { t, applyI18n, setLang, getLang, STRINGS, LANGS };
+window.i18n = { t, label, applyI18n, setLang, getLang, STRINGS, LANGS };

@@ -1,4 +1,4 @@
-// The Sessions, Plugins and Memory tabs: tables over the native API, with their actions.
+// The Sessions and Memory tabs: tables over the native API, with their actions (the Plugins tab: plugins.js).
 "use strict";
 
 (function () {
@@ -12,101 +12,29 @@
     try { list = (await api("GET", "/api/sessions")).sessions; } catch (e) { H.showNotice(e.message); return; }
     document.getElementById("sessions-empty").hidden = list.length > 0;
     document.getElementById("sessions-body").replaceChildren(...list.map((s) => el("tr", { dataset: { session: s.id } },
-      el("td", { class: "title", text: s.title || t("sessions.untitled") }),
-      el("td", { text: H.formatTime(s.updated) }),
-      el("td", { text: String(s.events ?? "") }),
-      el("td", { text: s.channel || "" }),
+      el("td", { class: "title", text: s.title || undefined, i18n: s.title ? undefined : "sessions.untitled" }),
+      el("td", { class: "updated", i18nLabel: "sessions.col.updated", ...H.time(s.updated) }),
+      el("td", { class: "events", i18nLabel: "sessions.col.events", text: String(s.events ?? "") }),
+      el("td", { class: "channel", i18nLabel: "sessions.col.channel", text: s.channel || "" }),
       el("td", { class: "actions" },
-        el("button", { class: "open", text: t("btn.open"), onclick: () => { H.show("chat"); H.chat.open(s.id); } }),
-        el("button", { class: "rename", text: t("btn.rename"), onclick: async () => {
+        el("button", { class: "open", i18n: "btn.open", onclick: () => { H.show("chat"); H.chat.open(s.id); } }),
+        el("button", { class: "rename", i18n: "btn.rename", onclick: async () => {
           const title = window.prompt(t("sessions.rename_prompt"), s.title || "");
           if (title === null || !title.trim()) return;
           try { await api("PATCH", `/api/sessions/${enc(s.id)}`, { title: title.trim() }); } catch (e) { H.showNotice(e.message); }
           loadSessions();
         } }),
-        el("button", { class: "delete danger", text: t("btn.delete"), onclick: async () => {
+        el("button", { class: "delete danger", i18n: "btn.delete", onclick: async () => {
           if (!window.confirm(t("sessions.delete_confirm"))) return;
           try {
             await api("DELETE", `/api/sessions/${enc(s.id)}`);
             if (H.chat.current() === s.id) H.chat.open(null);
-          } catch (e) { H.showNotice(e.status === 409 ? t("sessions.busy") : e.message); }
+          } catch (e) { H.showNotice(e.status === 409 ? ["sessions.busy"] : e.message); }
           loadSessions();
         } })))));
   }
   document.getElementById("sessions-new").addEventListener("click", () => { H.show("chat"); H.chat.open(null); });
   H.register("sessions", { show: loadSessions, relabel: loadSessions });
-
-  // ---- Plugins ----
-  let logOf = null;
-
-  async function showLog(name) {
-    logOf = name;
-    document.getElementById("plugin-log-box").hidden = false;
-    document.getElementById("plugin-log-title").textContent = t("plugins.log_title", { name });
-    try {
-      const r = await api("GET", `/api/plugins/${enc(name)}/log?lines=200`);
-      const pre = document.getElementById("plugin-log");
-      pre.textContent = r.lines.length ? r.lines.join("\n") : t("plugins.log_empty");
-      pre.scrollTop = pre.scrollHeight;
-    } catch (e) { H.showNotice(e.message); }
-  }
-
-  // The plugin's configuration as its config model publishes it (the lock's `config-schema`): each key with
-  // its description, default and current value (a secret is shown as set / not set, never its value).
-  const shown = (v) => v === undefined ? "–" : (typeof v === "string" ? v : JSON.stringify(v));
-  const openConfig = new Set();  // kept open across the 2 s refresh
-  function configOf(p) {
-    const props = (p.config_schema && p.config_schema.properties) || null;
-    if (!props) return null;
-    const current = p.config || {};
-    const rows = Object.keys(props).map((key) => {
-      const prop = props[key] || {};
-      const now = current[key];
-      const value = !now ? "–" : ("set" in now ? t(now.set ? "plugins.config_set" : "plugins.config_unset") : shown(now.value));
-      return el("tr", { dataset: { key } },
-        el("td", { class: "key" }, el("code", { text: key })),
-        el("td", { class: "description", text: prop.description || "" }),
-        el("td", { class: "default", text: prop.writeOnly ? "" : shown(prop.default) }),
-        el("td", { class: "current", text: value }));
-    });
-    const box = el("details", { class: "config", "data-testid": "plugin-config" },
-      el("summary", { text: t("plugins.config") }),
-      el("table", {},
-        el("thead", {}, el("tr", {},
-          el("th", { text: t("plugins.config_key") }), el("th", { text: t("plugins.config_description") }),
-          el("th", { text: t("plugins.config_default") }), el("th", { text: t("plugins.config_current") }))),
-        el("tbody", {}, ...rows)));
-    box.open = openConfig.has(p.name);
-    box.addEventListener("toggle", () => { if (box.open) openConfig.add(p.name); else openConfig.delete(p.name); });
-    return box;
-  }
-
-  async function loadPlugins() {
-    let list;
-    try { list = (await api("GET", "/api/plugins")).plugins; } catch (e) { H.showNotice(e.message); return; }
-    const act = (name, action, label) => async () => {
-      try { await api("POST", `/api/plugins/${enc(name)}/${action}`, {}); H.showNotice(""); }
-      catch (e) { H.showNotice(t("plugins.action_failed", { action: label, error: e.message })); }
-      loadPlugins();
-    };
-    document.getElementById("plugins-body").replaceChildren(...list.map((p) => el("tr", { dataset: { plugin: p.name, state: p.state } },
-      el("td", { class: "name" }, el("strong", { text: p.name }), p.last_error ? el("div", { class: "muted", text: p.last_error }) : null, configOf(p)),
-      el("td", { class: "state state-" + p.state, text: p.state }),
-      el("td", { class: "pid", text: p.pid === null || p.pid === undefined ? "–" : String(p.pid) }),
-      el("td", { class: "restarts", text: String(p.restarts ?? 0) }),
-      el("td", { class: "uptime", text: H.formatDuration(p.uptime_s) }),
-      el("td", { class: "waiting", text: (p.waiting_on || []).join(", ") || "–" }),
-      el("td", { class: "actions" },
-        el("button", { class: "restart", text: t("btn.restart"), onclick: act(p.name, "restart", t("btn.restart")) }),
-        el("button", { class: "stop danger", text: t("btn.stop_plugin"), onclick: act(p.name, "stop", t("btn.stop_plugin")) }),
-        el("button", { class: "start", text: t("btn.start"), onclick: act(p.name, "start", t("btn.start")) }),
-        el("button", { class: "log", text: t("btn.log"), onclick: () => showLog(p.name) })))));
-    if (logOf) showLog(logOf);
-  }
-  document.getElementById("plugins-refresh").addEventListener("click", loadPlugins);
-  // while the tab is open its table follows the kernel (a restart passes through starting → ready)
-  window.setInterval(() => { if (!document.getElementById("view-plugins").hidden) loadPlugins(); }, 2000);
-  H.register("plugins", { show: loadPlugins, relabel: loadPlugins });
 
   // ---- Memory ----
   const LAYERS = [["sessions", "memory.sessions"], ["l1", "memory.l1"], ["l2", "memory.l2"], ["l3_events", "memory.l3_events"],
@@ -117,8 +45,8 @@
     let stats;
     try { stats = await api("GET", "/api/memory"); } catch (e) { H.showNotice(e.message); return; }
     document.getElementById("memory-stats").replaceChildren(...LAYERS.map(([key, label]) => el("div", {},
-      el("dt", { text: t(label) }),
-      el("dd", { dataset: { layer: key }, text: stats[key] === null || stats[key] === undefined ? t("memory.not_yet") : String(stats[key]) }))));
+      el("dt", { i18n: label }),
+      el("dd", { dataset: { layer: key }, ...(stats[key] === null || stats[key] === undefined ? { i18n: "memory.not_yet" } : { text: String(stats[key]) }) }))));
   }
 
   /** An entity's name as a link that shows its own neighbourhood. */
@@ -130,7 +58,7 @@
   function sourceCell(source) {
     const ms = source.ts_ms;
     return el("td", { class: "source" },
-      el("span", { class: "when", text: ms ? H.formatTime(ms / 1000) : "–" }), " · ",
+      el("span", { class: "when", ...H.time(ms ? ms / 1000 : 0) }), " · ",
       source.session
         ? el("a", { href: "#", class: "session", text: source.session, onclick: (e) => { e.preventDefault(); H.show("chat"); H.chat.open(source.session); } })
         : el("span", { class: "session", text: "–" }),
@@ -149,15 +77,15 @@
     const triples = r.triples || [];
     const title = document.getElementById("memory-graph-title");
     title.hidden = triples.length === 0;
-    title.textContent = t("memory.graph_of", { entity: r.entity, count: triples.length });
+    window.i18n.label(title, "memory.graph_of", { entity: r.entity, count: triples.length });
     const none = document.getElementById("memory-no-triples");
     none.hidden = triples.length > 0;
-    none.textContent = t("memory.no_triples", { entity: r.entity });
+    window.i18n.label(none, "memory.no_triples", { entity: r.entity });
     document.getElementById("memory-triples").hidden = triples.length === 0;
     document.getElementById("memory-triples-body").replaceChildren(...triples.map((x) => el("tr", { class: "triple", dataset: { event: x.source.event } },
-      el("td", { class: "subject" }, entityLink(x.subject)),
-      el("td", { class: "predicate", text: x.predicate }),
-      el("td", { class: "value" }, entityLink(x.value)),
+      el("td", { class: "subject", i18nLabel: "memory.col.subject" }, entityLink(x.subject)),
+      el("td", { class: "predicate", i18nLabel: "memory.col.predicate", text: x.predicate }),
+      el("td", { class: "value", i18nLabel: "memory.col.value" }, entityLink(x.value)),
       sourceCell(x.source))));
   }
 
@@ -174,27 +102,31 @@
     try { hits = (await api("GET", `/api/memory/search?q=${enc(q)}&limit=20`)).hits; } catch (e) { H.showNotice(e.message); return; }
     document.getElementById("memory-no-hits").hidden = hits.length > 0;
     document.getElementById("memory-hits-body").replaceChildren(...hits.map((h) => el("tr", { class: "hit", dataset: { layer: h.layer, kind: h.kind || "" } },
-      el("td", { class: "layer", text: t("memory.layer." + h.layer) }),
-      el("td", {}, h.session
+      el("td", { class: "layer", i18n: "memory.layer." + h.layer }),
+      el("td", { i18nLabel: "memory.col.session" }, h.session
         ? el("a", { href: "#", text: h.session, onclick: (e) => { e.preventDefault(); H.show("chat"); H.chat.open(h.session); } })
         : "–"),
       el("td", { class: "text" }, el("div", { text: h.text }),
-        h.kind === "triple" && h.source_text ? el("div", { class: "source muted", text: t("memory.source") + ": " + h.source_text }) : null))));
+        h.kind === "triple" && h.source_text
+          ? el("div", { class: "source muted" }, el("span", { i18n: "memory.source" }), ": " + h.source_text) : null))));
   });
 
   document.getElementById("memory-distill").addEventListener("click", async () => {
     const button = document.getElementById("memory-distill");
     const status = document.getElementById("memory-distill-status");
     button.disabled = true;
-    status.textContent = t("memory.distilling");
+    window.i18n.label(status, "memory.distilling");
     try {
       const r = await api("POST", "/api/memory/distill", {});
-      status.textContent = t("memory.distilled", { moved: r.moved, triples: r.triples, failed: r.failed });
+      window.i18n.label(status, "memory.distilled", { moved: r.moved, triples: r.triples, failed: r.failed });
       loadMemory();
       if (graphOf) showGraph(...graphOf);
-    } catch (e) { status.textContent = ""; H.showNotice(e.message); }
+    } catch (e) { delete status.dataset.i18n; status.textContent = ""; H.showNotice(e.message); }
     finally { button.disabled = false; }
   });
 
+  // while the tab is open its counts follow the kernel: L3's are "not yet" until the kernel has opened the graph
+  // (after its start-up loads), and turns and cooling change the others
+  window.setInterval(() => { if (!document.getElementById("view-memory").hidden) loadMemory(); }, 3000);
   H.register("memory", { show: loadMemory, relabel: () => { loadMemory(); if (graphOf) showGraph(...graphOf); } });
 })();

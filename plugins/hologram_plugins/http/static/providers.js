@@ -19,17 +19,20 @@
     return out;
   }
 
+  /** A test's outcome as [key, vars] of i18n.js (shown marked: it follows a switch of language). */
   function statusText(r) {
-    if (r.ok) return { ok: true, text: t("test.ok", { model: r.model, ms: r.latency_ms }) };
+    if (r.ok) return { ok: true, text: ["test.ok", { model: r.model, ms: r.latency_ms }] };
     const error = r.error || "";
     // the vendor's message verbatim; the status only when the message does not already say it
     const status = r.status && !error.includes("HTTP " + r.status) ? " (HTTP " + r.status + ")" : "";
-    return { ok: false, text: t("test.failed", { status, error }) };
+    return { ok: false, text: ["test.failed", { status, error }] };
   }
 
+  /** `text`: [key, vars] of i18n.js, or a message as it came (the server's). */
   function setStatus(node, ok, text) {
     node.className = "status " + (ok ? "ok" : "fail");
-    node.textContent = text;
+    if (Array.isArray(text)) window.i18n.label(node, text[0], text[1]);
+    else { delete node.dataset.i18n; delete node.dataset.i18nVars; node.textContent = text; }
   }
 
   /**
@@ -46,9 +49,11 @@
     const name = input("pf-name", "text", p.name || "", { placeholder: kind.value });
     const baseUrl = input("pf-base-url", "url", p.base_url);
     const model = input("pf-model", "text", p.model);
+    const saved = existing && existing.api_key_set;
     const key = input("pf-api-key", "password", "", {
       autocomplete: "new-password",
-      placeholder: existing && existing.api_key_set ? t("provider.api_key_saved") : "",
+      placeholder: saved ? t("provider.api_key_saved") : "",
+      "data-i18n-placeholder": saved ? "provider.api_key_saved" : undefined,
     });
     const clearKey = el("input", { id: "pf-clear-key", "data-testid": "pf-clear-key", type: "checkbox" });
     const thinking = el("input", { id: "pf-thinking", "data-testid": "pf-thinking", type: "checkbox" });
@@ -56,7 +61,7 @@
     const ctx = input("pf-context-window", "number", p.context_window, { min: "1" });
     const timeout = input("pf-timeout", "number", p.timeout_s, { min: "1", step: "any" });
     const status = el("div", { id: "pf-status", "data-testid": "pf-status", class: "status" });
-    const thinkingRow = el("label", { class: "check" }, el("span", { text: t("provider.thinking") }), thinking);
+    const thinkingRow = el("label", { class: "check" }, el("span", { i18n: "provider.thinking" }), thinking);
     const syncKind = () => { thinkingRow.hidden = kind.value !== "deepseek"; name.placeholder = kind.value; };
     kind.addEventListener("change", () => {
       const d = DEFAULTS[kind.value];
@@ -80,35 +85,35 @@
       return out;
     }
 
-    const test = el("button", { type: "button", id: "pf-test", "data-testid": "pf-test", text: t("btn.test") });
-    const save = el("button", { type: "submit", id: "pf-save", "data-testid": "pf-save", class: "primary", text: t("btn.save") });
+    const test = el("button", { type: "button", id: "pf-test", "data-testid": "pf-test", i18n: "btn.test" });
+    const save = el("button", { type: "submit", id: "pf-save", "data-testid": "pf-save", class: "primary", i18n: "btn.save" });
     test.addEventListener("click", async () => {
       test.disabled = true;
-      setStatus(status, true, t("test.running"));
+      setStatus(status, true, ["test.running"]);
       status.className = "status";
       try { const r = statusText(await api("POST", "/api/providers/test", { provider: entry() })); setStatus(status, r.ok, r.text); }
-      catch (e) { setStatus(status, false, t("test.failed", { status: e.status ? " (HTTP " + e.status + ")" : "", error: e.message })); }
+      catch (e) { setStatus(status, false, ["test.failed", { status: e.status ? " (HTTP " + e.status + ")" : "", error: e.message }]); }
       finally { test.disabled = false; }
     });
     const form = el("form", { id: "provider-form", "data-testid": "provider-form", class: "form" },
-      el("label", {}, el("span", { text: t("provider.kind") }), kind),
-      el("label", {}, el("span", { text: t("provider.name") }), name),
-      el("label", {}, el("span", { text: t("provider.base_url") }), baseUrl),
-      el("label", {}, el("span", { text: t("provider.model") }), model),
-      el("label", {}, el("span", { text: t("provider.api_key") }), key),
-      existing && existing.api_key_set ? el("div", { class: "hint", text: t("provider.api_key_hint") }) : null,
-      existing && existing.api_key_set ? el("label", { class: "check" }, el("span", { text: t("provider.clear_key") }), clearKey) : null,
+      el("label", {}, el("span", { i18n: "provider.kind" }), kind),
+      el("label", {}, el("span", { i18n: "provider.name" }), name),
+      el("label", {}, el("span", { i18n: "provider.base_url" }), baseUrl),
+      el("label", {}, el("span", { i18n: "provider.model" }), model),
+      el("label", {}, el("span", { i18n: "provider.api_key" }), key),
+      saved ? el("div", { class: "hint", i18n: "provider.api_key_hint" }) : null,
+      saved ? el("label", { class: "check" }, el("span", { i18n: "provider.clear_key" }), clearKey) : null,
       thinkingRow,
-      el("label", {}, el("span", { text: t("provider.context_window") }), ctx),
-      el("label", {}, el("span", { text: t("provider.timeout_s") }), timeout),
+      el("label", {}, el("span", { i18n: "provider.context_window" }), ctx),
+      el("label", {}, el("span", { i18n: "provider.timeout_s" }), timeout),
       el("div", { class: "actions" }, test, save,
-        onCancel ? el("button", { type: "button", id: "pf-cancel", "data-testid": "pf-cancel", text: t("btn.cancel"), onclick: onCancel }) : null),
+        onCancel ? el("button", { type: "button", id: "pf-cancel", "data-testid": "pf-cancel", i18n: "btn.cancel", onclick: onCancel }) : null),
       status);
     form.addEventListener("submit", async (ev) => {
       ev.preventDefault();
       save.disabled = true;
-      try { await onSave(entry()); setStatus(status, true, t("save.ok")); }
-      catch (e) { setStatus(status, false, t("save.failed", { error: e.message })); }
+      try { await onSave(entry()); setStatus(status, true, ["save.ok"]); }
+      catch (e) { setStatus(status, false, ["save.failed", { error: e.message }]); }
       finally { save.disabled = false; }
     });
     host.append(form);
@@ -122,7 +127,7 @@
         H.setupDone();
       });
     },
-    relabel() { this.show(); },
+    relabel() { /* the form's labels are marked (i18n.js): relabelled in place, what was typed is kept */ },
   });
 
   // ---- the Providers tab ----
@@ -150,19 +155,22 @@
         el("div", { class: "line" },
           el("div", {},
             el("strong", { text: p.name }), " ",
-            el("span", { class: "meta", text: `${p.kind} · ${p.model} · ${p.base_url}` + (p.thinking ? " · thinking" : "") }), " ",
-            el("span", { class: "meta key", text: p.api_key_set ? t("provider.api_key") + ": " + t("provider.api_key_saved") : (p.api_key_env ? "$" + p.api_key_env : "") })),
+            el("span", { class: "meta", text: `${p.kind} · ${p.model} · ${p.base_url}` }),
+            p.thinking ? el("span", { class: "meta" }, " · ", el("span", { i18n: "provider.thinking_on" })) : null, " ",
+            p.api_key_set
+              ? el("span", { class: "meta key" }, el("span", { i18n: "provider.api_key" }), ": ", el("span", { i18n: "provider.api_key_saved" }))
+              : el("span", { class: "meta key", text: p.api_key_env ? "$" + p.api_key_env : "" })),
           el("div", { class: "buttons" },
-            el("button", { class: "up", text: "↑", title: t("btn.up"), disabled: i === 0, onclick: () => move(-1) }),
-            el("button", { class: "down", text: "↓", title: t("btn.down"), disabled: i === chain.length - 1, onclick: () => move(1) }),
-            el("button", { class: "test", text: t("btn.test"), onclick: async () => {
-              testStatus.className = "status test-status"; testStatus.textContent = t("test.running");
+            el("button", { class: "up", text: "↑", i18nTitle: "btn.up", disabled: i === 0, onclick: () => move(-1) }),
+            el("button", { class: "down", text: "↓", i18nTitle: "btn.down", disabled: i === chain.length - 1, onclick: () => move(1) }),
+            el("button", { class: "test", i18n: "btn.test", onclick: async () => {
+              testStatus.className = "status test-status"; window.i18n.label(testStatus, "test.running");
               try { const r = statusText(await api("POST", "/api/providers/test", { name: p.name })); setStatus(testStatus, r.ok, r.text); }
               catch (e) { setStatus(testStatus, false, e.message); }
               testStatus.classList.add("test-status");
             } }),
-            el("button", { class: "edit", text: t("btn.edit"), onclick: () => editProvider(i) }),
-            el("button", { class: "remove danger", text: t("btn.remove"), onclick: () => {
+            el("button", { class: "edit", i18n: "btn.edit", onclick: () => editProvider(i) }),
+            el("button", { class: "remove danger", i18n: "btn.remove", onclick: () => {
               saveChain(chain.filter((_, j) => j !== i).map(toSaved)).catch((e) => H.showNotice(e.message));
             } }))),
         testStatus);
@@ -189,8 +197,8 @@
   function renderRules() {
     const list = document.getElementById("approvals-rules");
     list.replaceChildren(...rules.map((r) => el("li", { "data-testid": "approval-rule", dataset: { tool: r.tool } },
-      el("strong", { text: r.tool }), " — ", t("approvals.mode", { mode: r.mode }),
-      r.allow.length ? " · " + t("approvals.allow", { allow: r.allow.join(", ") }) : "")));
+      el("strong", { text: r.tool }), " — ", el("span", { i18n: ["approvals.mode", { mode: { t: "approvals.mode." + r.mode } }] }),
+      r.allow.length ? " · " : "", r.allow.length ? el("span", { i18n: ["approvals.allow", { allow: r.allow.join(", ") }] }) : "")));
     document.getElementById("approvals-empty").hidden = rules.length > 0;
   }
 

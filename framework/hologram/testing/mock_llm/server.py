@@ -58,8 +58,8 @@ from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from mock_llm import script as sc
-from mock_llm.validate import check_auth, parse_body, validate
+from hologram.testing.mock_llm import script as sc
+from hologram.testing.mock_llm.validate import check_auth, parse_body, validate
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 
@@ -272,7 +272,14 @@ class _Server(ThreadingHTTPServer):
 
 
 class MockLLM:
-    """The mock, in-process: ``with MockLLM(vendor="deepseek") as m: m.script([...]); ... m.requests``."""
+    """The mock in your process, on a thread: ``with MockLLM("openai") as m: m.script([...])``, then point a
+    provider at ``m.base_url`` and read ``m.requests`` (each a `RecordedRequest`: what the client sent).
+
+    ``vendor`` chooses whose validation rules apply ("openai" or "deepseek": settings.toml's provider ``kind``);
+    ``script(steps)`` queues the answers, one step per request (a step: ``{"content": …}``, ``{"tool_calls":
+    [{"id", "name", "arguments"}]}``, ``{"error": {"status", "message"}}``, … — hologram/testing/mock_llm/
+    script.py); ``rejections`` are the requests it refused as the vendor would, a client bug in most tests.
+    ``python -m hologram.testing.mock_llm`` is the same server as a process of its own."""
 
     def __init__(
         self,
@@ -350,6 +357,8 @@ class MockLLM:
         return [r for r in self.requests if r.rejected]
 
     def script(self, steps: list[sc.Step], *, default: sc.Step | None = None, append: bool = False) -> None:
+        """Answer the next requests with ``steps``, in order (``append``: after those not used yet); when they
+        run out, with ``default`` if given, else a 500 "mock_llm: script exhausted"."""
         with self.state.lock:
             if not append:
                 self.state.steps.clear()
@@ -357,6 +366,7 @@ class MockLLM:
             self.state.default = default
 
     def reset(self) -> None:
+        """Forget the script and the requests received."""
         with self.state.lock:
             self.state.steps.clear()
             self.state.requests.clear()
