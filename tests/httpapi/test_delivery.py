@@ -6,7 +6,7 @@ Mutation checks (done, each turned the named test red): the hub publishing to th
 the plugin its events (`TurnService.plugin_watcher` send a no-op: the page never sees the request); the
 sequence counter not persisted (`SeqCounter(None)` in `TurnHub`: after the restart the events have seqs
 below the browser's Last-Event-ID and it is sent nothing); the hub not keeping idle sessions' last turn
-(`MAX_IDLE_REPLAYS = 0`: the turn that ran while the browser was away is not replayed).
+(`IdlePool.put` keeping nothing: the turn that ran while the browser was away is not replayed).
 """
 
 from __future__ import annotations

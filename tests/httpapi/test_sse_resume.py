@@ -2,9 +2,9 @@
 ``Last-Event-ID`` (or ``?after=``) gets exactly the rest — the deltas it holds add up to the answer, no
 ``seq`` twice, none missing — and an approval asked while it was away is answered after the reconnect.
 
-Mutation checks (done): `Fanout.subscribe` ignoring ``after`` (replaying the running turn from its start)
-turns both resume tests red (seqs repeated); resuming from ``after + 1`` turns them red (an event missing).
-(`Listener.put`'s own seq check is a second guard these tests do not reach: removing it leaves them green.)
+Mutation checks (done): `Channel.open_stream` ignoring ``after`` (watching from seq 0, its listener taking every
+seq) turns the resume test red (seqs repeated); watching with ``after + 1`` turns it red (an event missing).
+(`Listener.put`'s own seq check is a second guard: ignoring ``after`` in the watch alone leaves them green.)
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The HTTP channel's parts on their own: its configuration checks, the names it answers to, the token
-file, and the per-session fan-out's replay rules (what the e2e tests rely on, case by case)."""
+file, and how events are routed to its clients: each seq once, in order, a resumed stream's replay from the kernel
+merged with the live events, every client's queue bounded in bytes (what the e2e tests rely on, case by case)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import stat
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from hologram_plugins.http.access import allowed_hosts, load_token
 from hologram_plugins.http.config import ConfigError, HttpConfig
-from hologram_plugins.http.events import Fanout
+from hologram_plugins.http.events import Listener, Out, Router
 
 
 def test_the_defaults_are_loopback_on_8080() -> None:
@@ -65,56 +67,154 @@ def test_the_token_file_is_made_private_once_and_reused(tmp_path: Path) -> None:
     assert fresh != token and len(fresh) >= 43
 
 
-def event(kind: str, seq: int, turn: str = "t1", **extra: Any) -> dict[str, Any]:
-    return {"session": "s", "turn": turn, "seq": seq, "type": kind, **extra}
+def out(seq: int, kind: str = "content.delta", session: str = "s") -> Out:
+    return Out(seq, orjson.dumps({"session": session, "turn": "t1", "seq": seq, "type": kind}))
 
 
-def drain(listener: Any) -> list[int]:
+def drain(listener: Listener) -> list[int]:
     seqs = []
     while not listener.queue.empty():
-        seqs.append(listener.queue.get_nowait()["seq"])
+        item = listener.queue.get_nowait()
+        seqs.append(item.seq if item is not None else -1)  # -1: the stream ends
     return seqs
 
 
-def test_the_fanout_replays_by_seq_and_never_twice() -> None:
+def test_a_listener_passes_each_seq_once_in_order() -> None:
     async def go() -> None:
-        idle: list[str] = []
-        fanout = Fanout(on_idle=idle.append)
-        fanout.publish(event("turn.started", 3))
-        fanout.publish(event("content.delta", 5, text="a"))
-        fanout.publish(event("content.delta", 5, text="a"))  # the same seq again: dropped
-        from_start = fanout.subscribe("s", None)
-        resumed = fanout.subscribe("s", 3)
-        late = fanout.subscribe("s", 99)
-        fanout.publish(event("content.delta", 8, text="b"))
-        fanout.publish(event("turn.ended", 9))
-        assert drain(from_start) == [3, 5, 8, 9]
-        assert drain(resumed) == [5, 8, 9]
-        assert drain(late) == []
-        after_end = fanout.subscribe("s", None)  # the turn is over: nothing replayed, the next turn comes
-        again = fanout.subscribe("s", 5)  # a client that missed the end still gets it
-        fanout.publish(event("turn.started", 12, turn="t2"))
-        assert drain(after_end) == [12] and drain(again) == [8, 9, 12]
-        for listener in (from_start, resumed, late, after_end, again):
-            fanout.unsubscribe(listener)
-        assert idle == []  # t2 runs
-        fanout.publish(event("turn.ended", 13, turn="t2"))
-        assert idle == ["s"]
+        listener = Listener("s", 3, 1 << 20)
+        for seq in (2, 3, 4, 4, 7, 5, 9):  # at or below what it has, or again: dropped
+            listener.put(out(seq))
+        assert drain(listener) == [4, 7, 9]
 
     asyncio.run(go())
 
 
-def test_a_started_turn_keeps_the_session_busy_until_its_end() -> None:
-    idle: list[str] = []
-    fanout = Fanout(on_idle=idle.append)
-    fanout.expect("s", "t1")  # the start answered before the ring brought turn.started
-    fanout.unsubscribe(fanout.subscribe("s", None))
-    assert idle == []
-    fanout.publish(event("turn.started", 1))
-    fanout.publish(event("turn.ended", 2))
-    assert idle == ["s"]
-    fanout.expect("s", "t1")  # the end came before the start's answer: idle at once
-    assert idle == ["s", "s"]
+@pytest.mark.parametrize("answer_first", [True, False])
+def test_a_resuming_listener_passes_its_replay_and_the_live_events_in_order_once(answer_first: bool) -> None:
+    """The plugin already watches the session: live events come, among them copies of some the kernel replays
+    (seqs 11-12 came live, then 10-13 replayed), and the next live ones (14, 15) come after the replay. The
+    listener must pass 10-15, each once, in order, whichever comes first: the kernel's answer or its replay.
+    Mutation checks (done): releasing when the replay's last seq first comes (its live copy, before the replay)
+    turns the answer-first case red (10 lost); not counting a replayed seq held as its live copy (``_missing``
+    from ``replayed`` alone) leaves the listener holding for good when the replay comes first (red)."""
+
+    async def go() -> None:
+        listener = Listener("s", 9, 1 << 20, catching_up=True)
+        if answer_first:
+            listener.caught_up(4, 10, 13)
+        for seq in (11, 12):  # live, before the replay
+            listener.put(out(seq))
+        listener.put(out(13))  # live too: the replay's last seq, before the replay
+        assert drain(listener) == []  # held: 10 has not come
+        for seq in (10, 11, 12, 13):  # the replay
+            listener.put(out(seq))
+        if not answer_first:
+            assert drain(listener) == []  # the answer has not said where the replay ends
+            listener.caught_up(4, 10, 13)
+        for seq in (14, 15):
+            listener.put(out(seq))
+        assert drain(listener) == [10, 11, 12, 13, 14, 15]
+
+    asyncio.run(go())
+
+
+def test_a_listener_with_nothing_replayed_passes_what_comes_after_the_floor() -> None:
+    async def go() -> None:
+        listener = Listener("s", None, 1 << 20, catching_up=True)
+        listener.put(out(5))  # came before the answer, not newer than the kernel's seq then: not this client's
+        listener.put(out(8))
+        listener.caught_up(0, None, None, floor=6)
+        listener.put(out(9))
+        assert drain(listener) == [8, 9]
+
+    asyncio.run(go())
+
+
+def test_a_listener_beyond_its_byte_bound_is_dropped_and_released() -> None:
+    """Mutation check (done): `Listener._enqueue` without its bound check turns this red."""
+
+    async def go() -> None:
+        one = len(out(1).line)
+        listener = Listener("s", 0, 3 * one)
+        for seq in (1, 2, 3):
+            listener.put(out(seq))
+        assert listener.queued_bytes == 3 * one and not listener.dropped
+        assert (await listener.get()) == out(1)  # the client read one: room for one more
+        listener.put(out(4))
+        listener.put(out(5))  # over the bound
+        assert listener.dropped and listener.queued_bytes == 0
+        assert drain(listener) == [-1]  # what waited is released, and the stream ends
+        listener.put(out(6))
+        assert drain(listener) == []
+        big = Listener("s", 0, 10)
+        big.put(out(1))  # larger than the whole bound, with nothing waiting: it goes
+        assert drain(big) == [1] and not big.dropped
+
+    asyncio.run(go())
+
+
+def test_a_resumed_listener_gets_its_replay_whole_and_is_dropped_only_beyond_it() -> None:
+    """A replay larger than the bound is no reason to drop a stream (the page opening a long running turn): the
+    bound is on what waits beyond it. Mutation check (done): `Listener._release` without its allowance turns this
+    red (dropped on its own replay)."""
+
+    async def go() -> None:
+        one = len(out(1).line)
+        listener = Listener("s", 0, 2 * one, catching_up=True)
+        for seq in range(1, 6):  # the replay: five events, over a bound of two
+            listener.put(out(seq))
+        listener.caught_up(5, 1, 5, size=5 * one)
+        assert not listener.dropped and drain(listener) == [1, 2, 3, 4, 5]
+        again = Listener("s", 0, 2 * one, catching_up=True)
+        for seq in range(1, 6):
+            again.put(out(seq))
+        again.caught_up(5, 1, 5, size=5 * one)
+        again.put(out(6))
+        again.put(out(7))  # two beyond the replay: within the bound
+        assert not again.dropped
+        again.put(out(8))  # three: too far behind
+        assert again.dropped
+
+    asyncio.run(go())
+
+
+def test_when_the_kernel_drops_the_plugin_every_stream_ends_and_nothing_is_watched() -> None:
+    """``watch.dropped``: the kernel watches nothing for the plugin any more; each stream ends so its client
+    reconnects (and the plugin watches again, with the client's seq). Mutation check (done): `Channel.on_event`
+    passing watch.dropped on as an event turns this red."""
+    from hologram_plugins.http.channel import Channel
+
+    async def never(facility: str, method: str, params: dict[str, Any]) -> Any:
+        raise AssertionError(f"no call to the kernel expected: {method}")
+
+    async def go() -> None:
+        channel = Channel(never)
+        page = channel.listen("s")
+        channel.watching.add("s")
+        channel.running["s"] = {"t1"}
+        channel.on_event({"type": "content.delta", "session": "s", "turn": "t1", "seq": 1, "text": "a"})
+        channel.on_event({"type": "watch.dropped", "session": "", "turn": "", "seq": 1})
+        assert drain(page) == [-1]  # what waited is released too: the client resumes from the seq it has
+        assert not channel.watching and not channel.running
+
+    asyncio.run(go())
+
+
+def test_the_router_sends_a_session_to_its_listeners_only_and_says_when_one_is_left_unheard() -> None:
+    async def go() -> None:
+        idle: list[str] = []
+        router = Router(1 << 20, on_idle=idle.append)
+        a, b, other = router.listen("s", 0), router.listen("s", 0), router.listen("o", 0)
+        router.publish({"session": "s", "turn": "t", "seq": 1, "type": "content.delta", "text": "你好"})
+        assert drain(a) == drain(b) == [1] and drain(other) == []
+        router.unlisten(a)
+        assert idle == []
+        router.unlisten(b)
+        assert idle == ["s"] and not router.listened("s")
+        router.end()  # the kernel dropped the plugin: every stream ends
+        assert drain(other) == [-1]
+
+    asyncio.run(go())
 
 
 def test_up_says_when_the_web_ui_is_reachable_from_other_machines(tmp_path: Path) -> None:
@@ -149,67 +249,6 @@ def test_the_lazy_openai_routes_are_the_openai_modules_routes() -> None:
         (route.path, tuple(sorted(route.methods - {"HEAD"}))) for route in openai_api.ROUTES
     }
     assert set(openai_api.ENDPOINTS) == {path for path, _ in app.OPENAI_ROUTES}
-
-
-def _turn(fanout: Fanout, session: str, turn: str, first_seq: int, deltas: int) -> None:
-    fanout.publish({**event("turn.started", first_seq, turn), "session": session})
-    for i in range(deltas):
-        fanout.publish({**event("content.delta", first_seq + 1 + i, turn, text="abcd"), "session": session})
-    fanout.publish({**event("turn.ended", first_seq + 1 + deltas, turn), "session": session})
-
-
-def test_an_idle_session_keeps_its_turn_only_among_the_latest_few() -> None:
-    """The ring brings every client's turns; keeping each session's latest turn for good grew the plugin with
-    every session ever used. Mutation check (done): making `Fanout._retire` a no-op turns this red."""
-    from hologram_plugins.http.events import MAX_IDLE_SESSIONS, MAX_UNHEARD
-
-    async def go() -> None:
-        idle: list[str] = []
-        fanout = Fanout(on_idle=idle.append)
-        _turn(fanout, "cli", "t1", 1, 500)  # a terminal's turn nobody here listened to
-        assert idle == ["cli"]
-        fanout.expect("cli", "t1")  # its start's answer after its end: idle at once, not busy for good
-        assert idle == ["cli", "cli"] and fanout.sessions["cli"].pending is None
-        others = [f"ask{i}" for i in range(MAX_UNHEARD)]
-        for name in others:  # more turns nobody listened to: only the latest few are kept
-            _turn(fanout, name, "t1", 1, 50)
-        assert fanout.sessions["cli"].turn == []
-        assert all(len(fanout.sessions[name].turn) == 52 for name in others)
-        names = [f"web{i}" for i in range(MAX_IDLE_SESSIONS + 4)]
-        for name in names:
-            listener = fanout.subscribe(name, None)
-            _turn(fanout, name, "t1", 1, 50)
-            fanout.unsubscribe(listener)  # the page went away after the end
-        kept = [name for name in names if fanout.sessions[name].turn]
-        assert kept == names[-MAX_IDLE_SESSIONS:]
-        resumed = fanout.subscribe(names[-1], 49)  # a page that lost its stream near the end gets the rest
-        assert drain(resumed) == [50, 51, 52]
-        assert drain(fanout.subscribe(names[0], 49)) == []  # too long ago: the page reloads the session
-
-    asyncio.run(go())
-
-
-def test_a_turn_that_ends_before_its_starter_subscribes_is_replayed_whole() -> None:
-    """`hologram chat --url` and the page start a turn (``POST /api/turns``), then read the session's events from
-    ``seq`` 0; a fast turn can end in between, and the ring can even bring its end before the start's answer
-    reaches `expect`. Either way the starter must get every event: it hung on the second line under load when
-    an unheard turn was dropped at its end. Mutation check (done): dropping an unheard turn at once in
-    `Fanout._retire` (as before) and not marking a turn started here as listened each turn this red."""
-    from hologram_plugins.http.events import MAX_UNHEARD
-
-    async def go() -> None:
-        fanout = Fanout()
-        fanout.expect("s", "t1")  # the start's answer came first, then the whole turn, then the subscribe
-        _turn(fanout, "s", "t1", 1, 3)
-        for i in range(MAX_UNHEARD + 2):  # other clients' turns meanwhile do not push it out
-            _turn(fanout, f"other{i}", "t1", 1, 3)
-        assert drain(fanout.subscribe("s", 0)) == [1, 2, 3, 4, 5]
-
-        _turn(fanout, "s2", "t9", 1, 3)  # the whole turn came before the start's answer
-        fanout.expect("s2", "t9")
-        assert drain(fanout.subscribe("s2", 0)) == [1, 2, 3, 4, 5]
-
-    asyncio.run(go())
 
 
 @pytest.mark.parametrize("value", [True, 0, -5, "1mb", 1.5])

@@ -2,6 +2,7 @@
 through the control socket, alone and under load (20 sessions streaming at once, 5 clients on one more).
 
     .venv/bin/python tools/bench/http_turns.py [--quick] [--json]
+    .venv/bin/python tools/bench/http_turns.py --long [--sessions 28] [--calls 400] [--answer-kb 120] [--json]
 
 A real `hologram up` with the http plugin (port 0) and the strict mock LLM in this process, answering at
 once: what is measured is Hologram's path, not a model. "First delta" is the time from sending the turn
@@ -10,6 +11,9 @@ client. Under load, every client's events are checked: each delta once, in order
 a lost or repeated delta fails the run. The mock and the clients share this process's GIL and the machine's
 two cores with the kernel; absolute numbers are this machine's, the comparison between the paths is the
 point (the same turns, the same kernel, interleaved).
+
+``--long``: the memory the http plugin and the kernel keep after long turns relayed to a web client
+(tools/bench/http_long.py).
 """
 
 from __future__ import annotations
@@ -152,7 +156,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="2 rounds instead of 10")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--long", action="store_true", help="the long-turns memory run (tools/bench/http_long.py)")
+    parser.add_argument("--sessions", type=int, default=28, help="--long: sessions, one long turn each")
+    parser.add_argument("--calls", type=int, default=400, help="--long: tool calls a turn")
+    parser.add_argument("--answer-kb", type=int, default=120, help="--long: the answer's size")
+    parser.add_argument("--settings", default="", help="--long: TOML added to settings.toml (\\n for new lines)")
     options = parser.parse_args()
+    if options.long:
+        from bench import http_long
+
+        return http_long.main(options.sessions, options.calls, options.answer_kb, options.json, options.settings)
     rounds = 2 if options.quick else 10
     root = Path(tempfile.mkdtemp(prefix="hologram-bench-http-"))
     with MockLLM("deepseek") as mock:

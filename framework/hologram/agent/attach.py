@@ -134,7 +134,9 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
         invoke_plugin=supervisor.invoke_tool,
         no_llm_message=problem,
     )
-    service = TurnService(agent, seq_file=kernel.data_dir / SEQ_FILE, deliver=deliver_to_plugins(kernel))
+    service = TurnService(
+        agent, seq_file=kernel.data_dir / SEQ_FILE, deliver=deliver_to_plugins(kernel), delivery=settings.delivery
+    )
     attach_graph(kernel, memory, settings, lambda: agent.llm, service)
     agent.executor.approver = Approver(
         settings.approvals,
@@ -147,6 +149,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     kernel.add_facility_method(api.FACILITY, "approvals_list", lambda caller: approvals_list(approver))
     providers = ProviderAdmin(kernel, agent, build_chain)
     kernel.add_status_section("providers", providers.status)  # the live chain's, after a providers_save too
+    kernel.add_status_section("delivery", service.hub.stats)  # what is kept and queued for clients, in bytes
     for admin in (providers.providers_list, providers.providers_save, providers.providers_test):
         serve_admin(kernel, LLM_FACILITY, admin.__name__, admin)
     service.closers.append(providers.aclose)
@@ -198,16 +201,16 @@ async def approvals_list(approver: Approver | None) -> dict[str, Any]:
     return {"default": approver.settings.default, "rules": rules(approver.settings)}
 
 
-def deliver_to_plugins(kernel: Kernel) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
+def deliver_to_plugins(kernel: Kernel) -> Callable[[str, bytes], Awaitable[None]]:
     """How a plugin that watches gets its turn events: a ``turn/event`` notification on its own connection
     (awaiting the write, so a plugin that stops reading backs up its own queue in the hub, nobody else's)."""
 
-    async def deliver(plugin: str, event: dict[str, Any]) -> None:
+    async def deliver(plugin: str, event: bytes) -> None:
         managed = kernel.supervisor.plugins.get(plugin)
         runtime = managed.runtime if managed is not None else None
         if runtime is None:
             raise ConnectionError(f"{plugin} is not running")
-        await runtime.connection.notify(TURN_EVENT, event)
+        await runtime.connection.notify_encoded(TURN_EVENT, event)
 
     return deliver
 

@@ -1,15 +1,14 @@
 """The kernel side of the turn API: running turns per session, the clients watching them, their approvals.
 
 Every event of a turn goes through `TurnHub.emit`: the turn's items are derived around it (`TurnItems`), it gets
-the next ``seq`` (persisted: `SeqCounter`), is kept for clients that reconnect (the running turn's and the last
-finished turn's events of each session, and of the `MAX_IDLE_REPLAYS` sessions most recently left idle) and
-queued to each watcher of its session and each observer. Nothing goes on the shared event ring: every plugin
-can read the ring, and a turn's input, its tool arguments and its approval requests are not every plugin's
-business; a plugin gets events over its own connection, for the sessions it watches, or — when its manifest
-requires ``kernel.observe`` — all of them. Each watcher has a queue and a sender task of its own, so one slow
-client delays nobody — not the turn, not the other clients — and each sees the events in order. A watcher
-whose queue passes `MAX_QUEUED` (a client that stopped reading) is dropped with a warning rather than let the
-kernel's memory grow.
+the next ``seq`` (persisted: `SeqCounter`), is encoded once (its wire JSON, `hologram.agent.replay.Sent`), kept for
+clients that reconnect (the running turn's events of each session, and the last turns of recently idle sessions:
+`hologram.agent.replay`, bounded in bytes by ``[delivery]``) and queued to each watcher of its session and each
+observer (`hologram.agent.watcher`: a queue and a sender task each, bounded in bytes; a client too far behind is
+dropped and may resume from its seq). Nothing goes on the shared event ring: every plugin can read the ring, and a
+turn's input, its tool arguments and its approval requests are not every plugin's business; a plugin gets events
+over its own connection, for the sessions it watches, or — when its manifest requires ``kernel.observe`` — all of
+them. `TurnHub.stats` says what is kept and queued, in bytes.
 
 Who watches is (delivery, principal): the delivery is a control connection or a plugin's connection, and a
 plugin may stand for several people — a browser tab and ``/v1`` in the http plugin, each user of a chat
@@ -38,7 +37,6 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,18 +46,19 @@ from hologram.agent.approvals import Answer, ApprovalRequest
 from hologram.agent.failure import failure_message, failure_of
 from hologram.agent.identity import TurnIdentity
 from hologram.agent.items import TurnItems
+from hologram.agent.replay import IdlePool, Replay, Sent
 from hologram.agent.sequence import SeqCounter
 from hologram.agent.turn import TurnError
+from hologram.agent.watcher import Send, Watcher
 from hologram.api import params as params_api
 from hologram.api import turn as api
+from hologram.base import _fastjson
+from hologram.config.settings import DeliverySettings
 
 log = logging.getLogger("hologram.agent")
-MAX_QUEUED = 10_000  # events waiting for one watcher; more and it is dropped (it stopped reading)
-MAX_IDLE_REPLAYS = 16  # idle sessions whose last turn's events are kept for a client that reconnects
 STOP_GRACE_S = 10.0  # after SIGTERM: how long a running turn may go on before it is cancelled
 FLUSH_S = 2.0  # then: how long the watchers get to send what is queued for them (the end of each turn)
 CANCELLED_WAIT_S = 10.0  # how long a cancelled turn gets to close its session valid (its calls' results)
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 DECISION_REASONS = {  # an answer's reason when the client gave none
     "approve_once": "approved",
     "approve_for_session": "approved for this session",
@@ -93,59 +92,11 @@ class RunTurn(Protocol):
     ) -> Awaitable[Any]: ...
 
 
-class Watcher:
-    """One client watching one or more sessions: a queue and the task that sends it in order."""
-
-    def __init__(self, key: Hashable, send: Send, client: str) -> None:
-        self.key = key
-        self.client = client
-        self._send = send
-        self._queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        self._task: asyncio.Task[None] | None = None
-        self.closed = False
-
-    def put(self, event: dict[str, Any]) -> bool:
-        if self.closed:
-            return False
-        if self._queue.qsize() >= MAX_QUEUED:
-            log.warning("client %s stopped reading (%d events queued); it is detached", self.client, MAX_QUEUED)
-            self.close()
-            return False
-        self._queue.put_nowait(event)
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._pump())
-        return True
-
-    async def _pump(self) -> None:
-        while True:
-            event = await self._queue.get()
-            if event is None:
-                return
-            try:
-                await self._send(event)
-            except Exception as exc:  # the client went away: the connection's close detaches it
-                log.debug("sending to %s failed: %s", self.client, exc)
-                self.closed = True
-                return
-            finally:
-                self._queue.task_done()
-
-    async def flushed(self) -> None:
-        """Until every event queued for this watcher is sent (or it went away)."""
-        if not self.closed and self._task is not None and not self._task.done():
-            await self._queue.join()
-
-    def close(self) -> None:
-        self.closed = True
-        if self._task is not None:
-            self._task.cancel()
-
-
 @dataclass
 class _Approval:
     request: ApprovalRequest
     future: asyncio.Future[Answer]
-    event: dict[str, Any]  # the approval.requested event as sent (a client that attaches later gets it)
+    event: Sent  # the approval.requested event as sent (a client that attaches later gets it)
 
 
 @dataclass
@@ -157,7 +108,7 @@ class _Session:
     turn: str | None = None
     on_disconnect: api.OnDisconnect = "cancel"
     cancel_requested: bool = False
-    replay: list[dict[str, Any]] = field(default_factory=list)  # this turn's events (and the last one's)
+    replay: Replay = field(default_factory=Replay)  # this turn's events (and the last one's, until a new starts)
     queued: int = 0  # turns waiting for the lock
     waiting: dict[str, asyncio.Task[Any]] = field(default_factory=dict)  # those turns, by id (turn/cancel)
     approvals: dict[str, _Approval] = field(default_factory=dict)
@@ -171,13 +122,16 @@ class _Session:
 
 
 class TurnHub:
-    def __init__(self, run_turn: RunTurn, *, seq_file: Path | None = None) -> None:
+    def __init__(
+        self, run_turn: RunTurn, *, seq_file: Path | None = None, delivery: DeliverySettings | None = None
+    ) -> None:
         self.run_turn = run_turn
+        self.delivery = delivery or DeliverySettings()
         self.watchers: dict[Hashable, Watcher] = {}
         self.observers: set[Hashable] = set()  # deliveries that get every session's events (kernel.observe)
         self.sessions: dict[str, _Session] = {}
         self._seq = SeqCounter(seq_file)
-        self._idle_replays: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+        self._idle = IdlePool(self.delivery.replay_idle_bytes)
         self._turns: set[asyncio.Task[Any]] = set()
         self.stopping = False  # the kernel is stopping: no turn starts any more (`drain`)
         self._drained: set[asyncio.Task[Any]] = set()  # turns the drain cancelled (not to be cancelled twice)
@@ -192,61 +146,101 @@ class TurnHub:
 
     def emit(self, event: Any) -> None:
         """Send one event (a `hologram.api.turn` event) to every watcher of its session, with its items."""
+        self._emit(event)
+
+    def _emit(self, event: Any) -> Sent:
+        """`emit`, returning the event as sent."""
         state = self.sessions.get(event.session)
         items = state.items if state is not None and state.turn == event.turn else None
         if items is None:
-            self._send(event, state)
-            return
+            return self._send(event, state)
         for before in items.before(event):
             self._send(before, state)
-        self._send(event, state)
+        sent = self._send(event, state)
         for after in items.after(event):
             self._send(after, state)
+        return sent
 
-    def _send(self, event: Any, state: _Session | None) -> None:
+    def _send(self, event: Any, state: _Session | None) -> Sent:
         event.seq = self._seq()
         data = api.wire(event)
+        # encoded once: every watcher sends these bytes, and they are what the replay and the queues count
+        sent = Sent(event.seq, data["type"], event.turn, _fastjson.dumps_kept(data))
         for key in list(self.observers):
             observer = self.watchers.get(key)
-            if observer is None or not observer.put(data):
+            if observer is None or not observer.put(sent):
                 self.observers.discard(key)
         if state is None:
-            return
-        state.replay.append(data)
-        approval = data["type"] == "approval.requested"
+            return sent
+        state.replay.add(sent, self.delivery.replay_turn_bytes)
         for key in list(state.watchers):
             if key in self.observers:
                 continue  # it has the event already
-            if approval and not state.can_approve(key):
+            if sent.approval and not state.can_approve(key):
                 continue  # a request goes only to whoever may answer it
             watcher = self.watchers.get(key)
-            if watcher is None or not watcher.put(data):
+            if watcher is None or not watcher.put(sent):
                 self._detach(event.session, key)
+        return sent
 
     # -- watching -------------------------------------------------------------------------------------
 
-    def watcher(self, key: Hashable, send: Send, client: str) -> Watcher:
+    def watcher(
+        self, key: Hashable, send: Send, client: str, on_drop: Callable[[Watcher], None] | None = None
+    ) -> Watcher:
+        """The watcher of delivery ``key`` (made on first use). ``on_drop``: how its transport tells the client it
+        was dropped for falling too far behind (after the hub detached it from every session)."""
         found = self.watchers.get(key)
         if found is None or found.closed:
-            found = self.watchers[key] = Watcher(key, send, client)
+
+            def dropped(watcher: Watcher) -> None:
+                if self.watchers.get(watcher.key) is watcher:
+                    self.disconnect(watcher.key)
+                if on_drop is not None:
+                    on_drop(watcher)
+
+            bound = self.delivery.client_queue_bytes
+            found = self.watchers[key] = Watcher(key, send, client, bound=bound, on_drop=dropped)
         return found
 
     def watch(
         self, session: str, watcher: Watcher, *, approvals: bool, after: int | None = None, principal: str = ""
     ) -> dict[str, Any]:
+        """Add the watcher (its principal) to ``session``; with ``after``, first queue it what is kept of the session
+        with a greater seq. The answer says how many were replayed (and their bytes), the first and last one's
+        seq, and ``gap`` when events after ``after`` are no longer kept (the byte bound, or a later turn started).
+
+        What is kept of a session is the run of its latest events, so every event of the session with a seq from
+        ``replay_first`` to ``replay_last`` is among the ``replayed``: a client that already gets the session's events
+        (the http plugin, resuming one of its streams) counts the distinct seqs of that range it has been sent,
+        live or replayed, and has the whole replay when the count is ``replayed``."""
         state = self._state(session)
         could_approve = state.can_approve(watcher.key)
         state.watchers.setdefault(watcher.key, {})[principal] = approvals
+        replayed, size, first, last = 0, 0, None, None
         if after is not None:
-            for data in state.replay:
-                if data["seq"] > after and (data["type"] != "approval.requested" or approvals or could_approve):
-                    watcher.put(data)
+            for sent in state.replay.after(after):
+                if sent.approval and not (approvals or could_approve):
+                    continue
+                if not watcher.put(sent, replay=True):
+                    break  # closed meanwhile
+                replayed, size, last = replayed + 1, size + sent.size, sent.seq
+                first = sent.seq if first is None else first
         if approvals and not could_approve:  # open requests this delivery was not sent: it can answer them now
             for pending in state.approvals.values():
-                if after is None or pending.event["seq"] <= after:  # later ones were replayed above
+                if after is None or pending.event.seq <= after:  # later ones were replayed above
                     watcher.put(pending.event)
         running = state.task is not None and not state.task.done()
-        return {"session": session, "turn": state.turn if running else None, "seq": self.last_seq}
+        return {
+            "session": session,
+            "turn": state.turn if running else None,
+            "seq": self.last_seq,
+            "replayed": replayed,
+            "replay_bytes": size,
+            "replay_first": first,
+            "replay_last": last,
+            "gap": after is not None and state.replay.gap(after),
+        }
 
     def observe(self, watcher: Watcher) -> None:
         """Send ``watcher`` every event of every session from now on (it may not answer approvals)."""
@@ -268,7 +262,9 @@ class TurnHub:
         state = self.sessions.get(session)
         if state is None:
             state = self.sessions[session] = _Session()
-            state.replay = self._idle_replays.pop(session, [])  # its last turn, for a client that reconnects
+            kept = self._idle.take(session)  # its last turn, for a client that reconnects
+            if kept is not None:
+                state.replay = kept
         return state
 
     def disconnect(self, key: Hashable) -> None:
@@ -309,16 +305,29 @@ class TurnHub:
         state = self.sessions.get(session)
         if state is not None and not state.watchers and state.task is None and not state.queued:
             del self.sessions[session]
-            if state.replay:
-                self._idle_replays[session] = state.replay
-                self._idle_replays.move_to_end(session)
-                while len(self._idle_replays) > MAX_IDLE_REPLAYS:
-                    self._idle_replays.popitem(last=False)
+            self._idle.put(session, state.replay)  # what is kept of an idle session is bounded all together
 
     def forget(self, session: str) -> None:
         """A deleted session: nothing of it is kept for replay, and its grants for the session go with it."""
-        self._idle_replays.pop(session, None)
+        self._idle.take(session)
         self.grants.pop(session, None)
+
+    def stats(self) -> dict[str, Any]:
+        """What the hub keeps for clients, in bytes of wire JSON: the replays of sessions in use (running turns,
+        watched sessions) and of idle ones, and the events waiting in the watchers' queues; with the bounds."""
+        active = [state.replay for state in self.sessions.values()]
+        return {
+            "sessions": len(self.sessions),
+            "replay_bytes": sum(r.size for r in active),
+            "replay_events": sum(len(r.events) for r in active),
+            "replay_max_bytes": max((r.size for r in active), default=0),
+            "idle_sessions": len(self._idle.replays),
+            "idle_bytes": self._idle.size,
+            "idle_events": sum(len(r.events) for r in self._idle.replays.values()),
+            "watchers": len(self.watchers),
+            "queued_bytes": sum(w.queued_bytes for w in self.watchers.values()),
+            "bounds": self.delivery.model_dump(),
+        }
 
     # -- turns ----------------------------------------------------------------------------------------
 
@@ -376,7 +385,7 @@ class TurnHub:
             state.waiting.pop(turn, None)
             state.queued -= 1
             state.turn, state.on_disconnect, state.cancel_requested = turn, params.on_disconnect, False
-            state.replay = []
+            state.replay.restart()
             state.task = asyncio.current_task()
             items = state.items = TurnItems(session, turn)
             self.emit(
@@ -443,25 +452,32 @@ class TurnHub:
         state = self.sessions.get(session)
         if state is not None and turn in state.waiting:
             return {"session": session, "turn": turn, "status": "queued", "items": []}
-        replay = state.replay if state is not None else self._idle_replays.get(session, [])
-        events = [e for e in replay if e.get("turn") == turn]
-        if not events:
+        replay = state.replay if state is not None else self._idle.get(session)
+        kept = [sent for sent in replay.events if sent.turn == turn] if replay is not None else []
+        running = state is not None and state.turn == turn and state.task is not None
+        whole = bool(kept) and kept[0].kind in ("turn.started", "turn.queued")
+        if not kept or not (running or whole):  # an ended turn whose start the bound dropped: the store has it
             return None
         items: dict[str, dict[str, Any]] = {}
-        for event in events:
-            if event["type"] in ("item.started", "item.completed"):
-                item = event["item"]
+        ended: dict[str, Any] | None = None
+        for sent in kept:  # decoded: the items and the end, not the deltas of a long turn
+            if sent.kind in ("item.started", "item.completed"):
+                item = _fastjson.loads(sent.line)["item"]
                 items[item["id"]] = {**items.get(item["id"], {}), **item}
-        running = state is not None and state.turn == turn and state.task is not None
+            elif sent.kind == "turn.ended":
+                ended = _fastjson.loads(sent.line)
         status = "running" if running else "ended"
         open_text = {
             k: v for k, v in items.items() if "status" not in v and v["type"] in ("agent_message", "reasoning")
         }
-        for event in events:  # the text an open message has streamed so far
-            if event["type"] in ("content.delta", "reasoning.delta") and event["item"] in open_text:
-                item = open_text[event["item"]]
-                item["text"] = item.get("text", "") + event["text"]
-        ended = next((e for e in events if e["type"] == "turn.ended"), None)
+        streamed: dict[str, list[str]] = {}
+        for sent in kept if open_text else ():  # the text an open message has streamed so far
+            if sent.kind in ("content.delta", "reasoning.delta"):
+                event = _fastjson.loads(sent.line)
+                if event["item"] in open_text:
+                    streamed.setdefault(event["item"], []).append(event["text"])
+        for key, parts in streamed.items():
+            open_text[key]["text"] = "".join(parts)
         result = {"session": session, "turn": turn, "status": status, "items": list(items.values())}
         if ended is not None:
             result["stop_reason"] = ended["stop_reason"]
@@ -525,9 +541,8 @@ class TurnHub:
             return answer
         approval = uuid.uuid4().hex[:12]
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
-        event = self._requested(request, approval)
-        self.emit(event)
-        state.approvals[approval] = _Approval(request, future, api.wire(event))  # as sent: seq and item set
+        sent = self._emit(self._requested(request, approval))
+        state.approvals[approval] = _Approval(request, future, sent)  # as sent: seq and item set
         try:
             answer = await asyncio.wait_for(asyncio.shield(future), request.timeout_s)
         except asyncio.TimeoutError:

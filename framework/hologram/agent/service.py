@@ -13,6 +13,7 @@ answers approvals; one that does not is served version 1 (each call says it), ke
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
@@ -21,14 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 from hologram._version import __version__
 from hologram.agent.direct_tools import DirectTools
-from hologram.agent.hub import NotAllowed, TurnHub, Watcher
+from hologram.agent.hub import NotAllowed, TurnHub
 from hologram.agent.identity import TurnIdentity
 from hologram.agent.paging import BadCursor, list_page, read_page
 from hologram.agent.turn import CANCELLED, TurnError
+from hologram.agent.watcher import Watcher
 from hologram.api import params as params_api
 from hologram.api import turn as api
-from hologram.base import _heap
+from hologram.base import _fastjson, _heap
 from hologram.base.errors import HologramError
+from hologram.config.settings import DeliverySettings
 from hologram.kernel import preload as _preload
 from hologram.rpc import Connection, ConnectionClosed, RpcError
 from hologram.rpc.errors import (
@@ -46,7 +49,7 @@ if TYPE_CHECKING:
     from hologram.agent.turn import Agent
 
 log = logging.getLogger("hologram.agent")
-Deliver = Callable[[str, dict[str, Any]], Awaitable[None]]  # (plugin, event) → sent on its connection
+Deliver = Callable[[str, bytes], Awaitable[None]]  # (plugin, an event's wire JSON) → sent on its connection
 DECISIONS_SERVED = params_api.DECISIONS
 
 
@@ -61,12 +64,20 @@ class Client:
 
 
 class TurnService:
-    def __init__(self, agent: Agent, *, seq_file: Path | None = None, deliver: Deliver | None = None) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        seq_file: Path | None = None,
+        deliver: Deliver | None = None,
+        delivery: DeliverySettings | None = None,
+    ) -> None:
         self.agent = agent
-        self.hub = TurnHub(self._run_turn, seq_file=seq_file)
+        self.hub = TurnHub(self._run_turn, seq_file=seq_file, delivery=delivery)
         self.deliver = deliver
         self.clients: dict[Hashable, Client] = {}  # control connections that sent `initialize`
         self.closers: list[Callable[[], Awaitable[None]]] = []  # run by aclose, after the turns stopped
+        self._notices: set[asyncio.Future[None]] = set()  # drop notices on their way to plugins
         self.direct = DirectTools(agent)  # tools/list, tools/call: a tool called outside a turn (direct_tools.py)
 
     async def _run_turn(
@@ -96,22 +107,37 @@ class TurnService:
     # -- who is calling ---------------------------------------------------------------------------------
 
     def control_watcher(self, connection: Connection, client: str) -> Watcher:
-        async def send(event: dict[str, Any]) -> None:
+        async def send(event: bytes) -> None:
             try:
-                await connection.notify(api.TURN_EVENT, event)
+                await connection.notify_encoded(api.TURN_EVENT, event)
             except ConnectionClosed:
                 self.hub.disconnect(connection)
 
-        return self.hub.watcher(connection, send, client)
+        def dropped(watcher: Watcher) -> None:
+            # a client that stopped reading is disconnected: it sees its connection end, and may connect again
+            # and watch with `after` = the last seq it has
+            connection.close()
+
+        return self.hub.watcher(connection, send, client, dropped)
 
     def plugin_watcher(self, plugin: str) -> Watcher:
         deliver = self.deliver
 
-        async def send(event: dict[str, Any]) -> None:
+        async def send(event: bytes) -> None:
             if deliver is not None:
                 await deliver(plugin, event)
 
-        return self.hub.watcher(("plugin", plugin), send, plugin)
+        def dropped(watcher: Watcher) -> None:
+            # the plugin watches nothing any more; the last thing it gets says so (docs/protocol.md §9), after what
+            # was written before, so it can watch its sessions again with `after` (the http plugin's streams do)
+            if deliver is None:
+                return
+            notice = api.wire(api.WatchDropped(session="", turn="", seq=watcher.sent_seq))
+            task: asyncio.Future[None] = asyncio.ensure_future(deliver(plugin, _fastjson.dumps_bytes(notice)))
+            self._notices.add(task)
+            task.add_done_callback(self._notices.discard)
+
+        return self.hub.watcher(("plugin", plugin), send, plugin, dropped)
 
     def connection_gone(self, connection: Hashable) -> None:
         self.clients.pop(connection, None)

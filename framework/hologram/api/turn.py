@@ -218,6 +218,15 @@ class TurnEnded(_Event):
 
 
 @dataclass(slots=True, kw_only=True)
+class WatchDropped(_Event):
+    """To a plugin only, the last event it gets when it fell more than ``[delivery] client_queue_bytes`` behind: it
+    watches nothing any more, and may watch its sessions again with ``after``. ``seq``: the last one it was sent;
+    ``session`` and ``turn`` are empty."""
+
+    type: Literal["watch.dropped"] = "watch.dropped"
+
+
+@dataclass(slots=True, kw_only=True)
 class UnknownEvent(_Event):
     """An event type this client version does not know (a newer kernel): kept, not an error."""
 
@@ -240,6 +249,7 @@ TurnEvent = (
     | MemoryNote
     | TurnFailed
     | TurnEnded
+    | WatchDropped
 )
 EVENT_TYPES: dict[str, type[Any]] = {
     str(next(f.default for f in dataclasses.fields(cls) if f.name == "type")): cls for cls in TurnEvent.__args__

@@ -42,6 +42,14 @@ def dumps_bytes(value: Any, *, default: Callable[[Any], Any] | None = None) -> b
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=default).encode()
 
 
+def dumps_kept(value: Any) -> bytes:
+    """`dumps_bytes` for bytes that are kept (a replay, a queue): orjson's result holds the whole buffer it was
+    written in — 4 KiB at least — whatever its length (tracemalloc: 4,097 bytes for a 96-byte event), so a kept
+    result is copied into a bytes object of its own size (``b"%b" %``: ~0.1 µs, a third of ``bytes(memoryview())``).
+    The hub kept a long turn's ~25k events in 103 MB before this, 3.5 MB after."""
+    return b"%b" % dumps_bytes(value)
+
+
 def dumps(value: Any, *, default: Callable[[Any], Any] | None = None) -> str:
     """Compact JSON text (``ensure_ascii=False``, no spaces)."""
     return dumps_bytes(value, default=default).decode()

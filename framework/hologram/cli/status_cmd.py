@@ -91,6 +91,14 @@ def run_status(args: argparse.Namespace) -> int:
             print(f"memory graph (L3): {memory['l3_triples']:,} triples, {memory['l3_blocks']:,} blocks")
         if memory.get("l3_problem"):
             print(f"memory graph (L3): unavailable: {memory['l3_problem']}")
+    delivery = status.get("delivery")
+    if delivery:
+        kept = delivery["replay_bytes"] + delivery["idle_bytes"]
+        print(
+            f"delivery: {kept / 1024:,.0f} KiB of events kept for clients that reconnect "
+            f"({delivery['sessions']} session(s) in use, {delivery['idle_sessions']} idle), "
+            f"{delivery['queued_bytes'] / 1024:,.0f} KiB waiting for {delivery['watchers']} client(s)"
+        )
     return 0
 
 

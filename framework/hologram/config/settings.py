@@ -84,6 +84,27 @@ class AgentSettings(BaseModel):
     )
 
 
+MiB = 1024 * 1024
+
+
+class DeliverySettings(BaseModel):
+    """The ``[delivery]`` table: what the kernel keeps for the turn API's clients, in bytes of the events' wire JSON
+    (agent/replay.py, agent/hub.py). A client that falls further behind than its queue is dropped; it resumes from
+    the last ``seq`` it has (``turn/watch`` with ``after``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    replay_turn_bytes: int = Field(
+        16 * MiB, ge=64 * 1024, description="a session's running turn kept for clients that reconnect (oldest go)"
+    )
+    replay_idle_bytes: int = Field(
+        4 * MiB, ge=0, description="the last turns of recently idle sessions, kept all together (oldest go)"
+    )
+    client_queue_bytes: int = Field(
+        64 * MiB, ge=1 * MiB, description="events waiting for one client (a connection, a plugin); more: dropped"
+    )
+
+
 class LLMSettings(BaseModel):
     """The ``[llm]`` table: how the provider chain treats a provider that fails (llm/health.py)."""
 
@@ -191,6 +212,7 @@ class Settings(BaseModel):
 
     agent: AgentSettings = Field(default_factory=lambda: AgentSettings())
     llm: LLMSettings = Field(default_factory=lambda: LLMSettings())
+    delivery: DeliverySettings = Field(default_factory=lambda: DeliverySettings())
     approvals: ApprovalSettings = Field(default_factory=lambda: ApprovalSettings())
     memory: MemorySettings = Field(default_factory=lambda: MemorySettings())
     log: LogSettings = Field(default_factory=lambda: LogSettings())

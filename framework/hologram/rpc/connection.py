@@ -18,6 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, Protocol
 
+from hologram.base import _fastjson as _json
 from hologram.base.protocol import CANCEL
 
 from .errors import (
@@ -47,6 +48,7 @@ Handler = Callable[[Any], Awaitable[Any]]
 MalformedCallback = Callable[[str, str], None]
 
 READ_CHUNK = 256 * 1024
+_NOTIFY_HEADS: dict[str, bytes] = {}  # method → the start of its notification line (`Connection.notify_encoded`)
 _FORGET_ABANDONED = 1024  # ids of timed-out/cancelled requests remembered, so late answers are not "garbage"
 
 
@@ -205,6 +207,16 @@ class Connection:
             message["params"] = _structured(params)
         await self._send(self._encode_checked(message))
 
+    async def notify_encoded(self, method: str, params: bytes) -> None:
+        """`notify` with params that are JSON already (an object's bytes): the kernel encodes a turn event once for
+        all the clients it goes to."""
+        if self._closed:
+            raise ConnectionClosed(f"{self.name}: connection closed")
+        head = _NOTIFY_HEADS.get(method)
+        if head is None:
+            head = _NOTIFY_HEADS[method] = b'{"jsonrpc":"2.0","method":' + _json.dumps_bytes(method) + b',"params":'
+        await self._send(self._fits(b"".join((head, params, b"}\n"))))
+
     async def serve(self) -> None:
         """Read and dispatch until EOF. Never raises for bad input; on EOF pending requests fail."""
         splitter = LineSplitter(self.max_line, self._oversized)
@@ -239,7 +251,9 @@ class Connection:
     # -- internals --------------------------------------------------------------------------------------
 
     def _encode_checked(self, message: dict[str, Any]) -> bytes:
-        line = encode(message)
+        return self._fits(encode(message))
+
+    def _fits(self, line: bytes) -> bytes:
         if len(line) > self.max_line:
             raise RpcError(
                 MESSAGE_TOO_LARGE,

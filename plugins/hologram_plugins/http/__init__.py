@@ -1,8 +1,8 @@
 """http: the HTTP channel — the web UI, its JSON/SSE API and an OpenAI-compatible API on one port.
 
 A channel plugin, like the terminal: it runs turns through ``kernel.turns`` and gets the events of the sessions
-it watches over its own connection (`plugin.on_turn_event`), fanned out per session to the browsers' SSE
-streams (`events`). The server
+it watches over its own connection (`plugin.on_turn_event`), routed per session to the browsers' SSE streams and
+the OpenAI API's requests (`events`); it keeps no events itself (the kernel replays them). The server
 is h11 inside this plugin's event loop (`server`, `http11`); every request passes `access.AccessControl` first
 (token, Host, Origin). Files it keeps in the kernel's data directory (the parent of its own plugin data dir):
 ``http-token`` (0600) and ``http.json`` (where it listens, while it does; no token). docs/web.md is the
@@ -62,7 +62,10 @@ async def start(ctx: StartContext[HttpSettings]) -> None:
     config = HttpConfig.from_config(ctx.config.model_dump())
     data_dir = kernel_data_dir(ctx.data_dir)
     token = load_token(data_dir)
-    channel = Channel(_call)
+    settings = ctx.config
+    channel = Channel(
+        _call, stream_queue_bytes=settings.stream_queue_bytes, reasoning_bytes=settings.openai_reasoning_bytes
+    )
     mounts = Mounts(max_body_bytes=config.max_body_bytes, timeout_s=config.route_timeout_s)
     api = lambda path: mounts.find(path) is not None  # noqa: E731  (a mounted route answers a refusal in JSON)
     access = AccessControl(build_app(channel, mounts), token, tls=config.tls, api=api)
@@ -87,7 +90,7 @@ async def stop() -> None:
 def on_turn_event(event: dict[str, Any]) -> None:
     channel = STATE.channel
     if channel is not None:
-        channel.fanout.publish(event)
+        channel.on_event(event)
 
 
 # -- http.routes: other plugins' routes on this port (routes.py; docs/protocol.md, "http.routes") ---------------

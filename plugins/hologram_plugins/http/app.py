@@ -13,8 +13,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from hologram import __version__
 from hologram.rpc import APPLICATION_ERROR, RpcError
 from hologram_plugins.http.asgi import (
@@ -164,13 +162,13 @@ async def events(request: Request, channel: Channel) -> StreamingResponse:
             yield b"retry: 1000\n: connected\n\n"
             while True:
                 try:
-                    event = await asyncio.wait_for(listener.get(), KEEPALIVE_S)
+                    out = await asyncio.wait_for(listener.get(), KEEPALIVE_S)
                 except TimeoutError:
                     yield b": keepalive\n\n"
                     continue
-                if event is None:  # dropped (too far behind) or the session deleted: the client reconnects
+                if out is None:  # dropped (too far behind) or the session deleted: the client reconnects
                     return
-                yield b"id: %d\ndata: %s\n\n" % (int(event.get("seq") or 0), orjson.dumps(event))
+                yield b"id: %d\ndata: %s\n\n" % (out.seq, out.line)
         finally:
             channel.close_stream(listener)
 
@@ -234,7 +232,7 @@ async def session(request: Request, channel: Channel) -> Response:
         return json_response(await channel.turns("sessions_rename", session=sid, title=title))
     result = await channel.turns("sessions_delete", session=sid)
     if result.get("deleted"):
-        channel.fanout.forget(str(sid))
+        channel.forget(str(sid))
     return json_response({"deleted": bool(result.get("deleted"))})
 
 

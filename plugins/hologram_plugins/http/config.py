@@ -16,6 +16,8 @@ LOOPBACK_NAMES = ("localhost",)
 # the server's timeouts and caps: checked by `HttpSettings` (types, ranges) before `from_config` sees them
 SERVER_KEYS = ("header_timeout_s", "min_body_rate", "body_timeout_s", "keep_alive_s", "max_connections_per_client")
 MAX_BODY_BYTES = 8 * 1024 * 1024  # the largest body a route accepts (the OpenAI-compatible API's)
+STREAM_QUEUE_BYTES = 8 * 1024 * 1024  # events waiting for one client beyond a replay it is being sent
+REASONING_BYTES = 4 * 1024 * 1024  # a non-streamed /v1 answer's reasoning, assembled from its deltas
 ROUTE_TIMEOUT_S = 600.0  # a blocking A2A SendMessage answers when its turn ends: minutes, with tool calls
 
 
@@ -37,6 +39,16 @@ class HttpSettings(BaseModel):
     tls_keyfile: str = Field("", description="PEM private key (with tls_certfile).")
     max_body_bytes: int = Field(
         MAX_BODY_BYTES, ge=1, description="A larger request body is refused with 413 (the OpenAI API's own limit)."
+    )
+    stream_queue_bytes: int = Field(
+        STREAM_QUEUE_BYTES,
+        ge=256 * 1024,
+        description="Events (their JSON) waiting for one SSE stream or /v1 request, beyond a replay it is being "
+        "sent; a client further behind is dropped and resumes from its last seq. At least 256 KiB: what one read "
+        "from the kernel brings at once.",
+    )
+    openai_reasoning_bytes: int = Field(
+        REASONING_BYTES, ge=0, description="A non-streamed /v1 answer's reasoning_content is cut after this."
     )
     header_timeout_s: float = Field(
         10.0, gt=0, description="A request head not complete this long after its first byte: 408 and close."

@@ -131,7 +131,7 @@ async def completions(request: Request, channel: Channel) -> Response | Streamin
     options = data.get("stream_options")
     include_usage = isinstance(options, dict) and options.get("include_usage") is True
     session = session_of(request, data)
-    listener = channel.fanout.subscribe(session, None)  # before the start: no event can come before we listen
+    listener = channel.listen(session)  # before the start: no event can come before we listen
     try:
         started = await channel.start(text, session, client=CLIENT, approvals=False)
     except BaseException:
@@ -162,7 +162,7 @@ async def completions(request: Request, channel: Channel) -> Response | Streamin
                 "message": {
                     "role": "assistant",
                     "content": ended.get("output", ""),
-                    "reasoning_content": turn.reasoning or None,
+                    "reasoning_content": turn.reasoning() or None,
                 },
                 "finish_reason": FINISH.get(str(ended.get("stop_reason")), "stop"),
             }
@@ -212,30 +212,48 @@ class Turn:
         self.turn = turn
         self.id = f"chatcmpl-{turn}"
         self.created = int(time.time())
-        self.reasoning = ""
+        self._reasoning: list[str] = []  # a non-streamed answer's reasoning, assembled from its deltas
+        self._reasoning_left = channel.reasoning_bytes  # what more of it is kept
         self.failure = ""
         self.failure_kind = ""
         self.ended = False
 
     async def events(self) -> AsyncIterator[dict[str, Any]]:
         while not self.ended:
-            event = await self.listener.get()
-            if event is None:
+            out = await self.listener.get()
+            if out is None:
+                if self.listener.dropped:
+                    raise BadRequest("this request fell too far behind its turn's events", 503, "overloaded")
                 raise BadRequest("the session was deleted while its turn ran", 409, "conflict")
+            event = out.event()
             if event.get("turn") != self.turn:
                 continue
-            if event["type"] == "reasoning.delta":
-                self.reasoning += str(event.get("text") or "")
-            elif event["type"] == "turn.error":
+            if event["type"] == "turn.error":
                 self.failure = str(event.get("message") or "")
                 self.failure_kind = str(event.get("kind") or "")
             elif event["type"] == "turn.ended":
                 self.ended = True
             yield event
 
+    def _reason(self, text: str) -> None:
+        """Keep a reasoning delta of a non-streamed answer while the reasoning is within its bound; the rest is
+        cut (the answer itself comes whole in ``turn.ended``)."""
+        if self._reasoning_left <= 0:
+            return
+        size = len(text.encode())
+        if size > self._reasoning_left:
+            text = text.encode()[: self._reasoning_left].decode(errors="ignore") + " …"
+        self._reasoning_left -= size
+        self._reasoning.append(text)
+
+    def reasoning(self) -> str:
+        return "".join(self._reasoning)
+
     async def collect(self) -> dict[str, Any]:
         async for event in self.events():
-            if event["type"] == "turn.ended":
+            if event["type"] == "reasoning.delta":
+                self._reason(str(event.get("text") or ""))
+            elif event["type"] == "turn.ended":
                 return event
         raise AssertionError("unreachable: events end with turn.ended")
 

@@ -13,7 +13,9 @@ def test_conformance(hologram_conformance: Any) -> None:
 
 
 def test_greets(hologram_plugin: RunningPlugin) -> None:
-    assert hologram_plugin.call_tool("hello_greet", {"name": "Ada", "times": 2}) == {"content": "Hello, Ada! Hello, Ada!"}
+    assert hologram_plugin.call_tool("hello_greet", {"name": "Ada", "times": 2}) == {
+        "content": "Hello, Ada! Hello, Ada!"
+    }
 
 
 def test_the_facility_method(hologram_plugin: RunningPlugin) -> None:

@@ -1,0 +1,212 @@
+"""The long-turns mode of tools/bench/http_turns.py (``--long``): what the http plugin and the kernel keep after
+long turns relayed to a web client (issue 41 item 1).
+
+    .venv/bin/python tools/bench/http_turns.py --long [--sessions 28] [--calls 400] [--answer-kb 120]
+                                               [--settings '[delivery]\nreplay_idle_bytes = 0']
+
+A real `hologram up` with the http and files plugins and the strict mock LLM in this process. Each session runs
+one long turn, one after another, as the report that opened the issue did: the mock makes ``--calls`` tool calls
+(``files_list``, ten per step) and then streams an answer of ``--answer-kb`` KB (UTF-8, English and Chinese, four
+characters a delta: ~24k events a turn with the defaults). A client reads each turn as the page and
+`hologram chat --url` do: ``POST /api/turns``, then the session's SSE stream from ``seq`` 0 to ``turn.ended``;
+every event is checked (seqs rising, none twice, the deltas adding up to the answer).
+
+Printed: the http plugin's RSS and PSS and the kernel's PSS (/proc/PID/smaps_rollup) at the start (idle after a
+warm-up turn), at the peak (sampled every 0.1 s during the turns) and idle after the run (no turn, no client,
+the processes' idle heap trim done), with the growth and the ratio to the start. Targets: the plugin idle
+after within 10 MB of its start, the kernel within 10 % of its idle PSS at the start. Run from a checkout of
+an older commit (this file copied there) for the before numbers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+from bench._kernel import BenchKernel, provider_toml
+from bench.sweep import proc_memory_kb
+from mock_llm import MockLLM
+
+REPO = Path(__file__).resolve().parents[2]
+CALLS_PER_STEP = 10
+IDLE_S = 4.0  # after the run: the idle heap trims (1 s after the last work) and the kernel's timers settle
+PLUGIN_TARGET_MB = 10.0
+KERNEL_TARGET = 1.10
+
+
+def answer_text(kb: int) -> str:
+    """About ``kb`` KB of UTF-8, English and Chinese (a Chinese character is three bytes)."""
+    parts: list[str] = []
+    size, i = 0, 0
+    while size < kb * 1024:
+        piece = f"line {i} of the answer, 第{i}行的回答。\n"
+        parts.append(piece)
+        size += len(piece.encode())
+        i += 1
+    return "".join(parts)
+
+
+def turn_script(calls: int, answer: str) -> list[dict[str, Any]]:
+    """The mock's steps for one turn: ``calls`` files_list calls, ten a step, then the answer."""
+    steps: list[dict[str, Any]] = []
+    for step in range(0, calls, CALLS_PER_STEP):
+        batch = [
+            {"id": f"l{{n}}_{i}", "name": "files_list", "arguments": json.dumps({"path": "."})}
+            for i in range(min(CALLS_PER_STEP, calls - step))
+        ]
+        steps.append({"reasoning_content": f"step {step // CALLS_PER_STEP}", "tool_calls": batch})
+    steps.append({"reasoning_content": "the answer", "content": answer})
+    return steps
+
+
+class Memory:
+    """The http plugin's and the kernel's (RSS, PSS) in MB, now and the maxima seen by `peak`."""
+
+    def __init__(self, kernel: BenchKernel) -> None:
+        status = kernel.status()
+        self.kernel_pid = int(status["kernel"]["pid"])
+        self.http_pid = next(int(p["pid"]) for p in status["plugins"] if p["name"] == "http")
+        self.maxima = {"http_rss": 0.0, "http_pss": 0.0, "kernel_pss": 0.0, "kernel_rss": 0.0}
+
+    def now(self) -> dict[str, float]:
+        http, kernel = proc_memory_kb(self.http_pid), proc_memory_kb(self.kernel_pid)
+        if http is None or kernel is None:
+            raise RuntimeError("the kernel or the http plugin is gone")
+        return {
+            "http_rss": http[0] / 1024,
+            "http_pss": http[1] / 1024,
+            "kernel_rss": kernel[0] / 1024,
+            "kernel_pss": kernel[1] / 1024,
+        }
+
+    @contextmanager
+    def peak(self, every: float = 0.1) -> Iterator[dict[str, float]]:
+        stop = threading.Event()
+
+        def run() -> None:
+            while not stop.is_set():
+                for key, value in self.now().items():
+                    self.maxima[key] = max(self.maxima[key], value)
+                stop.wait(every)
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        try:
+            yield self.maxima
+        finally:
+            stop.set()
+            thread.join()
+
+
+def checked(events: list[dict[str, Any]], answer: str) -> None:
+    seqs = [e["seq"] for e in events]
+    if seqs != sorted(set(seqs)) or not events or events[-1]["type"] != "turn.ended":
+        raise AssertionError("events out of order, repeated, or no turn.ended")
+    text = "".join(e["text"] for e in events if e["type"] == "content.delta")
+    if text != answer:
+        raise AssertionError(f"deltas lost or repeated ({len(text)} of {len(answer)} characters)")
+    if events[-1]["stop_reason"] != "answer":
+        raise AssertionError(f"the turn ended with {events[-1]['stop_reason']}")
+
+
+async def one_turn(client: httpx.AsyncClient, session: str, text: str) -> list[dict[str, Any]]:
+    """Start a turn and read its events as `hologram chat --url` does (the stream from seq 0)."""
+    started = await client.post("/api/turns", json={"text": text, "session": session})
+    started.raise_for_status()
+    turn = started.json()["turn"]
+    events: list[dict[str, Any]] = []
+    async with client.stream("GET", f"/api/sessions/{session}/events", params={"after": "0"}) as response:
+        async for line in response.aiter_lines():
+            if line.startswith("data: "):
+                event = orjson.loads(line[6:])
+                if event["turn"] != turn:
+                    continue
+                events.append(event)
+                if event["type"] == "turn.ended":
+                    break
+    return events
+
+
+async def idle(memory: Memory, seconds: float) -> dict[str, float]:
+    await asyncio.sleep(seconds)
+    return memory.now()
+
+
+async def run(kernel: BenchKernel, mock: MockLLM, sessions: int, calls: int, answer: str) -> dict[str, Any]:
+    info = json.loads((kernel.data / "http.json").read_text())
+    token = (kernel.data / "http-token").read_text().strip()
+    memory = Memory(kernel)
+    async with httpx.AsyncClient(
+        base_url=info["url"], headers={"authorization": f"Bearer {token}"}, timeout=600
+    ) as client:
+        mock.script(turn_script(CALLS_PER_STEP, "warm"))  # imports, caches, the first turn's loads
+        checked(await one_turn(client, "warm-up", "go"), "warm")
+        start = await idle(memory, IDLE_S)
+        events = 0
+        began = time.perf_counter()
+        with memory.peak() as peak:
+            for i in range(sessions):
+                mock.script(turn_script(calls, answer))
+                got = await one_turn(client, f"long-{i}", "a long task")
+                checked(got, answer)
+                events += len(got)
+        elapsed = time.perf_counter() - began
+    after = await idle(memory, IDLE_S)
+    return {"start": start, "peak": dict(peak), "after": after, "events": events, "seconds": elapsed}
+
+
+def report(out: dict[str, Any]) -> str:
+    start, peak, after = out["start"], out["peak"], out["after"]
+    lines = [
+        f"long turns: {out['sessions']} sessions one after another, {out['calls']} tool calls and a "
+        f"{out['answer_kb']} KB answer each, {out['events'] / out['sessions']:.0f} events a turn "
+        f"({out['seconds']:.0f} s)",
+        f"{'MB':<14}{'start':>9}{'peak':>9}{'after':>9}{'after-start':>13}{'after/start':>13}",
+    ]
+    for key, name in (("http_rss", "http RSS"), ("http_pss", "http PSS"), ("kernel_pss", "kernel PSS")):
+        growth = after[key] - start[key]
+        lines.append(
+            f"{name:<14}{start[key]:>9.1f}{peak[key]:>9.1f}{after[key]:>9.1f}{growth:>+13.1f}"
+            f"{after[key] / start[key]:>13.2f}"
+        )
+    plugin_ok = after["http_rss"] - start["http_rss"] <= PLUGIN_TARGET_MB
+    kernel_ok = after["kernel_pss"] <= KERNEL_TARGET * start["kernel_pss"]
+    lines.append(
+        f"targets: http plugin within {PLUGIN_TARGET_MB:g} MB of its start: {'ok' if plugin_ok else 'MISSED'}; "
+        f"kernel within {KERNEL_TARGET - 1:.0%} of its idle PSS: {'ok' if kernel_ok else 'MISSED'}"
+    )
+    return "\n".join(lines)
+
+
+def main(sessions: int, calls: int, answer_kb: int, as_json: bool, extra_settings: str = "") -> int:
+    answer = answer_text(answer_kb)
+    root = Path(tempfile.mkdtemp(prefix="hologram-bench-long-"))
+    with MockLLM("deepseek") as mock:
+        (root / "manifests").mkdir(parents=True)
+        for name in ("http", "files"):
+            shutil.copy(REPO / "manifests" / f"{name}.toml", root / "manifests")
+            shutil.copy(REPO / "manifests" / f"{name}.config.schema.json", root / "manifests")
+        steps = calls // CALLS_PER_STEP + 2
+        settings = f"[agent]\nmax_steps = {steps}\n\n" + provider_toml("mock", mock.base_url, max_retries=0)
+        settings += "\n" + extra_settings.replace("\\n", "\n")  # e.g. "[delivery]\nreplay_idle_bytes = 0"
+        kernel = BenchKernel(root, settings, manifests=["manifests"])
+        try:
+            kernel.start()
+            out = asyncio.run(run(kernel, mock, sessions, calls, answer))
+        finally:
+            kernel.stop()
+            shutil.rmtree(root, ignore_errors=True)
+    out.update(sessions=sessions, calls=calls, answer_kb=answer_kb)
+    print(json.dumps(out, indent=2) if as_json else report(out))
+    return 0
