@@ -269,6 +269,18 @@ def test_the_title_is_shown_and_renamed_in_place(page: Page) -> None:
     assert page.text("#chat-title") == "审批与输出", "Escape keeps the title"
 
 
+def test_a_failed_turn_keeps_saying_why(page: Page, mock: MockLLM) -> None:
+    """The provider refuses the request (a 401): the turn's note says the kernel's message, and the turn's end
+    ("an error") does not write over it. Mutation check (done): `Turn.ended` labelling every non-answer end —
+    the note read "Ended: an error" and the provider's words were gone."""
+    mock.script([{"error": {"status": 401, "message": "Authentication Fails (no such API key)"}}])
+    page.send("this will fail")
+    assert page.wait_turn_ended() == "error"
+    note = page.last_turn().find_element("css selector", ".turn-note")
+    assert "error" in (note.get_attribute("class") or "")
+    assert "Authentication Fails" in note.text, note.text
+
+
 def show_tab(page: Page, tab: str) -> None:
     page.click(f"#tab-{tab}")
     ready = {

@@ -180,6 +180,7 @@
     ended(ev) {
       const reason = ev.stop_reason;
       if (reason === "cancelled") label(this.note, "chat.cancelled");
+      else if (reason === "error" && this.note.classList.contains("error")) { /* turn.error said why: keep it */ }
       else if (reason && reason !== "answer") label(this.note, "chat.stop_reason", { reason: STOPS.includes(reason) ? { t: "chat.stop." + reason } : reason });
       for (const c of this.calls.values()) {
         const state = c.state.dataset.state;
