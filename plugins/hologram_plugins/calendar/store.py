@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from hologram_plugins.calendar.times import ONE_DAY, show, utc
+from hologram_plugins._time import ONE_DAY, show, utc
 from hologram_plugins.files.workspace import atomic_write
 
 if TYPE_CHECKING:
