@@ -15,8 +15,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from hologram.sdk import Plugin, StartContext, tool_error
-from hologram_plugins.calendar.store import CalendarFile
 from hologram_plugins._time import ONE_DAY, TimeError, parse_date, parse_instant, show, utc, zone
+from hologram_plugins.calendar.store import CalendarFile
 
 UTC = _timezone.utc  # tools take a `timezone` argument, which shadows the module name inside them
 
