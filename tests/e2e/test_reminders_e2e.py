@@ -4,7 +4,8 @@ DeepSeek mock as the model.
 A scripted model sets a reminder with `reminder_set` in a turn; when it is due the reminders plugin starts a
 turn in that session through ``kernel.turns``, and its answer reaches the clients attached to the session —
 a `TurnClient` watching it on the control socket and the web page's SSE stream — though neither sent any
-input. The first test waits a real two seconds; the second moves the plugin's clock (its test seam,
+input. A todo with a due date sets its reminder through the reminders plugin's facility, and that fires too.
+The first test waits a real two seconds; the second moves the plugin's clock (its test seam,
 `HOLOGRAM_REMINDERS_CLOCK`, set through settings.toml's ``[plugins.reminders] env``) across a kernel restart:
 the reminder missed while the kernel was down fires once when it is back, marked late, and never again.
 """
@@ -38,13 +39,13 @@ T0 = datetime(2026, 3, 1, 8, 0, tzinfo=timezone.utc)
 
 
 class RemindersKernel(E2EKernel):
-    """http and reminders from the shipped manifests; ``clock``: the reminders plugin reads its time there."""
+    """http, reminders and todos from the shipped manifests; ``clock``: the reminders plugin reads its time there."""
 
     def __init__(self, root: Path, mock: MockLLM, clock: Path | None = None) -> None:  # no super(): its graph
         self.root, self.mocks, self.process = root, [mock], None
         self.data, self.lock = root / "data", root / "hologram.lock"
         manifests = root / "manifests"
-        for name in ("http", "reminders"):
+        for name in ("http", "reminders", "todos"):
             copy_shipped(name, manifests)
         self.hologram("build", "--no-discover", "-m", str(manifests), "-o", str(self.lock), check=True)
         self.data.mkdir()
@@ -220,3 +221,55 @@ def test_missed_while_the_kernel_was_down_fires_once_late(tmp_path: Path, mock: 
         assert sum(text.startswith("[reminder") for text in inputs) == 1, inputs
     finally:
         kernel.stop()
+
+
+def test_a_todo_due_date_reminds_through_the_reminders_plugin(tmp_path: Path, mock: MockLLM) -> None:
+    """todos asks reminders (``reminders.schedule``, after_if_present) for the reminder; when the clock reaches the
+    due time, the reminder's turn speaks to the watcher of the session the todo was added in."""
+    mock.reset()
+    clock = tmp_path / "clock"
+    clock.write_text(T0.isoformat())
+    kernel = RemindersKernel(tmp_path, mock, clock=clock)
+    mock.script(
+        [
+            {
+                "reasoning_content": "r",
+                "tool_calls": [call("c1", "todo_add", text="Pay rent", due="2026-03-01T09:00", remind=True)],
+            },
+            {"reasoning_content": "r", "content": "Added, with a reminder."},
+            {"reasoning_content": "r", "content": "Rent is due now."},
+        ]
+    )
+
+    async def go() -> tuple[str, list[Any]]:
+        async with await TurnClient.connect(kernel.data, client="e2e") as client:
+            first = await client.start("add paying rent at 9, remind me")
+            assert (await first.result()).output == "Added, with a reminder."
+            assert first.session is not None
+            watching = await client.watch(first.session)
+            clock.write_text((T0 + timedelta(hours=1)).isoformat())  # 09:00: the reminder is due
+            seen: list[Any] = []
+            async with asyncio.timeout(60):
+                async for event in watching:
+                    seen.append(event)
+                    if isinstance(event, api.TurnEnded):
+                        break
+            return first.session, seen
+
+    kernel.start()
+    try:
+        session, seen = asyncio.run(go())
+    finally:
+        kernel.stop()
+    line = (kernel.data / "plugins" / "todos" / "todo.md").read_text().splitlines()[-1]
+    assert line.startswith("- [ ] Pay rent due:2026-03-01T09:00 remind:")
+    rid, tid = line.split("remind:")[1].split()[0], line.split("id:")[1].split()[0]
+    reminders = json.loads((kernel.data / "plugins" / "reminders" / "reminders.json").read_text())["reminders"]
+    [made] = [r for r in reminders if r["id"] == rid]
+    assert (made["source"], made["session"], made["state"]) == ("todos", session, "done")
+    [started] = [e for e in seen if isinstance(e, api.TurnStarted)]
+    assert started.client == "reminder"
+    assert started.text == (
+        f"[reminder {rid} set at 2026-03-01T08:00+00:00 for 2026-03-01T09:00+00:00 (UTC)] Todo due: Pay rent (todo {tid})"
+    )
+    assert seen[-1].output == "Rent is due now."
