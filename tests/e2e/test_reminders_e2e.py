@@ -8,6 +8,10 @@ input. A todo with a due date sets its reminder through the reminders plugin's f
 The first test waits a real two seconds; the second moves the plugin's clock (its test seam,
 `HOLOGRAM_REMINDERS_CLOCK`, set through settings.toml's ``[plugins.reminders] env``) across a kernel restart:
 the reminder missed while the kernel was down fires once when it is back, marked late, and never again.
+
+Mutation checks (done): the reminder's session not passed to ``kernel.turns`` ``start`` (its turn runs in a new
+session) turns the first test red (the watcher and the page wait in vain); the file not saved after a firing
+turns the second red (the second restart fires it again).
 """
 
 from __future__ import annotations

@@ -193,7 +193,8 @@ END:VCALENDAR
 def test_recurring_events_of_an_imported_calendar_are_expanded(tmp_path: Path) -> None:
     """RRULE (weekly, COUNT), EXDATE, RDATE and a moved occurrence (RECURRENCE-ID), and a yearly all-day event
     from years before: each occurrence in the range is listed at its own time, across the DST change, with
-    the series' uid; deleting the uid removes the series."""
+    the series' uid; deleting the uid removes the series. Mutation check (done): listing the file's VEVENTs as
+    they are (without recurring-ical-events) turns it red."""
     folder = tmp_path / "plugins" / "calendar"
     folder.mkdir(parents=True)
     (folder / "calendar.ics").write_text(IMPORTED.replace("\n", "\r\n"))

@@ -4,6 +4,11 @@ Time is the plugin's own test seam, `HOLOGRAM_REMINDERS_CLOCK`: a file holding "
 forward (hours, days) and the plugin reads — nothing of the plugin is patched. One test uses the real clock
 and a real delay of one second. A stop and a start of the plugin on the same data directory is the kernel's
 restart as the plugin sees it (tests/e2e/test_reminders_e2e.py does it with `hologram up`).
+
+Mutation checks (done): the start's first pass (``fire_due`` in ``on_start``) removed turns
+test_missed_while_down_fires_once_late_on_start red (the missed reminder had not fired once the plugin was
+ready); ``LATE_AFTER`` a day turns it red (not marked late); a repeating reminder's next time not stored after
+it fired turns test_a_repeating_reminder_missed_three_times_says_so_once red.
 """
 
 from __future__ import annotations

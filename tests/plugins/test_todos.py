@@ -1,6 +1,11 @@
 """todos as a real subprocess: the Markdown file is the list — what the tools write a person reads, what a person
 writes the tools read; a damaged line is reported and left alone; a due date sets a reminder through the
-reminders plugin's facility when the graph has one (here served by the test), and nothing breaks without it."""
+reminders plugin's facility when the graph has one (here served by the test), and nothing breaks without it.
+
+Mutation checks (done): the store keeping its own copy of the list instead of reading the file on each call turns
+test_the_list_is_a_markdown_file_both_sides_edit red, and so does a changed line written without its bullet and
+indent; the mark ``[?]`` read as a task turns test_a_damaged_line_is_reported_not_fatal red; the harness not
+serving an ``after_if_present`` facility the test stubs turns the reminders test red."""
 
 from __future__ import annotations
 
