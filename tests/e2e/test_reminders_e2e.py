@@ -35,7 +35,8 @@ from tests.kit.manifests import copy_shipped
 from tests.kit.providers import provider_toml, write_settings
 from tests.kit.wait import wait_until
 
-from .kernel import E2EKernel
+from .kernel import HOLOGRAM, E2EKernel
+from .test_agent_interactive import Terminal
 
 pytestmark = pytest.mark.slow
 
@@ -167,6 +168,33 @@ def test_a_reminder_set_by_the_model_speaks_to_the_attached_clients(kernel: Remi
     stored = kernel.events(session)["events"]
     inputs = [e["data"] for e in stored if e["kind"] == "input"]
     assert inputs[1]["client"] == "reminder" and inputs[1]["partner"] == f"reminder-{rid}"
+
+
+def test_hologram_chat_shows_the_reminder_at_its_prompt(kernel: RemindersKernel, mock: MockLLM) -> None:
+    """`hologram chat` at its prompt watches its session: the reminder's turn shows there, nothing typed."""
+    mock.script(
+        [
+            {
+                "reasoning_content": "r",
+                "tool_calls": [call("c1", "reminder_set", text="Stretch your legs", after="2s")],
+            },
+            {"reasoning_content": "r", "content": "I will remind you."},
+            {"reasoning_content": "r", "content": "Time to stretch your legs!"},  # the reminder's turn
+        ]
+    )
+    terminal = Terminal([*HOLOGRAM, "chat", "--data", str(kernel.data)], kernel.root)
+    try:
+        terminal.expect("you> ", timeout=60)
+        terminal.type("remind me in 2 seconds to stretch\n")
+        terminal.expect("I will remind you.", timeout=60)
+        terminal.expect("you> ", timeout=60)
+        shown = terminal.expect("Time to stretch your legs!", timeout=60)  # a failure bound: due 2 s after it was set
+        assert "[reminder] [reminder " in shown and "(UTC)] Stretch your legs" in shown
+        terminal.expect("you> ", timeout=60)
+        terminal.type("\x04")
+        assert terminal.wait(timeout=60) == 0, terminal.buffer
+    finally:
+        terminal.close()
 
 
 def test_missed_while_the_kernel_was_down_fires_once_late(tmp_path: Path, mock: MockLLM) -> None:
