@@ -301,3 +301,12 @@ def test_the_facility_sets_and_cancels_for_another_plugin(tmp_path: Path) -> Non
                 await h.call_facility("reminders.schedule", "set", text="x", at="2020-01-01T00:00Z")
 
     run(go())
+
+
+def test_the_conformance_kit_passes() -> None:
+    """Every check the kernel relies on (handshake, tools called with generated arguments, stdout, shutdown,
+    processes), with ``kernel.turns`` stubbed."""
+    from hologram.testing.conformance import check_conformance
+
+    report = check_conformance(MANIFESTS / "reminders.toml", provide={"kernel.turns": {"start": Turns().start}})
+    assert report.ok, report.render()

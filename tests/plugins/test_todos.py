@@ -183,3 +183,11 @@ def test_without_the_reminders_plugin_the_todo_is_kept_without_a_reminder(tmp_pa
             assert "Dentist due:2036-03-02 id:" in todo_file(tmp_path).read_text()
 
     run(go())
+
+
+def test_the_conformance_kit_passes() -> None:
+    from hologram.testing.conformance import check_conformance
+    from tests.plugins.helpers import MANIFESTS
+
+    report = check_conformance(MANIFESTS / "todos.toml")
+    assert report.ok, report.render()
