@@ -125,6 +125,7 @@ def test_set_list_cancel_and_what_the_model_is_told(tmp_path: Path) -> None:
                 await h.call_tool("reminder_set", {"text": "x", "after": "1m", "cron": "* * * * *"})
             )
             assert "say when" in err(await h.call_tool("reminder_set", {"text": "x"}))
+            assert "at most 2000" in err(await h.call_tool("reminder_set", {"text": "x" * 2001, "after": "1m"}))
             assert "unknown time zone" in err(
                 await h.call_tool("reminder_set", {"text": "x", "after": "1m", "timezone": "Mars/Olympus"})
             )

@@ -30,6 +30,7 @@ from hologram_plugins.reminders.store import Reminder, ReminderFile, StoreError
 log = logging.getLogger("hologram_plugins.reminders")
 FACILITY = "reminders.schedule"
 CLIENT = "reminder"  # the `client` of a reminder's turn; its `partner` is "reminder-<id>"
+MAX_TEXT = 2000  # characters: the reminder's turn input stays far below the kernel's input limit
 
 
 class RemindersConfig(BaseModel):
@@ -138,6 +139,8 @@ def add(
     state = plugin.state
     if not text.strip():
         raise WhenError("say what to remind of (text)")
+    if len(text) > MAX_TEXT:
+        raise WhenError(f"the text is {len(text)} characters; a reminder holds at most {MAX_TEXT}: say it shorter")
     tz = zone(timezone_name, state.timezone)
     now = state.clock.now()
     schedule = plan(now, tz, at=at, after=after, cron=cron, rrule=rrule)

@@ -79,7 +79,11 @@ class Scheduler:
     async def run(self) -> None:
         while True:
             await self.clock.sleep_until(self.next_wake(), self.wake)
-            await self.fire_due()
+            try:
+                await self.fire_due()
+            except Exception:  # a bug must not stop every later reminder: logged, tried again on the next pass
+                log.exception("reminders: a pass of the scheduler failed")
+                await asyncio.sleep(1)
 
     async def fire_due(self) -> None:
         """Fire what is due now. The plugin's start runs the first pass before it answers the kernel, so the
