@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mock_llm.validate import validate
 
 from damaged_files import break_text
 from hologram.llm import Message
 from hologram.llm.wire import message_to_wire
 from hologram.sessions import SessionStore, messages_from_events, pairing_problems
 from hologram.sessions.damaged import DAMAGED_RESPONSE, DAMAGED_RESULT
-from mock_llm.validate import validate
 
 
 def calls(*ids: str) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mock_llm.validate import validate
 
 from hologram.llm import (
     MISSING_RESULT,
@@ -20,7 +21,6 @@ from hologram.llm import (
 )
 from hologram.llm.wire import build_body
 from mock_llm import MockLLM
-from mock_llm.validate import validate
 from tests.kit.loop import run
 from tests.kit.providers import provider
 from tests.llm.helpers import chain

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from mock_llm.validate import validate
 
 from hologram.agent.tools import ToolInvocation
 from hologram.llm import Message
@@ -24,7 +25,6 @@ from hologram.memory.cold import ColdStore
 from hologram.memory.overflow import OverflowGuard, PromptTooLargeError
 from hologram.memory.session_memory import Prepared, SessionMemory, record_of
 from hologram.sessions import Event, SessionStore, messages_from_events
-from mock_llm.validate import validate
 
 WIFI = "By the way, the wifi password for the lake house is BLUE-HERON-42, write it down."
 PASSPORT = "我的护照号码是 E12345678，下个月去东京要用。"

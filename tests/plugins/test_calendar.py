@@ -133,3 +133,94 @@ def test_range_all_day_and_delete(tmp_path: Path) -> None:
             assert "cannot read" in err(await h.call_tool("calendar_add", {"summary": "x", "start": "tomorrow"}))
 
     run(go())
+
+
+IMPORTED = """BEGIN:VCALENDAR
+VERSION:2.0
+PRODID:-//Another App//EN
+BEGIN:VTIMEZONE
+TZID:Europe/Berlin
+BEGIN:STANDARD
+DTSTART:19701025T030000
+RRULE:FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU
+TZOFFSETFROM:+0200
+TZOFFSETTO:+0100
+END:STANDARD
+BEGIN:DAYLIGHT
+DTSTART:19700329T020000
+RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=-1SU
+TZOFFSETFROM:+0100
+TZOFFSETTO:+0200
+END:DAYLIGHT
+END:VTIMEZONE
+BEGIN:VEVENT
+UID:sync@another.app
+DTSTAMP:20250101T000000Z
+SUMMARY:Team sync
+DTSTART;TZID=Europe/Berlin:20250317T100000
+DTEND;TZID=Europe/Berlin:20250317T103000
+RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=6
+EXDATE;TZID=Europe/Berlin:20250331T100000
+RDATE;TZID=Europe/Berlin:20250402T150000
+END:VEVENT
+BEGIN:VEVENT
+UID:sync@another.app
+RECURRENCE-ID;TZID=Europe/Berlin:20250407T100000
+DTSTAMP:20250101T000000Z
+SUMMARY:Team sync (moved)
+DTSTART;TZID=Europe/Berlin:20250408T110000
+DTEND;TZID=Europe/Berlin:20250408T113000
+END:VEVENT
+BEGIN:VEVENT
+UID:birthday@another.app
+DTSTAMP:20250101T000000Z
+SUMMARY:Ada's birthday
+DTSTART;VALUE=DATE:20200405
+DTEND;VALUE=DATE:20200406
+RRULE:FREQ=YEARLY
+END:VEVENT
+BEGIN:VEVENT
+UID:once@another.app
+DTSTAMP:20250101T000000Z
+SUMMARY:Dentist
+DTSTART:20250326T080000Z
+DTEND:20250326T090000Z
+END:VEVENT
+END:VCALENDAR
+"""
+
+
+def test_recurring_events_of_an_imported_calendar_are_expanded(tmp_path: Path) -> None:
+    """RRULE (weekly, COUNT), EXDATE, RDATE and a moved occurrence (RECURRENCE-ID), and a yearly all-day event
+    from years before: each occurrence in the range is listed at its own time, across the DST change, with
+    the series' uid; deleting the uid removes the series. Mutation check (done): listing the file's VEVENTs as
+    they are (without recurring-ical-events) turns it red."""
+    folder = tmp_path / "plugins" / "calendar"
+    folder.mkdir(parents=True)
+    (folder / "calendar.ics").write_text(IMPORTED.replace("\n", "\r\n"))
+
+    async def go() -> None:
+        async with harness("calendar", data_dir=tmp_path, config={"timezone": "Europe/Berlin"}) as h:
+            listed = ok(await h.call_tool("calendar_list", {"start": "2025-03-17", "end": "2025-04-30"}))
+            lines = [line for line in listed.splitlines() if line.startswith("- ")]
+            assert lines == [
+                "- 2025-03-17T10:00+01:00 – 2025-03-17T10:30+01:00: Team sync (repeats) [uid sync@another.app]",
+                "- 2025-03-24T10:00+01:00 – 2025-03-24T10:30+01:00: Team sync (repeats) [uid sync@another.app]",
+                "- 2025-03-26T09:00+01:00 – 2025-03-26T10:00+01:00: Dentist [uid once@another.app]",
+                "- 2025-04-02T15:00+02:00 – 2025-04-02T15:30+02:00: Team sync (repeats) [uid sync@another.app]",
+                "- 2025-04-05 (all day): Ada's birthday (repeats) [uid birthday@another.app]",
+                "- 2025-04-08T11:00+02:00 – 2025-04-08T11:30+02:00: Team sync (moved) (repeats) [uid sync@another.app]",
+                "- 2025-04-14T10:00+02:00 – 2025-04-14T10:30+02:00: Team sync (repeats) [uid sync@another.app]",
+                "- 2025-04-21T10:00+02:00 – 2025-04-21T10:30+02:00: Team sync (repeats) [uid sync@another.app]",
+            ]
+            assert "Team sync" not in ok(
+                await h.call_tool("calendar_list", {"start": "2025-04-22", "end": "2025-06-01"})
+            )
+            assert "2030-04-05 (all day): Ada's birthday" in ok(
+                await h.call_tool("calendar_list", {"start": "2030-04-01", "end": "2030-04-07"})
+            )
+            ok(await h.call_tool("calendar_delete", {"uid": "sync@another.app"}))
+            after = ok(await h.call_tool("calendar_list", {"start": "2025-03-17", "end": "2025-04-30"}))
+            assert "Team sync" not in after and "Dentist" in after
+
+    run(go())

@@ -21,7 +21,10 @@ import sys
 
 import pytest
 
-HEAVY = ("httpx", "icalendar", "xml.etree", "email", "numpy", "onnxruntime", "hologram.memory")
+HEAVY = (
+    "httpx", "icalendar", "recurring_ical_events", "croniter", "dateutil", "xml.etree", "email", "numpy",
+    "onnxruntime", "hologram.memory",
+)  # fmt: skip
 
 
 PRELOAD = "from hologram.zygote.main import preload; preload()"
@@ -37,7 +40,7 @@ def heavy(modules: set[str]) -> list[str]:
     return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
 
 
-@pytest.mark.parametrize("plugin", ["web", "rss", "calendar", "shell", "code", "files", "notes"])
+@pytest.mark.parametrize("plugin", ["web", "rss", "calendar", "shell", "code", "files", "notes", "reminders", "todos"])
 def test_a_plugin_imports_no_heavy_library_until_a_call_needs_it(plugin: str) -> None:
     zygote = imported_after(PRELOAD)
     assert heavy(imported_after(f"{PRELOAD}\nimport hologram_plugins.{plugin}") - zygote) == []

@@ -434,6 +434,7 @@ async def one_turn(
             "errors": ended.errors,
             "usage": ended.usage,
             "cancelled": ended.stop_reason == "cancelled" or cancelled.is_set(),
+            "seq": ended.seq,
         }
     except RpcError as exc:
         raise HologramError(Problem(exc.message)) from None
@@ -483,26 +484,39 @@ def run_ask(args: argparse.Namespace) -> int:
 def run_chat(args: argparse.Namespace) -> int:
     import asyncio
 
+    from hologram.cli.chat_watch import PROMPT, SessionWatch
+
     session: str | None = args.session
     connect = connector(args)
     asyncio.run(_check_reachable(connect))  # a wrong token or URL: say so once and leave, not at every line
     print("hologram chat: Ctrl-C cancels a turn, Ctrl-D or Ctrl-C at the prompt leaves.", file=sys.stderr)
+    # At the prompt, the turns others start in the session (a reminder, the web page) show as they come.
+    watch = SessionWatch(connect, session, None).start() if session else None
     while True:
         try:
-            text = input("you> ")
+            text = input(PROMPT)
         except (EOFError, KeyboardInterrupt):
             print(file=sys.stderr)
+            if watch is not None:
+                watch.stop()
             return 0
         if not text.strip():
             continue
+        if watch is not None:  # this turn is one_turn's to show
+            watch.stop()
+            watch = None
         printer = Printer(sys.stdout, sys.stderr, reasoning=not args.no_reasoning)
         try:
             result = asyncio.run(one_turn(connect, text, session, printer, interactive=True))
         except HologramError as exc:
             print(exc.render(), file=sys.stderr)
+            if session:
+                watch = SessionWatch(connect, session, None).start()
             continue
         session = result.get("session") or session
         if result.get("cancelled"):
             print("\n(turn cancelled)", file=sys.stderr)
-            continue
-        printer.finish(str(result.get("output", "")))
+        else:
+            printer.finish(str(result.get("output", "")))
+        if session:  # from the end of this turn on (a cancelled one: from now on)
+            watch = SessionWatch(connect, session, result.get("seq") or None).start()

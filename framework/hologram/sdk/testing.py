@@ -6,7 +6,8 @@
 
 The harness uses the kernel's own supervisor, so a plugin that passes here passes under `hologram up`:
 same spawn, same handshake, same readiness rules, same facility routing. Facilities the plugin requires
-from other plugins can be stubbed with `provide=` (facility → {method: function}).
+from other plugins (or orders itself after, ``after_if_present``) can be stubbed with `provide=` (facility →
+{method: function}); an ``after_if_present`` facility not stubbed is absent, as in a graph without its provider.
 """
 
 from __future__ import annotations
@@ -41,13 +42,16 @@ class PluginHarness:
         self._tmp = tempfile.TemporaryDirectory(prefix="hologram-harness-") if data_dir is None else None
         self.data_dir = Path(self._tmp.name) if self._tmp else Path(data_dir)  # type: ignore[arg-type]
         stubbed = dict(provide or {})
-        # Everything the plugin requires is served by the harness's kernel node.
+        # Everything the plugin requires is served by the harness's kernel node, and so is what it orders itself
+        # after (`after_if_present`) when the test stubs it; the rest of those are absent, as in a graph without
+        # their provider.
+        optional = {f: (KERNEL,) for f in spec.plugin.after_if_present if protocol.facility_name(f) in stubbed}
         plugin = spec.plugin.model_copy(
-            update={"requires": {f: KERNEL for f in spec.plugin.requires}, "after_if_present": {}}
+            update={"requires": {f: KERNEL for f in spec.plugin.requires}, "after_if_present": optional}
         )
         self.spec = PluginSpec(plugin, spec.manifest_dir)
         kernel_facilities = [f"{KERNEL}.{f}" for f in KERNEL_FACILITIES] + [
-            protocol.facility_name(f) for f in spec.plugin.requires
+            protocol.facility_name(f) for f in (*spec.plugin.requires, *optional)
         ]
         self.ring = RingWriter(64 * 1024)
         self.supervisor = Supervisor(
@@ -79,7 +83,9 @@ class PluginHarness:
         manifest = loaded.manifest
         if config:
             manifest = manifest.model_copy(update={"config": {**manifest.config, **config}})
-        entry = plugin_entry(manifest, requires={r: KERNEL for r in manifest.facilities.requires})
+        stubbed = {protocol.facility_name(f) for f in provide or {}}
+        optional = {f: [KERNEL] for f in manifest.facilities.after_if_present if protocol.facility_name(f) in stubbed}
+        entry = plugin_entry(manifest, requires={r: KERNEL for r in manifest.facilities.requires}, optional=optional)
         if env:
             entry["run"]["env"] = {**entry["run"].get("env", {}), **env}
         spec = PluginSpec(LockedPlugin.model_validate(entry), loaded.path.parent)

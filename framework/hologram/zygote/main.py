@@ -76,6 +76,7 @@ PRELOAD_OPTIONAL = (
     "hologram_plugins._process.tree",
     "hologram_plugins.web.guard",
     "hologram_plugins.web.html_text",
+    "hologram_plugins._time",  # calendar's, reminders' and todos' times
     # The shipped plugins themselves. A plugin's first import in a child costs ~2.5 MB of copied pages whatever
     # its size — the import system's own objects, the interned names, the module dicts it writes — and notes'
     # two modules are 93 kB (tools/bench/footprint.py --turns: notes 8.0 -> 6.4 MB, zygote plus plugins -6 MB).
@@ -93,8 +94,10 @@ PRELOAD_OPTIONAL = (
     "hologram_plugins.http.openai_api",
     "hologram_plugins.mcp",  # its config and a lazy /mcp app; the MCP SDK loads only with a server configured
     "hologram_plugins.notes",
+    "hologram_plugins.reminders",  # croniter and dateutil load with the first repeating reminder
     "hologram_plugins.rss",
     "hologram_plugins.shell",
+    "hologram_plugins.todos",
     "hologram_plugins.web",
     "zoneinfo",
     "unicodedata",

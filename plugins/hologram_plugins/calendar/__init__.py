@@ -1,7 +1,7 @@
 """calendar: events in an `.ics` file — add (with a time zone), list by range, delete by uid.
 
 Times without an offset are wall-clock times in the call's `timezone` (default `config.timezone`, "UTC");
-listing shows every time with its offset in the zone asked for. See times.py for the DST rules.
+listing shows every time with its offset in the zone asked for. See hologram_plugins/_time.py for the DST rules.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from hologram.sdk import Plugin, StartContext, tool_error
+from hologram_plugins._time import ONE_DAY, TimeError, parse_date, parse_instant, show, utc, zone
 from hologram_plugins.calendar.store import CalendarFile
-from hologram_plugins.calendar.times import ONE_DAY, TimeError, parse_date, parse_instant, show, utc, zone
 
 UTC = _timezone.utc  # tools take a `timezone` argument, which shadows the module name inside them
 

@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from hologram_plugins.calendar.times import ONE_DAY, show, utc
+from hologram_plugins._time import ONE_DAY, show, utc
 from hologram_plugins.files.workspace import atomic_write
 
 if TYPE_CHECKING:
     from icalendar import Calendar, Component
 
-# icalendar is imported by the first call that reads or writes the file, not with the plugin: it is ~140 ms of
-# start-up and ~4 MB of the idle plugin process (tools/bench/footprint.py --turns).
+# icalendar (and recurring-ical-events) is imported by the first call that reads or writes the file, not with the
+# plugin: it is ~140 ms of start-up and ~4 MB of the idle plugin process (tools/bench/footprint.py --turns).
 
 PRODID = "-//Hologram//calendar plugin//EN"
 
@@ -45,7 +45,7 @@ class Entry:
         extra = "".join(
             (
                 f"; at {self.location}" if self.location else "",
-                " (repeats; only the first time is shown)" * self.repeats,
+                " (repeats)" * self.repeats,
             )
         )
         return f"- {when}: {self.summary}{extra} [uid {self.uid}]"
@@ -109,10 +109,23 @@ class CalendarFile:
         return _entry(removed)
 
     def between(self, start: datetime, end: datetime, tz: ZoneInfo) -> list[Entry]:
-        """Events overlapping [start, end), compared as UTC instants; all-day events by their dates in `tz`."""
+        """Events overlapping [start, end), compared as UTC instants; all-day events by their dates in `tz`.
+
+        A recurring event (RRULE, RDATE, EXDATE, and occurrences moved by a RECURRENCE-ID override, as other
+        calendar applications write them) is expanded into its occurrences in the range by
+        ``recurring-ical-events``, each listed with the series' uid. The library is asked for a day more on
+        each side (its rules for dates and floating times are its own) and the overlap is decided here."""
+        import recurring_ical_events
+
+        calendar = self.load()
+        series = {
+            str(e.get("uid", ""))
+            for e in calendar.walk("VEVENT")
+            if any(k in e for k in ("RRULE", "RDATE", "RECURRENCE-ID"))
+        }
         found = []
-        for component in self.load().walk("VEVENT"):
-            entry = _entry(component)
+        for component in recurring_ical_events.of(calendar).between(start - ONE_DAY, end + ONE_DAY):
+            entry = _entry(component, series)
             if entry is None:
                 continue
             if utc(entry.start, tz) < end and utc(entry.end, tz) > start:
@@ -120,7 +133,9 @@ class CalendarFile:
         return sorted(found, key=lambda e: utc(e.start, tz))
 
 
-def _entry(component: Component) -> Entry | None:
+def _entry(component: Component, series: set[str] | None = None) -> Entry | None:
+    """The event as listed; ``series``: the uids of recurring events (an occurrence the library expanded no
+    longer carries its rule)."""
     if component.get("dtstart") is None:
         return None
     start = component.get("dtstart").dt
@@ -137,5 +152,5 @@ def _entry(component: Component) -> Entry | None:
         end=end,
         location=str(component.get("location", "")),
         description=str(component.get("description", "")),
-        repeats=component.get("rrule") is not None,
+        repeats=component.get("rrule") is not None or str(component.get("uid", "")) in (series or ()),
     )

@@ -1,4 +1,5 @@
-"""Turning what a model writes ("2025-03-30T09:00", "2025-03-30", "…+02:00") into exact instants.
+"""Times as a model writes them ("2025-03-30T09:00", "2025-03-30", "…+02:00") turned into exact instants:
+shared by the calendar, reminders and todos plugins.
 
 All arithmetic and comparison happen in UTC: Python subtracts two datetimes that share a tzinfo by wall
 clock, so 01:30–03:30 Europe/Berlin on the spring-forward night would count as two hours instead of one.
