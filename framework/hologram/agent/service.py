@@ -343,6 +343,11 @@ class TurnService:
             info = self.clients.get(connection) if connection is not None else None
             return await self.direct.call(params, channel=info.name if info is not None else client_name(params))
 
+        async def tools_list(params: Any) -> Any:
+            connection = calling()
+            info = self.clients.get(connection) if connection is not None else None
+            return await self.direct.list(params, channel=info.name if info is not None else "")
+
         return {
             api.INITIALIZE: initialize,
             api.TURN_START: start,
@@ -356,7 +361,7 @@ class TurnService:
             api.SESSIONS_READ: self.read_session,
             api.SESSIONS_RENAME: self.rename_session,
             api.SESSIONS_DELETE: self.delete_session,
-            api.TOOLS_LIST: self.direct.list,
+            api.TOOLS_LIST: tools_list,
             api.TOOLS_CALL: tools_call,
         }
 
@@ -390,6 +395,9 @@ class TurnService:
         async def tools_call(caller: str, **params: Any) -> Any:
             return await self.direct.call(params, channel=caller)
 
+        async def tools_list(caller: str, **params: Any) -> Any:
+            return await self.direct.list(params, channel=caller)
+
         names = {
             "start": start,
             "watch": watch,
@@ -402,7 +410,7 @@ class TurnService:
             "sessions_read": bind(self.read_session),
             "sessions_rename": bind(self.rename_session),
             "sessions_delete": bind(self.delete_session),
-            "tools_list": bind(self.direct.list),
+            "tools_list": tools_list,
             "tools_call": tools_call,
         }
         return names
