@@ -80,5 +80,7 @@ class ChannelPolicies:
         self._read_lock()
         default = self._defaults.get(channel)
         if default is not None:
-            return ToolPolicy(default, f"the {channel} plugin's default; set [channels.{channel}] tools in settings.toml")
+            return ToolPolicy(
+                default, f"the {channel} plugin's default; set [channels.{channel}] tools in settings.toml"
+            )
         return None

@@ -20,9 +20,8 @@ from dataclasses import dataclass
 # of these: no `@…` entry offers it, only its name (or "*") does.
 EFFECTS = ("read", "write", "execute", "send", "manage")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}\*?$")
-GRAMMAR = (
-    'a tool name (files_read), a prefix ending in * (notes_*), "*" for every tool, or an effect: '
-    + ", ".join(f"@{e}" for e in EFFECTS)
+GRAMMAR = 'a tool name (files_read), a prefix ending in * (notes_*), "*" for every tool, or an effect: ' + ", ".join(
+    f"@{e}" for e in EFFECTS
 )
 
 
@@ -69,6 +68,4 @@ class ToolPolicy:
     def refusal(self, tool: str, channel: str) -> str:
         """What the model (and the person reading the session) is told of a call outside the policy."""
         allowed = ", ".join(self.entries) or "no tools"
-        return (
-            f"{tool} is not allowed in turns from {channel}: its tool policy ({self.source}) allows {allowed}"
-        )
+        return f"{tool} is not allowed in turns from {channel}: its tool policy ({self.source}) allows {allowed}"
