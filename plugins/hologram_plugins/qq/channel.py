@@ -176,9 +176,9 @@ class Channel:
                 log.exception("qq: message %s could not be handled", incoming.key)
 
     async def _handle(self, session: str, incoming: Incoming) -> None:
-        if incoming.kind == "private" and incoming.user_id in self.config.admins and incoming.text.startswith("/"):
-            if await self._command(incoming):
-                return
+        admin = incoming.kind == "private" and incoming.user_id in self.config.admins
+        if admin and incoming.text.startswith("/") and await self._command(incoming):
+            return
         await self._ensure_session(session, incoming)
         said = f"{incoming.name} ({incoming.user_id}): {incoming.text}" if incoming.kind == "group" else incoming.text
         if not said.strip():
