@@ -199,6 +199,7 @@ class FakeNapCat:
             self._open.clear()
             if self._server is not None:
                 self._server.close(close_connections=False)
+                await self._server.wait_closed()
                 self._server = None
 
         self._run(stop())
@@ -213,7 +214,13 @@ def meta(kind: str, self_id: int, **fields: Any) -> dict[str, Any]:
 
 
 def group_message(
-    group_id: int, user_id: int, message: list[dict[str, Any]] | str, *, message_id: int, name: str = "", self_id: int = 10000
+    group_id: int,
+    user_id: int,
+    message: list[dict[str, Any]] | str,
+    *,
+    message_id: int,
+    name: str = "",
+    self_id: int = 10000,
 ) -> dict[str, Any]:
     """A group ``message`` event as NapCat posts it (array or CQ-string ``message``)."""
     fmt = "string" if isinstance(message, str) else "array"
@@ -236,7 +243,9 @@ def group_message(
     }
 
 
-def private_message(user_id: int, text: str, *, message_id: int, name: str = "", self_id: int = 10000) -> dict[str, Any]:
+def private_message(
+    user_id: int, text: str, *, message_id: int, name: str = "", self_id: int = 10000
+) -> dict[str, Any]:
     return {
         "self_id": self_id,
         "user_id": user_id,

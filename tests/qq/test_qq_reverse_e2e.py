@@ -176,7 +176,9 @@ def test_a_shell_call_asked_for_in_a_group_never_runs(kernel: QQKernel, napcat: 
     napcat.post(event)
     napcat.wait_sent(lambda s: answers(napcat, group), "the answer")
     results = [e for e in kernel.session(f"qq:group:{group}") if e["kind"] == "tool_result"]
-    assert results[-1]["data"]["status"] == "denied" and "not allowed in turns from qq" in results[-1]["data"]["content"]
+    assert (
+        results[-1]["data"]["status"] == "denied" and "not allowed in turns from qq" in results[-1]["data"]["content"]
+    )
     assert kernel.received() == []  # the shell plugin never received it: no mark
 
 
@@ -217,9 +219,7 @@ def test_a_wrong_or_missing_token_is_refused(setup: tuple[QQKernel, FakeNapCat, 
     assert "bot 10000" in kernel.plugin()["status"]  # the real connection is untouched
 
 
-def test_malformed_json_is_logged_and_the_connection_stays(
-    kernel: QQKernel, napcat: FakeNapCat, mock: MockLLM
-) -> None:
+def test_malformed_json_is_logged_and_the_connection_stays(kernel: QQKernel, napcat: FakeNapCat, mock: MockLLM) -> None:
     group = next(OWN_GROUPS)
     mock.script([{"content": "still here"}])
     napcat.post_raw("{this is not json")
@@ -273,6 +273,11 @@ def test_killed_mid_turn_reconnects_and_answers_once(
     napcat.dial(url)
     napcat.wait_connected()
     napcat.post(event)  # the same event again: handled once
+    napcat.post(chatter(group, BOB, "a marker after it"))  # the group's messages are handled in order: once this
+    wait_until(  # is stored, the event sent again has been handled (or ignored)
+        lambda: [e for e in kernel.inputs(f"qq:group:{group}") if "a marker after it" in e["data"]["text"]],
+        timeout=60, what="the marker stored",
+    )  # fmt: skip
     [sent] = napcat.wait_sent(lambda s: answers(napcat, group), "the answer after the reconnect")
     assert said(sent).strip() == "made it" and sent["params"]["message"][0]["data"]["id"] == str(mid)
     kernel.wait_status(f"reconnects {reconnects + 1}")
