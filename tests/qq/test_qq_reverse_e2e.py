@@ -232,6 +232,23 @@ def test_malformed_json_is_logged_and_the_connection_stays(kernel: QQKernel, nap
     assert "not a JSON object" in logs and "{this is not json" in logs
 
 
+def test_a_failed_action_is_logged_once_and_not_repeated(kernel: QQKernel, napcat: FakeNapCat, mock: MockLLM) -> None:
+    """NapCat answers a send with a retcode: logged (one line), not sent again (it may have arrived); the next
+    answer goes out as usual."""
+    group = next(OWN_GROUPS)
+    mock.script([{"content": "lost answer"}, {"content": "next answer"}])
+    napcat.fail_next("send_group_msg", 1200)
+    first, _ = mention(group, CAROL, "first question")
+    napcat.post(first)
+    napcat.wait_sent(lambda s: answers(napcat, group), "the failed send")
+    second, _ = mention(group, CAROL, "second question")
+    napcat.post(second)
+    sent = napcat.wait_sent(lambda s: answers(napcat, group), "the next answer", count=2)
+    assert [said(a).strip() for a in sent] == ["lost answer", "next answer"]  # the failed one was not repeated
+    logs = "\n".join(p.read_text(errors="replace") for p in (kernel.data / "logs").rglob("*.log*"))
+    assert logs.count("send_group_msg failed: retcode 1200") == 1, logs[-2000:]
+
+
 def test_two_groups_interleaved_keep_separate_sessions(kernel: QQKernel, napcat: FakeNapCat, mock: MockLLM) -> None:
     for i in range(3):
         napcat.post(chatter(GROUP, BOB, f"group one line {i}"))

@@ -150,13 +150,13 @@ class Channel:
             return
         if self.link.self_id is not None and incoming.user_id == self.link.self_id:
             return  # never its own messages
-        if not self.seen.add(incoming.key):
-            log.info("qq: message %s was handled before; ignored", incoming.key)
-            return
         if incoming.kind == "group" and incoming.group_id not in self.config.groups:
             return
         if incoming.kind == "private" and incoming.user_id not in (*self.config.users, *self.config.admins):
             log.info("qq: a private message from %s, who is not in users or admins; ignored", incoming.user_id)
+            return
+        if not self.seen.add(incoming.key):
+            log.info("qq: message %s was handled before; ignored", incoming.key)
             return
         session = session_of(incoming)
         queue = self.queues.get(session)
