@@ -121,6 +121,8 @@ def test_chatter_is_recorded_without_a_model_call_and_used_when_asked(
     kernel: QQKernel, napcat: FakeNapCat, mock: MockLLM
 ) -> None:
     mock.script([{"content": "Bob's cat is called Mochi."}])
+    napcat.post(chatter(GROUP, BOT, "the bot's own words"))  # its own message (reportSelfMessage): never handled
+    napcat.post({**chatter(GROUP, ALICE, "sent by the bot elsewhere"), "post_type": "message_sent"})
     napcat.post(chatter(GROUP, BOB, "my cat is called Mochi", name="bob"))
     # the CQ-code string format too, with a face and an image (a placeholder with its URL, not downloaded)
     cq = "look[CQ:face,id=14][CQ:image,file=a.jpg,url=https://img.example/a.jpg&amp;x=1] &#91;nice&#93;"
@@ -135,6 +137,7 @@ def test_chatter_is_recorded_without_a_model_call_and_used_when_asked(
     assert stored[0]["text"] == "bob (10002): my cat is called Mochi" and stored[0]["appended"] is True
     assert stored[1]["text"] == "carol (10003): look[face 14][image: https://img.example/a.jpg&x=1] [nice]"
     assert napcat.sent("send_group_msg") == []
+    assert not [e for e in kernel.inputs(f"qq:group:{GROUP}") if "bot" in e["data"]["text"]]
 
     event, _ = mention(GROUP, ALICE, "what is Bob's cat called?")
     napcat.post(event)
