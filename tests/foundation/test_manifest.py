@@ -180,6 +180,7 @@ def test_published_schema_matches_model() -> None:
         "stages",
         "tools",
         "start",
+        "channel",
         "config",
     }
 

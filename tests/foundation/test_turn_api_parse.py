@@ -85,7 +85,7 @@ def test_the_clients_send_only_the_models_fields() -> None:
         async def request(self, method: str, params: dict[str, object]) -> dict[str, object]:
             sent.append((method, params))
             return {"session": "s", "turn": "t", "accepted": True, "cancelled": True, "sessions": [], "deleted": True,
-                    "protocol_version": 2, "tools": []}  # fmt: skip
+                    "protocol_version": 2, "tools": [], "status": "stored"}  # fmt: skip
 
     async def drive() -> None:
         client = TurnClient.__new__(TurnClient)
@@ -102,6 +102,7 @@ def test_the_clients_send_only_the_models_fields() -> None:
         await client.read("s")
         await client.read("s", limit=5, before=9)
         await client.create_session("title")
+        await client.append("s", "said meanwhile", partner="p")
         await client.rename("s", "title")
         await client.delete("s")
         await client.tools_list()

@@ -25,6 +25,7 @@ from hologram.agent.approvals import ApprovalRequest, Approver, Remember, Requir
 from hologram.agent.hub import TurnHub
 from hologram.agent.sequence import FILE_NAME as SEQ_FILE
 from hologram.agent.service import TurnService
+from hologram.agent.tool_policy import ChannelPolicies
 from hologram.agent.tools import ToolRegistry
 from hologram.agent.turn import DEFAULT_CONTEXT_WINDOW, Agent
 from hologram.api import turn as api
@@ -134,6 +135,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
         invoke_plugin=supervisor.invoke_tool,
         no_llm_message=problem,
     )
+    agent.policies = ChannelPolicies(settings.channels, lambda: kernel.lock)  # which tools a channel's turns get
     service = TurnService(
         agent, seq_file=kernel.data_dir / SEQ_FILE, deliver=deliver_to_plugins(kernel), delivery=settings.delivery
     )

@@ -57,11 +57,12 @@ class DirectTools:
             return None
         return Approver(current.settings, current.declared, _refuse, legacy=current.legacy)
 
-    async def list(self, params: Any) -> dict[str, Any]:
+    async def list(self, params: Any, *, channel: str = "") -> dict[str, Any]:
         _parse(ToolsListParams, TOOLS_LIST, params)
         approver = self._approver()
         out = []
-        for tool in self.agent.tools.snapshot(None).tools.values():
+        restriction = self.agent.restriction(channel) if channel else None  # the caller's tool policy
+        for tool in self.agent.tools.snapshot(None, restriction).tools.values():
             if tool.plugin == KERNEL:
                 continue
             requirement = (
@@ -80,8 +81,10 @@ class DirectTools:
 
     async def call(self, params: Any, *, channel: str = "") -> dict[str, Any]:
         p = _parse(ToolCallParams, TOOLS_CALL, params)
-        tools = self.agent.tools.snapshot(None)
+        tools = self.agent.tools.snapshot(None, self.agent.restriction(channel) if channel else None)
         tool = tools.get(p.tool)
+        if tool is None and p.tool in tools.excluded:  # the caller's channel may not use it: refused before anything
+            return _result(f"denied: {tools.excluded[p.tool]}", "denied")
         if tool is None or tool.plugin == KERNEL:
             raise RpcError(INVALID_PARAMS, f"tools/call: tool: no tool named {p.tool!r} (tools/list lists them)")
         problem = tools.check(tool, dict(p.arguments))

@@ -175,6 +175,9 @@ class Executor:
         tool = tools.get(call.name)
         ctx = turn.for_call({"id": call.id, "name": call.name, "plugin": tool.plugin if tool else None})
         p = _Prepared(call, tool, ctx, batch)
+        if tool is None and call.name in tools.excluded:  # outside the turn's tool policy: before any hook or ask
+            p.outcome = Outcome(f"denied: {tools.excluded[call.name]}", True, "denied")
+            return p
         if tool is None:
             known = ", ".join(sorted(tools.tools)) or "none"
             p.outcome = Outcome(f"error: there is no tool named {call.name!r} (tools: {known})", True, "unknown")

@@ -113,6 +113,7 @@ class _Session:
     waiting: dict[str, asyncio.Task[Any]] = field(default_factory=dict)  # those turns, by id (turn/cancel)
     approvals: dict[str, _Approval] = field(default_factory=dict)
     items: TurnItems | None = None  # the running turn's
+    appending: int = 0  # messages appended without a turn (`TurnHub.append`) waiting for the turns ahead of them
 
     def can_approve(self, key: Hashable | None = None) -> bool:
         """Some watcher (of delivery ``key``, or any) may answer approvals."""
@@ -303,7 +304,7 @@ class TurnHub:
 
     def _forget_if_idle(self, session: str) -> None:
         state = self.sessions.get(session)
-        if state is not None and not state.watchers and state.task is None and not state.queued:
+        if state is not None and not state.watchers and state.task is None and not state.queued and not state.appending:
             del self.sessions[session]
             self._idle.put(session, state.replay)  # what is kept of an idle session is bounded all together
 
@@ -431,6 +432,30 @@ class TurnHub:
         finally:
             state.lock.release()
         self._forget_if_idle(session)
+
+    def append(self, session: str, write: Callable[[], Any]) -> str:
+        """Store a message in ``session`` without a turn (``sessions/append``): ``write()`` at once when no turn
+        runs or waits there ("stored"), else right after them ("queued"): a session's writes keep their order,
+        and a message never lands between a running turn's tool call and its result."""
+        state = self.sessions.get(session)
+        if state is None or not (state.lock.locked() or state.queued or state.appending):
+            write()
+            return "stored"
+        state.appending += 1
+        task = asyncio.get_running_loop().create_task(self._append_later(session, state, write))
+        self._turns.add(task)
+        task.add_done_callback(self._turns.discard)
+        return "queued"
+
+    async def _append_later(self, session: str, state: _Session, write: Callable[[], Any]) -> None:
+        try:
+            async with state.lock:  # FIFO behind the turns (and appends) that asked before it
+                write()
+        except Exception:  # storage failed: logged; the turns around it go on
+            log.exception("a message appended to session %s could not be stored", session)
+        finally:
+            state.appending -= 1
+            self._forget_if_idle(session)
 
     def cancel(self, session: str, turn: str | None = None) -> bool:
         """Cancel the session's running turn, or `turn` (running, or queued: dropped before it starts)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
@@ -243,15 +244,50 @@ class TurnService:
     async def create_session(self, channel: str, params: Any) -> dict[str, Any]:
         """An empty session now, its ``channel`` the caller's (as a turn's: the plugin, or the initialized
         connection's name): ACP's ``session/new`` must answer with an id before any prompt, and a session the
-        kernel made is one ``sessions/list`` shows and ``sessions/read`` reads, with no id kept by the client."""
+        kernel made is one ``sessions/list`` shows and ``sessions/read`` reads, with no id kept by the client.
+        With ``session``, that id (a chat channel's key for a group): made once, then left as it is."""
         p = _parse(params_api.CreateParams, api.SESSIONS_CREATE, params)
+        store = self.agent.store
         try:
-            sid = self.agent.store.create_session(channel)
+            if p.session is not None and store.exists(p.session):
+                return {"session": p.session, "title": store.title(p.session), "created": False}
+            sid = store.create_session(channel, p.session)
             if p.title:
-                self.agent.store.rename_session(sid, p.title)
+                store.rename_session(sid, p.title)
         except HologramError as exc:
             raise RpcError(SESSION_FAILED, one_line(exc)) from None
-        return {"session": sid, "title": p.title, "channel": channel}
+        return {"session": sid, "title": p.title, "channel": channel, "created": True}
+
+    async def append(self, channel: str, params: Any, *, client_version: str = "") -> dict[str, Any]:
+        """``sessions/append``: a message stored as a turn's input is (who said it included), without a turn: no
+        model call, no turn events. ``channel`` is the caller's, set by the transport as for ``turn/start``."""
+        p = _parse(params_api.AppendParams, api.SESSIONS_APPEND, params)
+        too_long = input_too_long(p, self.agent.settings.max_input_chars)
+        if too_long is not None:
+            raise RpcError(INVALID_PARAMS, too_long)
+        identity = TurnIdentity(channel, p.client, client_version, p.partner)
+        store = self.agent.store
+        data: dict[str, Any] = {"text": p.prompt}
+        parts = p.stored_parts()
+        if parts is not None:
+            data["parts"] = parts
+        data.update(identity.stored())
+        data["appended"] = True  # no turn answered it (sessions/read tells it from a turn's input by this)
+        try:
+            if not store.exists(p.session):
+                store.create_session(channel, p.session, title=title_from_input(p.text, parts))
+        except HologramError as exc:
+            raise RpcError(SESSION_FAILED, one_line(exc)) from None
+        turn = uuid.uuid4().hex[:12]
+
+        def write() -> None:
+            store.append(p.session, "input", data, turn=turn, channel=identity.channel)
+
+        try:
+            status = self.hub.append(p.session, write)
+        except HologramError as exc:
+            raise RpcError(SESSION_FAILED, one_line(exc), {"session": p.session}) from None
+        return {"session": p.session, "status": status}
 
     async def list_sessions(self, params: Any) -> dict[str, Any]:
         p = _parse(params_api.ListParams, api.SESSIONS_LIST, params)
@@ -364,10 +400,25 @@ class TurnService:
             info = self.clients.get(connection) if connection is not None else None
             return await self.create_session(info.name if info is not None else "client", params)
 
+        async def append(params: Any) -> Any:
+            connection = calling()
+            info = self.clients.get(connection) if connection is not None else None
+            if info is None:  # version 1: the call's client is all the kernel knows of who calls
+                return await self.append(client_name(params), params)
+            params = self._as_initialized(connection, api.SESSIONS_APPEND, params)
+            if isinstance(params, dict):
+                params.pop("approvals", None)
+            return await self.append(info.name, params, client_version=info.version)
+
         async def tools_call(params: Any) -> Any:
             connection = calling()
             info = self.clients.get(connection) if connection is not None else None
             return await self.direct.call(params, channel=info.name if info is not None else client_name(params))
+
+        async def tools_list(params: Any) -> Any:
+            connection = calling()
+            info = self.clients.get(connection) if connection is not None else None
+            return await self.direct.list(params, channel=info.name if info is not None else "")
 
         return {
             api.INITIALIZE: initialize,
@@ -378,11 +429,12 @@ class TurnService:
             api.TURN_CANCEL: self.cancel,
             api.TURN_APPROVE: approve,
             api.SESSIONS_CREATE: create,
+            api.SESSIONS_APPEND: append,
             api.SESSIONS_LIST: self.list_sessions,
             api.SESSIONS_READ: self.read_session,
             api.SESSIONS_RENAME: self.rename_session,
             api.SESSIONS_DELETE: self.delete_session,
-            api.TOOLS_LIST: self.direct.list,
+            api.TOOLS_LIST: tools_list,
             api.TOOLS_CALL: tools_call,
         }
 
@@ -413,8 +465,14 @@ class TurnService:
         async def create(caller: str, **params: Any) -> Any:
             return await self.create_session(caller, params)
 
+        async def append(caller: str, **params: Any) -> Any:
+            return await self.append(caller, {"client": caller, **params})
+
         async def tools_call(caller: str, **params: Any) -> Any:
             return await self.direct.call(params, channel=caller)
+
+        async def tools_list(caller: str, **params: Any) -> Any:
+            return await self.direct.list(params, channel=caller)
 
         names = {
             "start": start,
@@ -424,11 +482,12 @@ class TurnService:
             "approve": approve,
             "read": bind(self.read_turn),
             "sessions_create": create,
+            "sessions_append": append,
             "sessions_list": bind(self.list_sessions),
             "sessions_read": bind(self.read_session),
             "sessions_rename": bind(self.rename_session),
             "sessions_delete": bind(self.delete_session),
-            "tools_list": bind(self.direct.list),
+            "tools_list": tools_list,
             "tools_call": tools_call,
         }
         return names

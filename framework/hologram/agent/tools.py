@@ -33,13 +33,23 @@ from hologram.agent.fastcheck import Check, compile_check
 from hologram.base import _fastjson as _json
 from hologram.manifest.schema_check import schema_problem
 from hologram.tools.kernel_tool import KernelHandler, KernelTool, ToolInvocation
+from hologram.tools.policy import ToolPolicy
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
 log = logging.getLogger("hologram.agent")
 # KernelHandler, KernelTool and ToolInvocation live in hologram.tools (memory builds kernel tools too)
-__all__ = ["KernelHandler", "KernelTool", "Tool", "ToolInvocation", "ToolRegistry", "ToolSet", "wire_schema"]
+__all__ = [
+    "KernelHandler",
+    "KernelTool",
+    "Restriction",
+    "Tool",
+    "ToolInvocation",
+    "ToolRegistry",
+    "ToolSet",
+    "wire_schema",
+]
 KERNEL = "kernel"
 
 Catalog = Callable[[], list[dict[str, Any]]]
@@ -96,6 +106,22 @@ class Tool:
         }
 
 
+@dataclass(frozen=True)
+class Restriction:
+    """A turn's tool policy (hologram/agent/tool_policy.py): the policy, the channel it is the policy of (named
+    in a refusal), and where a tool's effect is read (the lock, not what the plugin registered)."""
+
+    policy: ToolPolicy
+    channel: str
+    effect: Callable[[str, str], str | None]
+
+    def refusal(self, tool: Tool) -> str | None:
+        """Why ``tool`` is not this turn's, or None when it is."""
+        if self.policy.allows(tool.name, self.effect(tool.plugin, tool.name)):
+            return None
+        return self.policy.refusal(tool.name, self.channel)
+
+
 class ArgumentCheck:
     """The check of one tool's arguments against its (valid) schema: `fastcheck`'s predicate when the schema is
     in its subset, and `jsonschema`'s validator — built on first use, when the fast check says no or has
@@ -128,8 +154,10 @@ class ToolSet:
         tools: dict[str, Tool],
         checkers: dict[str, ArgumentCheck | None],
         loaded: set[str] | None = None,
+        excluded: dict[str, str] | None = None,
     ) -> None:
         self.tools = dict(tools)
+        self.excluded = excluded or {}  # tools the turn's policy leaves out → why (a call of one is refused)
         self._checkers = checkers
         self.loaded = loaded if loaded is not None else set()
         self.waiting = [t.name for t in self.tools.values() if t.deferred and t.name not in self.loaded]
@@ -258,8 +286,9 @@ class ToolRegistry:
             self._loaded.move_to_end(key)
         return found
 
-    def snapshot(self, session: str | None = None) -> ToolSet:
-        """The tools of one step of `session`'s turn (which deferred schemas it sends: its loaded set)."""
+    def snapshot(self, session: str | None = None, restriction: Restriction | None = None) -> ToolSet:
+        """The tools of one step of `session`'s turn (which deferred schemas it sends: its loaded set), less those
+        the turn's tool policy leaves out (``restriction``: they are neither offered nor callable)."""
         tools: dict[str, Tool] = {}
         checkers: dict[str, ArgumentCheck | None] = {}
         for kt in self._kernel.values():
@@ -291,6 +320,13 @@ class ToolRegistry:
                 deferred=self.defer and bool(entry.get("deferred", False)),
             )
             checkers[name] = self._checker(plugin, name, parameters)
+        excluded: dict[str, str] = {}
+        if restriction is not None:
+            for name, tool in list(tools.items()):
+                why = restriction.refusal(tool)
+                if why is not None:
+                    excluded[name] = why
+                    del tools[name]
         if any(t.deferred for t in tools.values()):
             checkers[LOAD_TOOL] = self._checker(KERNEL, LOAD_TOOL, LOAD_PARAMETERS)
-        return ToolSet(tools, checkers, self.loaded(session))
+        return ToolSet(tools, checkers, self.loaded(session), excluded)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from hologram.agent.executor import Executor, Outcome, PluginInvoke
 from hologram.agent.failure import FailureKind, failure_of
 from hologram.agent.identity import TurnIdentity
-from hologram.agent.tools import ToolRegistry
+from hologram.agent.tools import Restriction, ToolRegistry
 from hologram.agent.turn_scene import TurnScene
 from hologram.api import turn as api
 from hologram.config.settings import AgentSettings
@@ -41,6 +41,7 @@ from hologram.stages import StageContext, StageDispatcher
 
 if TYPE_CHECKING:
     from hologram.agent.approvals import Approver
+    from hologram.agent.tool_policy import ChannelPolicies
     from hologram.memory import SessionMemory
 
 log = logging.getLogger("hologram.agent")
@@ -120,6 +121,16 @@ class Agent:
         self.no_llm_message = no_llm_message
         self.chains_in_use: dict[int, int] = {}
         """Running turns per chain (by id): a chain replaced by `providers_save` is closed once none uses it."""
+        self.policies: ChannelPolicies | None = None
+        """Which tools a turn may use, by its channel and peer (agent/tool_policy.py); None: every tool."""
+
+    def restriction(self, channel: str, *, scene: str | None = None, partner: str | None = None) -> Restriction | None:
+        """The tool policy of a turn (or a direct call) from ``channel``, or None when it may use every tool."""
+        policies = self.policies
+        policy = policies.for_turn(channel, scene=scene, partner=partner) if policies is not None else None
+        if policies is None or policy is None:
+            return None
+        return Restriction(policy, channel, policies.effect)
 
     async def run_turn(
         self,
@@ -151,6 +162,7 @@ class Agent:
             await asyncio.to_thread(ensure_segmenter)  # (loads on demand while `up` holds its warm-up)
         turn = _Turn(self, sid, turn_id or uuid.uuid4().hex[:12], identity, on_event)
         turn.parts = parts
+        turn.restriction = self.restriction(channel, scene=scene, partner=partner)
         scenes = self.memory.scenes if self.memory is not None else None
         if scenes is not None:
             turn.scene = TurnScene(scenes, sid, turn.turn_id, channel, declared=scene, partner=partner)
@@ -188,6 +200,7 @@ class _Turn:
         self.scene: TurnScene | None = None  # set by `Agent.run_turn` when memory keeps scenes
         self.streamed: tuple[list[str], list[str]] = ([], [])  # the request in flight's content, reasoning so far
         self.parts: list[dict[str, Any]] | None = None  # the input parts (None: a text-only turn)
+        self.restriction: Restriction | None = None  # the turn's tool policy (None: every tool)
 
     # -- events to the channel and the ring ------------------------------------------------------------
 
@@ -245,7 +258,7 @@ class _Turn:
         guard = OverflowGuard(agent.context_window)  # at most two recoveries per turn
         for step in range(1, max_steps + 1):
             last = step == max_steps
-            tools = agent.tools.snapshot(self.sid)
+            tools = agent.tools.snapshot(self.sid, self.restriction)
             provider_overflow = False
             while True:
                 messages = await self._request_messages(tools, guard, provider_overflow=provider_overflow)

@@ -16,6 +16,7 @@ from typing_extensions import Self
 from hologram.api.input_parts import Part, check_parts
 from hologram.api.turn import (
     INITIALIZE,
+    SESSIONS_APPEND,
     SESSIONS_CREATE,
     SESSIONS_DELETE,
     SESSIONS_LIST,
@@ -96,38 +97,13 @@ class InitializeParams(_Params):
     capabilities: Capabilities = Capabilities()
 
 
-class StartParams(_Params):
-    """``turn/start``. ``approvals``: this client can answer approval requests (default false: a script with
-    no person behind it is never asked, the call is denied). ``watch``: send this connection the turn's
-    events. ``on_disconnect``: ``cancel`` (the default, like Ctrl-C) stops the turn when its last watcher goes
-    away; ``continue`` lets it finish (a browser tab that will reconnect). ``scene``: the scene the turn happens
-    in, declared by a channel that knows it (``chan:qq/peer:group_1``; the grammar is
-    `hologram.memory.scene_features`, docs/scenes.md); ``partner``: who the turn is with (a user or group id of
-    the channel). Both optional (since turn API version 1, a backward-compatible addition): memory prefers what
-    happened in the same scene. ``input``: typed parts (text, images, files; `hologram.api.input_parts`)
-    instead of ``text`` — exactly one of the two (``text`` is one text part, as in version 1)."""
+class _Input(_Params):
+    """The user's words: ``text``, or ``input`` — typed parts (text, images, files; `hologram.api.input_parts`) —
+    exactly one of the two (``text`` is one text part, as in version 1). What `StartParams` and `AppendParams`
+    share, so a message stored without a turn is checked and stored as a turn's input is."""
 
     text: NonEmpty | None = Field(None, description="the user's input (or give input)")
     input: list[Part] | None = Field(None, description="the user's input as typed parts (or give text)")
-    session: str | None = Field(None, description="the session to continue; a new one when left out")
-    client: str = Field("client", description="who starts it (`cli`, `web`, a plugin's name)")
-    approvals: bool = Field(False, description="this client can answer approval requests")
-    watch: bool = Field(True, description="send this connection the turn's events")
-    on_disconnect: OnDisconnect = Field("cancel", description="what happens when the last watcher goes away")
-    scene: str | None = Field(None, min_length=1, max_length=200, description="a declared scene key")
-    partner: str | None = Field(None, min_length=1, max_length=128, description="who the turn is with")
-    principal: Principal = ""
-
-    @field_validator("scene")
-    @classmethod
-    def _scene_key(cls, scene: str | None) -> str | None:
-        if scene is not None:
-            from hologram.memory.scene_features import scene_key_problem  # the grammar, only when used
-
-            problem = scene_key_problem(scene)
-            if problem is not None:
-                raise ValueError(problem)
-        return scene
 
     @field_validator("input")
     @classmethod
@@ -159,6 +135,48 @@ class StartParams(_Params):
         return None if self.input is None else [p.model_dump(exclude_none=True) for p in self.input]
 
 
+class StartParams(_Input):
+    """``turn/start``. ``approvals``: this client can answer approval requests (default false: a script with
+    no person behind it is never asked, the call is denied). ``watch``: send this connection the turn's
+    events. ``on_disconnect``: ``cancel`` (the default, like Ctrl-C) stops the turn when its last watcher goes
+    away; ``continue`` lets it finish (a browser tab that will reconnect). ``scene``: the scene the turn happens
+    in, declared by a channel that knows it (``chan:qq/peer:group_1``; the grammar is
+    `hologram.memory.scene_features`, docs/scenes.md); ``partner``: who the turn is with (a user or group id of
+    the channel). Both optional (since turn API version 1, a backward-compatible addition): memory prefers what
+    happened in the same scene. ``input``: typed parts (text, images, files; `hologram.api.input_parts`)
+    instead of ``text`` — exactly one of the two (``text`` is one text part, as in version 1)."""
+
+    session: str | None = Field(None, description="the session to continue; a new one when left out")
+    client: str = Field("client", description="who starts it (`cli`, `web`, a plugin's name)")
+    approvals: bool = Field(False, description="this client can answer approval requests")
+    watch: bool = Field(True, description="send this connection the turn's events")
+    on_disconnect: OnDisconnect = Field("cancel", description="what happens when the last watcher goes away")
+    scene: str | None = Field(None, min_length=1, max_length=200, description="a declared scene key")
+    partner: str | None = Field(None, min_length=1, max_length=128, description="who the turn is with")
+    principal: Principal = ""
+
+    @field_validator("scene")
+    @classmethod
+    def _scene_key(cls, scene: str | None) -> str | None:
+        if scene is not None:
+            from hologram.memory.scene_features import scene_key_problem  # the grammar, only when used
+
+            problem = scene_key_problem(scene)
+            if problem is not None:
+                raise ValueError(problem)
+        return scene
+
+
+class AppendParams(_Input):
+    """``sessions/append``: a message stored in ``session`` as a turn's input is — with who said it (the
+    caller's channel, ``client``, ``partner``) — but no turn runs and no model is asked: a group chat's talk the
+    agent should know when it is asked later. A session that does not exist yet is created (titled from it)."""
+
+    session: NonEmpty = Field(description="the session to store it in (created when it does not exist)")
+    client: str = Field("client", description="who stores it (`cli`, a plugin's name)")
+    partner: str | None = Field(None, min_length=1, max_length=128, description="who said it")
+
+
 class WatchParams(_Params):
     """``turn/watch``. ``after``: replay the running turn's events whose ``seq`` is greater (a client that
     reconnects passes the last one it saw); without it only new events come."""
@@ -186,9 +204,16 @@ class TurnReadParams(_Params):
 
 class CreateParams(_Params):
     """``sessions/create``: an empty session, for a client that needs its id before the first turn (an ACP
-    editor's ``session/new``). ``turn/start`` without ``session`` still creates one with its first turn."""
+    editor's ``session/new``). ``turn/start`` without ``session`` still creates one with its first turn.
+    ``session``: an id of the caller's choosing (a chat channel's stable key, ``qq:group:1``); when a session has
+    it already nothing changes and the answer says ``created: false``."""
 
     title: str = Field("", max_length=200, description="a title for it (sessions/list shows it)")
+    session: str | None = Field(
+        None,
+        pattern=r"^[^/\s]{1,200}$",
+        description="the new session's id (1-200 characters, no '/' or whitespace); default: a new random id",
+    )
 
 
 class SessionParams(_Params):
@@ -289,6 +314,7 @@ METHOD_PARAMS: dict[str, type[_Params]] = {
     TURN_CANCEL: CancelParams,
     TURN_APPROVE: ApproveParams,
     SESSIONS_CREATE: CreateParams,
+    SESSIONS_APPEND: AppendParams,
     SESSIONS_LIST: ListParams,
     SESSIONS_READ: SessionReadParams,
     SESSIONS_RENAME: RenameParams,

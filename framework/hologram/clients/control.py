@@ -168,6 +168,16 @@ class TurnClient:
         answer = await self.connection.request(api.SESSIONS_CREATE, {"title": title} if title else {})
         return str(answer["session"])
 
+    async def append(self, session: str, text: str, *, partner: str | None = None) -> str:
+        """Store ``text`` in ``session`` as a user's message without running a turn (``sessions/append``): the
+        model is not asked; a later turn there sees it. The session is created when missing. Answers
+        ``stored``, or ``queued`` behind the turn running there."""
+        params: dict[str, Any] = {"session": session, "text": text, **({"partner": partner} if partner else {})}
+        if self.protocol_version < 2:
+            params["client"] = self.client
+        answer = await self.connection.request(api.SESSIONS_APPEND, params)
+        return str(answer["status"])
+
     async def sessions(self) -> list[dict[str, Any]]:
         answer = await self.connection.request(api.SESSIONS_LIST, {})
         return list(answer["sessions"])

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from hologram.base.errors import HologramError, Problem
 from hologram.llm import ProviderSettings
 from hologram.manifest.locate import locate
+from hologram.tools.policy import GRAMMAR, check_entries
 
 log = logging.getLogger("hologram.config.settings")
 SETTINGS_NAME = "settings.toml"
@@ -142,6 +143,40 @@ class ApprovalSettings(BaseModel):
     tools: dict[str, ToolApproval] = Field(default_factory=dict)
 
 
+class PeerTools(BaseModel):
+    """``[channels.NAME.peers.PEER]``: the tool policy of one group or person of a channel."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tools: tuple[str, ...] = Field(description=f"each entry is {GRAMMAR}")
+
+    @field_validator("tools")
+    @classmethod
+    def _entries(cls, tools: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(check_entries(tools))
+
+
+class ChannelTools(BaseModel):
+    """``[channels.NAME]``: the tool policy of the turns a channel starts (NAME: the plugin's name, or a
+    control-socket client's ``initialize`` name), decided by the kernel (hologram/agent/tool_policy.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tools: tuple[str, ...] | None = Field(
+        None, description=f"each entry is {GRAMMAR}; absent: the channel manifest's [channel] tools, else every tool"
+    )
+    peers: dict[str, PeerTools] = Field(
+        default_factory=dict,
+        description="per group or person: the key is the peer of the turn's declared scene (chan:qq/peer:group_1 "
+        "-> group_1), else its partner",
+    )
+
+    @field_validator("tools")
+    @classmethod
+    def _entries(cls, tools: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        return None if tools is None else tuple(check_entries(tools))
+
+
 class CoolingSettings(BaseModel):
     """``[memory.cooling]``: which cold-context (L2) events are distilled into the memory graph (L3), and how
     often (hologram/memory/graph/cooling.py)."""
@@ -214,6 +249,9 @@ class Settings(BaseModel):
     llm: LLMSettings = Field(default_factory=lambda: LLMSettings())
     delivery: DeliverySettings = Field(default_factory=lambda: DeliverySettings())
     approvals: ApprovalSettings = Field(default_factory=lambda: ApprovalSettings())
+    channels: dict[str, ChannelTools] = Field(
+        default_factory=dict, description="[channels.NAME]: the tool policy of the turns each channel starts"
+    )
     memory: MemorySettings = Field(default_factory=lambda: MemorySettings())
     log: LogSettings = Field(default_factory=lambda: LogSettings())
     providers: list[ProviderSettings] = Field(default_factory=list)

@@ -23,6 +23,7 @@ from hologram.manifest.facility import (
     parse_required,
 )
 from hologram.manifest.schema_check import schema_problem  # jsonschema only for a schema outside the common subset
+from hologram.tools.policy import GRAMMAR, check_entries
 
 MANIFEST_VERSION = 1
 TOOL_STAGES = frozenset({"before_toolcall", "after_toolcall"})
@@ -216,6 +217,13 @@ class Tool(_Strict):
         description="True if the model is sent only the tool's name until it loads the tool (tools_load): for "
         "tools most requests do not use, so their schemas are not paid for on every request.",
     )
+    effect: Literal["read", "write", "execute", "send", "manage"] | None = Field(
+        None,
+        description="What a call does: 'read' (only reads — files, notes, the web, memory — and changes nothing), "
+        "'write' (changes what is kept: files, notes, the calendar), 'execute' (runs commands or code), 'send' "
+        "(sends messages to others), 'manage' (changes Hologram itself). A channel's tool policy offers tools by "
+        "it (@read: docs/settings.md, [channels]); unset, the tool is treated as one that may change things.",
+    )
 
     @model_validator(mode="after")
     def _subject_is_a_parameter(self) -> Tool:
@@ -248,6 +256,20 @@ class Start(_Strict):
     )
 
 
+class ChannelDefaults(_Strict):
+    """``[channel]``: for a plugin that starts turns for other people through ``kernel.turns`` (a chat channel)."""
+
+    tools: list[str] = Field(
+        description="The tool policy of the turns this plugin starts, unless settings.toml's [channels.NAME] says "
+        f"otherwise: each entry is {GRAMMAR}. ['@read'] offers only the tools that read."
+    )
+
+    @field_validator("tools")
+    @classmethod
+    def _entries(cls, tools: list[str]) -> list[str]:
+        return check_entries(tools)
+
+
 class Manifest(_Strict):
     """A plugin manifest (`manifests/NAME.toml`)."""
 
@@ -269,6 +291,11 @@ class Manifest(_Strict):
         "each call's arguments are validated against its parameters before the plugin receives it.",
     )
     start: Start = Field(default_factory=lambda: Start())
+    channel: ChannelDefaults | None = Field(
+        None,
+        description="For a channel plugin: the default tool policy of the turns it starts (the kernel applies it; "
+        "absent: every tool, as the web page and the CLI have).",
+    )
     config: dict[str, Any] = Field(
         default_factory=dict, description="Default configuration handed to the plugin at initialize."
     )
@@ -296,4 +323,10 @@ def relevant_content(manifest: Manifest) -> dict[str, Any]:
     Tool descriptions count: the model reads them, and the lock carries them to `hologram up`."""
     data = manifest.model_dump(mode="json", exclude_defaults=False)
     data["plugin"].pop("description", None)
+    # fields added later count only where set: a manifest without them keeps the hash (and its lock stays fresh)
+    if data.get("channel") is None:
+        data.pop("channel", None)
+    for tool in data.get("tools") or []:
+        if tool.get("effect") is None:
+            tool.pop("effect", None)
     return data

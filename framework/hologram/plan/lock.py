@@ -85,6 +85,7 @@ class LockedTool(_Locked):
     needs_approval: bool = False
     approval_subject: str | None = None
     deferred: bool = False
+    effect: str | None = None  # read | write | execute | send | manage (the manifest's word; the kernel reads it here)
 
 
 class LockedPlugin(_Locked):
@@ -106,6 +107,9 @@ class LockedPlugin(_Locked):
     config: dict[str, Any] = Field(default_factory=dict)
     """The manifest's configuration defaults (settings.toml's `[plugins.NAME]` is layered on top at start)."""
     tools: tuple[LockedTool, ...] = ()
+    channel_tools: tuple[str, ...] | None = Field(None, alias="channel-tools")
+    """The manifest's ``[channel] tools``: the default tool policy of the turns this plugin starts through
+    ``kernel.turns`` (settings.toml's ``[channels.NAME]`` wins). Optional, like ``config-schema``."""
     config_schema: dict[str, Any] | None = Field(None, alias="config-schema")
     """The JSON Schema of the plugin's configuration (the manifest's ``plugin.config_schema`` file), for the
     web UI's plugins tab; the lock keeps it as JSON text (TOML has no null). Optional: a lock without it
@@ -145,13 +149,16 @@ def plugin_entry(
         entry["stages"] = {stage: hook.model_dump(mode="json") for stage, hook in hooks.items()}
     if manifest.config:
         entry["config"] = dict(manifest.config)
+    if manifest.channel is not None:
+        entry["channel-tools"] = list(manifest.channel.tools)
     if config_schema is not None:  # one line of sorted JSON: byte-identical builds, a diff shows what changed
         entry["config-schema"] = json.dumps(config_schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     if manifest.tools:
         # approval and deferral fields only where set: a lock of tools without them reads as before
         entry["tools"] = [
             tool.model_dump(
-                mode="json", exclude={"needs_approval", "approval_subject", "deferred"} - tool.model_fields_set
+                mode="json",
+                exclude={"needs_approval", "approval_subject", "deferred", "effect"} - tool.model_fields_set,
             )
             for tool in manifest.tools
         ]

@@ -94,6 +94,7 @@ PRELOAD_OPTIONAL = (
     "hologram_plugins.http.openai_api",
     "hologram_plugins.mcp",  # its config and a lazy /mcp app; the MCP SDK loads only with a server configured
     "hologram_plugins.notes",
+    "hologram_plugins.qq",  # its config only; websockets and markdown-it-py load only when QQ is configured
     "hologram_plugins.reminders",  # croniter and dateutil load with the first repeating reminder
     "hologram_plugins.rss",
     "hologram_plugins.shell",
