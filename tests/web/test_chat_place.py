@@ -62,7 +62,7 @@ DATA = (
     ".lang, .msg.user, .msg .text, details.reasoning .body, .tool pre, .approval .summary, "
     ".approval .reason, #chat-title, #chat-session, #sessions-body .title, #sessions-body .channel, "
     "#plugins-body .name, #plugins-body .waiting, #plugin-log, #providers-list strong, #providers-list .meta, "
-    "#approvals-rules strong"
+    "#approvals-rules strong, .turn-note.error"
 )
 
 
