@@ -178,6 +178,16 @@ class TurnClient:
         answer = await self.connection.request(api.SESSIONS_APPEND, params)
         return str(answer["status"])
 
+    async def mcp_servers(self, session: str, servers: list[dict[str, Any]]) -> dict[str, Any]:
+        """Connect these MCP servers for ``session`` alone (``sessions/mcp``; each ``{name, command, args?, env?,
+        cwd?}`` or ``{name, url, headers?}``), replacing the ones this connection connected there before; they go
+        when this connection closes. Answers once each is up or failed: ``{session, servers: [{name, state,
+        tools, error}]}``."""
+        answer: dict[str, Any] = await self.connection.request(
+            api.SESSIONS_MCP, {"session": session, "servers": servers}
+        )
+        return answer
+
     async def sessions(self) -> list[dict[str, Any]]:
         answer = await self.connection.request(api.SESSIONS_LIST, {})
         return list(answer["sessions"])

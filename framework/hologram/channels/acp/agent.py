@@ -14,8 +14,10 @@ the ``cwd`` and MCP servers the editor gave them), and for a running prompt whet
 and its open permission requests. The turns, their items and their history are the kernel's; two editors (or
 an editor and the web page) on one session see the same turn.
 
-MCP servers the editor passes in ``session/new`` and ``session/load`` are kept with the session here and
-connected to nothing yet: the MCP client plugin that will connect them is being built (issue 37 item 4).
+MCP servers the editor passes in ``session/new`` and ``session/load`` are connected for that session alone
+(``sessions/mcp``: the kernel's ``mcp`` plugin connects them, their tools are offered in that session's turns
+only, each call asked like any MCP tool's) and closed when this connection ends (`mcp`). A kernel without the
+``mcp`` plugin, or a server that fails, costs the session only those tools: it is said on stderr.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +53,7 @@ from hologram import __version__
 from hologram.api import turn as api
 from hologram.channels.acp.content import PromptBlock, input_of
 from hologram.channels.acp.kernel import KernelLink
+from hologram.channels.acp.mcp import server_specs
 from hologram.channels.acp.updates import DECISIONS, STOP_REASONS, LiveTurn, permission_options, replay
 from hologram.clients import TurnClient
 from hologram.clients.errors import ConnectionClosed, HologramError, RpcError
@@ -66,7 +70,7 @@ class Session:
     """A session this connection opened (``session/new``) or loaded, as the editor described it."""
 
     cwd: str
-    mcp_servers: list[Any] = field(default_factory=list)  # kept for the MCP client plugin; none connected yet
+    mcp_servers: list[Any] = field(default_factory=list)  # connected for it through sessions/mcp (`_connect_mcp`)
 
 
 @dataclass
@@ -132,7 +136,7 @@ class HologramAgent:
         capabilities = AgentCapabilities(
             load_session=True,
             prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
-            mcp_capabilities=McpCapabilities(http=False, sse=False),
+            mcp_capabilities=McpCapabilities(http=True, sse=False),  # stdio always; http by the mcp plugin
         )
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
@@ -157,6 +161,7 @@ class HologramAgent:
         except (RpcError, ConnectionClosed) as exc:
             raise request_error(exc) from None
         self.sessions[session] = Session(cwd, list(mcp_servers or []))
+        await self._connect_mcp(client, session)
         return NewSessionResponse(session_id=session)
 
     async def load_session(
@@ -172,7 +177,27 @@ class HologramAgent:
         for update in replay(events):
             await self._send(session_id, update)
         self.sessions[session_id] = Session(cwd, list(mcp_servers or []))
+        await self._connect_mcp(client, session_id)
         return LoadSessionResponse()
+
+    async def _connect_mcp(self, client: TurnClient, session_id: str) -> None:
+        """The editor's MCP servers for this session (``sessions/mcp``), before the answer: its first prompt
+        sees their tools. A failure is said on stderr (the editor's log), not to the editor: the session works
+        without them."""
+        session = self.sessions[session_id]
+        specs = server_specs(session.mcp_servers, session.cwd)
+        if not specs:
+            return
+        try:
+            answer = await client.mcp_servers(session_id, specs)
+        except (RpcError, ConnectionClosed) as exc:
+            print(f"hologram acp: the editor's MCP servers are not connected: {exc}", file=sys.stderr, flush=True)
+            return
+        for server in answer.get("servers", []):
+            state, tools = server.get("state"), server.get("tools") or []
+            said = f"{len(tools)} tools" if state == "up" else f"{state}: {server.get('error') or 'no reason given'}"
+            print(f"hologram acp: MCP server {server.get('name')} for session {session_id}: {said}", file=sys.stderr,
+                  flush=True)  # fmt: skip
 
     @staticmethod
     async def _read_all(client: TurnClient, session: str) -> list[dict[str, Any]]:
