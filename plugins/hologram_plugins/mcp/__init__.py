@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import logging
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hologram.sdk import Plugin, RpcError, RuntimeTool, StartContext, ToolContext, tool_error
@@ -127,19 +126,20 @@ plugin: Plugin[Bridge] = Plugin(
 )
 
 
-def _http_settings() -> tuple[Path, bool, bool]:
-    """For /mcp (http_server.py): the kernel's data directory (the parent of this plugin's) and the switches."""
+def _http_settings() -> tuple[bool, bool]:
+    """For /mcp (http_server.py): the switches of this start."""
     config: McpConfig = plugin.config
-    return kernel_data_dir(plugin.state.data_dir), config.serve_http, config.http_tools
+    return config.serve_http, config.http_tools
 
 
-def kernel_data_dir(plugin_data_dir: str) -> Path:
-    path = Path(plugin_data_dir).resolve()
-    return path.parent.parent if path.parent.name == "plugins" else path
-
-
-MCP_HTTP = McpOverHttp(_http_settings)
+MCP_HTTP = McpOverHttp(plugin, _http_settings)
 plugin.mount("/mcp", MCP_HTTP, optional=True)  # the web port's /mcp, when the graph has one (after_if_present)
+
+
+@plugin.on_turn_event
+def on_turn_event(event: dict[str, Any]) -> None:
+    """The events of /mcp's asks (they watch their sessions through kernel.turns: turns_access.py)."""
+    MCP_HTTP.publish(event)
 
 
 @plugin.method(SESSIONS, "connect")
