@@ -508,3 +508,39 @@ def test_hologram_acp_killed_mid_turn_leaves_the_session_valid(kernel: AcpKernel
     after = run(next_turn())
     assert after.stop_reason == "answer" and mock.rejections == [], "the strict mock accepted the next turn"
     assert unanswered(kernel, session) == []
+
+
+def test_session_list_lists_the_kernels_sessions_newest_first_in_pages(kernel: AcpKernel, mock: MockLLM) -> None:
+    """``session/list``: every session of the kernel (not only this connection's: one made by another client is
+    there), newest first as the kernel orders them, titled, paged with the kernel's cursor (a bad one refused
+    with the turn API's message). Mutation check (done): answering the kernel's list reversed (oldest first)
+    turns this red."""
+
+    async def go() -> tuple[list[Any], list[str], str, str, Any]:
+        async with acp(kernel, Editor()) as (conn, _):
+            mine = (await conn.new_session(cwd=str(kernel.root), mcp_servers=[])).session_id
+            async with await TurnClient.connect(kernel.data, client="elsewhere") as other:
+                theirs = await other.create_session("made elsewhere")
+                mock.script([{"reasoning_content": "r", "content": "hello"}])
+                await (await other.start("say hello", session=theirs)).result()  # now the newest
+                expected = [s["id"] for s in await other.sessions()]
+            pages, cursor = [], None
+            while True:
+                page = await conn.list_sessions(cwd="/somewhere/else", cursor=cursor)
+                pages.append(page)
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+            with pytest.raises(RequestError) as bad:
+                await conn.list_sessions(cursor="not-a-cursor")
+            return pages, expected, mine, theirs, bad.value
+
+    pages, expected, mine, theirs, bad = run(go())
+    listed = [s for page in pages for s in page.sessions]
+    assert [s.session_id for s in listed] == expected, "every session, in the kernel's order (newest first)"
+    assert listed[0].session_id == theirs and listed[0].title == "made elsewhere"
+    assert len(pages) == -(-len(expected) // 50), "pages of 50"
+    cwds = {s.session_id: s.cwd for s in listed}
+    assert cwds[mine] == str(kernel.root) and cwds[theirs] == "/somewhere/else"
+    assert listed[0].updated_at is not None and listed[0].updated_at.endswith("+00:00")
+    assert "cursor" in str(bad) and bad.code == -32602

@@ -106,6 +106,7 @@ def test_the_clients_send_only_the_models_fields() -> None:
         await client.rename("s", "title")
         await client.delete("s")
         await client.tools_list()
+        await client.sessions_page(limit=5, cursor="abc")
         await client.tools_call("notes_read", {"title": "x"})
         await client.mcp_servers("s", [{"name": "fs", "command": "mcp-fs", "args": ["/tmp"], "env": {"A": "1"}}])
 

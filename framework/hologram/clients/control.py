@@ -192,6 +192,13 @@ class TurnClient:
         answer = await self.connection.request(api.SESSIONS_LIST, {})
         return list(answer["sessions"])
 
+    async def sessions_page(self, *, limit: int | None = None, cursor: str | None = None) -> dict[str, Any]:
+        """One page of ``sessions/list``, newest first: ``{sessions, next_cursor}`` (pass ``next_cursor`` as
+        ``cursor`` for the next page; None after the last)."""
+        params = {k: v for k, v in (("limit", limit), ("cursor", cursor)) if v is not None}
+        answer: dict[str, Any] = await self.connection.request(api.SESSIONS_LIST, params or {"limit": 50})
+        return answer
+
     async def read(self, session: str, *, limit: int | None = None, before: int | None = None) -> dict[str, Any]:
         """The session as stored: ``events`` and the ``messages`` a model would be sent. With ``limit`` or
         ``before``, one page: the newest ``limit`` events below ``before``, and ``next_before`` for the older."""

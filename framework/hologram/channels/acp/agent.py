@@ -4,6 +4,7 @@
   turns' channel;
 - ``session/new`` → ``sessions/create`` (the session exists before its first prompt);
 - ``session/load`` → ``sessions/read``, replayed as ``session/update`` notifications;
+- ``session/list`` → ``sessions/list`` in pages, newest first;
 - ``session/prompt`` → ``turn/start`` with the blocks as input parts; its events as ``session/update``
   (`updates`); ``turn.ended`` → ``stopReason``;
 - ``session/cancel`` → ``turn/cancel``; the prompt answers ``stopReason: cancelled``;
@@ -27,6 +28,7 @@ import contextlib
 import os
 import sys
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from acp import (
@@ -44,8 +46,12 @@ from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
     Implementation,
+    ListSessionsResponse,
     McpCapabilities,
     PromptCapabilities,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
     ToolCallUpdate,
 )
 
@@ -63,6 +69,7 @@ READ_PAGE = 500  # events per sessions/read request when loading (hologram.api.p
 NO_SUCH_SESSION = 3  # the turn API's code (docs/protocol.md §2) → ACP's "resource not found"
 RESOURCE_NOT_FOUND = -32002  # ACP's code (the kernel's -32002 is NOT_READY: codes are mapped, never passed on)
 INTERNAL_ERROR = -32603
+LIST_PAGE = 50  # sessions per session/list answer (the turn API's default page)
 
 
 @dataclass
@@ -137,6 +144,7 @@ class HologramAgent:
             load_session=True,
             prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
             mcp_capabilities=McpCapabilities(http=True, sse=False),  # stdio always; http by the mcp plugin
+            session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
         )
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
@@ -198,6 +206,30 @@ class HologramAgent:
             said = f"{len(tools)} tools" if state == "up" else f"{state}: {server.get('error') or 'no reason given'}"
             print(f"hologram acp: MCP server {server.get('name')} for session {session_id}: {said}", file=sys.stderr,
                   flush=True)  # fmt: skip
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        """The kernel's sessions, newest first, a page at a time (the kernel's cursor passed through). Hologram's
+        sessions belong to no directory — one memory across them, any client continues any — so ``cwd`` filters
+        nothing: each session is given the directory this connection opened it in, else the one asked about
+        (else this process's)."""
+        client = await self._client()
+        try:
+            page = await client.sessions_page(limit=LIST_PAGE, cursor=cursor)
+        except (RpcError, ConnectionClosed) as exc:
+            raise request_error(exc) from None
+        where = cwd or os.getcwd()
+        sessions = [
+            SessionInfo(
+                session_id=s["id"],
+                cwd=self.sessions[s["id"]].cwd if s["id"] in self.sessions else where,
+                title=s.get("title") or None,
+                updated_at=datetime.fromtimestamp(float(s["updated"]), timezone.utc).isoformat(timespec="seconds"),
+            )
+            for s in page["sessions"]
+        ]
+        return ListSessionsResponse(sessions=sessions, next_cursor=page.get("next_cursor"))
 
     @staticmethod
     async def _read_all(client: TurnClient, session: str) -> list[dict[str, Any]]:
