@@ -141,6 +141,37 @@ def test_an_editors_mcp_server_serves_its_session_alone_and_goes_with_the_editor
     wait_until(lambda: alive(server_pid), accept=lambda up: not up, timeout=30, what="the editor's server stopped")
 
 
+def test_after_a_kernel_restart_the_next_prompt_connects_the_editors_server_again(
+    kernel: SessionKernel, mock: MockLLM
+) -> None:
+    """The kernel restarted under an open `hologram acp` (it forgot the session's servers, their process went with
+    its mcp plugin): the next prompt reconnects and sends ``sessions/mcp`` again first, so the tool is there.
+    Mutation check (done): `prompt` not reconnecting the servers turns this red (the call is an unknown tool)."""
+    editor = Editor("approve_once")
+    calls, pids = kernel.root / "restart-calls.log", kernel.root / "restart.pid"
+    server = McpServerStdio(
+        name="fixture", command=sys.executable, args=[str(FIXTURE)],
+        env=[EnvVariable(name="FIXTURE_LOG", value=str(calls)), EnvVariable(name="FIXTURE_PID_FILE", value=str(pids))],
+    )  # fmt: skip
+
+    async def go() -> tuple[Any, int, str]:
+        async with acp(kernel, editor) as (conn, _):  # type: ignore[arg-type]
+            session = (await conn.new_session(cwd=str(kernel.root), mcp_servers=[server])).session_id
+            before = int(pids.read_text().split()[0])
+            await asyncio.to_thread(kernel.stop)
+            await asyncio.to_thread(kernel.start)
+            await asyncio.to_thread(kernel.wait_ready, "mcp")
+            script_call(mock, "r1", "after the restart")
+            return await conn.prompt(session_id=session, prompt=[text_block("echo it")]), before, session
+
+    done, before, session = asyncio.run(asyncio.wait_for(go(), 240))
+    assert done.stop_reason == "end_turn" and len(editor.requests) == 1
+    assert calls.read_text().splitlines() == ["echo after the restart"]
+    assert not alive(before) and int(pids.read_text().split()[0]) != before, "a new server process serves it"
+    [result] = [e["data"] for e in kernel.events(session)["events"] if e["kind"] == "tool_result"]
+    assert result["content"] == "echo: after the restart" and mock.rejections == []
+
+
 def test_sessions_mcp_refuses_what_it_cannot_connect(kernel: SessionKernel) -> None:
     async def go() -> list[str]:
         said = []

@@ -17,8 +17,9 @@ an editor and the web page) on one session see the same turn.
 
 MCP servers the editor passes in ``session/new`` and ``session/load`` are connected for that session alone
 (``sessions/mcp``: the kernel's ``mcp`` plugin connects them, their tools are offered in that session's turns
-only, each call asked like any MCP tool's) and closed when this connection ends (`mcp`). A kernel without the
-``mcp`` plugin, or a server that fails, costs the session only those tools: it is said on stderr.
+only, each call asked like any MCP tool's) and closed when this connection ends (`mcp`); after a kernel restart
+the next prompt connects them again. A kernel without the ``mcp`` plugin, or a server that fails, costs the
+session only those tools: it is said on stderr.
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ class Session:
 
     cwd: str
     mcp_servers: list[Any] = field(default_factory=list)  # connected for it through sessions/mcp (`_connect_mcp`)
+    mcp_on: TurnClient | None = None  # the kernel connection they were connected on (a new one: connect again)
 
 
 @dataclass
@@ -193,6 +195,7 @@ class HologramAgent:
         sees their tools. A failure is said on stderr (the editor's log), not to the editor: the session works
         without them."""
         session = self.sessions[session_id]
+        session.mcp_on = client
         specs = server_specs(session.mcp_servers, session.cwd)
         if not specs:
             return
@@ -255,6 +258,8 @@ class HologramAgent:
             raise RequestError(-32600, f"a prompt is already running in session {session_id}: cancel it first")
         text, parts = input_of(prompt)
         client = await self._client()
+        if self.sessions[session_id].mcp_on is not client:  # the kernel was restarted: it forgot the servers
+            await self._connect_mcp(client, session_id)
         running = self.prompts[session_id] = Prompt()
         live = LiveTurn()
         failure: api.TurnFailed | None = None
