@@ -106,7 +106,9 @@ def test_the_clients_send_only_the_models_fields() -> None:
         await client.rename("s", "title")
         await client.delete("s")
         await client.tools_list()
+        await client.sessions_page(limit=5, cursor="abc")
         await client.tools_call("notes_read", {"title": "x"})
+        await client.mcp_servers("s", [{"name": "fs", "command": "mcp-fs", "args": ["/tmp"], "env": {"A": "1"}}])
 
     asyncio.run(drive())
     assert {method for method, _ in sent} >= set(params_api.METHOD_PARAMS) - {api.SESSIONS_LIST}

@@ -19,6 +19,10 @@ call loads it. What a session loaded is kept for the last ``LOADED_SESSIONS`` se
 restart the model loads again or calls by name). ``ToolRegistry(defer=False)`` (``[agent] defer_tools =
 false``) sends every schema. What is sent is the wire form of a schema (`wire_schema`): the check of the
 arguments uses the manifest's schema whole.
+
+**Session tools.** A run-time tool registered for one session (``kernel.tools.register`` with ``session``: an
+editor's MCP servers, hologram/supervisor/runtime_tools.py) is in that session's snapshots only; elsewhere it is
+neither offered nor callable, as if it did not exist.
 """
 
 from __future__ import annotations
@@ -299,7 +303,8 @@ class ToolRegistry:
             checkers[kt.name] = self._checker(KERNEL, kt.name, kt.parameters)
         for entry in self._catalog():
             name, plugin = str(entry.get("name", "")), str(entry.get("plugin", ""))
-            if not name:
+            scope = entry.get("session")
+            if not name or (scope is not None and scope != session):  # another session's tool: not this turn's
                 continue
             if name in tools:
                 if (plugin, name) not in self._warned:
