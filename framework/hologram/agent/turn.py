@@ -31,6 +31,7 @@ from hologram.agent.executor import Executor, Outcome, PluginInvoke
 from hologram.agent.failure import FailureKind, failure_of
 from hologram.agent.identity import TurnIdentity
 from hologram.agent.loop_guard import CALL_LIMIT_RESULT, LOOP_ENDED, LOOP_OUTPUT, LoopGuard
+from hologram.agent.scope import TurnScope
 from hologram.agent.tools import Restriction, ToolRegistry
 from hologram.agent.turn_scene import TurnScene
 from hologram.api import turn as api
@@ -147,6 +148,8 @@ class Agent:
         """Which tools a turn may use, by its channel and peer (agent/tool_policy.py); None: every tool."""
         self.clock: Callable[[], float] = time.monotonic
         """A turn's wall time for ``[agent] max_turn_s`` (a test's seam)."""
+        self.running: dict[str, Restriction | None] = {}
+        """The tool policy of each session's running turn: a turn started for it (agent/scope.py) stays within it."""
 
     def restriction(self, channel: str, *, scene: str | None = None, partner: str | None = None) -> Restriction | None:
         """The tool policy of a turn (or a direct call) from ``channel``, or None when it may use every tool."""
@@ -168,13 +171,15 @@ class Agent:
         partner: str | None = None,
         parts: list[dict[str, Any]] | None = None,
         identity: TurnIdentity | None = None,
+        scope: TurnScope | None = None,
     ) -> TurnResult:
         """Run one turn. `scene`: a declared scene key (``chan:qq/peer:group_1``, docs/scenes.md), `partner`:
         who the turn is with; both only steer which memory recall prefers. `parts`: the input parts of a turn
         started with ``input`` (`hologram.api.input_parts`), `text` being what the model reads of them.
         `identity`: who the turn is from, as the kernel's turn API established it (`hologram.agent.identity`);
         it wins over `channel` and `partner`, which remain for callers inside the kernel (tests, benchmarks)
-        and default to ``[agent] channel``."""
+        and default to ``[agent] channel``. `scope`: the tools, steps and parent turn of a turn started for
+        another (a sub-agent: agent/scope.py)."""
         if identity is None:
             identity = TurnIdentity(channel or self.settings.channel, partner=partner)
         channel, partner = identity.channel, identity.partner
@@ -187,10 +192,35 @@ class Agent:
         turn = _Turn(self, sid, turn_id or uuid.uuid4().hex[:12], identity, on_event)
         turn.parts = parts
         turn.restriction = self.restriction(channel, scene=scene, partner=partner)
+        if scope is not None:
+            turn.restriction = self._scoped(turn.restriction, channel, scope)
+            if scope.max_steps is not None:
+                turn.max_steps = min(scope.max_steps, self.settings.max_steps)
         scenes = self.memory.scenes if self.memory is not None else None
         if scenes is not None:
             turn.scene = TurnScene(scenes, sid, turn.turn_id, channel, declared=scene, partner=partner)
-        return await turn.run(text)
+        self.running[sid] = turn.restriction
+        try:
+            return await turn.run(text)
+        finally:
+            self.running.pop(sid, None)
+
+    def _scoped(self, own: Restriction | None, channel: str, scope: TurnScope) -> Restriction | None:
+        """The restriction of a turn started for another: its own policy, its tool subset, and the parent's."""
+        if not scope.narrows:
+            return own
+        parent: Restriction | None = None
+        if scope.parent is not None:
+            if scope.parent not in self.running:
+                raise TurnError(f"the turn this one works for (session {scope.parent}) is no longer running")
+            parent = self.running[scope.parent]
+        effect = self.policies.effect if self.policies is not None else _no_effect
+        policy = own.policy if own is not None else None
+        return Restriction(policy, channel, own.effect if own is not None else effect, scope.tools, parent)
+
+
+def _no_effect(plugin: str, tool: str) -> str | None:
+    return None
 
 
 def with_images(messages: list[Message], images: tuple[str, ...]) -> list[Message]:
@@ -225,6 +255,7 @@ class _Turn:
         self.streamed: tuple[list[str], list[str]] = ([], [])  # the request in flight's content, reasoning so far
         self.parts: list[dict[str, Any]] | None = None  # the input parts (None: a text-only turn)
         self.restriction: Restriction | None = None  # the turn's tool policy (None: every tool)
+        self.max_steps = agent.settings.max_steps  # lower for a sub-agent's turn (agent/scope.py)
 
     # -- events to the channel and the ring ------------------------------------------------------------
 
@@ -279,7 +310,7 @@ class _Turn:
         if await stages.run("pre_action", ctx) and ctx.respond is not None:
             return await self._short_circuit(0)
         settings = agent.settings
-        max_steps = settings.max_steps
+        max_steps = self.max_steps
         guard = OverflowGuard(agent.context_window)  # at most two recoveries per turn
         loop = LoopGuard(settings.loop_repeats, settings.max_tool_calls)
         started = agent.clock()
@@ -334,8 +365,8 @@ class _Turn:
         """Whether this step is the turn's last, and why: the step limit, the tool call limit spent, or the turn's
         wall time past ``max_turn_s`` (checked before each LLM call; a running tool is bounded by its timeout)."""
         settings = self.agent.settings
-        if step == settings.max_steps:
-            n = settings.max_steps
+        if step == self.max_steps:
+            n = self.max_steps
             return Limit(
                 "max_steps", STEP_LIMIT_NOTE.format(n=n), f"not run: the step limit of {n} LLM calls was reached"
             )
