@@ -37,8 +37,8 @@ def test_extra_keys_of_a_known_event_are_ignored() -> None:
         ),
         (
             {"type": "turn.ended", "session": "s", "turn": "t", "stop_reason": "bored"},
-            "malformed turn.ended event: stop_reason: Input should be 'answer', 'denied', 'respond', 'max_steps', "
-            "'cancelled' or 'error'",
+            "malformed turn.ended event: stop_reason: Input should be 'answer', 'denied', 'respond', 'loop', "
+            "'max_steps', 'max_tool_calls', 'max_time', 'cancelled' or 'error'",
         ),
         (
             {"type": "turn.ended", "session": "s", "turn": "t", "seq": True},

@@ -26,6 +26,7 @@ from hologram.agent.direct_tools import DirectTools
 from hologram.agent.hub import NotAllowed, TurnHub
 from hologram.agent.identity import TurnIdentity
 from hologram.agent.paging import BadCursor, list_page, read_page
+from hologram.agent.scope import TurnScope
 from hologram.agent.session_mcp import SessionMcp
 from hologram.agent.turn import CANCELLED, TurnError
 from hologram.agent.watcher import Watcher
@@ -95,11 +96,12 @@ class TurnService:
         partner: str | None = None,
         parts: list[dict[str, Any]] | None = None,
         identity: TurnIdentity | None = None,
+        scope: TurnScope | None = None,
     ) -> Any:
         try:
             return await self.agent.run_turn(
                 text, session_id=session, turn_id=turn, on_event=emit, scene=scene, partner=partner, parts=parts,
-                identity=identity,
+                identity=identity, scope=scope,
             )  # fmt: skip
         except HologramError as exc:  # a damaged sessions.db page under this session: the file and the fix
             raise TurnError(one_line(exc), kind="storage") from None
@@ -193,6 +195,8 @@ class TurnService:
         too_long = input_too_long(p, self.agent.settings.max_input_chars)
         if too_long is not None:
             raise RpcError(INVALID_PARAMS, too_long)
+        if p.parent is not None and not self.hub.turn_running(p.parent):
+            raise RpcError(INVALID_PARAMS, f"parent: no turn is running in session {p.parent!r}")
         identity = TurnIdentity(channel or p.client, p.client, client_version, p.partner)
         store = self.agent.store
         try:

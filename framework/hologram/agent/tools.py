@@ -113,15 +113,26 @@ class Tool:
 @dataclass(frozen=True)
 class Restriction:
     """A turn's tool policy (hologram/agent/tool_policy.py): the policy, the channel it is the policy of (named
-    in a refusal), and where a tool's effect is read (the lock, not what the plugin registered)."""
+    in a refusal), and where a tool's effect is read (the lock, not what the plugin registered). A turn started
+    for another (agent/scope.py) adds ``only`` — the tools or plugins it was given — and its ``parent`` turn's
+    restriction, which it can never exceed."""
 
-    policy: ToolPolicy
+    policy: ToolPolicy | None
     channel: str
     effect: Callable[[str, str], str | None]
+    only: frozenset[str] | None = None
+    parent: Restriction | None = None
 
     def refusal(self, tool: Tool) -> str | None:
         """Why ``tool`` is not this turn's, or None when it is."""
-        if self.policy.allows(tool.name, self.effect(tool.plugin, tool.name)):
+        only = self.only
+        if only is not None and tool.name not in only and tool.plugin not in only:
+            return f"{tool.name} is not among the tools this turn was given ({', '.join(sorted(only)) or 'none'})"
+        if self.parent is not None:
+            why = self.parent.refusal(tool)
+            if why is not None:
+                return f"{why} (the turn this one works for may not use it)"
+        if self.policy is None or self.policy.allows(tool.name, self.effect(tool.plugin, tool.name)):
             return None
         return self.policy.refusal(tool.name, self.channel)
 

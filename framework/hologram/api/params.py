@@ -145,7 +145,11 @@ class StartParams(_Input):
     `hologram.memory.scene_features`, docs/scenes.md); ``partner``: who the turn is with (a user or group id of
     the channel). Both optional (since turn API version 1, a backward-compatible addition): memory prefers what
     happened in the same scene. ``input``: typed parts (text, images, files; `hologram.api.input_parts`)
-    instead of ``text`` — exactly one of the two (``text`` is one text part, as in version 1)."""
+    instead of ``text`` — exactly one of the two (``text`` is one text part, as in version 1). ``tools``,
+    ``max_steps``, ``parent``: a turn started for another turn (a sub-agent, ``agent_delegate``) — only these
+    tools (or plugins; never more than the turn's policy allows), at most these LLM calls, and the session whose
+    running turn it works for: it may use no tool that turn may not, and it is cancelled when that turn ends
+    (hologram/agent/scope.py; backward-compatible additions)."""
 
     session: str | None = Field(None, description="the session to continue; a new one when left out")
     client: str = Field("client", description="who starts it (`cli`, `web`, a plugin's name)")
@@ -155,6 +159,15 @@ class StartParams(_Input):
     scene: str | None = Field(None, min_length=1, max_length=200, description="a declared scene key")
     partner: str | None = Field(None, min_length=1, max_length=128, description="who the turn is with")
     principal: Principal = ""
+    tools: list[Annotated[str, Field(min_length=1, max_length=128)]] | None = Field(
+        None,
+        max_length=500,
+        description="only these tools or plugins (by name); never more than the turn's policy allows",
+    )
+    max_steps: int | None = Field(None, ge=1, le=1000, description="at most this many LLM calls ([agent] caps it)")
+    parent: str | None = Field(
+        None, min_length=1, description="the session whose running turn this one works for (cancelled with it)"
+    )
 
     @field_validator("scene")
     @classmethod

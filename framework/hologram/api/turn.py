@@ -55,7 +55,10 @@ FACILITY = "kernel.turns"
 OBSERVE_FACILITY = "kernel.observe"
 ItemType = Literal["user_message", "agent_message", "reasoning", "tool_call", "approval"]
 
-StopReason = Literal["answer", "denied", "respond", "max_steps", "cancelled", "error"]
+# loop: the loop guard ended the turn; max_steps, max_tool_calls, max_time: a limit of [agent] was reached
+StopReason = Literal[
+    "answer", "denied", "respond", "loop", "max_steps", "max_tool_calls", "max_time", "cancelled", "error"
+]
 OnDisconnect = Literal["cancel", "continue"]
 
 
