@@ -26,7 +26,20 @@ from hologram.plan.lock import read_lock
 from hologram.plan.signatures import python_module
 from hologram.sdk._describe import find_plugin
 
-BUILTINS = ["notes", "files", "shell", "code", "calendar", "rss", "web", "http", "reminders", "todos", "skills"]
+BUILTINS = [
+    "notes",
+    "files",
+    "shell",
+    "code",
+    "calendar",
+    "rss",
+    "web",
+    "http",
+    "reminders",
+    "todos",
+    "skills",
+    "terminal",
+]
 
 
 def model_of(name: str) -> tuple[Any, Any]:

@@ -215,3 +215,11 @@ def test_skills_shipped_in_an_installed_plugin_package(tmp_path: Path, monkeypat
             assert "Run acme_deploy." in ok(await h.call_tool("skill_read", {"name": "acme-deploy"}))
 
     run(go())
+
+
+def test_the_conformance_kit_passes() -> None:
+    from hologram.testing.conformance import check_conformance
+    from tests.plugins.helpers import MANIFESTS
+
+    report = check_conformance(MANIFESTS / "skills.toml")
+    assert report.ok, report.render()

@@ -99,6 +99,7 @@ PRELOAD_OPTIONAL = (
     "hologram_plugins.rss",
     "hologram_plugins.shell",
     "hologram_plugins.skills",
+    "hologram_plugins.terminal",  # its config and key names; pyte loads with the first terminal
     "hologram_plugins.todos",
     "hologram_plugins.web",
     "zoneinfo",
