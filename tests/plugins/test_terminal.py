@@ -161,6 +161,10 @@ def test_bash_scrollback_history_and_keys(tmp_path: Path) -> None:
             await tool(h, "term_send", id="1", keys=["Up"])
             assert "seen after" in ok(await tool(h, "term_read", id="1", wait_for="ready> echo one-$((40+2))"))
             await tool(h, "term_send", id="1", keys=["Ctrl-C"])
+            # wide characters: one cell each on the screen, once in the text
+            await tool(h, "term_send", id="1", text="echo 你好，世界-$((1+1))", keys=["Enter"])
+            shown = screen(ok(await tool(h, "term_read", id="1", wait_for="你好，世界-2")))
+            assert "你好，世界-2" in shown
             assert "unknown key 'Hyper-X'; keys: Enter, Tab" in err(
                 await tool(h, "term_send", id="1", keys=["Hyper-X"])
             )
@@ -184,6 +188,26 @@ def test_a_terminal_belongs_to_its_session_and_the_count_is_bounded(tmp_path: Pa
             assert listed.startswith("1 terminal(s):\n- 1: cat · running · pid ") and "- 2:" not in listed
             await tool(h, "term_send", id="1", text="echo through cat", keys=["Enter"])
             assert "seen after" in ok(await tool(h, "term_read", id="1", wait_for="echo through cat\necho"[:16]))
+
+    run(go())
+
+
+def test_a_flood_of_output_leaves_the_plugin_answering_and_ctrl_c_stops_it(tmp_path: Path) -> None:
+    """``yes`` writes as fast as the PTY takes it; rendering is held to a share of a core (session.RENDER_SHARE),
+    so the plugin answers other calls meanwhile and Ctrl-C reaches the program."""
+
+    async def go() -> None:
+        async with term(tmp_path) as h:
+            await tool(h, "term_open", command="bash --norc --noprofile -i")
+            await tool(h, "term_send", id="1", text="PS1='ready> '", keys=["Enter"])
+            await tool(h, "term_read", id="1", wait_for="ready> ")
+            await tool(h, "term_send", id="1", text="yes flood", keys=["Enter"], wait_s=0)
+            assert "seen after" in ok(await tool(h, "term_read", id="1", wait_for="flood"))
+            assert "- 1: bash --norc --noprofile -i · running" in ok(await tool(h, "term_list"))
+            await tool(h, "term_send", id="1", keys=["Ctrl-C"], wait_s=0)
+            await tool(h, "term_send", id="1", text="echo after-$((1+1))", keys=["Enter"], wait_s=0)
+            shown = screen(ok(await tool(h, "term_read", id="1", wait_for="after-2", timeout_s=60)))
+            assert shown[-2:] == ["after-2", "ready>"], shown
 
     run(go())
 

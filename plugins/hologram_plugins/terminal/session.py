@@ -44,7 +44,9 @@ CTTY = (
     "except OSError as e:\n sys.stderr.write(f'{sys.argv[1]}: cannot run it: {e}\\r\\n');sys.exit(127)\n"
 )
 DECCKM = 1 << 5  # pyte keeps private modes shifted by 5: ESC [ ? 1 h, application cursor keys
-READ_CHUNK = 65536
+READ_CHUNK = 8192  # pyte renders ~30,000 short lines a second: a chunk holds the loop ≤ ~0.1 s
+RENDER_SHARE = 0.25  # of a core, at most, spent rendering a terminal's output in the long run …
+RENDER_BURST_S = 0.5  # … after a burst of this much; past it the PTY is not read for a while
 GUARDIAN_WAIT_S = 15.0  # the guardian gives up on unkillable processes after 10 s and reports them
 GUARDIAN_POLL_S = 0.25  # how often it counts the terminal's processes (max_processes); a terminal lives long
 
@@ -54,16 +56,26 @@ class Screen(pyte.Screen):
 
     def __init__(self, columns: int, lines: int, keep: int, answer: object) -> None:
         super().__init__(columns, lines)
-        self.scrolled: deque[str] = deque(maxlen=keep)
+        self.scrolled: deque[object] = deque(maxlen=keep)  # rows as pyte left them, rendered when read
         self.scrolled_total = 0
         self._answer = answer
 
     def index(self) -> None:
         top, bottom = self.margins or Margins(0, self.lines - 1)
         if self.cursor.y == bottom and top == 0:
-            self.scrolled.append(render(self.buffer[0], self.columns))
+            # The row object leaves the screen untouched (pyte shifts the rows up): keep it as it is. Rendering
+            # it here made a flood of short lines 4× slower (7,000 against 30,000 lines a second).
+            self.scrolled.append(self.buffer[0])
             self.scrolled_total += 1
         super().index()
+
+    def scrolled_since(self, count: int) -> list[str]:
+        """The rows scrolled off after the first ``count`` (those still kept), as text."""
+        new = min(self.scrolled_total - count, len(self.scrolled))
+        if new <= 0:
+            return []
+        rows = list(self.scrolled)[len(self.scrolled) - new :]
+        return [render(row, self.columns) for row in rows]
 
     def write_process_input(self, data: str) -> None:
         self._answer(data)  # type: ignore[operator]
@@ -120,6 +132,9 @@ class Terminal:
         self._eof = asyncio.Event()
         self._report_fd = -1
         self._watcher: asyncio.Task[None] | None = None
+        self._budget_s = RENDER_BURST_S  # render time left; refills at RENDER_SHARE seconds a second
+        self._budget_at = time.monotonic()
+        self.paused = 0  # times reading paused for the budget (the program then waits on a full PTY)
 
     # -- start and stop ------------------------------------------------------------------------------------
 
@@ -236,9 +251,27 @@ class Terminal:
             self._changed.set()
             return
         self.bytes_out += len(data)
-        self.output_at = time.monotonic()
+        started = self.output_at = time.monotonic()
         self.stream.feed(data)
         self._changed.set()
+        self._spend(time.monotonic() - started)
+
+    def _spend(self, seconds: float) -> None:
+        """A program that floods its terminal (``yes``, ``cat`` of a big file) would keep the plugin's loop busy
+        rendering: past the budget the PTY is left unread until it refills, and the program blocks on its
+        writes, as on a slow real terminal, until then. Ctrl-C still goes through."""
+        now = time.monotonic()
+        self._budget_s = min(RENDER_BURST_S, self._budget_s + (now - self._budget_at) * RENDER_SHARE) - seconds
+        self._budget_at = now
+        if self._budget_s < 0 and self.master >= 0:
+            loop = asyncio.get_running_loop()
+            loop.remove_reader(self.master)
+            self.paused += 1
+            loop.call_later(-self._budget_s / RENDER_SHARE, self._resume)
+
+    def _resume(self) -> None:
+        if self.master >= 0 and not self._eof.is_set():
+            asyncio.get_running_loop().add_reader(self.master, self._readable)
 
     def _answer(self, data: str) -> None:
         """The terminal's replies to the program's queries (cursor position, device attributes)."""
@@ -269,22 +302,21 @@ class Terminal:
                 await self.changed(left)
 
     async def wait_for(self, text: str, timeout: float) -> bool:
-        """Wait until ``text`` is on the screen or in the scrollback not yet read; False at the timeout."""
+        """Wait until ``text`` is on the screen or in the scrollback not yet read; False at the timeout. Each
+        scrolled row is looked at once, however much output comes."""
         deadline = time.monotonic() + timeout
+        checked = self.read_upto
         while True:
-            if self._shows(text):
+            screen = self.screen
+            if any(text in render(screen.buffer[y], self.cols, strip=False) for y in range(self.rows)):
                 return True
+            if any(text in line for line in screen.scrolled_since(checked)):
+                return True
+            checked = screen.scrolled_total
             left = deadline - time.monotonic()
             if self.ended or left <= 0:
                 return False
             await self.changed(left)
-
-    def _shows(self, text: str) -> bool:
-        screen = self.screen
-        if any(text in render(self.screen.buffer[y], self.cols, strip=False) for y in range(self.rows)):
-            return True
-        new = min(screen.scrolled_total - self.read_upto, len(screen.scrolled))
-        return any(text in line for line in list(screen.scrolled)[len(screen.scrolled) - new :])
 
     # -- input ---------------------------------------------------------------------------------------------
 
@@ -316,8 +348,7 @@ class Terminal:
         """The scrollback since the last read (at most ``max_scrollback`` lines, the newest) and the screen."""
         screen = self.screen
         new = screen.scrolled_total - self.read_upto
-        kept = list(screen.scrolled)[len(screen.scrolled) - min(new, len(screen.scrolled)) :] if new else []
-        shown = kept[-max_scrollback:] if max_scrollback else []
+        shown = screen.scrolled_since(max(self.read_upto, screen.scrolled_total - max_scrollback))
         self.read_upto = screen.scrolled_total
         lines = self.lines()
         while lines and not lines[-1]:
