@@ -1,7 +1,7 @@
 """skills as a real subprocess: SKILL.md folders in <data>/skills and in plugin packages, listed in the system
 prompt by the pre_action stage (bounded), read with skill_read; a broken one is one line naming file and field.
 
-Mutation checks (done): the listing without its cap (every skill named) turns
+Mutation checks (done): the listing without its cap (every skill described) turns
 test_many_skills_are_listed_within_the_cap red; skill_read resolving a file without the containment check turns
 test_skill_read_loads_instructions_and_files_beside_them red; scan() stopping at the first broken SKILL.md
 (raising instead of recording) turns test_a_broken_skill_is_one_line_and_the_others_are_listed red."""
@@ -170,17 +170,24 @@ def test_many_skills_are_listed_within_the_cap(tmp_path: Path) -> None:
         write_skill(skills, f"skill-{i:03d}", "Long words to fill the line. " * 20, body=f"Skill number {i}.")
 
     async def go() -> None:
-        async with harness("skills", data_dir=tmp_path, config={"max_listed": 30, "max_listing_chars": 3000}) as h:
+        async with harness("skills", data_dir=tmp_path) as h:  # the shipped defaults: 1,200 characters
             listing = await system_prompt(h, "")
-            assert len(listing) <= 3000
+            assert len(listing) <= 1200
             lines = listing.splitlines()
-            named = [line for line in lines if line.startswith("- skill-")]
-            assert 10 <= len(named) <= 30 and all(len(line) <= 2 + 9 + 2 + 160 for line in named)
-            assert (
-                lines[-1] == f"- … {120 - len(named)} more not listed here: skill_read without a name lists them all."
-            )
+            described = [line for line in lines if line.startswith("- skill-")]
+            assert 3 <= len(described) <= 30 and all(len(line) <= 2 + 9 + 2 + 100 for line in described)
+            assert all(line.endswith("…") for line in described)  # cut at description_chars
+            more = lines[-1]
+            assert more.startswith("- more, by name (skill_read without a name describes them): skill-")
+            named = more.split(": ", 1)[1].split(", … and ")[0].split(", ")
+            assert named[0] == f"skill-{len(described):03d}" and len(named) >= 10
+            assert more.endswith(f", … and {120 - len(described) - len(named)} more")
             assert ok(await h.call_tool("skill_read", {})).startswith("120 skill(s):")
             assert "Skill number 119." in ok(await h.call_tool("skill_read", {"name": "skill-119"}))
+        for budget in (200, 300, 5000):  # any budget holds, down to the smallest allowed
+            async with harness("skills", data_dir=tmp_path, config={"max_listing_chars": budget}) as h:
+                listing = await system_prompt(h, "")
+                assert len(listing) <= budget and listing.splitlines()[-1].startswith("- more, by name"), listing
 
     run(go())
 

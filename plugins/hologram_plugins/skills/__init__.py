@@ -41,11 +41,13 @@ class SkillsConfig(BaseModel):
         description="Folders of skill folders, relative to the plugin's data dir (../../skills is <data>/skills).",
     )
     plugin_skills: bool = Field(True, description="Also list the skills plugins ship in their package's skills/.")
-    max_listed: int = Field(30, ge=0, le=500, description="Skills named in the system prompt; the rest are counted.")
-    max_listing_chars: int = Field(
-        3000, ge=200, le=50_000, description="The listing's size in the system prompt, at most."
+    max_listed: int = Field(
+        30, ge=0, le=500, description="Skills listed with their descriptions; the others are named or counted."
     )
-    description_chars: int = Field(160, ge=20, le=1024, description="A description in the listing is cut there.")
+    max_listing_chars: int = Field(
+        1200, ge=200, le=50_000, description="The listing's size in the system prompt, at most."
+    )
+    description_chars: int = Field(100, ge=20, le=1024, description="A description in the listing is cut there.")
     max_read_bytes: int = Field(65_536, ge=1024, le=4 * 1024 * 1024, description="skill_read returns this much.")
 
 
@@ -115,26 +117,46 @@ async def _report(catalog: Catalog) -> None:
     await plugin.set_status(status[:500])
 
 
+HEADER = "Skills (instructions for particular tasks): when a task fits one, first read it with skill_read."
+MORE = "- more, by name (skill_read without a name describes them): "
+
+
 def listing(catalog: Catalog, config: SkillsConfig) -> str:
-    """The system prompt's lines: a header, one line per skill, and what was left out."""
+    """The system prompt's lines: a header, ``- name: description`` while they fit the budget, then the other
+    names alone while they fit, then how many are left out. Never longer than ``max_listing_chars``."""
     if not catalog.skills:
         return ""
-    lines = ["Skills (instructions for particular tasks): when a task fits one, first read it with skill_read."]
-    used = len(lines[0])
+    budget = config.max_listing_chars
+    # room kept for the names-only line (so more skills are at least named), and never less than that line's
+    # own words: whatever the budget, the listing stays within it
+    reserve = max(min(400, budget // 4), len(MORE) + 20)
+    lines = [HEADER]
+    used = len(HEADER)
+    skills = list(catalog.skills.values())
     shown = 0
-    for skill in catalog.skills.values():
+    for skill in skills[: config.max_listed]:
         text = skill.description
         if len(text) > config.description_chars:
             text = text[: config.description_chars - 1].rstrip() + "…"
         line = f"- {skill.name}: {text}"
-        if shown >= config.max_listed or used + len(line) + 1 > config.max_listing_chars - 80:
+        if used + 1 + len(line) > budget - reserve:
             break
         lines.append(line)
-        used += len(line) + 1
+        used += 1 + len(line)
         shown += 1
-    rest = len(catalog.skills) - shown
+    rest = [s.name for s in skills[shown:]]
     if rest:
-        lines.append(f"- … {rest} more not listed here: skill_read without a name lists them all.")
+        named: list[str] = []
+        room = budget - used - 1 - len(MORE) - len(", … and 9999 more")
+        for name in rest:
+            if len(name) + 2 > room:
+                break
+            named.append(name)
+            room -= len(name) + 2
+        left = len(rest) - len(named)
+        tail = f"{', ' if named else ''}… and {left} more" if left else ""
+        if named or left:
+            lines.append(MORE + ", ".join(named) + tail)
     return "\n".join(lines)
 
 
