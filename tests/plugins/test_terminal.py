@@ -176,7 +176,7 @@ def test_bash_scrollback_history_and_keys(tmp_path: Path) -> None:
 def test_a_terminal_belongs_to_its_session_and_the_count_is_bounded(tmp_path: Path) -> None:
     async def go() -> None:
         async with term(tmp_path, max_terminals=2) as h:
-            ok(await tool(h, "term_open", command="cat"))
+            ok(await tool(h, "term_open", command="cat -n"))
             assert "no terminal '1' in this session; its terminals: none is open" in err(
                 await tool(h, "term_read", "other-session", id="1")
             )
@@ -185,9 +185,10 @@ def test_a_terminal_belongs_to_its_session_and_the_count_is_bounded(tmp_path: Pa
             refused = err(await tool(h, "term_open", command="cat"))
             assert "2 terminals are open, the most allowed (max_terminals)" in refused
             listed = ok(await tool(h, "term_list"))
-            assert listed.startswith("1 terminal(s):\n- 1: cat · running · pid ") and "- 2:" not in listed
-            await tool(h, "term_send", id="1", text="echo through cat", keys=["Enter"])
-            assert "seen after" in ok(await tool(h, "term_read", id="1", wait_for="echo through cat\necho"[:16]))
+            assert listed.startswith("1 terminal(s):\n- 1: cat -n · running · pid ") and "- 2:" not in listed
+            await tool(h, "term_send", id="1", text="typed into cat", keys=["Enter"], wait_s=0)
+            shown = screen(ok(await tool(h, "term_read", id="1", wait_for="1  typed")))
+            assert shown == ["typed into cat", "     1  typed into cat"], shown  # the PTY's echo, then cat's copy
 
     run(go())
 
