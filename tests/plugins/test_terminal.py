@@ -213,6 +213,18 @@ def test_a_flood_of_output_leaves_the_plugin_answering_and_ctrl_c_stops_it(tmp_p
     run(go())
 
 
+def test_a_program_that_cannot_run_says_so_on_its_screen(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with term(tmp_path) as h:
+            await tool(h, "term_open", command="no-such-program-here --flag")
+            shown = ok(await tool(h, "term_read", id="1", wait_for="never", timeout_s=30))
+            assert "· exited with code 127 ·" in shown and "no-such-program-here: command not found" in shown
+            assert "does not parse as a shell line" in err(await tool(h, "term_open", command="echo 'open"))
+            assert "no terminal '7' in this session; its terminals: 1" in err(await tool(h, "term_read", id="7"))
+
+    run(go())
+
+
 # -- processes -----------------------------------------------------------------------------------------------
 
 

@@ -61,7 +61,9 @@ class TerminalConfig(BaseModel):
     max_read_lines: int = Field(200, ge=0, le=10_000, description="Scrollback lines one read returns, the newest.")
     quiet_s: float = Field(0.3, gt=0, le=10, description="After input, output quiet this long counts as done.")
     send_wait_s: float = Field(2.0, ge=0, le=60, description="term_send and term_open wait this long at most.")
-    max_wait_s: float = Field(120, gt=0, le=3600, description="The longest term_read may wait for a text.")
+    max_wait_s: float = Field(
+        100, gt=0, le=3600, description="The longest term_read may wait (under [agent] tool_timeout_s, 120)."
+    )
 
 
 @dataclass
