@@ -247,7 +247,9 @@ def test_term_close_kills_everything_the_terminal_started(marker: Marker) -> Non
 
     closed = run(go())
     pid = read_pid(marker.pid_file)
-    assert closed.startswith("closed terminal 1 (bash): killed ") and f"sh (pid {pid})" in closed, closed
+    assert closed.startswith("closed terminal 1 (bash): killed ")
+    # named one by one, or counted by name when many (a user's bashrc may run more): the daemon is among them
+    assert f"sh (pid {pid})" in closed or "sh ×" in closed, closed
     marker.assert_all_gone(pid)
 
 
