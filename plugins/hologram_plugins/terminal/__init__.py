@@ -106,10 +106,11 @@ async def _reap_idle(state: Terminals) -> None:
         for terminal in due:
             state.open.pop(terminal.id, None)
             with contextlib.suppress(Exception):
-                report = await terminal.close()
+                await terminal.close()
                 log.info("terminal %s closed after %g s idle; %s", terminal.id, idle, terminal.killed() or "")
-                del report
-        soonest = min((t.used_at + idle for t in state.open.values()), default=time.monotonic() + idle)
+        # a terminal in use is looked at again an idle time later at the latest (its call's end restarts its clock)
+        idle_ones = [t.used_at + idle for t in state.open.values() if not t.busy]
+        soonest = min(idle_ones, default=time.monotonic() + idle)
         await asyncio.sleep(max(0.05, min(soonest - time.monotonic(), 60.0)))
 
 
@@ -256,9 +257,8 @@ async def term_close(id: str, ctx: ToolContext) -> Any:
     state: Terminals = plugin.state
     state.open.pop(terminal.id, None)
     was = terminal.state()
-    report = await terminal.close()
+    await terminal.close()
     if was == "running":
         killed = terminal.killed() or "nothing was left to kill"
         return f"closed terminal {terminal.id} ({terminal.command}): {killed}"
-    del report
     return f"closed terminal {terminal.id} ({terminal.command}); the program had {was.split(' ', 1)[0]} ({was})"
