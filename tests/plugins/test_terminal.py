@@ -139,6 +139,20 @@ def test_less_pages_a_file(tmp_path: Path) -> None:
     run(go())
 
 
+def test_top_is_usable(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with term(tmp_path) as h:
+            await tool(h, "term_open", command="top -d 1", rows=15)
+            shown = ok(await tool(h, "term_read", id="1", wait_for="load average"))
+            lines = screen(shown)
+            assert lines[0].startswith("top - ") and any(line.split()[:2] == ["PID", "USER"] for line in lines)
+            assert len(lines) <= 15 and "· cursor row " in shown and ", col 101]" not in shown
+            await tool(h, "term_send", id="1", text="q", wait_s=0)
+            assert "exited with code 0" in ok(await tool(h, "term_read", id="1", wait_for="never", timeout_s=30))
+
+    run(go())
+
+
 def test_bash_scrollback_history_and_keys(tmp_path: Path) -> None:
     async def go() -> None:
         async with term(tmp_path, rows=10) as h:

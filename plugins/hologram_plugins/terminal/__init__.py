@@ -128,7 +128,7 @@ def _show(terminal: Terminal, view: View, note: str = "") -> str:
     row, col = view.cursor
     head = (
         f"[terminal {terminal.id} · {terminal.command} · {terminal.state()} · {terminal.cols}x{terminal.rows}"
-        f" · cursor row {row + 1}, col {col + 1}]"
+        f" · cursor row {row + 1}, col {min(col, terminal.cols - 1) + 1}]"  # past the last column: a wrap pending
     )
     parts = [head + (f" {note}" if note else "")]
     if view.scrollback or view.dropped:
