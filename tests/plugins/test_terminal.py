@@ -114,6 +114,8 @@ def test_a_curses_program(tmp_path: Path) -> None:
             assert "seen after" in ok(await tool(h, "term_read", id="1", wait_for="last key: KEY_LEFT"))
             await tool(h, "term_send", id="1", keys=["Tab"], wait_s=0)
             assert "seen after" in ok(await tool(h, "term_read", id="1", wait_for="last key: ^I"))
+            await tool(h, "term_send", id="1", keys=["Esc"], wait_s=0)  # curses waits ESCDELAY to tell it alone
+            assert "seen after" in ok(await tool(h, "term_read", id="1", wait_for="last key: ^[ "))
             await tool(h, "term_send", id="1", text="q", wait_s=0)
             assert "exited with code 0" in ok(await tool(h, "term_read", id="1", wait_for="never", timeout_s=30))
 
