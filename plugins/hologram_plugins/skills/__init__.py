@@ -73,14 +73,15 @@ def plugin_roots() -> list[tuple[Path, str]]:
         if (folder / "skills").is_dir() and not folder.name.startswith("_"):
             roots.append((folder / "skills", folder.name))
     for name, value in sorted(entry_point_values()):
-        package = value.split(":", 1)[0].strip()
+        top, *inner = value.split(":", 1)[0].strip().split(".")
         try:
-            spec = importlib.util.find_spec(package)
+            spec = importlib.util.find_spec(top)  # the top package only: find_spec("a.b") would import a
         except (ImportError, ValueError):
             continue
         for location in (spec.submodule_search_locations or []) if spec is not None else []:
-            if (Path(location) / "skills").is_dir():
-                roots.append((Path(location) / "skills", name))
+            folder = Path(location).joinpath(*inner) / "skills"
+            if folder.is_dir():
+                roots.append((folder, name))
     return roots
 
 
