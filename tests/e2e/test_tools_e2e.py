@@ -37,7 +37,21 @@ from .kernel import E2EKernel
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
-BUILTINS = {"files", "shell", "code", "notes", "calendar", "rss", "web", "reminders", "todos", "agents", "admin"}
+BUILTINS = {
+    "files",
+    "shell",
+    "code",
+    "notes",
+    "calendar",
+    "rss",
+    "web",
+    "reminders",
+    "todos",
+    "agents",
+    "admin",
+    "skills",
+    "terminal",
+}
 Answer = Callable[[dict[str, Any]], dict[str, Any]]
 
 

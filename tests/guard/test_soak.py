@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import shutil
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -97,6 +98,41 @@ def test_one_word_request_within_documented_size(kernel: GuardKernel, mock: Mock
         f"the one-word request is {size} bytes (≈ {size // 4} tokens), over the {limit:.0f} documented in "
         f"{GUARDS_MD} (one_word_request_bytes). The tool schemas are most of it: shorten the description that "
         f"grew, or, if the growth is worth its tokens on every request, raise the bound there and say why."
+    )
+
+
+def test_one_word_request_with_a_hundred_skills(kernel: GuardKernel, mock: MockLLM) -> None:
+    """A hundred agent skills in <data>/skills, each with a long description: the skills plugin's listing in
+    the system prompt is capped (``max_listing_chars``), so the one-word request stays within its own bound —
+    issue 22's 1.5k tokens. The skills are removed after (the plugin reads the folder every turn).
+    Mutation check (done): the listing uncapped (every skill with its description) makes it 52,106 bytes."""
+    skills = kernel.data / "skills"
+    for i in range(100):
+        (skills / f"skill-{i:03d}").mkdir(parents=True)
+        description = f"Skill {i}: what it does and when to use it, in words enough to fill its line. " * 6
+        (skills / f"skill-{i:03d}" / "SKILL.md").write_text(
+            f"---\nname: skill-{i:03d}\ndescription: {description}\n---\nDo it.\n"
+        )
+    try:
+        mock.reset()
+        mock.script([{"content": "Hi!"}])
+
+        async def hello() -> None:
+            async with await TurnClient.connect(kernel.data) as client:
+                await _turn(client, "hello")
+
+        asyncio.run(hello())
+    finally:
+        shutil.rmtree(skills)
+    [request] = mock.requests
+    size = int(request.headers["content-length"])
+    system = request.body["messages"][0]["content"]
+    assert "- skill-000: Skill 0: what it does" in system and "… and " in system, system  # listed, capped
+    limit = bound("one_word_request_with_skills_bytes")
+    assert size <= limit, (
+        f"the one-word request with 100 skills is {size} bytes (≈ {size // 4} tokens), over the {limit:.0f} "
+        f"documented in {GUARDS_MD} (one_word_request_with_skills_bytes): the skills listing grew past its cap "
+        f"([plugins.skills] max_listing_chars) or the request did."
     )
 
 

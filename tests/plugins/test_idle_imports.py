@@ -23,7 +23,7 @@ import pytest
 
 HEAVY = (
     "httpx", "icalendar", "recurring_ical_events", "croniter", "dateutil", "xml.etree", "email", "numpy",
-    "onnxruntime", "hologram.memory",
+    "onnxruntime", "hologram.memory", "pyte",
 )  # fmt: skip
 
 
@@ -41,7 +41,22 @@ def heavy(modules: set[str]) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "plugin", ["web", "rss", "calendar", "shell", "code", "files", "notes", "reminders", "todos", "agents", "admin"]
+    "plugin",
+    [
+        "web",
+        "rss",
+        "calendar",
+        "shell",
+        "code",
+        "files",
+        "notes",
+        "reminders",
+        "todos",
+        "agents",
+        "admin",
+        "skills",
+        "terminal",
+    ],
 )
 def test_a_plugin_imports_no_heavy_library_until_a_call_needs_it(plugin: str) -> None:
     zygote = imported_after(PRELOAD)

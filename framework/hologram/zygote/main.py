@@ -100,6 +100,8 @@ PRELOAD_OPTIONAL = (
     "hologram_plugins.reminders",  # croniter and dateutil load with the first repeating reminder
     "hologram_plugins.rss",
     "hologram_plugins.shell",
+    "hologram_plugins.skills",
+    "hologram_plugins.terminal",  # its config and key names; pyte loads with the first terminal
     "hologram_plugins.todos",
     "hologram_plugins.web",
     "zoneinfo",
