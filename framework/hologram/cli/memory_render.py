@@ -105,6 +105,12 @@ def _graph(r: dict[str, Any]) -> str:
     return "\n".join(table(rows, total=_columns())) + f"\n{len(triples)} triple(s) around {entity!r}"
 
 
+def _by_reason(counts: dict[str, int]) -> str:
+    """``{"the answer is not JSON": 17, …}`` → "17: the answer is not JSON; 2: …", most first (as the
+    kernel's log line, ``cooling.fallback_summary``; not imported from there: rendering stays cheap)."""
+    return "; ".join(f"{n}: {why}" for why, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def _distill(r: dict[str, Any]) -> str:
     lines = [
         f"eligible {r.get('eligible', 0)}, moved to L3 {r.get('moved', 0)} event(s) with {r.get('triples', 0)} "
@@ -120,6 +126,12 @@ def _distill(r: dict[str, Any]) -> str:
     for why, events in reasons.items():
         more = f" and {len(events) - 1} more" if len(events) > 1 else ""
         lines.append(f"  {events[0]}{more}: {why}")
+    fallbacks: dict[str, int] = r.get("fallbacks") or {}
+    if fallbacks:
+        lines.append(
+            f"read by the rules because the model could not: {sum(fallbacks.values())} event(s) "
+            f"({_by_reason(fallbacks)}); they moved to L3 with what the rules read"
+        )
     if reasons and any("not JSON" in why or "schema" in why for why in reasons):
         lines.append(
             "  the model did not answer the extraction prompt with the JSON asked for; set "

@@ -278,7 +278,7 @@ class MemoryInspector:
         graph = self._graph()
         if graph is None:
             return {"eligible": 0, "moved": 0, "triples": 0, "held_back": 0, "failed": 0, "reconciled": 0,
-                    "failures": []}  # fmt: skip
+                    "failures": [], "extractor": "", "fallbacks": {}}  # fmt: skip
         try:
             report = await graph.distill(idle_hours=idle_hours, max_accesses=max_accesses)
         except RuntimeError as exc:  # the graph could not be opened (GraphMemory.problem): nothing moved
@@ -291,6 +291,8 @@ class MemoryInspector:
             "failed": len(report.failed),
             "reconciled": len(report.reconciled),
             "failures": [{"event": event, "why": why} for event, why in report.failed],
+            "extractor": report.extractor,
+            "fallbacks": dict(report.fallbacks),
         }
 
     async def scenes(self) -> dict[str, Any]:

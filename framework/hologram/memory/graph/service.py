@@ -160,9 +160,23 @@ class GraphMemory:
             "l3_events": self.cold.l3_count,
             "l3_problem": self.problem,
             **self.health.status(),
+            "cooling": self.cooling_status(),
             # the database module is loaded in the graph's own process only (item 8: the tests hold this)
             "l3_module_in_kernel": any(m in sys.modules for names in BACKENDS.values() for m in names),
         }
+
+    def cooling_status(self) -> dict[str, Any]:
+        """The extractor the settings name and the last cooling run that did anything to L2 or L3 (its time,
+        extractor, counts, the model's failures the rules read, by reason): ``hologram status``."""
+        last = next((r for r in reversed(self.reports) if r.eligible or r.reconciled), None)
+        out: dict[str, Any] = {"extractor": self.settings.cooling.extractor, "runs": len(self.reports), "last": None}
+        if last is not None:
+            out["last"] = {
+                "at": last.at, "extractor": last.extractor, "eligible": last.eligible, "moved": len(last.moved),
+                "triples": last.triples, "failed": len(last.failed), "held_back": len(last.held_back),
+                "fallbacks": dict(last.fallbacks),
+            }  # fmt: skip
+        return out
 
     # -- opening ----------------------------------------------------------------------------------------
 
@@ -266,6 +280,10 @@ class GraphMemory:
             return _NoModel()
         providers = getattr(chain, "providers", None) or []
         kind = "deepseek" if providers and getattr(providers[0], "kind", "") == "deepseek" else "openai"
+        if choice == "auto":  # the model, and the rules for an event it cannot read (graph/fallback.py)
+            from hologram.memory.graph.fallback import FallbackExtractor
+
+            return FallbackExtractor(LLMExtractor(chain, kind=kind))
         return LLMExtractor(chain, kind=kind)
 
     async def distill(self, *, idle_hours: float | None = None, max_accesses: int | None = None) -> DistillReport:
