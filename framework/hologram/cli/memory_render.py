@@ -65,8 +65,11 @@ def _search(r: dict[str, Any]) -> str:
     rows = [("LAYER", "KIND", "WHEN", "SESSION", "TEXT")]
     for h in hits:
         text = str(h.get("text", ""))
-        if h.get("source_text") and h.get("kind") == "triple":
-            text = f"{text}  ← {one_line(str(h['source_text']))}"
+        said = marked(*_lead(str(h["passage"]), h.get("marks") or [])) if h.get("passage") else None
+        if h.get("kind") == "triple" and (said or h.get("source_text")):
+            text = f"{text}  ← {said or one_line(str(h['source_text']))}"
+        elif said:
+            text = said
         if h.get("indexed_chars"):
             text = f"[only its first {h['indexed_chars']:,} of {h.get('chars', 0):,} characters are searchable] {text}"
         rows.append(
@@ -79,6 +82,32 @@ def _search(r: dict[str, Any]) -> str:
             )
         )
     return "\n".join(table(rows, total=_columns())) + f"\n{len(hits)} hit(s)"
+
+
+#: Characters a search row shows before its first match (the table cuts the rest of a long row at its end).
+LEAD = 30
+
+
+def _lead(text: str, marks: list[list[int]]) -> tuple[str, list[list[int]]]:
+    """The passage from a word boundary about `LEAD` characters before its first match, so a terminal row
+    that cuts the text at its width still shows the match."""
+    if not marks or min(int(m[0]) for m in marks) <= LEAD:
+        return text, marks
+    first = min(int(m[0]) for m in marks)
+    space = text.find(" ", first - LEAD, first)
+    start = space + 1 if space >= 0 else first - LEAD
+    return "…" + text[start:], [[int(s) - start + 1, int(e) - start + 1] for s, e in marks if int(s) >= start]
+
+
+def marked(text: str, marks: list[list[int]]) -> str:
+    """`text` with each matched span between « and » (a terminal table cannot carry colour reliably)."""
+    out, at = [], 0
+    for start, end in sorted((int(s), int(e)) for s, e in marks):
+        if start < at or end > len(text):
+            continue
+        out += [text[at:start], "«", text[start:end], "»"]
+        at = end
+    return "".join(out) + text[at:]
 
 
 def _graph(r: dict[str, Any]) -> str:

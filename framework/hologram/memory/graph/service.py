@@ -74,6 +74,7 @@ from hologram.memory.graph.store import (
     entity_key,
 )
 from hologram.memory.scene_hint import SceneHint
+from hologram.memory.search_match import matched, salient
 
 __all__ = ["GRAPH_DB", "GraphMemory", "L3Hit", "L3Recall", "SourcedTriple"]
 
@@ -485,11 +486,13 @@ class GraphMemory:
         if store is None:
             return []
 
+        tokens = salient(text)  # rare-looking tokens (codes, names): a block holding one verbatim ranks first
+
         def run() -> list[L3Hit]:
-            asked = words(text)
+            asked = list(dict.fromkeys([*(t.casefold() for t in tokens), *words(text)]))
             hits = [] if passages_only else self._entity_hits(store, text, 1)
             for block, n in store.find_blocks(asked, limit=limit):
-                score = n / max(1, len(asked))
+                score = n / max(1, len(asked)) + len(matched(block.text, tokens))
                 hits.append(L3Hit("block", score, block.event, block.id, block.session, block.ts_ms, block.text, "",
                                   None))  # fmt: skip
             return rank(hits)[:limit]
