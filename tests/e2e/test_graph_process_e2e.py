@@ -16,7 +16,7 @@ start (``wait_for_graph``: "hologram up exited"); without the doctor's graph che
 from __future__ import annotations
 
 import json
-import random
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,19 +25,13 @@ import pytest
 from mock_llm import MockLLM
 from tests.cli.memory_seed import seed, seed_graph
 from tests.kit.wait import wait_until
+from tests.memory.test_graph_worker import damage
 
 from .kernel import E2EKernel, session_of
 from .test_l3_e2e import FACT, TRIPLE, system_notes
 from .test_memory_e2e import TOPICS, filler
 
 pytestmark = pytest.mark.slow
-
-
-def damage(path: Path, seed_: int = 7) -> None:
-    size = path.stat().st_size
-    with open(path, "r+b") as f:
-        f.seek(size // 2 - 2048)
-        f.write(random.Random(seed_).randbytes(4096))
 
 
 @pytest.fixture
@@ -50,7 +44,7 @@ def damaged(tmp_path: Path) -> Iterator[tuple[E2EKernel, MockLLM]]:
         settings.write_text(text)
         ids = seed(kernel.data)
         seed_graph(kernel.data, ids["en"])
-        damage(kernel.data / "graph.kz")
+        assert damage(kernel.data / "graph.kz", 7) == -signal.SIGSEGV  # what killed the kernel before
         try:
             yield kernel, mock
         finally:

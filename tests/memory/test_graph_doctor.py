@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -55,7 +56,7 @@ def test_a_graph_in_use_is_a_warning(tmp_path: Path) -> None:
 
 def test_a_damaged_graph_is_reported_not_crashed_on(tmp_path: Path) -> None:
     fill(tmp_path / "graph.kz")
-    damage(tmp_path / "graph.kz", 3)
+    assert damage(tmp_path / "graph.kz", 3) == -signal.SIGSEGV
     done = doctor("--data", str(tmp_path))
     assert done.returncode == 1, done.stderr
     line = next(x for x in done.stdout.splitlines() if "graph.kz" in x)

@@ -226,7 +226,7 @@ class WorkerGraphStore:
             code = self._proc.wait()
         self._err_reader.join(timeout=5)  # its last lines name the cause, when there are any
         self._dead = GraphWorkerCrashed(self.path, code, doing, list(self.stderr))
-        log.error("%s: %s", self.path, self._dead)
+        log.debug("%s: %s", self.path, self._dead)  # the owner reports it, with what it does next
         return self._dead
 
     def _read_stderr(self, stream: IO[bytes]) -> None:

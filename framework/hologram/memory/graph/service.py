@@ -199,7 +199,11 @@ class GraphMemory:
                 try:
                     store = await asyncio.to_thread(self._open_store)
                 except GraphWorkerCrashed as exc:  # the library crashed reading the file: once more, then stop
-                    self._fail(self.health.crashed(exc, at_open=True))
+                    said = self.health.crashed(exc, at_open=True)
+                    if self.health.state == "stopped":
+                        self._fail(said)
+                    else:
+                        log.warning("%s", said)
                     continue
                 except GraphLockedError:
                     self._retry_at = time.monotonic() + RETRY_OPEN_S
