@@ -96,8 +96,8 @@ class GraphHealth:
         self.state = "restarting"
         self._retry_at = self._clock() + delay
         return (
-            f"{self.path}: the memory graph's process {self.last_crash}; a new one starts in {delay:.0f} s "
-            f"(crash {self._policy.recent_crashes} of {len(self._policy.delays)} allowed in "
+            f"{self.path}: the memory graph's process {self.last_crash}; a new one starts when L3 is next needed, "
+            f"after {delay:.0f} s (crash {self._policy.recent_crashes} of {len(self._policy.delays)} allowed in "
             f"{self._policy.window_s / 60:.0f} minutes); if it keeps crashing: {self.fix}"
         )
 
