@@ -260,3 +260,13 @@ def test_a_damaged_graph_is_tried_twice_then_stopped_with_the_fix(tmp_path: Path
 
     asyncio.run(scenario())
     graph.cold.close()
+
+
+def test_the_wire_keeps_every_string_as_it_was() -> None:
+    """orjson on the hot path; a lone surrogate (which orjson refuses) goes by the standard library."""
+    from hologram.memory.graph import wire
+
+    for message in ({"t": 'line\nbreak "quoted" 北京 \\ tab\t'}, {"t": "lone \udc80 surrogate", "n": [1, 2.5, None]}):
+        line = wire.encode(message)
+        assert line.endswith(b"\n") and line.count(b"\n") == 1
+        assert wire.decode(line) == message

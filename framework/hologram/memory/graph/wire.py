@@ -1,8 +1,8 @@
 """How the L3 store's values cross the pipe to its worker process (``worker.py``, ``remote.py``).
 
-One JSON-RPC 2.0 message per line, as everywhere in the project (``hologram.rpc.framing``), but encoded by
-the standard library: block text may hold lone surrogates that orjson refuses, so both sides write with
-``surrogatepass`` and read the same way — a block comes back from the worker exactly as it went in.
+One JSON-RPC 2.0 message per line, as everywhere in the project (``hologram.rpc.framing``), by orjson; block
+text may hold lone surrogates that orjson refuses, and then both sides fall back to the standard library with
+``surrogatepass`` — a block comes back from the worker exactly as it went in.
 
 Values are positional lists (a move of 10k triples is a few MB; field names on every row would double it).
 """
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 from typing import Any
+
+import orjson
 
 from hologram.memory.graph.store import GraphBlock, GraphCounts, MoveReport, Triple
 
@@ -29,13 +31,22 @@ __all__ = [
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    """One message → one line (``json`` escapes every newline inside strings)."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass") + b"\n"
+    """One message → one line: orjson (the project's JSON, ~10x the standard library's speed: a request's L3
+    reads are a few hundred triples), the standard library with ``surrogatepass`` for what orjson refuses
+    (a lone surrogate in a block's text). Both escape every newline inside strings."""
+    try:
+        return orjson.dumps(message) + b"\n"
+    except TypeError:  # orjson.JSONEncodeError: str is not valid UTF-8
+        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        return text.encode("utf-8", "surrogatepass") + b"\n"
 
 
 def decode(line: bytes) -> Any:
     """One line → the message (ValueError when it is not JSON)."""
-    return json.loads(line.decode("utf-8", "surrogatepass"))
+    try:
+        return orjson.loads(line)
+    except ValueError:  # orjson.JSONDecodeError: the bytes of a lone surrogate (see `encode`)
+        return json.loads(line.decode("utf-8", "surrogatepass"))
 
 
 def block_to(b: GraphBlock) -> list[Any]:
