@@ -57,7 +57,7 @@ def test_search_offline_names_each_hit_layer(tmp_path: Path, capsys: pytest.Capt
     code, out, err = hologram(capsys, "memory", "search", "Bartholomew saffron", "--data", str(data), "--json")
     assert code == 0, err
     hits = json.loads(out)["hits"]
-    assert hits and hits[0]["session"] == ids["en"] and hits[0]["layer"] == "l2", hits  # the event put in L2
+    assert hits and hits[0]["session"] == ids["en"] and hits[0]["layer"] == "L2", hits  # the event put in L2
     assert "Bartholomew" in hits[0]["text"]
     code, out, err = hologram(capsys, "memory", "search", "小橘子", "--data", str(data))
     assert code == 0, err

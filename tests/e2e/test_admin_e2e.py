@@ -404,7 +404,7 @@ def test_memory_stats_and_search(kernel: AdminKernel, keyed: MockLLM) -> None:
     assert isinstance(after["l3_triples"], int) and isinstance(after["scenes"], int)
 
     hits = admin(kernel, "search", text="Bartholomew saffron pancakes", limit=5)["hits"]
-    assert hits and "Bartholomew" in hits[0]["text"] and hits[0]["layer"] in ("l1", "l2"), hits
+    assert hits and "Bartholomew" in hits[0]["text"] and hits[0]["layer"] in ("L1", "L2"), hits
     events = [h["score"] for h in hits if h["layer"] != "L3"]  # L3's own hits rank apart (interleaved)
     assert events == sorted(events, reverse=True)
     hits = admin(kernel, "search", text="小橘子 晒太阳")["hits"]

@@ -89,3 +89,4 @@ def test_a_cooled_fact_comes_back_from_l3_with_its_source(cooling: tuple[E2EKern
     [request] = mock.requests
     notes = system_notes(request.body)
     assert TRIPLE in notes and f"session {session}" in notes, "across sessions, by the name, with its source"
+    assert kernel.status()["memory"]["l3_module_in_kernel"] is False, "L3 used, the database in its own process"

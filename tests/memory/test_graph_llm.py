@@ -19,6 +19,7 @@ from hologram.memory.blocks import build_event
 from hologram.memory.cold import ColdStore
 from hologram.memory.graph import open_graph_store
 from hologram.memory.graph.cooling import distill
+from hologram.memory.graph.fallback import FallbackExtractor
 from hologram.memory.graph.llm_extract import ExtractionError, LLMExtractor
 from mock_llm import MockLLM
 from tests.kit.providers import provider
@@ -105,4 +106,44 @@ def test_deepseek_failure_leaves_the_event_in_l2_until_a_later_run(deepseek: Moc
     assert second.moved == [record.id] and cold.ids() == []  # type: ignore[attr-defined]
     assert all(r.body["response_format"] == {"type": "json_object"} for r in deepseek.requests)
     assert not deepseek.rejections
+    cold.close()
+
+
+def test_auto_reads_by_the_rules_what_the_model_cannot(deepseek: MockLLM, tmp_path: Path) -> None:
+    """``extractor = "auto"`` (issue 39 item 5): an event whose model answer is not JSON, or breaks the schema,
+    is read by the rules and moves to L3 in the same run; a good answer is the model's; the failures are
+    counted by reason in the run's report (one log line, not one per event)."""
+    good = _answer({"subject": "Melanie", "predicate": "喜欢", "value": "pottery", "block": 0, "confidence": 1})
+    deepseek.script(
+        [
+            {"content": "Sure! Here are the facts: Melanie likes pottery."},
+            {"content": json.dumps({"triples": [{"subject": "Melanie"}]})},
+            good,
+            {"content": "I cannot answer in JSON, sorry."},
+        ]
+    )
+    records = [
+        build_event(timestamp=1_700_000_000 + i, input=TEXT, response="Nice!", session="s", partner="Melanie")
+        for i in range(4)
+    ]
+    cold = ColdStore(tmp_path / "cold.db")
+    cold.put(records, now=NOW - 100 * 3600)
+
+    async def run() -> tuple[object, list[tuple[str, str, str, float]]]:
+        async with ProviderChain([provider(deepseek, max_retries=0)]) as chain:
+            extractor = FallbackExtractor(LLMExtractor(chain, kind="deepseek"))
+            with open_graph_store(tmp_path / "graph.kz") as graph:
+                report = await distill(cold, graph, extractor, now=NOW)
+                found = graph.triples_of_events([r.id for r in records])
+                assert extractor.by_model == 1
+                return report, sorted((t.source_event, t.predicate, t.value, t.confidence) for t in found)
+
+    report, found = asyncio.run(run())
+    assert sorted(report.moved) == sorted(r.id for r in records) and cold.ids() == []  # type: ignore[attr-defined]
+    assert report.failed == [] and report.extractor == "auto"  # type: ignore[attr-defined]
+    assert report.fallbacks == {"the answer is not JSON": 2, "the JSON breaks the triples schema": 1}  # type: ignore[attr-defined]
+    by_event = {event: (predicate, value, confidence) for event, predicate, value, confidence in found}
+    assert by_event[records[2].id] == ("likes", "pottery", 1.0), "the model's reading, where it could"
+    for i in (0, 1, 3):  # the rules' reading (confidence 0.5) of "I love pottery"
+        assert ("love", "pottery", 0.5) in [(p, v, c) for e, p, v, c in found if e == records[i].id], found
     cold.close()

@@ -62,7 +62,7 @@ def test_search_ranks_across_sessions_and_names_the_layer(tmp_path: Path) -> Non
 
     hits = run(inspector.search("Bartholomew the walrus"))["hits"]
     assert hits and {h["session"] for h in hits} == {walrus}, hits
-    assert all(h["layer"] == "l1" for h in hits)
+    assert all(h["layer"] == "L1" for h in hits)
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
 
     [event] = [e for e in memory.store.events(walrus) if e.kind == "response"]
@@ -70,7 +70,7 @@ def test_search_ranks_across_sessions_and_names_the_layer(tmp_path: Path) -> Non
     assert record is not None
     memory.cold.put([record])
     hits = run(inspector.search("Bartholomew the walrus"))["hits"]
-    assert {h["event_id"]: h["layer"] for h in hits}[record.id] == "l2"
+    assert {h["event_id"]: h["layer"] for h in hits}[record.id] == "L2"
 
     zh = run(inspector.search("北京天气"))["hits"]
     assert zh and "北京" in zh[0]["text"], zh

@@ -5,8 +5,8 @@ provider (the strict mock) is configured so the page opens on its tabs, not the 
 
 Proven through the page only: the L3 and scene counts; the entity box shows an entity's neighbourhood as
 triples, each with its source (time, session, the source text); clicking an entity in a triple shows that
-entity's neighbourhood; a search shows an L3 triple hit with its layer and source; 2 hops; the strings in
-中文; Distill now answers with what it moved.
+entity's neighbourhood; a search shows an L3 triple hit with its layer and source, and marks the name a hit
+matched in its passage; 2 hops; the strings in 中文; Distill now answers with what it moved.
 
 Mutation checks (done, panels.js copied aside and back): dropping the source text from `sourceCell` turns
 test_an_entity_neighbourhood_with_sources red; making the entity links do nothing (no `showGraph` in their
@@ -118,6 +118,21 @@ def test_search_shows_an_l3_hit_with_its_source(page: Page) -> None:
     assert hit.find_element("css selector", ".layer").text == "L3"
     assert "pottery" in hit.find_element("css selector", ".text").text
     assert SOURCE_TEXT in hit.find_element("css selector", ".source").text
+
+
+def test_search_marks_why_a_hit_matched(page: Page) -> None:
+    """Issue 39 item 6: the passage a hit matched in, the rare token (a name) marked, the layer spelled L2."""
+    page.click("#tab-memory")
+    page.type("#memory-q", "Bartholomew")
+    page.find("#memory-q").submit()
+    hit = page.wait(
+        lambda: next(iter(page.finds("#memory-hits-body tr.hit[data-layer='L2'] .passage mark")), None),
+        "an L2 hit with its match marked",
+    )
+    assert hit.text == "Bartholomew"
+    row = page.find("#memory-hits-body tr.hit[data-layer='L2']")
+    assert row.find_element("css selector", ".layer").text == "L2"
+    assert "saffron pancakes" in row.find_element("css selector", ".passage").text
 
 
 def test_in_chinese(page: Page) -> None:

@@ -9,6 +9,10 @@ kernel <= 90 MB, plugins <= 8 MB each), and what the embedding model costs of it
     (start-up heap frozen + 1 s), then the PSS of every process of the tree by role (kernel, zygote, each
     plugin by name), the total, and each against its issue-22 target, and the zygote and its plugins summed (a
     figure the kernel's own swings do not move). Medians over ``--rounds`` starts.
+    ``--turns --graph``: the same with a memory graph (L3) in use — ``graph.kz`` written before the start
+    (2,000 cooled blocks, 4,000 triples), and after the turns ``hologram memory search`` through the kernel
+    opens it — so the graph's own process (``hologram.memory.graph.worker``, issue 39 item 8) is in the
+    table and the kernel's PSS shows what the database costs it (nothing, once it is out of its process).
 
 (a) The product path: `hologram up` on the default graph (as ``cold_open.py`` starts it: builtins, a provider
     on a closed port) with an empty data directory vs one whose ``cold.db`` holds N synthetic events
@@ -110,13 +114,34 @@ def pss_by_process(kernel: BenchKernel) -> dict[str, int]:
     return out
 
 
+def write_graph(data: Path, blocks: int = 2000) -> None:
+    """An L3 graph as cooling writes it: `blocks` blocks of one event each, two triples read from each."""
+    from hologram.memory.graph import GraphBlock, Triple, open_graph_store
+
+    moved = [
+        GraphBlock(f"blk_{i}", f"ev_{i}", 0, "text", f"Caroline said: I love pottery, lesson {i} in 北京", "{}",
+                   "s-bench", 1_700_000_000_000 + i)
+        for i in range(blocks)
+    ]  # fmt: skip
+    facts = [
+        t for b in moved
+        for t in (Triple("Caroline", "likes", f"pottery {b.id}", b.event, b.id),
+                  Triple(f"person {b.id}", "lives in", "北京", b.event, b.id))
+    ]  # fmt: skip
+    with open_graph_store(data / "graph.kz") as store:
+        store.move(moved, facts, now=time.time())
+
+
 def graph_after_turns(args: argparse.Namespace, root: Path) -> None:
-    """(c): the default graph idle after an English and a Chinese turn, PSS per process vs issue 22's targets."""
+    """(c): the default graph idle after an English and a Chinese turn, PSS per process vs issue 22's targets
+    (with ``--graph``: an L3 graph opened after the turns)."""
     from mock_llm import MockLLM
 
     with MockLLM("deepseek") as llm:
         llm.script([], default={"reasoning_content": "r", "content": "ok"})
         kernel = BenchKernel(root / "k-turns", provider_toml("mock", llm.base_url, max_retries=0), builtins=True)
+        if args.graph:
+            write_graph(kernel.data)
         seen: list[dict[str, int]] = []
         splits: list[Counter[str]] = []
         embedder = None
@@ -127,6 +152,24 @@ def graph_after_turns(args: argparse.Namespace, root: Path) -> None:
                 for text in TURNS:
                     _, result = kernel.ask(text)
                     assert result["output"] == "ok", result
+                if args.graph:  # through the kernel (its control socket): the kernel opens the graph
+                    done = subprocess.run(
+                        [
+                            sys.executable,
+                            "-m",
+                            "hologram",
+                            "memory",
+                            "search",
+                            "Caroline pottery",
+                            "--data",
+                            str(kernel.data),
+                        ],
+                        capture_output=True,
+                        text=True,
+                        timeout=300,
+                    )
+                    assert done.returncode == 0 and "from the running kernel" in done.stdout, done.stderr
+                    assert kernel.status()["memory"].get("l3_triples"), "the kernel opened the graph"
                 wait_idle(kernel)
                 seen.append(pss_by_process(kernel))
                 splits.append(pss_by_mapping(int(kernel.status()["kernel"]["pid"])))
@@ -134,8 +177,9 @@ def graph_after_turns(args: argparse.Namespace, root: Path) -> None:
             finally:
                 kernel.stop()
             print(f"  round {i + 1}: total PSS {sum(seen[-1].values()) / 1024:.1f} MB", flush=True)
-    print(f"default graph idle after an English and a Chinese turn (embedder {embedder}), PSS MB, median of "
-          f"{args.rounds}:")  # fmt: skip
+    with_graph = ", an L3 graph of 4,000 triples open" if args.graph else ""
+    print(f"default graph idle after an English and a Chinese turn (embedder {embedder}{with_graph}), PSS MB, "
+          f"median of {args.rounds}:")  # fmt: skip
     roles = sorted(seen[0], key=lambda r: (r != "kernel", -seen[0][r]))
     for role in roles:
         mb = statistics.median(m.get(role, 0) for m in seen) / 1024
@@ -250,6 +294,7 @@ def main() -> int:
     parser.add_argument("--reuse", type=Path, help="keep (or reuse) the built cold.db here")
     parser.add_argument("--no-kernel", action="store_true", help="only (b), the embedder")
     parser.add_argument("--turns", action="store_true", help="only (c), the default graph after two turns")
+    parser.add_argument("--graph", action="store_true", help="with --turns: an L3 graph opened after the turns")
     args = parser.parse_args()
     if args.turns:
         with tempfile.TemporaryDirectory() as tmp:

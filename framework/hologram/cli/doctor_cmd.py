@@ -17,12 +17,15 @@ if TYPE_CHECKING:
 
 DETAILS = """\
 Checks every file of the data directory: sessions.db and cold.db (SQLite's integrity check, and every row
-decoded as the kernel decodes it), any other database, settings.toml, and the JSON/TOML files of plugins.
+decoded as the kernel decodes it), any other database, the memory graph graph.kz (opened read-only in a child
+process), settings.toml, and the JSON/TOML files of plugins.
 Each is reported ok, damaged (with the reason) or warning (rows that do not decode: each costs only its
 event, and is kept as found). Exit 1 when a file is damaged.
 
 --repair recovers each damaged database into a new file, through the store that owns it, and keeps the
 damaged one beside it as NAME.damaged-YYYYmmdd-HHMMSS; it prints the rows recovered and lost per table.
+A damaged graph.kz is set aside the same way: the events it held go back to their sessions' history and
+cool into a new graph (the session logs hold every event).
 It refuses while a kernel runs with the directory (stop it first). settings.toml is never rewritten:
 the report says which line to fix.
 
@@ -64,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
         for report in reports:
             if report.kind == "sqlite" and report.state == "damaged":
                 _repair(report)
+            elif report.kind == "graph" and report.state == "damaged":
+                _set_graph_aside(report)
     failed = [r for r in reports if r.state == "damaged"]
     if args.json:
         print(json.dumps({"data_dir": str(data_dir), "ok": not failed, "files": [r.to_json() for r in reports]}))
@@ -86,6 +91,22 @@ def _repair(report: FileReport) -> None:
     report.state = "repaired"
 
 
+def _set_graph_aside(report: FileReport) -> None:
+    from hologram.doctor.graph import set_graph_aside
+
+    try:
+        result = set_graph_aside(report.path)
+    except OSError as exc:
+        report.notes.append(f"setting it aside failed, the file is unchanged: {exc}")
+        return
+    report.notes = [
+        f"set aside as {result.kept.name}; L3 starts again from what cools next",
+        f"{result.returned:,} event(s) it held are back in their sessions' history (L1) and cool again",
+    ] + ([result.note] if result.note else [])
+    report.repair = {"kept": str(result.kept), "returned": result.returned}
+    report.state = "repaired"
+
+
 def _print(reports: list[FileReport], data_dir: Path, *, repaired: bool) -> None:
     if not reports:
         print(f"{data_dir}: no data files yet")
@@ -105,8 +126,8 @@ def _summary(reports: list[FileReport], data_dir: Path, *, repaired: bool) -> No
     for report in reports:
         counts[report.state] = counts.get(report.state, 0) + 1
     print(", ".join(f"{n} {state}" for state, n in sorted(counts.items())))
-    databases = [r for r in damaged if r.kind == "sqlite"]
+    databases = [r for r in damaged if r.kind in ("sqlite", "graph")]
     if databases and not repaired:
         print(f"fix: `hologram doctor --repair --data {data_dir}` (stop the kernel first)")
-    if any(r.kind != "sqlite" for r in damaged):
+    if any(r.kind not in ("sqlite", "graph") for r in damaged):
         print("fix: correct the damaged text files at the lines shown (the doctor never rewrites them)")

@@ -65,8 +65,11 @@ def _search(r: dict[str, Any]) -> str:
     rows = [("LAYER", "KIND", "WHEN", "SESSION", "TEXT")]
     for h in hits:
         text = str(h.get("text", ""))
-        if h.get("source_text") and h.get("kind") == "triple":
-            text = f"{text}  ← {one_line(str(h['source_text']))}"
+        said = marked(*_lead(str(h["passage"]), h.get("marks") or [])) if h.get("passage") else None
+        if h.get("kind") == "triple" and (said or h.get("source_text")):
+            text = f"{text}  ← {said or one_line(str(h['source_text']))}"
+        elif said:
+            text = said
         if h.get("indexed_chars"):
             text = f"[only its first {h['indexed_chars']:,} of {h.get('chars', 0):,} characters are searchable] {text}"
         rows.append(
@@ -79,6 +82,32 @@ def _search(r: dict[str, Any]) -> str:
             )
         )
     return "\n".join(table(rows, total=_columns())) + f"\n{len(hits)} hit(s)"
+
+
+#: Characters a search row shows before its first match (the table cuts the rest of a long row at its end).
+LEAD = 30
+
+
+def _lead(text: str, marks: list[list[int]]) -> tuple[str, list[list[int]]]:
+    """The passage from a word boundary about `LEAD` characters before its first match, so a terminal row
+    that cuts the text at its width still shows the match."""
+    if not marks or min(int(m[0]) for m in marks) <= LEAD:
+        return text, marks
+    first = min(int(m[0]) for m in marks)
+    space = text.find(" ", first - LEAD, first)
+    start = space + 1 if space >= 0 else first - LEAD
+    return "…" + text[start:], [[int(s) - start + 1, int(e) - start + 1] for s, e in marks if int(s) >= start]
+
+
+def marked(text: str, marks: list[list[int]]) -> str:
+    """`text` with each matched span between « and » (a terminal table cannot carry colour reliably)."""
+    out, at = [], 0
+    for start, end in sorted((int(s), int(e)) for s, e in marks):
+        if start < at or end > len(text):
+            continue
+        out += [text[at:start], "«", text[start:end], "»"]
+        at = end
+    return "".join(out) + text[at:]
 
 
 def _graph(r: dict[str, Any]) -> str:
@@ -105,6 +134,12 @@ def _graph(r: dict[str, Any]) -> str:
     return "\n".join(table(rows, total=_columns())) + f"\n{len(triples)} triple(s) around {entity!r}"
 
 
+def _by_reason(counts: dict[str, int]) -> str:
+    """``{"the answer is not JSON": 17, …}`` → "17: the answer is not JSON; 2: …", most first (as the
+    kernel's log line, ``cooling.fallback_summary``; not imported from there: rendering stays cheap)."""
+    return "; ".join(f"{n}: {why}" for why, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def _distill(r: dict[str, Any]) -> str:
     lines = [
         f"eligible {r.get('eligible', 0)}, moved to L3 {r.get('moved', 0)} event(s) with {r.get('triples', 0)} "
@@ -120,6 +155,12 @@ def _distill(r: dict[str, Any]) -> str:
     for why, events in reasons.items():
         more = f" and {len(events) - 1} more" if len(events) > 1 else ""
         lines.append(f"  {events[0]}{more}: {why}")
+    fallbacks: dict[str, int] = r.get("fallbacks") or {}
+    if fallbacks:
+        lines.append(
+            f"read by the rules because the model could not: {sum(fallbacks.values())} event(s) "
+            f"({_by_reason(fallbacks)}); they moved to L3 with what the rules read"
+        )
     if reasons and any("not JSON" in why or "schema" in why for why in reasons):
         lines.append(
             "  the model did not answer the extraction prompt with the JSON asked for; set "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from typing import Any
 
 from hologram.cli._common import add_data_option, command_parser
@@ -91,6 +92,8 @@ def run_status(args: argparse.Namespace) -> int:
             print(f"memory graph (L3): {memory['l3_triples']:,} triples, {memory['l3_blocks']:,} blocks")
         if memory.get("l3_problem"):
             print(f"memory graph (L3): unavailable: {memory['l3_problem']}")
+        if memory.get("cooling"):
+            print(_cooling(memory["cooling"]))
     delivery = status.get("delivery")
     if delivery:
         kept = delivery["replay_bytes"] + delivery["idle_bytes"]
@@ -108,3 +111,22 @@ def _table(rows: list[tuple[str, ...]]) -> None:
     widths = [max(len(row[i]) for row in rows) for i in range(last)]
     for row in rows:
         print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:last])) + "  " + row[last])
+
+
+def _cooling(cooling: dict[str, Any]) -> str:
+    """The cooling line: the extractor the settings name, and what the last run that found anything did."""
+    names = {"auto": "auto (the model; the rules for what it cannot read)", "rules": "rules", "llm": "llm (the model)"}
+    line = f"cooling: extractor {names.get(cooling.get('extractor', ''), cooling.get('extractor'))}"
+    last = cooling.get("last")
+    if not last:
+        return line + "; no run has found anything to cool yet"
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(last["at"])))
+    line += (
+        f"; last run {when}: {last['moved']} of {last['eligible']} eligible event(s) moved to L3 "
+        f"({last['triples']} triples), {last['failed']} failed"
+    )
+    fallbacks: dict[str, int] = last.get("fallbacks") or {}
+    if fallbacks:
+        reasons = "; ".join(f"{n}: {why}" for why, n in sorted(fallbacks.items(), key=lambda kv: (-kv[1], kv[0])))
+        line += f", {sum(fallbacks.values())} read by the rules because the model could not ({reasons})"
+    return line

@@ -6,9 +6,10 @@ decode it, so rows that would be skipped at run time are listed here. Databases 
 (``mode=ro``): a check never writes, not even a checkpoint of a pending log.
 
 What is checked: ``sessions.db``, ``cold.db`` and any other SQLite file (by its header, or a ``.db`` /
-``.sqlite`` name), ``settings.toml`` (UTF-8, TOML, the settings themselves), and the JSON and TOML files
-plugins keep (``plugins/NAME/…``). Not checked: ``logs/``, ``workspace/`` folders (the user's own files),
-and the copies a repair kept (``*.damaged-*``).
+``.sqlite`` name), ``settings.toml`` (UTF-8, TOML, the settings themselves), the memory graph ``graph.kz``
+(opened read-only in a child process, since the database library can crash on a damaged file:
+``hologram.doctor.graph``), and the JSON and TOML files plugins keep (``plugins/NAME/…``). Not checked:
+``logs/``, ``workspace/`` folders (the user's own files), and the copies a repair kept (``*.damaged-*``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import tomli
 
 from hologram.base.errors import HologramError
 from hologram.config.settings import SETTINGS_NAME, load_settings, read_text
+from hologram.doctor.graph import GRAPH_NAME, check_graph
 from hologram.kernel.control import socket_path
 from hologram.storage.caches import CACHES
 from hologram.storage.dbfile import MAGIC, header_problem
@@ -39,7 +41,7 @@ LISTED = 5  # damaged rows named in a report; the rest are counted
 @dataclass
 class FileReport:
     path: Path
-    kind: str  # sqlite | settings | json | toml
+    kind: str  # sqlite | graph | settings | json | toml
     state: str = "ok"  # ok | damaged | warning | repaired
     reason: str = ""
     notes: list[str] = field(default_factory=list)
@@ -87,6 +89,8 @@ def data_files(data_dir: Path) -> Iterator[tuple[Path, str]]:
 def _kind(path: Path, *, top: bool) -> str | None:
     if top and path.name == SETTINGS_NAME:
         return "settings"
+    if top and path.name == GRAPH_NAME:
+        return "graph"
     if path.suffix in SQLITE_SUFFIXES:
         return "sqlite"
     try:
@@ -106,6 +110,7 @@ def check_file(path: Path, kind: str, data_dir: Path) -> FileReport:
     report = FileReport(path, kind)
     checks: dict[str, Callable[[FileReport, Path], None]] = {
         "sqlite": _check_sqlite,
+        "graph": _check_graph,
         "settings": _check_settings,
         "json": _check_json,
         "toml": _check_toml,
@@ -181,6 +186,29 @@ def _warn_rows(report: FileReport, bad: list[str], what: str) -> None:
     report.state = "warning"
     report.reason = f"{len(bad)} {what}"
     report.notes += bad[:LISTED] + ([f"… and {len(bad) - LISTED} more"] if len(bad) > LISTED else [])
+
+
+# -- the memory graph ------------------------------------------------------------------------------------
+
+
+def _check_graph(report: FileReport, data_dir: Path) -> None:
+    try:
+        backend = load_settings(data_dir, create=False).memory.graph.backend
+    except HologramError:  # settings.toml is reported on its own line; the default backend opens the file
+        backend = "kuzu"
+    found = check_graph(report.path, backend=backend)
+    report.state, report.reason = found.state, found.reason
+    if found.counts is not None:
+        c = found.counts
+        report.notes.append(
+            f"{c.get('triples', 0):,} triples, {c.get('blocks', 0):,} blocks, {c.get('entities', 0):,} entities "
+            "(opened read-only in a child process)"
+        )
+    if found.state == "damaged":
+        report.notes.append(
+            "--repair sets it aside (kept beside it); the events it held go back to their sessions' history and "
+            "cool again"
+        )
 
 
 # -- text files ------------------------------------------------------------------------------------------

@@ -11,12 +11,40 @@ The API is what the agent uses (DESIGN.md "Memory", docs/memory.md):
 * :func:`estimate_tokens` — the token estimate every budget is counted in.
 
 Everything else (scoring, indexes, blocks, segmentation, embedders) is internal: import it from its module.
+
+The names are imported on first use (PEP 562): the memory graph's own process
+(``python -m hologram.memory.graph.worker``) imports this package as the parent of its modules, and must not
+pay for ``SessionMemory`` (numpy, the providers: 0.73 s and tens of MB) to serve the database.
 """
 
-from hologram.memory.cold import ColdStore
-from hologram.memory.overflow import OverflowGuard, PromptTooLargeError
-from hologram.memory.session_memory import SessionMemory
-from hologram.memory.session_records import Prepared
-from hologram.memory.tokens import estimate_tokens
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hologram.memory.cold import ColdStore
+    from hologram.memory.overflow import OverflowGuard, PromptTooLargeError
+    from hologram.memory.session_memory import SessionMemory
+    from hologram.memory.session_records import Prepared
+    from hologram.memory.tokens import estimate_tokens
 
 __all__ = ["ColdStore", "OverflowGuard", "Prepared", "PromptTooLargeError", "SessionMemory", "estimate_tokens"]
+
+_HOME = {
+    "ColdStore": "hologram.memory.cold",
+    "OverflowGuard": "hologram.memory.overflow",
+    "PromptTooLargeError": "hologram.memory.overflow",
+    "SessionMemory": "hologram.memory.session_memory",
+    "Prepared": "hologram.memory.session_records",
+    "estimate_tokens": "hologram.memory.tokens",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'hologram.memory' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

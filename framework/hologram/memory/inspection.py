@@ -13,7 +13,13 @@ goes through `SessionMemory`'s per-session cache, so browsing memory never evict
 
 The records are kept per session and only events appended since the last call are read and tokenised; the
 corpus index is rebuilt only when some session changed. An event's layer is L3 when the graph holds it (its
-blocks moved there: `GraphMemory.held`), else L2 when the cold store holds it, else L1.
+blocks moved there: `GraphMemory.held`), else L2 when the cold store holds it, else L1 — spelled ``L1``,
+``L2``, ``L3`` on every hit.
+
+**Why a hit matched** (issue 39 item 6, ``search_match.py``): hits holding the query's rare-looking tokens
+verbatim (codes like ``AZURE-17``, numbers with letters, names) come first — events that hold one but that
+the ranking left out are found by a scan of the corpus's texts —, and every hit carries the passage around
+its match with the matched spans (``passage``, ``marks``) and the tokens it holds (``matched``).
 
 L3 and scenes are optional parts of `SessionMemory` (``memory.graph``, ``memory.scenes``): where one is None
 (no graph opened, scenes off) its counts are 0 and its lists empty, never an error — the page and the CLI
@@ -35,6 +41,7 @@ from hologram.memory.blocks import EventRecord
 from hologram.memory.bounds import MAX_INDEX_CHARS, not_indexed
 from hologram.memory.embed import embed_async
 from hologram.memory.query import build_query
+from hologram.memory.search_match import matched, passage, query_words, salient
 from hologram.memory.session_index import SessionIndex
 from hologram.memory.session_records import record_of, token_cost
 from hologram.rpc import APPLICATION_ERROR, INVALID_PARAMS, RpcError
@@ -207,16 +214,21 @@ class MemoryInspector:
         if not isinstance(text, str) or not text.strip():
             raise RpcError(INVALID_PARAMS, "text: give the words to search for")
         _check_int("limit", limit, 1, MAX_LIMIT)
-        events = await self._search_events(text, limit)
+        tokens, words = salient(text), query_words(text)
+        events = await self._search_events(text, limit, tokens, words)
         graph = self._graph()
-        if graph is None:
-            return {"hits": events}
-        found = await graph.search(text, limit=limit)
-        seen = {h["event_id"] for h in events}
-        l3 = [_l3_hit(h) for h in found if h.kind == "triple" or h.event not in seen]
-        return {"hits": _interleave(events, l3, limit)}
+        l3: list[dict[str, Any]] = []
+        if graph is not None:
+            found = await graph.search(text, limit=limit)
+            seen = {h["event_id"] for h in events}
+            l3 = [_l3_hit(h, tokens, words) for h in found if h.kind == "triple" or h.event not in seen]
+        hits = _interleave(events, l3, len(events) + len(l3))
+        hits.sort(key=lambda h: -len(h["matched"]))  # stable: verbatim matches of rare tokens first (docstring)
+        return {"hits": hits[:limit]}
 
-    async def _search_events(self, text: str, limit: int) -> list[dict[str, Any]]:
+    async def _search_events(
+        self, text: str, limit: int, tokens: list[str] | None = None, words: list[str] | None = None
+    ) -> list[dict[str, Any]]:
         """The session events that match, best first: the corpus index over every session's log."""
         async with self._lock:
             corpus = await self._corpus_now()
@@ -231,18 +243,29 @@ class MemoryInspector:
         scores = index.scores(query, segment=corpus.segment)
         order = np.flatnonzero(scores > 0)  # above the corpus mean: an event that matches, not the least bad
         order = order[np.lexsort((-order, -scores[order]))][:limit]
+        tokens = salient(text) if tokens is None else tokens
+        words = query_words(text) if words is None else words
+        if tokens:  # the events holding a rare token verbatim, wherever the ranking put them (a scan)
+            found = await asyncio.to_thread(_holding, corpus, tokens)
+            extra = [i for i in found if i not in set(order.tolist())]
+            extra.sort(key=lambda i: (-len(matched(corpus.where[i][2].text, tokens)), -scores[i], -i))
+            order = np.concatenate([order, np.asarray(extra[:limit], dtype=np.int64)])
         cold = self.memory.cold
         chosen = [corpus.where[i] for i in order.tolist()]
         held = self._held_by_graph([record.id for _, _, record in chosen]).tolist()
         hits = []
         for i, (sid, event, record), in_graph in zip(order.tolist(), chosen, held, strict=True):
+            shown = passage(record.text, tokens, words)
             hit = {
-                "layer": "L3" if in_graph else "l2" if record.id in cold else "l1",
+                "layer": "L3" if in_graph else "L2" if record.id in cold else "L1",
                 "session": sid,
                 "event_id": record.id,
                 "kind": event.kind,
                 "ts_ms": int(event.ts * 1000),
                 "text": record.text[:TEXT_LIMIT],
+                "passage": shown.text,
+                "marks": [list(m) for m in shown.marks],
+                "matched": matched(record.text, tokens),
                 "score": round(float(scores[i]), 4),
             }
             if not_indexed(record.text):  # only its start is searchable (bounds.py): say so on the hit
@@ -278,7 +301,7 @@ class MemoryInspector:
         graph = self._graph()
         if graph is None:
             return {"eligible": 0, "moved": 0, "triples": 0, "held_back": 0, "failed": 0, "reconciled": 0,
-                    "failures": []}  # fmt: skip
+                    "failures": [], "extractor": "", "fallbacks": {}}  # fmt: skip
         try:
             report = await graph.distill(idle_hours=idle_hours, max_accesses=max_accesses)
         except RuntimeError as exc:  # the graph could not be opened (GraphMemory.problem): nothing moved
@@ -291,6 +314,8 @@ class MemoryInspector:
             "failed": len(report.failed),
             "reconciled": len(report.reconciled),
             "failures": [{"event": event, "why": why} for event, why in report.failed],
+            "extractor": report.extractor,
+            "fallbacks": dict(report.fallbacks),
         }
 
     async def scenes(self) -> dict[str, Any]:
@@ -306,9 +331,25 @@ def _check_int(name: str, value: Any, low: int, high: int) -> None:
         raise RpcError(INVALID_PARAMS, f"{name}: a whole number from {low} to {high}, not {value!r:.40}")
 
 
-def _l3_hit(hit: L3Hit) -> dict[str, Any]:
-    """An `L3Hit` as ``search`` answers it (docs/protocol.md)."""
+def _holding(corpus: _Corpus, tokens: list[str]) -> list[int]:
+    """Positions of the corpus's events whose text holds one of `tokens` verbatim (case-folded)."""
+    keys = [t.casefold() for t in tokens]
+    return [
+        i
+        for i, (_, _, record) in enumerate(corpus.where)
+        if any(k in record.text.casefold() for k in keys) and matched(record.text, tokens)
+    ]
+
+
+def _l3_hit(hit: L3Hit, tokens: list[str] | None = None, words: list[str] | None = None) -> dict[str, Any]:
+    """An `L3Hit` as ``search`` answers it (docs/protocol.md): a triple's passage is of its source text."""
+    tokens, words = tokens or [], words or []
+    full = hit.source_text if hit.kind == "triple" and hit.source_text else hit.text
+    shown = passage(full, tokens, words)
     return {
+        "passage": shown.text,
+        "marks": [list(m) for m in shown.marks],
+        "matched": matched(f"{hit.text}\n{hit.source_text}", tokens),
         "layer": "L3",
         "kind": hit.kind,
         "session": hit.session,

@@ -976,7 +976,7 @@ class SessionMemory:
         seen = {h.event for h in ranked}
         passages = await graph.search(text, limit=MEMORY_RECALL_SEARCH, passages_only=True)
         found = [h for h in passages if h.event not in seen]
-        return render([*ranked, *found], budget_tokens, session=sid)
+        return render([*ranked, *found], budget_tokens, session=sid, focus=text)
 
     def recall_tool(self) -> KernelTool:
         """The ``memory_recall`` tool (model-callable): the rendered L3 recall for a query, 1 or 2 hops."""

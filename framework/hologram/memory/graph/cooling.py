@@ -33,7 +33,7 @@ from hologram.memory.blocks import EventRecord
 from hologram.memory.cold import DISTILL_IDLE_SECONDS, DISTILL_MAX_ACCESSES, ColdStore
 from hologram.memory.graph.store import GraphBlock, GraphStore, Triple
 
-__all__ = ["CoolingJob", "CoolingPolicy", "DistillReport", "Extractor", "distill", "reconcile"]
+__all__ = ["CoolingJob", "CoolingPolicy", "DistillReport", "Extractor", "distill", "fallback_summary", "reconcile"]
 
 log = logging.getLogger("hologram.memory")
 
@@ -74,6 +74,12 @@ class DistillReport:
     """Eligible events kept in L2 because a member of their call group is not eligible."""
     failed: list[tuple[str, str]] = field(default_factory=list)
     """(event id, why): extraction failed, the event stays in L2 and is retried by a later run."""
+    extractor: str = ""
+    """The extractor's name (``deterministic``, ``llm``, ``auto``: the model with the rules as fallback)."""
+    fallbacks: dict[str, int] = field(default_factory=dict)
+    """Reason → events the rules read because the model failed that way (``extractor = "auto"``)."""
+    at: float = 0.0
+    """When the run started (UTC seconds)."""
 
 
 def reconcile(cold: ColdStore, graph: GraphStore) -> list[str]:
@@ -103,7 +109,7 @@ async def distill(
     """One cooling run (module docstring). Store calls run in worker threads, off the event loop."""
     policy = policy or CoolingPolicy()
     at = time.time() if now is None else now
-    report = DistillReport()
+    report = DistillReport(extractor=extractor.name, at=at)
     report.reconciled = await asyncio.to_thread(reconcile, cold, graph)
     ids = await asyncio.to_thread(
         cold.eligible_for_distillation, at, max_accesses=policy.max_accesses, idle_seconds=policy.idle_hours * 3600
@@ -132,7 +138,17 @@ async def distill(
         await asyncio.to_thread(functools.partial(cold.remove, done, into_l3=True, now=at))
         report.moved += done
         report.triples += moved.triples
+    fallbacks = getattr(extractor, "fallbacks", None)
+    if fallbacks:
+        report.fallbacks = dict(fallbacks)
+        log.warning("cooling: the model could not read %d event(s), read by the rules instead (%s)",
+                    sum(fallbacks.values()), fallback_summary(report.fallbacks))  # fmt: skip
     return report
+
+
+def fallback_summary(fallbacks: dict[str, int]) -> str:
+    """``{"the answer is not JSON": 17, …}`` → "17: the answer is not JSON; 2: …", most first."""
+    return "; ".join(f"{n}: {why}" for why, n in sorted(fallbacks.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _whole_groups(cold: ColdStore, ids: Sequence[str], report: DistillReport) -> list[str]:

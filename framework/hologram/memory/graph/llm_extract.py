@@ -91,7 +91,12 @@ class Completer(Protocol):
 
 
 class ExtractionError(RuntimeError):
-    """The model's answer could not be used; the event stays in L2 (module docstring)."""
+    """The model's answer could not be used; the event stays in L2 (module docstring), or, with ``extractor =
+    "auto"``, is read by the rules (``fallback.py``). `reason` is the short kind of failure reports group by."""
+
+    def __init__(self, message: str, *, reason: str = "the model's answer is unusable") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 def predicate_of(text: str) -> str:
@@ -143,19 +148,23 @@ class LLMExtractor:
         try:
             result = await self.llm.complete(request)
         except Exception as exc:
-            raise ExtractionError(f"event {record.id}: the model call failed: {exc}") from exc
+            raise ExtractionError(
+                f"event {record.id}: the model call failed: {exc}", reason="the model call failed"
+            ) from exc
         try:
             data = json.loads(result.content)
         except json.JSONDecodeError as exc:
             raise ExtractionError(
-                f"event {record.id}: the model's answer is not JSON ({exc.msg} at {exc.pos}): {result.content[:200]!r}"
+                f"event {record.id}: the model's answer is not JSON ({exc.msg} at {exc.pos}): {result.content[:200]!r}",
+                reason="the answer is not JSON",
             ) from None
         try:
             jsonschema.validate(data, TRIPLES_SCHEMA)
         except jsonschema.ValidationError as exc:
             where = "/".join(str(p) for p in exc.absolute_path) or "(top level)"
             raise ExtractionError(
-                f"event {record.id}: the model's JSON breaks the triples schema at {where}: {exc.message}"
+                f"event {record.id}: the model's JSON breaks the triples schema at {where}: {exc.message}",
+                reason="the JSON breaks the triples schema",
             ) from None
         out: list[Triple] = []
         for item in data["triples"]:

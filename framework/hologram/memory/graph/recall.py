@@ -264,10 +264,12 @@ _MAX_MISSES = 8
 HEADER = "[memory] From long-term memory (facts and passages distilled from earlier conversations), with sources:"
 
 
-def render(hits: Sequence[L3Hit], budget_tokens: int, *, session: str | None = None) -> L3Recall:
+def render(hits: Sequence[L3Hit], budget_tokens: int, *, session: str | None = None, focus: str = "") -> L3Recall:
     """The note: a header and one line per hit, best first, while the total fits `budget_tokens`. A block of
     an event whose triples are in the note is left out (the triple quotes it). A hit from `session` (the
-    requesting one) names no session: ids cost tokens on every line, and "this conversation" is the default."""
+    requesting one) names no session: ids cost tokens on every line, and "this conversation" is the default.
+    `focus` (``memory_recall``'s query): a long text is quoted around what matched it, not from its start
+    (``search_match.passage``); without it, from the start as before."""
     if not hits or budget_tokens <= 0:
         return EMPTY
     used = estimate_tokens(HEADER) + 4
@@ -280,7 +282,7 @@ def render(hits: Sequence[L3Hit], budget_tokens: int, *, session: str | None = N
             continue
         if budget_tokens - used < _MIN_LINE or misses >= _MAX_MISSES:
             break  # full: formatting the rest of a long ranked list would only cost time
-        line = _line(h, session)
+        line = _line(h, session, focus)
         cost = estimate_tokens(line) + 1
         if used + cost > budget_tokens:
             misses += 1
@@ -296,11 +298,19 @@ def render(hits: Sequence[L3Hit], budget_tokens: int, *, session: str | None = N
     return L3Recall(kept, "\n".join([HEADER, *lines]), used, [e for e, _ in order])
 
 
-def _line(h: L3Hit, session: str | None) -> str:
+def _line(h: L3Hit, session: str | None, focus: str = "") -> str:
     where = _when(h.ts_ms) + (f", session {h.session}" if h.session and h.session != session else "")
     if h.kind == "triple":
-        return f"- {h.text} ({where}; said: “{cut(h.source_text, SOURCE_CHARS)}”)"
-    return f"- ({where}) “{cut(h.text, BLOCK_CHARS)}”"
+        return f"- {h.text} ({where}; said: “{_quote(h.source_text, SOURCE_CHARS, focus)}”)"
+    return f"- ({where}) “{_quote(h.text, BLOCK_CHARS, focus)}”"
+
+
+def _quote(text: str, limit: int, focus: str) -> str:
+    if not focus or len(text) <= limit:
+        return cut(text, limit)
+    from hologram.memory.search_match import passage, query_words, salient
+
+    return passage(text, salient(focus), query_words(focus), width=limit - 2).text
 
 
 def _when(ts_ms: int) -> str:

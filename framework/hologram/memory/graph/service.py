@@ -12,9 +12,15 @@
   eligible L2 events (``[memory.cooling]``) with the extractor the settings name: ``rules`` the deterministic
   one, ``llm`` the model on the live provider chain, ``auto`` the model when a provider is configured at the
   time of the run, else the rules.
+* **In a process of its own** (issue 39 item 8): the database runs in ``python -m hologram.memory.graph.worker``
+  (:class:`~hologram.memory.graph.remote.WorkerGraphStore` is its client), so the kernel never imports the
+  database module and a crash in it — a damaged file segfaulted Kùzu at open — ends that process only. The
+  crash rules (:mod:`hologram.memory.graph.health`): a crash at open is retried once, a second one stops with
+  the `hologram doctor --repair` fix; a crash while working restarts it by the kernel's crash policy.
 * **Never takes the kernel down.** A database that another process holds (:class:`GraphLockedError`) is a
   status warning and memory carries on without L3 recall (the events L3 holds still stay out of L1 and L2);
-  any other database error is logged with what to do, and the next run tries again.
+  any other database error is logged with what to do, and the next run tries again; a crash is a status
+  problem naming the fix, and the request or cooling run that met it goes on without L3.
 * **Recall** (:meth:`recall`, the routes and ranking of :mod:`hologram.memory.graph.recall`), :meth:`search`
   across sessions and :meth:`neighbourhood` with sources, for ``memory_recall``, the CLI and the web page.
 
@@ -27,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -38,6 +45,7 @@ from hologram.config.settings import MemorySettings
 from hologram.memory.blocks import EventRecord
 from hologram.memory.cold import ColdStore
 from hologram.memory.graph.cooling import CoolingPolicy, DistillReport, Extractor, distill
+from hologram.memory.graph.health import GraphHealth
 from hologram.memory.graph.recall import (
     EMPTY,
     HOP_SCORE,
@@ -55,8 +63,18 @@ from hologram.memory.graph.recall import (
     triple_text,
     words,
 )
-from hologram.memory.graph.store import GraphBlock, GraphCounts, GraphLockedError, GraphStore, Triple, entity_key
+from hologram.memory.graph.remote import GraphWorkerCrashed
+from hologram.memory.graph.store import (
+    BACKENDS,
+    GraphBlock,
+    GraphCounts,
+    GraphLockedError,
+    GraphStore,
+    Triple,
+    entity_key,
+)
 from hologram.memory.scene_hint import SceneHint
+from hologram.memory.search_match import matched, salient
 
 __all__ = ["GRAPH_DB", "GraphMemory", "L3Hit", "L3Recall", "SourcedTriple"]
 
@@ -104,6 +122,8 @@ class GraphMemory:
         self._task: asyncio.Task[None] | None = None
         self._distilling: asyncio.Lock | None = None
         self._retry_at = 0.0
+        self.health = GraphHealth(path)
+        """The graph process's state and crash rules (``hologram status``: ``l3_state``)."""
 
     @classmethod
     def open(
@@ -140,23 +160,51 @@ class GraphMemory:
             "l3_entities": counts.entities if counts is not None else None,
             "l3_events": self.cold.l3_count,
             "l3_problem": self.problem,
+            **self.health.status(),
+            "cooling": self.cooling_status(),
+            # the database module is loaded in the graph's own process only (item 8: the tests hold this)
+            "l3_module_in_kernel": any(m in sys.modules for names in BACKENDS.values() for m in names),
         }
+
+    def cooling_status(self) -> dict[str, Any]:
+        """The extractor the settings name and the last cooling run that did anything to L2 or L3 (its time,
+        extractor, counts, the model's failures the rules read, by reason): ``hologram status``."""
+        last = next((r for r in reversed(self.reports) if r.eligible or r.reconciled), None)
+        out: dict[str, Any] = {"extractor": self.settings.cooling.extractor, "runs": len(self.reports), "last": None}
+        if last is not None:
+            out["last"] = {
+                "at": last.at, "extractor": last.extractor, "eligible": last.eligible, "moved": len(last.moved),
+                "triples": last.triples, "failed": len(last.failed), "held_back": len(last.held_back),
+                "fallbacks": dict(last.fallbacks),
+            }  # fmt: skip
+        return out
 
     # -- opening ----------------------------------------------------------------------------------------
 
     async def store(self) -> GraphStore | None:
         """The open store, opening it (in a worker thread) the first time; None when it cannot be opened
         (:attr:`problem` says why; a later call tries again)."""
-        if self._store is not None:
+        if self._store is not None and getattr(self._store, "alive", True):
             return self._store
+        if self._store is not None:  # its process died between calls (killed): a crash like any other
+            self._crashed(GraphWorkerCrashed(self.path, getattr(self._store, "returncode", None), "idle"))
+        if not self.health.may_start():
+            return None  # stopped after repeated crashes, or waiting for the crash policy's delay
         if self.problem is not None and time.monotonic() < self._retry_at:
             return None  # it failed a moment ago: requests do not each try again
         if self._opening is None:
             self._opening = asyncio.Lock()
         async with self._opening:
-            if self._store is None:
+            while self._store is None and self.health.may_start():
                 try:
                     store = await asyncio.to_thread(self._open_store)
+                except GraphWorkerCrashed as exc:  # the library crashed reading the file: once more, then stop
+                    said = self.health.crashed(exc, at_open=True)
+                    if self.health.state == "stopped":
+                        self._fail(said)
+                    else:
+                        log.warning("%s", said)
+                    continue
                 except GraphLockedError:
                     self._retry_at = time.monotonic() + RETRY_OPEN_S
                     self._fail(
@@ -170,18 +218,19 @@ class GraphMemory:
                     self._retry_at = time.monotonic() + RETRY_OPEN_S
                     self._fail(
                         f"{self.path}: cannot open the memory graph (L3): {type(exc).__name__}: {exc}; "
-                        "memory goes on without it — move the directory aside to start a new graph "
-                        "(events already moved there stay out of the history)"
+                        f"memory goes on without it (next try in {RETRY_OPEN_S:.0f} s); if the file is damaged: "
+                        f"{self.health.fix}"
                     )
                     return None
                 self._store = store
+                self.health.started(getattr(store, "pid", None))
                 self.problem = None
         return self._store
 
     def _open_store(self) -> GraphStore:
-        from hologram.memory.graph.store import open_graph_store  # imports the database module: only here
+        from hologram.memory.graph.remote import WorkerGraphStore  # the database module loads in its process
 
-        store = open_graph_store(self.path, backend=self.settings.graph.backend)
+        store = WorkerGraphStore(self.path, backend=self.settings.graph.backend)
         try:
             self._refresh(store)
         except BaseException:
@@ -195,6 +244,23 @@ class GraphMemory:
         self._names = store.entities()
         self._fact_events = store.fact_events()
         self._counts = store.counts()
+
+    def _crashed(self, exc: GraphWorkerCrashed) -> None:
+        """The process died while working: forget it (its client is dead), report, restart by the policy."""
+        store, self._store = self._store, None
+        if store is not None:
+            with contextlib.suppress(Exception):
+                store.close()  # reaps the process, closes the pipes (it is dead: nothing to wait for)
+        self._fail(self.health.crashed(exc, at_open=False))
+
+    async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``fn`` in a worker thread; a crash of the graph's process on the way is recorded (:meth:`_crashed`)
+        and raised as a RuntimeError naming the problem, which the callers already treat as "L3 failed"."""
+        try:
+            return await asyncio.to_thread(fn, *args, **kwargs)
+        except GraphWorkerCrashed as exc:
+            self._crashed(exc)
+            raise RuntimeError(self.problem) from exc
 
     def _fail(self, message: str, *, warning: bool = False) -> None:
         if message != self.problem:
@@ -219,6 +285,10 @@ class GraphMemory:
             return _NoModel()
         providers = getattr(chain, "providers", None) or []
         kind = "deepseek" if providers and getattr(providers[0], "kind", "") == "deepseek" else "openai"
+        if choice == "auto":  # the model, and the rules for an event it cannot read (graph/fallback.py)
+            from hologram.memory.graph.fallback import FallbackExtractor
+
+            return FallbackExtractor(LLMExtractor(chain, kind=kind))
         return LLMExtractor(chain, kind=kind)
 
     async def distill(self, *, idle_hours: float | None = None, max_accesses: int | None = None) -> DistillReport:
@@ -244,9 +314,13 @@ class GraphMemory:
             store = await self.store()
             if store is None:
                 raise RuntimeError(self.problem or f"{self.path}: the memory graph is not available")
-            report = await distill(self.cold, store, self.extractor(), policy=policy, now=now)
+            try:
+                report = await distill(self.cold, store, self.extractor(), policy=policy, now=now)
+            except GraphWorkerCrashed as exc:  # what it had not moved stays in L2 (copy, then delete)
+                self._crashed(exc)
+                raise RuntimeError(self.problem) from exc
             if report.moved or report.reconciled:
-                await asyncio.to_thread(self._refresh, store)
+                await self._call(self._refresh, store)
             self.reports.append(report)
             if report.moved or report.failed or report.reconciled:
                 log.info("cooling: %d events moved to L3 (%d triples), %d reconciled, %d left in L2 after a failed "
@@ -269,7 +343,7 @@ class GraphMemory:
                 elif self.exists() and (store := await self.store()) is not None:
                     from hologram.memory.graph.cooling import reconcile
 
-                    await asyncio.to_thread(reconcile, self.cold, store)
+                    await self._call(reconcile, self.cold, store)
                     return
                 else:
                     return
@@ -290,6 +364,7 @@ class GraphMemory:
         store, self._store = self._store, None
         if store is not None:
             await asyncio.to_thread(store.close)
+            self.health.closed()
 
     async def forget_session(self, session: str) -> int:
         """The session was deleted: its events leave L3 too (blocks and the triples read from them), then
@@ -301,10 +376,10 @@ class GraphMemory:
         store = await self.store()
         if store is None:
             raise RuntimeError(self.problem or f"{self.path}: the memory graph is not available")
-        gone = await asyncio.to_thread(store.forget, ids)
+        gone = await self._call(store.forget, ids)
         await asyncio.to_thread(self.cold.forget_l3, ids)
-        await asyncio.to_thread(self._refresh, store)
-        return gone
+        await self._call(self._refresh, store)
+        return int(gone)
 
     # -- recall -----------------------------------------------------------------------------------------
 
@@ -346,7 +421,7 @@ class GraphMemory:
         if store is None:
             return []
         best = sorted(session_hits, key=lambda h: -h[1])[:MAX_SESSION_HITS]
-        hits = await asyncio.to_thread(self._hits, store, text, hops, best, dict(records or {}))
+        hits = await self._call(self._hits, store, text, hops, best, dict(records or {}))
         return rank(hits, scene)
 
     def _hits(
@@ -415,16 +490,19 @@ class GraphMemory:
         if store is None:
             return []
 
+        tokens = salient(text)  # rare-looking tokens (codes, names): a block holding one verbatim ranks first
+
         def run() -> list[L3Hit]:
-            asked = words(text)
+            asked = list(dict.fromkeys([*(t.casefold() for t in tokens), *words(text)]))
             hits = [] if passages_only else self._entity_hits(store, text, 1)
             for block, n in store.find_blocks(asked, limit=limit):
-                score = n / max(1, len(asked))
+                score = n / max(1, len(asked)) + len(matched(block.text, tokens))
                 hits.append(L3Hit("block", score, block.event, block.id, block.session, block.ts_ms, block.text, "",
                                   None))  # fmt: skip
             return rank(hits)[:limit]
 
-        return await asyncio.to_thread(run)
+        found: list[L3Hit] = await self._call(run)
+        return found
 
     async def neighbourhood(self, entity: str, *, hops: int = 1, limit: int = 50) -> list[SourcedTriple]:
         """Triples around `entity` (1 or 2 hops), each with its source block's text, session and time."""
@@ -444,7 +522,8 @@ class GraphMemory:
                                          b.ts_ms if b else (t.valid_at or 0)))  # fmt: skip
             return out
 
-        return await asyncio.to_thread(run)
+        triples: list[SourcedTriple] = await self._call(run)
+        return triples
 
 
 def _source_of(t: Triple, by_event: Mapping[str, list[GraphBlock]]) -> GraphBlock | None:

@@ -94,6 +94,19 @@
     showGraph(document.getElementById("memory-entity").value, Number(document.getElementById("memory-hops").value));
   });
 
+  /** The passage a hit matched in, its matched spans (the hit's `marks`) as <mark>: why it was found. */
+  function marked(text, marks) {
+    const parts = [];
+    let at = 0;
+    for (const [start, end] of marks || []) {
+      if (start < at || end > text.length) continue;
+      parts.push(text.slice(at, start), el("mark", { text: text.slice(start, end) }));
+      at = end;
+    }
+    parts.push(text.slice(at));
+    return parts;
+  }
+
   document.getElementById("memory-search").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const q = document.getElementById("memory-q").value.trim();
@@ -106,9 +119,9 @@
       el("td", { i18nLabel: "memory.col.session" }, h.session
         ? el("a", { href: "#", text: h.session, onclick: (e) => { e.preventDefault(); H.show("chat"); H.chat.open(h.session); } })
         : "–"),
-      el("td", { class: "text" }, el("div", { text: h.text }),
-        h.kind === "triple" && h.source_text
-          ? el("div", { class: "source muted" }, el("span", { i18n: "memory.source" }), ": " + h.source_text) : null))));
+      el("td", { class: "text" }, h.kind !== "triple" && h.passage ? el("div", { class: "passage" }, ...marked(h.passage, h.marks)) : el("div", { text: h.text }),
+        h.kind === "triple" && (h.passage || h.source_text)
+          ? el("div", { class: "source muted" }, el("span", { i18n: "memory.source" }), ": ", ...marked(h.passage || h.source_text, h.passage ? h.marks : [])) : null))));
   });
 
   document.getElementById("memory-distill").addEventListener("click", async () => {
