@@ -51,6 +51,19 @@ TOOL = "mcp_fixture_echo"  # the fixture's echo, as the editor named the server 
 class SessionKernel(E2EKernel):
     """`hologram up` with the shipped mcp plugin and no server configured: every server comes from a client."""
 
+    def wait_status(self, text: str, gone: str = "") -> str:
+        """Until the mcp plugin's status line (`hologram status`) has ``text`` (and not ``gone``)."""
+
+        def line() -> str:
+            return str(next(p["status"] for p in self.status()["plugins"] if p["name"] == "mcp"))
+
+        return str(
+            wait_until(
+                line, accept=lambda s: text in s and not (gone and gone in s), timeout=30, what=f"status {text!r}",
+                interval=0.1,
+            )
+        )  # fmt: skip
+
     def __init__(self, root: Path, mock: MockLLM) -> None:
         self.root, self.mocks, self.process = root, [mock], None
         self.data, self.lock = root / "data", root / "hologram.lock"
@@ -117,6 +130,7 @@ def test_an_editors_mcp_server_serves_its_session_alone_and_goes_with_the_editor
         async with acp(kernel, editor) as (conn, _):  # type: ignore[arg-type]
             mine = (await conn.new_session(cwd=str(kernel.root), mcp_servers=[server])).session_id
             other = (await conn.new_session(cwd=str(kernel.root), mcp_servers=[])).session_id
+            await asyncio.to_thread(kernel.wait_status, "1 server for 1 session (1 up)")
             script_call(mock, "e1", "from the editor")
             first = await conn.prompt(session_id=mine, prompt=[text_block("echo it")])
             script_call(mock, "e2", "not yours")
@@ -139,6 +153,7 @@ def test_an_editors_mcp_server_serves_its_session_alone_and_goes_with_the_editor
     assert mock.rejections == []
     server_pid = int(pids.read_text().split()[0])
     wait_until(lambda: alive(server_pid), accept=lambda up: not up, timeout=30, what="the editor's server stopped")
+    kernel.wait_status("no MCP servers configured", gone="for 1 session")
 
 
 def test_after_a_kernel_restart_the_next_prompt_connects_the_editors_server_again(
