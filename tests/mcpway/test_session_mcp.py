@@ -10,6 +10,9 @@ What is proven:
 - another session of the same editor is not offered the tool, and a call of it by name there is refused as an
   unknown tool (never reaching the server, never asked);
 - when the editor closes the connection, the server it brought is stopped (its process is gone);
+- a streamable-HTTP server from the editor (``HttpMcpServer``) is reached and its tool called alike, its name cleaned
+  into the tool's;
+- after a kernel restart under an open `hologram acp`, the next prompt connects the server again;
 - ``sessions/mcp`` refuses a session that does not exist and a server with both ``command`` and ``url``, each
   with the field and the fix.
 
@@ -31,7 +34,7 @@ from typing import Any
 
 import pytest
 from acp import text_block
-from acp.schema import EnvVariable, McpServerStdio
+from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio
 
 from hologram.clients import TurnClient
 from hologram.clients.errors import RpcError
@@ -42,7 +45,7 @@ from tests.kit.manifests import copy_shipped
 from tests.kit.providers import provider_toml, write_settings
 from tests.kit.wait import wait_until
 
-from .kernel import FIXTURE
+from .kernel import FIXTURE, HttpFixture
 
 pytestmark = pytest.mark.slow
 TOOL = "mcp_fixture_echo"  # the fixture's echo, as the editor named the server "fixture"
@@ -92,11 +95,11 @@ def fresh(mock: MockLLM) -> None:
     mock.reset()
 
 
-def script_call(mock: MockLLM, call_id: str, text: str) -> None:
+def script_call(mock: MockLLM, call_id: str, text: str, tool: str = TOOL) -> None:
     arguments = json.dumps({"text": text})
     mock.script(
         [
-            {"reasoning_content": "r", "tool_calls": [{"id": call_id, "name": TOOL, "arguments": arguments}]},
+            {"reasoning_content": "r", "tool_calls": [{"id": call_id, "name": tool, "arguments": arguments}]},
             {"reasoning_content": "r", "content": "done"},
         ],
         append=True,
@@ -185,6 +188,36 @@ def test_after_a_kernel_restart_the_next_prompt_connects_the_editors_server_agai
     assert not alive(before) and int(pids.read_text().split()[0]) != before, "a new server process serves it"
     [result] = [e["data"] for e in kernel.events(session)["events"] if e["kind"] == "tool_result"]
     assert result["content"] == "echo: after the restart" and mock.rejections == []
+
+
+def test_an_editors_streamable_http_server_serves_its_session(
+    kernel: SessionKernel, mock: MockLLM, tmp_path: Path
+) -> None:
+    """An ``http`` server in ``session/new`` (ACP's HttpMcpServer, offered by ``mcpCapabilities.http``): reached
+    over streamable HTTP, its tool called after the editor's permission. The editor's name "Web (local)"
+    becomes ``Web__local_`` in the tool's name."""
+    web = HttpFixture(tmp_path)
+    web.start()
+    editor = Editor("approve_once")
+    server = HttpMcpServer(
+        type="http", name="Web (local)", url=web.url, headers=[HttpHeader(name="X-From", value="the editor")]
+    )
+    tool = "mcp_Web__local__echo"
+
+    async def go() -> tuple[Any, str]:
+        async with acp(kernel, editor) as (conn, _):  # type: ignore[arg-type]
+            session = (await conn.new_session(cwd=str(kernel.root), mcp_servers=[server])).session_id
+            script_call(mock, "h1", "over http", tool)
+            return await conn.prompt(session_id=session, prompt=[text_block("echo it")]), session
+
+    try:
+        done, session = asyncio.run(asyncio.wait_for(go(), 180))
+    finally:
+        web.kill()
+    assert done.stop_reason == "end_turn" and len(editor.requests) == 1
+    assert web.log.read_text().splitlines() == ["echo over http"]
+    [result] = [e["data"] for e in kernel.events(session)["events"] if e["kind"] == "tool_result"]
+    assert (result["name"], result["content"]) == (tool, "echo: over http") and mock.rejections == []
 
 
 def test_sessions_mcp_refuses_what_it_cannot_connect(kernel: SessionKernel) -> None:
