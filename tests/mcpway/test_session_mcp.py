@@ -10,6 +10,9 @@ What is proven:
 - another session of the same editor is not offered the tool, and a call of it by name there is refused as an
   unknown tool (never reaching the server, never asked);
 - when the editor closes the connection, the server it brought is stopped (its process is gone);
+- a streamable-HTTP server from the editor (``HttpMcpServer``) is reached and its tool called alike, its name cleaned
+  into the tool's;
+- after a kernel restart under an open `hologram acp`, the next prompt connects the server again;
 - ``sessions/mcp`` refuses a session that does not exist and a server with both ``command`` and ``url``, each
   with the field and the fix.
 
@@ -31,7 +34,7 @@ from typing import Any
 
 import pytest
 from acp import text_block
-from acp.schema import EnvVariable, McpServerStdio
+from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio
 
 from hologram.clients import TurnClient
 from hologram.clients.errors import RpcError
@@ -42,7 +45,7 @@ from tests.kit.manifests import copy_shipped
 from tests.kit.providers import provider_toml, write_settings
 from tests.kit.wait import wait_until
 
-from .kernel import FIXTURE
+from .kernel import FIXTURE, HttpFixture
 
 pytestmark = pytest.mark.slow
 TOOL = "mcp_fixture_echo"  # the fixture's echo, as the editor named the server "fixture"
@@ -50,6 +53,19 @@ TOOL = "mcp_fixture_echo"  # the fixture's echo, as the editor named the server 
 
 class SessionKernel(E2EKernel):
     """`hologram up` with the shipped mcp plugin and no server configured: every server comes from a client."""
+
+    def wait_status(self, text: str, gone: str = "") -> str:
+        """Until the mcp plugin's status line (`hologram status`) has ``text`` (and not ``gone``)."""
+
+        def line() -> str:
+            return str(next(p["status"] for p in self.status()["plugins"] if p["name"] == "mcp"))
+
+        return str(
+            wait_until(
+                line, accept=lambda s: text in s and not (gone and gone in s), timeout=30, what=f"status {text!r}",
+                interval=0.1,
+            )
+        )  # fmt: skip
 
     def __init__(self, root: Path, mock: MockLLM) -> None:
         self.root, self.mocks, self.process = root, [mock], None
@@ -79,11 +95,11 @@ def fresh(mock: MockLLM) -> None:
     mock.reset()
 
 
-def script_call(mock: MockLLM, call_id: str, text: str) -> None:
+def script_call(mock: MockLLM, call_id: str, text: str, tool: str = TOOL) -> None:
     arguments = json.dumps({"text": text})
     mock.script(
         [
-            {"reasoning_content": "r", "tool_calls": [{"id": call_id, "name": TOOL, "arguments": arguments}]},
+            {"reasoning_content": "r", "tool_calls": [{"id": call_id, "name": tool, "arguments": arguments}]},
             {"reasoning_content": "r", "content": "done"},
         ],
         append=True,
@@ -117,6 +133,7 @@ def test_an_editors_mcp_server_serves_its_session_alone_and_goes_with_the_editor
         async with acp(kernel, editor) as (conn, _):  # type: ignore[arg-type]
             mine = (await conn.new_session(cwd=str(kernel.root), mcp_servers=[server])).session_id
             other = (await conn.new_session(cwd=str(kernel.root), mcp_servers=[])).session_id
+            await asyncio.to_thread(kernel.wait_status, "1 server for 1 session (1 up)")
             script_call(mock, "e1", "from the editor")
             first = await conn.prompt(session_id=mine, prompt=[text_block("echo it")])
             script_call(mock, "e2", "not yours")
@@ -139,6 +156,7 @@ def test_an_editors_mcp_server_serves_its_session_alone_and_goes_with_the_editor
     assert mock.rejections == []
     server_pid = int(pids.read_text().split()[0])
     wait_until(lambda: alive(server_pid), accept=lambda up: not up, timeout=30, what="the editor's server stopped")
+    kernel.wait_status("no MCP servers configured", gone="for 1 session")
 
 
 def test_after_a_kernel_restart_the_next_prompt_connects_the_editors_server_again(
@@ -170,6 +188,36 @@ def test_after_a_kernel_restart_the_next_prompt_connects_the_editors_server_agai
     assert not alive(before) and int(pids.read_text().split()[0]) != before, "a new server process serves it"
     [result] = [e["data"] for e in kernel.events(session)["events"] if e["kind"] == "tool_result"]
     assert result["content"] == "echo: after the restart" and mock.rejections == []
+
+
+def test_an_editors_streamable_http_server_serves_its_session(
+    kernel: SessionKernel, mock: MockLLM, tmp_path: Path
+) -> None:
+    """An ``http`` server in ``session/new`` (ACP's HttpMcpServer, offered by ``mcpCapabilities.http``): reached
+    over streamable HTTP, its tool called after the editor's permission. The editor's name "Web (local)"
+    becomes ``Web__local_`` in the tool's name."""
+    web = HttpFixture(tmp_path)
+    web.start()
+    editor = Editor("approve_once")
+    server = HttpMcpServer(
+        type="http", name="Web (local)", url=web.url, headers=[HttpHeader(name="X-From", value="the editor")]
+    )
+    tool = "mcp_Web__local__echo"
+
+    async def go() -> tuple[Any, str]:
+        async with acp(kernel, editor) as (conn, _):  # type: ignore[arg-type]
+            session = (await conn.new_session(cwd=str(kernel.root), mcp_servers=[server])).session_id
+            script_call(mock, "h1", "over http", tool)
+            return await conn.prompt(session_id=session, prompt=[text_block("echo it")]), session
+
+    try:
+        done, session = asyncio.run(asyncio.wait_for(go(), 180))
+    finally:
+        web.kill()
+    assert done.stop_reason == "end_turn" and len(editor.requests) == 1
+    assert web.log.read_text().splitlines() == ["echo over http"]
+    [result] = [e["data"] for e in kernel.events(session)["events"] if e["kind"] == "tool_result"]
+    assert (result["name"], result["content"]) == (tool, "echo: over http") and mock.rejections == []
 
 
 def test_sessions_mcp_refuses_what_it_cannot_connect(kernel: SessionKernel) -> None:

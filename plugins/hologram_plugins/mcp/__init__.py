@@ -114,9 +114,10 @@ class Bridge:
         return as_tool_result(result, self.plugin.blob)
 
     def status(self) -> str:
+        sessions = self.sessions.summary()
         if not self.links:
-            return "no MCP servers configured ([plugins.mcp.servers.NAME] in settings.toml)"
-        return "; ".join(link.status() for link in self.links.values())
+            return "; ".join(("no MCP servers configured ([plugins.mcp.servers.NAME] in settings.toml)", *sessions))
+        return "; ".join((*(link.status() for link in self.links.values()), *sessions))
 
 
 plugin: Plugin[Bridge] = Plugin(

@@ -82,6 +82,7 @@ class SessionServers:
             for wait in waits:
                 wait.cancel()
         log.info("session %s: MCP servers %s", session, "; ".join(link.status() for link in group.links.values()))
+        await self._say()
         return {
             "session": session,
             "servers": [
@@ -111,6 +112,20 @@ class SessionServers:
                 with contextlib.suppress(Exception):  # the kernel went: the tools went with this plugin's run
                     await self.bridge.plugin.unregister_tools(names, session=group.session)
         log.info("session %s: MCP servers %s closed", session, ", ".join(group.links))
+        await self._say()
+
+    def summary(self) -> list[str]:
+        """For the status line: how many servers sessions have, how many are up (empty: none)."""
+        links = [link for group in self.groups.values() for link in group.links.values()]
+        if not links:
+            return []
+        sessions = len({group.session for group in self.groups.values()})
+        up = sum(1 for link in links if link.state == "up")
+        return [f"{len(links)} server{'s' * (len(links) != 1)} for {sessions} session{'s' * (sessions != 1)} ({up} up)"]
+
+    async def _say(self) -> None:
+        with contextlib.suppress(Exception):  # the kernel going away: nobody to tell
+            await self.bridge.plugin.set_status(self.bridge.status())
 
     async def changed(self, group: Group, link: ServerLink) -> None:
         """The tools of ``link`` for its session are what the server has now (as `Bridge.changed` for settings')."""
