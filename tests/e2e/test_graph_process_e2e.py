@@ -95,6 +95,8 @@ def test_a_damaged_graph_leaves_the_kernel_up_and_doctor_sets_it_aside(damaged: 
         what="the fact to cool into a new graph",
     )  # fmt: skip
     assert memory["l3_state"] == "running" and memory["l3_problem"] is None and graph.exists(), memory
+    shown = kernel.hologram("status", "--data", str(kernel.data)).stdout
+    assert f"blocks (in its own process, pid {memory['l3_pid']})" in shown, shown
     mock.reset()
     mock.script([{"reasoning_content": "from memory", "content": "She likes Charlotte's Web."}])
     other = kernel.ask("Tell me what you know about Melanie.")

@@ -89,7 +89,9 @@ def run_status(args: argparse.Namespace) -> int:
             f"session(s) indexed ({memory['events_indexed']:,} events), embedder {model}"
         )
         if memory.get("l3_triples") is not None:
-            print(f"memory graph (L3): {memory['l3_triples']:,} triples, {memory['l3_blocks']:,} blocks")
+            pid = memory.get("l3_pid")
+            where = f" (in its own process, pid {pid})" if pid else ""
+            print(f"memory graph (L3): {memory['l3_triples']:,} triples, {memory['l3_blocks']:,} blocks{where}")
         if memory.get("l3_problem"):
             print(f"memory graph (L3): unavailable: {memory['l3_problem']}")
         if memory.get("cooling"):
