@@ -17,7 +17,8 @@ call groups, time order). Then:
 * an L1 event that lost moves to L2 — one durable ``ColdStore.put`` (nothing to delete on the L1 side, so a
   crash cannot lose or duplicate anything);
 * an L2 event that won is sent at its time position, with its call group, and stays held by L2; it counts
-  one access (``ColdStore.touch``) once per turn, so cooling sees that it is still used. L2 events compete
+  one access (``ColdStore.touch``) once per session — its last access time every turn —, so cooling sees
+  that it is still used without a count that would keep it out of L3 forever. L2 events compete
   only when they clearly match (fused score at least one standard deviation above the session's mean,
   :data:`~hologram.memory.recall.AUTO_RECALL_MIN_SCORE`): spare budget is not filled with old events that
   merely rank above other irrelevant ones — that would count them as used, and nothing would ever cool;
@@ -784,7 +785,7 @@ class SessionMemory:
         if moved:
             self.cold.put(moved)
         if accessed:
-            self.cold.touch(accessed)
+            self.cold.touch(accessed, once=True)  # counted once per session, its time every turn
 
     async def _query(
         self, sid: str, state: _Session, text: str, *, now: float | None, current_input: int | None
