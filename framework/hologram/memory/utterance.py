@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["is_question", "is_request", "sentences", "tells"]
+__all__ = ["is_question", "is_request", "sentences", "tells", "without_questions"]
 
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
@@ -71,3 +71,16 @@ def tells(text: str) -> bool:
         if len(_WORD.findall(s)) >= 3 or len(_HAN.findall(s)) >= 4:
             return True
     return False
+
+
+def without_questions(text: str) -> str:
+    """`text` with its questions replaced by line breaks, everything else as it was: what the L3 extractor reads
+    (issue 39: "我的车牌号是多少？" became the fact ``user | 车牌号 | 多少``)."""
+    out: list[str] = []
+    end = 0
+    for m in _SENTENCE.finditer(text):
+        out.append(text[end : m.start()])
+        out.append("\n" if is_question(m.group()) else m.group())
+        end = m.end()
+    out.append(text[end:])
+    return "".join(out)
