@@ -75,7 +75,8 @@ class NotAllowed(Exception):
 class RunTurn(Protocol):
     """Runs one turn: (text, session, turn, emit), the scene the client declared and its partner, the input
     parts of a turn started with ``input`` (None: a text-only turn), and who the turn is from (its channel,
-    client and partner: `hologram.agent.identity`)."""
+    client and partner: `hologram.agent.identity`), and when the input was said if not now (``at``, epoch
+    seconds: an imported message; passed only when given)."""
 
     def __call__(
         self,
@@ -89,6 +90,7 @@ class RunTurn(Protocol):
         partner: str | None = None,
         parts: list[dict[str, Any]] | None = None,
         identity: TurnIdentity | None = None,
+        at: float | None = None,
     ) -> Awaitable[Any]: ...
 
 
@@ -403,6 +405,7 @@ class TurnHub:
                 result = await self.run_turn(
                     params.prompt, session, turn, self.emit, scene=params.scene, partner=params.partner,
                     parts=params.stored_parts(), identity=identity,
+                    **({"at": float(params.at)} if params.at is not None else {}),  # an imported message's time
                 )  # fmt: skip
             except asyncio.CancelledError:
                 self.emit(api.TurnEnded(session=session, turn=turn, stop_reason="cancelled", output=items.partial))

@@ -67,6 +67,7 @@ from hologram.memory.across import render as render_across
 from hologram.memory.blocks import EventRecord
 from hologram.memory.bounds import MAX_EMBEDDED_PASSAGES, MAX_INDEX_CHARS, not_indexed
 from hologram.memory.cold import ColdStore
+from hologram.memory.dated import dated_messages
 from hologram.memory.embed import Embedder, embed_async, load_embedder, load_or_next, preference
 from hologram.memory.fit import fit
 from hologram.memory.graph.recall import EMPTY as L3_NONE
@@ -108,7 +109,7 @@ from hologram.memory.tfidf import TermVector
 from hologram.memory.tokenizer import warm_up
 from hologram.memory.vector_cache import VECTORS_DB, VectorCache
 from hologram.memory.vectors import DenseVector
-from hologram.sessions import Event, SessionLog, SessionStore, messages_from_events
+from hologram.sessions import Event, SessionLog, SessionStore
 from hologram.tools.kernel_tool import KernelTool
 
 if TYPE_CHECKING:
@@ -689,7 +690,7 @@ class SessionMemory:
         )
         text_note = "\n".join(p for p in (note, l3.note, across.note) if p)
         return Prepared(
-            messages=messages_from_events(events),
+            messages=dated_messages(events),  # the date in front when the inputs span days
             note=Message.system(text_note) if text_note else None,
             pruned=[r.id for r in moved],
             pruned_seqs=index.seqs[losers].tolist(),
