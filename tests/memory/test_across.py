@@ -142,3 +142,25 @@ def test_scores_are_absolute_not_relative(tmp_path: Path) -> None:
     assert [h.id for h in hits] == ["e1"] and hits[0].score >= MIN_SCORE
     assert person_of("qq", "5") == "qq:5" and person_of("web", None) == "owner"
     store.close()
+
+
+def test_an_upgraded_data_directory_recalls_what_earlier_sessions_said(tmp_path: Path) -> None:
+    """Inputs stored before across.db existed come from the session log, once (memory/across_backfill.py).
+    Mutation check (done): `backfill` returning at once turns this red."""
+    from hologram.memory.across_backfill import backfill
+
+    store = SessionStore(tmp_path / "sessions.db")
+    store.append("old", "input", {"text": "My locksmith is called Branko, he lives on Ivy Lane."}, ts=T0)
+    store.append("old", "response", {"content": "Noted.", "reasoning": None}, ts=T0 + 1)
+    store.close()
+    memory = _open(tmp_path)  # starts the backfill in a thread; run it here too (idempotent) to wait for it
+    try:
+        assert memory.across is not None
+        backfill(memory.across, tmp_path / "sessions.db")
+        assert memory.across.backfilled()
+        assert backfill(memory.across, tmp_path / "sessions.db") == 0, "once per across.db"
+        prepared = say(memory, "new", "Who is my locksmith?", ts=T0 + DAY)
+        assert "Branko" in note_of(prepared)
+    finally:
+        asyncio.run(memory.aclose())
+        memory.store.close()

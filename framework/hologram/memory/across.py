@@ -108,6 +108,7 @@ CREATE TABLE IF NOT EXISTS said (
     vec BLOB
 );
 CREATE INDEX IF NOT EXISTS said_session ON said(session);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
@@ -225,6 +226,17 @@ class AcrossStore:
                 self._db.close()
                 self._db = None
 
+    def backfilled(self) -> bool:
+        """Whether the session log's earlier inputs were added once (memory/across_backfill.py)."""
+        with self._lock:
+            assert self._db is not None
+            return self._db.execute("SELECT 1 FROM meta WHERE key = 'backfilled'").fetchone() is not None
+
+    def mark_backfilled(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('backfilled', '1')")
+
     # -- writes ---------------------------------------------------------------------------------------------
 
     def _add_locked(self, meta: _Meta, eid: str, terms: TermVector, dense: DenseVector | None) -> None:
@@ -247,7 +259,8 @@ class AcrossStore:
             for s, t, told in zip(fresh, terms, flags, strict=True)
         ]
         with self._lock:
-            assert self._db is not None
+            if self._db is None:  # closed meanwhile (the kernel stops while the backfill runs)
+                return 0
             self._db.executemany(
                 "INSERT OR IGNORE INTO said (id, session, seq, ts_ms, person, text, told, terms) "
                 "VALUES (?,?,?,?,?,?,?,?)",

@@ -263,6 +263,9 @@ class SessionMemory:
             index_dir=Path(data_dir) / INDEX_DIR,
         )  # fmt: skip
         memory.across = AcrossStore(Path(data_dir) / ACROSS_DB)
+        # what earlier sessions said, once per across.db (an upgraded data directory, a damaged file set aside)
+        target = functools.partial(_backfill_across, memory.across, Path(store.path))
+        threading.Thread(target=target, name="hologram-across-backfill", daemon=True).start()
         warm_up()
         if load_model:
             loader = embedder_loader or functools.partial(_load_and_build, embedder)
@@ -1117,6 +1120,15 @@ def _seq_of(record: EventRecord, sid: str) -> int | None:
     if head != sid or record.session != sid or not seq.isdigit():
         return None
     return int(seq)
+
+
+def _backfill_across(store: AcrossStore, sessions_db: Path) -> None:
+    from hologram.memory.across_backfill import backfill
+
+    try:
+        backfill(store, sessions_db)
+    except Exception:  # derived data: memory works on with what the store has
+        log.exception("memory across sessions: filling it from the session log failed")
 
 
 def _said(events: Sequence[Event], built: Mapping[int, EventRecord | None]) -> list[Said]:
