@@ -164,3 +164,38 @@ def test_an_upgraded_data_directory_recalls_what_earlier_sessions_said(tmp_path:
     finally:
         asyncio.run(memory.aclose())
         memory.store.close()
+
+
+def test_l3_facts_of_another_person_are_never_recalled(tmp_path: Path) -> None:
+    """The same privacy rule for L3's entity route (facts cooled into the graph, recalled by a name the input
+    says): only from sessions of the same person. Real Kùzu. Mutation check (done): `_same_person` returning its
+    hits unfiltered turns this red."""
+    from .test_l3_membership import open_memory
+    from .test_l3_recall import cool_all
+
+    async def run() -> None:
+        k = open_memory(tmp_path)
+        k.mem.across = AcrossStore(tmp_path / "across.db")
+        fact = "Melanie: My favorite book is Charlotte's Web, I read it every summer."
+        for sid, partner, text in (("qq:private:1", "1", fact), ("qq:private:2", "2", "Hi!"),
+                                   ("qq:private:1b", "1", "Hello again.")):  # fmt: skip
+            k.store.append(sid, "input", {"text": text, "partner": partner}, channel="qq")
+            await k.mem.prepare(sid, text, window_tokens=4000, fixed_tokens=0)  # the inputs reach across.db
+            k.store.append(sid, "response", {"content": "Noted.", "reasoning": None}, channel="qq")
+        await cool_all(k, "qq:private:1")
+        question = "Do you remember anything about Melanie?"
+        asked: dict[str, str] = {}
+        for sid, partner in (("qq:private:2", "2"), ("qq:private:1b", "1")):
+            k.store.append(sid, "input", {"text": question, "partner": partner}, channel="qq")
+            prepared = await k.mem.prepare(sid, question, window_tokens=4000, fixed_tokens=0)
+            asked[sid] = note_of(prepared)
+        assert "Charlotte's Web" not in asked["qq:private:2"], "another person's fact"
+        assert "Melanie | favorite book | Charlotte's Web" in asked["qq:private:1b"], "the same person's"
+        searched = await k.mem.recall_l3("qq:private:2", "Charlotte's Web book", budget_tokens=1200)
+        assert "Charlotte" not in searched.note, "nor through memory_recall"
+        mine = await k.mem.recall_l3("qq:private:1b", "Charlotte's Web book", budget_tokens=1200)
+        assert "Charlotte" in mine.note
+        k.mem.across.close()
+        await k.close()
+
+    asyncio.run(run())

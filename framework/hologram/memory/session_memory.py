@@ -708,6 +708,31 @@ class SessionMemory:
             across=[h.id for h in across.hits],
         )
 
+    def _person(self, sid: str, state: _Session) -> str:
+        """Who speaks in this request: the speaker of the session's latest input (memory/across.py)."""
+        if not state.inputs:
+            return OWNER
+        record = self._records_at(sid, state, [state.inputs[-1]])[0]
+        return person_of(record.channel, record.partner)
+
+    def _same_person(self, sid: str, state: _Session, hits: list[L3Hit]) -> list[L3Hit]:
+        """L3 hits of other sessions only from sessions of this request's person alone, and none into a session
+        several people speak in — the privacy rule of memory across sessions (memory/across.py), which knows who
+        spoke where. Without that store (``[memory.across] recall = false``) L3 recalls as before."""
+        store = self.across
+        if store is None or all(h.session in (None, sid) for h in hits):
+            return hits
+        person = self._person(sid, state)
+        group = len(store.persons(sid) | {person}) > 1
+
+        def allowed(h: L3Hit) -> bool:
+            if h.session is None or h.session == sid:
+                return True
+            speakers = store.persons(h.session)
+            return not group and bool(speakers) and speakers <= {person}
+
+        return [h for h in hits if allowed(h)]
+
     async def _across_hits(self, sid: str, state: _Session, text: str) -> list[AcrossHit]:
         """The inputs of the same person's other sessions that clearly match `text` (memory/across.py): none
         for a session several people speak in, and none without another session of this person."""
@@ -716,10 +741,7 @@ class SessionMemory:
             return []
         if not store.loaded:
             await asyncio.to_thread(store.load)
-        person = OWNER
-        if state.inputs:
-            record = self._records_at(sid, state, [state.inputs[-1]])[0]
-            person = person_of(record.channel, record.partner)
+        person = self._person(sid, state)
         if len(store.persons(sid) | {person}) > 1 or not store.has_other(sid, person):
             return []
         embedder = self.embedder
@@ -756,7 +778,8 @@ class SessionMemory:
                 hits.append((record.id, float(scores[i])))
                 records[record.id] = record
         try:
-            return await graph.ranked(text, hops=hops, session_hits=hits, scene=scene, records=records)
+            ranked = await graph.ranked(text, hops=hops, session_hits=hits, scene=scene, records=records)
+            return self._same_person(sid, state, ranked)
         except Exception as exc:
             log.error("recall from the memory graph (L3) failed (%s: %s); this request goes without it",
                       type(exc).__name__, exc)  # fmt: skip
@@ -1049,6 +1072,8 @@ class SessionMemory:
         seen = {h.event for h in ranked}
         passages = await graph.search(text, limit=MEMORY_RECALL_SEARCH, passages_only=True)
         found = [h for h in passages if h.event not in seen]
+        if sid is not None:  # the same privacy rule as a request's (memory/across.py): the same person's only
+            found = self._same_person(sid, self._state(sid), found)
         return render([*ranked, *found], budget_tokens, session=sid)
 
     def recall_tool(self) -> KernelTool:
