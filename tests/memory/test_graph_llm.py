@@ -106,3 +106,15 @@ def test_deepseek_failure_leaves_the_event_in_l2_until_a_later_run(deepseek: Moc
     assert all(r.body["response_format"] == {"type": "json_object"} for r in deepseek.requests)
     assert not deepseek.rejections
     cold.close()
+
+
+def test_questions_are_not_shown_to_the_model(mock_llm: MockLLM) -> None:
+    """Issue 39: a question states no fact — the model is shown the input without it, and an input that is only a
+    question is not sent at all. Mutation check (done): `request` without `without_questions` turns this red."""
+    asked = build_event(timestamp=1_700_000_000, input="我的车牌号是多少？", session="s")
+    extractor, triples = asyncio.run(_extract(mock_llm, asked))
+    assert triples == [] and mock_llm.requests == [], "nothing to extract: no model call"
+    mixed = build_event(timestamp=1_700_000_001, input="What was it again? My plate is KX-4471.", session="s")
+    request, shown = extractor.request(mixed)
+    said = str(request.messages[-1].content)
+    assert "KX-4471" in said and "What was it again" not in said and shown == [0]
