@@ -54,6 +54,6 @@ def test_a_fact_told_in_one_session_reaches_a_new_session_after_a_restart(tmp_pa
             assert "haiku" not in note, "a request made there is not something the person told"
             assert all("沪B62817" not in str(m["content"]) for m in messages if m["role"] != "system")
             assert mock.rejections == []
-            assert kernel.status()["memory"]["across_inputs"] >= 3
+            assert kernel.status()["memory"]["across_inputs"] >= 1  # the statements held (not the requests)
         finally:
             kernel.stop()

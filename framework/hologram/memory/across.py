@@ -170,7 +170,6 @@ class AcrossStore:
         self._db: sqlite3.Connection | None = None
         self._index = ColdIndex()
         self._meta: dict[str, _Meta] = {}
-        self._terms: dict[str, TermVector] = {}
         self._persons: dict[str, set[str]] = {}
         self._loaded = False
 
@@ -207,17 +206,10 @@ class AcrossStore:
                 self._db = self._connect()
                 rows = []
             for eid, session, seq, ts_ms, person, told, terms, fp, vec in rows:
-                try:
-                    counts = {str(k): int(v) for k, v in json.loads(terms).items()}
-                except (ValueError, TypeError, AttributeError):
-                    continue
-                dense = _dense(fp, vec)
-                self._add_locked(
-                    _Meta(session, seq, ts_ms, person, bool(told)),
-                    eid,
-                    TermVector(counts=counts, length=sum(counts.values())),
-                    dense,
-                )
+                self._persons.setdefault(session, set()).add(person)
+                counts = _counts(terms)
+                if told and counts is not None:  # only statements are recalled, so only they are held in memory
+                    self._add_locked(_Meta(session, seq, ts_ms, person, True), eid, counts, _dense(fp, vec))
             self._loaded = True
 
     def close(self) -> None:
@@ -240,10 +232,16 @@ class AcrossStore:
     # -- writes ---------------------------------------------------------------------------------------------
 
     def _add_locked(self, meta: _Meta, eid: str, terms: TermVector, dense: DenseVector | None) -> None:
+        """Hold a statement in the in-memory index (its term counts live in the index's postings and in SQLite:
+        no per-input copy here — a soak of 10,000 turns must not grow by one object per input)."""
         self._meta[eid] = meta
-        self._terms[eid] = terms
-        self._persons.setdefault(meta.session, set()).add(meta.person)
         self._index.add(_entry(eid, meta, terms, dense))
+
+    def _stored_terms(self, ids: Sequence[str]) -> dict[str, TermVector]:
+        assert self._db is not None
+        marks = ",".join("?" * len(ids))
+        rows = self._db.execute(f"SELECT id, terms FROM said WHERE id IN ({marks})", list(ids)).fetchall()
+        return {str(i): t for i, raw in rows if (t := _counts(raw)) is not None}
 
     def add(self, said: Sequence[Said]) -> int:
         """Store inputs not stored yet (an id already here is skipped: a restart re-reads a session's tail).
@@ -267,8 +265,9 @@ class AcrossStore:
                 rows,
             )
             for s, t, told in zip(fresh, terms, flags, strict=True):
-                if s.id not in self._meta:
-                    self._add_locked(_Meta(s.session, s.seq, s.ts_ms, s.person, told), s.id, t, None)
+                self._persons.setdefault(s.session, set()).add(s.person)
+                if told and s.id not in self._meta:
+                    self._add_locked(_Meta(s.session, s.seq, s.ts_ms, s.person, True), s.id, t, None)
         return len(fresh)
 
     def pending(self, fingerprint: str, limit: int = 64) -> list[tuple[str, str]]:
@@ -290,11 +289,12 @@ class AcrossStore:
                 "UPDATE said SET fp = ?, vec = ? WHERE id = ?",
                 [(fingerprint, np.asarray(v, dtype=np.float16).tobytes(), i) for i, v in items],
             )
+            stored = self._stored_terms([eid for eid, _ in items if eid in self._meta])
             for eid, values in items:
                 meta = self._meta.get(eid)
-                if meta is None:
+                terms = stored.get(eid)
+                if meta is None or terms is None:
                     continue
-                terms = self._terms[eid]
                 self._index.remove(eid, terms)
                 dense = DenseVector(fingerprint, np.asarray(values, dtype=np.float32))
                 self._index.add(
@@ -307,8 +307,10 @@ class AcrossStore:
         with self._lock:
             assert self._db is not None
             gone = [i for i, m in self._meta.items() if m.session == session]
+            stored = self._stored_terms(gone) if gone else {}
             for eid in gone:
-                self._index.remove(eid, self._terms.pop(eid))
+                if eid in stored:
+                    self._index.remove(eid, stored[eid])
                 del self._meta[eid]
             self._persons.pop(session, None)
             self._db.execute("DELETE FROM said WHERE session = ?", (session,))
@@ -317,6 +319,7 @@ class AcrossStore:
     # -- reads ----------------------------------------------------------------------------------------------
 
     def __len__(self) -> int:
+        """Statements held for recall (the inputs that tell something)."""
         return len(self._meta)
 
     @property
@@ -424,6 +427,15 @@ def said_of(records: Iterable[tuple[str, str, int, float, str | None, str | None
         Said(eid, sid, seq, int(ts * 1000) if ts > 0 else 0, person_of(channel, partner), text)
         for eid, sid, seq, ts, channel, partner, text in records
     ]
+
+
+def _counts(raw: object) -> TermVector | None:
+    """Stored term counts back as a vector (None when the row's JSON does not decode)."""
+    try:
+        counts = {str(k): int(v) for k, v in json.loads(str(raw)).items()}
+    except (ValueError, TypeError, AttributeError):
+        return None
+    return TermVector(counts=counts, length=sum(counts.values()))
 
 
 def _json(terms: TermVector) -> str:
