@@ -199,3 +199,25 @@ def test_l3_facts_of_another_person_are_never_recalled(tmp_path: Path) -> None:
         await k.close()
 
     asyncio.run(run())
+
+
+def test_my_x_names_the_speaker_in_l3(tmp_path: Path) -> None:
+    """Facts of "my X" are stored under the speaker (`user | 车牌号 | 沪B62817`), a key no question says: the input's
+    first person now names the speaker's entity, so the entity route brings the fact to a new session (L3 alone
+    here: no across.db). Mutation check (done): without the `speaks_of_self` step in `_l3_ranked` this is red."""
+    from .test_l3_membership import open_memory
+    from .test_l3_recall import cool_all
+    from .test_l3_recall import say as say_l3
+
+    async def run() -> None:
+        k = open_memory(tmp_path)
+        say_l3(k, "old", "我的车牌号是沪B62817。", "My favorite book is Dune.", "The weather was fine.")
+        await cool_all(k, "old")
+        say_l3(k, "new", "Hello!")
+        for question, fact in (("我的车牌号是多少？", "沪B62817"), ("Which is my favorite book again?", "Dune")):
+            k.store.append("new", "input", {"text": question})
+            prepared = await k.mem.prepare("new", question, window_tokens=4000, fixed_tokens=0)
+            assert fact in note_of(prepared), (question, note_of(prepared))
+        await k.close()
+
+    asyncio.run(run())

@@ -107,6 +107,7 @@ from hologram.memory.session_records import (
 )
 from hologram.memory.tfidf import TermVector
 from hologram.memory.tokenizer import warm_up
+from hologram.memory.utterance import speaks_of_self
 from hologram.memory.vector_cache import VECTORS_DB, VectorCache
 from hologram.memory.vectors import DenseVector
 from hologram.sessions import Event, SessionLog, SessionStore
@@ -715,6 +716,14 @@ class SessionMemory:
         record = self._records_at(sid, state, [state.inputs[-1]])[0]
         return person_of(record.channel, record.partner)
 
+    def _speaker(self, sid: str, state: _Session) -> str:
+        """The L3 entity the request's speaker is stored as: the partner the channel named, else "user" (the
+        extractor's default speaker, `hologram.memory.graph.extract`)."""
+        if not state.inputs:
+            return "user"
+        record = self._records_at(sid, state, [state.inputs[-1]])[0]
+        return record.partner or "user"
+
     def _same_person(self, sid: str, state: _Session, hits: list[L3Hit]) -> list[L3Hit]:
         """L3 hits of other sessions only from sessions of this request's person alone, and none into a session
         several people speak in — the privacy rule of memory across sessions (memory/across.py), which knows who
@@ -777,6 +786,11 @@ class SessionMemory:
             for i, record in zip(positions, self._records_at(sid, state, positions), strict=True):
                 hits.append((record.id, float(scores[i])))
                 records[record.id] = record
+        if text.strip() and speaks_of_self(text):
+            # "my X" names the speaker: the rules store such facts under them (`user | 车牌号 | …`, or the
+            # partner), a key no question says — so the entity route never fired (issue 39). A hub's facts come
+            # only when they share a word with the input, so "my plate" brings the plate, not all of them.
+            text = f"{text}\n{self._speaker(sid, state)}"
         try:
             ranked = await graph.ranked(text, hops=hops, session_hits=hits, scene=scene, records=records)
             return self._same_person(sid, state, ranked)

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["is_question", "is_request", "sentences", "tells", "without_questions"]
+__all__ = ["is_question", "is_request", "sentences", "speaks_of_self", "tells", "without_questions"]
 
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+_FIRST_PERSON = re.compile(r"(?i:\b(?:i|i'm|i’m|i've|i’ve|my|me|mine|myself)\b)|我")
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
 _HAN = re.compile("[\u4e00-\u9fff]")
 _EN_QUESTION_START = re.compile(
@@ -84,3 +85,9 @@ def without_questions(text: str) -> str:
         end = m.end()
     out.append(text[end:])
     return "".join(out)
+
+
+def speaks_of_self(text: str) -> bool:
+    """Whether `text` speaks of its speaker in the first person ("my car", "I", "我的"): memory's L3 then treats it
+    as naming the speaker's entity (the rules store "my X" under the speaker: `user | 车牌号 | 沪B62817`)."""
+    return bool(_FIRST_PERSON.search(text))
