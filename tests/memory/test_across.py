@@ -221,3 +221,14 @@ def test_my_x_names_the_speaker_in_l3(tmp_path: Path) -> None:
         await k.close()
 
     asyncio.run(run())
+
+
+def test_recall_off_closes_the_store_and_the_backfill_opens_nothing(tmp_path: Path) -> None:
+    """``[memory.across] recall = false``: attach closes the store right after `SessionMemory.open` started the
+    backfill thread; the thread must then neither fail nor open the file again (an fd the kernel never closes)."""
+    from hologram.memory.across_backfill import backfill
+
+    store = AcrossStore(tmp_path / "across.db")
+    store.close()
+    assert backfill(store, tmp_path / "sessions.db") == 0
+    assert store.pending("fp") == [] and store.remove_session("s") == 0 and not store.loaded

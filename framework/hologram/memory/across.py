@@ -172,6 +172,7 @@ class AcrossStore:
         self._meta: dict[str, _Meta] = {}
         self._persons: dict[str, set[str]] = {}
         self._loaded = False
+        self._closed = False
 
     # -- open / load ------------------------------------------------------------------------------------
 
@@ -186,7 +187,7 @@ class AcrossStore:
         """Open the file and build the index from it (once; a worker thread's job). A damaged file is moved
         aside with one warning and an empty one takes its place: this store is derived data."""
         with self._lock:
-            if self._loaded:
+            if self._loaded or self._closed:
                 return
             try:
                 self._db = self._connect()
@@ -214,6 +215,7 @@ class AcrossStore:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True  # a load after this (the backfill thread) opens nothing
             if self._db is not None:
                 self._db.close()
                 self._db = None
@@ -221,7 +223,8 @@ class AcrossStore:
     def backfilled(self) -> bool:
         """Whether the session log's earlier inputs were added once (memory/across_backfill.py)."""
         with self._lock:
-            assert self._db is not None
+            if self._db is None:  # closed: nothing to fill
+                return True
             return self._db.execute("SELECT 1 FROM meta WHERE key = 'backfilled'").fetchone() is not None
 
     def mark_backfilled(self) -> None:
@@ -275,7 +278,8 @@ class AcrossStore:
         the others are never recalled, so never embedded)."""
         self.load()
         with self._lock:
-            assert self._db is not None
+            if self._db is None:  # closed
+                return []
             rows = self._db.execute(
                 "SELECT id, text FROM said WHERE told = 1 AND (fp IS NULL OR fp != ?) LIMIT ?", (fingerprint, limit)
             ).fetchall()
@@ -284,7 +288,8 @@ class AcrossStore:
     def set_vectors(self, fingerprint: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
         """Store the inputs' vectors and put them in the index (remove and add again: slots are cheap)."""
         with self._lock:
-            assert self._db is not None
+            if self._db is None:  # closed
+                return
             self._db.executemany(
                 "UPDATE said SET fp = ?, vec = ? WHERE id = ?",
                 [(fingerprint, np.asarray(v, dtype=np.float16).tobytes(), i) for i, v in items],
@@ -305,7 +310,8 @@ class AcrossStore:
         """A deleted session's inputs leave the store."""
         self.load()
         with self._lock:
-            assert self._db is not None
+            if self._db is None:  # closed
+                return 0
             gone = [i for i, m in self._meta.items() if m.session == session]
             stored = self._stored_terms(gone) if gone else {}
             for eid in gone:
@@ -371,9 +377,8 @@ class AcrossStore:
                     if later not in picked or picked[later][0] <= s:
                         picked[later] = (s + 1e-3, self._meta[later])
             ranked = sorted(picked.items(), key=lambda p: (-round(p[1][0], 6), -p[1][1].ts_ms, p[0]))[:limit]
-            if not picked:
+            if not picked or self._db is None:
                 return []
-            assert self._db is not None
             marks = ",".join("?" * len(ranked))
             texts = dict(self._db.execute(f"SELECT id, text FROM said WHERE id IN ({marks})", [p[0] for p in ranked]))
         return [AcrossHit(eid, m.session, m.seq, m.ts_ms, str(texts.get(eid, "")), s) for eid, (s, m) in ranked]
