@@ -5,10 +5,11 @@ Why a store of its own. A session's index holds that session only, and L2 (``col
 session's requests pruned: a short chat whose events never left L1 would never reach another session, and the
 entity route of L3 fires only when the new input names an entity key the extractor made. So every *input* (the
 person's own words: a turn's text, a group message stored with ``sessions/append``) is also kept here, whatever
-its layer, with its session, time and speaker: ``<data>/across.db`` (SQLite) and, in memory, BM25 postings and
-one dense vector per input (:class:`~hologram.memory.coldindex.ColdIndex`, the L2 search structure). It is
-derived data — rebuilt from nothing when damaged (moved aside, one warning), so it is never a reason a
-request fails.
+its layer, with its session, time and speaker: ``<data>/across.db`` (SQLite) and, for the statements among them,
+in memory, BM25 postings and one dense vector each (:class:`~hologram.memory.coldindex.ColdIndex`, the L2 search
+structure; ~2 KB a statement, a dense scan of ~0.25 ms per 1,000). It is derived data — a damaged file is moved
+aside with one warning and refilled from the session log (memory/across_backfill.py) — so it is never a reason
+a request fails.
 
 **Ranking.** A request's input is scored against the other sessions' inputs of the same person that *tell*
 something (statements, not their questions or requests: memory/utterance.py): dense cosine (the session index's
@@ -35,7 +36,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -424,14 +425,6 @@ def render(hits: Sequence[AcrossHit], budget_tokens: int) -> AcrossNote:
         return NONE
     kept.sort(key=lambda kl: (kl[0].ts_ms, kl[0].session, kl[0].seq))
     return AcrossNote([h for h, _ in kept], "\n".join([HEADER, *(line for _, line in kept)]), used)
-
-
-def said_of(records: Iterable[tuple[str, str, int, float, str | None, str | None, str]]) -> list[Said]:
-    """Inputs as the store takes them: (id, session, seq, ts seconds, channel, partner, text)."""
-    return [
-        Said(eid, sid, seq, int(ts * 1000) if ts > 0 else 0, person_of(channel, partner), text)
-        for eid, sid, seq, ts, channel, partner, text in records
-    ]
 
 
 def _counts(raw: object) -> TermVector | None:
