@@ -23,7 +23,17 @@ from hologram.manifest import parse_manifest
 
 BAD = ['"x"', "-1", "0", "4.5", "[1]", "{ a = 1 }", "true", '""', '"sk-SECRET"', "1e400"]
 SETTINGS_KEYS = {
-    "agent": ["max_steps", "system_prompt", "tool_timeout_s", "defer_tools", "channel", "colour"],
+    "agent": [
+        "max_steps",
+        "system_prompt",
+        "tool_timeout_s",
+        "defer_tools",
+        "channel",
+        "colour",
+        "loop_repeats",
+        "max_tool_calls",
+        "max_turn_s",
+    ],
     "llm": ["cooldown_s", "max_cooldown_s", "auth_cooldown_s"],
     "approvals": ["default", "timeout_s"],
     "memory": ["embedder"],

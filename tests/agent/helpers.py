@@ -89,6 +89,7 @@ def make_agent(
     tools: Sequence[KernelTool] = (),
     stages: StageDispatcher | None = None,
     max_steps: int = 8,
+    agent_settings: dict[str, Any] | None = None,
     **provider_kw: Any,
 ) -> Agent:
     mocks = [mocks] if isinstance(mocks, MockLLM) else list(mocks)
@@ -102,7 +103,7 @@ def make_agent(
         store=SessionStore(tmp / "sessions.db"),
         tools=registry,
         stages=stages or StageDispatcher(),
-        settings=AgentSettings(max_steps=max_steps, system_prompt="be brief"),
+        settings=AgentSettings(max_steps=max_steps, system_prompt="be brief", **(agent_settings or {})),
     )
 
 

@@ -435,3 +435,112 @@ def test_sessions_create_makes_an_empty_session_of_the_callers_channel(kernel: A
     session, [listed], read = run(go())
     assert (listed["title"], listed["channel"], listed["events"]) == ("from an editor", "maker", 0)
     assert read["events"] == [] and read["session"] == session
+
+
+def script_slow_answer(mock: MockLLM) -> None:
+    """A tool call, then an answer streamed slowly (a failure bound of minutes: the test kills the editor's
+    `hologram acp` at its first chunk, and the kernel cancels the turn long before the end)."""
+    mock.script(
+        [
+            {"reasoning_content": "look it up", "tool_calls": [{"id": "s1", "name": "lookup",
+                                                                 "arguments": '{"word": "slow"}'}]},
+            {"reasoning_content": "answering", "content": "word " * 400, "chunk_chars": 5, "chunk_delay": 0.5},
+        ]
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("moment", ["at a permission request", "while the answer streams"])
+def test_hologram_acp_killed_mid_turn_leaves_the_session_valid(kernel: AcpKernel, mock: MockLLM, moment: str) -> None:
+    """SIGKILL of `hologram acp` (the editor's agent process: no clean close, no cancel sent) mid-turn: the
+    kernel sees its connection drop, ends the turn (an open request closed by the kernel, the calls answered,
+    the partial answer stored), and the session's next turn is accepted by the strict mock with every call
+    paired with its result. Mutation check (done): turns started with ``on_disconnect="continue"`` by the ACP
+    agent turn both cases red (the turn runs on without its client: the request waits for the approval timeout,
+    the answer streams to its end)."""
+    editor = Editor(None)
+
+    async def go() -> tuple[str, int | None]:
+        async with acp(kernel, editor) as (conn, process):
+            session = (await conn.new_session(cwd=str(kernel.root), mcp_servers=[])).session_id
+            if moment == "at a permission request":
+                script_one_call(mock, "deploy", "mark-killed")
+            else:
+                script_slow_answer(mock)
+            prompt = asyncio.ensure_future(conn.prompt(session_id=session, prompt=[text_block("go on")]))
+            if moment == "at a permission request":
+                await editor.asked.get()
+            else:
+                while not editor.of(AgentMessageChunk):  # an update arrives on this loop: yield to it, then look
+                    await asyncio.wait({prompt}, timeout=0.05)
+                    assert not prompt.done(), "the prompt ended before its answer streamed"
+            process.kill()
+            await process.wait()
+            with contextlib.suppress(Exception):  # the prompt went with the process
+                await prompt
+            return session, process.returncode
+
+    session, code = run(go())
+    assert code == -9, "killed, not closed"
+    turn = next(e["turn"] for e in stored(kernel, session) if e["kind"] == "input")
+
+    async def read_turn() -> dict[str, Any]:
+        async with await TurnClient.connect(kernel.data, client="look") as client:
+            return await client.read_turn(session, turn)
+
+    ended = wait_until(
+        lambda: run(read_turn()), accept=lambda t: t["status"] == "ended", timeout=WAIT_S,
+        what="the kernel to end the turn of the killed client",
+    )  # fmt: skip
+    assert ended["stop_reason"] in ("cancelled", "denied"), ended
+    assert kernel.received() == [], "nothing ran unapproved"
+    results = [e["data"] for e in stored(kernel, session) if e["kind"] == "tool_result"]
+    if moment == "at a permission request":
+        assert [r["approval"]["by"] for r in results] == ["kernel"], "the kernel closed the open request"
+    else:
+        assert [r["content"] for r in results] == ["slow means 42"], "the finished call kept its result"
+
+    async def next_turn() -> api.TurnEnded:
+        async with await TurnClient.connect(kernel.data, client="after") as client:
+            mock.script([{"reasoning_content": "r", "content": "fine"}])
+            turn = await client.start("are you there?", session=session)
+            return await turn.result()
+
+    after = run(next_turn())
+    assert after.stop_reason == "answer" and mock.rejections == [], "the strict mock accepted the next turn"
+    assert unanswered(kernel, session) == []
+
+
+def test_session_list_lists_the_kernels_sessions_newest_first_in_pages(kernel: AcpKernel, mock: MockLLM) -> None:
+    """``session/list``: every session of the kernel (not only this connection's: one made by another client is
+    there), newest first as the kernel orders them, titled, paged with the kernel's cursor (a bad one refused
+    with the turn API's message). Mutation check (done): answering the kernel's list reversed (oldest first)
+    turns this red."""
+
+    async def go() -> tuple[list[Any], list[str], str, str, Any]:
+        async with acp(kernel, Editor()) as (conn, _):
+            mine = (await conn.new_session(cwd=str(kernel.root), mcp_servers=[])).session_id
+            async with await TurnClient.connect(kernel.data, client="elsewhere") as other:
+                theirs = await other.create_session("made elsewhere")
+                mock.script([{"reasoning_content": "r", "content": "hello"}])
+                await (await other.start("say hello", session=theirs)).result()  # now the newest
+                expected = [s["id"] for s in await other.sessions()]
+            pages, cursor = [], None
+            while True:
+                page = await conn.list_sessions(cwd="/somewhere/else", cursor=cursor)
+                pages.append(page)
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+            with pytest.raises(RequestError) as bad:
+                await conn.list_sessions(cursor="not-a-cursor")
+            return pages, expected, mine, theirs, bad.value
+
+    pages, expected, mine, theirs, bad = run(go())
+    listed = [s for page in pages for s in page.sessions]
+    assert [s.session_id for s in listed] == expected, "every session, in the kernel's order (newest first)"
+    assert listed[0].session_id == theirs and listed[0].title == "made elsewhere"
+    assert len(pages) == -(-len(expected) // 50), "pages of 50"
+    cwds = {s.session_id: s.cwd for s in listed}
+    assert cwds[mine] == str(kernel.root) and cwds[theirs] == "/somewhere/else"
+    assert listed[0].updated_at is not None and listed[0].updated_at.endswith("+00:00")
+    assert "cursor" in str(bad) and bad.code == -32602

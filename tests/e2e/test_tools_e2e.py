@@ -37,7 +37,7 @@ from .kernel import E2EKernel
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
-BUILTINS = {"files", "shell", "code", "notes", "calendar", "rss", "web", "reminders", "todos"}
+BUILTINS = {"files", "shell", "code", "notes", "calendar", "rss", "web", "reminders", "todos", "agents", "admin"}
 Answer = Callable[[dict[str, Any]], dict[str, Any]]
 
 

@@ -37,8 +37,8 @@ def test_extra_keys_of_a_known_event_are_ignored() -> None:
         ),
         (
             {"type": "turn.ended", "session": "s", "turn": "t", "stop_reason": "bored"},
-            "malformed turn.ended event: stop_reason: Input should be 'answer', 'denied', 'respond', 'max_steps', "
-            "'cancelled' or 'error'",
+            "malformed turn.ended event: stop_reason: Input should be 'answer', 'denied', 'respond', 'loop', "
+            "'max_steps', 'max_tool_calls', 'max_time', 'cancelled' or 'error'",
         ),
         (
             {"type": "turn.ended", "session": "s", "turn": "t", "seq": True},
@@ -106,7 +106,9 @@ def test_the_clients_send_only_the_models_fields() -> None:
         await client.rename("s", "title")
         await client.delete("s")
         await client.tools_list()
+        await client.sessions_page(limit=5, cursor="abc")
         await client.tools_call("notes_read", {"title": "x"})
+        await client.mcp_servers("s", [{"name": "fs", "command": "mcp-fs", "args": ["/tmp"], "env": {"A": "1"}}])
 
     asyncio.run(drive())
     assert {method for method, _ in sent} >= set(params_api.METHOD_PARAMS) - {api.SESSIONS_LIST}

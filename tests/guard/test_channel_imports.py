@@ -85,3 +85,34 @@ def test_the_rule_catches_what_it_is_for() -> None:
     for target in ("hologram", "hologram.clients", "hologram.clients.errors", "hologram.api.turn", "hologram.sdk"):
         assert public(target), target
     assert PACKAGE.is_dir()
+
+
+# what reaches the kernel's control socket: a process of its own (hologram mcp, hologram acp) may; a plugin may not
+CONTROL_SOCKET = ("TurnClient", "ControlSocket", "hologram.clients.control")
+
+
+def socket_uses(path: Path) -> list[tuple[int, str]]:
+    """Where a module names the control socket's client (a name, an attribute, an import)."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Name) and node.id in CONTROL_SOCKET:
+            found.append((node.lineno, node.id))
+        elif isinstance(node, ast.Attribute) and node.attr in CONTROL_SOCKET:
+            found.append((node.lineno, node.attr))
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or "", *(a.name for a in node.names)]
+            found.extend((node.lineno, n) for n in names if n in CONTROL_SOCKET)
+    return found
+
+
+def test_channel_plugins_reach_the_kernel_through_their_facilities() -> None:
+    """A channel plugin (a2a, mcp's /mcp, qq) is a plugin: it reaches the kernel through ``kernel.turns`` and the
+    facilities its manifest requires, never through the control socket it would have to find from its data
+    directory (a seam no manifest declares, and turns no ``hologram why`` shows). Mutation check (done):
+    /mcp's server built on ``ControlSocket`` again (hologram_plugins/mcp/http_server.py) turns this red."""
+    read = [path for name, path in channel_modules().items() if name.startswith("hologram_plugins.")]
+    assert any(p.name == "turns_access.py" for p in read), "the measurement is broken: the mcp plugin not read"
+    uses = [f"{p.relative_to(REPO)}:{line}: {what}" for p in read for line, what in socket_uses(p)]
+    assert not uses, "a channel plugin reaches for the control socket:\n  " + "\n  ".join(uses)

@@ -103,6 +103,49 @@ def test_registration_is_checked_and_all_or_nothing() -> None:
     assert removed == ["ok"]
 
 
+def test_a_session_s_tools_are_offered_in_that_session_alone() -> None:
+    """``kernel.tools.register`` with ``session`` (what the mcp plugin does for ``sessions/mcp``): two sessions
+    hold tools of one name; a snapshot of a session has its own only, of another session or none neither; a
+    name every session has cannot also be a session's (nor the reverse); unregister removes that session's.
+    Mutation check (done): the registry without the session filter turns this red (s3 is offered ``look``)."""
+    from hologram.agent.tools import ToolRegistry
+
+    schema = {"type": "object", "properties": {}}
+
+    async def go() -> tuple[dict[str, list[str]], list[str], list[str], list[str]]:
+        async with PluginHarness.from_manifest(MANIFEST) as harness:
+            tools = RuntimeTools(harness.supervisor)
+            registry = ToolRegistry(harness.supervisor.tool_catalog)
+            tools.register("mcp", [{"name": "look", "description": "one", "parameters": schema}], session="s1")
+            tools.register("mcp", [{"name": "look", "description": "two", "parameters": schema}], session="s2")
+            tools.register("mcp", [{"name": "everywhere", "parameters": schema}])
+            seen = {
+                s or "none": sorted(n for n in registry.snapshot(s).tools if n != "tools_load")
+                for s in ("s1", "s2", "s3", None)
+            }
+            problems = []
+            for bad, session in ((["everywhere"], "s1"), (["look"], None)):
+                with pytest.raises(RpcError) as caught:
+                    tools.register("mcp", [{"name": n, "parameters": schema} for n in bad], session=session)
+                problems.append(caught.value.message)
+            with pytest.raises(RpcError) as caught:
+                tools.register("mcp", [], session="a/b" * 100)
+            problems.append(caught.value.message)
+            removed = tools.unregister("mcp", ["look"], session="s1")["tools"]
+            left = sorted(n for n in registry.snapshot("s1").tools if n != "tools_load")
+            status = sorted(harness.supervisor.snapshot()["plugins"][0]["tools"])
+            return seen, problems, removed + left, status
+
+    seen, problems, after, status = asyncio.run(go())
+    assert seen == {"s1": ["everywhere", "look"], "s2": ["everywhere", "look"], "s3": ["everywhere"],
+                    "none": ["everywhere"]}  # fmt: skip
+    assert "'everywhere' is already mcp's tool in every session" in problems[0]
+    assert "'look' is already mcp's tool in a session" in problems[1]
+    assert "session: expected a session id" in problems[2]
+    assert after == ["look", "everywhere"], "s1's look removed, s2's kept"
+    assert status == ["everywhere"], "hologram status lists the tools of every session only"
+
+
 BRIDGE = """\
 import sys
 from hologram.sdk import Plugin, RuntimeTool

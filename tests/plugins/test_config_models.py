@@ -26,7 +26,7 @@ from hologram.plan.lock import read_lock
 from hologram.plan.signatures import python_module
 from hologram.sdk._describe import find_plugin
 
-BUILTINS = ["notes", "files", "shell", "code", "calendar", "rss", "web", "http", "reminders", "todos"]
+BUILTINS = ["notes", "files", "shell", "code", "calendar", "rss", "web", "http", "reminders", "todos", "agents"]
 
 
 def model_of(name: str) -> tuple[Any, Any]:

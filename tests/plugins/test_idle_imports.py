@@ -40,7 +40,9 @@ def heavy(modules: set[str]) -> list[str]:
     return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
 
 
-@pytest.mark.parametrize("plugin", ["web", "rss", "calendar", "shell", "code", "files", "notes", "reminders", "todos"])
+@pytest.mark.parametrize(
+    "plugin", ["web", "rss", "calendar", "shell", "code", "files", "notes", "reminders", "todos", "agents", "admin"]
+)
 def test_a_plugin_imports_no_heavy_library_until_a_call_needs_it(plugin: str) -> None:
     zygote = imported_after(PRELOAD)
     assert heavy(imported_after(f"{PRELOAD}\nimport hologram_plugins.{plugin}") - zygote) == []

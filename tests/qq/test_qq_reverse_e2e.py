@@ -304,6 +304,12 @@ def test_killed_mid_turn_reconnects_and_answers_once(
     assert len(asked(mock, "wait at the gate")) == 2  # one turn: its two requests, no second turn
     assert len([e for e in kernel.inputs(f"qq:group:{group}") if "wait at the gate" in e["data"]["text"]]) == 1
     assert len(answers(napcat, group)) == 1
+    # the session stayed valid: its next turn (the request carries the gate call and its result) is accepted
+    mock.script([{"content": "still here"}])
+    event, _ = mention(group, ALICE, "are you there?")
+    napcat.post(event)
+    napcat.wait_sent(lambda s: [a for a in answers(napcat, group) if "still here" in said(a)], "the next answer")
+    assert mock.rejections == [], "the strict mock accepted every request of the group's session"
 
 
 def test_a_flood_is_rate_limited_and_the_kernel_stays_responsive(

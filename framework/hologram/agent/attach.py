@@ -25,6 +25,7 @@ from hologram.agent.approvals import ApprovalRequest, Approver, Remember, Requir
 from hologram.agent.hub import TurnHub
 from hologram.agent.sequence import FILE_NAME as SEQ_FILE
 from hologram.agent.service import TurnService
+from hologram.agent.session_mcp import SessionMcp
 from hologram.agent.tool_policy import ChannelPolicies
 from hologram.agent.tools import ToolRegistry
 from hologram.agent.turn import DEFAULT_CONTEXT_WINDOW, Agent
@@ -143,6 +144,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     service = TurnService(
         agent, seq_file=kernel.data_dir / SEQ_FILE, deliver=deliver_to_plugins(kernel), delivery=settings.delivery
     )
+    service.session_mcp = SessionMcp(supervisor)  # sessions/mcp: a session's MCP servers, through the mcp plugin
     attach_graph(kernel, memory, settings, lambda: agent.llm, service)
     agent.executor.approver = Approver(
         settings.approvals,

@@ -19,7 +19,7 @@ behind the timeout text, so a model that would retry knows what was killed.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -87,11 +87,22 @@ class Executor:
         self.approver = approver
 
     async def run_batch(
-        self, calls: tuple[ToolCall, ...], tools: ToolSet, ctx: StageContext, record: Record, notify: Notify
+        self,
+        calls: tuple[ToolCall, ...],
+        tools: ToolSet,
+        ctx: StageContext,
+        record: Record,
+        notify: Notify,
+        refused: Mapping[str, str] | None = None,
     ) -> BatchReport:
+        """Run one response's calls. ``refused``: call id → the result of a call the turn decided not to run (the
+        loop guard, the call limit: agent/loop_guard.py), recorded in its place without a hook or approval."""
         batch: BatchMemo = {}  # which hooks apply, asked of pluggy once per batch (stages/dispatch.py)
         prepared = []
         for call in calls:  # in call order: hooks, then the call is announced
+            if refused and call.id in refused:
+                prepared.append(_Prepared(call, None, ctx, batch, outcome=Outcome(refused[call.id], True, "skipped")))
+                continue
             p = await self._prepare(call, tools, ctx, batch)
             if p.outcome is None:
                 assert p.tool is not None

@@ -47,6 +47,7 @@ from hologram.agent.failure import failure_message, failure_of
 from hologram.agent.identity import TurnIdentity
 from hologram.agent.items import TurnItems
 from hologram.agent.replay import IdlePool, Replay, Sent
+from hologram.agent.scope import TurnScope
 from hologram.agent.sequence import SeqCounter
 from hologram.agent.turn import TurnError
 from hologram.agent.watcher import Send, Watcher
@@ -72,6 +73,14 @@ class NotAllowed(Exception):
     """An answer to an approval from a caller that may not give it (see `TurnHub.answer`)."""
 
 
+def scope_of(params: params_api.StartParams) -> TurnScope | None:
+    """The `TurnScope` of a turn started for another (``tools``, ``max_steps``, ``parent``), or None."""
+    if params.tools is None and params.max_steps is None and params.parent is None:
+        return None
+    tools = frozenset(params.tools) if params.tools is not None else None
+    return TurnScope(tools, params.max_steps, params.parent)
+
+
 class RunTurn(Protocol):
     """Runs one turn: (text, session, turn, emit), the scene the client declared and its partner, the input
     parts of a turn started with ``input`` (None: a text-only turn), and who the turn is from (its channel,
@@ -90,6 +99,7 @@ class RunTurn(Protocol):
         partner: str | None = None,
         parts: list[dict[str, Any]] | None = None,
         identity: TurnIdentity | None = None,
+        scope: TurnScope | None = None,
         at: float | None = None,
     ) -> Awaitable[Any]: ...
 
@@ -116,6 +126,7 @@ class _Session:
     approvals: dict[str, _Approval] = field(default_factory=dict)
     items: TurnItems | None = None  # the running turn's
     appending: int = 0  # messages appended without a turn (`TurnHub.append`) waiting for the turns ahead of them
+    children: set[tuple[str, str]] = field(default_factory=set)  # (session, turn) started for the running turn
 
     def can_approve(self, key: Hashable | None = None) -> bool:
         """Some watcher (of delivery ``key``, or any) may answer approvals."""
@@ -352,6 +363,9 @@ class TurnHub:
             principals = state.watchers.setdefault(watcher.key, {})
             principals[params.principal] = params.approvals or principals.get(params.principal, False)
         turn = uuid.uuid4().hex[:12]
+        parent = self.sessions.get(params.parent) if params.parent is not None else None
+        if parent is not None:  # cancelled when the parent's turn ends (agent/scope.py); the caller checked it runs
+            parent.children.add((session, turn))
         running = state.task is not None and not state.task.done()
         ahead = state.queued + (1 if running else 0)
         state.queued += 1
@@ -404,7 +418,7 @@ class TurnHub:
             try:
                 result = await self.run_turn(
                     params.prompt, session, turn, self.emit, scene=params.scene, partner=params.partner,
-                    parts=params.stored_parts(), identity=identity,
+                    parts=params.stored_parts(), identity=identity, scope=scope_of(params),
                     **({"at": float(params.at)} if params.at is not None else {}),  # an imported message's time
                 )  # fmt: skip
             except asyncio.CancelledError:
@@ -432,6 +446,9 @@ class TurnHub:
             finally:
                 state.task = None
                 state.items = None
+                children, state.children = state.children, set()
+                for child_session, child_turn in children:  # no turn started for this one outlives it
+                    self.cancel(child_session, child_turn)
         finally:
             state.lock.release()
         self._forget_if_idle(session)
@@ -511,6 +528,11 @@ class TurnHub:
             result["stop_reason"] = ended["stop_reason"]
             result["output"] = ended["output"]
         return result
+
+    def turn_running(self, session: str) -> bool:
+        """A turn of ``session`` is running now (not only queued)."""
+        state = self.sessions.get(session)
+        return state is not None and state.task is not None and not state.task.done()
 
     def running(self, session: str) -> bool:
         state = self.sessions.get(session)

@@ -26,6 +26,8 @@ from hologram.agent.direct_tools import DirectTools
 from hologram.agent.hub import NotAllowed, TurnHub
 from hologram.agent.identity import TurnIdentity
 from hologram.agent.paging import BadCursor, list_page, read_page
+from hologram.agent.scope import TurnScope
+from hologram.agent.session_mcp import SessionMcp
 from hologram.agent.turn import CANCELLED, TurnError
 from hologram.agent.watcher import Watcher
 from hologram.api import params as params_api
@@ -80,6 +82,7 @@ class TurnService:
         self.closers: list[Callable[[], Awaitable[None]]] = []  # run by aclose, after the turns stopped
         self._notices: set[asyncio.Future[None]] = set()  # drop notices on their way to plugins
         self.direct = DirectTools(agent)  # tools/list, tools/call: a tool called outside a turn (direct_tools.py)
+        self.session_mcp: SessionMcp | None = None  # sessions/mcp's way to the mcp plugin (set when attached)
 
     async def _run_turn(
         self,
@@ -93,12 +96,13 @@ class TurnService:
         partner: str | None = None,
         parts: list[dict[str, Any]] | None = None,
         identity: TurnIdentity | None = None,
+        scope: TurnScope | None = None,
         at: float | None = None,
     ) -> Any:
         try:
             return await self.agent.run_turn(
                 text, session_id=session, turn_id=turn, on_event=emit, scene=scene, partner=partner, parts=parts,
-                identity=identity, at=at,
+                identity=identity, scope=scope, at=at,
             )  # fmt: skip
         except HologramError as exc:  # a damaged sessions.db page under this session: the file and the fix
             raise TurnError(one_line(exc), kind="storage") from None
@@ -144,6 +148,8 @@ class TurnService:
     def connection_gone(self, connection: Hashable) -> None:
         self.clients.pop(connection, None)
         self.hub.disconnect(connection)
+        if self.session_mcp is not None:  # the MCP servers it connected for its sessions go with it
+            self.session_mcp.release(connection)
 
     def _as_initialized(self, key: Hashable | None, method: str, params: Any) -> Any:
         """A v2 connection's defaults from its ``initialize``: its name as ``client``, its capability as
@@ -190,6 +196,8 @@ class TurnService:
         too_long = input_too_long(p, self.agent.settings.max_input_chars)
         if too_long is not None:
             raise RpcError(INVALID_PARAMS, too_long)
+        if p.parent is not None and not self.hub.turn_running(p.parent):
+            raise RpcError(INVALID_PARAMS, f"parent: no turn is running in session {p.parent!r}")
         identity = TurnIdentity(channel or p.client, p.client, client_version, p.partner)
         store = self.agent.store
         try:
@@ -359,6 +367,20 @@ class TurnService:
             await self.agent.memory.delete(p.session)
         return {"deleted": deleted}
 
+    async def session_servers(self, caller: Hashable, params: Any) -> dict[str, Any]:
+        """``sessions/mcp``: MCP servers connected for one session, owned by ``caller`` (agent/session_mcp.py)."""
+        p = _parse(params_api.McpParams, api.SESSIONS_MCP, params)
+        if self.session_mcp is None:
+            raise RpcError(NOT_READY, "sessions/mcp: this kernel connects no MCP servers for sessions")
+        try:
+            if not self.agent.store.exists(p.session):
+                raise RpcError(NO_SUCH_SESSION, f"there is no session {p.session!r}", {"session": p.session})
+        except HologramError as exc:
+            raise RpcError(SESSION_FAILED, one_line(exc), {"session": p.session}) from None
+        servers = [s.model_dump(exclude_none=True) for s in p.servers]
+        answer = await self.session_mcp.connect(caller, p.session, servers)
+        return answer if isinstance(answer, dict) else {"session": p.session, "servers": []}
+
     # -- the two transports ---------------------------------------------------------------------------------
 
     def control_methods(self, calling: Callable[[], Connection | None]) -> dict[str, Callable[[Any], Awaitable[Any]]]:
@@ -423,6 +445,12 @@ class TurnService:
             info = self.clients.get(connection) if connection is not None else None
             return await self.direct.list(params, channel=info.name if info is not None else "")
 
+        async def session_servers(params: Any) -> Any:
+            connection = calling()
+            if connection is None:
+                raise RpcError(INVALID_PARAMS, "sessions/mcp needs a connection: its servers live as long as it")
+            return await self.session_servers(connection, params)
+
         return {
             api.INITIALIZE: initialize,
             api.TURN_START: start,
@@ -439,6 +467,7 @@ class TurnService:
             api.SESSIONS_DELETE: self.delete_session,
             api.TOOLS_LIST: tools_list,
             api.TOOLS_CALL: tools_call,
+            api.SESSIONS_MCP: session_servers,
         }
 
     def facility_methods(self) -> dict[str, Callable[..., Awaitable[Any]]]:
@@ -477,6 +506,9 @@ class TurnService:
         async def tools_list(caller: str, **params: Any) -> Any:
             return await self.direct.list(params, channel=caller)
 
+        async def session_servers(caller: str, **params: Any) -> Any:
+            return await self.session_servers(("plugin", caller), params)
+
         names = {
             "start": start,
             "watch": watch,
@@ -492,6 +524,7 @@ class TurnService:
             "sessions_delete": bind(self.delete_session),
             "tools_list": tools_list,
             "tools_call": tools_call,
+            "sessions_mcp": session_servers,
         }
         return names
 
@@ -505,12 +538,16 @@ class TurnService:
         return {"subscribe": subscribe}
 
     def plugin_gone(self, plugin: str) -> None:
-        """A plugin stopped or crashed: it watches nothing any more."""
+        """A plugin stopped or crashed: it watches nothing any more, and the MCP servers it connected go."""
         self.hub.disconnect(("plugin", plugin))
+        if self.session_mcp is not None:
+            self.session_mcp.release(("plugin", plugin))
 
     async def aclose(self) -> None:
         """Stop the turns still running (their sessions are closed valid), then memory, providers, store."""
         await self.hub.aclose()
+        if self.session_mcp is not None:
+            await self.session_mcp.aclose()
         for close in self.closers:
             await close()
         agent = self.agent

@@ -19,6 +19,10 @@ call loads it. What a session loaded is kept for the last ``LOADED_SESSIONS`` se
 restart the model loads again or calls by name). ``ToolRegistry(defer=False)`` (``[agent] defer_tools =
 false``) sends every schema. What is sent is the wire form of a schema (`wire_schema`): the check of the
 arguments uses the manifest's schema whole.
+
+**Session tools.** A run-time tool registered for one session (``kernel.tools.register`` with ``session``: an
+editor's MCP servers, hologram/supervisor/runtime_tools.py) is in that session's snapshots only; elsewhere it is
+neither offered nor callable, as if it did not exist.
 """
 
 from __future__ import annotations
@@ -109,15 +113,26 @@ class Tool:
 @dataclass(frozen=True)
 class Restriction:
     """A turn's tool policy (hologram/agent/tool_policy.py): the policy, the channel it is the policy of (named
-    in a refusal), and where a tool's effect is read (the lock, not what the plugin registered)."""
+    in a refusal), and where a tool's effect is read (the lock, not what the plugin registered). A turn started
+    for another (agent/scope.py) adds ``only`` — the tools or plugins it was given — and its ``parent`` turn's
+    restriction, which it can never exceed."""
 
-    policy: ToolPolicy
+    policy: ToolPolicy | None
     channel: str
     effect: Callable[[str, str], str | None]
+    only: frozenset[str] | None = None
+    parent: Restriction | None = None
 
     def refusal(self, tool: Tool) -> str | None:
         """Why ``tool`` is not this turn's, or None when it is."""
-        if self.policy.allows(tool.name, self.effect(tool.plugin, tool.name)):
+        only = self.only
+        if only is not None and tool.name not in only and tool.plugin not in only:
+            return f"{tool.name} is not among the tools this turn was given ({', '.join(sorted(only)) or 'none'})"
+        if self.parent is not None:
+            why = self.parent.refusal(tool)
+            if why is not None:
+                return f"{why} (the turn this one works for may not use it)"
+        if self.policy is None or self.policy.allows(tool.name, self.effect(tool.plugin, tool.name)):
             return None
         return self.policy.refusal(tool.name, self.channel)
 
@@ -299,7 +314,8 @@ class ToolRegistry:
             checkers[kt.name] = self._checker(KERNEL, kt.name, kt.parameters)
         for entry in self._catalog():
             name, plugin = str(entry.get("name", "")), str(entry.get("plugin", ""))
-            if not name:
+            scope = entry.get("session")
+            if not name or (scope is not None and scope != session):  # another session's tool: not this turn's
                 continue
             if name in tools:
                 if (plugin, name) not in self._warned:

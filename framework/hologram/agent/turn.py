@@ -1,8 +1,10 @@
 """The agent turn: on_input → pre_action → [LLM → post_action → tools] … → before_output → send → after_output.
 
 The loop ends when the model answers without tool calls, when every call of a response was denied, when a
-hook responds, or at ``max_steps`` LLM calls: the last allowed call is told so (a system note, and
-``tool_choice = "none"``), and calls it makes anyway get a "not run" result.
+hook responds, or at a limit of ``[agent]``: ``max_steps`` LLM calls, ``max_tool_calls`` tool calls, or
+``max_turn_s`` of wall time make the next LLM call the last (a system note, and ``tool_choice = "none"``;
+calls it makes anyway get a "not run" result). The loop guard (agent/loop_guard.py) refuses a call the model
+keeps repeating, and ends the turn (``loop``) when the model repeats one after it was told.
 
 Everything the loop learns is persisted the moment it is known: the input, each response (with *its own*
 reasoning and usage), each tool result in call order, the delivered output. The results of one batch are
@@ -19,6 +21,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +30,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from hologram.agent.executor import Executor, Outcome, PluginInvoke
 from hologram.agent.failure import FailureKind, failure_of
 from hologram.agent.identity import TurnIdentity
+from hologram.agent.loop_guard import CALL_LIMIT_RESULT, LOOP_ENDED, LOOP_OUTPUT, LoopGuard
+from hologram.agent.scope import TurnScope
 from hologram.agent.tools import Restriction, ToolRegistry
 from hologram.agent.turn_scene import TurnScene
 from hologram.api import turn as api
@@ -58,6 +63,24 @@ STEP_LIMIT_NOTE = (
     "Step limit reached: this is LLM call {n} of at most {n} in this turn. Tools are disabled now; "
     "answer the user with what you have and say what is left undone."
 )
+CALL_LIMIT_NOTE = (
+    "Tool call limit reached: this turn made its {n} tool calls. Tools are disabled now; "
+    "answer the user with what you have and say what is left undone."
+)
+TIME_LIMIT_NOTE = (
+    "Time limit reached: this turn has run for more than {n:g} s. Tools are disabled now; "
+    "answer the user with what you have and say what is left undone."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """Why a step is the turn's last: its ``stop_reason``, the note the model is sent, the result of the calls it
+    makes anyway."""
+
+    reason: str  # max_steps | max_tool_calls | max_time
+    note: str
+    not_run: str
 
 
 class Completer(Protocol):
@@ -85,7 +108,7 @@ class TurnResult:
     turn_id: str
     output: str
     steps: int
-    ended_by: str  # answer | denied | respond | max_steps
+    ended_by: str  # answer | denied | respond | loop | max_steps | max_tool_calls | max_time
     errors: list[dict[str, Any]] = field(default_factory=list)
     usage: list[dict[str, Any]] = field(default_factory=list)
 
@@ -123,6 +146,10 @@ class Agent:
         """Running turns per chain (by id): a chain replaced by `providers_save` is closed once none uses it."""
         self.policies: ChannelPolicies | None = None
         """Which tools a turn may use, by its channel and peer (agent/tool_policy.py); None: every tool."""
+        self.clock: Callable[[], float] = time.monotonic
+        """A turn's wall time for ``[agent] max_turn_s`` (a test's seam)."""
+        self.running: dict[str, Restriction | None] = {}
+        """The tool policy of each session's running turn: a turn started for it (agent/scope.py) stays within it."""
 
     def restriction(self, channel: str, *, scene: str | None = None, partner: str | None = None) -> Restriction | None:
         """The tool policy of a turn (or a direct call) from ``channel``, or None when it may use every tool."""
@@ -144,6 +171,7 @@ class Agent:
         partner: str | None = None,
         parts: list[dict[str, Any]] | None = None,
         identity: TurnIdentity | None = None,
+        scope: TurnScope | None = None,
         at: float | None = None,
     ) -> TurnResult:
         """Run one turn. `scene`: a declared scene key (``chan:qq/peer:group_1``, docs/scenes.md), `partner`:
@@ -151,8 +179,9 @@ class Agent:
         started with ``input`` (`hologram.api.input_parts`), `text` being what the model reads of them.
         `identity`: who the turn is from, as the kernel's turn API established it (`hologram.agent.identity`);
         it wins over `channel` and `partner`, which remain for callers inside the kernel (tests, benchmarks)
-        and default to ``[agent] channel``. `at`: when the input was said (epoch seconds; an imported message),
-        stored as its event's time — memory reads the turn's time from it; default now."""
+        and default to ``[agent] channel``. `scope`: the tools, steps and parent turn of a turn started for
+        another (a sub-agent: agent/scope.py). `at`: when the input was said (epoch seconds; an imported
+        message), stored as its event's time — memory reads the turn's time from it; default now."""
         if identity is None:
             identity = TurnIdentity(channel or self.settings.channel, partner=partner)
         channel, partner = identity.channel, identity.partner
@@ -166,10 +195,35 @@ class Agent:
         turn.parts = parts
         turn.at = at
         turn.restriction = self.restriction(channel, scene=scene, partner=partner)
+        if scope is not None:
+            turn.restriction = self._scoped(turn.restriction, channel, scope)
+            if scope.max_steps is not None:
+                turn.max_steps = min(scope.max_steps, self.settings.max_steps)
         scenes = self.memory.scenes if self.memory is not None else None
         if scenes is not None:
             turn.scene = TurnScene(scenes, sid, turn.turn_id, channel, declared=scene, partner=partner)
-        return await turn.run(text)
+        self.running[sid] = turn.restriction
+        try:
+            return await turn.run(text)
+        finally:
+            self.running.pop(sid, None)
+
+    def _scoped(self, own: Restriction | None, channel: str, scope: TurnScope) -> Restriction | None:
+        """The restriction of a turn started for another: its own policy, its tool subset, and the parent's."""
+        if not scope.narrows:
+            return own
+        parent: Restriction | None = None
+        if scope.parent is not None:
+            if scope.parent not in self.running:
+                raise TurnError(f"the turn this one works for (session {scope.parent}) is no longer running")
+            parent = self.running[scope.parent]
+        effect = self.policies.effect if self.policies is not None else _no_effect
+        policy = own.policy if own is not None else None
+        return Restriction(policy, channel, own.effect if own is not None else effect, scope.tools, parent)
+
+
+def _no_effect(plugin: str, tool: str) -> str | None:
+    return None
 
 
 def with_images(messages: list[Message], images: tuple[str, ...]) -> list[Message]:
@@ -206,6 +260,7 @@ class _Turn:
         self.streamed: tuple[list[str], list[str]] = ([], [])  # the request in flight's content, reasoning so far
         self.parts: list[dict[str, Any]] | None = None  # the input parts (None: a text-only turn)
         self.restriction: Restriction | None = None  # the turn's tool policy (None: every tool)
+        self.max_steps = agent.settings.max_steps  # lower for a sub-agent's turn (agent/scope.py)
 
     # -- events to the channel and the ring ------------------------------------------------------------
 
@@ -259,17 +314,21 @@ class _Turn:
             await self.scene.begin(ctx.input or "", agent.memory.log.events(self.sid))
         if await stages.run("pre_action", ctx) and ctx.respond is not None:
             return await self._short_circuit(0)
-        max_steps = agent.settings.max_steps
+        settings = agent.settings
+        max_steps = self.max_steps
         guard = OverflowGuard(agent.context_window)  # at most two recoveries per turn
+        loop = LoopGuard(settings.loop_repeats, settings.max_tool_calls)
+        started = agent.clock()
         for step in range(1, max_steps + 1):
-            last = step == max_steps
+            limit = self._limit(step, loop, started)
+            last = limit is not None
             tools = agent.tools.snapshot(self.sid, self.restriction)
             provider_overflow = False
             while True:
                 messages = await self._request_messages(tools, guard, provider_overflow=provider_overflow)
                 messages = with_images(messages, image_urls(self.parts))
-                if last and tools.schemas():
-                    messages.append(Message.system(STEP_LIMIT_NOTE.format(n=max_steps)))
+                if limit is not None and tools.schemas():
+                    messages.append(Message.system(limit.note))
                 request = ChatRequest(
                     messages, tools=tools.schemas(), tool_choice="none" if last and tools.schemas() else None
                 )
@@ -288,19 +347,43 @@ class _Turn:
                 self.scene.used(c.name for c in result.tool_calls)
             if not result.tool_calls:
                 return await self._finish(ctx.content or "", step, "answer")
-            if last:
-                self._close(seq, result.tool_calls, f"not run: the step limit of {max_steps} LLM calls was reached")
-                return await self._finish(ctx.content or STEP_LIMIT_NOTE.format(n=max_steps), step, "max_steps")
+            if limit is not None:
+                self._close(seq, result.tool_calls, limit.not_run)
+                return await self._finish(ctx.content or limit.note, step, limit.reason)
+            refused, looping = loop.screen(result.tool_calls)
+            if looping is not None:  # told once and repeating still: the turn ends here
+                self._close(seq, result.tool_calls, LOOP_ENDED.format(what=looping))
+                return await self._finish(ctx.content or LOOP_OUTPUT.format(what=looping), step, "loop")
 
             def record(call: ToolCall, outcome: Outcome, seq: int = seq) -> None:
                 self._record(seq, call, outcome)
+                loop.finished(call.id, outcome.content)
 
             with self.store.deferred():  # the batch's results: one commit (see SessionStore.deferred)
-                report = await agent.executor.run_batch(result.tool_calls, tools, ctx, record, self.emit)
+                report = await agent.executor.run_batch(result.tool_calls, tools, ctx, record, self.emit, refused)
             if report.all_denied:
                 reasons = "; ".join(o.content for o in report.outcomes)
                 return await self._finish(ctx.content or f"Every tool call was denied: {reasons}", step, "denied")
         raise AssertionError("unreachable: the last step always returns")
+
+    def _limit(self, step: int, loop: LoopGuard, started: float) -> Limit | None:
+        """Whether this step is the turn's last, and why: the step limit, the tool call limit spent, or the turn's
+        wall time past ``max_turn_s`` (checked before each LLM call; a running tool is bounded by its timeout)."""
+        settings = self.agent.settings
+        if step == self.max_steps:
+            n = self.max_steps
+            return Limit(
+                "max_steps", STEP_LIMIT_NOTE.format(n=n), f"not run: the step limit of {n} LLM calls was reached"
+            )
+        if loop.exhausted:
+            n = settings.max_tool_calls
+            return Limit("max_tool_calls", CALL_LIMIT_NOTE.format(n=n), CALL_LIMIT_RESULT.format(n=n))
+        if self.agent.clock() - started >= settings.max_turn_s:
+            s = settings.max_turn_s
+            return Limit(
+                "max_time", TIME_LIMIT_NOTE.format(n=s), f"not run: the turn's time limit of {s:g} s was reached"
+            )
+        return None
 
     async def _request_messages(self, tools: Any, guard: OverflowGuard, *, provider_overflow: bool) -> list[Message]:
         """The request's messages: the L1 history pruned against this turn's input by the memory layer.

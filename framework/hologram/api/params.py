@@ -20,6 +20,7 @@ from hologram.api.turn import (
     SESSIONS_CREATE,
     SESSIONS_DELETE,
     SESSIONS_LIST,
+    SESSIONS_MCP,
     SESSIONS_READ,
     SESSIONS_RENAME,
     TOOLS_CALL,
@@ -186,7 +187,11 @@ class StartParams(_Input):
     `hologram.memory.scene_features`, docs/scenes.md); ``partner``: who the turn is with (a user or group id of
     the channel). Both optional (since turn API version 1, a backward-compatible addition): memory prefers what
     happened in the same scene. ``input``: typed parts (text, images, files; `hologram.api.input_parts`)
-    instead of ``text`` — exactly one of the two (``text`` is one text part, as in version 1)."""
+    instead of ``text`` — exactly one of the two (``text`` is one text part, as in version 1). ``tools``,
+    ``max_steps``, ``parent``: a turn started for another turn (a sub-agent, ``agent_delegate``) — only these
+    tools (or plugins; never more than the turn's policy allows), at most these LLM calls, and the session whose
+    running turn it works for: it may use no tool that turn may not, and it is cancelled when that turn ends
+    (hologram/agent/scope.py; backward-compatible additions)."""
 
     session: str | None = Field(None, description="the session to continue; a new one when left out")
     client: str = Field("client", description="who starts it (`cli`, `web`, a plugin's name)")
@@ -196,6 +201,15 @@ class StartParams(_Input):
     scene: str | None = Field(None, min_length=1, max_length=200, description="a declared scene key")
     partner: str | None = Field(None, min_length=1, max_length=128, description="who the turn is with")
     principal: Principal = ""
+    tools: list[Annotated[str, Field(min_length=1, max_length=128)]] | None = Field(
+        None,
+        max_length=500,
+        description="only these tools or plugins (by name); never more than the turn's policy allows",
+    )
+    max_steps: int | None = Field(None, ge=1, le=1000, description="at most this many LLM calls ([agent] caps it)")
+    parent: str | None = Field(
+        None, min_length=1, description="the session whose running turn this one works for (cancelled with it)"
+    )
 
     @field_validator("scene")
     @classmethod
@@ -333,6 +347,48 @@ class ApproveParams(_Params):
         return "approve_once" if self.approved else "deny"
 
 
+class McpServer(_Params):
+    """One MCP server for a session: ``command`` (stdio: the kernel's ``mcp`` plugin starts it) or ``url``
+    (streamable HTTP), exactly one of the two."""
+
+    name: str = Field(
+        pattern=r"^[A-Za-z0-9_-]{1,40}$", description="its name (1-40 of A-Z a-z 0-9 _ -); tools are mcp_NAME_TOOL"
+    )
+    command: str | None = Field(None, min_length=1, description="stdio: the program to start (found on PATH)")
+    args: list[str] = Field(default_factory=list, max_length=256, description="stdio: its arguments")
+    env: dict[str, str] = Field(default_factory=dict, description="stdio: environment variables added")
+    cwd: str | None = Field(None, min_length=1, description="stdio: its working directory")
+    url: str | None = Field(None, pattern=r"^https?://", description="streamable HTTP: the server's endpoint")
+    headers: dict[str, str] = Field(default_factory=dict, description="streamable HTTP: headers sent with each request")
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> Self:
+        if (self.command is None) == (self.url is None):
+            raise ValueError(
+                f"server {self.name!r}: give command (a stdio server) or url (streamable HTTP), exactly one"
+            )
+        return self
+
+
+class McpParams(_Params):
+    """``sessions/mcp``: connect these MCP servers for ``session`` alone — the servers an ACP editor passes in
+    ``session/new`` — through the ``mcp`` plugin (the provider of ``mcp.sessions``). Their tools are offered in
+    that session's turns only, every call put to the user's approval policy like any MCP tool's; they replace
+    what this caller connected for the session before (``servers: []`` disconnects them all), and they go when
+    the caller's connection does. The answer comes once each server is up or has failed, so the next turn sees
+    its tools."""
+
+    session: NonEmpty = Field(description="an existing session")
+    servers: list[McpServer] = Field(max_length=32, description="the servers (names unique)")
+
+    @model_validator(mode="after")
+    def _unique(self) -> Self:
+        names = [s.name for s in self.servers]
+        if len(set(names)) != len(names):
+            raise ValueError("servers: a name is given twice")
+        return self
+
+
 class ToolsListParams(_Params):
     """``tools/list``: the tools of the plugins, with their schemas and whether the policy puts them to a person."""
 
@@ -361,6 +417,7 @@ METHOD_PARAMS: dict[str, type[_Params]] = {
     SESSIONS_READ: SessionReadParams,
     SESSIONS_RENAME: RenameParams,
     SESSIONS_DELETE: SessionParams,
+    SESSIONS_MCP: McpParams,
     TOOLS_LIST: ToolsListParams,
     TOOLS_CALL: ToolCallParams,
 }

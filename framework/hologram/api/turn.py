@@ -43,6 +43,8 @@ SESSIONS_LIST = "sessions/list"  # {limit?, cursor?} → {sessions: [{id, title,
 SESSIONS_READ = "sessions/read"  # {session, limit?, before?} → {session, title, events, messages, next_before}
 SESSIONS_RENAME = "sessions/rename"  # {session, title} → {session, title}
 SESSIONS_DELETE = "sessions/delete"  # {session} → {deleted: bool}
+# McpParams → {session, servers: [{name, state, tools, error}]}: MCP servers connected for one session, its tools
+SESSIONS_MCP = "sessions/mcp"
 TOOLS_LIST = "tools/list"  # {} → {tools: [{name, description, parameters, plugin, needs_approval}]}
 TOOLS_CALL = "tools/call"  # {tool, arguments} → {content, is_error, status}: outside a turn, policy only
 # kernel → client notification, on every connection watching the session
@@ -53,7 +55,10 @@ FACILITY = "kernel.turns"
 OBSERVE_FACILITY = "kernel.observe"
 ItemType = Literal["user_message", "agent_message", "reasoning", "tool_call", "approval"]
 
-StopReason = Literal["answer", "denied", "respond", "max_steps", "cancelled", "error"]
+# loop: the loop guard ended the turn; max_steps, max_tool_calls, max_time: a limit of [agent] was reached
+StopReason = Literal[
+    "answer", "denied", "respond", "loop", "max_steps", "max_tool_calls", "max_time", "cancelled", "error"
+]
 OnDisconnect = Literal["cancel", "continue"]
 
 

@@ -178,9 +178,26 @@ class TurnClient:
         answer = await self.connection.request(api.SESSIONS_APPEND, params)
         return str(answer["status"])
 
+    async def mcp_servers(self, session: str, servers: list[dict[str, Any]]) -> dict[str, Any]:
+        """Connect these MCP servers for ``session`` alone (``sessions/mcp``; each ``{name, command, args?, env?,
+        cwd?}`` or ``{name, url, headers?}``), replacing the ones this connection connected there before; they go
+        when this connection closes. Answers once each is up or failed: ``{session, servers: [{name, state,
+        tools, error}]}``."""
+        answer: dict[str, Any] = await self.connection.request(
+            api.SESSIONS_MCP, {"session": session, "servers": servers}
+        )
+        return answer
+
     async def sessions(self) -> list[dict[str, Any]]:
         answer = await self.connection.request(api.SESSIONS_LIST, {})
         return list(answer["sessions"])
+
+    async def sessions_page(self, *, limit: int | None = None, cursor: str | None = None) -> dict[str, Any]:
+        """One page of ``sessions/list``, newest first: ``{sessions, next_cursor}`` (pass ``next_cursor`` as
+        ``cursor`` for the next page; None after the last)."""
+        params = {k: v for k, v in (("limit", limit), ("cursor", cursor)) if v is not None}
+        answer: dict[str, Any] = await self.connection.request(api.SESSIONS_LIST, params or {"limit": 50})
+        return answer
 
     async def read(self, session: str, *, limit: int | None = None, before: int | None = None) -> dict[str, Any]:
         """The session as stored: ``events`` and the ``messages`` a model would be sent. With ``limit`` or

@@ -16,21 +16,28 @@ whose client cannot approve: a tool call the user's policy would ask about is de
 exactly as for ``hologram ask`` from a script. What the policy allows (``mode = "allow"``, the allow-list)
 runs. To let the agent use such a tool from an MCP client, allow it in ``[approvals]``.
 
-It is a client of the running kernel like any other: each call connects to the control socket of the data
-directory (`hologram.clients.TurnClient`), so a kernel restarted meanwhile is simply found again; when none
-runs, the call answers with the fix (``hologram up --data DIR``) instead of starting one — the MCP client
-starts and stops this process per conversation, and a kernel tied to it would take its plugins down with it.
+How it reaches the kernel is a `KernelAccess`: the turn API and ``kernel.memory`` ``search``, nothing else.
+`hologram mcp` uses `ControlSocket`, a client of the running kernel like any other: each call connects to the
+control socket of the data directory (`hologram.clients.TurnClient`), so a kernel restarted meanwhile is simply
+found again; when none runs, the call answers with the fix (``hologram up --data DIR``) instead of starting one —
+the MCP client starts and stops this process per conversation, and a kernel tied to it would take its plugins
+down with it. ``/mcp`` on the web port is the same server in the ``mcp`` plugin, whose access is the plugin's
+own ``kernel.turns`` and ``kernel.memory`` facilities (hologram_plugins/mcp/turns_access.py): a plugin does not
+reach for the kernel's control socket.
 
-`build_server` returns the `mcp` package's low-level ``Server``; `serve_stdio` runs it on stdin/stdout. The
-same object can be mounted on the web port as streamable HTTP (``server.streamable_http_app()``) once the http
-plugin lets other plugins mount routes. Only public modules are imported here (tests/guard/
-test_channel_imports.py): the turn API's client and contract, never the kernel's own packages.
+Either way a turn's client is the ``ask`` call: when it goes (the MCP client closed stdin, dropped the HTTP
+request), the turn is cancelled and the session stays valid (tests/a2a/test_mcp_disconnect.py).
+
+`build_server` returns the `mcp` package's low-level ``Server``; `serve_stdio` runs it on stdin/stdout. Only
+public modules are imported here (tests/guard/test_channel_imports.py): the turn API's client and contract,
+never the kernel's own packages.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
@@ -90,21 +97,85 @@ def _text(text: str, *, error: bool = False, structured: dict[str, Any] | None =
     )
 
 
-class HologramTools:
-    """What the tools do, over the control socket of ``data_dir``'s kernel. ``graph_tools``: also offer the
-    plugins' tools (``--tools``), called through ``tools/call`` under the user's approval policy."""
+@dataclass
+class Answer:
+    """What one ``ask`` turn came to."""
 
-    def __init__(self, data_dir: Path, *, graph_tools: bool = False) -> None:
+    session: str
+    output: str = ""
+    stop_reason: str = "error"
+    errors: list[str] = field(default_factory=list)
+
+
+class KernelAccess(Protocol):
+    """The kernel as the MCP server uses it: the turn API and memory search (module docstring)."""
+
+    where: str  # for a person: which kernel (an error says it went away)
+
+    async def ask(self, text: str, session: str | None) -> Answer: ...
+
+    async def tools_list(self) -> list[dict[str, Any]]: ...
+
+    async def tools_call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]: ...
+
+    async def memory_search(self, text: str, limit: int) -> dict[str, Any]: ...
+
+
+class ControlSocket:
+    """`KernelAccess` over the control socket of ``data_dir``'s kernel, a connection per call (`hologram mcp`)."""
+
+    def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
+        self.where = f"the kernel of {data_dir}"
+
+    async def _connect(self) -> TurnClient:
+        return await TurnClient.connect(self.data_dir, client=CLIENT_NAME, approvals=False)
+
+    async def ask(self, text: str, session: str | None) -> Answer:
+        answer: list[str] = []
+        errors: list[str] = []
+        async with await self._connect() as client:  # closed when the call is cancelled: the kernel cancels the turn
+            turn = await client.start(text, session=session)
+            ended: api.TurnEnded | None = None
+            async for event in turn:
+                if isinstance(event, api.ContentDelta):
+                    answer.append(event.text)
+                elif isinstance(event, api.TurnFailed):
+                    errors.append(event.message)
+                elif isinstance(event, api.TurnEnded):
+                    ended = event
+                    break
+        output = (ended.output if ended is not None and ended.output else "") or "".join(answer)
+        stop = ended.stop_reason if ended is not None else "error"
+        return Answer(turn.session or "", output, stop, errors)
+
+    async def tools_list(self) -> list[dict[str, Any]]:
+        async with await self._connect() as client:
+            return list(await client.tools_list())
+
+    async def tools_call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        async with await self._connect() as client:
+            return dict(await client.tools_call(name, arguments))
+
+    async def memory_search(self, text: str, limit: int) -> dict[str, Any]:
+        async with await self._connect() as client:
+            return dict(await client.connection.request(SEARCH_METHOD, {"text": text, "limit": limit}))
+
+
+class HologramTools:
+    """What the tools do, through ``kernel`` (`KernelAccess`). ``graph_tools``: also offer the plugins' tools
+    (``--tools``), called through ``tools/call`` under the user's approval policy."""
+
+    def __init__(self, kernel: KernelAccess, *, graph_tools: bool = False) -> None:
+        self.kernel = kernel
         self.graph_tools = graph_tools
 
     async def list(self) -> list[types.Tool]:
         if not self.graph_tools:
             return TOOLS
         try:
-            async with await self._connect() as client:
-                found = await client.tools_list()
-        except (HologramError, OSError, ConnectionError):  # no kernel now: its tools come when it does
+            found = await self.kernel.tools_list()
+        except (HologramError, RpcError, OSError, ConnectionError):  # no kernel now: its tools come when it does
             return TOOLS
         own = {t.name for t in TOOLS}
         extra = [
@@ -120,30 +191,12 @@ class HologramTools:
         return [*TOOLS, *extra]
 
     async def graph_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        async with await self._connect() as client:
-            answer = await client.tools_call(name, arguments)
+        answer = await self.kernel.tools_call(name, arguments)
         return _text(str(answer.get("content", "")), error=bool(answer.get("is_error")))
 
-    async def _connect(self) -> TurnClient:
-        return await TurnClient.connect(self.data_dir, client=CLIENT_NAME, approvals=False)
-
     async def ask(self, text: str, session: str | None = None) -> types.CallToolResult:
-        answer: list[str] = []
-        errors: list[str] = []
-        async with await self._connect() as client:
-            turn = await client.start(text, session=session or None)
-            ended: api.TurnEnded | None = None
-            async for event in turn:
-                if isinstance(event, api.ContentDelta):
-                    answer.append(event.text)
-                elif isinstance(event, api.TurnFailed):
-                    errors.append(event.message)
-                elif isinstance(event, api.TurnEnded):
-                    ended = event
-                    break
-        sid = turn.session or ""
-        output = (ended.output if ended is not None and ended.output else "") or "".join(answer)
-        stop = ended.stop_reason if ended is not None else "error"
+        done = await self.kernel.ask(text, session or None)
+        sid, output, stop, errors = done.session, done.output, done.stop_reason, done.errors
         structured = {"answer": output, "session": sid, "stop_reason": stop}
         if errors or stop == "error":
             why = "; ".join(errors) or "the turn ended without an answer"
@@ -151,8 +204,7 @@ class HologramTools:
         return _text(f"{output}\n\n(session: {sid} — pass it as session to continue)", structured=structured)
 
     async def memory_search(self, text: str, limit: int = 10) -> types.CallToolResult:
-        async with await self._connect() as client:
-            result = await client.connection.request(SEARCH_METHOD, {"text": text, "limit": limit})
+        result = await self.kernel.memory_search(text, limit)
         hits = list(result.get("hits") or [])
         if not hits:
             return _text(f"no memory matches {text!r}", structured={"hits": []})
@@ -187,15 +239,15 @@ class HologramTools:
         except HologramError as exc:  # no kernel runs here: say how to start one
             return _text(f"error: {exc.render()}", error=True)
         except (OSError, ConnectionError) as exc:
-            return _text(f"error: the kernel of {self.data_dir} went away: {exc}", error=True)
+            return _text(f"error: {self.kernel.where} went away: {exc}", error=True)
         return _text(
             f"error: no tool named {name!r} (tools: ask, memory_search; hologram mcp --tools: the graph's)", error=True
         )
 
 
-def build_server(data_dir: Path, *, graph_tools: bool = False) -> Server[Any]:
-    """The MCP server object (stdio here; mountable as streamable HTTP later, module docstring)."""
-    tools = HologramTools(data_dir, graph_tools=graph_tools)
+def build_server(kernel: Path | KernelAccess, *, graph_tools: bool = False) -> Server[Any]:
+    """The MCP server object, reaching the kernel through ``kernel`` (a data directory: its control socket)."""
+    tools = HologramTools(ControlSocket(kernel) if isinstance(kernel, Path) else kernel, graph_tools=graph_tools)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=await tools.list())

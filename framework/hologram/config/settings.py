@@ -76,6 +76,13 @@ class AgentSettings(BaseModel):
     defer_tools: bool = Field(
         True, description="send deferred tools' schemas only once the model loads them (agent/tools.py)"
     )
+    loop_repeats: int = Field(
+        3, ge=0, le=100, description="the same tool call this many times in a row (or two in turn) is a loop; 0: off"
+    )
+    max_tool_calls: int = Field(200, ge=1, le=100_000, description="tool calls per turn at most")
+    max_turn_s: float = Field(
+        900.0, gt=0, description="a turn's wall time; past it the next LLM call is its last, with tools disabled"
+    )
     channel: str = "cli"
     max_input_chars: int = Field(
         200_000,
@@ -83,6 +90,13 @@ class AgentSettings(BaseModel):
         le=5_000_000,
         description="a turn's input longer than this is refused on every path (socket, plugins, HTTP, /v1)",
     )
+
+    @field_validator("loop_repeats")
+    @classmethod
+    def _loop_repeats(cls, value: int) -> int:
+        if value == 1:
+            raise ValueError("1 would refuse every second call of a tool; use 2 or more, or 0 to turn the guard off")
+        return value
 
 
 MiB = 1024 * 1024

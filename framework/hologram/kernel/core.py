@@ -33,7 +33,7 @@ from hologram.kernel.notices import Notice, NoticeListener, Notices
 from hologram.kernel.settle import settle
 from hologram.manifest.facility import KERNEL
 from hologram.plan.lock import Lock
-from hologram.rpc import Connection, RingWriter
+from hologram.rpc import INVALID_PARAMS, UNKNOWN_NAME, Connection, RingWriter, RpcError
 from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor
 from hologram.supervisor.core import EventListener, KernelMethod
 from hologram.supervisor.inproc import InprocEndpoint
@@ -201,12 +201,23 @@ class Kernel:
         def kernel_info(caller: str) -> dict[str, Any]:
             return self.info()
 
+        def settings_get(caller: str, section: str | None = None) -> dict[str, Any]:
+            from hologram.kernel.settings_view import settings_view  # the self-management tools' only
+
+            if section is not None and not isinstance(section, str):
+                raise RpcError(INVALID_PARAMS, "section: a name such as 'agent' or 'plugins.web', or leave it out")
+            try:
+                return settings_view(self.settings, section)
+            except KeyError as exc:
+                raise RpcError(UNKNOWN_NAME, str(exc.args[0])) from None
+
         self.add_facility_method("kernel.events", "publish", publish)
         self.add_facility_method("kernel.tools", "list", list_tools)
         runtime_tools = RuntimeTools(self.supervisor)  # tools a plugin adds while it runs (supervisor/runtime_tools.py)
         self.add_facility_method(RUNTIME_TOOLS, "register", runtime_tools.register)
         self.add_facility_method(RUNTIME_TOOLS, "unregister", runtime_tools.unregister)
         self.add_facility_method("kernel.settings", "info", kernel_info)
+        self.add_facility_method("kernel.settings", "get", settings_get)  # never a secret (kernel/settings_view.py)
         PluginAdmin(self).serve()  # kernel.plugins, and admin/list|restart|stop|start|log on the control socket
         InstallAdmin(self).serve()  # kernel.plugins reload|inventory|add|remove: plugins added at run time
 

@@ -93,6 +93,12 @@ class ToolSpec:
         return self.runtime or "ctx" in signature_of(self.handler).parameters
 
 
+def session_key(name: str, session: str | None) -> str:
+    """Where a run-time tool is kept in `Plugin.tools`: its name, or ``SESSION/NAME`` for one session's (no tool
+    name has a ``/``, so the two never meet; the kernel keeps them alike)."""
+    return name if session is None else f"{session}/{name}"
+
+
 @dataclass
 class RuntimeTool:
     """A tool a plugin adds while it runs (`Plugin.register_tools`), with the schema it learnt then.
@@ -354,32 +360,43 @@ class Plugin(Generic[S]):
         """Broadcast an event through the kernel's event ring."""
         await self.runtime.publish(event)
 
-    async def register_tools(self, tools: Collection[RuntimeTool]) -> list[str]:
+    async def register_tools(self, tools: Collection[RuntimeTool], *, session: str | None = None) -> list[str]:
         """Add tools now (``kernel.tools.register``; the manifest must require ``kernel.tools``), or replace
         ones of the same names: from the next LLM step of any turn they are offered — deferred, named in
         ``tools_load`` — and every call is put to the user's approval policy. All or none: a bad name or
         schema, or a name another plugin holds, raises `RpcError` (``INVALID_PARAMS``) naming it. A restart
-        of the plugin forgets them; register them again from ``on_start``."""
-        added = {t.name: ToolSpec(t.name, t.handler, t.description, t.parameters, t.parallel_safe, True) for t in tools}
-        previous = {name: self.tools[name] for name in added if name in self.tools}
+        of the plugin forgets them; register them again from ``on_start``.
+
+        With ``session``, they are that session's alone: offered and callable only in its turns, and other
+        sessions may have tools of the same names (docs/protocol.md, ``kernel.tools``)."""
+        added = {
+            session_key(t.name, session): ToolSpec(
+                t.name, t.handler, t.description, t.parameters, t.parallel_safe, True
+            )
+            for t in tools
+        }
+        previous = {key: self.tools[key] for key in added if key in self.tools}
         self.tools.update(added)  # before the kernel knows them: a call may come at once
+        scope = {"session": session} if session is not None else {}
         try:
-            answer = await self.facility("kernel.tools").call("register", tools=[t.wire() for t in tools])
+            answer = await self.facility("kernel.tools").call("register", tools=[t.wire() for t in tools], **scope)
         except BaseException:
-            for name in added:
-                self.tools.pop(name, None)
+            for key in added:
+                self.tools.pop(key, None)
             self.tools.update(previous)
             raise
         return [str(n) for n in answer.get("tools", [])]
 
-    async def unregister_tools(self, names: Collection[str]) -> list[str]:
-        """Remove tools added with `register_tools` (``kernel.tools.unregister``); returns the names removed."""
-        answer = await self.facility("kernel.tools").call("unregister", names=list(names))
+    async def unregister_tools(self, names: Collection[str], *, session: str | None = None) -> list[str]:
+        """Remove tools added with `register_tools` (``kernel.tools.unregister``; ``session``'s when given);
+        returns the names removed."""
+        scope = {"session": session} if session is not None else {}
+        answer = await self.facility("kernel.tools").call("unregister", names=list(names), **scope)
         removed = [str(n) for n in answer.get("tools", [])]
         for name in removed:
-            spec = self.tools.get(name)
+            spec = self.tools.get(session_key(name, session))
             if spec is not None and spec.runtime:
-                del self.tools[name]
+                del self.tools[session_key(name, session)]
         return removed
 
     async def set_status(self, text: str) -> None:

@@ -283,7 +283,10 @@ class Runtime:
 
     async def _tool_invoke(self, params: Any) -> dict[str, Any]:
         name = params.get("name") if isinstance(params, dict) else None
-        spec = self.plugin.tools.get(str(name))
+        session = params.get("session_id") if isinstance(params, dict) else None
+        # a tool of the call's session first (`Plugin.register_tools(session=)`), then the plugin's own
+        spec = self.plugin.tools.get(f"{session}/{name}") if isinstance(session, str) else None
+        spec = spec or self.plugin.tools.get(str(name))
         if spec is None:
             raise RpcError(METHOD_NOT_FOUND, f"plugin {self.plugin.name} has no tool {name!r}")
         arguments = params.get("arguments") or {}

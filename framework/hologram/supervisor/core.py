@@ -564,7 +564,7 @@ class Supervisor:
                     "waiting_on": waiting,
                     "reason": self.waiting_reason(plugin) if plugin.state is State.WAITING else plugin.reason,
                     "status": plugin.status if plugin.state is State.READY else "",
-                    "tools": sorted(plugin.tools),
+                    "tools": sorted(k for k, t in plugin.tools.items() if t.get("session") is None),
                 }
             )
         return {"plugins": plugins}

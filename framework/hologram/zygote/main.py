@@ -84,6 +84,8 @@ PRELOAD_OPTIONAL = (
     # +0.2 MB each for their share of the zygote's extra pages, the total -0.9 MB; with uvicorn it was +4 MB in
     # the zygote for -3 MB in http. None of these does anything at import but define (tests/guard holds it).
     "hologram_plugins.a2a",  # defines its plugin, its mount and a lazy app; the a2a-sdk loads on the first request
+    "hologram_plugins.admin",  # its three tools; everything it does is a kernel facility call
+    "hologram_plugins.agents",  # agent_delegate: a child turn through kernel.turns
     "hologram_plugins.calendar",
     "hologram_plugins.code",
     "hologram_plugins.files",

@@ -10,7 +10,7 @@ turn's live events. States, from the turn:
 | queued behind the session's running turn | ``submitted`` |
 | running | ``working`` |
 | running, an approval request open | ``input-required`` (the next message answers it) |
-| ended: ``answer``, ``respond``, ``denied``, ``max_steps`` | ``completed`` |
+| ended: ``answer``, ``respond``, ``denied``, ``loop``, ``max_*`` | ``completed`` |
 | ended: ``cancelled`` | ``canceled`` |
 | ended: ``error`` | ``failed`` |
 
@@ -28,7 +28,7 @@ from a2a.types import a2a_pb2 as pb
 from google.protobuf import struct_pb2
 
 ANSWER = "answer"  # the artifact that holds a task's answer
-DONE = {"answer", "respond", "denied", "max_steps"}
+DONE = {"answer", "respond", "denied", "loop", "max_steps", "max_tool_calls", "max_time"}
 IMAGE_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 DECISION_WORDS = {
     "approve_once": ("yes", "y", "ok", "okay", "approve", "approved", "allow", "once", "是", "好", "允许", "同意"),

@@ -39,7 +39,16 @@ MODEL = "hologram"
 SESSION_HEADER = "x-hologram-session"
 CLIENT = "openai"
 MAX_BODY = 8 * 1_048_576  # clients send the whole conversation every time; only the last message is used
-FINISH = {"answer": "stop", "max_steps": "length", "cancelled": "stop", "denied": "stop", "respond": "stop"}
+FINISH = {
+    "answer": "stop",
+    "max_steps": "length",
+    "max_tool_calls": "length",
+    "max_time": "length",
+    "loop": "stop",
+    "cancelled": "stop",
+    "denied": "stop",
+    "respond": "stop",
+}
 
 
 def _error(status: int, message: str, kind: str = "invalid_request_error", code: str | None = None) -> Response:

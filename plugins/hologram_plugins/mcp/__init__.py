@@ -4,8 +4,9 @@ Each server of ``[plugins.mcp.servers.NAME]`` (config.py) gets a `ServerLink` (l
 connected; whenever a server's tools change — it came up, went down, announced a new list — the `Bridge`
 registers and unregisters them with the kernel (``kernel.tools``, `Plugin.register_tools`). The kernel makes
 them deferred and puts every call to the user's approval policy; the plugin only ever receives approved calls.
-A call is forwarded to the server and its result mapped by results.py. How the plugin fares — which servers
-are down, and why — is its status line (`hologram status`).
+A call is forwarded to the server and its result mapped by results.py. Servers a client connects for one
+session (``sessions/mcp``: an ACP editor's) are sessions.py's, their tools that session's alone. How the plugin
+fares — which servers are down, and why — is its status line (`hologram status`).
 
 The MCP package (the client, anyio, httpx2, the protocol's types: ~35 MB and a second of CPU) is imported only
 when a server is configured (link.py, results.py), and /mcp's server only on its first request
@@ -18,12 +19,13 @@ import asyncio
 import contextlib
 import logging
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hologram.sdk import Plugin, RpcError, RuntimeTool, StartContext, ToolContext, tool_error
 from hologram_plugins.mcp.config import McpConfig
 from hologram_plugins.mcp.http_server import McpOverHttp
+from hologram_plugins.mcp.sessions import FACILITY as SESSIONS
+from hologram_plugins.mcp.sessions import SessionServers
 
 if TYPE_CHECKING:
     from hologram_plugins.mcp.link import RemoteTool, ServerLink
@@ -49,11 +51,13 @@ class Bridge:
         self.registered: dict[str, set[str]] = {name: set() for name in self.links}  # server → names the kernel has
         self._lock = asyncio.Lock()  # one sync with the kernel at a time: a change waits for the one before
         self._tasks: list[asyncio.Task[None]] = []
+        self.sessions = SessionServers(self, config)  # a session's own servers (an ACP editor's): sessions.py
 
     def start(self) -> None:
         self._tasks = [asyncio.ensure_future(link.run()) for link in self.links.values()]
 
     async def stop(self) -> None:
+        await self.sessions.stop()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -122,19 +126,32 @@ plugin: Plugin[Bridge] = Plugin(
 )
 
 
-def _http_settings() -> tuple[Path, bool, bool]:
-    """For /mcp (http_server.py): the kernel's data directory (the parent of this plugin's) and the switches."""
+def _http_settings() -> tuple[bool, bool]:
+    """For /mcp (http_server.py): the switches of this start."""
     config: McpConfig = plugin.config
-    return kernel_data_dir(plugin.state.data_dir), config.serve_http, config.http_tools
+    return config.serve_http, config.http_tools
 
 
-def kernel_data_dir(plugin_data_dir: str) -> Path:
-    path = Path(plugin_data_dir).resolve()
-    return path.parent.parent if path.parent.name == "plugins" else path
-
-
-MCP_HTTP = McpOverHttp(_http_settings)
+MCP_HTTP = McpOverHttp(plugin, _http_settings)
 plugin.mount("/mcp", MCP_HTTP, optional=True)  # the web port's /mcp, when the graph has one (after_if_present)
+
+
+@plugin.on_turn_event
+def on_turn_event(event: dict[str, Any]) -> None:
+    """The events of /mcp's asks (they watch their sessions through kernel.turns: turns_access.py)."""
+    MCP_HTTP.publish(event)
+
+
+@plugin.method(SESSIONS, "connect")
+async def sessions_connect(owner: str, session: str, servers: list[dict[str, Any]]) -> dict[str, Any]:
+    """``sessions/mcp`` of a client, forwarded by the kernel (sessions.py)."""
+    return await plugin.state.sessions.connect(owner, session, servers)
+
+
+@plugin.method(SESSIONS, "release")
+async def sessions_release(owner: str) -> dict[str, Any]:
+    """The client that connected servers for its sessions went away (sessions.py)."""
+    return await plugin.state.sessions.release(owner)
 
 
 @plugin.on_start
@@ -142,6 +159,7 @@ async def start(ctx: StartContext[McpConfig]) -> None:
     """Connect in the background: the plugin is ready at once, each server's tools come when it is up."""
     plugin.state.start()
     await plugin.set_status(plugin.state.status())
+    await plugin.ready(SESSIONS)
 
 
 @plugin.on_stop

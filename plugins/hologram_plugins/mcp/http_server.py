@@ -1,7 +1,8 @@
 """``/mcp`` on the web port: Hologram as an MCP server over streamable HTTP, for MCP clients that speak HTTP.
 
 The server is `hologram mcp`'s own (`hologram.clients.mcp_server.build_server`: ``ask``, ``memory_search``, and
-with ``[plugins.mcp] http_tools = true`` the plugins' tools), served by the ``mcp`` package's
+with ``[plugins.mcp] http_tools = true`` the plugins' tools), reaching the kernel through this plugin's
+``kernel.turns`` and ``kernel.memory`` (turns_access.py), served by the ``mcp`` package's
 `StreamableHTTPSessionManager` and mounted with `Plugin.mount` through the http plugin's ``http.routes``: the web
 port's token, Host and Origin checks and body limit come first, so the package's own DNS-rebinding check is
 off (the Host was checked already). Stateless: each request stands alone (no MCP session to keep across the
@@ -15,8 +16,11 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hologram.sdk import Plugin
+    from hologram_plugins.mcp.turns_access import TurnsAccess
 
 log = logging.getLogger("hologram_plugins.mcp")
 
@@ -24,14 +28,16 @@ log = logging.getLogger("hologram_plugins.mcp")
 class McpOverHttp:
     """An ASGI app: the MCP server's streamable HTTP transport, started when the first request comes."""
 
-    def __init__(self, settings: Callable[[], tuple[Path, bool, bool]]) -> None:
-        self.settings = settings  # (the kernel's data dir, serve_http, http_tools), from this start
+    def __init__(self, plugin: Plugin[Any], settings: Callable[[], tuple[bool, bool]]) -> None:
+        self.plugin = plugin
+        self.settings = settings  # (serve_http, http_tools), from this start
+        self.access: TurnsAccess | None = None  # made with the server: the turn events of its asks go there
         self._manager: Any = None
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        data_dir, serve, tools = self.settings()
+        serve, tools = self.settings()
         if not serve:
             body = b'{"error": {"code": "not_found", "message": "/mcp is off: [plugins.mcp] serve_http = false"}}'
             await send(
@@ -39,17 +45,25 @@ class McpOverHttp:
             )
             await send({"type": "http.response.body", "body": body})
             return
-        manager = await self._started(data_dir, tools)
+        manager = await self._started(tools)
         await manager.handle_request(scope, receive, send)
 
-    async def _started(self, data_dir: Path, tools: bool) -> Any:
+    def publish(self, event: dict[str, Any]) -> None:
+        """A turn event over the plugin's connection: for the asks of /mcp (turns_access.py)."""
+        if self.access is not None:
+            self.access.publish(event)
+
+    async def _started(self, tools: bool) -> Any:
         async with self._lock:
             if self._manager is None:
                 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
                 from hologram.clients.mcp_server import build_server
+                from hologram_plugins.mcp.turns_access import TurnsAccess
 
-                manager = StreamableHTTPSessionManager(app=build_server(data_dir, graph_tools=tools), stateless=True)
+                self.access = TurnsAccess(self.plugin)
+                server = build_server(self.access, graph_tools=tools)
+                manager = StreamableHTTPSessionManager(app=server, stateless=True)
                 running = asyncio.Event()
                 self._task = asyncio.ensure_future(self._run(manager, running))
                 await running.wait()

@@ -42,7 +42,7 @@ log = logging.getLogger("hologram_plugins.qq")
 Turns = Callable[..., Awaitable[Any]]  # kernel.turns: (method, **params) → result
 CLIENT = "qq"
 SENT_KEPT = 2000  # the bot's own message ids remembered (a reply to one of them addresses the bot)
-DONE = ("answer", "respond", "denied", "max_steps")
+DONE = ("answer", "respond", "denied", "loop", "max_steps", "max_tool_calls", "max_time")
 
 WORDS = {
     "en": {

@@ -4,6 +4,7 @@
   turns' channel;
 - ``session/new`` → ``sessions/create`` (the session exists before its first prompt);
 - ``session/load`` → ``sessions/read``, replayed as ``session/update`` notifications;
+- ``session/list`` → ``sessions/list`` in pages, newest first;
 - ``session/prompt`` → ``turn/start`` with the blocks as input parts; its events as ``session/update``
   (`updates`); ``turn.ended`` → ``stopReason``;
 - ``session/cancel`` → ``turn/cancel``; the prompt answers ``stopReason: cancelled``;
@@ -14,8 +15,11 @@ the ``cwd`` and MCP servers the editor gave them), and for a running prompt whet
 and its open permission requests. The turns, their items and their history are the kernel's; two editors (or
 an editor and the web page) on one session see the same turn.
 
-MCP servers the editor passes in ``session/new`` and ``session/load`` are kept with the session here and
-connected to nothing yet: the MCP client plugin that will connect them is being built (issue 37 item 4).
+MCP servers the editor passes in ``session/new`` and ``session/load`` are connected for that session alone
+(``sessions/mcp``: the kernel's ``mcp`` plugin connects them, their tools are offered in that session's turns
+only, each call asked like any MCP tool's) and closed when this connection ends (`mcp`); after a kernel restart
+the next prompt connects them again. A kernel without the ``mcp`` plugin, or a server that fails, costs the
+session only those tools: it is said on stderr.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from acp import (
@@ -41,8 +47,12 @@ from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
     Implementation,
+    ListSessionsResponse,
     McpCapabilities,
     PromptCapabilities,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
     ToolCallUpdate,
 )
 
@@ -50,6 +60,7 @@ from hologram import __version__
 from hologram.api import turn as api
 from hologram.channels.acp.content import PromptBlock, input_of
 from hologram.channels.acp.kernel import KernelLink
+from hologram.channels.acp.mcp import server_specs
 from hologram.channels.acp.updates import DECISIONS, STOP_REASONS, LiveTurn, permission_options, replay
 from hologram.clients import TurnClient
 from hologram.clients.errors import ConnectionClosed, HologramError, RpcError
@@ -59,6 +70,7 @@ READ_PAGE = 500  # events per sessions/read request when loading (hologram.api.p
 NO_SUCH_SESSION = 3  # the turn API's code (docs/protocol.md §2) → ACP's "resource not found"
 RESOURCE_NOT_FOUND = -32002  # ACP's code (the kernel's -32002 is NOT_READY: codes are mapped, never passed on)
 INTERNAL_ERROR = -32603
+LIST_PAGE = 50  # sessions per session/list answer (the turn API's default page)
 
 
 @dataclass
@@ -66,7 +78,8 @@ class Session:
     """A session this connection opened (``session/new``) or loaded, as the editor described it."""
 
     cwd: str
-    mcp_servers: list[Any] = field(default_factory=list)  # kept for the MCP client plugin; none connected yet
+    mcp_servers: list[Any] = field(default_factory=list)  # connected for it through sessions/mcp (`_connect_mcp`)
+    mcp_on: TurnClient | None = None  # the kernel connection they were connected on (a new one: connect again)
 
 
 @dataclass
@@ -132,7 +145,8 @@ class HologramAgent:
         capabilities = AgentCapabilities(
             load_session=True,
             prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
-            mcp_capabilities=McpCapabilities(http=False, sse=False),
+            mcp_capabilities=McpCapabilities(http=True, sse=False),  # stdio always; http by the mcp plugin
+            session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
         )
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
@@ -157,6 +171,7 @@ class HologramAgent:
         except (RpcError, ConnectionClosed) as exc:
             raise request_error(exc) from None
         self.sessions[session] = Session(cwd, list(mcp_servers or []))
+        await self._connect_mcp(client, session)
         return NewSessionResponse(session_id=session)
 
     async def load_session(
@@ -172,7 +187,52 @@ class HologramAgent:
         for update in replay(events):
             await self._send(session_id, update)
         self.sessions[session_id] = Session(cwd, list(mcp_servers or []))
+        await self._connect_mcp(client, session_id)
         return LoadSessionResponse()
+
+    async def _connect_mcp(self, client: TurnClient, session_id: str) -> None:
+        """The editor's MCP servers for this session (``sessions/mcp``), before the answer: its first prompt
+        sees their tools. A failure is said on stderr (the editor's log), not to the editor: the session works
+        without them."""
+        session = self.sessions[session_id]
+        session.mcp_on = client
+        specs = server_specs(session.mcp_servers, session.cwd)
+        if not specs:
+            return
+        try:
+            answer = await client.mcp_servers(session_id, specs)
+        except (RpcError, ConnectionClosed) as exc:
+            print(f"hologram acp: the editor's MCP servers are not connected: {exc}", file=sys.stderr, flush=True)
+            return
+        for server in answer.get("servers", []):
+            state, tools = server.get("state"), server.get("tools") or []
+            said = f"{len(tools)} tools" if state == "up" else f"{state}: {server.get('error') or 'no reason given'}"
+            print(f"hologram acp: MCP server {server.get('name')} for session {session_id}: {said}", file=sys.stderr,
+                  flush=True)  # fmt: skip
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        """The kernel's sessions, newest first, a page at a time (the kernel's cursor passed through). Hologram's
+        sessions belong to no directory — one memory across them, any client continues any — so ``cwd`` filters
+        nothing: each session is given the directory this connection opened it in, else the one asked about
+        (else this process's)."""
+        client = await self._client()
+        try:
+            page = await client.sessions_page(limit=LIST_PAGE, cursor=cursor)
+        except (RpcError, ConnectionClosed) as exc:
+            raise request_error(exc) from None
+        where = cwd or os.getcwd()
+        sessions = [
+            SessionInfo(
+                session_id=s["id"],
+                cwd=self.sessions[s["id"]].cwd if s["id"] in self.sessions else where,
+                title=s.get("title") or None,
+                updated_at=datetime.fromtimestamp(float(s["updated"]), timezone.utc).isoformat(timespec="seconds"),
+            )
+            for s in page["sessions"]
+        ]
+        return ListSessionsResponse(sessions=sessions, next_cursor=page.get("next_cursor"))
 
     @staticmethod
     async def _read_all(client: TurnClient, session: str) -> list[dict[str, Any]]:
@@ -198,6 +258,8 @@ class HologramAgent:
             raise RequestError(-32600, f"a prompt is already running in session {session_id}: cancel it first")
         text, parts = input_of(prompt)
         client = await self._client()
+        if self.sessions[session_id].mcp_on is not client:  # the kernel was restarted: it forgot the servers
+            await self._connect_mcp(client, session_id)
         running = self.prompts[session_id] = Prompt()
         live = LiveTurn()
         failure: api.TurnFailed | None = None

@@ -56,7 +56,10 @@ STOP_REASONS: dict[str, StopReason] = {
     "answer": "end_turn",
     "respond": "end_turn",
     "denied": "end_turn",
+    "loop": "max_turn_requests",
     "max_steps": "max_turn_requests",
+    "max_tool_calls": "max_turn_requests",
+    "max_time": "max_turn_requests",
     "cancelled": "cancelled",
 }
 

@@ -17,7 +17,7 @@
   const STATES = ["ok", "error", "denied", "skipped", "invalid", "answered", "unknown"];
   // who decided an approval, when it is not a client's own name
   const DECIDERS = ["http", "policy", "kernel"];
-  const STOPS = ["max_steps", "denied", "respond", "error"];
+  const STOPS = ["max_steps", "max_tool_calls", "max_time", "loop", "denied", "respond", "error"];
 
   function pretty(value) {
     if (value === null || value === undefined) return "";

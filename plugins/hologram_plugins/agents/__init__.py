@@ -1,0 +1,161 @@
+"""agents: sub-agents — ``agent_delegate`` runs a task as a child turn and returns its answer as the tool's result.
+
+The child is an ordinary turn the plugin starts through ``kernel.turns`` (the public turn API, docs/protocol.md §9)
+in a fresh session, with ``tools`` (only those tools or plugins), ``max_steps`` and ``parent`` — the session of the
+call. The kernel holds the child to its parent's tool policy and cancels it when the parent's turn ends
+(hologram/agent/scope.py), so the guarantees do not rest on this plugin: a child never outlives its parent and a
+chat channel limited to reading cannot delegate its way to a shell. The plugin watches the child (its events come
+over the plugin's connection) and answers the call with the child's final answer, stop reason, steps and session
+id. When the call itself is cancelled (the parent's Ctrl-C, a timeout) it cancels the child at once.
+
+The tool is ``parallel_safe``: several calls in one step run at once, each child in its own session. A child cannot
+delegate again (its session is one this plugin started), so delegation never recurses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hologram.sdk import Plugin, RpcError, StartContext, ToolContext, tool_error
+
+log = logging.getLogger("hologram_plugins.agents")
+CLIENT = "agent_delegate"  # the child turn's `client`; its `partner` is the parent's session
+MAX_TASK = 20_000  # characters: a task is a brief, not a document (the kernel's input limit is far higher)
+ENDED_KEPT = 200  # turn.ended events that came before start's answer, kept until it does
+
+
+class AgentsConfig(BaseModel):
+    """settings.toml's ``[plugins.agents]`` (its JSON Schema: manifests/agents.config.schema.json)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_steps: int = Field(
+        8, ge=1, le=1000, description="A sub-agent's LLM calls when the call does not say ([agent] max_steps caps it)."
+    )
+    tools: list[str] = Field(
+        default_factory=list,
+        description="The tools or plugins a sub-agent gets when the call does not say; empty: all its parent may use.",
+    )
+
+
+@dataclass
+class Child:
+    session: str = ""
+    error: str = ""  # turn.error's message, when the child failed
+    ended: asyncio.Future[dict[str, Any]] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+@dataclass
+class AgentsState:
+    config: AgentsConfig
+    children: dict[str, Child] = field(default_factory=dict)  # turn id → the child turn this plugin waits for
+    early: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # events before start's answer
+    sessions: set[str] = field(default_factory=set)  # the children's sessions: a call from one is refused
+
+
+def _state(ctx: StartContext[AgentsConfig]) -> AgentsState:
+    return AgentsState(ctx.config)
+
+
+plugin = Plugin("agents", state=_state, config=AgentsConfig)
+
+
+@plugin.on_turn_event
+async def on_turn_event(event: dict[str, Any]) -> None:
+    state = plugin.state
+    turn = str(event.get("turn"))
+    child = state.children.get(turn)
+    if child is None:  # start's answer has not come back yet (events and answers share the connection)
+        if event.get("type") in ("turn.ended", "turn.error"):
+            state.early.setdefault(turn, []).append(event)
+            while len(state.early) > ENDED_KEPT:
+                state.early.pop(next(iter(state.early)))
+        return
+    _apply(child, event)
+
+
+def _apply(child: Child, event: dict[str, Any]) -> None:
+    kind = event.get("type")
+    if kind == "turn.error":
+        child.error = str(event.get("message") or "")
+    elif kind == "turn.ended" and not child.ended.done():
+        child.ended.set_result(event)
+
+
+def _subset(tools: list[str] | None) -> list[str] | None:
+    """The child's tools: those named (never this tool: a child cannot delegate), or None for its parent's."""
+    chosen = tools if tools is not None else (plugin.state.config.tools or None)
+    if chosen is None:
+        return None
+    return sorted({t.strip() for t in chosen if t.strip() and t.strip() != CLIENT})
+
+
+@plugin.tool("agent_delegate")
+async def agent_delegate(
+    task: str, ctx: ToolContext, tools: list[str] | None = None, max_steps: int | None = None
+) -> Any:
+    state = plugin.state
+    if not task.strip():
+        return tool_error("say what the sub-agent should do (task)")
+    if len(task) > MAX_TASK:
+        return tool_error(f"the task is {len(task):,} characters; at most {MAX_TASK:,}: brief it, or save it to a file")
+    if ctx.session_id is None:
+        return tool_error("agent_delegate runs within a turn (it has no session to work for)")
+    if ctx.session_id in state.sessions:
+        return tool_error("a sub-agent cannot delegate further: do the task with your own tools")
+    params: dict[str, Any] = {
+        "text": task,
+        "client": CLIENT,
+        "partner": ctx.session_id[:128],
+        "watch": True,
+        "on_disconnect": "cancel",
+        "parent": ctx.session_id,
+        "max_steps": max_steps or state.config.max_steps,
+    }
+    subset = _subset(tools)
+    if subset is not None:
+        params["tools"] = subset
+    turns = plugin.facility("kernel.turns")
+    starting = asyncio.ensure_future(turns.call("start", **params))
+    try:
+        started = await asyncio.shield(starting)
+    except RpcError as exc:  # the kernel refused (stopping, the parent's turn gone, a tool name too long)
+        return tool_error(f"the sub-agent could not start: {exc.message}")
+    except asyncio.CancelledError:  # cancelled while starting: the child, once it has an id, is cancelled too
+        with contextlib.suppress(Exception):
+            late = await starting
+            await turns.call("cancel", session=str(late["session"]), turn=str(late["turn"]))
+        raise
+    session, turn = str(started["session"]), str(started["turn"])
+    child = Child(session)
+    state.sessions.add(session)
+    state.children[turn] = child
+    for event in state.early.pop(turn, []):
+        _apply(child, event)
+    try:
+        ended = await child.ended
+    except asyncio.CancelledError:  # the parent's call was cancelled: so is the child, now (the kernel would too)
+        with contextlib.suppress(Exception):
+            await asyncio.shield(turns.call("cancel", session=session, turn=turn))
+        raise
+    finally:
+        state.children.pop(turn, None)
+        state.sessions.discard(session)
+    reason = str(ended.get("stop_reason") or "")
+    answer = {
+        "answer": str(ended.get("output") or ""),
+        "session": session,
+        "stop_reason": reason,
+        "steps": ended.get("steps"),
+    }
+    if reason == "error":
+        return tool_error(f"the sub-agent failed: {child.error or 'no answer'} (session {session})")
+    if reason == "cancelled":
+        return tool_error(f"the sub-agent's turn was cancelled (session {session})")
+    return answer
