@@ -232,3 +232,30 @@ def test_recall_off_closes_the_store_and_the_backfill_opens_nothing(tmp_path: Pa
     store.close()
     assert backfill(store, tmp_path / "sessions.db") == 0
     assert store.pending("fp") == [] and store.remove_session("s") == 0 and not store.loaded
+
+
+def test_a_statement_told_just_before_a_restart_is_embedded_by_the_request(tmp_path: Path) -> None:
+    """Its vector was not computed before the kernel stopped (the background indexing never ran): the next
+    request embeds the few such statements itself before it searches, so a paraphrase sharing no word with the
+    fact still finds it. Mutation check (done): ``ACROSS_EMBED_NOW = 0`` turns this red."""
+    from hologram.memory.embed import load_embedder
+
+    embedder = load_embedder()
+    if embedder is None:
+        pytest.skip("no embedder installed")
+    store = SessionStore(tmp_path / "sessions.db")
+    store.append("s1", "input", {"text": "Our daughter Mila takes violin lessons every Thursday."}, ts=T0)
+    store.close()
+    memory = _open(tmp_path)
+    memory.embedder = embedder
+    try:
+        assert memory.across is not None
+        from hologram.memory.across_backfill import backfill
+
+        backfill(memory.across, tmp_path / "sessions.db")  # stored, with no vector
+        assert memory.across.unembedded() == 1
+        prepared = say(memory, "s2", "On which weekday does my kid practise her string instrument?", ts=T0 + DAY)
+        assert "Mila" in note_of(prepared) and memory.across.unembedded() == 0
+    finally:
+        asyncio.run(memory.aclose())
+        memory.store.close()

@@ -174,6 +174,9 @@ class AcrossStore:
         self._persons: dict[str, set[str]] = {}
         self._loaded = False
         self._closed = False
+        self._unembedded: set[str] = set()
+        """Statements held without a vector yet (the embedder computes them in the background, or a request
+        does when they are few: `SessionMemory._across_hits`)."""
 
     # -- open / load ------------------------------------------------------------------------------------
 
@@ -240,6 +243,12 @@ class AcrossStore:
         no per-input copy here — a soak of 10,000 turns must not grow by one object per input)."""
         self._meta[eid] = meta
         self._index.add(_entry(eid, meta, terms, dense))
+        if dense is None:
+            self._unembedded.add(eid)
+
+    def unembedded(self) -> int:
+        """How many statements have no vector yet."""
+        return len(self._unembedded)
 
     def _stored_terms(self, ids: Sequence[str]) -> dict[str, TermVector]:
         assert self._db is not None
@@ -297,6 +306,7 @@ class AcrossStore:
             )
             stored = self._stored_terms([eid for eid, _ in items if eid in self._meta])
             for eid, values in items:
+                self._unembedded.discard(eid)
                 meta = self._meta.get(eid)
                 terms = stored.get(eid)
                 if meta is None or terms is None:
@@ -316,6 +326,7 @@ class AcrossStore:
             gone = [i for i, m in self._meta.items() if m.session == session]
             stored = self._stored_terms(gone) if gone else {}
             for eid in gone:
+                self._unembedded.discard(eid)
                 if eid in stored:
                     self._index.remove(eid, stored[eid])
                 del self._meta[eid]
@@ -357,10 +368,15 @@ class AcrossStore:
                 return []
             idf = index.tfidf
             weight = sum(idf.idf(t) for t in terms.counts) if terms.counts else 0.0
-            lexical = index.bm25(terms)[:n] / weight if weight > 0 else np.zeros(n, dtype=np.float32)
-            lexical = np.minimum(lexical, 1.0)
+            known = sum(idf.idf(t) for t in terms.counts if t in idf.df) if terms.counts else 0.0
+            bm25 = index.bm25(terms)[:n]
+            lexical = np.minimum(bm25 / weight, 1.0) if weight > 0 else np.zeros(n, dtype=np.float32)
             cos, defined = index.cosine(vector)
-            score = np.where(defined[:n], 0.5 * lexical + 0.5 * cos[:n], lexical)
+            # Without a vector (the model still loading after a start, or none installed) the words alone decide,
+            # over the query's words this store knows: its other words (most of a paraphrase's) weigh on every
+            # candidate alike, and at a few stored statements they kept even a shared rare word under the floor.
+            alone = np.minimum(bm25 / known, 1.0) if known > 0 else np.zeros(n, dtype=np.float32)
+            score = np.where(defined[:n], 0.5 * lexical + 0.5 * cos[:n], alone)
             score[~index.alive[:n]] = -1.0
             order = np.flatnonzero(score >= MIN_SCORE)
             limit = MAX_HITS if k is None else k

@@ -142,6 +142,9 @@ _QUERY_VECTORS = 64
 _OLD_RECORDS = 256
 #: Sealed events kept after they were read back (a request's history reaches back past the tail).
 _OLD_EVENTS = 256
+#: Statements of other sessions without a vector that a request embeds itself before it searches them (more are
+#: left to the background indexing: a backfill of thousands must not stall a request).
+ACROSS_EMBED_NOW = 16
 #: Passages of other sessions that ``memory_recall`` adds when their words match (a scan of L3's blocks).
 MEMORY_RECALL_SEARCH = 10
 
@@ -757,7 +760,9 @@ class SessionMemory:
         vector = None
         if embedder is not None:
             vector = DenseVector(embedder.fingerprint, await self._embed_query(embedder, text))
-        try:
+            if 0 < store.unembedded() <= ACROSS_EMBED_NOW:  # a few statements the background has not reached
+                await self._index_across(embedder)  # (told just before a restart): scored by BM25 alone, a
+        try:  # paraphrase would not reach them
             return store.search(TermVector.from_text(text), vector, person=person, session=sid)
         except Exception as exc:  # derived data: a failure costs the request this note, never the request
             log.error("recall across sessions failed (%s: %s); this request goes without it",
