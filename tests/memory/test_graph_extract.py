@@ -88,3 +88,15 @@ def test_every_value_occurs_in_its_block() -> None:
             assert gate(t.value, record.blocks[0].text), t
     assert n >= 3
     assert not gate("Paris", "I went to Rome") and gate("new  BOOKS", "a lot of new books")
+
+
+def test_a_question_is_not_a_fact() -> None:
+    """Issue 39: "我的车牌号是多少？" was stored as ``user | 车牌号 | 多少``; the statement next to it still counts.
+    Mutation check (done): the extractor reading the text with its questions turns this red."""
+    extractor = DeterministicExtractor()
+    asked = build_event(timestamp=1_700_000_000, input="我的车牌号是多少？")
+    assert extractor.extract(asked) == []
+    asked_en = build_event(timestamp=1_700_000_001, input="Is my favorite book Charlotte's Web?")
+    assert extractor.extract(asked_en) == []
+    both = build_event(timestamp=1_700_000_002, input="What was it again? My favorite book is Charlotte's Web.")
+    assert {(t.predicate, t.value) for t in extractor.extract(both)} == {("favorite book", "Charlotte's Web")}

@@ -147,3 +147,15 @@ def test_auto_reads_by_the_rules_what_the_model_cannot(deepseek: MockLLM, tmp_pa
     for i in (0, 1, 3):  # the rules' reading (confidence 0.5) of "I love pottery"
         assert ("love", "pottery", 0.5) in [(p, v, c) for e, p, v, c in found if e == records[i].id], found
     cold.close()
+
+
+def test_questions_are_not_shown_to_the_model(mock_llm: MockLLM) -> None:
+    """Issue 39: a question states no fact — the model is shown the input without it, and an input that is only a
+    question is not sent at all. Mutation check (done): `request` without `without_questions` turns this red."""
+    asked = build_event(timestamp=1_700_000_000, input="我的车牌号是多少？", session="s")
+    extractor, triples = asyncio.run(_extract(mock_llm, asked))
+    assert triples == [] and mock_llm.requests == [], "nothing to extract: no model call"
+    mixed = build_event(timestamp=1_700_000_001, input="What was it again? My plate is KX-4471.", session="s")
+    request, shown = extractor.request(mixed)
+    said = str(request.messages[-1].content)
+    assert "KX-4471" in said and "What was it again" not in said and shown == [0]

@@ -71,6 +71,10 @@ NOW = datetime(2026, 5, 14, 15, 30).timestamp()  # a Thursday
         ("上周的计划", datetime(2026, 5, 4), datetime(2026, 5, 11)),
         ("last month's bill", datetime(2026, 4, 1), datetime(2026, 5, 1)),
         ("去年的旅行", datetime(2025, 1, 1), datetime(2026, 1, 1)),
+        # issue 39: "the day before yesterday" was read as "yesterday"
+        ("what did I tell you the day before yesterday?", datetime(2026, 5, 12), datetime(2026, 5, 13)),
+        ("我前天说了什么？", datetime(2026, 5, 12), datetime(2026, 5, 13)),
+        ("大前天的会", datetime(2026, 5, 11), datetime(2026, 5, 12)),
     ],
 )
 def test_time_cues(text: str, start: datetime, end: datetime) -> None:

@@ -28,7 +28,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hologram.memory.score import neighbour_smooth, zscore
-from hologram.memory.session_index import TIME_BOOST, TURN_NEIGHBOUR_WEIGHTS, IndexQuery, SessionIndex
+from hologram.memory.session_index import TIME_BOOST, TIME_SELECT, TURN_NEIGHBOUR_WEIGHTS, IndexQuery, SessionIndex
 
 _K1, _B = 1.2, 0.75
 WORDS = ["lake", "house", "wifi", "heron", "budget", "cake", "chess", "jazz", "tomato", "milo", "server", "42"]
@@ -86,6 +86,8 @@ def old_scores(index: SessionIndex, query: IndexQuery) -> np.ndarray:
         best_of_turn = np.maximum.reduceat(fused, turn_starts)
         around = neighbour_smooth(best_of_turn, TURN_NEIGHBOUR_WEIGHTS, None).astype(np.float64) - best_of_turn
         out: np.ndarray = fused + around[turn]
+        if query.window is not None:  # issue 39: the window's events selected first (after smoothing)
+            out = out + TIME_SELECT * ((ts >= query.window[0]) & (ts < query.window[1]))
         return out
 
 

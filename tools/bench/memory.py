@@ -2,6 +2,7 @@
 
     .venv/bin/python tools/bench/memory.py LOCOMO [--budgets 2000,4000,8000] [--no-scale]
     .venv/bin/python tools/bench/memory.py LOCOMO --protocol stream --l3 [--only 26,30,41] --no-scale
+    .venv/bin/python tools/bench/memory.py --cross [--window 4000] [--sessions 100]   (memory_cross.py)
 
 LOCOMO is the LoCoMo benchmark (Maharana et al., ACL 2024, "Evaluating Very Long-Term Conversational Memory
 of LLM Agents"): 10 long conversations with questions and their evidence turns, published by its authors
@@ -573,7 +574,9 @@ def _fts5_compare(path: Path, records: Sequence[EventRecord], queries: Sequence[
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("data_dir", type=Path, metavar="LOCOMO", help="locomo10.json, locomo10.zip or a directory")
+    ap.add_argument(
+        "data_dir", type=Path, metavar="LOCOMO", nargs="?", help="locomo10.json, locomo10.zip or a directory"
+    )
     ap.add_argument("--budgets", default="2000,4000,8000")
     ap.add_argument("--pinned", type=int, default=10)
     ap.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
@@ -595,8 +598,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--l3-share", type=float, default=None, help="[memory.graph] recall_share for --l3 (default 0.15)")
     ap.add_argument("--only", default="", help="comma-separated conversation names (e.g. the dev split 26,30,41)")
+    ap.add_argument("--cross", action="store_true", help="the cross-session set instead (see memory_cross.py)")
+    ap.add_argument("--window", type=int, default=4000, help="--cross: the model's context window")
+    ap.add_argument("--sessions", type=int, default=100, help="--cross: sessions stored per language")
     args = ap.parse_args(argv)
     os.makedirs(args.cache_dir, exist_ok=True)
+    if args.cross:
+        from memory_cross import run_cross
+
+        run_cross(args.cache_dir, args.embedder, window=args.window, sessions=args.sessions)
+        return 0
+    if args.data_dir is None:
+        ap.error("LOCOMO is required (or --cross)")
     budgets = [int(b) for b in args.budgets.split(",")]
     if args.protocol in ("stream", "both"):
         run_stream_protocol(

@@ -123,6 +123,10 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     tools.add_kernel_tool(memory.kernel_tool())
     tools.add_kernel_tool(memory.recall_tool())
     windows = [p.context_window for p in settings.providers if p.context_window]
+    if not settings.memory.across.recall:  # across.db: memory across sessions (docs/memory.md)
+        across, memory.across = memory.across, None
+        if across is not None:
+            across.close()
     if settings.memory.scenes.enabled:  # scenes.db: which scene a turn is in (docs/scenes.md)
         memory.scenes = SceneStore.open(kernel.data_dir / SCENES_DB, settings.memory.scenes)
     agent = Agent(

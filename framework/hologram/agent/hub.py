@@ -84,7 +84,8 @@ def scope_of(params: params_api.StartParams) -> TurnScope | None:
 class RunTurn(Protocol):
     """Runs one turn: (text, session, turn, emit), the scene the client declared and its partner, the input
     parts of a turn started with ``input`` (None: a text-only turn), and who the turn is from (its channel,
-    client and partner: `hologram.agent.identity`)."""
+    client and partner: `hologram.agent.identity`), and when the input was said if not now (``at``, epoch
+    seconds: an imported message; passed only when given)."""
 
     def __call__(
         self,
@@ -99,6 +100,7 @@ class RunTurn(Protocol):
         parts: list[dict[str, Any]] | None = None,
         identity: TurnIdentity | None = None,
         scope: TurnScope | None = None,
+        at: float | None = None,
     ) -> Awaitable[Any]: ...
 
 
@@ -417,6 +419,7 @@ class TurnHub:
                 result = await self.run_turn(
                     params.prompt, session, turn, self.emit, scene=params.scene, partner=params.partner,
                     parts=params.stored_parts(), identity=identity, scope=scope_of(params),
+                    **({"at": float(params.at)} if params.at is not None else {}),  # an imported message's time
                 )  # fmt: skip
             except asyncio.CancelledError:
                 self.emit(api.TurnEnded(session=session, turn=turn, stop_reason="cancelled", output=items.partial))

@@ -97,11 +97,12 @@ class TurnService:
         parts: list[dict[str, Any]] | None = None,
         identity: TurnIdentity | None = None,
         scope: TurnScope | None = None,
+        at: float | None = None,
     ) -> Any:
         try:
             return await self.agent.run_turn(
                 text, session_id=session, turn_id=turn, on_event=emit, scene=scene, partner=partner, parts=parts,
-                identity=identity, scope=scope,
+                identity=identity, scope=scope, at=at,
             )  # fmt: skip
         except HologramError as exc:  # a damaged sessions.db page under this session: the file and the fix
             raise TurnError(one_line(exc), kind="storage") from None
@@ -289,7 +290,9 @@ class TurnService:
         turn = uuid.uuid4().hex[:12]
 
         def write() -> None:
-            store.append(p.session, "input", data, turn=turn, channel=identity.channel)
+            store.append(
+                p.session, "input", data, turn=turn, channel=identity.channel, ts=None if p.at is None else float(p.at)
+            )
 
         try:
             status = self.hub.append(p.session, write)

@@ -172,6 +172,7 @@ class Agent:
         parts: list[dict[str, Any]] | None = None,
         identity: TurnIdentity | None = None,
         scope: TurnScope | None = None,
+        at: float | None = None,
     ) -> TurnResult:
         """Run one turn. `scene`: a declared scene key (``chan:qq/peer:group_1``, docs/scenes.md), `partner`:
         who the turn is with; both only steer which memory recall prefers. `parts`: the input parts of a turn
@@ -179,7 +180,8 @@ class Agent:
         `identity`: who the turn is from, as the kernel's turn API established it (`hologram.agent.identity`);
         it wins over `channel` and `partner`, which remain for callers inside the kernel (tests, benchmarks)
         and default to ``[agent] channel``. `scope`: the tools, steps and parent turn of a turn started for
-        another (a sub-agent: agent/scope.py)."""
+        another (a sub-agent: agent/scope.py). `at`: when the input was said (epoch seconds; an imported
+        message), stored as its event's time — memory reads the turn's time from it; default now."""
         if identity is None:
             identity = TurnIdentity(channel or self.settings.channel, partner=partner)
         channel, partner = identity.channel, identity.partner
@@ -191,6 +193,7 @@ class Agent:
             await asyncio.to_thread(ensure_segmenter)  # (loads on demand while `up` holds its warm-up)
         turn = _Turn(self, sid, turn_id or uuid.uuid4().hex[:12], identity, on_event)
         turn.parts = parts
+        turn.at = at
         turn.restriction = self.restriction(channel, scene=scene, partner=partner)
         if scope is not None:
             turn.restriction = self._scoped(turn.restriction, channel, scope)
@@ -250,6 +253,8 @@ class _Turn:
             sid, turn_id, channel, client=identity.client, partner=identity.partner, system=agent.settings.system_prompt
         )
         self.history: list[Message] = []
+        self.at: float | None = None
+        """When the input was said, if not now (turn/start's ``at``: an imported message)."""
         self.usage: list[dict[str, Any]] = []
         self.scene: TurnScene | None = None  # set by `Agent.run_turn` when memory keeps scenes
         self.streamed: tuple[list[str], list[str]] = ([], [])  # the request in flight's content, reasoning so far
@@ -453,7 +458,7 @@ class _Turn:
         if self.parts is not None:  # a text-only turn is stored as it always was
             data["parts"] = self.parts
         data.update(self.identity.stored())  # who said it: client, partner (memory's speaker)
-        self.store.append(self.sid, "input", data, turn=self.turn_id, channel=self.channel)
+        self.store.append(self.sid, "input", data, turn=self.turn_id, channel=self.channel, ts=self.at)
 
     def _persist_response(self, result: ChatResult) -> int:
         usage = None if result.usage is None else dict(vars(result.usage))

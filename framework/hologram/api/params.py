@@ -34,6 +34,34 @@ from hologram.api.turn import (
     OnDisconnect,
 )
 
+#: An original time may lie this far ahead of the kernel's clock (clocks of two machines differ a little).
+_FUTURE_SLACK_S = 300.0
+
+
+def original_time(at: float | str) -> float:
+    """Epoch seconds of an input's ``at`` (issue 39: imported conversations carried the import's time): epoch
+    seconds, or ISO 8601 — a naive one is UTC, as memory reads times (`hologram.memory.blocks`). Raises
+    ValueError naming the value and the forms it takes; a time in the future is refused."""
+    import time
+    from datetime import datetime, timezone
+
+    if isinstance(at, int | float):
+        seconds = float(at)
+    else:
+        try:
+            parsed = datetime.fromisoformat(at.strip())
+        except ValueError:
+            raise ValueError(
+                f"{at!r} is not a time: give ISO 8601 (2026-05-13T09:30:00+08:00) or epoch seconds"
+            ) from None
+        seconds = (parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)).timestamp()
+    if not seconds > 0 or seconds != seconds:
+        raise ValueError(f"{at!r} is not a time: give a moment after 1970 (epoch seconds > 0 or ISO 8601)")
+    if seconds > time.time() + _FUTURE_SLACK_S:
+        raise ValueError(f"{at!r} is in the future: `at` is when an imported message was said; leave it out for now")
+    return seconds
+
+
 # -- params ---------------------------------------------------------------------------------------------------
 
 
@@ -105,6 +133,20 @@ class _Input(_Params):
 
     text: NonEmpty | None = Field(None, description="the user's input (or give input)")
     input: list[Part] | None = Field(None, description="the user's input as typed parts (or give text)")
+    at: float | str | None = Field(
+        None,
+        description="when the user said it, for an imported message: ISO 8601 (naive = UTC) or epoch seconds; "
+        "default now",
+    )
+
+    @field_validator("at", mode="before")
+    @classmethod
+    def _at(cls, at: Any) -> float | None:
+        if at is None:
+            return None
+        if not isinstance(at, int | float | str) or isinstance(at, bool):
+            raise ValueError(f"{at!r} is not a time: give ISO 8601 (2026-05-13T09:30:00+08:00) or epoch seconds")
+        return original_time(at)
 
     @field_validator("input")
     @classmethod

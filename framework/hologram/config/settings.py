@@ -218,6 +218,15 @@ class GraphSettings(BaseModel):
     hops: int = Field(1, ge=1, le=2, description="hops around matched entities for automatic recall")
 
 
+class AcrossSettings(BaseModel):
+    """``[memory.across]``: what a person said in one session, in the requests of their other sessions that need
+    it (hologram/memory/across.py; only the same person's: never another person's or a group's conversation)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    recall: bool = Field(True, description="false: no session's words reach another session (nor are stored)")
+
+
 class SceneSettings(BaseModel):
     """``[memory.scenes]``: recurring situations (channel, partner, tools, topic, time of day) recall prefers."""
 
@@ -241,6 +250,7 @@ class MemorySettings(BaseModel):
     cooling: CoolingSettings = Field(default_factory=lambda: CoolingSettings())
     graph: GraphSettings = Field(default_factory=lambda: GraphSettings())
     scenes: SceneSettings = Field(default_factory=lambda: SceneSettings())
+    across: AcrossSettings = Field(default_factory=lambda: AcrossSettings())
 
 
 class LogSettings(BaseModel):

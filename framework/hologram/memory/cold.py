@@ -563,16 +563,19 @@ class ColdStore:
             ids = [row[0] for row in self._db.execute("SELECT id FROM cold_events WHERE session=?", (session,))]
         return self.remove(ids)
 
-    def touch(self, ids: Iterable[str], *, now: float | None = None) -> None:
-        """Record one access of each event (automatic recall injected it)."""
+    def touch(self, ids: Iterable[str], *, now: float | None = None, once: bool = False) -> None:
+        """Record one access of each event (automatic recall injected it). `once`: the access counts only if the
+        event has none yet — automatic recall counts once per session (an L2 event is recalled only into its own
+        session, so once at all), while ``last_access`` still moves: an event a session keeps using is not idle,
+        but using it every turn must not hold it out of L3 forever by its count (issue 39)."""
         at = time.time() if now is None else now
         wanted = list(dict.fromkeys(ids))
+        count = "MAX(access_count, 1)" if once else "access_count + 1"
         self._wait_checked()
         with self._lock, self._transaction():
             for chunk in in_chunks(wanted):
                 self._db.execute(
-                    "UPDATE cold_events SET access_count = access_count + 1, last_access = ? "
-                    f"WHERE id IN ({marks(len(chunk))})",
+                    f"UPDATE cold_events SET access_count = {count}, last_access = ? WHERE id IN ({marks(len(chunk))})",
                     (at, *chunk),
                 )
 

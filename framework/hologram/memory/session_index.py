@@ -40,7 +40,15 @@ from hologram.memory.passages import passages
 from hologram.memory.score import neighbour_smooth, zscore
 from hologram.memory.tfidf import TermVector
 
-__all__ = ["MERGE_FACTOR", "SEAL_EVENTS", "TIME_BOOST", "TURN_NEIGHBOUR_WEIGHTS", "IndexQuery", "SessionIndex"]
+__all__ = [
+    "MERGE_FACTOR",
+    "SEAL_EVENTS",
+    "TIME_BOOST",
+    "TIME_SELECT",
+    "TURN_NEIGHBOUR_WEIGHTS",
+    "IndexQuery",
+    "SessionIndex",
+]
 
 log = logging.getLogger("hologram.memory")
 
@@ -62,6 +70,11 @@ TURN_NEIGHBOUR_WEIGHTS: tuple[float, ...] = (0.75, 0.5)
 #: Added to the fused score of an event inside the window a time cue names (z-score units: a clear nudge,
 #: never a filter — people misremember dates).
 TIME_BOOST = 0.5
+#: Added after smoothing to every event inside a time cue's window: the window's events rank first (among
+#: themselves by relevance), then everything else competes for what is left — selection by the turns' real
+#: times, so "what did I say yesterday?" gets yesterday's messages whenever truncation would (issue 39: 0/4
+#: with the nudge alone, 4/4 by truncation). Still not a filter: other events fill the rest of the budget.
+TIME_SELECT = 1000.0
 _K1, _B = 1.2, 0.75
 #: Passage vectors are kept in memory as int8 with one float32 scale per row (a quarter of float32: the
 #: vectors are the largest thing a long session holds); scoring accumulates in float32 (``einsum`` over int8
@@ -824,6 +837,8 @@ class SessionIndex:
             labels = None if segment is None else segment[turn_starts]
             around = neighbour_smooth(best_of_turn, TURN_NEIGHBOUR_WEIGHTS, labels).astype(np.float64) - best_of_turn
             out: np.ndarray = fused + around[turn]
+            if query.window is not None:  # after smoothing: the window's neighbours get no share of it
+                out = out + TIME_SELECT * ((ts >= query.window[0]) & (ts < query.window[1]))
             return out
 
 

@@ -17,7 +17,8 @@ call groups, time order). Then:
 * an L1 event that lost moves to L2 — one durable ``ColdStore.put`` (nothing to delete on the L1 side, so a
   crash cannot lose or duplicate anything);
 * an L2 event that won is sent at its time position, with its call group, and stays held by L2; it counts
-  one access (``ColdStore.touch``) once per turn, so cooling sees that it is still used. L2 events compete
+  one access (``ColdStore.touch``) once per session — its last access time every turn —, so cooling sees
+  that it is still used without a count that would keep it out of L3 forever. L2 events compete
   only when they clearly match (fused score at least one standard deviation above the session's mean,
   :data:`~hologram.memory.recall.AUTO_RECALL_MIN_SCORE`): spare budget is not filled with old events that
   merely rank above other irrelevant ones — that would count them as used, and nothing would ever cool;
@@ -60,9 +61,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from hologram.llm import Message
+from hologram.memory.across import ACROSS_DB, OWNER, AcrossHit, AcrossStore, Said, person_of
+from hologram.memory.across import SHARE as ACROSS_SHARE
+from hologram.memory.across import render as render_across
 from hologram.memory.blocks import EventRecord
 from hologram.memory.bounds import MAX_EMBEDDED_PASSAGES, MAX_INDEX_CHARS, not_indexed
 from hologram.memory.cold import ColdStore
+from hologram.memory.dated import dated_messages
 from hologram.memory.embed import Embedder, embed_async, load_embedder, load_or_next, preference
 from hologram.memory.fit import fit
 from hologram.memory.graph.recall import EMPTY as L3_NONE
@@ -100,10 +105,12 @@ from hologram.memory.session_records import (
     record_of,
     token_cost,
 )
+from hologram.memory.tfidf import TermVector
 from hologram.memory.tokenizer import warm_up
+from hologram.memory.utterance import speaks_of_self
 from hologram.memory.vector_cache import VECTORS_DB, VectorCache
 from hologram.memory.vectors import DenseVector
-from hologram.sessions import Event, SessionLog, SessionStore, messages_from_events
+from hologram.sessions import Event, SessionLog, SessionStore
 from hologram.tools.kernel_tool import KernelTool
 
 if TYPE_CHECKING:
@@ -135,6 +142,9 @@ _QUERY_VECTORS = 64
 _OLD_RECORDS = 256
 #: Sealed events kept after they were read back (a request's history reaches back past the tail).
 _OLD_EVENTS = 256
+#: Statements of other sessions without a vector that a request embeds itself before it searches them (more are
+#: left to the background indexing: a backfill of thousands must not stall a request).
+ACROSS_EMBED_NOW = 16
 #: Passages of other sessions that ``memory_recall`` adds when their words match (a scan of L3's blocks).
 MEMORY_RECALL_SEARCH = 10
 
@@ -222,6 +232,9 @@ class SessionMemory:
         self.graph: GraphMemory | None = None
         """L3 (set by the kernel's wiring, agent/attach.py): recall from the memory graph joins every request's
         note. None: no L3 recall (events L3 already holds still stay out of L1 and L2: ``cold.db`` says which)."""
+        self.across: AcrossStore | None = None
+        """Every session's inputs, for the requests of the same person's other sessions (memory/across.py;
+        `open` sets it, ``[memory.across] recall = false`` unsets it; None: no memory across sessions but L3's)."""
         self.scenes: SceneStore | None = None
         """The scene store (``scenes.db``; attach.py opens it): the turn asks it which scene it is in."""
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
@@ -253,6 +266,10 @@ class SessionMemory:
             store, ColdStore(Path(data_dir) / COLD_DB), vectors=VectorCache(Path(data_dir) / VECTORS_DB),
             index_dir=Path(data_dir) / INDEX_DIR,
         )  # fmt: skip
+        memory.across = AcrossStore(Path(data_dir) / ACROSS_DB)
+        # what earlier sessions said, once per across.db (an upgraded data directory, a damaged file set aside)
+        target = functools.partial(_backfill_across, memory.across, Path(store.path))
+        threading.Thread(target=target, name="hologram-across-backfill", daemon=True).start()
         warm_up()
         if load_model:
             loader = embedder_loader or functools.partial(_load_and_build, embedder)
@@ -284,6 +301,8 @@ class SessionMemory:
         self.cold.close()
         if self.vectors is not None:
             self.vectors.close()
+        if self.across is not None:
+            self.across.close()
 
     def status(self) -> dict[str, Any]:
         """The ``memory`` section of ``hologram status``: what L2 holds and what is indexed in memory."""
@@ -292,6 +311,7 @@ class SessionMemory:
         l3 = graph.status() if graph is not None else {"l3_triples": None, "l3_blocks": None}
         return {
             "l2_events": len(self.cold),
+            "across_inputs": len(self.across) if self.across is not None else None,
             **l3,
             "sessions_indexed": len(self._sessions),
             "events_indexed": sum(len(s.index) for s in self._sessions.values()),
@@ -309,6 +329,8 @@ class SessionMemory:
         if self.index_dir is not None:
             await asyncio.to_thread(shutil.rmtree, self.index_dir / _dir_name(sid), True)
         removed = len(await asyncio.to_thread(self.cold.remove_session, sid))
+        if self.across is not None:
+            await asyncio.to_thread(self.across.remove_session, sid)
         graph = self.graph
         if graph is not None:
             try:
@@ -421,6 +443,8 @@ class SessionMemory:
             built = {e.seq: record_of(e) for e in new}
         self._add_to_index(state, new, built)
         self._seal(sid, state)  # a long rebuild stays in the tail until its vectors are back (one segment)
+        if self.across is not None and (said := _said(new, built)):
+            await asyncio.to_thread(self.across.add, said)
         return state
 
     def _events_at(self, sid: str, state: _Session, positions: Sequence[int]) -> list[Event]:
@@ -601,6 +625,10 @@ class SessionMemory:
                                             hops=graph.settings.graph.hops, scene=scene)  # fmt: skip
             reserved = render(by_name, int(budget * graph.settings.graph.recall_share), session=sid)
             budget = max(0, budget - reserved.tokens)
+        # other sessions of the same person (memory/across.py): their share of the budget first, like L3's
+        across_hits = await self._across_hits(sid, state, text)
+        across = render_across(across_hits, int(budget * ACROSS_SHARE))
+        budget = max(0, budget - across.tokens)
         # (a graph that cannot be read now could not send what won: then L3 does not compete)
         compete_l3 = l3_on and bool(in_l3.any()) and graph is not None and graph.problem is None
         if not in_cold.any() and not compete_l3 and l1_total <= budget:
@@ -659,12 +687,17 @@ class SessionMemory:
             wider = render(pool, reserved.tokens + budget - kept_tokens, session=sid)
             if len(wider.hits) >= len(reserved.hits):
                 l3 = wider
+        if len(across.hits) < len(across_hits):  # what the history and L3 left unused
+            room = across.tokens + budget - kept_tokens - max(0, l3.tokens - reserved.tokens)
+            more = render_across(across_hits, room)
+            if len(more.hits) > len(across.hits):
+                across = more
         note = memory_note(
             moved, quoted, overflow=overflow, recalled_count=len(winners), recalled_tokens=recalled_tokens
         )
-        text_note = "\n".join(p for p in (note, l3.note) if p)
+        text_note = "\n".join(p for p in (note, l3.note, across.note) if p)
         return Prepared(
-            messages=messages_from_events(events),
+            messages=dated_messages(events),  # the date in front when the inputs span days
             note=Message.system(text_note) if text_note else None,
             pruned=[r.id for r in moved],
             pruned_seqs=index.seqs[losers].tolist(),
@@ -676,7 +709,65 @@ class SessionMemory:
             recalled_seqs=index.seqs[winners].tolist(),
             held=int(in_cold.sum()) + (len(losers) if commit else 0),
             l3_events=l3.events,
+            across=[h.id for h in across.hits],
         )
+
+    def _person(self, sid: str, state: _Session) -> str:
+        """Who speaks in this request: the speaker of the session's latest input (memory/across.py)."""
+        if not state.inputs:
+            return OWNER
+        record = self._records_at(sid, state, [state.inputs[-1]])[0]
+        return person_of(record.channel, record.partner)
+
+    def _speaker(self, sid: str, state: _Session) -> str:
+        """The L3 entity the request's speaker is stored as: the partner the channel named, else "user" (the
+        extractor's default speaker, `hologram.memory.graph.extract`)."""
+        if not state.inputs:
+            return "user"
+        record = self._records_at(sid, state, [state.inputs[-1]])[0]
+        return record.partner or "user"
+
+    def _same_person(self, sid: str, state: _Session, hits: list[L3Hit]) -> list[L3Hit]:
+        """L3 hits of other sessions only from sessions of this request's person alone, and none into a session
+        several people speak in — the privacy rule of memory across sessions (memory/across.py), which knows who
+        spoke where. Without that store (``[memory.across] recall = false``) L3 recalls as before."""
+        store = self.across
+        if store is None or all(h.session in (None, sid) for h in hits):
+            return hits
+        person = self._person(sid, state)
+        group = len(store.persons(sid) | {person}) > 1
+
+        def allowed(h: L3Hit) -> bool:
+            if h.session is None or h.session == sid:
+                return True
+            speakers = store.persons(h.session)
+            return not group and bool(speakers) and speakers <= {person}
+
+        return [h for h in hits if allowed(h)]
+
+    async def _across_hits(self, sid: str, state: _Session, text: str) -> list[AcrossHit]:
+        """The inputs of the same person's other sessions that clearly match `text` (memory/across.py): none
+        for a session several people speak in, and none without another session of this person."""
+        store = self.across
+        if store is None or not text.strip():
+            return []
+        if not store.loaded:
+            await asyncio.to_thread(store.load)
+        person = self._person(sid, state)
+        if len(store.persons(sid) | {person}) > 1 or not store.has_other(sid, person):
+            return []
+        embedder = self.embedder
+        vector = None
+        if embedder is not None:
+            vector = DenseVector(embedder.fingerprint, await self._embed_query(embedder, text))
+            if 0 < store.unembedded() <= ACROSS_EMBED_NOW:  # a few statements the background has not reached
+                await self._index_across(embedder)  # (told just before a restart): scored by BM25 alone, a
+        try:  # paraphrase would not reach them
+            return store.search(TermVector.from_text(text), vector, person=person, session=sid)
+        except Exception as exc:  # derived data: a failure costs the request this note, never the request
+            log.error("recall across sessions failed (%s: %s); this request goes without it",
+                      type(exc).__name__, exc)  # fmt: skip
+            return []
 
     async def _l3_ranked(
         self,
@@ -700,8 +791,14 @@ class SessionMemory:
             for i, record in zip(positions, self._records_at(sid, state, positions), strict=True):
                 hits.append((record.id, float(scores[i])))
                 records[record.id] = record
+        if text.strip() and speaks_of_self(text):
+            # "my X" names the speaker: the rules store such facts under them (`user | 车牌号 | …`, or the
+            # partner), a key no question says — so the entity route never fired (issue 39). A hub's facts come
+            # only when they share a word with the input, so "my plate" brings the plate, not all of them.
+            text = f"{text}\n{self._speaker(sid, state)}"
         try:
-            return await graph.ranked(text, hops=hops, session_hits=hits, scene=scene, records=records)
+            ranked = await graph.ranked(text, hops=hops, session_hits=hits, scene=scene, records=records)
+            return self._same_person(sid, state, ranked)
         except Exception as exc:
             log.error("recall from the memory graph (L3) failed (%s: %s); this request goes without it",
                       type(exc).__name__, exc)  # fmt: skip
@@ -734,7 +831,7 @@ class SessionMemory:
         if moved:
             self.cold.put(moved)
         if accessed:
-            self.cold.touch(accessed)
+            self.cold.touch(accessed, once=True)  # counted once per session, its time every turn
 
     async def _query(
         self, sid: str, state: _Session, text: str, *, now: float | None, current_input: int | None
@@ -827,6 +924,24 @@ class SessionMemory:
                 await asyncio.to_thread(self.vectors.put, fp, new)
         self._seal(sid, state)
         await self._compact(state)
+        await self._index_across(embedder)
+        return done
+
+    async def _index_across(self, embedder: Embedder) -> int:
+        """Give the inputs stored for other sessions (memory/across.py) their vectors: a turn's input was
+        embedded as its own query, so most come from the query cache."""
+        across = self.across
+        if across is None:
+            return 0
+        fp = embedder.fingerprint
+        done = 0
+        while todo := await asyncio.to_thread(across.pending, fp):
+            known = [self._query_vectors.get((fp, t)) for _, t in todo]
+            fresh = [t for (_, t), v in zip(todo, known, strict=True) if v is None]
+            vectors = iter(await embed_async(embedder, fresh)) if fresh else iter(())
+            items = [(i, v if v is not None else next(vectors)) for (i, _), v in zip(todo, known, strict=True)]
+            await asyncio.to_thread(across.set_vectors, fp, items)
+            done += len(fresh)
         return done
 
     # -- explicit search: the kernel tool ---------------------------------------------------------------------
@@ -976,6 +1091,8 @@ class SessionMemory:
         seen = {h.event for h in ranked}
         passages = await graph.search(text, limit=MEMORY_RECALL_SEARCH, passages_only=True)
         found = [h for h in passages if h.event not in seen]
+        if sid is not None:  # the same privacy rule as a request's (memory/across.py): the same person's only
+            found = self._same_person(sid, self._state(sid), found)
         return render([*ranked, *found], budget_tokens, session=sid, focus=text)
 
     def recall_tool(self) -> KernelTool:
@@ -1047,6 +1164,28 @@ def _seq_of(record: EventRecord, sid: str) -> int | None:
     if head != sid or record.session != sid or not seq.isdigit():
         return None
     return int(seq)
+
+
+def _backfill_across(store: AcrossStore, sessions_db: Path) -> None:
+    from hologram.memory.across_backfill import backfill
+
+    try:
+        backfill(store, sessions_db)
+    except Exception:  # derived data: memory works on with what the store has
+        log.exception("memory across sessions: filling it from the session log failed")
+
+
+def _said(events: Sequence[Event], built: Mapping[int, EventRecord | None]) -> list[Said]:
+    """The inputs among `events` as the store across sessions takes them (memory/across.py)."""
+    out = []
+    for event in events:
+        record = built.get(event.seq)
+        if event.kind != "input" or record is None or not record.text.strip():
+            continue
+        ts_ms = int(event.ts * 1000) if event.ts and event.ts > 0 else 0
+        person = person_of(record.channel, record.partner)
+        out.append(Said(record.id, event.session, event.seq, ts_ms, person, record.text))
+    return out
 
 
 def _pick(

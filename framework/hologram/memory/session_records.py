@@ -52,6 +52,8 @@ class Prepared:
     count, without a second read of the log per request)."""
     l3_events: list[str] = field(default_factory=list)
     """Source event ids of what the L3 note (part of `note`) carries, in time order."""
+    across: list[str] = field(default_factory=list)
+    """Event ids of other sessions' inputs the note carries (memory/across.py), in time order."""
 
     def request_messages(self, system: str) -> list[Message]:
         """``[system prompt, note?, *history]``: the message list of an LLM request."""

@@ -66,8 +66,11 @@ def _ago(now: float, m: re.Match[str]) -> Window:
 _CUES: list[tuple[re.Pattern[str], Callable[[float, re.Match[str]], Window]]] = [
     (re.compile(r"\b(?P<n>\d{1,3})\s+(?P<unit>days?|weeks?|months?)\s+ago\b", re.I), _ago),
     (re.compile(r"(?P<n>\d{1,3})\s*(?P<unit>天|周|星期)前"), _ago),
+    # before "yesterday": "the day before yesterday" names it too (issue 39: it was read as yesterday)
+    (re.compile(r"\bday before yesterday\b", re.I), _days(2)),
     (re.compile(r"\b(yesterday|last night)\b|昨天|昨晚|昨日"), _days(1)),
-    (re.compile(r"前天"), _days(2)),
+    (re.compile(r"大前天"), _days(3)),
+    (re.compile(r"前天|前日"), _days(2)),
     (re.compile(r"\b(today|this morning|tonight)\b|今天|今早|今晚|今日"), _days(0)),
     (re.compile(r"\blast week\b|上周|上星期|上个星期|上礼拜"), _week(1)),
     (re.compile(r"\bthis week\b|本周|这周|这个星期"), _week(0)),

@@ -24,6 +24,7 @@ __all__ = ["CACHES", "QUICK_CHECK_MAX_BYTES", "cache_files", "cache_problem"]
 CACHES = {
     "vectors.db": "vectors will be computed again",
     "scenes.db": "scenes will be learned again",
+    "across.db": "what sessions said is filled again from the session log (memory across sessions)",
 }
 QUICK_CHECK_MAX_BYTES = 256 * 1024 * 1024  # ~1 s of quick_check; larger: the header only at start
 

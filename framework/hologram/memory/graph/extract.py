@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from hologram.memory.blocks import EventRecord
 from hologram.memory.bounds import indexed
 from hologram.memory.graph.store import Triple
+from hologram.memory.utterance import without_questions
 
 __all__ = ["DeterministicExtractor", "Span", "extract_chinese", "extract_english", "gate", "speaker_of"]
 
@@ -392,6 +393,7 @@ class DeterministicExtractor:
                 continue
             default = (record.partner or "user") if block.kind == "input" else "assistant"
             speaker, text = speaker_of(indexed(block.text), default)  # bounded work per event (bounds.py)
+            text = without_questions(text)  # a question states no fact (memory/utterance.py)
             spans = extract_chinese(text, speaker) if _HAN.search(text) else []
             spans += extract_english(text, speaker)
             out += [

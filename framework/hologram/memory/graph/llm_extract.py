@@ -30,6 +30,7 @@ from hologram.memory.blocks import EventRecord
 from hologram.memory.bounds import indexed
 from hologram.memory.graph.extract import gate, speaker_of
 from hologram.memory.graph.store import Triple
+from hologram.memory.utterance import without_questions
 
 __all__ = ["PREDICATE_ALIASES", "TRIPLES_SCHEMA", "Completer", "ExtractionError", "LLMExtractor", "predicate_of"]
 
@@ -130,6 +131,9 @@ class LLMExtractor:
                 continue
             default = (record.partner or "user") if block.kind == "input" else "assistant"
             speaker, text = speaker_of(indexed(block.text), default)  # the model reads what memory indexes
+            text = without_questions(text).strip()  # a question states no fact (memory/utterance.py)
+            if not text:
+                continue
             lines.append(f"[{len(shown)}] {block.kind} by {speaker}:\n{text}")
             shown.append(i)
         request = ChatRequest(

@@ -1,0 +1,261 @@
+"""Memory across sessions (issue 39 item 2, memory/across.py): what the person said in one session reaches the
+request of another session of the same person that needs it — no tool call, after a restart — and never the
+conversation of another person or a group.
+
+Real SessionStore, ColdStore and across.db on disk (BM25 only: no embedder in these tests; the bench measures
+the dense side, tools/bench/memory_cross.py).
+
+Mutation checks (done): dropping the person test in ``AcrossStore.search`` (``meta.person != person``) turns
+``test_another_persons_words_are_never_recalled`` red; dropping the group test in
+``SessionMemory._across_hits`` turns ``test_a_group_gets_nothing_from_other_sessions`` red; sorting the note
+best first instead of by time turns ``test_the_later_statement_is_shown_after_the_earlier`` red.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hologram.memory.across import HEADER, MIN_SCORE, AcrossStore, person_of
+from hologram.memory.session_memory import SessionMemory
+from hologram.memory.session_records import Prepared
+from hologram.sessions import SessionStore
+
+DAY = 86400.0
+T0 = 1_780_000_000.0
+
+
+def _open(tmp_path: Path) -> SessionMemory:
+    store = SessionStore(tmp_path / "sessions.db")
+    return SessionMemory.open(tmp_path, store, load_model=False)
+
+
+@pytest.fixture
+def mem(tmp_path: Path) -> Iterator[SessionMemory]:
+    memory = _open(tmp_path)
+    yield memory
+    asyncio.run(memory.aclose())
+    memory.store.close()
+
+
+def say(
+    mem: SessionMemory, sid: str, text: str, *, ts: float, partner: str | None = None, channel: str = "cli"
+) -> Prepared:
+    """One turn: the input stored (with its speaker), the request prepared, an answer stored."""
+    data: dict[str, object] = {"text": text}
+    if partner is not None:
+        data["partner"] = partner
+    mem.store.append(sid, "input", data, channel=channel, ts=ts)
+    prepared = asyncio.run(mem.prepare(sid, text, window_tokens=4000, fixed_tokens=0))
+    mem.store.append(sid, "response", {"content": "Noted.", "reasoning": None}, channel=channel, ts=ts + 1)
+    return prepared
+
+
+def note_of(prepared: Prepared) -> str:
+    return str(prepared.note.content) if prepared.note is not None else ""
+
+
+def test_a_fact_told_in_one_session_reaches_a_new_sessions_request(tmp_path: Path) -> None:
+    mem = _open(tmp_path)
+    say(mem, "s1", "By the way, my car's licence plate is 沪B62817, the blue one.", ts=T0)
+    say(mem, "s1", "Remind me to water the ferns tomorrow.", ts=T0 + 60)
+    asyncio.run(mem.aclose())
+    mem.store.close()
+    again = _open(tmp_path)  # a restart: what was said is read back from across.db
+    try:
+        prepared = say(again, "s2", "What is the licence plate of my car?", ts=T0 + 2 * DAY)
+        note = note_of(prepared)
+        assert HEADER in note and "沪B62817" in note and "session s1" in note and "2026-" in note
+        assert len(prepared.across) == 1, "only the input that matches, not the ferns"
+        quiet = say(again, "s3", "Hello there, how are you today?", ts=T0 + 3 * DAY)
+        assert quiet.across == [] and HEADER not in note_of(quiet), "nothing when the input does not need it"
+    finally:
+        asyncio.run(again.aclose())
+        again.store.close()
+
+
+def test_chinese_fact_across_sessions(mem: SessionMemory) -> None:
+    say(mem, "a", "顺便说一下，我女儿的钢琴老师姓欧阳，每周六上课。", ts=T0)
+    prepared = say(mem, "b", "我女儿的钢琴老师姓什么？", ts=T0 + DAY)
+    assert "欧阳" in note_of(prepared) and prepared.across
+
+
+def test_another_persons_words_are_never_recalled(mem: SessionMemory) -> None:
+    say(mem, "qq:private:1", "My bank PIN hint is the colour of the old tram.", ts=T0, partner="1", channel="qq")
+    say(mem, "qq:private:2-old", "I like jazz.", ts=T0, partner="2", channel="qq")  # both have other sessions
+    say(mem, "cli0", "Good morning.", ts=T0)
+    other = say(mem, "qq:private:2", "What is my bank PIN hint?", ts=T0 + DAY, partner="2", channel="qq")
+    assert other.across == [] and "tram" not in note_of(other), "another QQ user never sees it"
+    owner = say(mem, "cli1", "What is my bank PIN hint?", ts=T0 + DAY)
+    assert owner.across == [], "nor the owner's own chats"
+    same = say(mem, "qq:private:1b", "What is my bank PIN hint?", ts=T0 + 2 * DAY, partner="1", channel="qq")
+    assert "tram" in note_of(same), "the same person in another session does"
+
+
+def test_a_group_gets_nothing_from_other_sessions(mem: SessionMemory) -> None:
+    say(mem, "qq:private:7", "My passport number is K7781234.", ts=T0, partner="7", channel="qq")
+    say(mem, "qq:group:9", "Anyone up for lunch?", ts=T0 + DAY, partner="8", channel="qq")
+    asked = say(mem, "qq:group:9", "What is my passport number?", ts=T0 + DAY + 60, partner="7", channel="qq")
+    assert asked.across == [] and "K7781234" not in note_of(asked), "the group would read it"
+
+
+def test_the_later_statement_is_shown_after_the_earlier(mem: SessionMemory) -> None:
+    say(mem, "x", "My gym locker code is 4417.", ts=T0 + 5 * DAY)
+    say(mem, "y", "My gym locker code is 9902 now, they changed the locks.", ts=T0 + 9 * DAY)
+    say(mem, "w", "My gym locker code is 1234 — my first one.", ts=T0)
+    note = note_of(say(mem, "z", "What is my gym locker code?", ts=T0 + 10 * DAY))
+    assert note.index("1234") < note.index("4417") < note.index("9902"), note
+
+
+def test_a_deleted_sessions_words_leave(mem: SessionMemory) -> None:
+    say(mem, "gone", "My locker at the pool is number 317.", ts=T0)
+    asyncio.run(mem.delete("gone"))
+    assert say(mem, "next", "Which locker at the pool is mine?", ts=T0 + DAY).across == []
+
+
+def test_a_damaged_store_is_set_aside_and_refilled(tmp_path: Path) -> None:
+    (tmp_path / "across.db").write_bytes(b"not a database at all" * 300)
+    memory = _open(tmp_path)
+    try:
+        say(memory, "p", "My dentist is Dr Okonkwo on Elm Street.", ts=T0)
+        prepared = say(memory, "q", "Who is my dentist?", ts=T0 + DAY)
+        assert "Okonkwo" in note_of(prepared)
+        assert any(p.name.startswith("across.db.damaged-") for p in tmp_path.iterdir())
+    finally:
+        asyncio.run(memory.aclose())
+        memory.store.close()
+
+
+def test_scores_are_absolute_not_relative(tmp_path: Path) -> None:
+    """With two stored inputs, neither is recalled for an unrelated query just for being the better one."""
+    from hologram.memory.across import Said
+    from hologram.memory.tfidf import TermVector
+
+    store = AcrossStore(tmp_path / "a.db")
+    store.add([Said("e1", "s1", 1, 1000, "owner", "I adopted a grey cat named Pixel."),
+               Said("e2", "s1", 3, 2000, "owner", "The boiler makes a clicking noise.")])  # fmt: skip
+    assert store.search(TermVector.from_text("what's the weather like"), None, person="owner", session="s2") == []
+    hits = store.search(TermVector.from_text("my cat's name"), None, person="owner", session="s2")
+    assert [h.id for h in hits] == ["e1"] and hits[0].score >= MIN_SCORE
+    assert person_of("qq", "5") == "qq:5" and person_of("web", None) == "owner"
+    store.close()
+
+
+def test_an_upgraded_data_directory_recalls_what_earlier_sessions_said(tmp_path: Path) -> None:
+    """Inputs stored before across.db existed come from the session log, once (memory/across_backfill.py).
+    Mutation check (done): `backfill` returning at once turns this red."""
+    from hologram.memory.across_backfill import backfill
+
+    store = SessionStore(tmp_path / "sessions.db")
+    store.append("old", "input", {"text": "My locksmith is called Branko, he lives on Ivy Lane."}, ts=T0)
+    store.append("old", "response", {"content": "Noted.", "reasoning": None}, ts=T0 + 1)
+    store.close()
+    memory = _open(tmp_path)  # starts the backfill in a thread; run it here too (idempotent) to wait for it
+    try:
+        assert memory.across is not None
+        backfill(memory.across, tmp_path / "sessions.db")
+        assert memory.across.backfilled()
+        assert backfill(memory.across, tmp_path / "sessions.db") == 0, "once per across.db"
+        prepared = say(memory, "new", "Who is my locksmith?", ts=T0 + DAY)
+        assert "Branko" in note_of(prepared)
+    finally:
+        asyncio.run(memory.aclose())
+        memory.store.close()
+
+
+def test_l3_facts_of_another_person_are_never_recalled(tmp_path: Path) -> None:
+    """The same privacy rule for L3's entity route (facts cooled into the graph, recalled by a name the input
+    says): only from sessions of the same person. Real Kùzu. Mutation check (done): `_same_person` returning its
+    hits unfiltered turns this red."""
+    from .test_l3_membership import open_memory
+    from .test_l3_recall import cool_all
+
+    async def run() -> None:
+        k = open_memory(tmp_path)
+        k.mem.across = AcrossStore(tmp_path / "across.db")
+        fact = "Melanie: My favorite book is Charlotte's Web, I read it every summer."
+        for sid, partner, text in (("qq:private:1", "1", fact), ("qq:private:2", "2", "Hi!"),
+                                   ("qq:private:1b", "1", "Hello again.")):  # fmt: skip
+            k.store.append(sid, "input", {"text": text, "partner": partner}, channel="qq")
+            await k.mem.prepare(sid, text, window_tokens=4000, fixed_tokens=0)  # the inputs reach across.db
+            k.store.append(sid, "response", {"content": "Noted.", "reasoning": None}, channel="qq")
+        await cool_all(k, "qq:private:1")
+        question = "Do you remember anything about Melanie?"
+        asked: dict[str, str] = {}
+        for sid, partner in (("qq:private:2", "2"), ("qq:private:1b", "1")):
+            k.store.append(sid, "input", {"text": question, "partner": partner}, channel="qq")
+            prepared = await k.mem.prepare(sid, question, window_tokens=4000, fixed_tokens=0)
+            asked[sid] = note_of(prepared)
+        assert "Charlotte's Web" not in asked["qq:private:2"], "another person's fact"
+        assert "Melanie | favorite book | Charlotte's Web" in asked["qq:private:1b"], "the same person's"
+        searched = await k.mem.recall_l3("qq:private:2", "Charlotte's Web book", budget_tokens=1200)
+        assert "Charlotte" not in searched.note, "nor through memory_recall"
+        mine = await k.mem.recall_l3("qq:private:1b", "Charlotte's Web book", budget_tokens=1200)
+        assert "Charlotte" in mine.note
+        k.mem.across.close()
+        await k.close()
+
+    asyncio.run(run())
+
+
+def test_my_x_names_the_speaker_in_l3(tmp_path: Path) -> None:
+    """Facts of "my X" are stored under the speaker (`user | 车牌号 | 沪B62817`), a key no question says: the input's
+    first person now names the speaker's entity, so the entity route brings the fact to a new session (L3 alone
+    here: no across.db). Mutation check (done): without the `speaks_of_self` step in `_l3_ranked` this is red."""
+    from .test_l3_membership import open_memory
+    from .test_l3_recall import cool_all
+    from .test_l3_recall import say as say_l3
+
+    async def run() -> None:
+        k = open_memory(tmp_path)
+        say_l3(k, "old", "我的车牌号是沪B62817。", "My favorite book is Dune.", "The weather was fine.")
+        await cool_all(k, "old")
+        say_l3(k, "new", "Hello!")
+        for question, fact in (("我的车牌号是多少？", "沪B62817"), ("Which is my favorite book again?", "Dune")):
+            k.store.append("new", "input", {"text": question})
+            prepared = await k.mem.prepare("new", question, window_tokens=4000, fixed_tokens=0)
+            assert fact in note_of(prepared), (question, note_of(prepared))
+        await k.close()
+
+    asyncio.run(run())
+
+
+def test_recall_off_closes_the_store_and_the_backfill_opens_nothing(tmp_path: Path) -> None:
+    """``[memory.across] recall = false``: attach closes the store right after `SessionMemory.open` started the
+    backfill thread; the thread must then neither fail nor open the file again (an fd the kernel never closes)."""
+    from hologram.memory.across_backfill import backfill
+
+    store = AcrossStore(tmp_path / "across.db")
+    store.close()
+    assert backfill(store, tmp_path / "sessions.db") == 0
+    assert store.pending("fp") == [] and store.remove_session("s") == 0 and not store.loaded
+
+
+def test_a_statement_told_just_before_a_restart_is_embedded_by_the_request(tmp_path: Path) -> None:
+    """Its vector was not computed before the kernel stopped (the background indexing never ran): the next
+    request embeds the few such statements itself before it searches, so a paraphrase sharing no word with the
+    fact still finds it. Mutation check (done): ``ACROSS_EMBED_NOW = 0`` turns this red."""
+    from hologram.memory.embed import load_embedder
+
+    embedder = load_embedder()
+    if embedder is None:
+        pytest.skip("no embedder installed")
+    store = SessionStore(tmp_path / "sessions.db")
+    store.append("s1", "input", {"text": "Our daughter Mila takes violin lessons every Thursday."}, ts=T0)
+    store.close()
+    memory = _open(tmp_path)
+    memory.embedder = embedder
+    try:
+        assert memory.across is not None
+        from hologram.memory.across_backfill import backfill
+
+        backfill(memory.across, tmp_path / "sessions.db")  # stored, with no vector
+        assert memory.across.unembedded() == 1
+        prepared = say(memory, "s2", "On which weekday does my kid practise her string instrument?", ts=T0 + DAY)
+        assert "Mila" in note_of(prepared) and memory.across.unembedded() == 0
+    finally:
+        asyncio.run(memory.aclose())
+        memory.store.close()
