@@ -6,6 +6,7 @@ timestamped, so the output reads well in both.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import time
@@ -57,6 +58,11 @@ class Progress:
         39 item 9: loads still running beside a turn made the first answer 2.2-2.7x a warm one)."""
         self.plugins_settled: float | None = None
 
+    SUMMARY_WAIT_S = 5.0
+    """The longest the summary waits for the start-up loads once the plugins have settled: a first start that
+    builds the model's cache, a load that hangs or a launch that never ends must not keep the web UI's link
+    from the user."""
+
     def __call__(self, plugin: ManagedPlugin) -> None:
         if plugin.state is State.WAITING and not plugin.reason:
             return  # the initial and post-restart waiting state is noise; a blocker shows up in status
@@ -71,6 +77,11 @@ class Progress:
         say(line, self.stream)
         if self.plugins_settled is None and self.settled():
             self.plugins_settled = time.monotonic() - self.started
+            if self.loading:
+                try:
+                    asyncio.get_running_loop().call_later(self.SUMMARY_WAIT_S, self.loaded)
+                except RuntimeError:  # no event loop (a caller outside `up`): no reason to wait
+                    self.loading = False
         if not self.summarised and not self.loading and self.settled():
             self.summarised = True
             self.summary()
