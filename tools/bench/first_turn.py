@@ -1,6 +1,7 @@
 """The first answer after "ready" against a warm turn (issue 39 item 9: within 1.2x).
 
     PYTHONPATH=tools .venv/bin/python tools/bench/first_turn.py [--starts 5] [--rounds 10] [--trace] [--plugins-ready]
+    PYTHONPATH=tools .venv/bin/python tools/bench/first_turn.py --ask [--starts 3] [--rounds 5]
 
 Each start is a real `hologram up` of the default graph with the strict mock as its provider (instant
 answers), as tools/bench/sweep.py starts it: wait for "ready" — the summary line ("Hologram is up"), which
@@ -65,6 +66,21 @@ def timed(kernel: BenchKernel, session: str | None) -> tuple[float, float, str, 
     return wall, (cpu_ns(pid) - before) / 1e9, sid, plugins
 
 
+def ask_start(root: Path, mock: MockLLM, rounds: int) -> dict[str, float]:
+    """`--ask`: the first `hologram ask` after ready (a new process, as the issue measured it) and warm ones."""
+    kernel = BenchKernel(root, settings_for(mock), builtins=True)
+    try:
+        kernel.start()
+        while not kernel.status()["kernel"]["heap_frozen"]:
+            time.sleep(0.02)
+        mock.script([], default=HELLO)
+        first = kernel.ask("hello")[0]
+        warm = [kernel.ask("hello")[0] for _ in range(rounds)]
+    finally:
+        kernel.stop()
+    return {"first": first, "warm": statistics.median(warm)}
+
+
 def one_start(root: Path, mock: MockLLM, rounds: int, settle: bool = True) -> dict[str, float]:
     kernel = BenchKernel(root, settings_for(mock), builtins=True)
     try:
@@ -99,6 +115,7 @@ def main() -> int:
     ap.add_argument(
         "--plugins-ready", action="store_true", help="the first turn once every plugin is ready, before the loads"
     )
+    ap.add_argument("--ask", action="store_true", help="time `hologram ask` (a new process each) instead")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp, MockLLM("deepseek") as mock:
@@ -110,6 +127,16 @@ def main() -> int:
             (hook / "sitecustomize.py").write_text(TRACER.format(path=str(hook)))
             os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")]))
         one_start(scratch / "warm-up", mock, 2)  # fills the bytecode cache and the page cache
+        if args.ask:
+            asks = [ask_start(scratch / f"a{i}", mock, args.rounds) for i in range(args.starts)]
+            for i, row in enumerate(asks):
+                print(f"start {i}: first ask {row['first'] * 1000:.0f} ms, warm median {row['warm'] * 1000:.0f} ms")
+            ratios = sorted(r["first"] / r["warm"] for r in asks)
+            print(
+                f"hologram ask, first after ready / warm: median {statistics.median(ratios):.2f}x, "
+                f"worst {ratios[-1]:.2f}x"
+            )
+            return 0
         for i in range(args.starts):
             for old in (scratch / "hook").glob("imports-*.txt") if args.trace else ():
                 old.unlink()
