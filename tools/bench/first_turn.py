@@ -1,7 +1,7 @@
 """The first answer after "ready" against a warm turn (issue 39 item 9: within 1.2x).
 
     PYTHONPATH=tools .venv/bin/python tools/bench/first_turn.py [--starts 5] [--rounds 10] [--trace] [--plugins-ready]
-    PYTHONPATH=tools .venv/bin/python tools/bench/first_turn.py --ask [--starts 3] [--rounds 5]
+    PYTHONPATH=tools .venv/bin/python tools/bench/first_turn.py --ask|--http [--starts 3] [--rounds 5]
 
 Each start is a real `hologram up` of the default graph with the strict mock as its provider (instant
 answers), as tools/bench/sweep.py starts it: wait for "ready" — the summary line ("Hologram is up"), which
@@ -81,6 +81,34 @@ def ask_start(root: Path, mock: MockLLM, rounds: int) -> dict[str, float]:
     return {"first": first, "warm": statistics.median(warm)}
 
 
+def http_start(root: Path, mock: MockLLM, rounds: int) -> dict[str, float]:
+    """`--http`: the first ``POST /v1/chat/completions`` of the http plugin after ready, and warm ones (one
+    session, as tools/bench/sweep.py and the peers are measured)."""
+    import json
+
+    import httpx
+
+    kernel = BenchKernel(root, settings_for(mock), builtins=True)
+    try:
+        kernel.start()
+        while not kernel.status()["kernel"]["heap_frozen"]:
+            time.sleep(0.02)
+        mock.script([], default=HELLO)
+        info = json.loads((kernel.data / "http.json").read_text(encoding="utf-8"))
+        token = (kernel.data / "http-token").read_text(encoding="utf-8").strip()
+        headers = {"authorization": f"Bearer {token}", "x-hologram-session": "first-turn"}
+        body = {"model": "hologram", "messages": [{"role": "user", "content": "hello"}]}
+        times = []
+        with httpx.Client(base_url=info["url"], headers=headers, timeout=60) as client:
+            for _ in range(rounds + 1):
+                started = time.perf_counter()
+                client.post("/v1/chat/completions", json=body).raise_for_status()
+                times.append(time.perf_counter() - started)
+    finally:
+        kernel.stop()
+    return {"first": times[0], "warm": statistics.median(times[1:])}
+
+
 def one_start(root: Path, mock: MockLLM, rounds: int, settle: bool = True) -> dict[str, float]:
     kernel = BenchKernel(root, settings_for(mock), builtins=True)
     try:
@@ -116,6 +144,7 @@ def main() -> int:
         "--plugins-ready", action="store_true", help="the first turn once every plugin is ready, before the loads"
     )
     ap.add_argument("--ask", action="store_true", help="time `hologram ask` (a new process each) instead")
+    ap.add_argument("--http", action="store_true", help="time the HTTP API's chat completions instead")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp, MockLLM("deepseek") as mock:
@@ -127,13 +156,15 @@ def main() -> int:
             (hook / "sitecustomize.py").write_text(TRACER.format(path=str(hook)))
             os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")]))
         one_start(scratch / "warm-up", mock, 2)  # fills the bytecode cache and the page cache
-        if args.ask:
-            asks = [ask_start(scratch / f"a{i}", mock, args.rounds) for i in range(args.starts)]
+        if args.ask or args.http:
+            start = ask_start if args.ask else http_start
+            asks = [start(scratch / f"a{i}", mock, args.rounds) for i in range(args.starts)]
             for i, row in enumerate(asks):
-                print(f"start {i}: first ask {row['first'] * 1000:.0f} ms, warm median {row['warm'] * 1000:.0f} ms")
+                print(f"start {i}: first {row['first'] * 1000:.0f} ms, warm median {row['warm'] * 1000:.0f} ms")
             ratios = sorted(r["first"] / r["warm"] for r in asks)
             print(
-                f"hologram ask, first after ready / warm: median {statistics.median(ratios):.2f}x, "
+                f"{'hologram ask' if args.ask else 'HTTP API'}, first after ready / warm: "
+                f"median {statistics.median(ratios):.2f}x, "
                 f"worst {ratios[-1]:.2f}x"
             )
             return 0
