@@ -408,6 +408,14 @@ def run_stream_protocol(
     started = time.perf_counter()
     result = run_stream(streams, budgets, embedder, pinned=pinned, dev_split=DEV_SPLIT)
     report(result, budgets)
+    categories = [q.category for c in convs for q in c.questions]  # the order run_stream scored them in
+    names = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+    for b in budgets:
+        by: dict[int, list[float]] = {}
+        for category, score in zip(categories, result.recall[b], strict=True):
+            by.setdefault(category, []).append(score)
+        cells = ", ".join(f"{names[k]} {statistics.fmean(v):.3f} of {len(v)}" for k, v in sorted(by.items()))
+        print(f"  {b} by category: {cells}")
     print(f"(stream pass {time.perf_counter() - started:.0f} s; held-out = outside the dev split {sorted(DEV_SPLIT)})")
     if l3:
         print()
