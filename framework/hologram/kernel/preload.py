@@ -114,6 +114,7 @@ def _run() -> None:
         began = time.monotonic()
         if _tls[0]:
             transport.warm(tls=True)  # certifi's CA bundle, 40-150 ms of CPU, not on the loop
+        _first_turn_params()
         tokenize.warm_up()
         tokenize.wait_if_loading(None)
         from hologram.memory.embed import OnnxUSEEmbedder, load_embedder, load_or_next, preference
@@ -129,6 +130,16 @@ def _run() -> None:
     finally:
         _result["seconds"] = time.monotonic() - began
         _done.set()
+
+
+def _first_turn_params() -> None:
+    """Build the validators of the params a first answer reads (``initialize``, ``turn/start``): the turn API's
+    models defer them to their first request (hologram/api/params.py), ~3 ms of the first turn's CPU on the
+    loop; here, before "ready", in this thread (issue 39 item 9)."""
+    from hologram.api.params import InitializeParams, StartParams
+
+    for model in (InitializeParams, StartParams):
+        model.model_rebuild()
 
 
 def _lower_priority() -> None:
