@@ -218,4 +218,4 @@ def test_the_embedder_build_is_a_checked_choice(tmp_path: Path) -> None:
     with pytest.raises(HologramError) as info:
         load_settings(tmp_path)
     text = info.value.render()
-    assert f"{path}:2: error: memory.embedder: " in text and "'int8', 'onnx' or 'numpy'" in text, text
+    assert f"{path}:2: error: memory.embedder: " in text and "'int8', 'onnx', 'numpy' or 'e5'" in text, text

@@ -9,6 +9,7 @@ doing nothing turns the second red.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -138,3 +139,21 @@ def test_memory_opened_without_the_preload_honours_the_setting(tmp_path: Path) -
         if memory.vectors is not None:
             memory.vectors.close()
         store.close()
+
+
+def test_the_first_turns_params_are_built_before_ready() -> None:
+    """The turn API's models defer their validators to their first request (hologram/api/params.py); `hologram
+    up`'s start-up thread builds the two a first answer reads once released (issue 39 item 9), in a fresh
+    interpreter so that nothing else built them. Mutation check (done): `_first_turn_params` not called (red)."""
+    probe = (
+        "from hologram.kernel import preload\n"
+        "from hologram.api import params\n"
+        "assert not params.StartParams.__pydantic_complete__\n"
+        "preload.start()\n"
+        "preload.loaded_embedder()\n"
+        "print(params.InitializeParams.__pydantic_complete__, params.StartParams.__pydantic_complete__,"
+        " params.ListParams.__pydantic_complete__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True", "False"]  # those two only: the others stay deferred

@@ -4,8 +4,11 @@ default (a self-signed server refused; accepted once ``SSL_CERT_FILE`` names its
 from __future__ import annotations
 
 import http.server
+import os
 import shutil
 import ssl
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -111,3 +114,44 @@ def test_the_plain_context_fails_closed(tls_server: tuple[str, Path], monkeypatc
     assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
     with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
         run(_get(httpx.AsyncHTTPTransport(verify=context), url))
+
+
+WARMED = """
+import asyncio, ssl, sys
+import httpx
+from hologram.llm import transport
+before = set(sys.modules)
+transport.warm(tls=False)
+first_request = ["httpcore", "anyio._backends._asyncio", "anyio.streams.tls", "sniffio", "h11"]
+missing = [m for m in first_request if m not in sys.modules]
+assert not missing, missing
+assert transport._default_context is None  # no CA bundle unless a provider is https
+transport.warm(tls=True)
+context = transport._default_context
+assert context is not None and context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+lazy = transport.LazyTLSTransport()
+async def get():
+    async with httpx.AsyncClient(transport=lazy, timeout=10) as client:
+        return (await client.get(sys.argv[1])).status_code
+print(asyncio.run(get()))
+print(lazy._tls._pool._ssl_context is context)
+print(len(set(sys.modules) - before))
+"""
+
+
+def test_warm_does_the_first_requests_work_beforehand(tls_server: tuple[str, Path]) -> None:
+    """`warm` (run by hologram up's start-up thread) imports what the first request imported on the event loop
+    (~110 ms of anyio's asyncio backend on the loaded 2-core host: issue 39 item 9) and, for an https provider,
+    builds httpx's default verifying context once, which the verifying transport then uses: a server whose
+    certificate ``SSL_CERT_FILE`` names is accepted through it, as with httpx's own ``verify=True``. In a fresh
+    interpreter, so that the imports are really its. Mutation checks: anyio's asyncio backend dropped from
+    `_REQUEST_IMPORTS` (red: missing); the transport built with ``verify=True`` instead of the warmed context
+    (red: not the same context)."""
+    url, cert = tls_server
+    done = subprocess.run(
+        [sys.executable, "-c", WARMED, url], capture_output=True, text=True, timeout=120,
+        env={**os.environ, "SSL_CERT_FILE": str(cert)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    status, same, _ = done.stdout.split()
+    assert (status, same) == ("200", "True")

@@ -83,6 +83,10 @@ if build.startswith("int8"):
     e = emb.Int8USEEmbedder(threads=threads or 1, rows="mmap" if build == "int8-mmap" else "pread")
 elif build == "onnx":
     e = emb.OnnxUSEEmbedder(threads=threads or None)
+elif build == "e5":
+    from hologram.memory.e5_embed import E5Embedder
+
+    e = E5Embedder(threads=threads or 1)
 else:
     e = emb.NumpyUSEEmbedder(threads=threads or None)
 base = pss()
@@ -147,14 +151,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=0, help="0: each build as the kernel runs it")
     ap.add_argument("--rows", action="store_true", help="also the int8 build with its rows mapped")
-    ap.add_argument("--builds", default="int8,onnx,numpy")
+    ap.add_argument("--builds", default="int8,onnx,numpy", help="of int8, onnx, numpy, e5 (multilingual-e5-small)")
     args = ap.parse_args(argv)
+    from hologram.memory.e5_embed import E5Embedder
     from hologram.memory.embed import Int8USEEmbedder, NumpyUSEEmbedder, OnnxUSEEmbedder
 
     installed = {
         "int8": Int8USEEmbedder.available(),
         "onnx": OnnxUSEEmbedder.available(),
         "numpy": NumpyUSEEmbedder.available(),
+        "e5": E5Embedder.available(),
     }
     builds = [b for b in args.builds.split(",") if installed.get(b)]
     if args.rows and installed["int8"]:

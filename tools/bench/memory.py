@@ -3,6 +3,7 @@
     .venv/bin/python tools/bench/memory.py LOCOMO [--budgets 2000,4000,8000] [--no-scale]
     .venv/bin/python tools/bench/memory.py LOCOMO --protocol stream --l3 [--only 26,30,41] --no-scale
     .venv/bin/python tools/bench/memory.py --cross [--window 4000] [--sessions 100]   (memory_cross.py)
+    .venv/bin/python tools/bench/memory.py --protocol paraphrase [--embedder e5] --no-scale
 
 LOCOMO is the LoCoMo benchmark (Maharana et al., ACL 2024, "Evaluating Very Long-Term Conversational Memory
 of LLM Agents"): 10 long conversations with questions and their evidence turns, published by its authors
@@ -61,7 +62,7 @@ from memory_stream import CachedEmbedder, StreamTurn, report, report_l3, run_str
 from hologram.memory.blocks import EventRecord, build_event
 from hologram.memory.cold import ColdStore
 from hologram.memory.coldindex import ColdIndex, IndexEntry
-from hologram.memory.embed import EMBEDDERS, Embedder, load_embedder, preference
+from hologram.memory.embed import BUILDS, EMBEDDERS, Embedder, load_embedder, preference
 from hologram.memory.events import MemoryEvent, Query, make_event
 from hologram.memory.prune import prune
 from hologram.memory.score import HybridScorer, Scorer, dense_scores
@@ -408,6 +409,14 @@ def run_stream_protocol(
     started = time.perf_counter()
     result = run_stream(streams, budgets, embedder, pinned=pinned, dev_split=DEV_SPLIT)
     report(result, budgets)
+    categories = [q.category for c in convs for q in c.questions]  # the order run_stream scored them in
+    names = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+    for b in budgets:
+        by: dict[int, list[float]] = {}
+        for category, score in zip(categories, result.recall[b], strict=True):
+            by.setdefault(category, []).append(score)
+        cells = ", ".join(f"{names[k]} {statistics.fmean(v):.3f} of {len(v)}" for k, v in sorted(by.items()))
+        print(f"  {b} by category: {cells}")
     print(f"(stream pass {time.perf_counter() - started:.0f} s; held-out = outside the dev split {sorted(DEV_SPLIT)})")
     if l3:
         print()
@@ -417,6 +426,18 @@ def run_stream_protocol(
         print(f"(L3 stream pass {time.perf_counter() - started:.0f} s)")
         print()
         extractor_yield([text for c in convs for _, text in c.turns])
+
+
+def run_paraphrase(budgets: list[int], pinned: int, cache_dir: Path, prefer: str) -> None:
+    """The Chinese and English paraphrase sets (memory_paraphrase.py) with truncation and BM25 beside ours."""
+    import memory_paraphrase
+
+    loaded = load_embedder(preference(prefer))
+    embedder = CachedEmbedder(loaded, cache_dir) if loaded is not None else None
+    print(f"embedder: {loaded.model_id if loaded else 'none (TF-IDF only)'}")
+    memory_paraphrase.run(embedder, budgets, pinned)
+    if embedder is not None:
+        embedder.save()
 
 
 def extractor_yield(locomo_turns: list[str]) -> None:
@@ -575,20 +596,26 @@ def _fts5_compare(path: Path, records: Sequence[EventRecord], queries: Sequence[
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
-        "data_dir", type=Path, metavar="LOCOMO", nargs="?", help="locomo10.json, locomo10.zip or a directory"
+        "data_dir", type=Path, nargs="?", metavar="LOCOMO", help="locomo10.json, locomo10.zip or a directory"
     )
     ap.add_argument("--budgets", default="2000,4000,8000")
     ap.add_argument("--pinned", type=int, default=10)
-    ap.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
+    ap.add_argument("--embedder", choices=BUILDS, default=EMBEDDERS[0])
     ap.add_argument("--cache-dir", type=Path, default=Path(tempfile.gettempdir()) / "hologram-bench-embed")
     ap.add_argument("--no-scale", action="store_true", help="skip the synthetic scale test")
     ap.add_argument("--fts5", action="store_true", help="also time SQLite FTS5 bm25() on the 100k documents")
     ap.add_argument(
         "--protocol",
-        choices=("library", "stream", "both"),
+        choices=("library", "stream", "both", "paraphrase"),
         default="both",
         help="library: the whole history pruned against each question at once (the upper bound); stream: "
-        "turn by turn through SessionMemory and L2 on disk, as the kernel does (see memory_stream.py)",
+        "turn by turn through SessionMemory and L2 on disk, as the kernel does (see memory_stream.py); "
+        "paraphrase: only the Chinese and English paraphrase sets (no LOCOMO needed, memory_paraphrase.py)",
+    )
+    ap.add_argument(
+        "--paraphrase",
+        action="store_true",
+        help="also the Chinese and English sets of facts said in passing, corrected, asked in paraphrase",
     )
     ap.add_argument(
         "--l3",
@@ -608,9 +635,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         run_cross(args.cache_dir, args.embedder, window=args.window, sessions=args.sessions)
         return 0
-    if args.data_dir is None:
-        ap.error("LOCOMO is required (or --cross)")
     budgets = [int(b) for b in args.budgets.split(",")]
+    if args.data_dir is None and args.protocol != "paraphrase":
+        ap.error("LOCOMO is needed (only --protocol paraphrase and --cross run without it)")
+    if args.protocol == "paraphrase" or args.paraphrase:
+        run_paraphrase(budgets, args.pinned, args.cache_dir, args.embedder)
+        print()
+        if args.protocol == "paraphrase":
+            return 0
     if args.protocol in ("stream", "both"):
         run_stream_protocol(
             args.data_dir, budgets, args.pinned, args.cache_dir, args.embedder, args.only, args.l3, args.l3_share

@@ -121,6 +121,9 @@ class StreamResult:
     latency_ms: dict[int, list[float]] = field(default_factory=dict)
     l2_size: dict[int, list[int]] = field(default_factory=dict)
     recalled: dict[int, list[int]] = field(default_factory=dict)
+    per_conversation: dict[int, dict[str, float]] = field(default_factory=dict)
+    """Per budget: each conversation's mean evidence in context (the target holds for every one, not only the
+    mean: issue 39 item 1)."""
 
 
 def session_times(doc: dict[str, Any]) -> dict[int, float]:
@@ -143,7 +146,10 @@ async def _run_conversation(
     embedder: Embedder | None,
     root: Path,
     pinned: int,
+    seen_out: list[set[str]] | None = None,
 ) -> tuple[list[float], list[float], int, list[int]]:
+    """Scores, prepare latencies, L2 size and recalled counts per question; `seen_out` also gets each
+    question's turn ids in the request (memory_paraphrase.py tells the stale statement from its correction)."""
     store = SessionStore(root / "sessions.db")
     # index segments on disk, as the kernel keeps them (SessionMemory.open): conversations cross SEAL_EVENTS
     memory = SessionMemory(store, ColdStore(root / "cold.db"), embedder, pinned_recent=pinned, index_dir=root / "index")
@@ -175,6 +181,8 @@ async def _run_conversation(
         latencies.append((time.perf_counter() - started) * 1000)
         seen = {turn_of[s] for s in prepared.seqs if s in turn_of}
         scores.append(len(evidence & seen) / len(evidence))
+        if seen_out is not None:
+            seen_out.append(seen)
         recalled.append(len(prepared.recalled))
     l2 = len(memory.cold)
     await memory.aclose()
@@ -198,6 +206,7 @@ def run_stream(
                     _run_conversation(turns, questions, budget, embedder, Path(tmp), pinned)
                 )
             result.recall.setdefault(budget, []).extend(scores)
+            result.per_conversation.setdefault(budget, {})[name] = statistics.fmean(scores) if scores else 0.0
             if name not in dev_split:
                 result.held_out.setdefault(budget, []).extend(scores)
             result.latency_ms.setdefault(budget, []).extend(latencies)
@@ -217,7 +226,7 @@ def report(result: StreamResult, budgets: Sequence[int]) -> None:
     print("stream protocol: evidence in context (the product's path: SessionMemory, on-disk L1/L2, no tool call)")
     header = (
         f"{'budget':>7} | {'all':>6} | {'held-out':>8} | {'prepare p50':>11} | {'p99':>7} | "
-        f"{'L2 size':>7} | {'recalled/q':>10}"
+        f"{'L2 size':>7} | {'recalled/q':>10} | {'min conv.':>12}"
     )
     print(header)
     print("-" * len(header))
@@ -225,10 +234,16 @@ def report(result: StreamResult, budgets: Sequence[int]) -> None:
         lat = result.latency_ms[b]
         every, held = statistics.fmean(result.recall[b]), statistics.fmean(result.held_out.get(b) or [0.0])
         p50, p99 = percentile(lat, 50), percentile(lat, 99)
+        per = result.per_conversation.get(b, {})
+        worst = min(per, key=lambda name: per[name]) if per else ""
         print(
             f"{b:>7} | {every:>6.3f} | {held:>8.3f} | {p50:>8.2f} ms | {p99:>4.1f} ms | "
-            f"{statistics.fmean(result.l2_size[b]):>7.0f} | {statistics.fmean(result.recalled[b] or [0]):>10.1f}"
+            f"{statistics.fmean(result.l2_size[b]):>7.0f} | {statistics.fmean(result.recalled[b] or [0]):>10.1f} | "
+            f"{per.get(worst, 0.0):>5.3f} ({worst:>3})"
         )
+    for b in budgets:
+        per = result.per_conversation.get(b, {})
+        print(f"  {b} per conversation: " + ", ".join(f"{n} {v:.3f}" for n, v in sorted(per.items())))
 
 
 # ---------------------------------------------------------------- with L3 (--l3)

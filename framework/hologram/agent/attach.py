@@ -113,6 +113,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     if _preload.started() and not _preload.released():
         hold_warm_up()
     _preload.prefer(settings.memory.embedder)  # before the held loads run ([memory] embedder)
+    _preload.transport(tls=any(p.base_url.startswith("https://") for p in settings.providers))
     memory = SessionMemory.open(
         kernel.data_dir,
         store,

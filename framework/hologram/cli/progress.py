@@ -6,6 +6,7 @@ timestamped, so the output reads well in both.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import time
@@ -51,6 +52,16 @@ class Progress:
         self.summarised = False
         self.width = max((len(n) for n in supervisor.plugins), default=6)
         self.web_announced = False  # the web UI's link: printed once, when its plugin is first ready
+        self.loading = False
+        """The start-up loads are still running (`hologram up` sets it, `loaded` clears it): the summary — the
+        user's "ready" — waits for them, so that the first answer after it is as fast as a warm one (issue
+        39 item 9: loads still running beside a turn made the first answer 2.2-2.7x a warm one)."""
+        self.plugins_settled: float | None = None
+
+    SUMMARY_WAIT_S = 5.0
+    """The longest the summary waits for the start-up loads once the plugins have settled: a first start that
+    builds the model's cache, a load that hangs or a launch that never ends must not keep the web UI's link
+    from the user."""
 
     def __call__(self, plugin: ManagedPlugin) -> None:
         if plugin.state is State.WAITING and not plugin.reason:
@@ -64,11 +75,25 @@ class Progress:
         else:
             line = f"[{elapsed:7.2f}s] {name} {plugin.state.value:<9}{detail}"
         say(line, self.stream)
-        if not self.summarised and self.settled():
+        if self.plugins_settled is None and self.settled():
+            self.plugins_settled = time.monotonic() - self.started
+            if self.loading:
+                try:
+                    asyncio.get_running_loop().call_later(self.SUMMARY_WAIT_S, self.loaded)
+                except RuntimeError:  # no event loop (a caller outside `up`): no reason to wait
+                    self.loading = False
+        if not self.summarised and not self.loading and self.settled():
             self.summarised = True
             self.summary()
         elif self.summarised and plugin.name == WEB_PLUGIN and plugin.state is State.READY:
             self.announce_web()  # ready only after the summary (it waited on a facility)
+
+    def loaded(self) -> None:
+        """The start-up loads are done (or gave up): the summary, if the plugins had settled already."""
+        self.loading = False
+        if not self.summarised and self.settled():
+            self.summarised = True
+            self.summary()
 
     def settled(self) -> bool:
         plugins = self.supervisor.plugins.values()
@@ -80,8 +105,13 @@ class Progress:
             counts[plugin.state.value] = counts.get(plugin.state.value, 0) + 1
         parts = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
         elapsed = time.monotonic() - self.started
+        plugins = self.plugins_settled
+        loads = (
+            f" (plugins in {plugins:.2f} s, then the start-up loads)" if plugins and elapsed - plugins >= 0.01 else ""
+        )
         text = (
-            f"Hologram is up in {elapsed:.2f} s: {parts or 'no plugins'}. `hologram status` for details; Ctrl-C stops."
+            f"Hologram is up in {elapsed:.2f} s{loads}: {parts or 'no plugins'}. `hologram status` for details; "
+            "Ctrl-C stops."
         )
         say(("\x1b[1m" + text + "\x1b[0m") if self.tty else text, self.stream)
         for plugin in self.supervisor.plugins.values():

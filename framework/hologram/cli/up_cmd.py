@@ -16,6 +16,7 @@ from hologram.cli._common import add_data_option, add_lock_option, command_parse
 # cheap (hologram/cli/__init__.py).
 if TYPE_CHECKING:
     from hologram.agent import TurnService
+    from hologram.cli.progress import Progress
     from hologram.doctor.caches import CacheCheck
     from hologram.kernel import Kernel
     from hologram.kernel.notices import Notice
@@ -160,8 +161,10 @@ async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace, caches: C
         say(f"hologram: {warning}", sys.stderr)
     service = attach_agent(kernel)
     kernel.on_notice(print_notice)  # the agent's "no provider" is replayed; watch reports come as they happen
-    settle = asyncio.ensure_future(_settle_heap(kernel, service))
-    kernel.add_listener(Progress(kernel.supervisor))
+    progress = Progress(kernel.supervisor)
+    progress.loading = True  # the summary ("ready") after the start-up loads: _settle_heap says when
+    settle = asyncio.ensure_future(_settle_heap(kernel, service, progress))
+    kernel.add_listener(progress)
     if args.watch:
         from hologram.kernel.watch import watch
 
@@ -200,10 +203,11 @@ def print_notice(notice: Notice) -> None:
         say(f"hologram: {notice.text}", sys.stderr)
 
 
-async def _settle_heap(kernel: Kernel, service: TurnService) -> None:
+async def _settle_heap(kernel: Kernel, service: TurnService, progress: Progress) -> None:
     """Freeze the start-up heap once jieba and the embedding model are loaded (hologram/base/_heap.py) and the
     launch is over: the freeze's full collection runs on the event loop (tens of ms with the model's heap),
-    and in the middle of the launch it would hold up every plugin's handshake."""
+    and in the middle of the launch it would hold up every plugin's handshake. Then the summary line: "ready"
+    comes after the loads and the freeze, not beside them (issue 39 item 9)."""
     from hologram.base._heap import freeze_when_loaded
     from hologram.kernel import preload as _preload
     from hologram.memory.tokenizer import wait_if_loading
@@ -215,7 +219,10 @@ async def _settle_heap(kernel: Kernel, service: TurnService) -> None:
     await _launched(kernel, HOLD_MAX_S)
     _preload.release()  # no turn came during the launch: load now, while nothing waits (hologram/kernel/preload.py)
     await _launched(kernel)
-    kernel.heap_frozen = await freeze_when_loaded(waits)
+    try:
+        kernel.heap_frozen = await freeze_when_loaded(waits)
+    finally:
+        progress.loaded()
 
 
 async def _launched(kernel: Kernel, timeout: float = LOAD_WAIT_S) -> None:

