@@ -6,6 +6,7 @@ plugins, the strict DeepSeek mock as the model, a turn-API client.
   shared directory and waits (bounded) until both files are there, which only happens if both run at once; run one
   after the other, the first would wait out its bound and answer ``alone``.
 - A child is held to the tools it was given (``shell_run`` only: its call of ``settings_get`` is refused).
+- The children's steps show live under their delegate calls in the parent's turn (``tool.output``).
 - ``settings_get`` shows the settings without the provider's key; ``plugins_list`` names the plugins.
 - A model that repeats one call ends its turn with ``stop_reason`` "loop", and the next turn of the session is
   accepted by the strict mock.
@@ -121,6 +122,11 @@ def test_two_sub_agents_run_at_once_and_answer_as_tool_results(kernel: AgentsKer
         assert refused["content"].startswith("denied: settings_get is not among the tools this turn was given")
         inputs = [e["data"] for e in kernel.events(child)["events"] if e["kind"] == "input"]
         assert inputs[0]["client"] == "agent_delegate" and inputs[0]["text"].startswith("child ")
+    shown = {
+        d: "".join(e.text for e in events if isinstance(e, api.ToolOutput) and e.call_id == d) for d in ("d1", "d2")
+    }
+    for d, text in shown.items():  # each child's steps, live under its delegate call in the parent's turn
+        assert "→ shell_run " in text and "← shell_run: met" in text and "← settings_get: denied" in text, (d, text)
     last = tool_messages(mock.requests[-1])  # the parent's last request carries both answers
     assert {json.loads(last[d])["session"] for d in ("d1", "d2")} == set(children)
     assert mock.rejections == []
