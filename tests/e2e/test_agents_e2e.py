@@ -70,13 +70,18 @@ def call(call_id: str, tool: str, **arguments: Any) -> dict[str, str]:
     return {"id": call_id, "name": tool, "arguments": json.dumps(arguments)}
 
 
-async def one_turn(kernel: AgentsKernel, text: str, session: str | None = None) -> tuple[api.TurnEnded, list[Any]]:
-    async with await TurnClient.connect(kernel.data, client="e2e") as client:
+async def one_turn(
+    kernel: AgentsKernel, text: str, session: str | None = None, *, approve: bool = False
+) -> tuple[api.TurnEnded, list[Any]]:
+    """One turn from a client (``approve``: one that approves every request it is asked, as a person at the page)."""
+    async with await TurnClient.connect(kernel.data, client="e2e", approvals=approve) as client:
         stream = await client.start(text, session=session)
         events: list[Any] = []
         async with asyncio.timeout(120):  # a failure bound
             async for event in stream:
                 events.append(event)
+                if isinstance(event, api.ApprovalRequested):
+                    assert await client.approve(event, "approve_once")
         return await stream.result(), events
 
 
@@ -162,3 +167,28 @@ def test_a_model_repeating_one_call_ends_the_turn_with_loop(kernel: AgentsKernel
     again, _ = asyncio.run(one_turn(kernel, "and now?", session=ended.session))
     assert again.stop_reason == "answer" and again.output == "fine"
     assert mock.rejections == []
+
+
+def test_a_sub_agents_approval_is_asked_of_the_parents_client(kernel: AgentsKernel, mock: MockLLM) -> None:
+    """Nobody watches a child's session; its call that needs approval (plugin_restart) is put to the clients of
+    the parent's session, which approve it: the shell plugin restarts. (Last in the module: shell restarts.)"""
+    mock.script(
+        [
+            {"tool_calls": [call("d1", "agent_delegate", task="restart shell", tools=["plugin_restart"])]},
+            {"tool_calls": [call("r1", "plugin_restart", name="shell")]},  # the child
+            {"content": "restarted it"},  # the child's answer
+            {"content": "the sub-agent restarted shell"},  # the parent's
+        ]
+    )
+    ended, events = asyncio.run(one_turn(kernel, "restart shell through a sub-agent", approve=True))
+    assert ended.stop_reason == "answer", ended
+    [asked] = [e for e in events if isinstance(e, api.ApprovalRequested)]
+    child = json.loads(next(e.content for e in events if isinstance(e, api.ToolResult) and e.call_id == "d1"))
+    assert asked.session == ended.session and asked.turn == ended.turn and asked.tool == "plugin_restart"
+    assert asked.summary.startswith(f"sub-agent (session {child['session']}): ")
+    [resolved] = [e for e in events if isinstance(e, api.ApprovalResolved)]
+    assert resolved.approved and resolved.approval == asked.approval
+    stored = {e["call_id"]: e["data"] for e in kernel.events(child["session"])["events"] if e["kind"] == "tool_result"}
+    assert stored["r1"]["content"].startswith("shell restarted"), stored
+    assert stored["r1"]["approval"]["approved"] is True
+    assert child["answer"] == "restarted it" and mock.rejections == []

@@ -30,7 +30,7 @@ from hologram.sdk import Plugin, RpcError, StartContext, ToolContext, tool_error
 log = logging.getLogger("hologram_plugins.agents")
 CLIENT = "agent_delegate"  # the child turn's `client`; its `partner` is the parent's session
 MAX_TASK = 20_000  # characters: a task is a brief, not a document (the kernel's input limit is far higher)
-ENDED_KEPT = 200  # turn.ended events that came before start's answer, kept until it does
+EARLY_TURNS, EARLY_EVENTS = 200, 100  # events of a child that came before start's answer, kept until it does
 PROGRESS_CHARS = 200  # of a child's call's arguments or result's first line, shown live under the delegate call
 
 
@@ -78,11 +78,16 @@ async def on_turn_event(event: dict[str, Any]) -> None:
     turn = str(event.get("turn"))
     child = state.children.get(turn)
     if child is None:  # start's answer has not come back yet (events and answers share the connection)
-        if event.get("type") in ("turn.ended", "turn.error"):
-            state.early.setdefault(turn, []).append(event)
-            while len(state.early) > ENDED_KEPT:
-                state.early.pop(next(iter(state.early)))
+        kept = state.early.setdefault(turn, [])
+        if len(kept) < EARLY_EVENTS or event.get("type") in ("turn.ended", "turn.error"):
+            kept.append(event)
+        while len(state.early) > EARLY_TURNS:
+            state.early.pop(next(iter(state.early)))
         return
+    await _handle(child, event)
+
+
+async def _handle(child: Child, event: dict[str, Any]) -> None:
     _apply(child, event)
     line = progress(event)
     if line is not None:  # the child's steps, live under the delegate call (as shell streams its output)
@@ -165,7 +170,7 @@ async def agent_delegate(
     state.sessions.add(session)
     state.children[turn] = child
     for event in state.early.pop(turn, []):
-        _apply(child, event)
+        await _handle(child, event)
     try:
         ended = await child.ended
     except asyncio.CancelledError:  # the parent's call was cancelled: so is the child, now (the kernel would too)
