@@ -168,10 +168,11 @@ async def agent_delegate(
     session, turn = str(started["session"]), str(started["turn"])
     child = Child(session, ctx.call_id, ctx.session_id)
     state.sessions.add(session)
-    state.children[turn] = child
-    for event in state.early.pop(turn, []):
-        await _handle(child, event)
     try:
+        while pending := state.early.pop(turn, None):  # what came first, in order; what comes meanwhile is kept too
+            for event in pending:
+                await _handle(child, event)
+        state.children[turn] = child  # no await since the last pop: nothing slips between
         ended = await child.ended
     except asyncio.CancelledError:  # the parent's call was cancelled: so is the child, now (the kernel would too)
         with contextlib.suppress(Exception):
