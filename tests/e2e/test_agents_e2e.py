@@ -6,6 +6,7 @@ plugins, the strict DeepSeek mock as the model, a turn-API client.
   shared directory and waits (bounded) until both files are there, which only happens if both run at once; run one
   after the other, the first would wait out its bound and answer ``alone``.
 - A child is held to the tools it was given (``shell_run`` only: its call of ``settings_get`` is refused).
+- The children's steps show live under their delegate calls in the parent's turn (``tool.output``).
 - ``settings_get`` shows the settings without the provider's key; ``plugins_list`` names the plugins.
 - A model that repeats one call ends its turn with ``stop_reason`` "loop", and the next turn of the session is
   accepted by the strict mock.
@@ -69,13 +70,18 @@ def call(call_id: str, tool: str, **arguments: Any) -> dict[str, str]:
     return {"id": call_id, "name": tool, "arguments": json.dumps(arguments)}
 
 
-async def one_turn(kernel: AgentsKernel, text: str, session: str | None = None) -> tuple[api.TurnEnded, list[Any]]:
-    async with await TurnClient.connect(kernel.data, client="e2e") as client:
+async def one_turn(
+    kernel: AgentsKernel, text: str, session: str | None = None, *, approve: bool = False
+) -> tuple[api.TurnEnded, list[Any]]:
+    """One turn from a client (``approve``: one that approves every request it is asked, as a person at the page)."""
+    async with await TurnClient.connect(kernel.data, client="e2e", approvals=approve) as client:
         stream = await client.start(text, session=session)
         events: list[Any] = []
         async with asyncio.timeout(120):  # a failure bound
             async for event in stream:
                 events.append(event)
+                if isinstance(event, api.ApprovalRequested):
+                    assert await client.approve(event, "approve_once")
         return await stream.result(), events
 
 
@@ -121,6 +127,11 @@ def test_two_sub_agents_run_at_once_and_answer_as_tool_results(kernel: AgentsKer
         assert refused["content"].startswith("denied: settings_get is not among the tools this turn was given")
         inputs = [e["data"] for e in kernel.events(child)["events"] if e["kind"] == "input"]
         assert inputs[0]["client"] == "agent_delegate" and inputs[0]["text"].startswith("child ")
+    shown = {
+        d: "".join(e.text for e in events if isinstance(e, api.ToolOutput) and e.call_id == d) for d in ("d1", "d2")
+    }
+    for d, text in shown.items():  # each child's steps, live under its delegate call in the parent's turn
+        assert "→ shell_run " in text and "← shell_run: met" in text and "← settings_get: denied" in text, (d, text)
     last = tool_messages(mock.requests[-1])  # the parent's last request carries both answers
     assert {json.loads(last[d])["session"] for d in ("d1", "d2")} == set(children)
     assert mock.rejections == []
@@ -156,3 +167,28 @@ def test_a_model_repeating_one_call_ends_the_turn_with_loop(kernel: AgentsKernel
     again, _ = asyncio.run(one_turn(kernel, "and now?", session=ended.session))
     assert again.stop_reason == "answer" and again.output == "fine"
     assert mock.rejections == []
+
+
+def test_a_sub_agents_approval_is_asked_of_the_parents_client(kernel: AgentsKernel, mock: MockLLM) -> None:
+    """Nobody watches a child's session; its call that needs approval (plugin_restart) is put to the clients of
+    the parent's session, which approve it: the shell plugin restarts. (Last in the module: shell restarts.)"""
+    mock.script(
+        [
+            {"tool_calls": [call("d1", "agent_delegate", task="restart shell", tools=["plugin_restart"])]},
+            {"tool_calls": [call("r1", "plugin_restart", name="shell")]},  # the child
+            {"content": "restarted it"},  # the child's answer
+            {"content": "the sub-agent restarted shell"},  # the parent's
+        ]
+    )
+    ended, events = asyncio.run(one_turn(kernel, "restart shell through a sub-agent", approve=True))
+    assert ended.stop_reason == "answer", ended
+    [asked] = [e for e in events if isinstance(e, api.ApprovalRequested)]
+    child = json.loads(next(e.content for e in events if isinstance(e, api.ToolResult) and e.call_id == "d1"))
+    assert asked.session == ended.session and asked.turn == ended.turn and asked.tool == "plugin_restart"
+    assert asked.summary.startswith(f"sub-agent (session {child['session']}): ")
+    [resolved] = [e for e in events if isinstance(e, api.ApprovalResolved)]
+    assert resolved.approved and resolved.approval == asked.approval
+    stored = {e["call_id"]: e["data"] for e in kernel.events(child["session"])["events"] if e["kind"] == "tool_result"}
+    assert stored["r1"]["content"].startswith("shell restarted"), stored
+    assert stored["r1"]["approval"]["approved"] is True
+    assert child["answer"] == "restarted it" and mock.rejections == []

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Hashable
@@ -127,6 +128,7 @@ class _Session:
     items: TurnItems | None = None  # the running turn's
     appending: int = 0  # messages appended without a turn (`TurnHub.append`) waiting for the turns ahead of them
     children: set[tuple[str, str]] = field(default_factory=set)  # (session, turn) started for the running turn
+    parent: str | None = None  # the running turn works for this session's (agent/scope.py): approvals go there
 
     def can_approve(self, key: Hashable | None = None) -> bool:
         """Some watcher (of delivery ``key``, or any) may answer approvals."""
@@ -402,6 +404,7 @@ class TurnHub:
             state.waiting.pop(turn, None)
             state.queued -= 1
             state.turn, state.on_disconnect, state.cancel_requested = turn, params.on_disconnect, False
+            state.parent = params.parent
             state.replay.restart()
             state.task = asyncio.current_task()
             items = state.items = TurnItems(session, turn)
@@ -446,6 +449,7 @@ class TurnHub:
             finally:
                 state.task = None
                 state.items = None
+                state.parent = None
                 children, state.children = state.children, set()
                 for child_session, child_turn in children:  # no turn started for this one outlives it
                     self.cancel(child_session, child_turn)
@@ -585,32 +589,53 @@ class TurnHub:
         if (request.tool, request.subject) in self.grants.get(request.session, ()):
             return Answer(True, "session", "approved for this session", "approve_for_session")
         state = self.sessions.get(request.session)
+        shown = request  # as the clients asked see it
+        if state is not None and not state.can_approve():
+            state, shown = self._asker_of(state, request)
         if state is None or not state.can_approve():
             answer = Answer(False, "kernel", "no client that can approve is watching this session", "deny")
             self._resolved(request, uuid.uuid4().hex[:12], answer)
             return answer
         approval = uuid.uuid4().hex[:12]
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
-        sent = self._emit(self._requested(request, approval))
+        sent = self._emit(self._requested(shown, approval))
         state.approvals[approval] = _Approval(request, future, sent)  # as sent: seq and item set
+
+        def resolved(answer: Answer) -> None:
+            self._resolved(request, approval, answer)
+            if shown is not request:  # the parent's clients were asked: they see the decision too
+                self._resolved(shown, approval, answer)
+
         try:
             answer = await asyncio.wait_for(asyncio.shield(future), request.timeout_s)
         except asyncio.TimeoutError:
             answer = Answer(False, "kernel", f"no answer within {request.timeout_s:g} s", "deny")
         except asyncio.CancelledError:  # the turn was cancelled while it waited: the request is closed, and said so
             answered = future.done() and not future.cancelled()  # a "cancel" decision: it says who and why
-            self._resolved(
-                request,
-                approval,
-                future.result() if answered else Answer(False, "kernel", "the turn was cancelled", "cancel"),
-            )
+            resolved(future.result() if answered else Answer(False, "kernel", "the turn was cancelled", "cancel"))
             raise
         finally:
             state.approvals.pop(approval, None)
             if not future.done():
                 future.cancel()
-        self._resolved(request, approval, answer)
+        resolved(answer)
         return answer
+
+    def _asker_of(self, state: _Session, request: ApprovalRequest) -> tuple[_Session, ApprovalRequest]:
+        """Who is asked about a call of a turn nobody watching it can approve: when it works for another turn (a
+        sub-agent, agent/scope.py), the clients of that one's session (up the chain), the request shown there
+        as its running turn's and saying whose it is; else the session itself (and nobody answers)."""
+        shown = request
+        seen = {request.session}
+        while not state.can_approve() and state.parent is not None and state.parent not in seen:
+            parent = self.sessions.get(state.parent)
+            if parent is None or parent.turn is None:
+                break
+            seen.add(state.parent)
+            summary = f"sub-agent (session {shown.session}): {shown.summary or shown.tool}"
+            shown = dataclasses.replace(shown, session=state.parent, turn=parent.turn, summary=summary)
+            state = parent
+        return (state, shown) if state.can_approve() else (self.sessions[request.session], request)
 
     def answer(self, params: params_api.ApproveParams, by: str, key: Hashable) -> bool:
         """A client's answer; False when the request is no longer open (another client answered first).

@@ -6,7 +6,9 @@ call. The kernel holds the child to its parent's tool policy and cancels it when
 (hologram/agent/scope.py), so the guarantees do not rest on this plugin: a child never outlives its parent and a
 chat channel limited to reading cannot delegate its way to a shell. The plugin watches the child (its events come
 over the plugin's connection) and answers the call with the child's final answer, stop reason, steps and session
-id. When the call itself is cancelled (the parent's Ctrl-C, a timeout) it cancels the child at once.
+id. When the call itself is cancelled (the parent's Ctrl-C, a timeout) it cancels the child at once. While the
+child runs, each of its tool calls and results is published as a line of the delegate call's ``tool_output``
+(``→ web_fetch {"url": …}``, ``← web_fetch: …``), so the clients watching the parent see the sub-agent work.
 
 The tool is ``parallel_safe``: several calls in one step run at once, each child in its own session. A child cannot
 delegate again (its session is one this plugin started), so delegation never recurses.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +30,8 @@ from hologram.sdk import Plugin, RpcError, StartContext, ToolContext, tool_error
 log = logging.getLogger("hologram_plugins.agents")
 CLIENT = "agent_delegate"  # the child turn's `client`; its `partner` is the parent's session
 MAX_TASK = 20_000  # characters: a task is a brief, not a document (the kernel's input limit is far higher)
-ENDED_KEPT = 200  # turn.ended events that came before start's answer, kept until it does
+EARLY_TURNS, EARLY_EVENTS = 200, 100  # events of a child that came before start's answer, kept until it does
+PROGRESS_CHARS = 200  # of a child's call's arguments or result's first line, shown live under the delegate call
 
 
 class AgentsConfig(BaseModel):
@@ -47,6 +51,8 @@ class AgentsConfig(BaseModel):
 @dataclass
 class Child:
     session: str = ""
+    call_id: str = ""  # the agent_delegate call it answers, and the session of that call: its progress is shown there
+    parent: str | None = None
     error: str = ""  # turn.error's message, when the child failed
     ended: asyncio.Future[dict[str, Any]] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
@@ -72,12 +78,23 @@ async def on_turn_event(event: dict[str, Any]) -> None:
     turn = str(event.get("turn"))
     child = state.children.get(turn)
     if child is None:  # start's answer has not come back yet (events and answers share the connection)
-        if event.get("type") in ("turn.ended", "turn.error"):
-            state.early.setdefault(turn, []).append(event)
-            while len(state.early) > ENDED_KEPT:
-                state.early.pop(next(iter(state.early)))
+        kept = state.early.setdefault(turn, [])
+        if len(kept) < EARLY_EVENTS or event.get("type") in ("turn.ended", "turn.error"):
+            kept.append(event)
+        while len(state.early) > EARLY_TURNS:
+            state.early.pop(next(iter(state.early)))
         return
+    await _handle(child, event)
+
+
+async def _handle(child: Child, event: dict[str, Any]) -> None:
     _apply(child, event)
+    line = progress(event)
+    if line is not None:  # the child's steps, live under the delegate call (as shell streams its output)
+        await plugin.publish(
+            {"type": "tool_output", "tool": CLIENT, "call_id": child.call_id, "session_id": child.parent,
+             "stream": "stdout", "text": line}
+        )  # fmt: skip
 
 
 def _apply(child: Child, event: dict[str, Any]) -> None:
@@ -86,6 +103,22 @@ def _apply(child: Child, event: dict[str, Any]) -> None:
         child.error = str(event.get("message") or "")
     elif kind == "turn.ended" and not child.ended.done():
         child.ended.set_result(event)
+
+
+def progress(event: dict[str, Any]) -> str | None:
+    """A line on what the child does, for the clients watching the parent: each call and its result's first line."""
+    kind = event.get("type")
+    if kind == "tool.call":
+        arguments = json.dumps(event.get("arguments") or {}, ensure_ascii=False)
+        return f"→ {event.get('tool')} {_short(arguments)}\n"
+    if kind == "tool.result":
+        first = str(event.get("content") or "").strip().split("\n", 1)[0]
+        return f"← {event.get('tool')}: {_short(first)}\n"
+    return None
+
+
+def _short(text: str, limit: int = PROGRESS_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _subset(tools: list[str] | None) -> list[str] | None:
@@ -133,12 +166,13 @@ async def agent_delegate(
             await turns.call("cancel", session=str(late["session"]), turn=str(late["turn"]))
         raise
     session, turn = str(started["session"]), str(started["turn"])
-    child = Child(session)
+    child = Child(session, ctx.call_id, ctx.session_id)
     state.sessions.add(session)
-    state.children[turn] = child
-    for event in state.early.pop(turn, []):
-        _apply(child, event)
     try:
+        while pending := state.early.pop(turn, None):  # what came first, in order; what comes meanwhile is kept too
+            for event in pending:
+                await _handle(child, event)
+        state.children[turn] = child  # no await since the last pop: nothing slips between
         ended = await child.ended
     except asyncio.CancelledError:  # the parent's call was cancelled: so is the child, now (the kernel would too)
         with contextlib.suppress(Exception):
