@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 
-from hologram.agent.replay import IdlePool, Replay, Sent
+from hologram.agent.replay import PACK_BYTES, IdlePool, Replay, Sent
 from hologram.agent.watcher import Watcher
 
 
@@ -46,7 +46,7 @@ def test_the_idle_pool_is_bounded_all_together_oldest_sessions_first() -> None:
     for seq in range(1, 10):
         tail.add(sent(seq), 10_000)
     pool.put("tail", tail)  # trimmed to the pool's bound, its newest events kept
-    assert [s.seq for s in tail.events] == [5, 6, 7, 8, 9] and pool.size == 500 and list(pool.replays) == ["tail"]
+    assert [s.seq for s in tail.kept()] == [5, 6, 7, 8, 9] and pool.size == 500 and list(pool.replays) == ["tail"]
 
 
 def test_a_watcher_too_far_behind_is_dropped_beyond_a_replay_it_asked_for() -> None:
@@ -76,3 +76,52 @@ def test_a_watcher_too_far_behind_is_dropped_beyond_a_replay_it_asked_for() -> N
         assert written[-1] == b"x" * 50 and alone.sent_seq == 1 and alone.queued_bytes == 0
 
     asyncio.run(go())
+
+
+def test_an_idle_replay_is_packed_and_reads_back_the_same_events() -> None:
+    """An idle session's events are packed (one bytes object, arrays of seqs and ends): `after`, `kept`, the
+    pool's byte bound and a later trim see exactly the events that went in. Mutation checks (done): `Packed.sent`
+    slicing the wrong range (``ends[i] - 1`` on) turns this red; `trim` forgetting to subtract a packed
+    event's size turns the bound assertions red."""
+    events = [Sent(seq, "content.delta" if seq % 3 else "item.completed", f"turn{seq // 7}", b"{" + b"x" * seq + b"}")
+              for seq in range(1, 41)]  # fmt: skip
+    replay = Replay()
+    for one in events:
+        replay.add(one, 1_000_000)
+    pool = IdlePool(600)
+    pool.put("s", replay)  # trimmed to the pool's bound, then packed
+    assert replay.chunks and not replay.events
+    kept = list(replay.kept())
+    assert sum(s.size for s in kept) == replay.size == pool.size <= 600
+    assert kept == events[-len(kept) :] and len(replay) == len(kept)  # the newest, byte for byte
+    assert replay.gap(events[-len(kept) - 2].seq) and not replay.gap(kept[0].seq - 1)
+    assert list(replay.after(35)) == events[35:]
+    assert list(replay.after(0)) == kept
+    back = pool.take("s")  # the session is in use again: new events join the packed ones
+    assert back is replay and pool.size == 0
+    more = Sent(41, "turn.ended", "turn5", b'{"end":1}')
+    replay.add(more, 300)  # trims packed events first, oldest first
+    assert list(replay.kept()) == [*events[-len(list(replay.kept())) + 1 :], more]
+    assert replay.size == sum(s.size for s in replay.kept()) <= 300
+    replay.restart()
+    assert len(replay) == 0 and replay.size == 0 and replay.gap(40)
+
+
+def test_a_running_turns_replay_is_packed_as_it_grows_and_trimmed_by_bytes() -> None:
+    """A long turn's events are packed every `PACK_BYTES` (not kept as ~24k objects to its end), its bound still
+    counted in bytes of JSON and every kept event read back byte for byte. Mutation checks (done): `add` without
+    its `pack` call turns this red (the objects pile up); `Packed.drop_oldest` not advancing `first` turns it red."""
+    events = [Sent(seq, "content.delta", "t", b'{"text":"%d"}' % seq + b" " * (seq % 50)) for seq in range(1, 20_001)]
+    bound = 200_000
+    replay = Replay()
+    for one in events:
+        replay.add(one, bound)
+        assert replay.live < PACK_BYTES and len(replay.events) < 2_000  # the newest few as objects, no more
+    kept = list(replay.kept())
+    assert len(replay.chunks) >= 3 and len(kept) == len(replay)
+    assert kept == events[-len(kept) :]
+    assert replay.size == sum(s.size for s in kept) and bound - 64 < replay.size <= bound  # one dropped event less
+    assert replay.dropped_to == kept[0].seq - 1 and not replay.gap(kept[0].seq - 1) and replay.gap(kept[0].seq - 2)
+    middle = kept[len(kept) // 2].seq
+    assert list(replay.after(middle)) == events[middle:]
+    assert list(replay.after(events[-1].seq)) == []

@@ -152,7 +152,7 @@ def test_a_batch_is_one_group_commit_and_a_slow_batch_commits_within_the_delay(t
 
 def test_the_history_cache_reads_incrementally_and_equals_a_full_rebuild(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "s.db")
-    cache = HistoryCache(SessionLog(store, max_sessions=1), max_sessions=1)
+    cache = HistoryCache(SessionLog(store, max_bytes=1), max_sessions=1)
     sid = store.create_session()
     store.append(sid, "input", {"text": "q1"})
     seq = store.append(sid, "response", response("c1", "c2", reasoning="r1"))

@@ -119,6 +119,8 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
         store,
         embedder_loader=_preload.loaded_embedder if _preload.started() else None,
         embedder=settings.memory.embedder,
+        release_idle_s=settings.memory.release_idle_s if settings.memory.release_idle_s >= 0 else None,
+        log_cache_bytes=settings.memory.log_cache_bytes,
     )
     tools = ToolRegistry(supervisor.tool_catalog, defer=settings.agent.defer_tools)
     tools.add_kernel_tool(memory.kernel_tool())

@@ -335,11 +335,11 @@ class TurnHub:
         return {
             "sessions": len(self.sessions),
             "replay_bytes": sum(r.size for r in active),
-            "replay_events": sum(len(r.events) for r in active),
+            "replay_events": sum(len(r) for r in active),
             "replay_max_bytes": max((r.size for r in active), default=0),
             "idle_sessions": len(self._idle.replays),
             "idle_bytes": self._idle.size,
-            "idle_events": sum(len(r.events) for r in self._idle.replays.values()),
+            "idle_events": sum(len(r) for r in self._idle.replays.values()),
             "watchers": len(self.watchers),
             "queued_bytes": sum(w.queued_bytes for w in self.watchers.values()),
             "bounds": self.delivery.model_dump(),
@@ -502,7 +502,7 @@ class TurnHub:
         if state is not None and turn in state.waiting:
             return {"session": session, "turn": turn, "status": "queued", "items": []}
         replay = state.replay if state is not None else self._idle.get(session)
-        kept = [sent for sent in replay.events if sent.turn == turn] if replay is not None else []
+        kept = [sent for sent in replay.kept() if sent.turn == turn] if replay is not None else []
         running = state is not None and state.turn == turn and state.task is not None
         whole = bool(kept) and kept[0].kind in ("turn.started", "turn.queued")
         if not kept or not (running or whole):  # an ended turn whose start the bound dropped: the store has it

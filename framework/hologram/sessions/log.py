@@ -11,26 +11,56 @@ single writer process — the kernel's — which is how sessions.db is used.
 Memory ranks a long session from its index on disk and needs only the recent events here, so it
 trims what it has sealed (:meth:`~SessionLog.trim`): a session's held events stay bounded (issue 22); an older event
 is read back by seq (`SessionStore.events_at`).
+
+What is held is bounded in bytes, all sessions together (``[memory] log_cache_bytes``; was 64 sessions by count,
+whatever their size: ~0.8 MB each after a turn of 400 tool calls and a 120 KB answer, ~24 MB for the 28 sessions of
+``tools/bench/http_turns.py --long``): the least recently used sessions go first, and are read again from
+``sessions.db`` on their next use. An idle session is dropped sooner still (:meth:`SessionLog.forget`, called by
+memory when the session has been idle ``[memory] release_idle_s``): decoded events kept after the turn that read
+them pin the allocator's arenas its churn left mostly free (issue 41).
 """
 
 from __future__ import annotations
 
+import sys
 from bisect import bisect_right
 from collections import OrderedDict
+from typing import Any
 
 from hologram.sessions.store import Event, SessionStore
 
-#: Sessions whose events stay in memory (least recently used beyond this are read again on next use).
-MAX_SESSIONS = 64
+#: Bytes of decoded events held, all sessions together (least recently used beyond this are read again on next use).
+LOG_CACHE_BYTES = 8 * 1024 * 1024
+#: What an `Event` itself weighs besides its data (the object, its seq, time and short strings): measured with
+#: ``sys.getsizeof`` on a stored event, rounded up.
+EVENT_OVERHEAD = 400
+
+
+def value_bytes(value: Any) -> int:
+    """About what a decoded JSON value holds in memory (``sys.getsizeof`` of it and of everything in it): what
+    the bound counts. Shared strings are counted each time (an upper bound); it walks the value once, ~1 µs for a
+    small event, and a long answer is one string."""
+    if isinstance(value, dict):
+        return sys.getsizeof(value) + sum(value_bytes(k) + value_bytes(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return sys.getsizeof(value) + sum(value_bytes(v) for v in value)
+    return sys.getsizeof(value)
+
+
+def event_bytes(event: Event) -> int:
+    """What one held event weighs, about (its data and :data:`EVENT_OVERHEAD`)."""
+    return EVENT_OVERHEAD + value_bytes(event.data)
 
 
 class _Held:
     """One session's events as read so far, and the tuple handed out for them (made when first asked)."""
 
-    __slots__ = ("events", "last", "snapshot", "start")
+    __slots__ = ("events", "last", "size", "snapshot", "start")
 
     def __init__(self, start: int = 0) -> None:
         self.events: list[Event] = []
+        self.size = 0
+        """`event_bytes` of the held events."""
         self.snapshot: tuple[Event, ...] | None = ()
         self.start = start
         """Events with a seq up to this one are not held (trimmed, or never read: the reader began later)."""
@@ -39,12 +69,19 @@ class _Held:
 
 
 class SessionLog:
-    """The events of up to ``max_sessions`` recently used sessions, extended incrementally (module docstring)."""
+    """The events of recently used sessions up to ``max_bytes`` in all, extended incrementally (module
+    docstring). The session just read stays held whatever its size (its caller is using it)."""
 
-    def __init__(self, store: SessionStore, max_sessions: int = MAX_SESSIONS) -> None:
+    def __init__(self, store: SessionStore, max_bytes: int = LOG_CACHE_BYTES) -> None:
         self.store = store
-        self.max_sessions = max_sessions
+        self.max_bytes = max_bytes
+        self.size = 0
+        """Bytes held, all sessions (`event_bytes`)."""
         self._held: OrderedDict[str, _Held] = OrderedDict()
+
+    def held(self, sid: str) -> bool:
+        """Whether the session's events are held (read, and not dropped since)."""
+        return sid in self._held
 
     def events(self, sid: str) -> tuple[Event, ...]:
         """The session's held events in log order (all of them unless memory trimmed the oldest: then at
@@ -70,24 +107,34 @@ class SessionLog:
         held = self._held.get(sid)
         if held is None or below - 1 <= held.start:
             return
-        held.events = held.events[bisect_right(held.events, below - 1, key=_seq) :]
+        cut = bisect_right(held.events, below - 1, key=_seq)
+        gone = sum(event_bytes(e) for e in held.events[:cut])
+        held.events = held.events[cut:]
+        held.size -= gone
+        self.size -= gone
         held.start = below - 1
         held.snapshot = None
 
     def forget(self, sid: str) -> None:
-        """Drop a session's events (a deleted session; they are read again on next use)."""
-        self._held.pop(sid, None)
+        """Drop a session's events (a deleted or idle session; they are read again on next use)."""
+        held = self._held.pop(sid, None)
+        if held is not None:
+            self.size -= held.size
 
     def _read(self, sid: str, start: int = 0) -> _Held:
         held = self._held.pop(sid, None) or _Held(start)
         new = self.store.events(sid, after=held.last)
         if new:
+            added = sum(event_bytes(e) for e in new)
             held.events.extend(new)
+            held.size += added
+            self.size += added
             held.last = new[-1].seq
             held.snapshot = None
         self._held[sid] = held
-        while len(self._held) > self.max_sessions:
-            self._held.popitem(last=False)
+        while self.size > self.max_bytes and len(self._held) > 1:
+            _, old = self._held.popitem(last=False)
+            self.size -= old.size
         return held
 
 
