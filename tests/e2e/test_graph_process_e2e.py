@@ -91,8 +91,8 @@ def test_a_damaged_graph_leaves_the_kernel_up_and_doctor_sets_it_aside(damaged: 
         mock.script([{"reasoning_content": "ok", "content": f"Thanks for topic {index}."}])
         assert kernel.ask(filler(index), "--session", session).returncode == 0
     memory = wait_until(
-        lambda: kernel.status()["memory"], accept=lambda m: (m.get("l3_triples") or 0) >= 1, timeout=60,
-        what="the fact to cool into a new graph",
+        lambda: kernel.status()["memory"], accept=lambda m: (m.get("l3_triples") or 0) >= 1 and m.get("l2_events") == 0,
+        timeout=60, what="the session (the fact among its events) to cool into a new graph",
     )  # fmt: skip
     assert memory["l3_state"] == "running" and memory["l3_problem"] is None and graph.exists(), memory
     shown = kernel.hologram("status", "--data", str(kernel.data)).stdout
