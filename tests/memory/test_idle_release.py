@@ -121,6 +121,8 @@ def test_an_idle_session_is_released_and_its_next_turn_reads_it_back(mem: Sessio
         assert mem.log.held("s") and "s" in mem._sessions  # held while it may go on
         await released(mem, 1)
         assert not mem.log.held("s") and "s" not in mem._sessions and mem.log.size == 0
+        status = mem.status()  # what `hologram status` shows of it
+        assert status["sessions_released"] == 1 and status["log_bytes"] == 0 and status["sessions_indexed"] == 0
         await agent.run_turn("second question", session_id="s")  # read back from the log on disk
 
     asyncio.run(run())

@@ -316,6 +316,9 @@ class SessionMemory:
             **l3,
             "sessions_indexed": len(self._sessions),
             "events_indexed": sum(len(s.index) for s in self._sessions.values()),
+            # idle sessions released since start ([memory] release_idle_s), and the decoded log held now
+            "sessions_released": self.released,
+            "log_bytes": self.log.size,
             # sessions whose passages are being embedded now (0: every vector there is to compute is stored)
             "indexing": sum(1 for s in self._sessions.values() if s.index_task is not None and not s.index_task.done()),
             "embedder": embedder.model_id if embedder is not None else None,
