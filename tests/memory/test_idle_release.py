@@ -154,3 +154,21 @@ def test_a_running_turn_is_never_released(mem: SessionMemory) -> None:
         assert not mem.log.held("s")
 
     asyncio.run(run())
+
+
+def test_a_session_in_use_by_a_search_is_released_after_it(mem: SessionMemory) -> None:
+    """A release that falls while something else holds the session (a search, a read) waits for it and then runs.
+    Mutation check (done): releasing whatever the lock says turns this red (released under the holder)."""
+    mem.release_idle_s = 0.05
+    agent = agent_for(mem, Answers())
+
+    async def run() -> None:
+        await agent.run_turn("first", session_id="s")
+        state = mem._sessions["s"]
+        async with state.lock:  # as `search` holds it
+            mem._release_if_idle("s", mem._ended["s"])
+            assert mem.released == 0 and "s" in mem._sessions
+        await released(mem, 1)
+        assert "s" not in mem._sessions and not mem.log.held("s")
+
+    asyncio.run(run())

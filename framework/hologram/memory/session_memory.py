@@ -395,7 +395,8 @@ class SessionMemory:
             state.index_task.add_done_callback(lambda _: self._release_if_idle(sid, ended))  # its vectors first
             return
         if state is not None and state.lock.locked():  # a search or a read of it (not a turn): after that
-            asyncio.get_running_loop().call_later(self.release_idle_s or 0.0, self._release_if_idle, sid, ended)
+            again = max(self.release_idle_s or 0.0, 0.1)  # not a busy loop with release_idle_s = 0
+            asyncio.get_running_loop().call_later(again, self._release_if_idle, sid, ended)
             return
         del self._ended[sid]
         self.forget(sid)
