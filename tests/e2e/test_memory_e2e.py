@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -187,9 +188,40 @@ def test_a_fact_said_in_passing_comes_back_with_no_tool_call(tmp_path: Path) -> 
             access = cold_row(kernel.data, "ceramic frog")
             assert access is not None and access[0] == 1 and access[1] is not None, "cooling sees the access"
             memory = kernel.status()["memory"]
-            assert memory["l2_events"] > 0 and memory["sessions_indexed"] >= 1, memory
+            indexed = memory["sessions_indexed"] + memory["sessions_released"]  # idle 2 s: released (memory.md)
+            assert memory["l2_events"] > 0 and indexed >= 1, memory
             shown = kernel.hologram("status", "--data", str(kernel.data))
             assert "events in cold context (L2)" in shown.stdout, shown.stdout
+            assert mock.rejections == []
+        finally:
+            kernel.stop()
+
+
+def test_an_idle_session_is_released_and_its_next_turn_has_its_history(tmp_path: Path) -> None:
+    """Through `hologram up` (issue 41): once a session stays idle `[memory] release_idle_s`, the kernel holds
+    nothing decoded of it (status: sessions_released, log_bytes 0), and its next turn reads it back from disk —
+    the model is sent the earlier turn as before. Mutation check (done): `turn_ended` planning no release turns
+    this red (the wait for sessions_released times out)."""
+    with MockLLM("deepseek") as mock:
+        kernel = E2EKernel(tmp_path, [mock])
+        settings = kernel.data / "settings.toml"
+        settings.write_text(settings.read_text() + "\n[memory]\nrelease_idle_s = 0.2\n")
+        kernel.start()
+        try:
+            mock.script([{"reasoning_content": "noted", "content": "I will remember the locker."}])
+            first = kernel.ask("Please remember: my locker combination is 4-8-15-16.")
+            assert first.returncode == 0, first.stderr
+            session = session_of(first)
+            deadline = time.monotonic() + 60  # a bound for a broken kernel, not the wait itself
+            while (memory := kernel.status()["memory"])["sessions_released"] < 1:
+                assert time.monotonic() < deadline, memory
+                time.sleep(0.05)
+            assert memory["log_bytes"] == 0 and memory["sessions_indexed"] == 0, memory
+            mock.script([{"reasoning_content": "look", "content": "It is 4-8-15-16."}])
+            asked = kernel.ask("What is my locker combination?", "--session", session)
+            assert asked.returncode == 0, asked.stderr
+            sent = said(mock.requests[-1].body)
+            assert "4-8-15-16" in sent and "I will remember the locker." in sent, sent
             assert mock.rejections == []
         finally:
             kernel.stop()

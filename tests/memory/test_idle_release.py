@@ -121,6 +121,8 @@ def test_an_idle_session_is_released_and_its_next_turn_reads_it_back(mem: Sessio
         assert mem.log.held("s") and "s" in mem._sessions  # held while it may go on
         await released(mem, 1)
         assert not mem.log.held("s") and "s" not in mem._sessions and mem.log.size == 0
+        status = mem.status()  # what `hologram status` shows of it
+        assert status["sessions_released"] == 1 and status["log_bytes"] == 0 and status["sessions_indexed"] == 0
         await agent.run_turn("second question", session_id="s")  # read back from the log on disk
 
     asyncio.run(run())
@@ -150,5 +152,23 @@ def test_a_running_turn_is_never_released(mem: SessionMemory) -> None:
         mem.turn_ended("s")
         await released(mem, 1)
         assert not mem.log.held("s")
+
+    asyncio.run(run())
+
+
+def test_a_session_in_use_by_a_search_is_released_after_it(mem: SessionMemory) -> None:
+    """A release that falls while something else holds the session (a search, a read) waits for it and then runs.
+    Mutation check (done): releasing whatever the lock says turns this red (released under the holder)."""
+    mem.release_idle_s = 0.05
+    agent = agent_for(mem, Answers())
+
+    async def run() -> None:
+        await agent.run_turn("first", session_id="s")
+        state = mem._sessions["s"]
+        async with state.lock:  # as `search` holds it
+            mem._release_if_idle("s", mem._ended["s"])
+            assert mem.released == 0 and "s" in mem._sessions
+        await released(mem, 1)
+        assert "s" not in mem._sessions and not mem.log.held("s")
 
     asyncio.run(run())

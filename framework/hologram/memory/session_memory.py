@@ -336,6 +336,9 @@ class SessionMemory:
             **l3,
             "sessions_indexed": len(self._sessions),
             "events_indexed": sum(len(s.index) for s in self._sessions.values()),
+            # idle sessions released since start ([memory] release_idle_s), and the decoded log held now
+            "sessions_released": self.released,
+            "log_bytes": self.log.size,
             # sessions whose passages are being embedded now (0: every vector there is to compute is stored)
             "indexing": sum(1 for s in self._sessions.values() if s.index_task is not None and not s.index_task.done()),
             "embedder": embedder.model_id if embedder is not None else None,
@@ -414,7 +417,8 @@ class SessionMemory:
             state.index_task.add_done_callback(lambda _: self._release_if_idle(sid, ended))  # its vectors first
             return
         if state is not None and state.lock.locked():  # a search or a read of it (not a turn): after that
-            asyncio.get_running_loop().call_later(self.release_idle_s or 0.0, self._release_if_idle, sid, ended)
+            again = max(self.release_idle_s or 0.0, 0.1)  # not a busy loop with release_idle_s = 0
+            asyncio.get_running_loop().call_later(again, self._release_if_idle, sid, ended)
             return
         del self._ended[sid]
         self.forget(sid)
