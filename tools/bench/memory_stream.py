@@ -259,8 +259,8 @@ class ClockedColdStore(ColdStore):
     def put(self, records: Sequence[EventRecord], *, now: float | None = None) -> None:
         super().put(records, now=self.now if now is None else now)
 
-    def touch(self, ids: Iterable[str], *, now: float | None = None) -> None:
-        super().touch(ids, now=self.now if now is None else now)
+    def touch(self, ids: Iterable[str], *, now: float | None = None, once: bool = False) -> None:
+        super().touch(ids, now=self.now if now is None else now, once=once)
 
     def clock(self) -> float:
         return time.time() if self.now is None else self.now
