@@ -1,0 +1,285 @@
+"""The browser the tools drive: Chromium (chromium.py), its guard proxy (proxy.py) and its tabs over CDP (cdp.py).
+
+Started on the first tool call, not with the plugin (a kernel that never browses never pays for Chromium).
+Every call first checks that Chromium and its DevTools connection are alive; if Chromium crashed or was
+killed, the next call starts a new one on the same profile and its result says so. One call at a time
+(`lock`): the tabs are one person's browser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hologram_plugins.browser.cdp import CDPConnection, CDPError
+from hologram_plugins.browser.chromium import Chromium, find_executable
+from hologram_plugins.browser.page import FOCUS_JS, LOCATE_JS, READ_JS
+from hologram_plugins.browser.proxy import GuardProxy
+from hologram_plugins.web.guard import NetPolicy
+
+NAVIGATION_START_S = 0.5  # after a click or Enter: a navigation that has not begun by then is not coming
+
+
+class BrowserError(RuntimeError):
+    """A tool call that cannot be done; the message is for the model."""
+
+
+@dataclass
+class Tab:
+    target_id: str
+    conn: CDPConnection
+
+
+@dataclass
+class Settings:
+    executable: str
+    headless: bool
+    args: list[str]
+    timeout_s: float
+    profile: Path
+
+
+@dataclass
+class Browser:
+    settings: Settings
+    policy: NetPolicy
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    chromium: Chromium | None = None
+    proxy: GuardProxy | None = None
+    root: CDPConnection | None = None
+    tabs: dict[str, Tab] = field(default_factory=dict)
+    current: str = ""
+    restarts: int = 0
+    order: list[str] = field(default_factory=list)  # target ids as first seen: tab numbers stay put
+
+    # -- life --------------------------------------------------------------------------------------------
+
+    async def ensure(self) -> str:
+        """Start Chromium if it is not running; returns a note when it was restarted after a crash."""
+        if self.chromium is not None and self.chromium.alive and self.root is not None and not self.root.closed:
+            return ""
+        crashed = self.chromium is not None
+        await self.shutdown()
+        executable = find_executable(self.settings.executable)
+        self.proxy = GuardProxy(self.policy)
+        await self.proxy.start()
+        self.chromium = Chromium(self.settings.profile)
+        await self.chromium.start(
+            executable, proxy_port=self.proxy.port, headless=self.settings.headless, args=self.settings.args
+        )
+        self.root = await CDPConnection.connect(self.chromium.websocket_url)
+        pages = await self._pages()
+        if pages:
+            await self._attach(pages[0]["targetId"])
+        else:
+            await self.new_tab()
+        if crashed:
+            self.restarts += 1
+            return "[the browser had stopped (crashed or killed); a new one was started, its tabs are gone]\n"
+        return ""
+
+    async def shutdown(self) -> str:
+        """Close every connection, stop Chromium (its whole process tree) and the proxy."""
+        for tab in self.tabs.values():
+            await tab.conn.close()
+        self.tabs, self.current, self.order = {}, "", []
+        if self.root is not None:
+            await self.root.close()
+            self.root = None
+        note = ""
+        if self.chromium is not None:
+            report = await self.chromium.stop()
+            note = f"stopped Chromium ({report.killed_count} processes)"
+            self.chromium = None
+        if self.proxy is not None:
+            await self.proxy.stop()
+            self.proxy = None
+        return note
+
+    # -- tabs --------------------------------------------------------------------------------------------
+
+    async def _pages(self) -> list[dict[str, Any]]:
+        assert self.root is not None
+        targets = (await self.root.send("Target.getTargets"))["targetInfos"]
+        pages = [t for t in targets if t.get("type") == "page"]
+        alive = {p["targetId"] for p in pages}
+        self.order = [t for t in self.order if t in alive]
+        self.order += sorted(alive - set(self.order))  # Chromium lists the newest first; ours keep their place
+        return sorted(pages, key=lambda p: self.order.index(p["targetId"]))
+
+    async def _attach(self, target_id: str) -> Tab:
+        tab = self.tabs.get(target_id)
+        if tab is None or tab.conn.closed:
+            assert self.chromium is not None
+            port = self.chromium.websocket_url.split(":")[2].split("/")[0]
+            conn = await CDPConnection.connect(f"ws://127.0.0.1:{port}/devtools/page/{target_id}")
+            await conn.send("Page.enable")
+            await conn.send("Runtime.enable")
+            tab = self.tabs[target_id] = Tab(target_id, conn)
+        self.current = target_id
+        return tab
+
+    async def new_tab(self) -> Tab:
+        assert self.root is not None
+        created = await self.root.send("Target.createTarget", {"url": "about:blank"})
+        self.order.append(created["targetId"])
+        return await self._attach(created["targetId"])
+
+    async def tab(self) -> Tab:
+        """The current tab; a tab the page opened (target=_blank, window.open) becomes current."""
+        pages = await self._pages()
+        known = {p["targetId"] for p in pages}
+        for target_id in list(self.tabs):
+            if target_id not in known:
+                await self.tabs.pop(target_id).conn.close()
+        fresh = [p["targetId"] for p in pages if p["targetId"] not in self.tabs]
+        if fresh:
+            return await self._attach(fresh[0])
+        if self.current in self.tabs:
+            return self.tabs[self.current]
+        if pages:
+            return await self._attach(pages[0]["targetId"])
+        return await self.new_tab()
+
+    async def list_tabs(self) -> list[dict[str, Any]]:
+        await self.tab()
+        return [
+            {"n": i, "title": p.get("title", ""), "url": p.get("url", ""), "current": p["targetId"] == self.current}
+            for i, p in enumerate(await self._pages(), 1)
+        ]
+
+    async def select(self, n: int) -> Tab:
+        pages = await self._pages()
+        if not 1 <= n <= len(pages):
+            raise BrowserError(f"no tab {n}; there are {len(pages)} (browser_tabs lists them)")
+        return await self._attach(pages[n - 1]["targetId"])
+
+    async def close_tab(self, n: int) -> None:
+        pages = await self._pages()
+        if not 1 <= n <= len(pages):
+            raise BrowserError(f"no tab {n}; there are {len(pages)} (browser_tabs lists them)")
+        assert self.root is not None
+        target_id = pages[n - 1]["targetId"]
+        tab = self.tabs.pop(target_id, None)
+        if tab is not None:
+            await tab.conn.close()
+        await self.root.send("Target.closeTarget", {"targetId": target_id})
+        if self.current == target_id:
+            self.current = ""
+
+    # -- page actions -----------------------------------------------------------------------------------
+
+    async def navigate(self, tab: Tab, url: str) -> str:
+        loaded = tab.conn.expect("Page.loadEventFired")
+        answer = await tab.conn.send("Page.navigate", {"url": url}, timeout_s=self.settings.timeout_s)
+        if answer.get("errorText"):
+            loaded.cancel()
+            return str(answer["errorText"])
+        return await self._wait(loaded)
+
+    async def _wait(self, loaded: asyncio.Future[dict[str, Any]]) -> str:
+        try:
+            await asyncio.wait_for(loaded, self.settings.timeout_s)
+        except asyncio.TimeoutError:
+            return f"the page did not finish loading within {self.settings.timeout_s:g} s (shown as it is)"
+        except CDPError as exc:
+            return str(exc)
+        return ""
+
+    async def _after_input(self, tab: Tab, started: asyncio.Future[dict[str, Any]], act: Any) -> str:
+        """Run `act` (a click or a key); if it starts a navigation, wait for the new page's load."""
+        loaded = tab.conn.expect("Page.loadEventFired")
+        await act()
+        try:
+            await asyncio.wait_for(asyncio.shield(started), NAVIGATION_START_S)
+        except (asyncio.TimeoutError, CDPError):
+            started.cancel()
+            loaded.cancel()
+            return ""
+        return await self._wait(loaded)
+
+    async def evaluate(self, tab: Tab, expression: str) -> Any:
+        answer = await tab.conn.send(
+            "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}
+        )
+        if "exceptionDetails" in answer:
+            raise BrowserError(f"the page's script failed: {answer['exceptionDetails'].get('text', '')}")
+        return answer.get("result", {}).get("value")
+
+    async def read(self, tab: Tab) -> dict[str, Any]:
+        page = await self.evaluate(tab, READ_JS)
+        return page if isinstance(page, dict) else {"title": "", "url": "", "text": "", "items": []}
+
+    async def click(self, tab: Tab, n: int) -> str:
+        spot = await self.evaluate(tab, f"({LOCATE_JS})({int(n)})")
+        if not spot:
+            raise BrowserError(f"no element [{n}] on this page; browser_read numbers them again")
+        x, y = float(spot["x"]), float(spot["y"])
+
+        async def act() -> None:
+            base = {"x": x, "y": y, "button": "left", "clickCount": 1}
+            await tab.conn.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+            await tab.conn.send("Input.dispatchMouseEvent", {"type": "mousePressed", **base})
+            await tab.conn.send("Input.dispatchMouseEvent", {"type": "mouseReleased", **base})
+
+        return await self._after_input(tab, tab.conn.expect("Page.frameStartedLoading"), act)
+
+    async def type(self, tab: Tab, n: int, text: str, submit: bool) -> str:
+        focused = await self.evaluate(tab, f"({FOCUS_JS})({int(n)})")
+        if not focused:
+            raise BrowserError(f"no element [{n}] on this page; browser_read numbers them again")
+        if text:
+            await tab.conn.send("Input.insertText", {"text": text})
+        else:
+            await tab.conn.send("Input.dispatchKeyEvent", {"type": "keyDown", "key": "Delete", "code": "Delete"})
+        if not submit:
+            return ""
+
+        async def act() -> None:
+            enter = {"key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13, "nativeVirtualKeyCode": 13}
+            await tab.conn.send("Input.dispatchKeyEvent", {"type": "keyDown", "text": "\r", **enter})
+            await tab.conn.send("Input.dispatchKeyEvent", {"type": "keyUp", **enter})
+
+        return await self._after_input(tab, tab.conn.expect("Page.frameStartedLoading"), act)
+
+    async def screenshot(self, tab: Tab, full_page: bool) -> bytes:
+        params: dict[str, Any] = {"format": "png"}
+        if full_page:
+            metrics = await tab.conn.send("Page.getLayoutMetrics")
+            size = metrics.get("cssContentSize") or metrics.get("contentSize") or {}
+            width, height = min(float(size.get("width", 1280)), 4000), min(float(size.get("height", 900)), 16000)
+            params.update(
+                captureBeyondViewport=True, clip={"x": 0, "y": 0, "width": width, "height": height, "scale": 1}
+            )
+        answer = await tab.conn.send("Page.captureScreenshot", params, timeout_s=max(30.0, self.settings.timeout_s))
+        return base64.b64decode(answer["data"])
+
+    def refused(self) -> list[str]:
+        return self.proxy.take_refused() if self.proxy is not None else []
+
+
+def screenshot_path(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for i in range(1, 10_000):
+        path = folder / f"{stamp}-{i}.png"
+        if not path.exists():
+            return path
+    raise BrowserError(f"too many screenshots in {folder}")
+
+
+def describe_tabs(tabs: list[dict[str, Any]]) -> str:
+    lines = [f"{'*' if t['current'] else ' '} [{t['n']}] {t['title'] or '(untitled)'} — {t['url']}" for t in tabs]
+    return "\n".join(lines) if lines else "no tabs open"
+
+
+def dumps(value: Any) -> str:
+    with contextlib.suppress(TypeError, ValueError):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)

@@ -1,0 +1,230 @@
+"""browser as a real subprocess driving the real Chromium against pages served on loopback: a link followed,
+a form filled and submitted, a table read, a screenshot taken; the network guard on every request of the
+page; Chromium dead with the plugin (SIGKILL included) and started again after a crash.
+
+Skipped without Chromium unless HOLOGRAM_REQUIRE_BROWSER=1 (then its absence fails). Waits are on events (a
+load, a process gone), never on time; deadlines are failure bounds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hologram.rpc import ConnectionClosed
+from hologram.sdk.testing import PluginHarness
+from tests.kit.loop import run
+from tests.kit.wait import wait_until
+from tests.plugins.conftest import LocalServer
+from tests.plugins.helpers import err, harness, ok
+from tests.proctree import alive
+
+HAVE_CHROMIUM = shutil.which("chromium") is not None
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not HAVE_CHROMIUM and os.environ.get("HOLOGRAM_REQUIRE_BROWSER") != "1", reason="no chromium on PATH"
+    ),
+]
+HTML = {"Content-Type": "text/html; charset=utf-8"}
+
+
+def _site(server: LocalServer) -> None:
+    table = (
+        "<table><tr><th>城市</th><th>Population</th></tr><tr><td>Shanghai</td><td>24870895</td></tr>"
+        "<tr><td>Berlin</td><td>3677472</td></tr></table>"
+    )
+    server.routes.update(
+        {
+            "/": (200, HTML, b'<title>Home</title><h1>Start here</h1><a href="/table.html">The cities table</a>'),
+            "/table.html": (200, HTML, f"<title>Cities</title>{table}".encode()),
+            "/form.html": (
+                200,
+                HTML,
+                b'<title>Search</title><form action="/result"><label for="q">Query</label>'
+                b'<input id="q" name="q" value="old"><select name="lang"><option>en</option>'
+                b'<option value="zh">zh</option></select><button type="submit">Go</button></form>',
+            ),
+            "/result?q=hello+%E4%B8%96%E7%95%8C&lang=en": (200, HTML, b"<title>Result</title><p>Found 3 things</p>"),
+            "/result?q=second&lang=en": (200, HTML, b"<title>Result 2</title><p>Clicked through</p>"),
+            "/private-link.html": (
+                200,
+                HTML,
+                f'<title>Links</title><a href="http://127.0.0.2:{server.port}/secret">secret</a>'.encode(),
+            ),
+        }
+    )
+
+
+def browser(tmp_path: Path, **config: Any) -> PluginHarness:
+    return harness("browser", data_dir=tmp_path, config=config)
+
+
+def _item(text: str, label: str) -> int:
+    """The number [n] of the element whose line contains `label`."""
+    for line in text.splitlines():
+        if line.startswith("[") and label in line:
+            return int(line[1 : line.index("]")])
+    raise AssertionError(f"no element {label!r} in:\n{text}")
+
+
+def test_follow_a_link_read_a_table_fill_a_form_and_screenshot(tmp_path: Path, http_server: LocalServer) -> None:
+    _site(http_server)
+
+    async def go() -> None:
+        async with browser(tmp_path, allow_private=True) as h:
+            home = ok(await h.call_tool("browser_open", {"url": http_server.url("/")}))
+            assert home.startswith(f"Home\nURL: {http_server.url('/')}") and "Start here" in home, home
+            link = _item(home, '"The cities table"')
+            assert f'a "The cities table" → {http_server.url("/table.html")}' in home
+
+            table = ok(await h.call_tool("browser_click", {"n": link}))
+            assert f"[clicked [{link}]]\nCities\nURL: {http_server.url('/table.html')}" in table, table
+            assert "城市\tPopulation\nShanghai\t24870895\nBerlin\t3677472" in table, table
+
+            form = ok(await h.call_tool("browser_open", {"url": http_server.url("/form.html")}))
+            field = _item(form, 'input[text] "Query"')
+            assert "value='old'" in form
+            typed = ok(await h.call_tool("browser_type", {"n": field, "text": "hello 世界", "submit": True}))
+            assert "and pressed Enter]\nResult\n" in typed and "Found 3 things" in typed, typed
+
+            ok(await h.call_tool("browser_open", {"url": http_server.url("/form.html")}))
+            form = ok(await h.call_tool("browser_read", {}))
+            ok(await h.call_tool("browser_type", {"n": _item(form, '"Query"'), "text": "second"}))
+            after = ok(await h.call_tool("browser_click", {"n": _item(form, 'button "Go"')}))
+            assert "Result 2" in after and "Clicked through" in after, after
+
+            shot = ok(await h.call_tool("browser_screenshot", {}))
+            assert shot.startswith(f"screenshot of {http_server.url('/result?q=second&lang=en')} saved: ")
+            path = Path(shot.split("saved: ", 1)[1].split(" (", 1)[0])
+            assert path.parent == tmp_path / "plugins" / "browser" / "screenshots"
+            png = path.read_bytes()
+            assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
+
+            tabs = ok(await h.call_tool("browser_tabs", {}))
+            assert tabs == f"* [1] Result 2 — {http_server.url('/result?q=second&lang=en')}", tabs
+            ok(await h.call_tool("browser_open", {"url": http_server.url("/"), "new_tab": True}))
+            tabs = ok(await h.call_tool("browser_tabs", {"select": 1}))
+            assert tabs.splitlines()[0].startswith("* [1] Result 2") and tabs.splitlines()[1].startswith("  [2] Home")
+            assert "Clicked through" in ok(await h.call_tool("browser_read", {}))
+            assert "no element [99]" in err(await h.call_tool("browser_click", {"n": 99}))
+
+    run(go())
+    paths = [path for path, _host in http_server.requests]
+    assert "/result?q=hello+%E4%B8%96%E7%95%8C&lang=en" in paths and "/result?q=second&lang=en" in paths
+    assert (tmp_path / "plugins" / "browser" / "browser-profile" / "Default").is_dir()
+
+
+def test_private_addresses_refused_on_open_and_inside_the_page(tmp_path: Path, http_server: LocalServer) -> None:
+    """browser_open checks the URL; the guard proxy checks every request a page makes (a link here).
+
+    Mutation-checked: dropping `--proxy-bypass-list=<-loopback>` (Chromium then goes to loopback directly)
+    or making GuardProxy skip the policy check lets the in-page request through and fails this test."""
+    _site(http_server)
+
+    async def go() -> None:
+        async with browser(tmp_path / "default") as h:
+            message = err(await h.call_tool("browser_open", {"url": http_server.url("/")}))
+            assert "non-public address" in message and "allow_private in the browser plugin's config" in message
+            assert "only http and https" in err(await h.call_tool("browser_open", {"url": "file:///etc/passwd"}))
+        async with browser(tmp_path / "cidr", allow_private=["127.0.0.1/32"]) as h:
+            page = ok(await h.call_tool("browser_open", {"url": http_server.url("/private-link.html")}))
+            clicked = ok(await h.call_tool("browser_click", {"n": _item(page, '"secret"')}))
+            assert "requests refused by the network guard" in clicked, clicked
+            assert "127.0.0.2 is a private, loopback, link-local" in clicked, clicked
+
+    run(go())
+    paths = [path for path, _host in http_server.requests if path != "/favicon.ico"]
+    assert paths == ["/private-link.html"], paths  # the default config's refusal sent nothing
+
+
+def _descendants(pid: int) -> set[int]:
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                children = Path(f"/proc/{parent}/task/{task}/children").read_text().split()
+            except OSError:
+                continue
+            for child in map(int, children):
+                if child not in found:
+                    found.add(child)
+                    todo.append(child)
+    return found
+
+
+def _chromium_pids(plugin_pid: int) -> set[int]:
+    pids = set()
+    for pid in _descendants(plugin_pid):
+        try:
+            if b"chromium" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                pids.add(pid)
+        except OSError:
+            continue
+    return pids
+
+
+def test_kill_9_of_the_plugin_kills_every_chromium_process(tmp_path: Path, http_server: LocalServer) -> None:
+    _site(http_server)
+
+    async def go() -> None:
+        async with browser(tmp_path, allow_private=True) as h:
+            ok(await h.call_tool("browser_open", {"url": http_server.url("/")}))
+            plugin_pid = h.plugin.pid
+            assert plugin_pid is not None
+            pids = _chromium_pids(plugin_pid)
+            assert len(pids) >= 2, pids  # the browser and at least a renderer
+            os.kill(plugin_pid, signal.SIGKILL)
+            with pytest.raises(ConnectionClosed):
+                await h.call_tool("browser_tabs", {})
+            await asyncio.to_thread(wait_until, lambda: not any(alive(p) for p in pids), timeout=30, what="gone")
+
+    run(go())
+
+
+def test_close_and_stop_kill_chromium_and_a_crash_is_restarted(tmp_path: Path, http_server: LocalServer) -> None:
+    _site(http_server)
+
+    async def go() -> None:
+        async with browser(tmp_path, allow_private=True) as h:
+            assert ok(await h.call_tool("browser_close", {})) == "the browser is not running"
+            ok(await h.call_tool("browser_open", {"url": http_server.url("/")}))
+            plugin_pid = h.plugin.pid
+            assert plugin_pid is not None
+            first = _chromium_pids(plugin_pid)
+            main = min(first)  # the browser process is the oldest, so the lowest pid not yet wrapped
+            os.kill(main, signal.SIGKILL)
+            await asyncio.to_thread(wait_until, lambda: not alive(main), timeout=30, what="chromium killed")
+            again = ok(await h.call_tool("browser_open", {"url": http_server.url("/table.html")}))
+            assert again.startswith("[the browser had stopped (crashed or killed); a new one was started"), again
+            assert "Shanghai" in again
+            second = _chromium_pids(plugin_pid)
+            assert second and not second & first
+            closed = ok(await h.call_tool("browser_close", {}))
+            assert closed.startswith("closed the browser: stopped Chromium"), closed
+            await asyncio.to_thread(wait_until, lambda: not any(alive(p) for p in second), timeout=30, what="gone")
+            ok(await h.call_tool("browser_open", {"url": http_server.url("/")}))
+            third = _chromium_pids(plugin_pid)
+        await asyncio.to_thread(wait_until, lambda: not any(alive(p) for p in third), timeout=30, what="gone")
+
+    run(go())
+
+
+def test_the_conformance_kit_passes() -> None:
+    from hologram.testing.conformance import check_conformance
+    from tests.plugins.helpers import MANIFESTS
+
+    report = check_conformance(MANIFESTS / "browser.toml")
+    assert report.ok, report.render()
