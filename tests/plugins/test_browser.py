@@ -52,7 +52,13 @@ def _site(server: LocalServer) -> None:
                 b'<option value="zh">zh</option></select><button type="submit">Go</button></form>',
             ),
             "/result?q=hello+%E4%B8%96%E7%95%8C&lang=en": (200, HTML, b"<title>Result</title><p>Found 3 things</p>"),
-            "/result?q=second&lang=en": (200, HTML, b"<title>Result 2</title><p>Clicked through</p>"),
+            "/result?q=second&lang=zh": (200, HTML, b"<title>Result 2</title><p>Clicked through</p>"),
+            "/dialog.html": (
+                200,
+                HTML,
+                b"<title>Dialog</title><button onclick=\"alert('\xe5\xb7\xb2\xe4\xbf\x9d\xe5\xad\x98 saved'); "
+                b"location.href='/table.html'\">Save</button>",
+            ),
             "/private-link.html": (
                 200,
                 HTML,
@@ -97,27 +103,38 @@ def test_follow_a_link_read_a_table_fill_a_form_and_screenshot(tmp_path: Path, h
             ok(await h.call_tool("browser_open", {"url": http_server.url("/form.html")}))
             form = ok(await h.call_tool("browser_read", {}))
             ok(await h.call_tool("browser_type", {"n": _item(form, '"Query"'), "text": "second"}))
+            chose = ok(await h.call_tool("browser_type", {"n": _item(form, "select"), "text": "ZH"}))
+            assert [line for line in chose.splitlines() if line.endswith("value='zh'")], chose
+            assert "has no option 'fr'; its options: en, zh" in err(
+                await h.call_tool("browser_type", {"n": _item(form, "select"), "text": "fr"})
+            )
             after = ok(await h.call_tool("browser_click", {"n": _item(form, 'button "Go"')}))
             assert "Result 2" in after and "Clicked through" in after, after
 
             shot = ok(await h.call_tool("browser_screenshot", {}))
-            assert shot.startswith(f"screenshot of {http_server.url('/result?q=second&lang=en')} saved: ")
+            assert shot.startswith(f"screenshot of {http_server.url('/result?q=second&lang=zh')} saved: ")
             path = Path(shot.split("saved: ", 1)[1].split(" (", 1)[0])
             assert path.parent == tmp_path / "plugins" / "browser" / "screenshots"
             png = path.read_bytes()
             assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
 
             tabs = ok(await h.call_tool("browser_tabs", {}))
-            assert tabs == f"* [1] Result 2 — {http_server.url('/result?q=second&lang=en')}", tabs
+            assert tabs == f"* [1] Result 2 — {http_server.url('/result?q=second&lang=zh')}", tabs
             ok(await h.call_tool("browser_open", {"url": http_server.url("/"), "new_tab": True}))
             tabs = ok(await h.call_tool("browser_tabs", {"select": 1}))
             assert tabs.splitlines()[0].startswith("* [1] Result 2") and tabs.splitlines()[1].startswith("  [2] Home")
             assert "Clicked through" in ok(await h.call_tool("browser_read", {}))
             assert "no element [99]" in err(await h.call_tool("browser_click", {"n": 99}))
 
+            page = ok(await h.call_tool("browser_open", {"url": http_server.url("/dialog.html")}))
+            saved = ok(await h.call_tool("browser_click", {"n": _item(page, '"Save"')}))
+            assert "Shanghai" in saved and "[dialogs the page showed, answered OK:\n- alert: 已保存 saved]" in saved, (
+                saved
+            )
+
     run(go())
     paths = [path for path, _host in http_server.requests]
-    assert "/result?q=hello+%E4%B8%96%E7%95%8C&lang=en" in paths and "/result?q=second&lang=en" in paths
+    assert "/result?q=hello+%E4%B8%96%E7%95%8C&lang=en" in paths and "/result?q=second&lang=zh" in paths
     assert (tmp_path / "plugins" / "browser" / "browser-profile" / "Default").is_dir()
 
 
@@ -166,14 +183,20 @@ def _descendants(pid: int) -> set[int]:
 
 
 def _chromium_pids(plugin_pid: int) -> set[int]:
+    """The plugin's descendants that are Chromium (its guardian, a python process, is not counted)."""
     pids = set()
     for pid in _descendants(plugin_pid):
         try:
-            if b"chromium" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "chromium":
                 pids.add(pid)
         except OSError:
             continue
     return pids
+
+
+def _parent(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rfind(")") + 2 :].split()[1])
 
 
 def test_kill_9_of_the_plugin_kills_every_chromium_process(tmp_path: Path, http_server: LocalServer) -> None:
@@ -204,7 +227,7 @@ def test_close_and_stop_kill_chromium_and_a_crash_is_restarted(tmp_path: Path, h
             plugin_pid = h.plugin.pid
             assert plugin_pid is not None
             first = _chromium_pids(plugin_pid)
-            main = min(first)  # the browser process is the oldest, so the lowest pid not yet wrapped
+            [main] = [p for p in first if _parent(p) not in first]  # the browser process, the guardian's child
             os.kill(main, signal.SIGKILL)
             await asyncio.to_thread(wait_until, lambda: not alive(main), timeout=30, what="chromium killed")
             again = ok(await h.call_tool("browser_open", {"url": http_server.url("/table.html")}))

@@ -90,6 +90,11 @@ async def _run(action: Any) -> Any:
         except (BrowserError, LaunchError, CDPError) as exc:
             return tool_error(str(exc))
         refused = browser.refused()
+        dialogs = [d for tab in browser.tabs.values() for d in tab.dialogs]
+        for tab in browser.tabs.values():
+            tab.dialogs.clear()
+        if dialogs and isinstance(result, str):
+            result += "\n\n[dialogs the page showed, answered OK:\n" + "\n".join(f"- {d}" for d in dialogs) + "]"
         if refused:
             listed = "\n".join(f"- {r}" for r in dict.fromkeys(refused))
             result = f"{result}\n\n[requests refused by the network guard:\n{listed}]"

@@ -31,6 +31,7 @@ class CDPConnection:
         self._next = 0
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._waiters: list[tuple[str, Callable[[dict[str, Any]], bool], asyncio.Future[dict[str, Any]]]] = []
+        self.listeners: dict[str, Callable[[dict[str, Any]], None]] = {}  # event method → callback (no await)
         self._reader = asyncio.ensure_future(self._read())
 
     @classmethod
@@ -81,6 +82,9 @@ class CDPConnection:
                         future.set_result(message)
                     continue
                 method, params = message.get("method", ""), message.get("params", {})
+                listener = self.listeners.get(method)
+                if listener is not None:
+                    listener(params)
                 for waiter in list(self._waiters):
                     name, match, future = waiter
                     if future.done():

@@ -65,9 +65,25 @@ FOCUS_JS = r"""
   if (!el) return null;
   el.scrollIntoView({block: "center"});
   el.focus();
+  const tag = el.tagName.toLowerCase();
+  if (tag === "select") return {tag, options: Array.from(el.options).map(o => o.text)};
   if (typeof el.select === "function") el.select();
   else if (el.isContentEditable) document.execCommand("selectAll");
-  return {tag: el.tagName.toLowerCase(), focused: document.activeElement === el};
+  return {tag, focused: document.activeElement === el};
+})
+"""
+
+# Choose the option of a <select> whose text or value is `text` (case and spaces aside), as a person would.
+CHOOSE_JS = r"""
+((n, text) => {
+  const el = document.querySelector("[data-hologram-n='" + n + "']");
+  const norm = s => String(s).replace(/\s+/g, " ").trim().toLowerCase();
+  const option = Array.from(el.options).find(o => norm(o.text) === norm(text) || norm(o.value) === norm(text));
+  if (!option) return null;
+  el.value = option.value;
+  el.dispatchEvent(new Event("input", {bubbles: true}));
+  el.dispatchEvent(new Event("change", {bubbles: true}));
+  return option.text;
 })
 """
 

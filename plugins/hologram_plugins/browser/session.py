@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from typing import Any
 
 from hologram_plugins.browser.cdp import CDPConnection, CDPError
 from hologram_plugins.browser.chromium import Chromium, find_executable
-from hologram_plugins.browser.page import FOCUS_JS, LOCATE_JS, READ_JS
+from hologram_plugins.browser.page import CHOOSE_JS, FOCUS_JS, LOCATE_JS, READ_JS
 from hologram_plugins.browser.proxy import GuardProxy
 from hologram_plugins.web.guard import NetPolicy
 
@@ -34,6 +33,26 @@ class BrowserError(RuntimeError):
 class Tab:
     target_id: str
     conn: CDPConnection
+    dialogs: list[str] = field(default_factory=list)  # alerts, confirms and prompts answered since the last call
+    tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    def on_dialog(self, params: dict[str, Any]) -> None:
+        """A dialog blocks the page's scripts until answered: accept it at once (a person would click OK) and
+        tell the model what it said; `beforeunload` too, so a navigation the model asked for happens."""
+        kind, message = params.get("type", "alert"), str(params.get("message", ""))
+        self.dialogs.append(f"{kind}: {message}" if message else kind)
+        task = asyncio.ensure_future(
+            self.conn.send(
+                "Page.handleJavaScriptDialog", {"accept": True, "promptText": params.get("defaultPrompt", "")}
+            )
+        )
+        self.tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self.tasks.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: a page closed meanwhile is not an error worth a log line
 
 
 @dataclass
@@ -63,7 +82,11 @@ class Browser:
     async def ensure(self) -> str:
         """Start Chromium if it is not running; returns a note when it was restarted after a crash."""
         if self.chromium is not None and self.chromium.alive and self.root is not None and not self.root.closed:
-            return ""
+            try:  # a Chromium killed a moment ago may not have closed its socket yet: ask it
+                await self.root.send("Browser.getVersion", timeout_s=10)
+                return ""
+            except CDPError:
+                pass
         crashed = self.chromium is not None
         await self.shutdown()
         executable = find_executable(self.settings.executable)
@@ -74,6 +97,8 @@ class Browser:
             executable, proxy_port=self.proxy.port, headless=self.settings.headless, args=self.settings.args
         )
         self.root = await CDPConnection.connect(self.chromium.websocket_url)
+        # a click on a download link saves nothing: files come in through the files tools, not a page
+        await self.root.send("Browser.setDownloadBehavior", {"behavior": "deny"})
         pages = await self._pages()
         if pages:
             await self._attach(pages[0]["targetId"])
@@ -119,9 +144,11 @@ class Browser:
             assert self.chromium is not None
             port = self.chromium.websocket_url.split(":")[2].split("/")[0]
             conn = await CDPConnection.connect(f"ws://127.0.0.1:{port}/devtools/page/{target_id}")
+            tab = Tab(target_id, conn)
+            conn.listeners["Page.javascriptDialogOpening"] = tab.on_dialog
             await conn.send("Page.enable")
             await conn.send("Runtime.enable")
-            tab = self.tabs[target_id] = Tab(target_id, conn)
+            self.tabs[target_id] = tab
         self.current = target_id
         return tab
 
@@ -234,7 +261,11 @@ class Browser:
         focused = await self.evaluate(tab, f"({FOCUS_JS})({int(n)})")
         if not focused:
             raise BrowserError(f"no element [{n}] on this page; browser_read numbers them again")
-        if text:
+        if focused.get("tag") == "select":
+            chosen = await self.evaluate(tab, f"({CHOOSE_JS})({int(n)}, {json.dumps(text)})")
+            if chosen is None:
+                raise BrowserError(f"[{n}] has no option {text!r}; its options: {', '.join(focused['options'])}")
+        elif text:
             await tab.conn.send("Input.insertText", {"text": text})
         else:
             await tab.conn.send("Input.dispatchKeyEvent", {"type": "keyDown", "key": "Delete", "code": "Delete"})
@@ -277,9 +308,3 @@ def screenshot_path(folder: Path) -> Path:
 def describe_tabs(tabs: list[dict[str, Any]]) -> str:
     lines = [f"{'*' if t['current'] else ' '} [{t['n']}] {t['title'] or '(untitled)'} — {t['url']}" for t in tabs]
     return "\n".join(lines) if lines else "no tabs open"
-
-
-def dumps(value: Any) -> str:
-    with contextlib.suppress(TypeError, ValueError):
-        return json.dumps(value, ensure_ascii=False)
-    return str(value)
