@@ -245,6 +245,24 @@ def test_close_and_stop_kill_chromium_and_a_crash_is_restarted(tmp_path: Path, h
     run(go())
 
 
+def test_an_idle_browser_is_stopped_and_the_next_call_starts_it(tmp_path: Path, http_server: LocalServer) -> None:
+    """Mutation-checked: the reaper not started (on_start hook removed) turns this red (the pids stay)."""
+    _site(http_server)
+
+    async def go() -> None:
+        async with browser(tmp_path, allow_private=True, idle_timeout_s=1) as h:
+            ok(await h.call_tool("browser_open", {"url": http_server.url("/")}))
+            plugin_pid = h.plugin.pid
+            assert plugin_pid is not None
+            pids = _chromium_pids(plugin_pid)
+            assert pids
+            await asyncio.to_thread(wait_until, lambda: not any(alive(p) for p in pids), timeout=30, what="reaped")
+            again = ok(await h.call_tool("browser_open", {"url": http_server.url("/table.html")}))
+            assert again.startswith("Cities\n") and "Shanghai" in again, again  # no crash note: it was stopped
+
+    run(go())
+
+
 def test_the_conformance_kit_passes() -> None:
     from hologram.testing.conformance import check_conformance
     from tests.plugins.helpers import MANIFESTS

@@ -15,6 +15,9 @@ model text only; the PNG also rides in the result's ``blob``).
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +29,8 @@ from hologram_plugins.web.guard import NetConfig, NetPolicy
 if TYPE_CHECKING:
     from hologram_plugins.browser.session import Browser, Tab
 
+log = logging.getLogger("hologram_plugins.browser")
+
 
 class BrowserConfig(NetConfig):
     """settings.toml's ``[plugins.browser]`` (JSON Schema: manifests/browser.config.schema.json)."""
@@ -36,6 +41,11 @@ class BrowserConfig(NetConfig):
     headless: bool = Field(True, description="false shows the window (needs a display).")
     args: list[str] = Field(default_factory=list, description="Extra Chromium command-line switches.")
     timeout_s: float = Field(30, gt=0, le=100, description="Longest wait for a page to load.")
+    idle_timeout_s: float = Field(
+        600,
+        gt=0,
+        description="Chromium (hundreds of MB) is stopped after this long without a call; the next starts it.",
+    )
     max_chars: int = Field(
         20_000, gt=0, description="Text browser_read returns at most (max_chars may ask for less or more, up to 5x)."
     )
@@ -49,6 +59,7 @@ class State:
         self.data = Path(data_dir)
         self.policy: NetPolicy = config.policy()
         self._browser: Browser | None = None
+        self.reaper: asyncio.Task[None] | None = None
 
     def browser(self) -> Browser:
         if self._browser is None:
@@ -69,11 +80,35 @@ def _state(ctx: StartContext[BrowserConfig]) -> State:
 plugin = Plugin("browser", state=_state, config=BrowserConfig)
 
 
+@plugin.on_start
+async def _start_reaper(ctx: StartContext[BrowserConfig]) -> None:
+    state: State = plugin.state
+    state.reaper = asyncio.ensure_future(_reap_idle(state))
+
+
 @plugin.on_stop
 async def _stop() -> None:
     state: State = plugin.state
+    if state.reaper is not None:
+        state.reaper.cancel()
     if state._browser is not None:
         await state._browser.shutdown()
+
+
+async def _reap_idle(state: State) -> None:
+    """Stop Chromium once nobody used it for `idle_timeout_s`: its processes hold hundreds of MB."""
+    idle = state.config.idle_timeout_s
+    while True:
+        browser = state._browser
+        due = idle
+        if browser is not None and browser.chromium is not None and not browser.lock.locked():
+            due = browser.used_at + idle - time.monotonic()
+            if due <= 0:
+                async with browser.lock:
+                    note = await browser.shutdown()
+                log.info("browser idle for %g s: %s", idle, note)
+                due = idle
+        await asyncio.sleep(max(0.05, min(due, 60.0)))
 
 
 async def _run(action: Any) -> Any:
@@ -84,6 +119,7 @@ async def _run(action: Any) -> Any:
 
     browser = plugin.state.browser()
     async with browser.lock:
+        browser.used_at = time.monotonic()
         try:
             note = await browser.ensure()
             result = await action(browser, await browser.tab())
@@ -98,6 +134,7 @@ async def _run(action: Any) -> Any:
         if refused:
             listed = "\n".join(f"- {r}" for r in dict.fromkeys(refused))
             result = f"{result}\n\n[requests refused by the network guard:\n{listed}]"
+        browser.used_at = time.monotonic()
         return note + result if isinstance(result, str) else result
 
 

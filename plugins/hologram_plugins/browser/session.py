@@ -75,6 +75,7 @@ class Browser:
     tabs: dict[str, Tab] = field(default_factory=dict)
     current: str = ""
     restarts: int = 0
+    used_at: float = 0.0  # monotonic time of the last call's start and end (the idle reaper's clock)
     order: list[str] = field(default_factory=list)  # target ids as first seen: tab numbers stay put
 
     # -- life --------------------------------------------------------------------------------------------
