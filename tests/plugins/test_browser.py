@@ -53,6 +53,7 @@ def _site(server: LocalServer) -> None:
             ),
             "/result?q=hello+%E4%B8%96%E7%95%8C&lang=en": (200, HTML, b"<title>Result</title><p>Found 3 things</p>"),
             "/result?q=second&lang=zh": (200, HTML, b"<title>Result 2</title><p>Clicked through</p>"),
+            "/popup.html": (200, HTML, b'<title>Popup</title><a href="/table.html" target="_blank">new tab</a>'),
             "/dialog.html": (
                 200,
                 HTML,
@@ -159,6 +160,33 @@ def test_private_addresses_refused_on_open_and_inside_the_page(tmp_path: Path, h
     run(go())
     paths = [path for path, _host in http_server.requests if path != "/favicon.ico"]
     assert paths == ["/private-link.html"], paths  # the default config's refusal sent nothing
+
+
+def test_a_tab_belongs_to_its_session_and_a_popup_to_the_session_whose_page_opened_it(
+    tmp_path: Path, http_server: LocalServer
+) -> None:
+    """Mutation-checked: `pages()` returning every tab (the session filter removed) turns this red."""
+    _site(http_server)
+
+    async def go() -> None:
+        async with browser(tmp_path, allow_private=True) as h:
+
+            async def call(session: str, tool: str, **arguments: Any) -> str:
+                return ok(await h.call_tool(tool, arguments, session_id=session))
+
+            assert "Shanghai" in await call("a", "browser_open", url=http_server.url("/table.html"))
+            assert await call("b", "browser_tabs") == "* [1] about:blank — about:blank"
+            assert "Shanghai" not in await call("b", "browser_read")
+            page = await call("b", "browser_open", url=http_server.url("/popup.html"))
+            popped = await call("b", "browser_click", n=_item(page, '"new tab"'))
+            assert "Cities\nURL: " in popped and "Shanghai" in popped, popped  # the new tab became current
+            tabs = (await call("b", "browser_tabs")).splitlines()
+            assert len(tabs) == 2 and tabs[0].startswith("  [1] Popup") and tabs[1].startswith("* [2] Cities"), tabs
+            assert await call("a", "browser_tabs") == f"* [1] Cities — {http_server.url('/table.html')}"
+            assert "no tab 2; this session has 1" in err(await h.call_tool("browser_close", {"tab": 2}, session_id="a"))
+            assert (await call("b", "browser_close", tab=2)).startswith("closed tab 2; open tabs:\n* [1] Popup")
+
+    run(go())
 
 
 def _descendants(pid: int) -> set[int]:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from hologram.sdk import Plugin, StartContext, tool_error
+from hologram.sdk import Plugin, StartContext, ToolContext, tool_error
 from hologram_plugins.web.guard import NetConfig, NetPolicy
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ async def _reap_idle(state: State) -> None:
         await asyncio.sleep(max(0.05, min(due, 60.0)))
 
 
-async def _run(action: Any) -> Any:
+async def _run(action: Any, ctx: ToolContext) -> Any:
     """Start or restart Chromium, run `action(browser, tab)` under the lock; failures become tool errors."""
     from hologram_plugins.browser.cdp import CDPError
     from hologram_plugins.browser.chromium import LaunchError
@@ -122,12 +122,13 @@ async def _run(action: Any) -> Any:
         browser.used_at = time.monotonic()
         try:
             note = await browser.ensure()
-            result = await action(browser, await browser.tab())
+            result = await action(browser, await browser.tab(ctx.session_id or ""))
         except (BrowserError, LaunchError, CDPError) as exc:
             return tool_error(str(exc))
         refused = browser.refused()
-        dialogs = [d for tab in browser.tabs.values() for d in tab.dialogs]
-        for tab in browser.tabs.values():
+        mine = [tab for tab in browser.tabs.values() if tab.session == (ctx.session_id or "")]
+        dialogs = [d for tab in mine for d in tab.dialogs]
+        for tab in mine:
             tab.dialogs.clear()
         if dialogs and isinstance(result, str):
             result += "\n\n[dialogs the page showed, answered OK:\n" + "\n".join(f"- {d}" for d in dialogs) + "]"
@@ -148,7 +149,7 @@ async def _show(browser: Browser, tab: Tab, note: str = "", max_chars: int | Non
 
 
 @plugin.tool("browser_open")
-async def browser_open(url: str, new_tab: bool = False) -> Any:
+async def browser_open(ctx: ToolContext, url: str, new_tab: bool = False) -> Any:
     from hologram_plugins.web.guard import FetchError
 
     state: State = plugin.state
@@ -160,42 +161,42 @@ async def browser_open(url: str, new_tab: bool = False) -> Any:
 
     async def act(browser: Browser, tab: Tab) -> str:
         if new_tab:
-            tab = await browser.new_tab()
+            tab = await browser.new_tab(ctx.session_id or "")
         problem = await browser.navigate(tab, target.url)
         return await _show(browser, tab, problem)
 
-    return await _run(act)
+    return await _run(act, ctx)
 
 
 @plugin.tool("browser_read")
-async def browser_read(max_chars: int | None = None) -> Any:
+async def browser_read(ctx: ToolContext, max_chars: int | None = None) -> Any:
     async def act(browser: Browser, tab: Tab) -> str:
         return await _show(browser, tab, max_chars=max_chars)
 
-    return await _run(act)
+    return await _run(act, ctx)
 
 
 @plugin.tool("browser_click")
-async def browser_click(n: int) -> Any:
+async def browser_click(ctx: ToolContext, n: int) -> Any:
     async def act(browser: Browser, tab: Tab) -> str:
         problem = await browser.click(tab, n)
-        return await _show(browser, await browser.tab(), problem or f"clicked [{n}]")
+        return await _show(browser, await browser.tab(ctx.session_id or ""), problem or f"clicked [{n}]")
 
-    return await _run(act)
+    return await _run(act, ctx)
 
 
 @plugin.tool("browser_type")
-async def browser_type(n: int, text: str, submit: bool = False) -> Any:
+async def browser_type(ctx: ToolContext, n: int, text: str, submit: bool = False) -> Any:
     async def act(browser: Browser, tab: Tab) -> str:
         problem = await browser.type(tab, n, text, submit)
         done = f"typed {len(text)} characters into [{n}]" + (" and pressed Enter" if submit else "")
-        return await _show(browser, await browser.tab(), problem or done)
+        return await _show(browser, await browser.tab(ctx.session_id or ""), problem or done)
 
-    return await _run(act)
+    return await _run(act, ctx)
 
 
 @plugin.tool("browser_screenshot")
-async def browser_screenshot(full_page: bool = False) -> Any:
+async def browser_screenshot(ctx: ToolContext, full_page: bool = False) -> Any:
     from hologram_plugins.browser.session import screenshot_path
 
     async def act(browser: Browser, tab: Tab) -> dict[str, Any]:
@@ -206,23 +207,23 @@ async def browser_screenshot(full_page: bool = False) -> Any:
         content = f"screenshot of {page.get('url')} saved: {path} ({len(png)} bytes, PNG)"
         return {"content": content, "blob": plugin.blob(png)}
 
-    return await _run(act)
+    return await _run(act, ctx)
 
 
 @plugin.tool("browser_tabs")
-async def browser_tabs(select: int | None = None) -> Any:
+async def browser_tabs(ctx: ToolContext, select: int | None = None) -> Any:
     from hologram_plugins.browser.session import describe_tabs
 
     async def act(browser: Browser, tab: Tab) -> str:
         if select is not None:
-            await browser.select(select)
-        return describe_tabs(await browser.list_tabs())
+            await browser.select((ctx.session_id or ""), select)
+        return describe_tabs(await browser.list_tabs(ctx.session_id or ""))
 
-    return await _run(act)
+    return await _run(act, ctx)
 
 
 @plugin.tool("browser_close")
-async def browser_close(tab: int | None = None) -> Any:
+async def browser_close(ctx: ToolContext, tab: int | None = None) -> Any:
     from hologram_plugins.browser.session import describe_tabs
 
     state: State = plugin.state
@@ -232,10 +233,10 @@ async def browser_close(tab: int | None = None) -> Any:
     if tab is not None:
 
         async def act(browser: Browser, current: Tab) -> str:
-            await browser.close_tab(tab)
-            return f"closed tab {tab}; open tabs:\n" + describe_tabs(await browser.list_tabs())
+            await browser.close_tab((ctx.session_id or ""), tab)
+            return f"closed tab {tab}; open tabs:\n" + describe_tabs(await browser.list_tabs(ctx.session_id or ""))
 
-        return await _run(act)
+        return await _run(act, ctx)
     async with browser.lock:
         note = await browser.shutdown()
     return f"closed the browser: {note}; browser_open starts it again (same profile: cookies and logins kept)"

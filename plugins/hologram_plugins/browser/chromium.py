@@ -73,9 +73,18 @@ class Chromium:
             "--proxy-bypass-list=<-loopback>",  # loopback through the guard too (Chromium bypasses it by default)
             "--no-first-run",
             "--no-default-browser-check",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
+            "--disable-background-networking",  # no requests of Chromium's own (updates, sync, metrics, search
+            "--disable-component-update",  # suggestions): only the pages' requests go out, and the guard's
+            "--disable-sync",  # refusals name nothing the model did not cause
+            "--disable-default-apps",
+            "--disable-extensions",
+            "--disable-client-side-phishing-detection",
+            "--disable-domain-reliability",
+            "--disable-breakpad",
+            "--disable-search-engine-choice-screen",
+            "--disable-features=Translate,OptimizationHints,MediaRouter,NetworkTimeServiceQuerying,AutofillServerCommunication",
+            "--no-pings",
+            "--metrics-recording-only",
             "--disable-dev-shm-usage",
             "--password-store=basic",
             "--window-size=1280,900",

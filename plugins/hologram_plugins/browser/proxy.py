@@ -83,7 +83,8 @@ class GuardProxy:
             addresses = await self.policy.resolve(checked)
         except FetchError as exc:
             message = str(exc).replace("the web plugin's config", "the browser plugin's config")
-            self.refused.append(message)
+            if not message.startswith("cannot resolve"):  # a name that does not resolve is not a refusal (and
+                self.refused.append(message)  # offline, Chromium's own preconnects to its search engine fail so)
             await _answer(writer, 403, message)
             return
         try:

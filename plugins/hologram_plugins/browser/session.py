@@ -33,6 +33,7 @@ class BrowserError(RuntimeError):
 class Tab:
     target_id: str
     conn: CDPConnection
+    session: str
     dialogs: list[str] = field(default_factory=list)  # alerts, confirms and prompts answered since the last call
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
 
@@ -73,7 +74,9 @@ class Browser:
     proxy: GuardProxy | None = None
     root: CDPConnection | None = None
     tabs: dict[str, Tab] = field(default_factory=dict)
-    current: str = ""
+    current: dict[str, str] = field(default_factory=dict)  # session id → its current tab's target id
+    spare: str = ""  # the blank page Chromium starts with: nobody's tab
+    closing: set[str] = field(default_factory=set)  # closed by us, maybe still listed for a moment
     restarts: int = 0
     used_at: float = 0.0  # monotonic time of the last call's start and end (the idle reaper's clock)
     order: list[str] = field(default_factory=list)  # target ids as first seen: tab numbers stay put
@@ -100,11 +103,8 @@ class Browser:
         self.root = await CDPConnection.connect(self.chromium.websocket_url)
         # a click on a download link saves nothing: files come in through the files tools, not a page
         await self.root.send("Browser.setDownloadBehavior", {"behavior": "deny"})
-        pages = await self._pages()
-        if pages:
-            await self._attach(pages[0]["targetId"])
-        else:
-            await self.new_tab()
+        pages = await self._all_pages()
+        self.spare = pages[0]["targetId"] if pages else ""
         if crashed:
             self.restarts += 1
             return "[the browser had stopped (crashed or killed); a new one was started, its tabs are gone]\n"
@@ -114,7 +114,7 @@ class Browser:
         """Close every connection, stop Chromium (its whole process tree) and the proxy."""
         for tab in self.tabs.values():
             await tab.conn.close()
-        self.tabs, self.current, self.order = {}, "", []
+        self.tabs, self.current, self.order, self.spare = {}, {}, [], ""
         if self.root is not None:
             await self.root.close()
             self.root = None
@@ -129,77 +129,90 @@ class Browser:
         return note
 
     # -- tabs --------------------------------------------------------------------------------------------
+    # A tab belongs to the session that opened it (or whose page opened it): another session — another chat,
+    # a QQ group — neither lists it nor reads it, though all share one Chromium and its profile. The blank
+    # page Chromium starts with (`spare`) is nobody's: it keeps the browser open when every tab is closed.
 
-    async def _pages(self) -> list[dict[str, Any]]:
+    async def _all_pages(self) -> list[dict[str, Any]]:
         assert self.root is not None
         targets = (await self.root.send("Target.getTargets"))["targetInfos"]
-        pages = [t for t in targets if t.get("type") == "page"]
+        listed = {t["targetId"] for t in targets}
+        self.closing &= listed  # Target.closeTarget answers before the target is gone from the list
+        pages = [t for t in targets if t.get("type") == "page" and t["targetId"] not in self.closing]
         alive = {p["targetId"] for p in pages}
         self.order = [t for t in self.order if t in alive]
         self.order += sorted(alive - set(self.order))  # Chromium lists the newest first; ours keep their place
         return sorted(pages, key=lambda p: self.order.index(p["targetId"]))
 
-    async def _attach(self, target_id: str) -> Tab:
+    async def pages(self, session: str) -> list[dict[str, Any]]:
+        """The session's tabs in order; a tab nobody owns yet (a page opened it during this session's call:
+        one call runs at a time) becomes the session's and its current tab."""
+        pages = await self._all_pages()
+        alive = {p["targetId"] for p in pages}
+        for target_id in [t for t in self.tabs if t not in alive]:
+            await self.tabs.pop(target_id).conn.close()
+        for page in pages:
+            if page["targetId"] not in self.tabs and page["targetId"] != self.spare:
+                await self._attach(page["targetId"], session)
+        return [p for p in pages if p["targetId"] in self.tabs and self.tabs[p["targetId"]].session == session]
+
+    async def _attach(self, target_id: str, session: str) -> Tab:
         tab = self.tabs.get(target_id)
         if tab is None or tab.conn.closed:
             assert self.chromium is not None
             port = self.chromium.websocket_url.split(":")[2].split("/")[0]
             conn = await CDPConnection.connect(f"ws://127.0.0.1:{port}/devtools/page/{target_id}")
-            tab = Tab(target_id, conn)
+            tab = Tab(target_id, conn, session)
             conn.listeners["Page.javascriptDialogOpening"] = tab.on_dialog
             await conn.send("Page.enable")
             await conn.send("Runtime.enable")
             self.tabs[target_id] = tab
-        self.current = target_id
+        self.current[session] = target_id
         return tab
 
-    async def new_tab(self) -> Tab:
+    async def new_tab(self, session: str) -> Tab:
         assert self.root is not None
         created = await self.root.send("Target.createTarget", {"url": "about:blank"})
         self.order.append(created["targetId"])
-        return await self._attach(created["targetId"])
+        return await self._attach(created["targetId"], session)
 
-    async def tab(self) -> Tab:
-        """The current tab; a tab the page opened (target=_blank, window.open) becomes current."""
-        pages = await self._pages()
-        known = {p["targetId"] for p in pages}
-        for target_id in list(self.tabs):
-            if target_id not in known:
-                await self.tabs.pop(target_id).conn.close()
-        fresh = [p["targetId"] for p in pages if p["targetId"] not in self.tabs]
-        if fresh:
-            return await self._attach(fresh[0])
-        if self.current in self.tabs:
-            return self.tabs[self.current]
+    async def tab(self, session: str) -> Tab:
+        """The session's current tab (made when it has none); one its page opened becomes current."""
+        pages = await self.pages(session)
+        current = self.tabs.get(self.current.get(session, ""))
+        if current is not None and current.session == session:
+            return current
         if pages:
-            return await self._attach(pages[0]["targetId"])
-        return await self.new_tab()
+            return await self._attach(pages[-1]["targetId"], session)
+        return await self.new_tab(session)
 
-    async def list_tabs(self) -> list[dict[str, Any]]:
-        await self.tab()
+    async def list_tabs(self, session: str) -> list[dict[str, Any]]:
+        await self.tab(session)
+        mine = self.current.get(session)
         return [
-            {"n": i, "title": p.get("title", ""), "url": p.get("url", ""), "current": p["targetId"] == self.current}
-            for i, p in enumerate(await self._pages(), 1)
+            {"n": i, "title": p.get("title", ""), "url": p.get("url", ""), "current": p["targetId"] == mine}
+            for i, p in enumerate(await self.pages(session), 1)
         ]
 
-    async def select(self, n: int) -> Tab:
-        pages = await self._pages()
+    async def _numbered(self, session: str, n: int) -> str:
+        pages = await self.pages(session)
         if not 1 <= n <= len(pages):
-            raise BrowserError(f"no tab {n}; there are {len(pages)} (browser_tabs lists them)")
-        return await self._attach(pages[n - 1]["targetId"])
+            raise BrowserError(f"no tab {n}; this session has {len(pages)} (browser_tabs lists them)")
+        return str(pages[n - 1]["targetId"])
 
-    async def close_tab(self, n: int) -> None:
-        pages = await self._pages()
-        if not 1 <= n <= len(pages):
-            raise BrowserError(f"no tab {n}; there are {len(pages)} (browser_tabs lists them)")
+    async def select(self, session: str, n: int) -> Tab:
+        return await self._attach(await self._numbered(session, n), session)
+
+    async def close_tab(self, session: str, n: int) -> None:
+        target_id = await self._numbered(session, n)
         assert self.root is not None
-        target_id = pages[n - 1]["targetId"]
         tab = self.tabs.pop(target_id, None)
         if tab is not None:
             await tab.conn.close()
+        self.closing.add(target_id)
         await self.root.send("Target.closeTarget", {"targetId": target_id})
-        if self.current == target_id:
-            self.current = ""
+        if self.current.get(session) == target_id:
+            del self.current[session]
 
     # -- page actions -----------------------------------------------------------------------------------
 
