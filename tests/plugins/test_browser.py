@@ -291,6 +291,22 @@ def test_an_idle_browser_is_stopped_and_the_next_call_starts_it(tmp_path: Path, 
     run(go())
 
 
+def test_no_chromium_is_a_clear_error_and_the_plugin_keeps_serving(tmp_path: Path, http_server: LocalServer) -> None:
+    _site(http_server)
+
+    async def go() -> None:
+        async with browser(tmp_path, allow_private=True, executable="/nonexistent/chromium") as h:
+            for _ in range(2):
+                message = err(await h.call_tool("browser_open", {"url": http_server.url("/")}))
+                assert message == (
+                    "error: no browser executable found (/nonexistent/chromium); install Debian's `chromium` "
+                    "package or set `executable` in [plugins.browser]"
+                ), message
+            assert ok(await h.call_tool("browser_close", {})) == "the browser is not running"
+
+    run(go())
+
+
 def test_the_conformance_kit_passes() -> None:
     from hologram.testing.conformance import check_conformance
     from tests.plugins.helpers import MANIFESTS

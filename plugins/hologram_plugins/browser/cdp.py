@@ -36,7 +36,10 @@ class CDPConnection:
 
     @classmethod
     async def connect(cls, url: str) -> CDPConnection:
-        ws = await websockets.connect(url, max_size=MAX_MESSAGE, ping_interval=None, open_timeout=10)
+        try:
+            ws = await websockets.connect(url, max_size=MAX_MESSAGE, ping_interval=None, open_timeout=10)
+        except (OSError, websockets.WebSocketException, asyncio.TimeoutError) as exc:
+            raise CDPError(f"cannot reach the browser's DevTools at {url}: {exc}") from None
         return cls(ws)
 
     @property

@@ -94,17 +94,21 @@ class Browser:
         crashed = self.chromium is not None
         await self.shutdown()
         executable = find_executable(self.settings.executable)
-        self.proxy = GuardProxy(self.policy)
-        await self.proxy.start()
-        self.chromium = Chromium(self.settings.profile)
-        await self.chromium.start(
-            executable, proxy_port=self.proxy.port, headless=self.settings.headless, args=self.settings.args
-        )
-        self.root = await CDPConnection.connect(self.chromium.websocket_url)
-        # a click on a download link saves nothing: files come in through the files tools, not a page
-        await self.root.send("Browser.setDownloadBehavior", {"behavior": "deny"})
-        pages = await self._all_pages()
-        self.spare = pages[0]["targetId"] if pages else ""
+        try:
+            self.proxy = GuardProxy(self.policy)
+            await self.proxy.start()
+            self.chromium = Chromium(self.settings.profile)
+            await self.chromium.start(
+                executable, proxy_port=self.proxy.port, headless=self.settings.headless, args=self.settings.args
+            )
+            self.root = await CDPConnection.connect(self.chromium.websocket_url)
+            # a click on a download link saves nothing: files come in through the files tools, not a page
+            await self.root.send("Browser.setDownloadBehavior", {"behavior": "deny"})
+            pages = await self._all_pages()
+            self.spare = pages[0]["targetId"] if pages else ""
+        except BaseException:  # a half-started browser is stopped whole: the next call starts afresh, no crash note
+            await self.shutdown()
+            raise
         if crashed:
             self.restarts += 1
             return "[the browser had stopped (crashed or killed); a new one was started, its tabs are gone]\n"
