@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import signal
 from pathlib import Path
@@ -305,6 +306,19 @@ def test_no_chromium_is_a_clear_error_and_the_plugin_keeps_serving(tmp_path: Pat
             assert ok(await h.call_tool("browser_close", {})) == "the browser is not running"
 
     run(go())
+
+
+def test_a_page_of_thousands_of_links_is_listed_within_bounds() -> None:
+    from hologram_plugins.browser.page import render
+
+    items = [{"n": n, "kind": "a", "label": f"link {n}", "href": f"https://example.com/{n}"} for n in range(1, 3001)]
+    text = render({"title": "Many", "url": "https://example.com/", "text": "x" * 50_000, "items": items}, 2000)
+    assert "[text cut at 2000 of 50000 characters]" in text and "--- 3000 interactive elements" in text
+    assert len(text) < 2000 + 2000 + 300, len(text)
+    last = text.splitlines()[-1]
+    match = re.fullmatch(r"\[(\d+) more elements not listed: \[(\d+)\] to \[3000\]\]", last)
+    assert match is not None and int(match[1]) + int(match[2]) - 1 == 3000, last
+    assert text.splitlines()[-2].startswith(f"[{int(match[2]) - 1}] a "), text.splitlines()[-2]
 
 
 def test_the_conformance_kit_passes() -> None:

@@ -98,7 +98,11 @@ def render(page: dict[str, Any], max_chars: int) -> str:
     lines = [f"{page.get('title') or '(untitled)'}", f"URL: {page.get('url')}", "", text + notes, ""]
     items = page.get("items") or []
     lines.append(f"--- {len(items)} interactive elements (browser_click n / browser_type n) ---")
-    for item in items:
+    budget = max(2000, max_chars // 2)  # a page of 3,000 links must not flood the model's context either
+    for shown, item in enumerate(items):
+        if budget <= 0:
+            lines.append(f"[{len(items) - shown} more elements not listed: [{item['n']}] to [{items[-1]['n']}]]")
+            break
         line = f"[{item['n']}] {item['kind']}"
         if item.get("label"):
             line += f' "{item["label"]}"'
@@ -111,4 +115,5 @@ def render(page: dict[str, Any], max_chars: int) -> str:
         if item.get("href"):
             line += f" → {item['href']}"
         lines.append(line)
+        budget -= len(line) + 1
     return "\n".join(lines)
