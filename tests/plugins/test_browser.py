@@ -22,7 +22,7 @@ from hologram.rpc import ConnectionClosed
 from hologram.sdk.testing import PluginHarness
 from tests.kit.loop import run
 from tests.kit.wait import wait_until
-from tests.plugins.conftest import LocalServer
+from tests.plugins.conftest import LocalServer, slow
 from tests.plugins.helpers import err, harness, ok
 from tests.proctree import alive
 
@@ -54,7 +54,14 @@ def _site(server: LocalServer) -> None:
             ),
             "/result?q=hello+%E4%B8%96%E7%95%8C&lang=en": (200, HTML, b"<title>Result</title><p>Found 3 things</p>"),
             "/result?q=second&lang=zh": (200, HTML, b"<title>Result 2</title><p>Clicked through</p>"),
-            "/popup.html": (200, HTML, b'<title>Popup</title><a href="/table.html" target="_blank">new tab</a>'),
+            "/popup.html": (200, HTML, b'<title>Popup</title><a href="/slow-table.html" target="_blank">new tab</a>'),
+            "/slow-table.html": slow(1, (200, HTML, f"<title>Cities</title>{table}".encode())),
+            "/frame.html": (
+                200,
+                HTML,
+                b"<title>Frames</title><button onclick=\"const f = document.createElement('iframe'); "
+                b"f.src = '/slow-table.html'; document.body.append(f)\">Add a frame</button>",
+            ),
             "/dialog.html": (
                 200,
                 HTML,
@@ -180,7 +187,9 @@ def test_a_tab_belongs_to_its_session_and_a_popup_to_the_session_whose_page_open
             assert "Shanghai" not in await call("b", "browser_read")
             page = await call("b", "browser_open", url=http_server.url("/popup.html"))
             popped = await call("b", "browser_click", n=_item(page, '"new tab"'))
-            assert "Cities\nURL: " in popped and "Shanghai" in popped, popped  # the new tab became current
+            # the new tab became current, and was read once loaded (its page answers after 1 s)
+            assert "it opened a new tab, now the current one]\nCities\nURL: " in popped, popped
+            assert "Shanghai" in popped, popped
             tabs = (await call("b", "browser_tabs")).splitlines()
             assert len(tabs) == 2 and tabs[0].startswith("  [1] Popup") and tabs[1].startswith("* [2] Cities"), tabs
             assert await call("a", "browser_tabs") == f"* [1] Cities — {http_server.url('/table.html')}"
@@ -288,6 +297,20 @@ def test_an_idle_browser_is_stopped_and_the_next_call_starts_it(tmp_path: Path, 
             await asyncio.to_thread(wait_until, lambda: not any(alive(p) for p in pids), timeout=30, what="reaped")
             again = ok(await h.call_tool("browser_open", {"url": http_server.url("/table.html")}))
             assert again.startswith("Cities\n") and "Shanghai" in again, again  # no crash note: it was stopped
+
+    run(go())
+
+
+def test_a_click_that_loads_an_iframe_is_not_taken_for_a_navigation(tmp_path: Path, http_server: LocalServer) -> None:
+    """Mutation-checked: waiting for any frame to start loading (not only the main one) makes this click wait
+    for a page load that never comes, and the result says the page did not finish loading."""
+    _site(http_server)
+
+    async def go() -> None:
+        async with browser(tmp_path, allow_private=True) as h:
+            page = ok(await h.call_tool("browser_open", {"url": http_server.url("/frame.html")}))
+            clicked = ok(await h.call_tool("browser_click", {"n": _item(page, '"Add a frame"')}))
+            assert clicked.startswith("[clicked [1]]\nFrames\n"), clicked
 
     run(go())
 

@@ -148,6 +148,15 @@ async def _show(browser: Browser, tab: Tab, note: str = "", max_chars: int | Non
     return f"[{note}]\n{text}" if note else text
 
 
+async def _after(browser: Browser, before: Tab, ctx: ToolContext, problem: str, done: str) -> str:
+    """The page after a click or Enter; a tab it opened (target=_blank) is current, shown once loaded."""
+    after = await browser.tab(ctx.session_id or "")
+    if after is not before:
+        problem = problem or await browser.settled(after)
+        done += "; it opened a new tab, now the current one"
+    return await _show(browser, after, problem or done)
+
+
 @plugin.tool("browser_open")
 async def browser_open(ctx: ToolContext, url: str, new_tab: bool = False) -> Any:
     from hologram_plugins.web.guard import FetchError
@@ -180,7 +189,7 @@ async def browser_read(ctx: ToolContext, max_chars: int | None = None) -> Any:
 async def browser_click(ctx: ToolContext, n: int) -> Any:
     async def act(browser: Browser, tab: Tab) -> str:
         problem = await browser.click(tab, n)
-        return await _show(browser, await browser.tab(ctx.session_id or ""), problem or f"clicked [{n}]")
+        return await _after(browser, tab, ctx, problem, f"clicked [{n}]")
 
     return await _run(act, ctx)
 
@@ -190,7 +199,7 @@ async def browser_type(ctx: ToolContext, n: int, text: str, submit: bool = False
     async def act(browser: Browser, tab: Tab) -> str:
         problem = await browser.type(tab, n, text, submit)
         done = f"typed {len(text)} characters into [{n}]" + (" and pressed Enter" if submit else "")
-        return await _show(browser, await browser.tab(ctx.session_id or ""), problem or done)
+        return await _after(browser, tab, ctx, problem, done)
 
     return await _run(act, ctx)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -237,6 +238,25 @@ class Browser:
             return str(exc)
         return ""
 
+    async def _main_frame_starts(self, tab: Tab) -> asyncio.Future[dict[str, Any]]:
+        """A future for the main frame starting to load (an iframe loading is not a navigation)."""
+        tree = await tab.conn.send("Page.getFrameTree")
+        main = tree.get("frameTree", {}).get("frame", {}).get("id")
+        return tab.conn.expect("Page.frameStartedLoading", lambda p: p.get("frameId") == main)
+
+    async def settled(self, tab: Tab) -> str:
+        """Wait (at most timeout_s) until a tab a page just opened has left about:blank and loaded. Polled:
+        the tab was attached after its navigation began, so its load event may have passed already, and a
+        promise awaited in the page dies with the blank document when the navigation commits."""
+        deadline = time.monotonic() + self.settings.timeout_s
+        while time.monotonic() < deadline:
+            with contextlib.suppress(CDPError, BrowserError):
+                state = await self.evaluate(tab, "[location.href, document.readyState]")
+                if isinstance(state, list) and state[0] != "about:blank" and state[1] == "complete":
+                    return ""
+            await asyncio.sleep(0.05)
+        return f"the new tab did not finish loading within {self.settings.timeout_s:g} s (shown as it is)"
+
     async def _after_input(self, tab: Tab, started: asyncio.Future[dict[str, Any]], act: Any) -> str:
         """Run `act` (a click or a key); if it starts a navigation, wait for the new page's load."""
         loaded = tab.conn.expect("Page.loadEventFired")
@@ -273,7 +293,7 @@ class Browser:
             await tab.conn.send("Input.dispatchMouseEvent", {"type": "mousePressed", **base})
             await tab.conn.send("Input.dispatchMouseEvent", {"type": "mouseReleased", **base})
 
-        return await self._after_input(tab, tab.conn.expect("Page.frameStartedLoading"), act)
+        return await self._after_input(tab, await self._main_frame_starts(tab), act)
 
     async def type(self, tab: Tab, n: int, text: str, submit: bool) -> str:
         focused = await self.evaluate(tab, f"({FOCUS_JS})({int(n)})")
@@ -295,7 +315,7 @@ class Browser:
             await tab.conn.send("Input.dispatchKeyEvent", {"type": "keyDown", "text": "\r", **enter})
             await tab.conn.send("Input.dispatchKeyEvent", {"type": "keyUp", **enter})
 
-        return await self._after_input(tab, tab.conn.expect("Page.frameStartedLoading"), act)
+        return await self._after_input(tab, await self._main_frame_starts(tab), act)
 
     async def screenshot(self, tab: Tab, full_page: bool) -> bytes:
         params: dict[str, Any] = {"format": "png"}
