@@ -120,12 +120,14 @@ def test_follow_a_link_read_a_table_fill_a_form_and_screenshot(tmp_path: Path, h
             after = ok(await h.call_tool("browser_click", {"n": _item(form, 'button "Go"')}))
             assert "Result 2" in after and "Clicked through" in after, after
 
-            shot = ok(await h.call_tool("browser_screenshot", {}))
+            result = await h.call_tool("browser_screenshot", {})
+            shot = ok(result)
             assert shot.startswith(f"screenshot of {http_server.url('/result?q=second&lang=zh')} saved: ")
             path = Path(shot.split("saved: ", 1)[1].split(" (", 1)[0])
             assert path.parent == tmp_path / "plugins" / "browser" / "screenshots"
             png = path.read_bytes()
             assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
+            assert h.read_blob(result["blob"]) == png  # the same image through the arena (or inline base64)
 
             tabs = ok(await h.call_tool("browser_tabs", {}))
             assert tabs == f"* [1] Result 2 — {http_server.url('/result?q=second&lang=zh')}", tabs

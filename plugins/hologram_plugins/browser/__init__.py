@@ -130,13 +130,16 @@ async def _run(action: Any, ctx: ToolContext) -> Any:
         dialogs = [d for tab in mine for d in tab.dialogs]
         for tab in mine:
             tab.dialogs.clear()
-        if dialogs and isinstance(result, str):
-            result += "\n\n[dialogs the page showed, answered OK:\n" + "\n".join(f"- {d}" for d in dialogs) + "]"
+        browser.used_at = time.monotonic()
+        notes = ""
+        if dialogs:
+            notes += "\n\n[dialogs the page showed, answered OK:\n" + "\n".join(f"- {d}" for d in dialogs) + "]"
         if refused:
             listed = "\n".join(f"- {r}" for r in dict.fromkeys(refused))
-            result = f"{result}\n\n[requests refused by the network guard:\n{listed}]"
-        browser.used_at = time.monotonic()
-        return note + result if isinstance(result, str) else result
+            notes += f"\n\n[requests refused by the network guard:\n{listed}]"
+        if isinstance(result, dict):  # a screenshot: its text is the content, the PNG the blob
+            return {**result, "content": note + str(result["content"]) + notes}
+        return note + str(result) + notes
 
 
 async def _show(browser: Browser, tab: Tab, note: str = "", max_chars: int | None = None) -> str:
