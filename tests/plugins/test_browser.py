@@ -317,6 +317,52 @@ def test_a_click_that_loads_an_iframe_is_not_taken_for_a_navigation(tmp_path: Pa
     run(go())
 
 
+def test_https_goes_through_the_guard_as_a_tunnel(tmp_path: Path) -> None:
+    """https is CONNECT through the guard proxy: an allowed host is tunnelled (the page is read), a link to a
+    refused one is listed as refused. The certificate is self-signed, so this test tells Chromium to accept
+    it (`args`)."""
+    import ssl
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from tests.kit.tls import self_signed
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            port = self.server.server_address[1]
+            body = f"<title>Secure</title><p>over TLS</p><a href='https://127.0.0.2:{port}/x'>elsewhere</a>".encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    cert, key = self_signed(tmp_path)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"https://127.0.0.1:{server.server_address[1]}/"
+
+    async def go() -> None:
+        config = {"allow_private": ["127.0.0.1/32"], "args": ["--ignore-certificate-errors"]}
+        async with browser(tmp_path / "data", **config) as h:
+            page = ok(await h.call_tool("browser_open", {"url": url}))
+            assert page.startswith(f"Secure\nURL: {url}") and "over TLS" in page, page
+            clicked = ok(await h.call_tool("browser_click", {"n": _item(page, '"elsewhere"')}))
+            assert "requests refused by the network guard" in clicked and "127.0.0.2 is a private" in clicked
+
+    try:
+        run(go())
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_no_chromium_is_a_clear_error_and_the_plugin_keeps_serving(tmp_path: Path, http_server: LocalServer) -> None:
     _site(http_server)
 
