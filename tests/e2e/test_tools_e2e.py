@@ -51,6 +51,7 @@ BUILTINS = {
     "admin",
     "skills",
     "terminal",
+    "browser",
 }
 Answer = Callable[[dict[str, Any]], dict[str, Any]]
 

@@ -40,6 +40,7 @@ BUILTINS = [
     "skills",
     "terminal",
     "agents",
+    "browser",
 ]
 
 

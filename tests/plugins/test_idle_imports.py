@@ -56,6 +56,7 @@ def heavy(modules: set[str]) -> list[str]:
         "admin",
         "skills",
         "terminal",
+        "browser",
     ],
 )
 def test_a_plugin_imports_no_heavy_library_until_a_call_needs_it(plugin: str) -> None:

@@ -86,6 +86,7 @@ PRELOAD_OPTIONAL = (
     "hologram_plugins.a2a",  # defines its plugin, its mount and a lazy app; the a2a-sdk loads on the first request
     "hologram_plugins.admin",  # its three tools; everything it does is a kernel facility call
     "hologram_plugins.agents",  # agent_delegate: a child turn through kernel.turns
+    "hologram_plugins.browser",  # its config and tools; websockets and Chromium come with the first call
     "hologram_plugins.calendar",
     "hologram_plugins.code",
     "hologram_plugins.files",
