@@ -7,6 +7,8 @@ if a rule is loosened, its test goes red. Requests go over real HTTP on loopback
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -401,3 +403,28 @@ def test_the_shipped_mock_imports_the_standard_library_only(tmp_path: Any) -> No
         f"hologram.testing.mock_llm{m}" for m in ("", ".__main__", ".script", ".server", ".validate")
     }
     assert loaded == own, loaded - own
+
+
+NESTED_CALL = {"id": "c1", "type": "function", "function": {"name": "files_read", "arguments": "{}"}}
+
+
+def test_a_tool_call_in_the_wrong_form_is_refused_when_scripted(
+    tmp_path: Any, mock_llm: MockLLM, mock_llm_process: Callable[..., MockProcess]
+) -> None:
+    """A step's tool call written as OpenAI sends it ({"function": {...}}) used to stream a call with no name,
+    which the kernel dropped without a word (found writing a script by hand, as a newcomer would): it is refused
+    where it is given — in process, on POST /_mock/script, and as --script at the start."""
+    with pytest.raises(ValueError, match=r"step 1: a tool call is \{\"id\", \"name\", \"arguments\"\}"):
+        mock_llm.script([{"tool_calls": [NESTED_CALL]}])
+    with pytest.raises(ValueError, match="arguments must be a JSON string"):
+        mock_llm.script([], default={"tool_calls": [{"id": "c1", "name": "files_read", "arguments": {}}]})
+    proc = mock_llm_process()
+    root = proc.base_url.removesuffix("/v1")
+    refused = httpx.post(root + "/_mock/script", json={"steps": [{"content": "ok"}, {"tool_calls": [NESTED_CALL]}]})
+    assert refused.status_code == 400 and "step 2" in refused.json()["error"], refused.text
+    steps = tmp_path / "steps.json"
+    steps.write_text(json.dumps({"steps": [{"by_last_role": {"user": {"tool_calls": [NESTED_CALL]}}}]}))
+    run = subprocess.run(
+        [sys.executable, "-m", "hologram.testing.mock_llm", "--script", str(steps)], capture_output=True, text=True
+    )
+    assert run.returncode == 2 and f"{steps}: script: step 1's by_last_role: step 1: a tool call is" in run.stderr

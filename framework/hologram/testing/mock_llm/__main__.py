@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 
+from hologram.testing.mock_llm.script import ScriptError
 from hologram.testing.mock_llm.server import MockLLM
 
 
@@ -51,10 +52,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.script:
         with open(args.script, encoding="utf-8") as fh:
             data = json.load(fh)
-        if isinstance(data, list):
-            mock.script(data)
-        else:
-            mock.script(data.get("steps", []), default=data.get("default"))
+        try:
+            if isinstance(data, list):
+                mock.script(data)
+            else:
+                mock.script(data.get("steps", []), default=data.get("default"))
+        except ScriptError as e:
+            print(f"mock_llm: {args.script}: {e}", file=sys.stderr)
+            return 2
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())

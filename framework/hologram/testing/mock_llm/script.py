@@ -34,6 +34,33 @@ from typing import Any
 Step = dict[str, Any]
 
 
+class ScriptError(ValueError):
+    """A script step the mock cannot serve as written: said when the script is given, not as a strange
+    completion later (a tool call in OpenAI's nested ``function`` form streamed a call with no name)."""
+
+
+def check_steps(steps: list[Step], where: str = "script") -> None:
+    """Refuse steps whose tool calls are not ``{"id", "name", "arguments"}`` (``arguments`` a JSON string)."""
+    for number, step in enumerate(steps, 1):
+        if not isinstance(step, dict):
+            raise ScriptError(f"{where}: step {number} is {type(step).__name__}, not an object")
+        rules = step.get("by_last_role")
+        if isinstance(rules, dict):
+            check_steps([s for s in rules.values() if s is not None], f"{where}: step {number}'s by_last_role")
+        for call in step.get("tool_calls") or []:
+            if not isinstance(call, dict) or "name" not in call or "id" not in call:
+                keys = sorted(call) if isinstance(call, dict) else type(call).__name__
+                raise ScriptError(
+                    f'{where}: step {number}: a tool call is {{"id", "name", "arguments"}} (arguments a JSON '
+                    f"string), got {keys}"
+                )
+            if not isinstance(call.get("arguments", ""), str):
+                raise ScriptError(
+                    f"{where}: step {number}: tool call {call['id']!r}: arguments must be a JSON string "
+                    "(json.dumps the object)"
+                )
+
+
 def resolve(step: Step, body: dict[str, Any], serial: int) -> Step:
     """The step that answers this request: ``by_last_role`` picked by the last message's role, and ``{n}``
     in tool call ids replaced by `serial` (see the module docstring)."""

@@ -144,6 +144,11 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self._read()
         if self.path == "/_mock/script":
             payload = json.loads(raw or b"{}")
+            try:
+                sc.check_steps([*payload.get("steps", []), *([payload["default"]] if payload.get("default") else [])])
+            except sc.ScriptError as e:
+                self._json(400, {"error": str(e)})
+                return
             with state.lock:
                 if not payload.get("append"):
                     state.steps.clear()
@@ -359,6 +364,7 @@ class MockLLM:
     def script(self, steps: list[sc.Step], *, default: sc.Step | None = None, append: bool = False) -> None:
         """Answer the next requests with ``steps``, in order (``append``: after those not used yet); when they
         run out, with ``default`` if given, else a 500 "mock_llm: script exhausted"."""
+        sc.check_steps([*steps, *([default] if default is not None else [])])
         with self.state.lock:
             if not append:
                 self.state.steps.clear()
