@@ -50,6 +50,16 @@ def guardian_argv(
     return [*command, "--", *argv]
 
 
+def guardian_child(guardian: int) -> int | None:
+    """The pid of the command a guardian runs (its one direct child), None once it is gone: what a long-lived
+    program's owner (a terminal, the browser) names and signals, while the guardian keeps its tree."""
+    try:
+        children = Path(f"/proc/{guardian}/task/{guardian}/children").read_text().split()
+    except OSError:
+        return None
+    return int(children[0]) if children else None
+
+
 @dataclass(frozen=True)
 class Proc:
     pid: int

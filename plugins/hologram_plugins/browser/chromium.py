@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hologram_plugins._process.runner import child_env
-from hologram_plugins._process.tree import TreeReport, guardian_argv, parse_report, read_report
+from hologram_plugins._process.tree import TreeReport, guardian_argv, guardian_child, parse_report, read_report
 
 START_TIMEOUT_S = 30.0
 GUARDIAN_WAIT_S = 15.0
@@ -152,9 +152,4 @@ class Chromium:
         """Chromium's main pid (the guardian's child), for tests and `browser_tabs`."""
         if self.process is None:
             return None
-        guardian = self.process.pid
-        try:
-            children = Path(f"/proc/{guardian}/task/{guardian}/children").read_text().split()
-        except OSError:
-            return None
-        return int(children[0]) if children else None
+        return guardian_child(self.process.pid)

@@ -33,7 +33,14 @@ import pyte
 from pyte.screens import Margins
 from wcwidth import wcwidth
 
-from hologram_plugins._process.tree import TreeReport, guardian_argv, killed_note, parse_report, read_report
+from hologram_plugins._process.tree import (
+    TreeReport,
+    guardian_argv,
+    guardian_child,
+    killed_note,
+    parse_report,
+    read_report,
+)
 
 # The program's first moments: a new session with the PTY (fd 0) as its controlling terminal, then exec.
 CTTY = (
@@ -186,12 +193,7 @@ class Terminal:
         """The program's pid: the guardian's child (None once it has exited)."""
         if self.process is None or self.ended:
             return None
-        guardian = self.process.pid
-        try:
-            children = Path(f"/proc/{guardian}/task/{guardian}/children").read_text().split()
-        except OSError:
-            return None
-        return int(children[0]) if children else None
+        return guardian_child(self.process.pid)
 
     async def _watch(self) -> None:
         """The guardian exits when the program does (after killing what it left) or when told to stop."""
