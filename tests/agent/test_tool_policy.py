@@ -16,7 +16,10 @@ import pytest
 from hologram.agent.tool_policy import ChannelPolicies, peer_of
 from hologram.base.errors import HologramError
 from hologram.config.settings import load_settings
+from hologram.manifest import load_manifest
+from hologram.manifest.discovery import builtin_manifest_dir
 from hologram.plan.lock import Lock, read_lock
+from hologram.tools.policy import ToolPolicy
 from tests.kit.manifests import write_manifest
 from tests.kit.providers import write_settings
 
@@ -98,3 +101,18 @@ def test_a_bad_entry_names_the_line(tmp_path: Path, entry: str, says: str) -> No
         load_settings(tmp_path)
     problem = caught.value.problems[0]
     assert problem.line == 4 and problem.key == "channels.qq.tools" and says in problem.message, problem
+
+
+def test_a_read_only_channel_gets_no_tool_that_acts_as_the_owner() -> None:
+    """QQ groups get ``@read`` by default: of the built-ins, nothing that runs commands or pages in the owner's
+    browser profile (where the owner is logged in) may be offered there, and the read tools still are."""
+    policy = ToolPolicy(("@read",), "test")
+    offered = {
+        tool.name
+        for path in sorted(builtin_manifest_dir().glob("*.toml"))
+        for tool in load_manifest(path, "builtin").manifest.tools
+        if policy.allows(tool.name, tool.effect)
+    }
+    assert {"files_read", "web_fetch", "browser_read", "term_read"} <= offered, offered
+    acting = {"browser_open", "shell_run", "code_run", "term_open", "term_send", "agent_delegate", "plugin_restart"}
+    assert not offered & acting, offered & acting

@@ -217,6 +217,8 @@ def test_an_idle_session_is_released_and_its_next_turn_has_its_history(tmp_path:
                 assert time.monotonic() < deadline, memory
                 time.sleep(0.05)
             assert memory["log_bytes"] == 0 and memory["sessions_indexed"] == 0, memory
+            shown = kernel.hologram("status", "--data", str(kernel.data)).stdout
+            assert "0 session(s) indexed in memory" in shown and "1 idle session(s) released so far" in shown, shown
             mock.script([{"reasoning_content": "look", "content": "It is 4-8-15-16."}])
             asked = kernel.ask("What is my locker combination?", "--session", session)
             assert asked.returncode == 0, asked.stderr

@@ -84,10 +84,17 @@ def run_status(args: argparse.Namespace) -> int:
     memory = status.get("memory")
     if memory:
         model = memory.get("embedder") or ("loading" if not memory.get("embedder_ready") else "none (BM25 only)")
+        released = memory.get("sessions_released") or 0
+        idle = f"; {released:,} idle session(s) released so far (read back on their next turn)" if released else ""
         print(
             f"\nmemory: {memory['l2_events']:,} events in cold context (L2), {memory['sessions_indexed']} "
-            f"session(s) indexed ({memory['events_indexed']:,} events), embedder {model}"
+            f"session(s) indexed in memory ({memory['events_indexed']:,} events){idle}, embedder {model}"
         )
+        if memory.get("across_inputs") is not None:
+            print(
+                f"memory across sessions: {memory['across_inputs']:,} statement(s) held "
+                "for the same person's other chats"
+            )
         if memory.get("l3_triples") is not None:
             pid = memory.get("l3_pid")
             where = f" (in its own process, pid {pid})" if pid else ""
