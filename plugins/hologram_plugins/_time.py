@@ -24,6 +24,16 @@ def zone(name: str | None, default: str) -> ZoneInfo:
         raise TimeError(f"unknown time zone {key!r}; use an IANA name like 'Europe/Berlin' or 'UTC'") from None
 
 
+def zone_name(value: str) -> str:
+    """`value` when it names a time zone: the config models' check of a ``timezone`` key (a plain ValueError, so
+    the start failure names settings.toml's line and key with this message)."""
+    try:
+        zone(value, "UTC")
+    except TimeError as exc:
+        raise ValueError(str(exc)) from None
+    return value
+
+
 def localize(naive: datetime, tz: ZoneInfo) -> datetime:
     """`naive` as a wall-clock time in `tz`; refuses times a DST jump skips, takes the first of repeated ones."""
     aware = naive.replace(tzinfo=tz, fold=0)

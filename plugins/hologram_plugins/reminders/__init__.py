@@ -16,12 +16,12 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from hologram.sdk import Plugin, StartContext, StartRefused, ToolContext, tool_error
-from hologram_plugins._time import TimeError, zone
+from hologram_plugins._time import TimeError, zone, zone_name
 from hologram_plugins.reminders.clock import Clock, ClockError, clock_from_environment
 from hologram_plugins.reminders.firing import Scheduler, shown, span
 from hologram_plugins.reminders.schedule import WhenError, describe, plan
@@ -42,16 +42,9 @@ class RemindersConfig(BaseModel):
     file: str = Field(
         "reminders.json", min_length=1, description="The reminders file, relative to the plugin's data dir or absolute."
     )
-    timezone: str = Field("UTC", description="IANA zone of times given without an offset, e.g. 'Europe/Berlin'.")
-
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        try:
-            zone(value, "UTC")
-        except TimeError as exc:
-            raise ValueError(str(exc)) from None
-        return value
+    timezone: Annotated[str, AfterValidator(zone_name)] = Field(
+        "UTC", description="IANA zone of times given without an offset, e.g. 'Europe/Berlin'."
+    )
 
 
 @dataclass

@@ -12,12 +12,12 @@ import logging
 from dataclasses import replace
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from hologram.sdk import Plugin, RpcError, StartContext, ToolContext, tool_error
-from hologram_plugins._time import TimeError, zone
+from hologram_plugins._time import zone, zone_name
 from hologram_plugins.todos.store import Parsed, Todo, TodoError, TodoFile, parse_due, show_due
 
 log = logging.getLogger("hologram_plugins.todos")
@@ -32,17 +32,10 @@ class TodosConfig(BaseModel):
     file: str = Field(
         "todo.md", min_length=1, description="The Markdown task list, relative to the data dir or absolute."
     )
-    timezone: str = Field("UTC", description="IANA zone of due times, e.g. 'Europe/Berlin'.")
+    timezone: Annotated[str, AfterValidator(zone_name)] = Field(
+        "UTC", description="IANA zone of due times, e.g. 'Europe/Berlin'."
+    )
     remind_time: str = Field("09:00", description="When a reminder of a todo due on a date (no time) comes, HH:MM.")
-
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        try:
-            zone(value, "UTC")
-        except TimeError as exc:
-            raise ValueError(str(exc)) from None
-        return value
 
     @field_validator("remind_time")
     @classmethod
