@@ -291,7 +291,7 @@ class CuttingRelay:
     def _pipe(self, client: socket.socket, server: socket.socket) -> None:
         try:
             self._relay(client, server)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: stop() closed a socket while select() held it (fd -1)
             pass
         finally:  # both ends closed: after a cut the client sees its stream break mid-event
             for sock in (client, server):
