@@ -61,7 +61,7 @@ log = logging.getLogger("hologram.sdk")
 SDK_NAME = f"hologram-sdk/{__version__}"
 
 
-RESULT_KEYS = frozenset({"content", "is_error", "blob"})  # the protocol's result object (docs/protocol.md)
+RESULT_KEYS = frozenset({"content", "is_error", "blob", "mime"})  # the protocol's result object (docs/protocol.md)
 
 
 def wire_result(value: Any, runtime: Runtime) -> dict[str, Any]:
