@@ -162,3 +162,11 @@ def test_a_tool_answer_with_an_image_mime_carries_the_bytes_and_others_do_not() 
 
     bad = ToolOutcome.of(answer, broken)
     assert bad.images == () and "could not be read: unknown arena 'p9'" in bad.content
+
+
+def test_status_reads_nothing_until_asked_then_counts(tmp_path: Path) -> None:
+    media = store(tmp_path)
+    assert media.status() == {"images": None, "bytes": None, "max_bytes": 1 << 20, "pruned": 0}
+    data = png(6, 6)
+    media.put("s", "image/png", data)
+    assert media.status() == {"images": 1, "bytes": len(data), "max_bytes": 1 << 20, "pruned": 0}

@@ -239,6 +239,6 @@ class MediaStore:
     def status(self) -> dict[str, Any]:
         """For ``hologram status``: what is kept, without reading the folder if nothing was asked yet."""
         if self._index is None:
-            return {"images": None, "bytes": None, "max_bytes": self.max_bytes}
+            return {"images": None, "bytes": None, "max_bytes": self.max_bytes, "pruned": 0}
         kept = {"images": len(self._index), "bytes": self.total_bytes}
         return {**kept, "max_bytes": self.max_bytes, "pruned": self.pruned}
