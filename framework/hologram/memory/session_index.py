@@ -59,7 +59,7 @@ log = logging.getLogger("hologram.memory")
 SEAL_EVENTS = 256
 #: What a session's in-memory tail may weigh (bytes, estimated: :meth:`SessionIndex.tail_bytes`) before it is
 #: sealed, whatever its event count: 256 long tool results held ~50 MB of postings and passage texts in the tail
-#: (issue 39 item 7). The soak's short tool-using turns weigh ~2 kB an event in the tail, so they seal at ~120
+#: (issue 39 item 7). The soak's short tool-using turns weigh ~2.6 kB an event in the tail, so they seal at ~100
 #: events; four sessions' tails then swing the kernel by ~1 MB, not ~2.2 MB. ``[memory] index_window_bytes``.
 WINDOW_BYTES = 256 * 1024
 #: Estimated bytes of one event in the tail besides its text (its id, the packed rows, its unit key, the
