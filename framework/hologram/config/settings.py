@@ -120,6 +120,20 @@ class DeliverySettings(BaseModel):
     )
 
 
+class MediaSettings(BaseModel):
+    """The ``[media]`` table: images tool results carry (a browser screenshot), kept under ``<data>/media`` by
+    content hash for the clients to show (sessions/media.py), never in the session log or the replay buffers."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_image_bytes: int = Field(
+        8 * MiB, ge=1024, le=12 * MiB, description="an image bigger than this is not kept (the tool's text says so)"
+    )
+    max_bytes: int = Field(
+        256 * MiB, ge=1 * MiB, description="all images together; past it the least recently used go first"
+    )
+
+
 class LLMSettings(BaseModel):
     """The ``[llm]`` table: how the provider chain treats a provider that fails (llm/health.py)."""
 
@@ -293,6 +307,7 @@ class Settings(BaseModel):
     agent: AgentSettings = Field(default_factory=lambda: AgentSettings())
     llm: LLMSettings = Field(default_factory=lambda: LLMSettings())
     delivery: DeliverySettings = Field(default_factory=lambda: DeliverySettings())
+    media: MediaSettings = Field(default_factory=lambda: MediaSettings())
     approvals: ApprovalSettings = Field(default_factory=lambda: ApprovalSettings())
     channels: dict[str, ChannelTools] = Field(
         default_factory=dict, description="[channels.NAME]: the tool policy of the turns each channel starts"

@@ -26,6 +26,7 @@ from hologram.rpc import (
     RequestTimeout,
     RingWriter,
     RpcError,
+    from_blob,
 )
 from hologram.supervisor.gate import StartGate
 from hologram.supervisor.inproc import InprocLoader
@@ -374,13 +375,23 @@ class Supervisor:
         if plugin.state is not State.READY or plugin.runtime is None:
             raise RpcError(NOT_READY, f"plugin {plugin_name} is {plugin.state.value}")
         params = {"name": tool, "arguments": arguments, "call_id": call_id, "session_id": session_id}
+        runtime = plugin.runtime
+        arenas = {arena.id: arena for arena in runtime.arenas}
+
+        def read_blob(blob: Any) -> bytes:
+            return from_blob(blob, arenas)
+
         try:
-            answer = await plugin.runtime.connection.request(protocol.TOOL_INVOKE, params, timeout=timeout, grace=grace)
+            answer = await runtime.connection.request(protocol.TOOL_INVOKE, params, timeout=timeout, grace=grace)
         except RequestTimeout as exc:
             if exc.answer is not None:
-                exc.answer = ToolOutcome.of(exc.answer)
+                late = exc.answer
+                exc.answer = ToolOutcome.of(late)
+                await _release_blob(runtime.connection, late)
             raise
-        return ToolOutcome.of(answer)
+        outcome = ToolOutcome.of(answer, read_blob)
+        await _release_blob(runtime.connection, answer)  # copied out above: the plugin may free its region
+        return outcome
 
     async def invoke_stage(self, plugin_name: str, stage: str, context: dict[str, Any], *, timeout: float) -> Any:
         """Run one plugin's hook for `stage`; returns what the hook returned (changes, deny, respond)."""
@@ -575,3 +586,15 @@ async def _quietly(coroutine: Any) -> None:
         await coroutine
     except Exception as exc:  # a dependent that went away while being told is not an error
         log.debug("notification failed: %s", exc)
+
+
+async def _release_blob(connection: Any, answer: Any) -> None:
+    """``arena/release`` for a blob ref a tool answer carried (docs/protocol.md section 3: a ref in an answer
+    stays the plugin's until the receiver says so); without it every screenshot kept its region for good."""
+    blob = answer.get("blob") if isinstance(answer, dict) else None
+    ref = blob.get("ref") if isinstance(blob, dict) else None
+    if isinstance(ref, dict):
+        try:
+            await connection.notify(protocol.ARENA_RELEASE, {"refs": [ref]})
+        except Exception:  # the plugin went away: its arena goes with it
+            log.debug("arena/release not sent", exc_info=True)
