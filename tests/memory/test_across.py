@@ -144,6 +144,28 @@ def test_scores_are_absolute_not_relative(tmp_path: Path) -> None:
     store.close()
 
 
+def test_the_same_words_said_in_many_sessions_are_one_line(tmp_path: Path) -> None:
+    """A sentence the person says in many sessions is one line of the note (its newest time), and the slots it
+    took go to other statements: before, it and its copies filled all MAX_HITS lines (tools/bench/memory_cross.py).
+    Also after a restart (the wording is read back from across.db). Mutation check (done): `_repeat` always
+    False turns this red (six copies of the cat line, the boiler line left out)."""
+    from hologram.memory.across import MAX_HITS, Said
+    from hologram.memory.tfidf import TermVector
+
+    store = AcrossStore(tmp_path / "a.db")
+    copies = [Said(f"c{i}", f"s{i}", 1, 1000 + i, "owner", "My cat sleeps all day, the lazy cat!") for i in range(8)]
+    store.add([*copies, Said("b", "s9", 1, 500, "owner", "My cat hates the boiler's noise.")])
+    for reopened in (False, True):
+        if reopened:
+            store.close()
+            store = AcrossStore(tmp_path / "a.db")
+        hits = store.search(TermVector.from_text("my cat"), None, person="owner", session="new")
+        assert len(hits) <= MAX_HITS
+        assert [h.id for h in hits if h.id.startswith("c")] == ["c7"], "one line, the newest copy"
+        assert "b" in [h.id for h in hits]
+    store.close()
+
+
 def test_an_upgraded_data_directory_recalls_what_earlier_sessions_said(tmp_path: Path) -> None:
     """Inputs stored before across.db existed come from the session log, once (memory/across_backfill.py).
     Mutation check (done): `backfill` returning at once turns this red."""

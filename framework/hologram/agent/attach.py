@@ -122,6 +122,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
         embedder=settings.memory.embedder,
         release_idle_s=settings.memory.release_idle_s if settings.memory.release_idle_s >= 0 else None,
         log_cache_bytes=settings.memory.log_cache_bytes,
+        window_bytes=settings.memory.index_window_bytes,
     )
     tools = ToolRegistry(supervisor.tool_catalog, defer=settings.agent.defer_tools)
     tools.add_kernel_tool(memory.kernel_tool())

@@ -158,6 +158,10 @@ class TurnHub:
     def last_seq(self) -> int:
         return self._seq.last
 
+    def reserve_seq(self) -> None:
+        """Reserve the next block of event numbers now (`SeqCounter.reserve_ahead`), not in the first turn."""
+        self._seq.reserve_ahead()
+
     # -- events ---------------------------------------------------------------------------------------
 
     def emit(self, event: Any) -> None:

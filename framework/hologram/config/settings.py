@@ -275,6 +275,13 @@ class MemorySettings(BaseModel):
         description="decoded events of recent sessions held in memory, all together (least recently used go "
         "first; the session in use stays whole)",
     )
+    index_window_bytes: int = Field(
+        256 * 1024,
+        ge=64 * 1024,
+        description="what one session's search index may hold in memory (its newest events' postings, passage "
+        "texts and records, estimated) before they are sealed into a segment on disk; older events are "
+        "searched there, memory-mapped for the request only",
+    )
     cooling: CoolingSettings = Field(default_factory=lambda: CoolingSettings())
     graph: GraphSettings = Field(default_factory=lambda: GraphSettings())
     scenes: SceneSettings = Field(default_factory=lambda: SceneSettings())

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sqlite3
 import threading
 import time
@@ -159,6 +160,8 @@ class _Meta:
     person: str
     told: bool
     """It tells something (memory/utterance.py): only such inputs are recalled."""
+    wording: int
+    """:func:`_wording` of its text: the same words said again in another session are one line of the note."""
 
 
 class AcrossStore:
@@ -196,7 +199,7 @@ class AcrossStore:
             try:
                 self._db = self._connect()
                 rows = self._db.execute(
-                    "SELECT id, session, seq, ts_ms, person, told, terms, fp, vec FROM said"
+                    "SELECT id, session, seq, ts_ms, person, told, terms, fp, vec, text FROM said"
                 ).fetchall()
             except sqlite3.DatabaseError as exc:
                 if self._db is not None:
@@ -210,11 +213,12 @@ class AcrossStore:
                         src.replace(Path(f"{aside}{suffix}"))
                 self._db = self._connect()
                 rows = []
-            for eid, session, seq, ts_ms, person, told, terms, fp, vec in rows:
+            for eid, session, seq, ts_ms, person, told, terms, fp, vec, text in rows:
                 self._persons.setdefault(session, set()).add(person)
                 counts = _counts(terms)
                 if told and counts is not None:  # only statements are recalled, so only they are held in memory
-                    self._add_locked(_Meta(session, seq, ts_ms, person, True), eid, counts, _dense(fp, vec))
+                    meta = _Meta(session, seq, ts_ms, person, True, _wording(str(text)))
+                    self._add_locked(meta, eid, counts, _dense(fp, vec))
             self._loaded = True
 
     def close(self) -> None:
@@ -280,7 +284,8 @@ class AcrossStore:
             for s, t, told in zip(fresh, terms, flags, strict=True):
                 self._persons.setdefault(s.session, set()).add(s.person)
                 if told and s.id not in self._meta:
-                    self._add_locked(_Meta(s.session, s.seq, s.ts_ms, s.person, True), s.id, t, None)
+                    meta = _Meta(s.session, s.seq, s.ts_ms, s.person, True, _wording(s.text[:TEXT_CHARS]))
+                    self._add_locked(meta, s.id, t, None)
         return len(fresh)
 
     def pending(self, fingerprint: str, limit: int = 64) -> list[tuple[str, str]]:
@@ -381,18 +386,25 @@ class AcrossStore:
             order = np.flatnonzero(score >= MIN_SCORE)
             limit = MAX_HITS if k is None else k
             picked: dict[str, tuple[float, _Meta]] = {}
+            said: dict[int, str] = {}  # wording -> the id picked for it (the newest)
             for slot in order[np.argsort(-score[order], kind="stable")].tolist():
                 eid = index.ids[slot]
                 meta = self._meta.get(eid) if eid is not None else None
                 if meta is None or meta.session == session or meta.person != person or not meta.told:
                     continue
-                picked[str(eid)] = (float(score[slot]), meta)
+                if _repeat(picked, said, str(eid), float(score[slot]), meta):
+                    continue
                 if len(picked) >= limit:
                     break
             for eid, (s, meta) in list(picked.items()):  # a later statement of the same thing outranks it
+                if eid not in picked:
+                    continue
                 for later in self._restated(eid, meta, session, person, vector):
+                    lm = self._meta[later]
+                    if lm.wording == meta.wording:  # the same words again: one line (`_repeat`), not two
+                        continue
                     if later not in picked or picked[later][0] <= s:
-                        picked[later] = (s + 1e-3, self._meta[later])
+                        _repeat(picked, said, later, s + 1e-3, lm)
             ranked = sorted(picked.items(), key=lambda p: (-round(p[1][0], 6), -p[1][1].ts_ms, p[0]))[:limit]
             if not picked or self._db is None:
                 return []
@@ -441,6 +453,32 @@ def render(hits: Sequence[AcrossHit], budget_tokens: int) -> AcrossNote:
         return NONE
     kept.sort(key=lambda kl: (kl[0].ts_ms, kl[0].session, kl[0].seq))
     return AcrossNote([h for h, _ in kept], "\n".join([HEADER, *(line for _, line in kept)]), used)
+
+
+def _wording(text: str) -> int:
+    """The words of a statement, case, spacing and punctuation aside, as a number: the same sentence said in
+    several sessions ("I'm trying to drink more water.") is shown once, its newest time — else one often
+    repeated line and its restatements (the same vector) filled all :data:`MAX_HITS` slots of a note
+    (tools/bench/memory_cross.py: 3 of 6 lines one sentence for several English questions)."""
+    return hash(" ".join(re.findall(r"\w+", text.casefold())))
+
+
+def _repeat(picked: dict[str, tuple[float, _Meta]], said: dict[int, str], eid: str, score: float, meta: _Meta) -> bool:
+    """Pick `eid` at `score` unless its wording is picked already; then the newer of the two stays, at the
+    better score. True when it repeated a picked wording (the pick's count did not grow)."""
+    first = said.get(meta.wording)
+    if first is None or first == eid:
+        said[meta.wording] = eid
+        picked[eid] = (max(score, picked[eid][0]) if eid in picked else score, meta)
+        return False
+    best = max(score, picked[first][0])
+    if meta.ts_ms > picked[first][1].ts_ms:
+        del picked[first]
+        said[meta.wording] = eid
+        picked[eid] = (best, meta)
+    else:
+        picked[first] = (best, picked[first][1])
+    return True
 
 
 def _counts(raw: object) -> TermVector | None:
