@@ -10,6 +10,11 @@ session deletes its image.
 Mutation checks (done): `Turn._record` emitting ``images=[]`` turns the first test red (no reference on the
 event); the supervisor not sending ``arena/release`` turns it red too (1 live region); `MediaStore.read` not
 checking the session turns the refusal red.
+
+The http media route (same kernel, the shipped http plugin): the session's image with nosniff and cache headers;
+another session's, an unknown id, non-hex / wrong-length / ``../`` ids (through httpx and as raw request lines)
+404, never the token file; no token or a wrong one 401. Mutation-checked: the route's hex check off (red: the
+kernel's 400 instead of 404), the headers dropped (red).
 """
 
 from __future__ import annotations
@@ -17,17 +22,21 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from hologram.api import turn as api
 from hologram.clients import TurnClient
 from hologram.rpc import RpcError
 from mock_llm import MockLLM
+from tests.kit.manifests import copy_shipped
 from tests.kit.providers import provider_toml, write_settings
+from tests.kit.wait import wait_until
 
 from .kernel import PLUGINS, E2EKernel
 from .plugins.e2e_images import png
@@ -60,6 +69,7 @@ class ImagesKernel(E2EKernel):
         manifests = root / "manifests"
         manifests.mkdir(parents=True)
         (manifests / "e2e-images.toml").write_text(MANIFEST)
+        copy_shipped("http", manifests)  # the media route (tests below)
         self.hologram("build", "--no-discover", "-m", str(manifests), "-o", str(self.lock), check=True)
         self.data.mkdir()
         settings = "[agent]\nmax_steps = 6\n\n[media]\nmax_image_bytes = 20000\n\n"
@@ -154,3 +164,68 @@ def test_an_image_over_the_cap_is_not_kept_and_the_model_is_told(kernel: ImagesK
     assert "was not kept: over the limit of 20,000 bytes ([media] max_image_bytes" in result.content
     told = [m["content"] for m in mock.requests[-1].body["messages"] if m["role"] == "tool"]
     assert told == [result.content]
+
+
+def http_base(kernel: ImagesKernel) -> tuple[str, str]:
+    info = wait_until(
+        lambda: json.loads((kernel.data / "http.json").read_text()) if (kernel.data / "http.json").exists() else None,
+        timeout=30, what="http.json", retry_on=(ValueError,),
+    )  # fmt: skip
+    return str(info["url"]).rstrip("/"), (kernel.data / "http-token").read_text().strip()
+
+
+def raw_get(url: str, path: str, token: str) -> tuple[int, bytes]:
+    """A request line sent as written (no client normalises ``..`` away)."""
+    host, port = url.split("//", 1)[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        request = (
+            f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+        )
+        sock.sendall(request.encode())
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+def test_the_http_media_route_serves_the_sessions_image_and_nothing_else(kernel: ImagesKernel, mock: MockLLM) -> None:
+    mock.reset()
+    mock.script([call("c1", "snap", fill=200), {"reasoning_content": "r", "content": "done"}, {"content": "other"}])
+    expected = png(40, 30, 200)
+    digest = hashlib.sha256(expected).hexdigest()
+
+    async def go() -> tuple[str, str]:
+        async with await TurnClient.connect(kernel.data, client="e2e") as client:
+            session, _ = await run_turn(client, "picture")
+            other, _ = await run_turn(client, "something else")
+            return session, other
+
+    session, other = asyncio.run(asyncio.wait_for(go(), 120))
+    url, token = http_base(kernel)
+    auth = {"authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=url, headers=auth, timeout=30) as http:
+        ok = http.get(f"/api/sessions/{session}/media/{digest}")
+        assert ok.status_code == 200 and ok.content == expected
+        assert ok.headers["content-type"] == "image/png"
+        assert ok.headers["x-content-type-options"] == "nosniff"
+        assert "immutable" in ok.headers["cache-control"] and "private" in ok.headers["cache-control"]
+        assert http.get(f"/api/sessions/{other}/media/{digest}").status_code == 404  # another session's image
+        assert http.get(f"/api/sessions/{session}/media/{'0' * 64}").status_code == 404  # unknown
+        for bad in (digest.upper(), digest[:63], digest + "0", "g" * 64, "..%2F..%2Fhttp-token", "%2e%2e"):
+            answer = http.get(f"/api/sessions/{session}/media/{bad}")
+            assert answer.status_code == 404, (bad, answer.status_code)
+            assert token.encode() not in answer.content
+        assert http.get(f"/api/sessions/..%2F..%2Fhttp-token/media/{digest}").status_code in (400, 404)
+    for path in (
+        f"/api/sessions/{session}/media/../../../http-token",
+        f"/api/sessions/{session}/media/..%2f..%2f..%2fhttp-token",
+        "/api/sessions/../../http-token/media/" + digest,
+    ):
+        status, body = raw_get(url, path, token)
+        assert status in (400, 404), (path, status)
+        assert token.encode() not in body
+    with httpx.Client(base_url=url, timeout=30) as anonymous:  # no token: 401, as every route
+        assert anonymous.get(f"/api/sessions/{session}/media/{digest}").status_code == 401
+        wrong = {"authorization": "Bearer nope"}
+        assert anonymous.get(f"/api/sessions/{session}/media/{digest}", headers=wrong).status_code == 401

@@ -162,3 +162,25 @@ def test_a_tool_answer_with_an_image_mime_carries_the_bytes_and_others_do_not() 
 
     bad = ToolOutcome.of(answer, broken)
     assert bad.images == () and "could not be read: unknown arena 'p9'" in bad.content
+
+
+def test_status_reads_nothing_until_asked_then_counts(tmp_path: Path) -> None:
+    media = store(tmp_path)
+    assert media.status() == {"images": None, "bytes": None, "max_bytes": 1 << 20, "pruned": 0}
+    data = png(6, 6)
+    media.put("s", "image/png", data)
+    assert media.status() == {"images": 1, "bytes": len(data), "max_bytes": 1 << 20, "pruned": 0}
+
+
+def test_stray_files_a_crash_left_are_removed_when_the_index_is_read(tmp_path: Path) -> None:
+    media = store(tmp_path)
+    ref = media.put("s", "image/png", png(3, 3))
+    assert isinstance(ref, dict)
+    folder = tmp_path / "media"
+    orphan = folder / ("ab" * 32)  # bytes written, their record not (killed between the two writes)
+    orphan.write_bytes(png(4, 4))
+    (folder / ".x.tmp").write_bytes(b"half")
+    (folder / ("cd" * 32 + ".json")).write_text("{not json")  # a damaged record
+    reopened = store(tmp_path)
+    assert reopened.read("s", ref["id"]) is not None
+    assert sorted(p.name for p in folder.iterdir()) == [ref["id"], ref["id"] + ".json"]

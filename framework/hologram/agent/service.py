@@ -345,7 +345,7 @@ class TurnService:
 
     async def read_media(self, params: Any) -> dict[str, Any]:
         """``media/read``: the bytes of an image a tool result of the session carried (base64, one control line:
-        ``[media] max_image_bytes`` is at most 12 MiB). Whoever may read the session may read its images, and
+        ``[media] max_image_bytes`` is at most 10 MiB). Whoever may read the session may read its images, and
         only through it: an id another session holds answers as unknown (sessions/media.py)."""
         p = _parse(params_api.MediaReadParams, api.MEDIA_READ, params)
         media = self.agent.media

@@ -127,7 +127,7 @@ class MediaSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_image_bytes: int = Field(
-        8 * MiB, ge=1024, le=12 * MiB, description="an image bigger than this is not kept (the tool's text says so)"
+        8 * MiB, ge=1024, le=10 * MiB, description="an image bigger than this is not kept (the tool's text says so)"
     )
     max_bytes: int = Field(
         256 * MiB, ge=1 * MiB, description="all images together; past it the least recently used go first"

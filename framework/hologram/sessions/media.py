@@ -111,6 +111,12 @@ class MediaStore:
                 sessions = record.get("sessions") if isinstance(record, dict) else None
                 entry = _Entry(stat.st_size, {s for s in sessions or [] if isinstance(s, str)})
                 found.append((stat.st_mtime, media_id, entry))
+            kept = {media_id for _, media_id, _ in found}
+            for stray in self.root.iterdir():  # bytes whose record never got written (a crash between), temporaries
+                name = stray.name
+                if (valid_id(name) and name not in kept) or (name.startswith(".") and name.endswith(".tmp")):
+                    with contextlib.suppress(OSError):
+                        stray.unlink()
         found.sort()
         self._index = OrderedDict((media_id, entry) for _, media_id, entry in found)
         self.total_bytes = sum(entry.size for entry in self._index.values())
@@ -239,6 +245,6 @@ class MediaStore:
     def status(self) -> dict[str, Any]:
         """For ``hologram status``: what is kept, without reading the folder if nothing was asked yet."""
         if self._index is None:
-            return {"images": None, "bytes": None, "max_bytes": self.max_bytes}
+            return {"images": None, "bytes": None, "max_bytes": self.max_bytes, "pruned": 0}
         kept = {"images": len(self._index), "bytes": self.total_bytes}
         return {**kept, "max_bytes": self.max_bytes, "pruned": self.pruned}
