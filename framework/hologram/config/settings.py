@@ -115,6 +115,11 @@ class DeliverySettings(BaseModel):
     replay_idle_bytes: int = Field(
         4 * MiB, ge=0, description="the last turns of recently idle sessions, kept all together (oldest go)"
     )
+    replay_idle_memory_bytes: int = Field(
+        256 * 1024,
+        ge=0,
+        description="of those, the most recently idle kept in memory; the others' JSON in a file in the data directory",
+    )
     client_queue_bytes: int = Field(
         64 * MiB, ge=1 * MiB, description="events waiting for one client (a connection, a plugin); more: dropped"
     )
