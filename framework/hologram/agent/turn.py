@@ -320,7 +320,7 @@ class _Turn:
         if agent.memory is None:  # with memory, each request's history comes from SessionMemory.prepare
             self.history = agent.history.messages(self.sid)
         elif self.scene is not None:  # the scene recall prefers, before the first request
-            await self.scene.begin(ctx.input or "", agent.memory.log.events(self.sid))
+            await self.scene.begin(ctx.input or "", agent.memory.recent_events(self.sid))
         if await stages.run("pre_action", ctx) and ctx.respond is not None:
             return await self._short_circuit(0)
         settings = agent.settings
@@ -549,5 +549,5 @@ class _Turn:
         if self.scene is not None and self.agent.memory is not None:  # the turn's events join its scene
             if not self.scene.text:
                 self.scene.text = ctx.input or ""
-            await self.scene.end(self.agent.memory.log.events(self.sid))
+            await self.scene.end(self.agent.memory.recent_events(self.sid))
         return TurnResult(self.sid, self.turn_id, ctx.output, steps, ended_by, list(ctx.errors), self.usage)
