@@ -119,6 +119,8 @@ class TurnItems:
                 return []
             item = {"id": item_id, "type": "tool_call", "call_id": event.call_id, "tool": event.tool}
             item.update(status=event.status, is_error=event.is_error, content=event.content)
+            if event.images:
+                item["images"] = event.images
             return [self._completed(item)]
         if kind == "approval.resolved":
             item_id = self._approvals.pop(event.approval, None)

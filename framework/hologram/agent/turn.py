@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from hologram.agent.approvals import Approver
     from hologram.agent.tool_policy import ChannelPolicies
     from hologram.memory import SessionMemory
+    from hologram.sessions.media import MediaStore
 
 log = logging.getLogger("hologram.agent")
 
@@ -150,6 +151,8 @@ class Agent:
         """A turn's wall time for ``[agent] max_turn_s`` (a test's seam)."""
         self.running: dict[str, Restriction | None] = {}
         """The tool policy of each session's running turn: a turn started for it (agent/scope.py) stays within it."""
+        self.media: MediaStore | None = None
+        """Where images of tool results are kept (sessions/media.py); None: they are dropped, the text stays."""
 
     def restriction(self, channel: str, *, scene: str | None = None, partner: str | None = None) -> Restriction | None:
         """The tool policy of a turn (or a direct call) from ``channel``, or None when it may use every tool."""
@@ -482,9 +485,12 @@ class _Turn:
         return seq
 
     def _record(self, seq: int, call: ToolCall, outcome: Outcome) -> None:
+        images = self._keep_images(outcome) if outcome.images else []
         data = {"name": call.name, "content": outcome.content, "is_error": outcome.is_error, "status": outcome.status}
         if outcome.approval is not None:  # who decided, when, under which policy (agent/approvals.py)
             data["approval"] = outcome.approval
+        if images:  # references only: the bytes are in the media store, never in the log
+            data["images"] = images
         self.store.add_result(self.sid, seq, call.id, data, turn=self.turn_id, channel=self.channel)
         self.history.append(Message.tool(call.id, outcome.content))
         self.emit(
@@ -496,8 +502,23 @@ class _Turn:
                 content=outcome.content[:2000],
                 is_error=outcome.is_error,
                 status=outcome.status,
+                images=images,
             )
         )
+
+    def _keep_images(self, outcome: Outcome) -> list[dict[str, Any]]:
+        """The outcome's images put in the media store, as references; one not kept is said in the content
+        (so the model and the person know), and none is kept without a store."""
+        media = self.agent.media
+        refs: list[dict[str, Any]] = []
+        for image in outcome.images:
+            kept = media.put(self.sid, image.mime, image.data) if media is not None else "no media store"
+            if isinstance(kept, str):
+                outcome.content += f"\n[{kept}]"
+            else:
+                refs.append(kept)
+        outcome.images = ()
+        return refs
 
     def _close(self, seq: int, calls: tuple[ToolCall, ...], reason: str) -> None:
         with self.store.deferred():

@@ -100,7 +100,7 @@ from hologram.memory.recall import (
     Reinsert,
     recall,
 )
-from hologram.memory.session_index import SEAL_EVENTS, IndexQuery, SessionIndex
+from hologram.memory.session_index import SEAL_EVENTS, WINDOW_BYTES, IndexQuery, SessionIndex
 from hologram.memory.session_records import (
     MESSAGE_OVERHEAD,
     Prepared,
@@ -226,6 +226,7 @@ class SessionMemory:
         log: SessionLog | None = None,
         index_dir: Path | None = None,
         seal_events: int = SEAL_EVENTS,
+        window_bytes: int = WINDOW_BYTES,
         release_idle_s: float | None = RELEASE_IDLE_S,
         log_cache_bytes: int = LOG_CACHE_BYTES,
     ) -> None:
@@ -253,6 +254,9 @@ class SessionMemory:
         self.index_dir = index_dir
         """Where each session's index segments live (``<data>/index/<session>``; None: all in memory)."""
         self.seal_events = seal_events
+        self.window_bytes = window_bytes
+        """What one session's in-memory index tail may weigh before it is sealed to disk (``[memory]
+        index_window_bytes``; session_index.WINDOW_BYTES)."""
         self.graph: GraphMemory | None = None
         """L3 (set by the kernel's wiring, agent/attach.py): recall from the memory graph joins every request's
         note. None: no L3 recall (events L3 already holds still stay out of L1 and L2: ``cold.db`` says which)."""
@@ -282,6 +286,7 @@ class SessionMemory:
         embedder: str | None = None,
         release_idle_s: float | None = RELEASE_IDLE_S,
         log_cache_bytes: int = LOG_CACHE_BYTES,
+        window_bytes: int = WINDOW_BYTES,
     ) -> SessionMemory:
         """Open ``data_dir/cold.db`` and ``vectors.db``, start the Chinese segmenter's warm-up and (unless
         `load_model` is False) load the embedder in a background thread: until it is ready, scoring is BM25
@@ -291,6 +296,7 @@ class SessionMemory:
         memory = cls(
             store, ColdStore(Path(data_dir) / COLD_DB), vectors=VectorCache(Path(data_dir) / VECTORS_DB),
             index_dir=Path(data_dir) / INDEX_DIR, release_idle_s=release_idle_s, log_cache_bytes=log_cache_bytes,
+            window_bytes=window_bytes,
         )  # fmt: skip
         memory.across = AcrossStore(Path(data_dir) / ACROSS_DB)
         # what earlier sessions said, once per across.db (an upgraded data directory, a damaged file set aside)
@@ -385,7 +391,7 @@ class SessionMemory:
         state = self._sessions.get(sid)
         if state is None:
             directory = self.index_dir / _dir_name(sid) if self.index_dir is not None else None
-            index = SessionIndex(directory, seal_events=self.seal_events)
+            index = SessionIndex(directory, seal_events=self.seal_events, window_bytes=self.window_bytes)
             state = self._sessions[sid] = _Session(
                 index=index, seen=index.last_sealed_seq, corrections=Corrections(directory)
             )
