@@ -44,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hologram.memory.aliases import named
 from hologram.memory.coldindex import ColdIndex, IndexEntry
 from hologram.memory.tfidf import TermVector
 from hologram.memory.tokens import estimate_tokens
@@ -111,6 +112,13 @@ CREATE TABLE IF NOT EXISTS said (
 );
 CREATE INDEX IF NOT EXISTS said_session ON said(session);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS alias (
+    person TEXT NOT NULL,
+    relation TEXT NOT NULL,
+    name TEXT NOT NULL,
+    ts_ms INTEGER NOT NULL,
+    PRIMARY KEY (person, relation)
+);
 """
 
 
@@ -177,6 +185,8 @@ class AcrossStore:
         self._persons: dict[str, set[str]] = {}
         self._loaded = False
         self._closed = False
+        self._names: dict[str, dict[str, tuple[str, int]]] = {}
+        """person -> relation -> (name, ts_ms): who "my wife" is (memory/aliases.py), the latest said."""
         self._unembedded: set[str] = set()
         """Statements held without a vector yet (the embedder computes them in the background, or a request
         does when they are few: `SessionMemory._across_hits`)."""
@@ -213,6 +223,8 @@ class AcrossStore:
                         src.replace(Path(f"{aside}{suffix}"))
                 self._db = self._connect()
                 rows = []
+            for person, relation, name, ts_ms in self._db.execute("SELECT person, relation, name, ts_ms FROM alias"):
+                self._names.setdefault(str(person), {})[str(relation)] = (str(name), int(ts_ms))
             for eid, session, seq, ts_ms, person, told, terms, fp, vec, text in rows:
                 self._persons.setdefault(session, set()).add(person)
                 counts = _counts(terms)
@@ -281,12 +293,36 @@ class AcrossStore:
                 "VALUES (?,?,?,?,?,?,?,?)",
                 rows,
             )
+            self._name_locked(fresh, flags)
             for s, t, told in zip(fresh, terms, flags, strict=True):
                 self._persons.setdefault(s.session, set()).add(s.person)
                 if told and s.id not in self._meta:
                     meta = _Meta(s.session, s.seq, s.ts_ms, s.person, True, _wording(s.text[:TEXT_CHARS]))
                     self._add_locked(meta, s.id, t, None)
         return len(fresh)
+
+    def _name_locked(self, said: Sequence[Said], told: Sequence[bool]) -> None:
+        """Record who the person's relations are ("my wife Elena": memory/aliases.py), the latest said."""
+        assert self._db is not None
+        for s, flag in zip(said, told, strict=True):
+            if not flag:
+                continue
+            for relation, name in named(s.text[:TEXT_CHARS]):
+                held = self._names.setdefault(s.person, {}).get(relation)
+                if held is not None and held[1] > s.ts_ms:
+                    continue
+                self._names[s.person][relation] = (name, s.ts_ms)
+                self._db.execute(
+                    "INSERT OR REPLACE INTO alias (person, relation, name, ts_ms) VALUES (?,?,?,?)",
+                    (s.person, relation, name, s.ts_ms),
+                )
+
+    def names(self, person: str) -> dict[str, str]:
+        """relation -> name, as `person` told them (memory/aliases.py)."""
+        if not self._loaded:
+            self.load()
+        with self._lock:
+            return {r: n for r, (n, _) in self._names.get(person, {}).items()}
 
     def pending(self, fingerprint: str, limit: int = 64) -> list[tuple[str, str]]:
         """(id, text) of stored inputs that tell something and have no vector of `fingerprint` yet (to embed;
@@ -360,10 +396,19 @@ class AcrossStore:
             return any(s != session and person in p for s, p in self._persons.items())
 
     def search(
-        self, terms: TermVector, vector: DenseVector | None, *, person: str, session: str, k: int | None = None
+        self,
+        terms: TermVector,
+        vector: DenseVector | None,
+        *,
+        person: str,
+        session: str,
+        k: int | None = None,
+        also: TermVector | None = None,
     ) -> list[AcrossHit]:
         """The inputs of `person`'s other sessions that clearly match (score >= :data:`MIN_SCORE`), best first
-        (ties: the newer first), at most `k`."""
+        (ties: the newer first), at most `k`. `also`: words a statement may match besides the query's (the
+        other names of a person the query names: memory/aliases.py) — they add to a statement's match, never
+        to what the query asks to be covered."""
         if not self._loaded:
             self.load()
         with self._lock:
@@ -373,8 +418,13 @@ class AcrossStore:
                 return []
             idf = index.tfidf
             weight = sum(idf.idf(t) for t in terms.counts) if terms.counts else 0.0
-            known = sum(idf.idf(t) for t in terms.counts if t in idf.df) if terms.counts else 0.0
-            bm25 = index.bm25(terms)[:n]
+            searched = terms
+            if also is not None and also.counts:
+                counts = {**also.counts, **terms.counts}
+                searched = TermVector(counts=counts, length=sum(counts.values()), analyzer=terms.analyzer)
+            bm25 = index.bm25(searched)[:n]
+            # (with `also`: a name the store knows stands for the relation the query says, and is counted so)
+            known = sum(idf.idf(t) for t in searched.counts if t in idf.df) if searched.counts else 0.0
             lexical = np.minimum(bm25 / weight, 1.0) if weight > 0 else np.zeros(n, dtype=np.float32)
             cos, defined = index.cosine(vector)
             # Without a vector (the model still loading after a start, or none installed) the words alone decide,

@@ -65,9 +65,11 @@ from hologram.llm import Message
 from hologram.memory.across import ACROSS_DB, OWNER, AcrossHit, AcrossStore, Said, person_of
 from hologram.memory.across import SHARE as ACROSS_SHARE
 from hologram.memory.across import render as render_across
+from hologram.memory.aliases import expansion
 from hologram.memory.blocks import EventRecord
 from hologram.memory.bounds import MAX_EMBEDDED_PASSAGES, MAX_INDEX_CHARS, not_indexed
 from hologram.memory.cold import ColdStore
+from hologram.memory.corrections import Corrections
 from hologram.memory.dated import dated_messages
 from hologram.memory.embed import Embedder, embed_async, load_embedder, load_or_next, preference
 from hologram.memory.fit import fit
@@ -204,6 +206,9 @@ class _Session:
     index_task: asyncio.Task[int] | None = None
     layers: Layers = field(default_factory=Layers)
     """Which layer holds each indexed event, as the last request found it (one byte an event)."""
+    corrections: Corrections = field(default_factory=Corrections)
+    """Which of the session's statements a later one corrects (memory/corrections.py): found as inputs are
+    indexed, read by a request's ranking."""
 
 
 class SessionMemory:
@@ -387,7 +392,9 @@ class SessionMemory:
         if state is None:
             directory = self.index_dir / _dir_name(sid) if self.index_dir is not None else None
             index = SessionIndex(directory, seal_events=self.seal_events, window_bytes=self.window_bytes)
-            state = self._sessions[sid] = _Session(index=index, seen=index.last_sealed_seq)
+            state = self._sessions[sid] = _Session(
+                index=index, seen=index.last_sealed_seq, corrections=Corrections(directory)
+            )
             self._evict()
         else:
             self._sessions.move_to_end(sid)
@@ -478,6 +485,9 @@ class SessionMemory:
             if event.kind == "input":
                 state.last_input = event.seq
                 state.inputs = [*state.inputs[-1:], position]
+                said, partner = event.data.get("text"), event.data.get("partner")
+                if isinstance(said, str):
+                    state.corrections.observe(event.seq, said, str(partner) if partner else None)
 
     def _seal(self, sid: str, state: _Session) -> None:
         """Seal the index's tail into a segment when it is full (and, with a model, every passage has its
@@ -711,6 +721,7 @@ class SessionMemory:
         else:
             forced = HashSet(state.protected).contains(index.hashes) if state.protected else None
             scores = index.scores(await self._query(sid, state, text, now=now, current_input=current))
+            scores = state.corrections.lift(scores, index.position_of_seq)  # a correction above what it corrects
             # L2 (and L3, route 1) compete only with what clearly matches: filling the budget with whatever
             # old events rank above other irrelevant ones would count them as used, and nothing would
             # ever cool. An L3 event that wins is sent in the note, never in the history.
@@ -772,7 +783,8 @@ class SessionMemory:
         )
         text_note = "\n".join(p for p in (note, l3.note, across.note) if p)
         return Prepared(
-            messages=dated_messages(events),  # the date in front when the inputs span days
+            # the date in front when the inputs span days; a statement a later one corrects marked so
+            messages=dated_messages(events, state.corrections.superseded_seqs([e.seq for e in events])),
             note=Message.system(text_note) if text_note else None,
             pruned=[r.id for r in moved],
             pruned_seqs=index.seqs[losers].tolist(),
@@ -838,7 +850,9 @@ class SessionMemory:
             if 0 < store.unembedded() <= ACROSS_EMBED_NOW:  # a few statements the background has not reached
                 await self._index_across(embedder)  # (told just before a restart): scored by BM25 alone, a
         try:  # paraphrase would not reach them
-            return store.search(TermVector.from_text(text), vector, person=person, session=sid)
+            extra = expansion(text, store.names(person))  # "Elena" is "my wife" (memory/aliases.py)
+            also = TermVector.from_text(extra) if extra else None
+            return store.search(TermVector.from_text(text), vector, person=person, session=sid, also=also)
         except Exception as exc:  # derived data: a failure costs the request this note, never the request
             log.error("recall across sessions failed (%s: %s); this request goes without it",
                       type(exc).__name__, exc)  # fmt: skip
@@ -871,6 +885,9 @@ class SessionMemory:
             # partner), a key no question says — so the entity route never fired (issue 39). A hub's facts come
             # only when they share a word with the input, so "my plate" brings the plate, not all of them.
             text = f"{text}\n{self._speaker(sid, state)}"
+        if text.strip() and self.across is not None:  # the other names of a person it names (memory/aliases.py)
+            extra = expansion(text, self.across.names(self._person(sid, state)))
+            text = f"{text}\n{extra}" if extra else text
         try:
             ranked = await graph.ranked(text, hops=hops, session_hits=hits, scene=scene, records=records)
             return self._same_person(sid, state, ranked)
