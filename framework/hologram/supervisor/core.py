@@ -171,8 +171,23 @@ class Supervisor:
             return
         for name in self.order:
             plugin = self.plugins[name]
-            if plugin.state is State.WAITING and plugin.wanted and not self.blockers(plugin):
-                self._launch(plugin)
+            if plugin.state is State.WAITING and plugin.wanted:
+                blockers = self.blockers(plugin)
+                if not blockers:
+                    self._launch(plugin)
+                else:
+                    self._wake_on_demand(provider for _, provider in blockers)
+
+    def _wake_on_demand(self, providers: Iterable[str]) -> None:
+        """Start the `[start] lazy` providers a waiting plugin needs: a plugin added while the kernel runs
+        (`hologram plugin add`) may require a facility of one left stopped until its first tool call, and would
+        otherwise wait for a call that never comes."""
+        for provider in providers:
+            other = self.plugins.get(provider)
+            if other is not None and other.on_demand and other.state is State.STOPPED and other.wanted:
+                log.info("[%s] started for a plugin that requires its facilities", other.name)
+                other.on_demand = False
+                self._start(other)
 
     def _providers_of(self, plugin: ManagedPlugin) -> set[str]:
         providers = set(plugin.spec.requires.values())
