@@ -276,8 +276,8 @@ def run_cross(
               f"{_share(r.bm25)} | {_share(r.needless)} | {statistics.fmean(r.note_tokens):.0f} / "
               f"{needless_tokens:.0f} | {_share(r.later_in)} | {_share(r.later_after)} | "
               f"{_pct(r.latency_ms, 50):.1f} / {_pct(r.latency_ms, 95):.1f} |")  # fmt: skip
-    print("prepare CPU time p50 / p95 ms (the process, every thread): "
-          + "; ".join(f"{lang} {_pct(r.cpu_ms, 50):.1f} / {_pct(r.cpu_ms, 95):.1f}" for lang, r in results.items()))  # fmt: skip
+    cpu = "; ".join(f"{lang} {_pct(r.cpu_ms, 50):.1f} / {_pct(r.cpu_ms, 95):.1f}" for lang, r in results.items())
+    print(f"prepare CPU time p50 / p95 ms (the process, every thread): {cpu}")
     return results
 
 
