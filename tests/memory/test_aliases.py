@@ -4,7 +4,8 @@
 Real SessionStore and across.db on disk, BM25 only (no embedder: a question that shares no word with its fact
 finds it only through the alias). Mutation checks (done): `expansion` returning "" turns
 `test_a_fact_about_my_wife_is_found_by_her_name` and the Chinese one red; `AcrossStore.names` ignoring the
-person turns `test_another_persons_alias_is_not_used` red.
+person turns `test_another_persons_alias_is_not_used` red; without the expansion in `_l3_ranked`,
+`test_l3_entity_route_reaches_the_alias` is red.
 """
 
 from __future__ import annotations
@@ -106,3 +107,31 @@ def test_another_persons_alias_is_not_used(tmp_path: Path) -> None:
     finally:
         asyncio.run(mem.aclose())
         store.close()
+
+
+def test_l3_entity_route_reaches_the_alias(tmp_path: Path) -> None:
+    """L3's entity route gets the other names too: a fact cooled into the graph under "Elena" comes for a
+    question about "my wife" in a new session (the triple's form in the note, not the across-sessions quote).
+    Real Kùzu. Mutation check (done): without the expansion in `SessionMemory._l3_ranked` this is red."""
+    from hologram.memory.across import AcrossStore
+
+    from .test_l3_membership import open_memory
+    from .test_l3_recall import cool_all
+
+    async def run() -> None:
+        k = open_memory(tmp_path)
+        k.mem.across = AcrossStore(tmp_path / "across.db")
+        for text in ("Elena, my wife, works nights at the hospital.", "Elena adores orchids, white ones."):
+            k.store.append("old", "input", {"text": text})
+            await k.mem.prepare("old", text, window_tokens=4000, fixed_tokens=0)
+            k.store.append("old", "response", {"content": "Noted.", "reasoning": None})
+        await cool_all(k, "old")
+        question = "Which flowers would my spouse want?"
+        k.store.append("new", "input", {"text": question})
+        prepared = await k.mem.prepare("new", question, window_tokens=4000, fixed_tokens=0)
+        note = str(prepared.note.content) if prepared.note is not None else ""
+        assert "Elena | adores | orchids" in note, note
+        k.mem.across.close()
+        await k.close()
+
+    asyncio.run(run())
