@@ -135,3 +135,28 @@ def test_l3_entity_route_reaches_the_alias(tmp_path: Path) -> None:
         await k.close()
 
     asyncio.run(run())
+
+
+def test_a_deleted_sessions_alias_leaves(tmp_path: Path) -> None:
+    """Who "my wife" is, told in a session the person deletes, is forgotten with it (and stays forgotten after a
+    restart); a store from before the alias kept its session gets the column."""
+    import sqlite3
+
+    from hologram.memory.across import AcrossStore, Said
+
+    path = tmp_path / "across.db"
+    old = sqlite3.connect(path)  # the table as it was first released: no session column
+    old.execute("CREATE TABLE alias (person TEXT NOT NULL, relation TEXT NOT NULL, name TEXT NOT NULL, "
+                "ts_ms INTEGER NOT NULL, PRIMARY KEY (person, relation))")  # fmt: skip
+    old.execute("INSERT INTO alias VALUES ('owner', 'sister', 'Imogen', 1)")
+    old.commit()
+    old.close()
+    store = AcrossStore(path)
+    store.add([Said("e1", "s1", 1, 1000, "owner", "My wife Elena is a nurse.")])
+    assert store.names("owner") == {"sister": "Imogen", "wife": "Elena"}
+    assert store.remove_session("s1") == 1
+    assert store.names("owner") == {"sister": "Imogen"}
+    store.close()
+    again = AcrossStore(path)
+    assert again.names("owner") == {"sister": "Imogen"}
+    again.close()

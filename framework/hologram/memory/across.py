@@ -198,6 +198,8 @@ class AcrossStore:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.executescript(_SCHEMA)
+        if "session" not in {str(row[1]) for row in db.execute("PRAGMA table_info(alias)")}:
+            db.execute("ALTER TABLE alias ADD COLUMN session TEXT")  # a store from before it: told where
         return db
 
     def load(self) -> None:
@@ -313,8 +315,8 @@ class AcrossStore:
                     continue
                 self._names[s.person][relation] = (name, s.ts_ms)
                 self._db.execute(
-                    "INSERT OR REPLACE INTO alias (person, relation, name, ts_ms) VALUES (?,?,?,?)",
-                    (s.person, relation, name, s.ts_ms),
+                    "INSERT OR REPLACE INTO alias (person, relation, name, ts_ms, session) VALUES (?,?,?,?,?)",
+                    (s.person, relation, name, s.ts_ms, s.session),
                 )
 
     def names(self, person: str) -> dict[str, str]:
@@ -373,6 +375,11 @@ class AcrossStore:
                 del self._meta[eid]
             self._persons.pop(session, None)
             self._db.execute("DELETE FROM said WHERE session = ?", (session,))
+            # who "my wife" is, as that session told it, leaves with it (an earlier name is not brought back)
+            gone_names = self._db.execute("SELECT person, relation FROM alias WHERE session = ?", (session,)).fetchall()
+            for person, relation in gone_names:
+                self._names.get(str(person), {}).pop(str(relation), None)
+            self._db.execute("DELETE FROM alias WHERE session = ?", (session,))
         return len(gone)
 
     # -- reads ----------------------------------------------------------------------------------------------
