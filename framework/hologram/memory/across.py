@@ -89,6 +89,8 @@ MAX_HITS = 6
 #: The share of the history budget the note of other sessions may take before the history is fitted (it gets
 #: more when the history leaves room: a new session leaves almost all of it).
 SHARE = 0.15
+#: In front of a note line a later line corrects (memory/corrections.py's rules).
+SUPERSEDED = "(superseded by a later one)"
 #: What of a stored input is kept and shown (a pasted document is not "what the person told").
 TEXT_CHARS = 1200
 #: How much of an input is embedded (its start: one vector an input).
@@ -509,7 +511,24 @@ def render(hits: Sequence[AcrossHit], budget_tokens: int) -> AcrossNote:
     if not kept:
         return NONE
     kept.sort(key=lambda kl: (kl[0].ts_ms, kl[0].session, kl[0].seq))
-    return AcrossNote([h for h, _ in kept], "\n".join([HEADER, *(line for _, line in kept)]), used)
+    lines = [line for _, line in kept]
+    for i in _superseded([h.text for h, _ in kept]):  # within the budget: a mark costs a few tokens
+        cost = estimate_tokens(SUPERSEDED) + 1
+        if used + cost <= budget_tokens:
+            used += cost
+            lines[i] = f"- {SUPERSEDED}{lines[i][1:]}"
+    return AcrossNote([h for h, _ in kept], "\n".join([HEADER, *lines]), used)
+
+
+def _superseded(texts: Sequence[str]) -> list[int]:
+    """Which of `texts` (time order) a later one corrects, where the rules can tell (memory/corrections.py: a
+    shared key, a correction cue in the later one's sentence)."""
+    if len(texts) < 2:
+        return []
+    from hologram.memory.corrections import keyed
+
+    read = [keyed(t) for t in texts]
+    return [i for i, (keys, _) in enumerate(read) if keys and any(keys & later for _, later in read[i + 1 :])]
 
 
 def _wording(text: str) -> int:

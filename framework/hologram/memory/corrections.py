@@ -42,7 +42,7 @@ import numpy as np
 
 from hologram.memory.utterance import sentences, tells
 
-__all__ = ["FILE", "MARK", "MAX_KEYS", "MAX_PAIRS", "Corrections", "is_correction", "keys_of"]
+__all__ = ["FILE", "MARK", "MAX_KEYS", "MAX_PAIRS", "Corrections", "is_correction", "keyed", "keys_of"]
 
 log = logging.getLogger("hologram.memory")
 
@@ -239,10 +239,10 @@ def is_correction(text: str) -> bool:
 
 def keys_of(text: str, speaker: str = "user") -> frozenset[str]:
     """The attributes `text` sets (module docstring), each as ``speaker|key``."""
-    return _keyed(text, speaker)[0]
+    return keyed(text, speaker)[0]
 
 
-def _keyed(text: str, speaker: str) -> tuple[frozenset[str], frozenset[str]]:
+def keyed(text: str, speaker: str = "user") -> tuple[frozenset[str], frozenset[str]]:
     """(every key of `text`, the keys of its sentences that carry a correction cue): a cue corrects what its
     own sentence sets, not what a sentence of chit-chat beside it says."""
     every: set[str] = set()
@@ -391,7 +391,7 @@ class Corrections:
         speaker, text = speaker_of(text, partner or "user")
         if not tells(text):
             return None
-        keys, corrected = _keyed(text, speaker)
+        keys, corrected = keyed(text, speaker)
         if not keys:
             return None
         earlier = [self._keys[k] for k in corrected if k in self._keys]
