@@ -293,3 +293,37 @@ def test_a_damaged_segment_is_one_log_line_and_rebuilt(tmp_path: Path, caplog: p
     assert index.sealed > 0, "sealed again after the rebuild"
     asyncio.run(again.aclose())
     store.close()
+
+
+def test_a_released_session_is_read_back_from_its_recent_events_only(tmp_path: Path) -> None:
+    """After an idle release, the turn's scene step asked the log for the session's events, and the log read
+    every event from the first (O(session) a turn, held until the next seal). `recent_events` reads from the
+    last `seal_events` sealed events on. Mutation check (done): `log_start_seq` returning the newest segment's
+    first seq (the old rule) turns this red — after a merge that segment is most of the session."""
+    store = SessionStore(tmp_path / "sessions.db")
+    mem = SessionMemory(store, ColdStore(tmp_path / "cold.db"), FakeEmbedder(), index_dir=tmp_path / "index",
+                        seal_events=8)  # fmt: skip
+    sid = store.create_session("cli")
+
+    async def feed(turns: range) -> None:
+        for t in turns:
+            _feed(store, sid, t, "en")
+            await mem.index(sid)
+
+    asyncio.run(feed(range(33)))
+    index = mem._sessions[sid].index
+    assert index.segments <= 3 and index.sealed >= 128, "the test's premise: one merged segment holds most"
+    whole = store.events(sid)
+    mem.forget(sid)  # what the idle release does
+    assert not mem.log.held(sid)
+    recent = mem.recent_events(sid)
+    index = mem._sessions[sid].index
+    assert recent[-1].seq == whole[-1].seq, "the newest events are there"
+    assert [e.seq for e in recent] == [e.seq for e in whole[-len(recent) :]], "a suffix of the log, in order"
+    assert len(recent) <= 8 + (len(index) - index.sealed) + 4, (len(recent), len(whole))
+    last_turn = [e for e in whole if e.seq > whole[-5].seq]
+    assert all(e in recent for e in last_turn), "the previous turn is held (the scene store needs it)"
+    got = asyncio.run(mem.preview(sid, "meeting thursday", window_tokens=window_for(300), fixed_tokens=0))
+    assert got.seqs, "memory works from there"
+    asyncio.run(mem.aclose())
+    store.close()

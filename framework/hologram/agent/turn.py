@@ -35,6 +35,7 @@ from hologram.agent.scope import TurnScope
 from hologram.agent.tools import Restriction, ToolRegistry
 from hologram.agent.turn_scene import TurnScene
 from hologram.api import turn as api
+from hologram.base._textbuf import TextBuffer
 from hologram.config.settings import AgentSettings
 from hologram.llm import ChatRequest, ChatResult, Delta, Message, StreamInterruptedError, ToolCall
 from hologram.llm import ContextOverflowError as LLMContextOverflowError
@@ -264,7 +265,8 @@ class _Turn:
         """When the input was said, if not now (turn/start's ``at``: an imported message)."""
         self.usage: list[dict[str, Any]] = []
         self.scene: TurnScene | None = None  # set by `Agent.run_turn` when memory keeps scenes
-        self.streamed: tuple[list[str], list[str]] = ([], [])  # the request in flight's content, reasoning so far
+        # the request in flight's content, reasoning so far (one buffer each, not the deltas: base/_textbuf.py)
+        self.streamed: tuple[TextBuffer, TextBuffer] = (TextBuffer(), TextBuffer())
         self.parts: list[dict[str, Any]] | None = None  # the input parts (None: a text-only turn)
         self.restriction: Restriction | None = None  # the turn's tool policy (None: every tool)
         self.max_steps = agent.settings.max_steps  # lower for a sub-agent's turn (agent/scope.py)
@@ -318,7 +320,7 @@ class _Turn:
         if agent.memory is None:  # with memory, each request's history comes from SessionMemory.prepare
             self.history = agent.history.messages(self.sid)
         elif self.scene is not None:  # the scene recall prefers, before the first request
-            await self.scene.begin(ctx.input or "", agent.memory.log.events(self.sid))
+            await self.scene.begin(ctx.input or "", agent.memory.recent_events(self.sid))
         if await stages.run("pre_action", ctx) and ctx.respond is not None:
             return await self._short_circuit(0)
         settings = agent.settings
@@ -435,7 +437,7 @@ class _Turn:
 
     async def _complete(self, request: ChatRequest) -> ChatResult:
         assert self.llm is not None
-        self.streamed = ([], [])
+        self.streamed = (TextBuffer(), TextBuffer())
         try:
             return await self.llm.complete(request, self.on_delta)
         except StreamInterruptedError as exc:
@@ -444,7 +446,7 @@ class _Turn:
                 self.store.append(self.sid, "response", {**data, "interrupted": True}, turn=self.turn_id)
             raise TurnError.of(exc) from exc
         except asyncio.CancelledError:
-            content, reasoning = ("".join(part) for part in self.streamed)
+            content, reasoning = (part.text() for part in self.streamed)
             if content or reasoning:  # cancelled mid-answer: what the user saw is kept, marked as cut short
                 cut: dict[str, Any] = {"content": content, "reasoning": reasoning or None, "tool_calls": []}
                 self.store.append(
@@ -547,5 +549,5 @@ class _Turn:
         if self.scene is not None and self.agent.memory is not None:  # the turn's events join its scene
             if not self.scene.text:
                 self.scene.text = ctx.input or ""
-            await self.scene.end(self.agent.memory.log.events(self.sid))
+            await self.scene.end(self.agent.memory.recent_events(self.sid))
         return TurnResult(self.sid, self.turn_id, ctx.output, steps, ended_by, list(ctx.errors), self.usage)

@@ -25,6 +25,7 @@ import logging
 import math
 import threading
 from array import array
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -201,6 +202,20 @@ class SessionIndex:
         """The seq of the oldest event of the newest segment (0: none): what the session log keeps from."""
         return int(self._segments[-1].first_seq) if self._segments else 0
 
+    def log_start_seq(self) -> int:
+        """The seq after which the session log needs to be held for this index (0: all of it): the last
+        :attr:`seal_events` sealed events and the tail — the previous turn for the scene store, the events to
+        index. Not the newest segment's first seq: after a merge that is one file of thousands of events, and a
+        session read back after its idle release then decoded all of them, every turn (issue 39 item 7)."""
+        if not self._segments:
+            return 0
+        at = max(0, self._base_event - self.seal_events)
+        for info in reversed(self._segments):
+            if info.first_event <= at:
+                seg = read_segment(info.path, layout=info.layout)
+                return max(0, int(seg["seq"][at - info.first_event]) - 1)
+        return 0
+
     @property
     def last_sealed_seq(self) -> int:
         """The seq of the newest sealed event (0: none)."""
@@ -222,9 +237,11 @@ class SessionIndex:
             tmp.unlink(missing_ok=True)
         for path in files:
             try:
-                seg = read_segment(path, verify=True)
+                stamp = _stamp(path)
+                seg = read_segment(path, verify=stamp not in _VERIFIED)
+                _remember_verified(stamp)
                 info = _SegmentInfo.of(seg)
-            except (SegmentError, ValueError, KeyError, TypeError) as exc:
+            except (SegmentError, OSError, ValueError, KeyError, TypeError) as exc:
                 problem = str(exc)
                 break
             if info.first_event != (infos[-1].end_event if infos else 0) or info.first_passage != (
@@ -977,6 +994,25 @@ def _total_length(seg: Segment) -> int:
     if offsets.size != terms.size + 1 or (offsets.size and int(offsets[-1]) != seg["slots"].size):
         raise ValueError(f"{terms.size} terms, {offsets.size} offsets, {seg['slots'].size} postings")
     return round(float(seg["passage_length"].astype(np.float64).sum()))
+
+
+#: Segment files whose checksum this process verified, by (path, inode, size, mtime): a session released when
+#: idle ([memory] release_idle_s) is opened again by its next turn, and checking every page of its segments
+#: each time was O(session) work a turn. A file rewritten or damaged since has another stamp and is checked.
+_VERIFIED: OrderedDict[tuple[str, int, int, int], None] = OrderedDict()
+_VERIFIED_KEPT = 4096
+
+
+def _stamp(path: Path) -> tuple[str, int, int, int]:
+    st = path.stat()
+    return str(path), st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _remember_verified(stamp: tuple[str, int, int, int]) -> None:
+    _VERIFIED[stamp] = None
+    _VERIFIED.move_to_end(stamp)
+    while len(_VERIFIED) > _VERIFIED_KEPT:
+        _VERIFIED.popitem(last=False)
 
 
 def _text_bytes(text: str) -> int:

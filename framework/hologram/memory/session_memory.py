@@ -448,11 +448,21 @@ class SessionMemory:
 
     def _new_events(self, sid: str, state: _Session) -> list[Event]:
         """The session's events after `state.seen`, in log order (the log reads only what was appended; a
-        session new to it is read from the start of the index's last segment, so the scene store still sees
+        session new to it is read from :meth:`SessionIndex.log_start_seq`, so the scene store still sees
         the previous turn)."""
         if not self.log.held(sid):
-            self.log.after(sid, max(0, state.index.last_segment_first_seq - 1))
+            self.log.after(sid, state.index.log_start_seq())
         return self.log.after(sid, state.seen)
+
+    def recent_events(self, sid: str) -> tuple[Event, ...]:
+        """The session's recent events as the log holds them for memory: the last sealed chunk and the tail
+        (the scene store's previous turn, the events to index), never the whole session. `SessionLog.events`
+        of a session not held reads it from its first event: after each idle release ([memory]
+        release_idle_s) the turn's scene step did, decoding the whole session every turn and holding it until
+        the next seal — O(session) CPU and memory a turn (issue 39 item 7)."""
+        if not self.log.held(sid):
+            self.log.after(sid, self._state(sid).index.log_start_seq())
+        return self.log.events(sid)
 
     def _add_to_index(self, state: _Session, events: Sequence[Event], built: Mapping[int, EventRecord | None]) -> None:
         """Add the records of `events` (read after `state.seen`, log order) to the index's tail."""
