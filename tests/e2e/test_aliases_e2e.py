@@ -4,8 +4,7 @@ name — the fact is in that request, with no tool call. A real `hologram up`, `
 the strict mock as the model, the kernel's own embedder.
 
 Mutation check (done): `aliases.expansion` returning "" turns it red (the note carries the person's own food
-statements that match "can't eat" better,
-not the shellfish).
+statements, which match "can't eat" better, not the shellfish).
 """
 
 from __future__ import annotations

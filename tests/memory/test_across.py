@@ -281,3 +281,23 @@ def test_a_statement_told_just_before_a_restart_is_embedded_by_the_request(tmp_p
     finally:
         asyncio.run(memory.aclose())
         memory.store.close()
+
+
+def test_the_earlier_line_is_marked_superseded_when_the_rules_can_tell() -> None:
+    """In the note, a statement a later one corrects (a shared key, a cue: memory/corrections.py) is marked; an
+    unrelated earlier line is not. Mutation check (done): `_superseded` returning [] turns this red."""
+    from hologram.memory import tokenizer
+    from hologram.memory.across import SUPERSEDED, AcrossHit, render
+
+    tokenizer.ensure_segmenter()
+    hits = [
+        AcrossHit("a", "s1", 1, 1_000, "My new phone number is 07911 123456.", 0.5),
+        AcrossHit("b", "s1", 2, 2_000, "I adopted a cat called Nori.", 0.4),
+        AcrossHit("c", "s2", 1, 9_000, "Scratch that, I changed carriers, my number is now 07922 654321.", 0.6),
+        AcrossHit("d", "s3", 1, 5_000, "我的车是一辆红色特斯拉。", 0.3),
+        AcrossHit("e", "s4", 1, 8_000, "我换车了，现在开一辆白色的比亚迪。", 0.3),
+    ]
+    lines = render(hits, 2000).note.splitlines()[1:]
+    marked = [line for line in lines if SUPERSEDED in line]
+    assert len(marked) == 2 and "07911" in marked[0] and "特斯拉" in marked[1], lines
+    assert lines.index(marked[0]) < next(i for i, line in enumerate(lines) if "07922" in line)

@@ -4,7 +4,8 @@
 Real SessionStore and across.db on disk, BM25 only (no embedder: a question that shares no word with its fact
 finds it only through the alias). Mutation checks (done): `expansion` returning "" turns
 `test_a_fact_about_my_wife_is_found_by_her_name` and the Chinese one red; `AcrossStore.names` ignoring the
-person turns `test_another_persons_alias_is_not_used` red.
+person turns `test_another_persons_alias_is_not_used` red; without the expansion in `_l3_ranked`,
+`test_l3_entity_route_reaches_the_alias` is red.
 """
 
 from __future__ import annotations
@@ -106,3 +107,56 @@ def test_another_persons_alias_is_not_used(tmp_path: Path) -> None:
     finally:
         asyncio.run(mem.aclose())
         store.close()
+
+
+def test_l3_entity_route_reaches_the_alias(tmp_path: Path) -> None:
+    """L3's entity route gets the other names too: a fact cooled into the graph under "Elena" comes for a
+    question about "my wife" in a new session (the triple's form in the note, not the across-sessions quote).
+    Real Kùzu. Mutation check (done): without the expansion in `SessionMemory._l3_ranked` this is red."""
+    from hologram.memory.across import AcrossStore
+
+    from .test_l3_membership import open_memory
+    from .test_l3_recall import cool_all
+
+    async def run() -> None:
+        k = open_memory(tmp_path)
+        k.mem.across = AcrossStore(tmp_path / "across.db")
+        for text in ("Elena, my wife, works nights at the hospital.", "Elena adores orchids, white ones."):
+            k.store.append("old", "input", {"text": text})
+            await k.mem.prepare("old", text, window_tokens=4000, fixed_tokens=0)
+            k.store.append("old", "response", {"content": "Noted.", "reasoning": None})
+        await cool_all(k, "old")
+        question = "Which flowers would my spouse want?"
+        k.store.append("new", "input", {"text": question})
+        prepared = await k.mem.prepare("new", question, window_tokens=4000, fixed_tokens=0)
+        note = str(prepared.note.content) if prepared.note is not None else ""
+        assert "Elena | adores | orchids" in note, note
+        k.mem.across.close()
+        await k.close()
+
+    asyncio.run(run())
+
+
+def test_a_deleted_sessions_alias_leaves(tmp_path: Path) -> None:
+    """Who "my wife" is, told in a session the person deletes, is forgotten with it (and stays forgotten after a
+    restart); a store from before the alias kept its session gets the column."""
+    import sqlite3
+
+    from hologram.memory.across import AcrossStore, Said
+
+    path = tmp_path / "across.db"
+    old = sqlite3.connect(path)  # the table as it was first released: no session column
+    old.execute("CREATE TABLE alias (person TEXT NOT NULL, relation TEXT NOT NULL, name TEXT NOT NULL, "
+                "ts_ms INTEGER NOT NULL, PRIMARY KEY (person, relation))")  # fmt: skip
+    old.execute("INSERT INTO alias VALUES ('owner', 'sister', 'Imogen', 1)")
+    old.commit()
+    old.close()
+    store = AcrossStore(path)
+    store.add([Said("e1", "s1", 1, 1000, "owner", "My wife Elena is a nurse.")])
+    assert store.names("owner") == {"sister": "Imogen", "wife": "Elena"}
+    assert store.remove_session("s1") == 1
+    assert store.names("owner") == {"sister": "Imogen"}
+    store.close()
+    again = AcrossStore(path)
+    assert again.names("owner") == {"sister": "Imogen"}
+    again.close()

@@ -89,6 +89,8 @@ MAX_HITS = 6
 #: The share of the history budget the note of other sessions may take before the history is fitted (it gets
 #: more when the history leaves room: a new session leaves almost all of it).
 SHARE = 0.15
+#: In front of a note line a later line corrects (memory/corrections.py's rules).
+SUPERSEDED = "(superseded by a later one)"
 #: What of a stored input is kept and shown (a pasted document is not "what the person told").
 TEXT_CHARS = 1200
 #: How much of an input is embedded (its start: one vector an input).
@@ -198,6 +200,8 @@ class AcrossStore:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.executescript(_SCHEMA)
+        if "session" not in {str(row[1]) for row in db.execute("PRAGMA table_info(alias)")}:
+            db.execute("ALTER TABLE alias ADD COLUMN session TEXT")  # a store from before it: told where
         return db
 
     def load(self) -> None:
@@ -313,8 +317,8 @@ class AcrossStore:
                     continue
                 self._names[s.person][relation] = (name, s.ts_ms)
                 self._db.execute(
-                    "INSERT OR REPLACE INTO alias (person, relation, name, ts_ms) VALUES (?,?,?,?)",
-                    (s.person, relation, name, s.ts_ms),
+                    "INSERT OR REPLACE INTO alias (person, relation, name, ts_ms, session) VALUES (?,?,?,?,?)",
+                    (s.person, relation, name, s.ts_ms, s.session),
                 )
 
     def names(self, person: str) -> dict[str, str]:
@@ -373,6 +377,11 @@ class AcrossStore:
                 del self._meta[eid]
             self._persons.pop(session, None)
             self._db.execute("DELETE FROM said WHERE session = ?", (session,))
+            # who "my wife" is, as that session told it, leaves with it (an earlier name is not brought back)
+            gone_names = self._db.execute("SELECT person, relation FROM alias WHERE session = ?", (session,)).fetchall()
+            for person, relation in gone_names:
+                self._names.get(str(person), {}).pop(str(relation), None)
+            self._db.execute("DELETE FROM alias WHERE session = ?", (session,))
         return len(gone)
 
     # -- reads ----------------------------------------------------------------------------------------------
@@ -502,7 +511,24 @@ def render(hits: Sequence[AcrossHit], budget_tokens: int) -> AcrossNote:
     if not kept:
         return NONE
     kept.sort(key=lambda kl: (kl[0].ts_ms, kl[0].session, kl[0].seq))
-    return AcrossNote([h for h, _ in kept], "\n".join([HEADER, *(line for _, line in kept)]), used)
+    lines = [line for _, line in kept]
+    for i in _superseded([h.text for h, _ in kept]):  # within the budget: a mark costs a few tokens
+        cost = estimate_tokens(SUPERSEDED) + 1
+        if used + cost <= budget_tokens:
+            used += cost
+            lines[i] = f"- {SUPERSEDED}{lines[i][1:]}"
+    return AcrossNote([h for h, _ in kept], "\n".join([HEADER, *lines]), used)
+
+
+def _superseded(texts: Sequence[str]) -> list[int]:
+    """Which of `texts` (time order) a later one corrects, where the rules can tell (memory/corrections.py: a
+    shared key, a correction cue in the later one's sentence)."""
+    if len(texts) < 2:
+        return []
+    from hologram.memory.corrections import keyed
+
+    read = [keyed(t) for t in texts]
+    return [i for i, (keys, _) in enumerate(read) if keys and any(keys & later for _, later in read[i + 1 :])]
 
 
 def _wording(text: str) -> int:

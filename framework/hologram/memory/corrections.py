@@ -42,7 +42,7 @@ import numpy as np
 
 from hologram.memory.utterance import sentences, tells
 
-__all__ = ["FILE", "MARK", "MAX_KEYS", "MAX_PAIRS", "Corrections", "is_correction", "keys_of"]
+__all__ = ["FILE", "MARK", "MAX_KEYS", "MAX_PAIRS", "Corrections", "is_correction", "keyed", "keys_of"]
 
 log = logging.getLogger("hologram.memory")
 
@@ -120,11 +120,7 @@ _COPULA = frozenset(
         "were",
         "'s",
         "will",
-        "has",
-        "have",
-        "had",
         "goes",
-        "went",
         "reads",
         "starts",
         "moved",
@@ -134,6 +130,7 @@ _COPULA = frozenset(
         "now",
     ]
 )
+_PERFECT = frozenset({"changed", "moved", "become", "been", "gone"})
 _CHANGE_VERBS = frozenset(
     [
         "changed",
@@ -228,6 +225,7 @@ _ZH_SETS = frozenset(
         "调到",
     ]
 )
+_ZH_CHANGE = frozenset({"换", "改"})  # set a value only without an object of their own (`_has_object`)
 _ZH_SAY = frozenset({"说", "听说", "据说", "通知", "告诉我"})
 _ZH_MOVE = frozenset({"住", "搬", "调", "派", "移居"})  # + 到/去/在 when the segmenter splits them
 _HAN = re.compile("[\u4e00-\u9fff]")
@@ -241,10 +239,10 @@ def is_correction(text: str) -> bool:
 
 def keys_of(text: str, speaker: str = "user") -> frozenset[str]:
     """The attributes `text` sets (module docstring), each as ``speaker|key``."""
-    return _keyed(text, speaker)[0]
+    return keyed(text, speaker)[0]
 
 
-def _keyed(text: str, speaker: str) -> tuple[frozenset[str], frozenset[str]]:
+def keyed(text: str, speaker: str = "user") -> tuple[frozenset[str], frozenset[str]]:
     """(every key of `text`, the keys of its sentences that carry a correction cue): a cue corrects what its
     own sentence sets, not what a sentence of chit-chat beside it says."""
     every: set[str] = set()
@@ -275,6 +273,8 @@ def _english_keys(sentence: str) -> set[str]:
         if not phrase or phrase[-1] in _VAGUE or phrase[-1].isdigit():
             continue
         follows = words[j] if j < len(words) else ""
+        if follows in ("has", "have", "had") and j + 1 < len(words) and words[j + 1] in _PERFECT:
+            follows = words[j + 1]  # "my number has changed"; "my phone has a new case" sets nothing
         before = words[i - 1] if i > 0 else ""
         # "changed the wifi password to …" / "… again": a value follows; "it changed my view on …" is no setting
         if follows in _COPULA or (before in _CHANGE_VERBS and follows in ("to", "into", "again", "now", "")):
@@ -288,6 +288,16 @@ def _english_keys(sentence: str) -> set[str]:
 
     out |= {span.predicate.lower() for span in extract_english(sentence, "user") if _ONE_VALUE.match(span.predicate)}
     return out
+
+
+def _has_object(words: Sequence[str], tags: Sequence[str]) -> bool:
+    """Whether a change verb is followed by a noun of its own ("手机换了个新壳": the case changed, not the phone),
+    past aspect particles and counts ("又换了一次": the topic itself changed)."""
+    for w, t in zip(words, tags, strict=True):
+        if t in ("ul", "uj", "m", "q", "d") or w in ("了", "过", "个", "一个", "一次"):
+            continue
+        return bool(_HAN.match(w)) and (t.startswith("n") or t == "a") and not t.startswith("nr")
+    return False
 
 
 def _chinese_keys(sentence: str) -> set[str]:
@@ -314,9 +324,10 @@ def _chinese_keys(sentence: str) -> set[str]:
             out.add(words[2])  # 我的车牌号是…
             continue
         topic: list[str] = []  # the clause's topic: the nouns it opens with, then a verb that sets a value
-        for w, t in zip(words, tags, strict=True):
+        for k, (w, t) in enumerate(zip(words, tags, strict=True)):
             if w in _ZH_SETS or (len(w) == 2 and w[0] in "只又也都已还再" and w[1] in _ZH_SETS):  # 只涨: unknown word
-                out.update(topic)
+                if not (w in _ZH_CHANGE and _has_object(words[k + 1 :], tags[k + 1 :])):
+                    out.update(topic)
                 break
             if w in _ZH_SELF or t in ("d", "t", "r", "m", "q", "uj", "p", "c", "x", "eng"):
                 continue
@@ -380,7 +391,7 @@ class Corrections:
         speaker, text = speaker_of(text, partner or "user")
         if not tells(text):
             return None
-        keys, corrected = _keyed(text, speaker)
+        keys, corrected = keyed(text, speaker)
         if not keys:
             return None
         earlier = [self._keys[k] for k in corrected if k in self._keys]
