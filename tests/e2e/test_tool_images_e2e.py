@@ -121,6 +121,10 @@ def test_a_tool_image_reaches_the_client_by_reference_and_media_read(kernel: Ima
             arena = next(e for e in events if isinstance(e, api.ToolResult) and e.call_id == "c2")
             assert arena.content == "0", "the kernel released the blob's region of the plugin's arena"
 
+            read = await client.read_turn(session, result.turn)  # turn/read: the tool call's item has them too
+            [item] = [i for i in read["items"] if i.get("call_id") == "c1"]
+            assert item["images"] == result.images
+
             ref, data = await client.media_read(session, digest)
             assert data == expected and ref["id"] == digest and ref["mime"] == "image/png"
 

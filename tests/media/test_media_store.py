@@ -184,3 +184,27 @@ def test_stray_files_a_crash_left_are_removed_when_the_index_is_read(tmp_path: P
     reopened = store(tmp_path)
     assert reopened.read("s", ref["id"]) is not None
     assert sorted(p.name for p in folder.iterdir()) == [ref["id"], ref["id"] + ".json"]
+
+
+def test_a_stored_turns_tool_call_item_keeps_its_image_references() -> None:
+    """turn/read of a turn the kernel no longer keeps (after a restart) builds its items from the store."""
+    from types import SimpleNamespace
+
+    from hologram.agent.service import stored_items
+
+    ref = {"id": "ab" * 32, "mime": "image/png", "bytes": 70, "width": 1, "height": 1}
+    events = [
+        SimpleNamespace(kind="input", data={"text": "shot"}, call_id=None),
+        SimpleNamespace(kind="tool_result", data={"name": "snap", "status": "ok", "images": [ref]}, call_id="c1"),
+        SimpleNamespace(kind="tool_result", data={"name": "lookup", "status": "ok"}, call_id="c2"),
+    ]
+    items = stored_items("t", events)
+    assert items[1] == {
+        "id": "t.2",
+        "type": "tool_call",
+        "call_id": "c1",
+        "tool": "snap",
+        "status": "ok",
+        "images": [ref],
+    }
+    assert "images" not in items[2]
