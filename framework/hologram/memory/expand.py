@@ -70,4 +70,6 @@ def topical_terms(weights: Mapping[str, float], share: Callable[[str], float], p
     out = {term: weight for term, weight in weights.items() if term not in FRAMING} or dict(weights)
     if passages < MIN_PASSAGES:
         return out
-    return {term: weight for term, weight in out.items() if share(term) <= COMMON_SHARE}
+    # every term common: the session talks of nothing else, and the passage that has them all together is
+    # what BM25 is for (tests/memory/long_messages.py), so the query is kept as it was
+    return {term: weight for term, weight in out.items() if share(term) <= COMMON_SHARE} or out
