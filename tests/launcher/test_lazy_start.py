@@ -18,7 +18,7 @@ import pytest
 from hologram.supervisor import State
 from hologram.supervisor.core import ON_DEMAND_REASON
 from hologram.tools.outcome import ToolOutcome
-from tests.launcher.kit import events, supervisor_for, wait_state, write_plugin
+from tests.launcher.kit import events, specs_for, supervisor_for, wait_state, write_plugin
 
 pytestmark = pytest.mark.slow
 
@@ -102,3 +102,24 @@ def test_a_lazy_plugin_a_person_stopped_is_not_started_by_a_call(tmp_path: Path)
 
     assert "plugin idle is stopped" in asyncio.run(scenario())
     assert starts(tmp_path, "idle") == 0
+
+
+def test_a_plugin_added_later_that_needs_a_lazy_one_starts_it(tmp_path: Path) -> None:
+    """`hologram plugin add` of a plugin requiring a lazy plugin's facility (the web page's "acme" requires
+    notes.store): the lazy provider is started for it, and it gets ready. Mutation check (done): `schedule`
+    without `_wake_providers` turns this red (late waits "on idle.f from idle (stopped)")."""
+    write_plugin(tmp_path, "idle", provides=["idle.f"], lazy=True, extra=ECHO)
+
+    async def scenario() -> None:
+        supervisor = supervisor_for(tmp_path)
+        supervisor.start()
+        try:
+            await wait_state(supervisor, "idle", State.STOPPED)
+            write_plugin(tmp_path, "late", requires=["idle.f"])
+            await supervisor.replace_specs(specs_for(tmp_path))  # schedules what it added, as the kernel's reload
+            await wait_state(supervisor, "late", State.READY)
+            assert supervisor.plugins["idle"].state is State.READY
+        finally:
+            await supervisor.shutdown()
+
+    asyncio.run(scenario())

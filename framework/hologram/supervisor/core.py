@@ -171,8 +171,19 @@ class Supervisor:
             return
         for name in self.order:
             plugin = self.plugins[name]
-            if plugin.state is State.WAITING and plugin.wanted and not self.blockers(plugin):
-                self._launch(plugin)
+            if plugin.state is State.WAITING and plugin.wanted:
+                self._wake_providers(plugin)
+                if not self.blockers(plugin):
+                    self._launch(plugin)
+
+    def _wake_providers(self, plugin: ManagedPlugin) -> None:
+        """Start the `lazy` plugins left for a call that `plugin` waits for (required or ordered after): one added
+        or changed while the kernel runs (`hologram plugin add`, `up --watch`) would otherwise wait for ever."""
+        for provider in sorted(self._providers_of(plugin)):
+            other = self.plugins.get(provider)
+            if other is not None and other.on_demand and other.state is State.STOPPED and other.wanted:
+                log.info("[%s] started for %s, which needs its facilities", other.name, plugin.name)
+                self._start(other)
 
     def _providers_of(self, plugin: ManagedPlugin) -> set[str]:
         providers = set(plugin.spec.requires.values())
