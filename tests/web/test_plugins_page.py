@@ -103,6 +103,10 @@ def kernel(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM) -> Iterator[
         k.link = k.start()
         wait_until(lambda: k.status(), accept=lambda s: all(p["state"] == "ready" or p["on_demand"] for p in s.values()),
                    timeout=120, what="every plugin ready", interval=0.1)  # fmt: skip
+        # acme, added below, requires notes.store, and notes is `[start] lazy`: adding acme would start it. Started
+        # here, so that an add or a removal leaves every other plugin's process as it was (what the tests compare)
+        call(k.data, "plugin/start", {"name": "notes"}, timeout=60)
+        wait_until(lambda: k.status()["notes"], accept=lambda p: p["state"] == "ready", timeout=60, what="notes")
         yield k
     finally:
         k.stop()
