@@ -18,6 +18,7 @@ import pytest
 from hologram.supervisor import State
 from hologram.supervisor.core import ON_DEMAND_REASON
 from hologram.tools.outcome import ToolOutcome
+from tests.kit.wait import wait_until_async
 from tests.launcher.kit import events, specs_for, supervisor_for, wait_state, write_plugin
 
 pytestmark = pytest.mark.slow
@@ -104,22 +105,26 @@ def test_a_lazy_plugin_a_person_stopped_is_not_started_by_a_call(tmp_path: Path)
     assert starts(tmp_path, "idle") == 0
 
 
-def test_a_plugin_added_later_that_needs_a_lazy_one_starts_it(tmp_path: Path) -> None:
-    """`hologram plugin add` of a plugin requiring a lazy plugin's facility (the web page's "acme" requires
-    notes.store): the lazy provider is started for it, and it gets ready. Mutation check (done): `schedule`
-    without `_wake_providers` turns this red (late waits "on idle.f from idle (stopped)")."""
-    write_plugin(tmp_path, "idle", provides=["idle.f"], lazy=True, extra=ECHO)
+def test_a_plugin_added_at_run_time_wakes_the_lazy_provider_it_requires(tmp_path: Path) -> None:
+    """`hologram plugin add` of a plugin requiring a facility of a lazy one left stopped: the provider starts
+    for it (the added plugin would otherwise wait for a tool call that never comes). Mutation-checked:
+    `schedule` not calling `_wake_on_demand` turns it red (``needs`` waits for store.f for ever)."""
+    write_plugin(tmp_path, "store", provides=["store.f"], lazy=True, extra=ECHO)
 
     async def scenario() -> None:
         supervisor = supervisor_for(tmp_path)
         supervisor.start()
         try:
-            await wait_state(supervisor, "idle", State.STOPPED)
-            write_plugin(tmp_path, "late", requires=["idle.f"])
-            await supervisor.replace_specs(specs_for(tmp_path))  # schedules what it added, as the kernel's reload
-            await wait_state(supervisor, "late", State.READY)
-            assert supervisor.plugins["idle"].state is State.READY
+            store = supervisor.plugins["store"]
+            await wait_until_async(lambda: store.state is State.STOPPED, timeout=20, what="store left on demand")
+            assert store.on_demand and starts(tmp_path, "store") == 0
+            write_plugin(tmp_path, "needs", requires=["store.f"])
+            await supervisor.replace_specs(specs_for(tmp_path))
+            for name in ("store", "needs"):
+                await wait_state(supervisor, name, State.READY)
+            assert not store.on_demand, "running for a plugin that needs it, not waiting for a call"
         finally:
             await supervisor.shutdown()
 
     asyncio.run(scenario())
+    assert starts(tmp_path, "store") == 1

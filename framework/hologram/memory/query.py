@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hologram.memory.bounds import indexed
+from hologram.memory.expand import topical_terms
 from hologram.memory.session_index import IndexQuery, SessionIndex
 from hologram.memory.timecues import time_window
 from hologram.memory.tokenizer import tokenize, word_tag
@@ -84,6 +85,8 @@ def build_query(
             mixed = dense + 0.5 * np.mean(prior, axis=0)
             norm = float(np.linalg.norm(mixed))
             dense = (mixed / norm).astype(np.float32) if norm > 0 else dense
+    # terms in a large share of the session name no topic of it (memory/expand.py)
+    weights = topical_terms(weights, index.document_share, index.passages)
     return IndexQuery(weights, dense, fingerprint, time_window(text, now))
 
 

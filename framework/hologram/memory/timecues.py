@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from hologram.memory.datecues import date_window
+
 __all__ = ["time_window"]
 
 _DAY = 86400.0
@@ -89,4 +91,4 @@ def time_window(text: str, now: float) -> Window | None:
         m = pattern.search(text)
         if m is not None:
             return window(now, m)
-    return None
+    return date_window(text, now)  # a calendar date: its day (memory/datecues.py)

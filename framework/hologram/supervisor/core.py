@@ -26,6 +26,7 @@ from hologram.rpc import (
     RequestTimeout,
     RingWriter,
     RpcError,
+    from_blob,
 )
 from hologram.supervisor.gate import StartGate
 from hologram.supervisor.inproc import InprocLoader
@@ -172,17 +173,21 @@ class Supervisor:
         for name in self.order:
             plugin = self.plugins[name]
             if plugin.state is State.WAITING and plugin.wanted:
-                self._wake_providers(plugin)
-                if not self.blockers(plugin):
+                blockers = self.blockers(plugin)
+                if not blockers:
                     self._launch(plugin)
+                else:
+                    self._wake_on_demand(provider for _, provider in blockers)
 
-    def _wake_providers(self, plugin: ManagedPlugin) -> None:
-        """Start the `lazy` plugins left for a call that `plugin` waits for (required or ordered after): one added
-        or changed while the kernel runs (`hologram plugin add`, `up --watch`) would otherwise wait for ever."""
-        for provider in sorted(self._providers_of(plugin)):
+    def _wake_on_demand(self, providers: Iterable[str]) -> None:
+        """Start the `[start] lazy` providers a waiting plugin needs: a plugin added while the kernel runs
+        (`hologram plugin add`) may require a facility of one left stopped until its first tool call, and would
+        otherwise wait for a call that never comes."""
+        for provider in providers:
             other = self.plugins.get(provider)
             if other is not None and other.on_demand and other.state is State.STOPPED and other.wanted:
-                log.info("[%s] started for %s, which needs its facilities", other.name, plugin.name)
+                log.info("[%s] started for a plugin that requires its facilities", other.name)
+                other.on_demand = False
                 self._start(other)
 
     def _providers_of(self, plugin: ManagedPlugin) -> set[str]:
@@ -429,13 +434,23 @@ class Supervisor:
         if plugin.state is not State.READY or plugin.runtime is None:
             raise RpcError(NOT_READY, f"plugin {plugin_name} is {plugin.state.value}")
         params = {"name": tool, "arguments": arguments, "call_id": call_id, "session_id": session_id}
+        runtime = plugin.runtime
+        arenas = {arena.id: arena for arena in runtime.arenas}
+
+        def read_blob(blob: Any) -> bytes:
+            return from_blob(blob, arenas)
+
         try:
-            answer = await plugin.runtime.connection.request(protocol.TOOL_INVOKE, params, timeout=timeout, grace=grace)
+            answer = await runtime.connection.request(protocol.TOOL_INVOKE, params, timeout=timeout, grace=grace)
         except RequestTimeout as exc:
             if exc.answer is not None:
-                exc.answer = ToolOutcome.of(exc.answer)
+                late = exc.answer
+                exc.answer = ToolOutcome.of(late)
+                await _release_blob(runtime.connection, late)
             raise
-        return ToolOutcome.of(answer)
+        outcome = ToolOutcome.of(answer, read_blob)
+        await _release_blob(runtime.connection, answer)  # copied out above: the plugin may free its region
+        return outcome
 
     async def invoke_stage(self, plugin_name: str, stage: str, context: dict[str, Any], *, timeout: float) -> Any:
         """Run one plugin's hook for `stage`; returns what the hook returned (changes, deny, respond)."""
@@ -632,3 +647,15 @@ async def _quietly(coroutine: Any) -> None:
         await coroutine
     except Exception as exc:  # a dependent that went away while being told is not an error
         log.debug("notification failed: %s", exc)
+
+
+async def _release_blob(connection: Any, answer: Any) -> None:
+    """``arena/release`` for a blob ref a tool answer carried (docs/protocol.md section 3: a ref in an answer
+    stays the plugin's until the receiver says so); without it every screenshot kept its region for good."""
+    blob = answer.get("blob") if isinstance(answer, dict) else None
+    ref = blob.get("ref") if isinstance(blob, dict) else None
+    if isinstance(ref, dict):
+        try:
+            await connection.notify(protocol.ARENA_RELEASE, {"refs": [ref]})
+        except Exception:  # the plugin went away: its arena goes with it
+            log.debug("arena/release not sent", exc_info=True)
