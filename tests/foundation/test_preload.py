@@ -157,3 +157,20 @@ def test_the_first_turns_params_are_built_before_ready() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "True", "False"]  # those two only: the others stay deferred
+
+
+def test_the_first_turns_imports_are_done_before_ready() -> None:
+    """What a first answer imported on the loop (`preload.FIRST_TURN_IMPORTS`: the rules' extractor memory's
+    corrections use) is imported by the start-up thread once released, in a fresh interpreter. Mutation check
+    (done): the import loop removed from `_first_turn_params` (red)."""
+    probe = (
+        "import sys\n"
+        "from hologram.kernel import preload\n"
+        "assert not any(name in sys.modules for name in preload.FIRST_TURN_IMPORTS)\n"
+        "preload.start()\n"
+        "preload.loaded_embedder()\n"
+        "print(all(name in sys.modules for name in preload.FIRST_TURN_IMPORTS))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True"]

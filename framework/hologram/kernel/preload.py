@@ -132,14 +132,22 @@ def _run() -> None:
         _done.set()
 
 
+#: Modules a first answer imports on the event loop unless imported here: memory's corrections import the
+#: rules' extractor at the first turn (its ~100 regular expressions: ~30 ms of CPU, ~200 ms under cProfile, at
+#: load ~10; `first_turn.py --trace`). Imported after the release, before "ready" (issue 39 item 9).
+FIRST_TURN_IMPORTS = ("hologram.memory.graph.extract",)
+
+
 def _first_turn_params() -> None:
     """Build the validators of the params a first answer reads (``initialize``, ``turn/start``): the turn API's
     models defer them to their first request (hologram/api/params.py), ~3 ms of the first turn's CPU on the
-    loop; here, before "ready", in this thread (issue 39 item 9)."""
+    loop; here, before "ready", in this thread (issue 39 item 9). And import `FIRST_TURN_IMPORTS`."""
     from hologram.api.params import InitializeParams, StartParams
 
     for model in (InitializeParams, StartParams):
         model.model_rebuild()
+    for name in FIRST_TURN_IMPORTS:
+        importlib.import_module(name)
 
 
 def _lower_priority() -> None:

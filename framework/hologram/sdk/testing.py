@@ -105,7 +105,7 @@ class PluginHarness:
 
         self.supervisor.listeners.append(on_change)
         try:
-            self.supervisor.start()
+            self.supervisor.start(on_demand=False)  # the plugin under test, `[start] lazy` or not
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(settled.wait(), self.spec.start_timeout_s + 5)
         finally:

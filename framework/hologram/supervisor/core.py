@@ -125,12 +125,13 @@ class Supervisor:
 
     # -- the graph walk --------------------------------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self, *, on_demand: bool = True) -> None:
         """The kernel is up: its facilities are ready; spawn whatever can go now. A `lazy` plugin that may wait
-        (`waits_for_a_call`) is left stopped, its tools offered, until the first call of one of them."""
+        (`waits_for_a_call`) is left stopped, its tools offered, until the first call of one of them
+        (``on_demand`` False: started now like the others — a test harness starting the plugin it tests)."""
         self.kernel_ready = True
         self.started_at = time.monotonic()
-        for plugin in self.plugins.values():
+        for plugin in self.plugins.values() if on_demand else ():
             if plugin.state is State.WAITING and plugin.wanted and self.waits_for_a_call(plugin):
                 plugin.on_demand = True
                 self._set(plugin, State.STOPPED, ON_DEMAND_REASON)
