@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections import deque
+from pathlib import Path
 
 from hologram.agent.replay import PACK_BYTES, IdlePool, Replay, Sent
 from hologram.agent.watcher import Watcher
@@ -125,3 +127,71 @@ def test_a_running_turns_replay_is_packed_as_it_grows_and_trimmed_by_bytes() -> 
     middle = kept[len(kept) // 2].seq
     assert list(replay.after(middle)) == events[middle:]
     assert list(replay.after(events[-1].seq)) == []
+
+
+def _fd_count() -> int:
+    return len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
+
+
+def test_the_idle_pool_keeps_its_newest_in_memory_and_the_rest_on_disk_read_back_byte_for_byte(tmp_path: Path) -> None:
+    """`[delivery] replay_idle_memory_bytes`: an idle pool's replays beyond it (oldest first) have their JSON in the
+    spool, not in memory, and read back the same — `kept`, `after`, and whole again once taken. Mutation checks
+    (done): `IdlePool.put` not spilling turns the memory assertions red; `take` not unspilling turns the
+    file-emptied assertion red."""
+    pool = IdlePool(100_000, memory=3_000, directory=tmp_path)
+    made: dict[str, list[Sent]] = {}
+    for n, name in enumerate(("a", "b", "c")):
+        events = [Sent(seq, "content.delta" if seq % 4 else "item.completed", f"turn-{name}{seq // 30}",
+                       b'{"n":%d,"x":"%s"}' % (seq, b"y" * (seq % 17))) for seq in range(n * 100 + 1, n * 100 + 91)]  # fmt: skip
+        replay = Replay()
+        for one in events:
+            replay.add(one, 1_000_000)
+        made[name] = events
+        pool.put(name, replay)
+    sizes = {name: sum(s.size for s in events) for name, events in made.items()}
+    assert pool.size == sum(sizes.values()) and all(size < 3_000 for size in sizes.values())
+    # the newest ("c") in memory, the older two spilled: their JSON is in the file, not in their chunks
+    assert pool.in_memory == sizes["c"] <= 3_000
+    assert all(chunk.blob == b"" and chunk.spool is pool.spool for name in "ab" for chunk in pool.replays[name].chunks)
+    assert pool.spool.live == sizes["a"] + sizes["b"] and os.fstat(pool.spool.fd or -1).st_size == pool.spool.live
+    assert not os.listdir(tmp_path)  # unlinked: nothing left behind when the kernel stops
+    for name, events in made.items():  # read back byte for byte, spilled or not
+        replay = pool.get(name)
+        assert replay is not None and list(replay.kept()) == events
+        assert list(replay.after(events[40].seq)) == events[41:] and list(replay.after(events[-1].seq)) == []
+        assert replay.chunks[0].sent(5) == events[5]
+    taken = pool.take("a")  # in use again: its JSON back in memory, the spool no longer keeps it
+    assert taken is not None and list(taken.kept()) == made["a"] and not taken.spilled
+    assert pool.spool.live == sizes["b"] and pool.in_memory == sizes["c"]
+    pool.take("b")
+    assert pool.spool.live == 0 and os.fstat(pool.spool.fd or -1).st_size == 0  # emptied with nothing kept
+    fds = _fd_count()
+    pool.close()
+    assert _fd_count() == fds - 1 and pool.size == pool.in_memory == 0
+
+
+def test_the_spool_stays_within_twice_what_it_keeps_as_old_sessions_go(tmp_path: Path) -> None:
+    """Sessions put one after another into a pool bounded at ~3 replays: dropped replays' JSON is reclaimed (the
+    spool rewritten), so the file stays within twice what it keeps (or `PACK_BYTES`), and what is kept still
+    reads back. Mutation check (done): `_compact` returning at once turns the file-size assertion red."""
+    pool = IdlePool(30_000, memory=0, directory=tmp_path)
+    last: list[Sent] = []
+    for n in range(60):
+        last = [Sent(n * 1000 + i, "content.delta", f"t{n}", b"z" * 97 + b"%03d" % i) for i in range(100)]
+        replay = Replay()
+        for one in last:
+            replay.add(one, 1_000_000)
+        pool.put(f"s{n}", replay)
+        assert pool.in_memory == 0 and pool.size <= 30_000
+        assert pool.spool.end <= max(2 * pool.spool.live, PACK_BYTES), (n, pool.spool.end, pool.spool.live)
+    assert len(pool.replays) == 3 and pool.spool.live == pool.size
+    kept = pool.get("s59")
+    assert kept is not None and list(kept.kept()) == last
+
+
+def test_a_replay_bound_is_a_setting_with_its_default() -> None:
+    """The in-memory part of the idle pool is a `[delivery]` bound in bytes (docs/settings.md)."""
+    from hologram.config.settings import DeliverySettings
+
+    assert DeliverySettings().replay_idle_memory_bytes == 256 * 1024
+    assert DeliverySettings(replay_idle_memory_bytes=0).replay_idle_memory_bytes == 0

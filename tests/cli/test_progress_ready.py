@@ -67,3 +67,19 @@ def test_without_loads_the_summary_is_immediate(tmp_path: Path) -> None:
     progress, sup, out = _progress(tmp_path)
     _ready(progress, sup)
     assert "Hologram is up" in out.getvalue() and "start-up loads" not in out.getvalue()
+
+
+def test_a_lazy_plugin_left_for_its_first_call_is_counted_on_demand_not_printed(tmp_path: Path) -> None:
+    """`[start] lazy` (docs/manifest.md): the supervisor leaves it stopped at start; the user sees "1 on demand" in
+    the summary, not a "stopped" line per plugin. Real `Supervisor.start`, no process started (a's run is never
+    spawned: it waits for a call). Mutation check (done): the on_demand label dropped turns this red ("1 stopped")."""
+    tool = {"name": "t", "description": "t", "parameters": {"type": "object", "properties": {}}}
+    entry = {"name": "a", "run": {"module": "x"}, "start": {"lazy": True}, "tools": [tool]}
+    sup = Supervisor([PluginSpec(LockedPlugin.model_validate(entry))], tmp_path, kernel_facilities=[])
+    out = io.StringIO()
+    progress = Progress(sup, out)
+    sup.listeners.append(progress)
+    sup.start()
+    assert sup.plugins["a"].state is State.STOPPED and sup.plugins["a"].on_demand
+    [summary] = [line for line in out.getvalue().splitlines() if "Hologram is up" in line]
+    assert "1 on demand" in summary and "stopped" not in out.getvalue()

@@ -39,7 +39,7 @@ def test_up_piped_to_tee_stops_cleanly_when_ctrl_c_reaches_the_group(tmp_path: P
     try:
         wait_until(
             lambda: call(kernel.data, "status", timeout=5)["plugins"],
-            accept=lambda plugins: all(p["state"] == "ready" for p in plugins),
+            accept=lambda plugins: all(p["state"] == "ready" or p.get("on_demand") for p in plugins),
             timeout=60, what="every plugin ready", retry_on=NOT_YET,
         )  # fmt: skip
         wait_until(lambda: "Hologram is up" in copy.read_text(), timeout=60, what="the summary line through tee")

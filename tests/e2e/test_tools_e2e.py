@@ -162,7 +162,11 @@ class Gates(threading.Thread):
 
     def __init__(self, folder: Path, titles: list[str], wait_s: float = 10.0, give_up_s: float = 60.0) -> None:
         super().__init__(daemon=True)
-        folder.mkdir(parents=True, exist_ok=True)
+        umask = os.umask(0o077)  # as the notes plugin makes it: lazy, it has not run yet when the gates are made
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        finally:
+            os.umask(umask)
         self.paths = {title: folder / f"{title}.md" for title in titles}
         for path in self.paths.values():
             os.mkfifo(path)

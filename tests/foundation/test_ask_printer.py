@@ -59,3 +59,18 @@ def test_a_failed_call_shows_one_short_line_of_why() -> None:
     assert lines[2].startswith("[tool shell_run denied: denied by guard: xxx") and lines[2].endswith("…]")
     assert len(lines[2]) == len("[tool shell_run denied: ]") + 200
     assert out.getvalue() == ""
+
+
+def test_a_result_with_an_image_says_what_came_and_where_to_see_it() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    printer = Printer(out, err, reasoning=False)
+    printer.tool_call("browser_screenshot", {})
+    printer.tool_images(
+        "browser_screenshot", [{"id": "ab" * 32, "mime": "image/png", "bytes": 123456, "width": 800, "height": 600}]
+    )
+    printer.tool_images("snap", [])
+    assert err.getvalue().splitlines() == [
+        "[tool browser_screenshot {}]",
+        "[tool browser_screenshot image: image/png 800x600, 123,456 bytes — the web UI shows it]",
+    ]
+    assert out.getvalue() == ""

@@ -101,6 +101,7 @@ def test_the_clients_send_only_the_models_fields() -> None:
         await client.approve(request, True, "ok")
         await client.read("s")
         await client.read("s", limit=5, before=9)
+        await client.media_read("s", "0" * 64)
         await client.create_session("title")
         await client.append("s", "said meanwhile", partner="p")
         await client.rename("s", "title")

@@ -74,7 +74,8 @@ def test_pydantic_is_shared_through_the_zygote(tmp_path: Path, mock: MockLLM) ->
         assert ask.returncode == 0 and ANSWER in ask.stdout, ask
         status = call(kernel.data, "status")
         plugins = {p["name"]: p["pid"] for p in status["plugins"] if p["state"] == "ready" and p.get("pid")}
-        assert len(plugins) >= 8, status["plugins"]
+        # the default graph's plugins that start at up (the built-ins with [start] lazy wait for a call)
+        assert len(plugins) >= 6, status["plugins"]
         processes = tree(kernel.pid)
         zygotes = [pid for pid in processes if pid not in plugins.values() and pid != kernel.pid]
         mappings = {name: core_mapping(pid) for name, pid in plugins.items()}

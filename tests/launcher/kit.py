@@ -29,6 +29,7 @@ def write_plugin(
     config: dict[str, Any] | None = None,
     timeout_s: float = 10,
     restart: str = "on-failure",
+    lazy: bool = False,
     command: list[str] | None = None,
     env: dict[str, str] | None = None,
     extra: str = "",
@@ -45,7 +46,7 @@ def write_plugin(
         provides=provides,
         requires=requires,
         after_if_present=after_if_present,
-        start={"timeout_s": timeout_s, "restart": restart},
+        start={"timeout_s": timeout_s, "restart": restart, **({"lazy": True} if lazy else {})},
         extra=extra,
         config={"events_file": str(directory / "events.jsonl"), **(config or {})},
     )

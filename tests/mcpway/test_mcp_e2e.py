@@ -16,6 +16,7 @@ What is proven:
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import re
@@ -129,6 +130,8 @@ def test_errors_and_images_map_onto_the_tool_result(kernel: McpKernel, mock: Moc
     script_call(mock, "mcp_fix_picture", {})
     result = one(asyncio.run(turn_with(kernel, True)), api.ToolResult)
     assert (result.is_error, result.content) == (False, "[image: image/png, 70 bytes]")
+    [image] = result.images  # kept for the clients (the web page shows it), the model reading the text
+    assert (image["mime"], image["bytes"], image["width"], image["height"]) == ("image/png", 70, 1, 1)
 
 
 @pytest.mark.parametrize("server", ["fix", "old"])
@@ -212,6 +215,9 @@ def test_hologram_mcp_tools_offers_the_graph_s_tools_under_the_policy(kernel: Mc
     assert {"ask", "memory_search", "mcp_fix_echo", "mcp_web_echo"} <= set(listed)
     assert listed["mcp_fix_echo"].input_schema["properties"]["text"]["type"] == "string"
     assert not allowed.is_error and allowed.content[0].text == "[image: image/png, 70 bytes]"
+    assert allowed.content[1].type == "image" and allowed.content[1].mime_type == "image/png"  # passed through
+    picture = base64.b64decode(allowed.content[1].data)  # the fixture's 1x1 PNG, back through both MCP hops
+    assert picture.startswith(b"\x89PNG") and len(picture) == 70
     assert refused.is_error and "mcp_fix_echo needs approval under your policy" in refused.content[0].text
     assert "echo direct call" not in kernel.fix_calls()
 

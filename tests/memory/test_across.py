@@ -144,6 +144,28 @@ def test_scores_are_absolute_not_relative(tmp_path: Path) -> None:
     store.close()
 
 
+def test_the_same_words_said_in_many_sessions_are_one_line(tmp_path: Path) -> None:
+    """A sentence the person says in many sessions is one line of the note (its newest time), and the slots it
+    took go to other statements: before, it and its copies filled all MAX_HITS lines (tools/bench/memory_cross.py).
+    Also after a restart (the wording is read back from across.db). Mutation check (done): `_repeat` always
+    False turns this red (six copies of the cat line, the boiler line left out)."""
+    from hologram.memory.across import MAX_HITS, Said
+    from hologram.memory.tfidf import TermVector
+
+    store = AcrossStore(tmp_path / "a.db")
+    copies = [Said(f"c{i}", f"s{i}", 1, 1000 + i, "owner", "My cat sleeps all day, the lazy cat!") for i in range(8)]
+    store.add([*copies, Said("b", "s9", 1, 500, "owner", "My cat hates the boiler's noise.")])
+    for reopened in (False, True):
+        if reopened:
+            store.close()
+            store = AcrossStore(tmp_path / "a.db")
+        hits = store.search(TermVector.from_text("my cat"), None, person="owner", session="new")
+        assert len(hits) <= MAX_HITS
+        assert [h.id for h in hits if h.id.startswith("c")] == ["c7"], "one line, the newest copy"
+        assert "b" in [h.id for h in hits]
+    store.close()
+
+
 def test_an_upgraded_data_directory_recalls_what_earlier_sessions_said(tmp_path: Path) -> None:
     """Inputs stored before across.db existed come from the session log, once (memory/across_backfill.py).
     Mutation check (done): `backfill` returning at once turns this red."""
@@ -259,3 +281,23 @@ def test_a_statement_told_just_before_a_restart_is_embedded_by_the_request(tmp_p
     finally:
         asyncio.run(memory.aclose())
         memory.store.close()
+
+
+def test_the_earlier_line_is_marked_superseded_when_the_rules_can_tell() -> None:
+    """In the note, a statement a later one corrects (a shared key, a cue: memory/corrections.py) is marked; an
+    unrelated earlier line is not. Mutation check (done): `_superseded` returning [] turns this red."""
+    from hologram.memory import tokenizer
+    from hologram.memory.across import SUPERSEDED, AcrossHit, render
+
+    tokenizer.ensure_segmenter()
+    hits = [
+        AcrossHit("a", "s1", 1, 1_000, "My new phone number is 07911 123456.", 0.5),
+        AcrossHit("b", "s1", 2, 2_000, "I adopted a cat called Nori.", 0.4),
+        AcrossHit("c", "s2", 1, 9_000, "Scratch that, I changed carriers, my number is now 07922 654321.", 0.6),
+        AcrossHit("d", "s3", 1, 5_000, "我的车是一辆红色特斯拉。", 0.3),
+        AcrossHit("e", "s4", 1, 8_000, "我换车了，现在开一辆白色的比亚迪。", 0.3),
+    ]
+    lines = render(hits, 2000).note.splitlines()[1:]
+    marked = [line for line in lines if SUPERSEDED in line]
+    assert len(marked) == 2 and "07911" in marked[0] and "特斯拉" in marked[1], lines
+    assert lines.index(marked[0]) < next(i for i, line in enumerate(lines) if "07922" in line)

@@ -57,6 +57,9 @@ def test_topical_terms_keeps_the_rare_ones() -> None:
     assert topical_terms({"key": 1.0, "door": 1.0}, common.__getitem__, 800, set()) == {"key": 1.0, "door": 1.0}, (
         "a session's own subject stays: only a name is a participant"
     )
+    assert topical_terms({"carolin": 1.0}, shares.__getitem__, 800, {"carolin"}) == {"carolin": 1.0}, (
+        "a query of a common name alone is kept as it was"
+    )
 
 
 def test_words_that_frame_a_question_leave_the_lexical_query() -> None:

@@ -128,6 +128,7 @@ def test_follow_a_link_read_a_table_fill_a_form_and_screenshot(tmp_path: Path, h
             png = path.read_bytes()
             assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
             assert h.read_blob(result["blob"]) == png  # the same image through the arena (or inline base64)
+            assert result["mime"] == "image/png"  # an image for the clients (docs/protocol.md)
 
             tabs = ok(await h.call_tool("browser_tabs", {}))
             assert tabs == f"* [1] Result 2 — {http_server.url('/result?q=second&lang=zh')}", tabs

@@ -110,7 +110,7 @@ def cold_start(kernel: BenchKernel) -> tuple[float, float]:
             except Exception:
                 time.sleep(0.01)
                 continue
-            if status["plugins"] and all(p["state"] == "ready" for p in status["plugins"]):
+            if status["plugins"] and all(p["state"] == "ready" or p.get("on_demand") for p in status["plugins"]):
                 ready = time.perf_counter() - started
                 break
             time.sleep(0.01)

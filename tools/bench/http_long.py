@@ -213,7 +213,9 @@ def main(sessions: int, calls: int, answer_kb: int, as_json: bool, extra_setting
             shutil.copy(REPO / "manifests" / f"{name}.toml", root / "manifests")
             shutil.copy(REPO / "manifests" / f"{name}.config.schema.json", root / "manifests")
         steps = calls // CALLS_PER_STEP + 2
-        settings = f"[agent]\nmax_steps = {steps}\n\n" + provider_toml("mock", mock.base_url, max_retries=0)
+        # the same call 400 times is the workload, not a loop to stop: the loop guard off, the call limit above it
+        agent = f"[agent]\nmax_steps = {steps}\nmax_tool_calls = {max(calls, 1)}\nloop_repeats = 0\n\n"
+        settings = agent + provider_toml("mock", mock.base_url, max_retries=0)
         settings += "\n" + extra_settings.replace("\\n", "\n")  # e.g. "[delivery]\nreplay_idle_bytes = 0"
         kernel = BenchKernel(root, settings, manifests=["manifests"])
         try:

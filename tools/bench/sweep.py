@@ -288,7 +288,7 @@ def cold_start(kernel: BenchKernel, timeout: float = 90) -> tuple[float, float, 
                 while time.monotonic() < deadline:
                     status = await client.connection.request("status", {})
                     plugins = len(status["plugins"])
-                    if all(p["state"] == "ready" for p in status["plugins"]):
+                    if all(p["state"] == "ready" or p.get("on_demand") for p in status["plugins"]):
                         return time.perf_counter() - started
                     await asyncio.sleep(0.01)
                 raise RuntimeError("the graph did not get ready")
@@ -521,6 +521,9 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
                             "max_messages": len(most.get("messages", [])),
                             "kernel_pss_kb_by_mapping": mapped,
                             "max_request_bytes": max(len(json.dumps(b)) for b in sent),
+                            # the kernel alone (issue 39 item 7 is about its memory): PSS and anonymous MB
+                            "kernel_pss_mb": snap.get("kernel", {}).get("pss_mb"),
+                            "kernel_anon_mb": snap.get("kernel", {}).get("anon_kb"),
                         }
                     )
                     log(
@@ -555,6 +558,7 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
     early = (
         statistics.median(latencies[warmup : warmup + every]) if turns > warmup + every else base["latency_median_s"]
     )
+    kernel_mem = _kernel_memory(samples, base, last)
     after = [s for s in samples if s["turn"] > warmup]  # CPU a turn over the sample windows after the warm-up
     cpu_early = after[0]["kernel_cpu_ms_per_turn"] if after else base["kernel_cpu_ms_per_turn"]
     return {
@@ -581,11 +585,35 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
         "max_messages_end": last["max_messages"],
         "max_request_bytes_end": last["max_request_bytes"],
         "per_process": per_process,
+        **kernel_mem,
         "kernel_pss_growth_mb_by_mapping": kernel_growth,
         "samples": [
             {k: v for k, v in s.items() if k not in ("processes", "kernel_pss_kb_by_mapping")} for s in samples
         ],
     }
+
+
+def _kernel_memory(samples: list[dict[str, Any]], base: dict[str, Any], last: dict[str, Any]) -> Result:
+    """The kernel's own PSS after the warm-up and at the end, its growth, and its anonymous memory's growth per
+    1,000 turns (a least-squares slope over the samples after the warm-up, so one sample's swing between two
+    heap trims does not decide it)."""
+    if base.get("kernel_pss_mb") is None or last.get("kernel_pss_mb") is None:
+        return {}
+    out: Result = {
+        "kernel_pss_after_warmup_mb": base["kernel_pss_mb"],
+        "kernel_pss_end_mb": last["kernel_pss_mb"],
+        "kernel_pss_growth_pct": 100 * (last["kernel_pss_mb"] / base["kernel_pss_mb"] - 1),
+    }
+    points = [
+        (s["turn"], s["kernel_anon_mb"]) for s in samples if s["turn"] >= base["turn"] and s.get("kernel_anon_mb")
+    ]
+    if len(points) >= 2:
+        mx = statistics.fmean(t for t, _ in points)
+        my = statistics.fmean(a for _, a in points)
+        slope = sum((t - mx) * (a - my) for t, a in points) / sum((t - mx) ** 2 for t, _ in points)
+        out["kernel_anon_mb_per_1000_turns"] = 1000 * slope
+        out["kernel_anon_growth_mb"] = points[-1][1] - points[0][1]
+    return out
 
 
 def measure_install() -> Result:
@@ -644,6 +672,21 @@ def table(result: Result) -> list[tuple[str, str]]:
                 f"{s['pss_after_warmup_mb']:.1f} → {s['pss_end_mb']:.1f} MB ({s['pss_growth_pct']:+.1f}%)",
             )
         )
+        if "kernel_pss_growth_pct" in s:
+            rows.append(
+                (
+                    "  kernel PSS after warm-up → end",
+                    f"{s['kernel_pss_after_warmup_mb']:.1f} → {s['kernel_pss_end_mb']:.1f} MB "
+                    f"({s['kernel_pss_growth_pct']:+.1f}%)",
+                )
+            )
+        if "kernel_anon_mb_per_1000_turns" in s:
+            rows.append(
+                (
+                    "  kernel anonymous memory: growth, slope",
+                    f"{s['kernel_anon_growth_mb']:+.2f} MB, {s['kernel_anon_mb_per_1000_turns']:+.3f} MB / 1,000 turns",
+                )
+            )
         rows.append(
             ("  open fds after warm-up → end", f"{s['fds_after_warmup']} → {s['fds_end']} ({s['fd_growth']:+d})")
         )

@@ -43,6 +43,7 @@ from hologram.memory.scenes import SCENES_DB, SceneStore
 from hologram.memory.session_memory import SessionMemory
 from hologram.memory.tokenizer import hold_warm_up
 from hologram.sessions import SessionStore
+from hologram.sessions.media import MediaStore
 from hologram.stages import StageDispatcher, install_from_lock
 from hologram.supervisor import State
 
@@ -121,6 +122,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
         embedder=settings.memory.embedder,
         release_idle_s=settings.memory.release_idle_s if settings.memory.release_idle_s >= 0 else None,
         log_cache_bytes=settings.memory.log_cache_bytes,
+        window_bytes=settings.memory.index_window_bytes,
     )
     tools = ToolRegistry(supervisor.tool_catalog, defer=settings.agent.defer_tools)
     tools.add_kernel_tool(memory.kernel_tool())
@@ -142,6 +144,9 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
         settings=settings.agent,
         invoke_plugin=supervisor.invoke_tool,
         no_llm_message=problem,
+    )
+    agent.media = MediaStore.in_data_dir(  # images of tool results (a screenshot), by content hash
+        kernel.data_dir, max_bytes=settings.media.max_bytes, max_image_bytes=settings.media.max_image_bytes
     )
     agent.policies = ChannelPolicies(settings.channels, lambda: kernel.lock)  # which tools a channel's turns get
     service = TurnService(
@@ -169,6 +174,7 @@ def attach_agent(kernel: Kernel, *, settings: Settings | None = None) -> TurnSer
     for inspect in (inspector.stats, inspector.search, inspector.graph, inspector.distill, inspector.scenes):
         serve_admin(kernel, MEMORY_FACILITY, inspect.__name__, inspect)
     kernel.add_status_section("memory", memory.status)
+    kernel.add_status_section("media", agent.media.status)
     kernel.add_event_listener(forward_output(service.hub))
     # a plugin whose process is gone watches nothing any more (one that is starting may already watch: a channel
     # that starts a turn from its on_start)

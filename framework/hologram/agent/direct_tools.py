@@ -13,6 +13,7 @@ session's turn and are neither listed nor callable here.
 
 from __future__ import annotations
 
+import base64
 import itertools
 from typing import TYPE_CHECKING, Any
 
@@ -20,8 +21,10 @@ from hologram.agent.approvals import Answer, ApprovalRequest, Approver
 from hologram.agent.tools import KERNEL
 from hologram.api.params import ToolCallParams, ToolsListParams
 from hologram.api.turn import TOOLS_CALL, TOOLS_LIST
+from hologram.config.settings import MediaSettings
 from hologram.rpc import INVALID_PARAMS, ConnectionClosed, RequestTimeout, RpcError
 from hologram.stages import StageContext
+from hologram.tools.outcome import ToolImage
 
 if TYPE_CHECKING:
     from hologram.agent.turn import Agent
@@ -114,27 +117,50 @@ class DirectTools:
                 )  # fmt: skip
                 if not decision.approved:
                     return _result(f"denied: {decision.reason}", "denied")
-        content, is_error = await self._invoke(tool.plugin, tool.name, arguments, call_id)
+        content, is_error, images = await self._invoke(tool.plugin, tool.name, arguments, call_id)
         ctx.result = {"content": content, "is_error": is_error}
         await stages.run("after_toolcall", ctx)
         after = ctx.result or {}
         is_error = bool(after.get("is_error", is_error))
-        return _result(str(after.get("content", content)), "error" if is_error else "ok", is_error=is_error)
+        answer = _result(str(after.get("content", content)), "error" if is_error else "ok", is_error=is_error)
+        if images:  # no session to keep them under: inline, each bounded as a turn's ([media] max_image_bytes)
+            media = self.agent.media
+            cap = media.max_image_bytes if media is not None else MediaSettings().max_image_bytes
+            answer["images"], notes = _inline(images, cap)
+            answer["content"] += "".join(f"\n[{note}]" for note in notes)
+        return answer
 
-    async def _invoke(self, plugin: str, tool: str, arguments: dict[str, Any], call_id: str) -> tuple[str, bool]:
+    async def _invoke(
+        self, plugin: str, tool: str, arguments: dict[str, Any], call_id: str
+    ) -> tuple[str, bool, tuple[ToolImage, ...]]:
         invoke = self.agent.executor.invoke_plugin
         if invoke is None:
-            return "error: this kernel runs no plugins", True
+            return "error: this kernel runs no plugins", True, ()
         try:
             result = await invoke(
                 plugin, tool, arguments, call_id=call_id, session_id=None, timeout=self.agent.executor.timeout_s
             )
         except RpcError as exc:
-            return f"error: {tool} failed: {exc.message}", True
+            return f"error: {tool} failed: {exc.message}", True, ()
         except (ConnectionClosed, RequestTimeout, ConnectionError) as exc:
-            return f"error: {tool} failed: {type(exc).__name__}: {exc}", True
-        return result.content, result.is_error
+            return f"error: {tool} failed: {type(exc).__name__}: {exc}", True, ()
+        return result.content, result.is_error, result.images
 
 
 def _result(content: str, status: str, *, is_error: bool = True) -> dict[str, Any]:
     return {"content": content, "is_error": is_error, "status": status}
+
+
+def _inline(images: tuple[ToolImage, ...], cap: int) -> tuple[list[dict[str, str]], list[str]]:
+    """A direct call's images as ``{mime, data}`` (base64), and why any was left out."""
+    from hologram.sessions.media import looks_like
+
+    out, notes = [], []
+    for image in images:
+        if len(image.data) > cap:
+            notes.append(f"the {image.mime} image ({len(image.data):,} bytes) was left out: over {cap:,} bytes")
+        elif not looks_like(image.mime, image.data):
+            notes.append(f"the image was left out: its bytes are not {image.mime}")
+        else:
+            out.append({"mime": image.mime, "data": base64.b64encode(image.data).decode("ascii")})
+    return out, notes

@@ -29,7 +29,7 @@ from hologram.llm import ToolCall
 from hologram.rpc import ConnectionClosed, RequestTimeout, RpcError
 from hologram.stages import StageContext, StageDispatcher
 from hologram.stages.dispatch import BatchMemo
-from hologram.tools.outcome import ToolOutcome
+from hologram.tools.outcome import ToolImage, ToolOutcome
 
 if TYPE_CHECKING:
     from hologram.agent.approvals import Approver, Requirement
@@ -49,6 +49,7 @@ class Outcome:
     status: str = "ok"  # ok | error | denied | answered | invalid | unknown | skipped
     by: str | None = None
     approval: dict[str, Any] | None = None  # the approval decision, stored with the result
+    images: tuple[ToolImage, ...] = ()  # for the clients only: the turn stores them (sessions/media.py)
 
 
 @dataclass
@@ -301,7 +302,7 @@ class Executor:
             raise
         except Exception as exc:  # a kernel tool's bug costs one error result, not the turn
             return Outcome(f"error: {tool.name} failed: {type(exc).__name__}: {exc}", True, "error")
-        return Outcome(result.content, result.is_error, "error" if result.is_error else "ok")
+        return Outcome(result.content, result.is_error, "error" if result.is_error else "ok", images=result.images)
 
     async def _after(self, p: _Prepared, outcome: Outcome) -> Outcome:
         outcome.approval = p.approval

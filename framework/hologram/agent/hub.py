@@ -147,7 +147,8 @@ class TurnHub:
         self.observers: set[Hashable] = set()  # deliveries that get every session's events (kernel.observe)
         self.sessions: dict[str, _Session] = {}
         self._seq = SeqCounter(seq_file)
-        self._idle = IdlePool(self.delivery.replay_idle_bytes)
+        directory = seq_file.parent if seq_file is not None else None  # the data directory: the idle JSON's spool
+        self._idle = IdlePool(self.delivery.replay_idle_bytes, self.delivery.replay_idle_memory_bytes, directory)
         self._turns: set[asyncio.Task[Any]] = set()
         self.stopping = False  # the kernel is stopping: no turn starts any more (`drain`)
         self._drained: set[asyncio.Task[Any]] = set()  # turns the drain cancelled (not to be cancelled twice)
@@ -157,6 +158,10 @@ class TurnHub:
     @property
     def last_seq(self) -> int:
         return self._seq.last
+
+    def reserve_seq(self) -> None:
+        """Reserve the next block of event numbers now (`SeqCounter.reserve_ahead`), not in the first turn."""
+        self._seq.reserve_ahead()
 
     # -- events ---------------------------------------------------------------------------------------
 
@@ -340,6 +345,7 @@ class TurnHub:
             "idle_sessions": len(self._idle.replays),
             "idle_bytes": self._idle.size,
             "idle_events": sum(len(r) for r in self._idle.replays.values()),
+            "idle_memory_bytes": self._idle.in_memory,  # the rest of idle_bytes is on disk (replay_idle_memory_bytes)
             "watchers": len(self.watchers),
             "queued_bytes": sum(w.queued_bytes for w in self.watchers.values()),
             "bounds": self.delivery.model_dump(),
@@ -580,6 +586,7 @@ class TurnHub:
                 await task
         for watcher in self.watchers.values():
             watcher.close()
+        self._idle.close()  # its spool's file descriptor
 
     # -- approvals ------------------------------------------------------------------------------------
 

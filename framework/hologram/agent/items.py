@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from hologram.api import turn as api
+from hologram.base._textbuf import TextBuffer
 
 _TEXT_ITEMS = {"content.delta": "agent_message", "reasoning.delta": "reasoning"}
 
@@ -32,7 +33,7 @@ class TurnItems:
         self._n = 0
         self._open: str | None = None  # the open text item's type (agent_message / reasoning)
         self._open_id = ""
-        self._text: list[str] = []
+        self._text = TextBuffer()  # the open text item's deltas, in one buffer (base/_textbuf.py)
         self._calls: dict[str, str] = {}  # call_id → its open tool_call item
         self._approvals: dict[str, str] = {}  # approval id → its open approval item
         self.agent_text: list[str] = []  # every agent_message's text of this turn: the partial answer on cancel
@@ -50,11 +51,11 @@ class TurnItems:
     def _close_text(self, status: str = "completed") -> list[Any]:
         if self._open is None:
             return []
-        text = "".join(self._text)
+        text = self._text.text()
         if self._open == "agent_message":
             self.agent_text.append(text)
         done = self._completed({"id": self._open_id, "type": self._open, "text": text, "status": status})
-        self._open, self._open_id, self._text = None, "", []
+        self._open, self._open_id, self._text = None, "", TextBuffer()
         return [done]
 
     def before(self, event: Any) -> list[Any]:
@@ -119,6 +120,8 @@ class TurnItems:
                 return []
             item = {"id": item_id, "type": "tool_call", "call_id": event.call_id, "tool": event.tool}
             item.update(status=event.status, is_error=event.is_error, content=event.content)
+            if event.images:
+                item["images"] = event.images
             return [self._completed(item)]
         if kind == "approval.resolved":
             item_id = self._approvals.pop(event.approval, None)
@@ -145,5 +148,5 @@ class TurnItems:
     def partial(self) -> str:
         """The last agent message so far (the open one, else the last completed): a cancelled turn's output."""
         if self._open == "agent_message":
-            return "".join(self._text)
+            return self._text.text()
         return self.agent_text[-1] if self.agent_text else ""

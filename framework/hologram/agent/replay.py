@@ -15,17 +15,27 @@ ends, instead of ~24k `Sent` objects with a bytes object and an int each — the
 pool held ~7.5 MB: 4.4 MB of bytes objects, 1.6 MB of `Sent`, 0.8 MB of ints, tracemalloc), and, made all through
 the turn between its short-lived objects, they pinned the allocator's arenas the turn otherwise freed. Packed,
 the pool weighs its JSON plus ~16 bytes an event, in a few large blocks the C allocator returns when they go.
+
+The pool's JSON beyond ``[delivery] replay_idle_memory_bytes`` (its newest replays stay in memory) is kept in a
+`Spool`, an unlinked file in the data directory, and read back when a client asks: after long turns the pool's
+~4 MB was most of what an idle kernel held beyond its start (issue 41: 79 -> 96 MB PSS after 28 long turns), for
+replays that are rarely read (a browser that lost its stream near a turn's end). In memory stay their seqs and
+ends (two arrays) and an index each for type and turn (~20 bytes an event); the JSON of a turn a client comes back
+to is read back whole when its session is in use again (`IdlePool.take`).
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from array import array
 from bisect import bisect_right
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate, chain
+from pathlib import Path
 
 
 @dataclass(slots=True)  # not frozen: a frozen one costs 0.6 µs to make, this 0.15 (one per event)
@@ -48,45 +58,154 @@ class Sent:
         return self.kind == "approval.requested"
 
 
-class Packed:
-    """Events kept packed, oldest first: their wire JSON in one bytes object, their seqs and ends in arrays, their
-    types and turns as shared strings (module docstring). Read back as `Sent` one at a time. The oldest may be
-    dropped (`first`): they stay in the chunk until the whole chunk goes, at most `PACK_BYTES` held beyond the bound."""
+_KINDS: list[str] = []
+"""Every event type a chunk has seen (a few dozen at most: the turn API's types), by the index chunks keep."""
+_KIND_INDEX: dict[str, int] = {}
 
-    __slots__ = ("blob", "ends", "first", "kinds", "seqs", "turns")
+
+def _kind_index(kind: str) -> int:
+    index = _KIND_INDEX.get(kind)
+    if index is None:
+        index = _KIND_INDEX[kind] = len(_KINDS)
+        _KINDS.append(sys.intern(kind))
+    return index
+
+
+class Spool:
+    """Packed JSON of idle replays kept on disk (module docstring): one unlinked temporary file, opened at the
+    first write, appended to; emptied when nothing in it is kept any more, and rewritten by `IdlePool` when
+    what it holds falls under half of its length."""
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = directory
+        self.fd: int | None = None
+        self.end = 0
+        """The file's length: where the next write goes."""
+        self.live = 0
+        """Bytes in it still kept (the rest is dropped replays' JSON, reclaimed by a rewrite)."""
+
+    def write(self, data: bytes) -> int:
+        """Append ``data``; returns its offset."""
+        if self.fd is None:
+            directory = self.directory if self.directory is not None and self.directory.is_dir() else None
+            with tempfile.TemporaryFile(prefix="replay-", suffix=".spool", dir=directory) as handle:
+                self.fd = os.dup(handle.fileno())  # the file lives on through this descriptor, unlinked
+        offset = self.end
+        view = memoryview(data)
+        while view:
+            view = view[os.pwrite(self.fd, view, offset + len(data) - len(view)) :]
+        self.end += len(data)
+        self.live += len(data)
+        return offset
+
+    def read(self, offset: int, size: int) -> bytes:
+        assert self.fd is not None
+        data = os.pread(self.fd, size, offset)
+        while len(data) < size:  # a short read (a signal): the rest
+            data += os.pread(self.fd, size - len(data), offset + len(data))
+        return data
+
+    def free(self, size: int) -> None:
+        """``size`` bytes written before are no longer kept."""
+        self.live -= size
+        if self.live == 0 and self.fd is not None:
+            os.ftruncate(self.fd, 0)
+            self.end = 0
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        self.end = self.live = 0
+
+
+class Packed:
+    """Events kept packed, oldest first: their wire JSON in one bytes object (or in a `Spool`), their seqs and ends
+    in arrays, their types and turns a small index each (module docstring). Read back as `Sent` one at a time. The
+    oldest may be dropped (`first`): they stay in the chunk until the whole chunk goes, at most `PACK_BYTES` held
+    beyond the bound."""
+
+    __slots__ = ("blob", "ends", "first", "kinds", "offset", "seqs", "spool", "turn_index", "turns")
 
     def __init__(self, sents: Iterable[Sent]) -> None:
         sents = list(sents)
         self.blob = b"".join(sent.line for sent in sents)
         self.ends = array("Q", accumulate(len(sent.line) for sent in sents))
         self.seqs = array("q", (sent.seq for sent in sents))
-        self.kinds = [sys.intern(sent.kind) for sent in sents]  # a few distinct strings, not one per event
-        self.turns = [sys.intern(sent.turn) for sent in sents]
+        self.kinds = array("B", (_kind_index(sent.kind) for sent in sents))
+        turns: dict[str, int] = {}
+        self.turn_index = array("H", (turns.setdefault(sent.turn, len(turns)) for sent in sents))
+        self.turns = tuple(sys.intern(turn) for turn in turns)  # a chunk's few turns, not one string per event
         self.first = 0
         """Events before this index were dropped."""
+        self.spool: Spool | None = None
+        """Where `blob` is while spilled (`spill`): at `offset` in it, and `blob` empty."""
+        self.offset = 0
 
     def __len__(self) -> int:
         return len(self.seqs) - self.first
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of JSON the chunk holds (its dropped events' too)."""
+        return self.ends[-1] if self.ends else 0
+
+    def _start(self, i: int) -> int:
+        return self.ends[i - 1] if i else 0
+
+    def _sent(self, i: int, blob: bytes, base: int) -> Sent:
+        line = blob[self._start(i) - base : self.ends[i] - base]
+        return Sent(self.seqs[i], _KINDS[self.kinds[i]], self.turns[self.turn_index[i]], line)
+
     def sent(self, i: int) -> Sent:
-        start = self.ends[i - 1] if i else 0
-        return Sent(self.seqs[i], self.kinds[i], self.turns[i], self.blob[start : self.ends[i]])
+        if self.spool is None:
+            return self._sent(i, self.blob, 0)
+        start = self._start(i)
+        return self._sent(i, self.spool.read(self.offset + start, self.ends[i] - start), start)
 
     def size(self, i: int) -> int:
-        return self.ends[i] - (self.ends[i - 1] if i else 0)
+        return self.ends[i] - self._start(i)
+
+    def _from(self, start: int) -> Iterator[Sent]:
+        if start >= len(self.seqs):
+            return iter(())
+        if self.spool is None:
+            blob, base = self.blob, 0
+        else:  # one read for all of them, not one an event
+            base = self._start(start)
+            blob = self.spool.read(self.offset + base, self.nbytes - base)
+        return (self._sent(i, blob, base) for i in range(start, len(self.seqs)))
 
     def kept(self) -> Iterator[Sent]:
-        return (self.sent(i) for i in range(self.first, len(self.seqs)))
+        return self._from(self.first)
 
     def after(self, seq: int) -> Iterator[Sent]:
-        start = max(self.first, bisect_right(self.seqs, seq))
-        return (self.sent(i) for i in range(start, len(self.seqs)))
+        return self._from(max(self.first, bisect_right(self.seqs, seq)))
 
     def drop_oldest(self) -> tuple[int, int]:
         """Drop the oldest kept event: (its seq, its size)."""
         i = self.first
         self.first += 1
         return self.seqs[i], self.size(i)
+
+    def spill(self, spool: Spool) -> None:
+        """Move the JSON to ``spool`` (nothing of it stays in memory)."""
+        if self.spool is None:
+            self.offset = spool.write(self.blob)
+            self.spool, self.blob = spool, b""
+
+    def unspill(self) -> None:
+        """Read the JSON back from its spool, which no longer keeps it."""
+        if self.spool is not None:
+            self.blob = self.spool.read(self.offset, self.nbytes)
+            self.spool.free(self.nbytes)
+            self.spool = None
+
+    def forget(self) -> None:
+        """The chunk is no longer kept: its spool's bytes go too."""
+        if self.spool is not None:
+            self.spool.free(self.nbytes)
+            self.spool = None
 
 
 PACK_BYTES = 64 * 1024
@@ -137,7 +256,7 @@ class Replay:
             self.dropped_to, size = chunk.drop_oldest()
             self.size -= size
             if not len(chunk):
-                self.chunks.popleft()
+                self.chunks.popleft().forget()
         while self.size > bound and not self.chunks and len(self.events) > 1:
             old = self.events.popleft()
             self.size -= old.size
@@ -151,8 +270,27 @@ class Replay:
         elif self.chunks:
             self.dropped_to = self.chunks[-1].seqs[-1]
         self.events.clear()
-        self.chunks.clear()
+        self.forget()
         self.size = self.live = 0
+
+    def forget(self) -> None:
+        """Drop every packed chunk (and what its spool keeps of it)."""
+        for chunk in self.chunks:
+            chunk.forget()
+        self.chunks.clear()
+
+    @property
+    def spilled(self) -> bool:
+        return any(chunk.spool is not None for chunk in self.chunks)
+
+    def spill(self, spool: Spool) -> None:
+        self.pack()
+        for chunk in self.chunks:
+            chunk.spill(spool)
+
+    def unspill(self) -> None:
+        for chunk in self.chunks:
+            chunk.unspill()
 
     def after(self, seq: int) -> Iterator[Sent]:
         packed = (chunk.after(seq) for chunk in self.chunks if chunk.seqs[-1] > seq)
@@ -164,31 +302,76 @@ class Replay:
 
 
 class IdlePool:
-    """The replays of idle sessions, most recently idle last, bounded in bytes all together."""
+    """The replays of idle sessions, most recently idle last, bounded in bytes all together; the newest up to
+    ``memory`` bytes in memory, the others' JSON in a `Spool` on disk (in ``directory``, or the system's
+    temporary directory)."""
 
-    def __init__(self, bound: int) -> None:
+    def __init__(self, bound: int, memory: int | None = None, directory: Path | None = None) -> None:
         self.bound = bound
+        self.memory = bound if memory is None else memory
+        """Bytes of the pool kept in memory, the newest replays' (the rest is spilled)."""
         self.replays: OrderedDict[str, Replay] = OrderedDict()
         self.size = 0
+        self.in_memory = 0
+        """Bytes of the replays not spilled."""
+        self.spool = Spool(directory)
 
     def put(self, session: str, replay: Replay) -> None:
         self.take(session)
         replay.trim(self.bound)
         if not len(replay) or replay.size > self.bound:  # nothing, or one event larger than the whole pool
+            replay.forget()
             return
         replay.pack()
         self.replays[session] = replay
         self.size += replay.size
+        self.in_memory += replay.size
         while self.size > self.bound and self.replays:
-            _, old = self.replays.popitem(last=False)
-            self.size -= old.size
+            self._drop(self.replays.popitem(last=False)[1])
+        for old in self.replays.values():  # oldest first
+            if self.in_memory <= self.memory:
+                break
+            if not old.spilled:
+                old.spill(self.spool)
+                self.in_memory -= old.size
+        self._compact()
+
+    def _drop(self, replay: Replay) -> None:
+        self.size -= replay.size
+        if not replay.spilled:
+            self.in_memory -= replay.size
+        replay.forget()
+
+    def _compact(self) -> None:
+        """Rewrite the spool when less than half of it is still kept (dropped replays' JSON piles up at its
+        start while newer ones are appended): at most twice the pool's bound on disk."""
+        spool = self.spool
+        if spool.end <= max(2 * spool.live, PACK_BYTES):
+            return
+        chunks = [chunk for replay in self.replays.values() for chunk in replay.chunks if chunk.spool is spool]
+        for chunk in chunks:
+            chunk.unspill()
+        spool.close()
+        for chunk in chunks:
+            chunk.spill(spool)
 
     def take(self, session: str) -> Replay | None:
-        """The session's replay, no longer idle (the caller keeps it), or None."""
+        """The session's replay, no longer idle (the caller keeps it, its JSON back in memory), or None."""
         replay = self.replays.pop(session, None)
         if replay is not None:
             self.size -= replay.size
+            if replay.spilled:
+                replay.unspill()
+            else:
+                self.in_memory -= replay.size
         return replay
 
     def get(self, session: str) -> Replay | None:
         return self.replays.get(session)
+
+    def close(self) -> None:
+        for replay in self.replays.values():
+            replay.forget()
+        self.replays.clear()
+        self.size = self.in_memory = 0
+        self.spool.close()

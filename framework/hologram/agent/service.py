@@ -14,6 +14,7 @@ answers approvals; one that does not is served version 1 (each call says it), ke
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Hashable
@@ -342,6 +343,23 @@ class TurnService:
             "next_before": next_before,  # a paging read: the `before` of the next (older) page; None: no more
         }
 
+    async def read_media(self, params: Any) -> dict[str, Any]:
+        """``media/read``: the bytes of an image a tool result of the session carried (base64, one control line:
+        ``[media] max_image_bytes`` is at most 10 MiB). Whoever may read the session may read its images, and
+        only through it: an id another session holds answers as unknown (sessions/media.py)."""
+        p = _parse(params_api.MediaReadParams, api.MEDIA_READ, params)
+        media = self.agent.media
+        found = media.read(p.session, p.id) if media is not None else None
+        if found is None:
+            raise RpcError(
+                NO_SUCH_SESSION,
+                f"session {p.session!r} holds no image {p.id[:12]}… (deleted, pruned by [media] max_bytes, or another "
+                "session's)",
+                {"session": p.session, "id": p.id},
+            )
+        ref, data = found
+        return {**ref, "data": base64.b64encode(data).decode("ascii")}
+
     async def rename_session(self, params: Any) -> dict[str, Any]:
         p = _parse(params_api.RenameParams, api.SESSIONS_RENAME, params)
         try:
@@ -363,6 +381,8 @@ class TurnService:
             raise RpcError(SESSION_FAILED, one_line(exc), {"session": p.session}) from None
         if deleted:
             self.hub.forget(p.session)
+        if deleted and self.agent.media is not None:  # its images, unless another session holds them too
+            self.agent.media.forget_session(p.session)
         if deleted and self.agent.memory is not None:
             await self.agent.memory.delete(p.session)
         return {"deleted": deleted}
@@ -465,6 +485,7 @@ class TurnService:
             api.SESSIONS_READ: self.read_session,
             api.SESSIONS_RENAME: self.rename_session,
             api.SESSIONS_DELETE: self.delete_session,
+            api.MEDIA_READ: self.read_media,
             api.TOOLS_LIST: tools_list,
             api.TOOLS_CALL: tools_call,
             api.SESSIONS_MCP: session_servers,
@@ -522,6 +543,7 @@ class TurnService:
             "sessions_read": bind(self.read_session),
             "sessions_rename": bind(self.rename_session),
             "sessions_delete": bind(self.delete_session),
+            "media_read": bind(self.read_media),
             "tools_list": tools_list,
             "tools_call": tools_call,
             "sessions_mcp": session_servers,
@@ -581,7 +603,11 @@ def stored_items(turn: str, events: list[Any]) -> list[dict[str, Any]]:
                 status = "cancelled" if data.get("cancelled") else "completed"
                 add({"type": "agent_message", "text": data["content"], "status": status})
         elif event.kind == "tool_result":
-            add({"type": "tool_call", "call_id": event.call_id, "tool": data.get("name"), "status": data.get("status")})
+            item = {"type": "tool_call", "call_id": event.call_id, "tool": data.get("name")}
+            item["status"] = data.get("status")
+            if data.get("images"):
+                item["images"] = data["images"]
+            add(item)
     return items
 
 

@@ -60,6 +60,10 @@ class ChannelPolicies:
         self._effects = {(p.name, t.name): t.effect for p in plugins for t in p.tools if t.effect is not None}
         self._defaults = {p.name: p.channel_tools for p in plugins if p.channel_tools is not None}
 
+    def prepare(self) -> None:
+        """Read the lock's effects and channel defaults now, not in the first turn (issue 39 item 9)."""
+        self._read_lock()
+
     def effect(self, plugin: str, tool: str) -> str | None:
         """What the manifest says a call of ``tool`` does (None: it does not say)."""
         if plugin == "kernel":

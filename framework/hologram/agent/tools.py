@@ -289,6 +289,22 @@ class ToolRegistry:
         self._checkers[(plugin, name)] = (dict(schema), checker)
         return checker
 
+    def compile_checks(self) -> int:
+        """Build the argument check of every tool there is now (kernel tools, the catalog's, `tools_load`):
+        what a first `snapshot` does otherwise — a few ms on the event loop in the first turn after "ready"
+        (issue 39 item 9). The checks are cached by schema, as `snapshot` builds them. Returns how many."""
+        built = 0
+        for kt in self._kernel.values():
+            self._checker(KERNEL, kt.name, kt.parameters)
+            built += 1
+        for entry in self._catalog():
+            name, plugin = str(entry.get("name", "")), str(entry.get("plugin", ""))
+            if name:
+                self._checker(plugin, name, entry.get("parameters") or {"type": "object", "properties": {}})
+                built += 1
+        self._checker(KERNEL, LOAD_TOOL, LOAD_PARAMETERS)
+        return built + 1
+
     def loaded(self, session: str | None) -> set[str]:
         """The deferred tools `session` loaded (the set itself: a `ToolSet` adds to it)."""
         key = session or ""

@@ -35,6 +35,7 @@ from hologram.agent.scope import TurnScope
 from hologram.agent.tools import Restriction, ToolRegistry
 from hologram.agent.turn_scene import TurnScene
 from hologram.api import turn as api
+from hologram.base._textbuf import TextBuffer
 from hologram.config.settings import AgentSettings
 from hologram.llm import ChatRequest, ChatResult, Delta, Message, StreamInterruptedError, ToolCall
 from hologram.llm import ContextOverflowError as LLMContextOverflowError
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from hologram.agent.approvals import Approver
     from hologram.agent.tool_policy import ChannelPolicies
     from hologram.memory import SessionMemory
+    from hologram.sessions.media import MediaStore
 
 log = logging.getLogger("hologram.agent")
 
@@ -150,6 +152,8 @@ class Agent:
         """A turn's wall time for ``[agent] max_turn_s`` (a test's seam)."""
         self.running: dict[str, Restriction | None] = {}
         """The tool policy of each session's running turn: a turn started for it (agent/scope.py) stays within it."""
+        self.media: MediaStore | None = None
+        """Where images of tool results are kept (sessions/media.py); None: they are dropped, the text stays."""
 
     def restriction(self, channel: str, *, scene: str | None = None, partner: str | None = None) -> Restriction | None:
         """The tool policy of a turn (or a direct call) from ``channel``, or None when it may use every tool."""
@@ -261,7 +265,8 @@ class _Turn:
         """When the input was said, if not now (turn/start's ``at``: an imported message)."""
         self.usage: list[dict[str, Any]] = []
         self.scene: TurnScene | None = None  # set by `Agent.run_turn` when memory keeps scenes
-        self.streamed: tuple[list[str], list[str]] = ([], [])  # the request in flight's content, reasoning so far
+        # the request in flight's content, reasoning so far (one buffer each, not the deltas: base/_textbuf.py)
+        self.streamed: tuple[TextBuffer, TextBuffer] = (TextBuffer(), TextBuffer())
         self.parts: list[dict[str, Any]] | None = None  # the input parts (None: a text-only turn)
         self.restriction: Restriction | None = None  # the turn's tool policy (None: every tool)
         self.max_steps = agent.settings.max_steps  # lower for a sub-agent's turn (agent/scope.py)
@@ -315,7 +320,7 @@ class _Turn:
         if agent.memory is None:  # with memory, each request's history comes from SessionMemory.prepare
             self.history = agent.history.messages(self.sid)
         elif self.scene is not None:  # the scene recall prefers, before the first request
-            await self.scene.begin(ctx.input or "", agent.memory.log.events(self.sid))
+            await self.scene.begin(ctx.input or "", agent.memory.recent_events(self.sid))
         if await stages.run("pre_action", ctx) and ctx.respond is not None:
             return await self._short_circuit(0)
         settings = agent.settings
@@ -432,7 +437,7 @@ class _Turn:
 
     async def _complete(self, request: ChatRequest) -> ChatResult:
         assert self.llm is not None
-        self.streamed = ([], [])
+        self.streamed = (TextBuffer(), TextBuffer())
         try:
             return await self.llm.complete(request, self.on_delta)
         except StreamInterruptedError as exc:
@@ -441,7 +446,7 @@ class _Turn:
                 self.store.append(self.sid, "response", {**data, "interrupted": True}, turn=self.turn_id)
             raise TurnError.of(exc) from exc
         except asyncio.CancelledError:
-            content, reasoning = ("".join(part) for part in self.streamed)
+            content, reasoning = (part.text() for part in self.streamed)
             if content or reasoning:  # cancelled mid-answer: what the user saw is kept, marked as cut short
                 cut: dict[str, Any] = {"content": content, "reasoning": reasoning or None, "tool_calls": []}
                 self.store.append(
@@ -482,9 +487,12 @@ class _Turn:
         return seq
 
     def _record(self, seq: int, call: ToolCall, outcome: Outcome) -> None:
+        images = self._keep_images(outcome) if outcome.images else []
         data = {"name": call.name, "content": outcome.content, "is_error": outcome.is_error, "status": outcome.status}
         if outcome.approval is not None:  # who decided, when, under which policy (agent/approvals.py)
             data["approval"] = outcome.approval
+        if images:  # references only: the bytes are in the media store, never in the log
+            data["images"] = images
         self.store.add_result(self.sid, seq, call.id, data, turn=self.turn_id, channel=self.channel)
         self.history.append(Message.tool(call.id, outcome.content))
         self.emit(
@@ -496,8 +504,23 @@ class _Turn:
                 content=outcome.content[:2000],
                 is_error=outcome.is_error,
                 status=outcome.status,
+                images=images,
             )
         )
+
+    def _keep_images(self, outcome: Outcome) -> list[dict[str, Any]]:
+        """The outcome's images put in the media store, as references; one not kept is said in the content
+        (so the model and the person know), and none is kept without a store."""
+        media = self.agent.media
+        refs: list[dict[str, Any]] = []
+        for image in outcome.images:
+            kept = media.put(self.sid, image.mime, image.data) if media is not None else "no media store"
+            if isinstance(kept, str):
+                outcome.content += f"\n[{kept}]"
+            else:
+                refs.append(kept)
+        outcome.images = ()
+        return refs
 
     def _close(self, seq: int, calls: tuple[ToolCall, ...], reason: str) -> None:
         with self.store.deferred():
@@ -526,5 +549,5 @@ class _Turn:
         if self.scene is not None and self.agent.memory is not None:  # the turn's events join its scene
             if not self.scene.text:
                 self.scene.text = ctx.input or ""
-            await self.scene.end(self.agent.memory.log.events(self.sid))
+            await self.scene.end(self.agent.memory.recent_events(self.sid))
         return TurnResult(self.sid, self.turn_id, ctx.output, steps, ended_by, list(ctx.errors), self.usage)

@@ -16,6 +16,7 @@ from typing_extensions import Self
 from hologram.api.input_parts import Part, check_parts
 from hologram.api.turn import (
     INITIALIZE,
+    MEDIA_READ,
     SESSIONS_APPEND,
     SESSIONS_CREATE,
     SESSIONS_DELETE,
@@ -278,6 +279,13 @@ class SessionParams(_Params):
     session: NonEmpty
 
 
+class MediaReadParams(_Params):
+    """``media/read``: an image a tool result of ``session`` carried (its ``images`` reference's ``id``)."""
+
+    session: NonEmpty
+    id: str = Field(pattern=r"^[0-9a-f]{64}$", description="the image's sha256, 64 lowercase hex characters")
+
+
 PAGE_DEFAULT = 50  # a page's size when a client pages (gives a cursor or `before`) without saying `limit`
 PAGE_MAX = 500
 
@@ -418,6 +426,7 @@ METHOD_PARAMS: dict[str, type[_Params]] = {
     SESSIONS_RENAME: RenameParams,
     SESSIONS_DELETE: SessionParams,
     SESSIONS_MCP: McpParams,
+    MEDIA_READ: MediaReadParams,
     TOOLS_LIST: ToolsListParams,
     TOOLS_CALL: ToolCallParams,
 }

@@ -45,6 +45,8 @@ SESSIONS_RENAME = "sessions/rename"  # {session, title} → {session, title}
 SESSIONS_DELETE = "sessions/delete"  # {session} → {deleted: bool}
 # McpParams → {session, servers: [{name, state, tools, error}]}: MCP servers connected for one session, its tools
 SESSIONS_MCP = "sessions/mcp"
+# {session, id} → {id, mime, bytes, width?, height?, data (base64)}: an image a tool result of the session carried
+MEDIA_READ = "media/read"
 TOOLS_LIST = "tools/list"  # {} → {tools: [{name, description, parameters, plugin, needs_approval}]}
 TOOLS_CALL = "tools/call"  # {tool, arguments} → {content, is_error, status}: outside a turn, policy only
 # kernel → client notification, on every connection watching the session
@@ -169,6 +171,9 @@ class ToolResult(_Event):
     is_error: bool = False
     status: str = "ok"  # ok | error | denied | answered | invalid | unknown | skipped
     item: str = ""
+    # images the tool returned (a screenshot), as references: [{id (sha256), mime, bytes, width?, height?}];
+    # the bytes come from `media/read` with the session and the id, never inline in an event
+    images: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(slots=True, kw_only=True)

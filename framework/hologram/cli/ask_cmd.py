@@ -233,6 +233,20 @@ class Printer:
         self.err.write((DIM + line + RESET if self.err_tty else line) + "\n")
         self.err.flush()
 
+    def tool_images(self, name: str, images: list[dict[str, Any]]) -> None:
+        """A result's images (a screenshot): a terminal cannot show them, so one line says what came and where
+        to see it (the web UI's tool card; ``media/read`` for a script)."""
+        if self.quiet or not images:
+            return
+        self._end_output()
+        shown = []
+        for image in images:
+            size = f" {image['width']}x{image['height']}" if image.get("width") and image.get("height") else ""
+            shown.append(f"{image.get('mime', 'image')}{size}, {int(image.get('bytes') or 0):,} bytes")
+        line = f"[tool {name} image: {'; '.join(shown)} — the web UI shows it]"
+        self.err.write((DIM + line + RESET if self.err_tty else line) + "\n")
+        self.err.flush()
+
     def finish(self, output: str) -> None:
         if self.quiet:
             return
@@ -407,6 +421,8 @@ async def one_turn(
                 printer.tool_output(event.text)
             elif isinstance(event, api.ToolResult) and event.is_error:
                 printer.tool_failed(event.tool, event.status, event.content)
+            elif isinstance(event, api.ToolResult) and event.images:
+                printer.tool_images(event.tool, event.images)
             elif isinstance(event, api.ApprovalRequested) and interactive and not cancelled.is_set():
                 prompt = asyncio.ensure_future(_prompt_approval(event))
                 try:

@@ -28,6 +28,7 @@ _SYMBOLS = {
 
 
 WEB_PLUGIN = "http"  # the HTTP channel plugin (manifests/http.toml)
+ON_DEMAND = "on demand"  # the summary's word for `[start] lazy` plugins not started yet (docs/manifest.md)
 
 
 def process_started() -> float:
@@ -66,15 +67,9 @@ class Progress:
     def __call__(self, plugin: ManagedPlugin) -> None:
         if plugin.state is State.WAITING and not plugin.reason:
             return  # the initial and post-restart waiting state is noise; a blocker shows up in status
-        elapsed = time.monotonic() - self.started
-        symbol, colour = _SYMBOLS[plugin.state]
-        detail = f"  {plugin.reason}" if plugin.reason else ""
-        name = plugin.name.ljust(self.width)
-        if self.tty:
-            line = f"  \x1b[{colour}m{symbol}\x1b[0m {name} {plugin.state.value:<9}\x1b[2m{detail}\x1b[0m"
-        else:
-            line = f"[{elapsed:7.2f}s] {name} {plugin.state.value:<9}{detail}"
-        say(line, self.stream)
+        # `[start] lazy`, left for its first call: counted "on demand" in the summary, not a line each
+        if not (plugin.on_demand and plugin.state is State.STOPPED):
+            self._line(plugin)
         if self.plugins_settled is None and self.settled():
             self.plugins_settled = time.monotonic() - self.started
             if self.loading:
@@ -87,6 +82,17 @@ class Progress:
             self.summary()
         elif self.summarised and plugin.name == WEB_PLUGIN and plugin.state is State.READY:
             self.announce_web()  # ready only after the summary (it waited on a facility)
+
+    def _line(self, plugin: ManagedPlugin) -> None:
+        elapsed = time.monotonic() - self.started
+        symbol, colour = _SYMBOLS[plugin.state]
+        detail = f"  {plugin.reason}" if plugin.reason else ""
+        name = plugin.name.ljust(self.width)
+        if self.tty:
+            line = f"  \x1b[{colour}m{symbol}\x1b[0m {name} {plugin.state.value:<9}\x1b[2m{detail}\x1b[0m"
+        else:
+            line = f"[{elapsed:7.2f}s] {name} {plugin.state.value:<9}{detail}"
+        say(line, self.stream)
 
     def loaded(self) -> None:
         """The start-up loads are done (or gave up): the summary, if the plugins had settled already."""
@@ -102,7 +108,8 @@ class Progress:
     def summary(self) -> None:
         counts: dict[str, int] = {}
         for plugin in self.supervisor.plugins.values():
-            counts[plugin.state.value] = counts.get(plugin.state.value, 0) + 1
+            label = ON_DEMAND if plugin.on_demand and plugin.state is State.STOPPED else plugin.state.value
+            counts[label] = counts.get(label, 0) + 1
         parts = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
         elapsed = time.monotonic() - self.started
         plugins = self.plugins_settled

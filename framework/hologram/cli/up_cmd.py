@@ -208,6 +208,7 @@ async def _settle_heap(kernel: Kernel, service: TurnService, progress: Progress)
     launch is over: the freeze's full collection runs on the event loop (tens of ms with the model's heap),
     and in the middle of the launch it would hold up every plugin's handshake. Then the summary line: "ready"
     comes after the loads and the freeze, not beside them (issue 39 item 9)."""
+    from hologram.agent.first_turn import warm as warm_first_turn
     from hologram.base._heap import freeze_when_loaded
     from hologram.kernel import preload as _preload
     from hologram.memory.tokenizer import wait_if_loading
@@ -219,6 +220,7 @@ async def _settle_heap(kernel: Kernel, service: TurnService, progress: Progress)
     await _launched(kernel, HOLD_MAX_S)
     _preload.release()  # no turn came during the launch: load now, while nothing waits (hologram/kernel/preload.py)
     await _launched(kernel)
+    await warm_first_turn(service)  # the first turn's one-time set-ups, before the freeze and "ready"
     try:
         kernel.heap_frozen = await freeze_when_loaded(waits)
     finally:

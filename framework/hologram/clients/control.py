@@ -207,6 +207,16 @@ class TurnClient:
         answer: dict[str, Any] = await self.connection.request(api.SESSIONS_READ, params)
         return answer
 
+    async def media_read(self, session: str, media_id: str) -> tuple[dict[str, Any], bytes]:
+        """An image a tool result of ``session`` carried (``tool.result``'s ``images[].id``): its reference
+        ``{id, mime, bytes, width?, height?}`` and its bytes. Raises `RpcError` (code 3) for an id the session
+        does not hold."""
+        import base64
+
+        answer: dict[str, Any] = await self.connection.request(api.MEDIA_READ, {"session": session, "id": media_id})
+        data = base64.b64decode(str(answer.pop("data", "")))
+        return answer, data
+
     async def rename(self, session: str, title: str) -> None:
         await self.connection.request(api.SESSIONS_RENAME, {"session": session, "title": title})
 

@@ -192,7 +192,10 @@ class HologramTools:
 
     async def graph_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         answer = await self.kernel.tools_call(name, arguments)
-        return _text(str(answer.get("content", "")), error=bool(answer.get("is_error")))
+        result = _text(str(answer.get("content", "")), error=bool(answer.get("is_error")))
+        for image in answer.get("images") or []:  # a screenshot: MCP's image content, after the text
+            result.content.append(types.ImageContent(type="image", data=image["data"], mime_type=image["mime"]))
+        return result
 
     async def ask(self, text: str, session: str | None = None) -> types.CallToolResult:
         done = await self.kernel.ask(text, session or None)

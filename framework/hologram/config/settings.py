@@ -115,8 +115,27 @@ class DeliverySettings(BaseModel):
     replay_idle_bytes: int = Field(
         4 * MiB, ge=0, description="the last turns of recently idle sessions, kept all together (oldest go)"
     )
+    replay_idle_memory_bytes: int = Field(
+        256 * 1024,
+        ge=0,
+        description="of those, the most recently idle kept in memory; the others' JSON in a file in the data directory",
+    )
     client_queue_bytes: int = Field(
         64 * MiB, ge=1 * MiB, description="events waiting for one client (a connection, a plugin); more: dropped"
+    )
+
+
+class MediaSettings(BaseModel):
+    """The ``[media]`` table: images tool results carry (a browser screenshot), kept under ``<data>/media`` by
+    content hash for the clients to show (sessions/media.py), never in the session log or the replay buffers."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_image_bytes: int = Field(
+        8 * MiB, ge=1024, le=10 * MiB, description="an image bigger than this is not kept (the tool's text says so)"
+    )
+    max_bytes: int = Field(
+        256 * MiB, ge=1 * MiB, description="all images together; past it the least recently used go first"
     )
 
 
@@ -261,6 +280,13 @@ class MemorySettings(BaseModel):
         description="decoded events of recent sessions held in memory, all together (least recently used go "
         "first; the session in use stays whole)",
     )
+    index_window_bytes: int = Field(
+        256 * 1024,
+        ge=64 * 1024,
+        description="what one session's search index may hold in memory (its newest events' postings, passage "
+        "texts and records, estimated) before they are sealed into a segment on disk; older events are "
+        "searched there, memory-mapped for the request only",
+    )
     cooling: CoolingSettings = Field(default_factory=lambda: CoolingSettings())
     graph: GraphSettings = Field(default_factory=lambda: GraphSettings())
     scenes: SceneSettings = Field(default_factory=lambda: SceneSettings())
@@ -286,6 +312,7 @@ class Settings(BaseModel):
     agent: AgentSettings = Field(default_factory=lambda: AgentSettings())
     llm: LLMSettings = Field(default_factory=lambda: LLMSettings())
     delivery: DeliverySettings = Field(default_factory=lambda: DeliverySettings())
+    media: MediaSettings = Field(default_factory=lambda: MediaSettings())
     approvals: ApprovalSettings = Field(default_factory=lambda: ApprovalSettings())
     channels: dict[str, ChannelTools] = Field(
         default_factory=dict, description="[channels.NAME]: the tool policy of the turns each channel starts"

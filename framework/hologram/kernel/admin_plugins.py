@@ -140,6 +140,8 @@ class PluginAdmin:
                 {
                     "name": entry["name"],
                     "state": state,
+                    "on_demand": entry["on_demand"],  # `[start] lazy`, no process until the first call of its tools
+                    "reason": entry["reason"],
                     "pid": entry["pid"],
                     "restarts": entry["restarts"],
                     "uptime_s": entry["uptime_s"],

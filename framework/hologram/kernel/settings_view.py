@@ -15,7 +15,7 @@ from hologram.config.settings import Settings
 
 SECRET_HINTS = ("token", "secret", "password", "passwd", "api_key", "apikey", "credential", "private_key")
 NOT_SECRET = frozenset({"api_key_env", "pass_env", "max_tokens", "context_window"})
-SECTIONS = ("agent", "llm", "delivery", "approvals", "channels", "memory", "log", "providers", "plugins")
+SECTIONS = ("agent", "llm", "delivery", "media", "approvals", "channels", "memory", "log", "providers", "plugins")
 
 
 def is_secret(key: str) -> bool:

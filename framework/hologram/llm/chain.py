@@ -84,7 +84,8 @@ class ProviderChain:
         if not backoff:
             raise LLMConfigError("backoff needs at least one value")
         # No CA bundle loaded for plain-http providers (a loopback model, the mock): see `transport.py`.
-        self._http = httpx.AsyncClient(transport=transport if transport is not None else LazyTLSTransport())
+        self._transport = transport if transport is not None else LazyTLSTransport()
+        self._http = httpx.AsyncClient(transport=self._transport)
         self._clients = [ProviderClient(p, self._pm, self._http, env) for p in providers]
         self._sleep = sleep
         self._clock = clock
@@ -94,6 +95,13 @@ class ProviderChain:
             names, clock=clock, cooldown_s=cooldown_s, max_cooldown_s=max_cooldown_s, auth_cooldown_s=auth_cooldown_s
         )
         self._by_name = {c.settings.name: c for c in self._clients}
+
+    def prepare(self) -> None:
+        """Build the transports the providers' URLs use (`LazyTLSTransport.prepare`), before a first request."""
+        transport = self._transport
+        if isinstance(transport, LazyTLSTransport):
+            for client in self._clients:
+                transport.prepare(client.settings.base_url.partition("://")[0])
 
     @property
     def providers(self) -> list[ProviderSettings]:

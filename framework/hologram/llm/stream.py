@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hologram.base._textbuf import TextBuffer
 from hologram.llm.shapes import ToolCall, Usage
 
 
@@ -24,8 +25,8 @@ class _CallBuf:
 class StreamAccumulator:
     """Everything one streamed response has said so far. One per call, never reused."""
 
-    content: list[str] = field(default_factory=list)
-    reasoning: list[str] | None = None
+    content: TextBuffer = field(default_factory=TextBuffer)  # one buffer, not ~30k deltas (base/_textbuf.py)
+    reasoning: TextBuffer | None = None
     finish_reason: str | None = None
     usage: Usage | None = None
     model: str = ""
@@ -39,7 +40,7 @@ class StreamAccumulator:
 
     def add_reasoning(self, text: str) -> None:
         if self.reasoning is None:
-            self.reasoning = []
+            self.reasoning = TextBuffer()
         self.reasoning.append(text)
 
     def add_tool_delta(self, index: int, call_id: str | None, name: str | None, arguments: str | None) -> None:
@@ -70,7 +71,7 @@ class StreamAccumulator:
         return tuple(ToolCall(c.id, c.name, "".join(c.arguments)) for c in self._calls)
 
     def text(self) -> str:
-        return "".join(self.content)
+        return self.content.text()
 
     def reasoning_text(self) -> str | None:
-        return None if self.reasoning is None else "".join(self.reasoning)
+        return None if self.reasoning is None else self.reasoning.text()

@@ -254,6 +254,12 @@ class Start(_Strict):
     restart: Literal["never", "on-failure", "always"] = Field(
         "on-failure", description="Restart policy after the process exits."
     )
+    lazy: bool = Field(
+        False,
+        description="True: `hologram up` does not start the plugin; the first call of one of its tools does (its "
+        "manifest's [[tools]] are offered meanwhile). For plugins that only answer tool calls: started at once "
+        "anyway if it has stage hooks or another plugin requires (or orders itself after) its facilities.",
+    )
 
 
 class ChannelDefaults(_Strict):

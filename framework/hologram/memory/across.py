@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sqlite3
 import threading
 import time
@@ -43,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hologram.memory.aliases import named
 from hologram.memory.coldindex import ColdIndex, IndexEntry
 from hologram.memory.tfidf import TermVector
 from hologram.memory.tokens import estimate_tokens
@@ -87,6 +89,8 @@ MAX_HITS = 6
 #: The share of the history budget the note of other sessions may take before the history is fitted (it gets
 #: more when the history leaves room: a new session leaves almost all of it).
 SHARE = 0.15
+#: In front of a note line a later line corrects (memory/corrections.py's rules).
+SUPERSEDED = "(superseded by a later one)"
 #: What of a stored input is kept and shown (a pasted document is not "what the person told").
 TEXT_CHARS = 1200
 #: How much of an input is embedded (its start: one vector an input).
@@ -110,6 +114,13 @@ CREATE TABLE IF NOT EXISTS said (
 );
 CREATE INDEX IF NOT EXISTS said_session ON said(session);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS alias (
+    person TEXT NOT NULL,
+    relation TEXT NOT NULL,
+    name TEXT NOT NULL,
+    ts_ms INTEGER NOT NULL,
+    PRIMARY KEY (person, relation)
+);
 """
 
 
@@ -159,6 +170,8 @@ class _Meta:
     person: str
     told: bool
     """It tells something (memory/utterance.py): only such inputs are recalled."""
+    wording: int
+    """:func:`_wording` of its text: the same words said again in another session are one line of the note."""
 
 
 class AcrossStore:
@@ -174,6 +187,8 @@ class AcrossStore:
         self._persons: dict[str, set[str]] = {}
         self._loaded = False
         self._closed = False
+        self._names: dict[str, dict[str, tuple[str, int]]] = {}
+        """person -> relation -> (name, ts_ms): who "my wife" is (memory/aliases.py), the latest said."""
         self._unembedded: set[str] = set()
         """Statements held without a vector yet (the embedder computes them in the background, or a request
         does when they are few: `SessionMemory._across_hits`)."""
@@ -185,6 +200,8 @@ class AcrossStore:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.executescript(_SCHEMA)
+        if "session" not in {str(row[1]) for row in db.execute("PRAGMA table_info(alias)")}:
+            db.execute("ALTER TABLE alias ADD COLUMN session TEXT")  # a store from before it: told where
         return db
 
     def load(self) -> None:
@@ -196,7 +213,7 @@ class AcrossStore:
             try:
                 self._db = self._connect()
                 rows = self._db.execute(
-                    "SELECT id, session, seq, ts_ms, person, told, terms, fp, vec FROM said"
+                    "SELECT id, session, seq, ts_ms, person, told, terms, fp, vec, text FROM said"
                 ).fetchall()
             except sqlite3.DatabaseError as exc:
                 if self._db is not None:
@@ -210,11 +227,14 @@ class AcrossStore:
                         src.replace(Path(f"{aside}{suffix}"))
                 self._db = self._connect()
                 rows = []
-            for eid, session, seq, ts_ms, person, told, terms, fp, vec in rows:
+            for person, relation, name, ts_ms in self._db.execute("SELECT person, relation, name, ts_ms FROM alias"):
+                self._names.setdefault(str(person), {})[str(relation)] = (str(name), int(ts_ms))
+            for eid, session, seq, ts_ms, person, told, terms, fp, vec, text in rows:
                 self._persons.setdefault(session, set()).add(person)
                 counts = _counts(terms)
                 if told and counts is not None:  # only statements are recalled, so only they are held in memory
-                    self._add_locked(_Meta(session, seq, ts_ms, person, True), eid, counts, _dense(fp, vec))
+                    meta = _Meta(session, seq, ts_ms, person, True, _wording(str(text)))
+                    self._add_locked(meta, eid, counts, _dense(fp, vec))
             self._loaded = True
 
     def close(self) -> None:
@@ -277,11 +297,36 @@ class AcrossStore:
                 "VALUES (?,?,?,?,?,?,?,?)",
                 rows,
             )
+            self._name_locked(fresh, flags)
             for s, t, told in zip(fresh, terms, flags, strict=True):
                 self._persons.setdefault(s.session, set()).add(s.person)
                 if told and s.id not in self._meta:
-                    self._add_locked(_Meta(s.session, s.seq, s.ts_ms, s.person, True), s.id, t, None)
+                    meta = _Meta(s.session, s.seq, s.ts_ms, s.person, True, _wording(s.text[:TEXT_CHARS]))
+                    self._add_locked(meta, s.id, t, None)
         return len(fresh)
+
+    def _name_locked(self, said: Sequence[Said], told: Sequence[bool]) -> None:
+        """Record who the person's relations are ("my wife Elena": memory/aliases.py), the latest said."""
+        assert self._db is not None
+        for s, flag in zip(said, told, strict=True):
+            if not flag:
+                continue
+            for relation, name in named(s.text[:TEXT_CHARS]):
+                held = self._names.setdefault(s.person, {}).get(relation)
+                if held is not None and held[1] > s.ts_ms:
+                    continue
+                self._names[s.person][relation] = (name, s.ts_ms)
+                self._db.execute(
+                    "INSERT OR REPLACE INTO alias (person, relation, name, ts_ms, session) VALUES (?,?,?,?,?)",
+                    (s.person, relation, name, s.ts_ms, s.session),
+                )
+
+    def names(self, person: str) -> dict[str, str]:
+        """relation -> name, as `person` told them (memory/aliases.py)."""
+        if not self._loaded:
+            self.load()
+        with self._lock:
+            return {r: n for r, (n, _) in self._names.get(person, {}).items()}
 
     def pending(self, fingerprint: str, limit: int = 64) -> list[tuple[str, str]]:
         """(id, text) of stored inputs that tell something and have no vector of `fingerprint` yet (to embed;
@@ -332,6 +377,11 @@ class AcrossStore:
                 del self._meta[eid]
             self._persons.pop(session, None)
             self._db.execute("DELETE FROM said WHERE session = ?", (session,))
+            # who "my wife" is, as that session told it, leaves with it (an earlier name is not brought back)
+            gone_names = self._db.execute("SELECT person, relation FROM alias WHERE session = ?", (session,)).fetchall()
+            for person, relation in gone_names:
+                self._names.get(str(person), {}).pop(str(relation), None)
+            self._db.execute("DELETE FROM alias WHERE session = ?", (session,))
         return len(gone)
 
     # -- reads ----------------------------------------------------------------------------------------------
@@ -355,10 +405,19 @@ class AcrossStore:
             return any(s != session and person in p for s, p in self._persons.items())
 
     def search(
-        self, terms: TermVector, vector: DenseVector | None, *, person: str, session: str, k: int | None = None
+        self,
+        terms: TermVector,
+        vector: DenseVector | None,
+        *,
+        person: str,
+        session: str,
+        k: int | None = None,
+        also: TermVector | None = None,
     ) -> list[AcrossHit]:
         """The inputs of `person`'s other sessions that clearly match (score >= :data:`MIN_SCORE`), best first
-        (ties: the newer first), at most `k`."""
+        (ties: the newer first), at most `k`. `also`: words a statement may match besides the query's (the
+        other names of a person the query names: memory/aliases.py) — they add to a statement's match, never
+        to what the query asks to be covered."""
         if not self._loaded:
             self.load()
         with self._lock:
@@ -368,8 +427,13 @@ class AcrossStore:
                 return []
             idf = index.tfidf
             weight = sum(idf.idf(t) for t in terms.counts) if terms.counts else 0.0
-            known = sum(idf.idf(t) for t in terms.counts if t in idf.df) if terms.counts else 0.0
-            bm25 = index.bm25(terms)[:n]
+            searched = terms
+            if also is not None and also.counts:
+                counts = {**also.counts, **terms.counts}
+                searched = TermVector(counts=counts, length=sum(counts.values()), analyzer=terms.analyzer)
+            bm25 = index.bm25(searched)[:n]
+            # (with `also`: a name the store knows stands for the relation the query says, and is counted so)
+            known = sum(idf.idf(t) for t in searched.counts if t in idf.df) if searched.counts else 0.0
             lexical = np.minimum(bm25 / weight, 1.0) if weight > 0 else np.zeros(n, dtype=np.float32)
             cos, defined = index.cosine(vector)
             # Without a vector (the model still loading after a start, or none installed) the words alone decide,
@@ -381,18 +445,25 @@ class AcrossStore:
             order = np.flatnonzero(score >= MIN_SCORE)
             limit = MAX_HITS if k is None else k
             picked: dict[str, tuple[float, _Meta]] = {}
+            said: dict[int, str] = {}  # wording -> the id picked for it (the newest)
             for slot in order[np.argsort(-score[order], kind="stable")].tolist():
                 eid = index.ids[slot]
                 meta = self._meta.get(eid) if eid is not None else None
                 if meta is None or meta.session == session or meta.person != person or not meta.told:
                     continue
-                picked[str(eid)] = (float(score[slot]), meta)
+                if _repeat(picked, said, str(eid), float(score[slot]), meta):
+                    continue
                 if len(picked) >= limit:
                     break
             for eid, (s, meta) in list(picked.items()):  # a later statement of the same thing outranks it
+                if eid not in picked:
+                    continue
                 for later in self._restated(eid, meta, session, person, vector):
+                    lm = self._meta[later]
+                    if lm.wording == meta.wording:  # the same words again: one line (`_repeat`), not two
+                        continue
                     if later not in picked or picked[later][0] <= s:
-                        picked[later] = (s + 1e-3, self._meta[later])
+                        _repeat(picked, said, later, s + 1e-3, lm)
             ranked = sorted(picked.items(), key=lambda p: (-round(p[1][0], 6), -p[1][1].ts_ms, p[0]))[:limit]
             if not picked or self._db is None:
                 return []
@@ -440,7 +511,50 @@ def render(hits: Sequence[AcrossHit], budget_tokens: int) -> AcrossNote:
     if not kept:
         return NONE
     kept.sort(key=lambda kl: (kl[0].ts_ms, kl[0].session, kl[0].seq))
-    return AcrossNote([h for h, _ in kept], "\n".join([HEADER, *(line for _, line in kept)]), used)
+    lines = [line for _, line in kept]
+    for i in _superseded([h.text for h, _ in kept]):  # within the budget: a mark costs a few tokens
+        cost = estimate_tokens(SUPERSEDED) + 1
+        if used + cost <= budget_tokens:
+            used += cost
+            lines[i] = f"- {SUPERSEDED}{lines[i][1:]}"
+    return AcrossNote([h for h, _ in kept], "\n".join([HEADER, *lines]), used)
+
+
+def _superseded(texts: Sequence[str]) -> list[int]:
+    """Which of `texts` (time order) a later one corrects, where the rules can tell (memory/corrections.py: a
+    shared key, a correction cue in the later one's sentence)."""
+    if len(texts) < 2:
+        return []
+    from hologram.memory.corrections import keyed
+
+    read = [keyed(t) for t in texts]
+    return [i for i, (keys, _) in enumerate(read) if keys and any(keys & later for _, later in read[i + 1 :])]
+
+
+def _wording(text: str) -> int:
+    """The words of a statement, case, spacing and punctuation aside, as a number: the same sentence said in
+    several sessions ("I'm trying to drink more water.") is shown once, its newest time — else one often
+    repeated line and its restatements (the same vector) filled all :data:`MAX_HITS` slots of a note
+    (tools/bench/memory_cross.py: 3 of 6 lines one sentence for several English questions)."""
+    return hash(" ".join(re.findall(r"\w+", text.casefold())))
+
+
+def _repeat(picked: dict[str, tuple[float, _Meta]], said: dict[int, str], eid: str, score: float, meta: _Meta) -> bool:
+    """Pick `eid` at `score` unless its wording is picked already; then the newer of the two stays, at the
+    better score. True when it repeated a picked wording (the pick's count did not grow)."""
+    first = said.get(meta.wording)
+    if first is None or first == eid:
+        said[meta.wording] = eid
+        picked[eid] = (max(score, picked[eid][0]) if eid in picked else score, meta)
+        return False
+    best = max(score, picked[first][0])
+    if meta.ts_ms > picked[first][1].ts_ms:
+        del picked[first]
+        said[meta.wording] = eid
+        picked[eid] = (best, meta)
+    else:
+        picked[first] = (best, picked[first][1])
+    return True
 
 
 def _counts(raw: object) -> TermVector | None:

@@ -10,7 +10,7 @@ The stored events never change; this is the request's reading of them only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from datetime import datetime
 
 from hologram.llm import Message
@@ -24,8 +24,11 @@ def day_of(ts: float) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %a")
 
 
-def dated_messages(events: Sequence[Event]) -> list[Message]:
-    """`messages_from_events(events)`, the first input of each day dated when the inputs span days."""
+def dated_messages(events: Sequence[Event], superseded: Set[int] = frozenset()) -> list[Message]:
+    """`messages_from_events(events)`, the first input of each day dated when the inputs span days, and the
+    inputs whose seq is in `superseded` (a later statement corrects them: memory/corrections.py) marked so."""
+    from hologram.memory.corrections import MARK
+
     days = {day_of(e.ts) for e in events if e.kind == "input" and e.ts > 0}
     out: list[Message] = []
     shown: str | None = None
@@ -37,5 +40,7 @@ def dated_messages(events: Sequence[Event]) -> list[Message]:
             day = day_of(event.ts)
             if day != shown:
                 message, shown = Message.user(f"[{day}] {message.content}"), day
+        if event.seq in superseded and event.kind == "input" and isinstance(message.content, str):
+            message = Message.user(f"{MARK} {message.content}")
         out.append(message)
     return out

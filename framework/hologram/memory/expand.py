@@ -69,9 +69,12 @@ def topical_terms(
     weights: Mapping[str, float], share: Callable[[str], float], passages: int, names: Collection[str]
 ) -> dict[str, float]:
     """`weights` without the words that frame the question (:data:`FRAMING`, unless nothing else is left) and
-    the `names` whose `share` of the session's `passages` exceeds :data:`COMMON_SHARE` (module docstring).
+    the `names` whose `share` of the session's `passages` exceeds :data:`COMMON_SHARE` (module docstring),
+    unless nothing else is left either.
     `share`: the index's document share of a term; `names`: the index terms of the input's names."""
     out = {term: weight for term, weight in weights.items() if term not in FRAMING} or dict(weights)
     if passages < MIN_PASSAGES:
         return out
-    return {term: weight for term, weight in out.items() if term not in names or share(term) <= COMMON_SHARE}
+    # a query of common names alone is kept as it was (the same fallback as the framing words)
+    kept = {term: weight for term, weight in out.items() if term not in names or share(term) <= COMMON_SHARE}
+    return kept or out

@@ -8,7 +8,13 @@ not memory (issue 22).
 
 Layout: ``MAGIC``, the header's length (u64 little-endian), the header (JSON: version, ``meta``, each array's
 dtype / shape / offset, the CRC-32 and size of the data), zero padding to 64 bytes, then the arrays, each
-starting at a multiple of 64. Written to a temporary name and renamed: a reader sees a whole file or none.
+starting at a multiple of 64. Written to a temporary name and renamed: a reader sees a whole file or none, and
+a process killed while writing (kill -9) leaves a ``.tmp`` that the next open deletes — the files already
+renamed are untouched (tests/memory/test_index_window.py kills a real process mid-write). No fsync: a killed
+process's written pages are the OS's and reach the disk; only a power loss can leave a renamed file short or
+zeroed, and then its size or CRC-32 check fails at the next open and the session's index is rebuilt from the
+session log (SQLite, ``synchronous=FULL``) — a segment is derived data, so the price of that rare case is time,
+and the price of an fsync per seal would be paid by every turn on the event loop.
 A file that fails any check raises :class:`SegmentError`; segments are derived data (rebuilt from the session
 log by the caller), so damage costs time, never history.
 """
@@ -24,7 +30,7 @@ import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -120,11 +126,17 @@ def write_segment(path: Path, meta: Mapping[str, Any], arrays: Mapping[str, np.n
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as f:
-        f.write(head)
-        f.write(data)
+        _write(f, head, data)
     os.replace(tmp, path)
     layout = {name: (str(d), tuple(int(x) for x in sh), int(o)) for name, (d, sh, o) in entries.items()}
     return Layout(len(head), len(data), json.loads(json.dumps(dict(meta))), layout)
+
+
+def _write(f: BinaryIO, head: bytes, data: bytes) -> None:
+    """The bytes of a segment into its temporary file (a seam: tests/memory/test_index_window.py kills a real
+    process in the middle of it)."""
+    f.write(head)
+    f.write(data)
 
 
 def read_segment(path: Path, *, verify: bool = False, layout: Layout | None = None) -> Segment:

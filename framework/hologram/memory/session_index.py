@@ -25,6 +25,7 @@ import logging
 import math
 import threading
 from array import array
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ __all__ = [
     "TIME_BOOST",
     "TIME_SELECT",
     "TURN_NEIGHBOUR_WEIGHTS",
+    "WINDOW_BYTES",
     "IndexQuery",
     "SessionIndex",
 ]
@@ -56,6 +58,18 @@ log = logging.getLogger("hologram.memory")
 #: (300-700 events) cross it, so the benchmark runs the sealed path; large enough that a turn's previous
 #: turn and a call's results are nearly always still in the tail.
 SEAL_EVENTS = 256
+#: What a session's in-memory tail may weigh (bytes, estimated: :meth:`SessionIndex.tail_bytes`) before it is
+#: sealed, whatever its event count: 256 long tool results held ~50 MB of postings and passage texts in the tail
+#: (issue 39 item 7). The soak's short tool-using turns weigh ~2.6 kB an event in the tail, so they seal at ~100
+#: events; four sessions' tails then swing the kernel by ~1 MB, not ~2.2 MB. ``[memory] index_window_bytes``.
+WINDOW_BYTES = 256 * 1024
+#: Estimated bytes of one event in the tail besides its text (its id, the packed rows, its unit key, the
+#: record's objects), of a posting (two array slots, amortised growth), of a term first seen in the tail (its
+#: dict entry, key and two arrays) and of a term of the record's own counts. Checked against ``tracemalloc``
+#: (tests/memory/test_index_window.py: within a factor of two for short English, Chinese and long events).
+_EVENT_BYTES, _POSTING_BYTES, _TERM_BYTES, _RECORD_TERM_BYTES = 1000, 10, 260, 100
+#: A tail event's text is held about twice (the record's text and its blocks).
+_TEXT_COPIES = 2
 #: Segments of one size tier merged into one (tiered merging: O(log n) segments per session).
 MERGE_FACTOR = 4
 _KIND_CODES = {"input": 1, "response": 2, "tool_result": 3}
@@ -104,11 +118,16 @@ class SessionIndex:
     """Events and passages of one session (module docstring). Append-only, like the session log.
 
     `directory`: where sealed segments live (None: everything stays in the in-memory tail — tests, the
-    inspector's cross-session index). `seal_events`: tail size at which it is sealed into a segment."""
+    inspector's cross-session index). `seal_events`: tail size at which it is sealed into a segment;
+    `window_bytes`: what the tail may weigh before it is sealed with fewer events (:data:`WINDOW_BYTES`)."""
 
-    def __init__(self, directory: Path | None = None, *, seal_events: int = SEAL_EVENTS) -> None:
+    def __init__(
+        self, directory: Path | None = None, *, seal_events: int = SEAL_EVENTS, window_bytes: int = WINDOW_BYTES
+    ) -> None:
         self.directory = directory
         self.seal_events = seal_events
+        self.window_bytes = window_bytes
+        self._tail_bytes = 0
         self._segments: list[_SegmentInfo] = []
         self._segments_lock = threading.Lock()
         self._merging = threading.Lock()
@@ -164,6 +183,12 @@ class SessionIndex:
         return self._base_passage + len(self._passage_event)
 
     @property
+    def tail_bytes(self) -> int:
+        """What the in-memory tail weighs, estimated as it grows (its texts, postings, terms and per-event rows,
+        and the session memory's record of each of its events): what :attr:`window_bytes` bounds."""
+        return self._tail_bytes
+
+    @property
     def sealed(self) -> int:
         """How many events (the oldest) live in segments, not in the tail."""
         return self._base_event
@@ -176,6 +201,20 @@ class SessionIndex:
     def last_segment_first_seq(self) -> int:
         """The seq of the oldest event of the newest segment (0: none): what the session log keeps from."""
         return int(self._segments[-1].first_seq) if self._segments else 0
+
+    def log_start_seq(self) -> int:
+        """The seq after which the session log needs to be held for this index (0: all of it): the last
+        :attr:`seal_events` sealed events and the tail — the previous turn for the scene store, the events to
+        index. Not the newest segment's first seq: after a merge that is one file of thousands of events, and a
+        session read back after its idle release then decoded all of them, every turn (issue 39 item 7)."""
+        if not self._segments:
+            return 0
+        at = max(0, self._base_event - self.seal_events)
+        for info in reversed(self._segments):
+            if info.first_event <= at:
+                seg = read_segment(info.path, layout=info.layout)
+                return max(0, int(seg["seq"][at - info.first_event]) - 1)
+        return 0
 
     @property
     def last_sealed_seq(self) -> int:
@@ -198,9 +237,11 @@ class SessionIndex:
             tmp.unlink(missing_ok=True)
         for path in files:
             try:
-                seg = read_segment(path, verify=True)
+                stamp = _stamp(path)
+                seg = read_segment(path, verify=stamp not in _VERIFIED)
+                _remember_verified(stamp)
                 info = _SegmentInfo.of(seg)
-            except (SegmentError, ValueError, KeyError, TypeError) as exc:
+            except (SegmentError, OSError, ValueError, KeyError, TypeError) as exc:
                 problem = str(exc)
                 break
             if info.first_event != (infos[-1].end_event if infos else 0) or info.first_passage != (
@@ -239,7 +280,7 @@ class SessionIndex:
         """Seal the tail into a segment when it holds :attr:`seal_events` events and (`vectors`: a model is
         computing them) every passage has its vector. Returns how many events were sealed (0: none)."""
         n = len(self._ids)
-        if self.directory is None or n < self.seal_events:
+        if self.directory is None or n == 0 or (n < self.seal_events and self._tail_bytes < self.window_bytes):
             return 0
         if vectors and self.pending(1):
             return 0
@@ -315,6 +356,7 @@ class SessionIndex:
         self.passage_text = []
         self._done_below = 0
         self.postings = {}
+        self._tail_bytes = 0
         self._matrix = None if self._matrix is None else np.zeros((64, self._matrix.shape[1]), dtype=np.int8)
         self._scale = np.zeros(0 if self._matrix is None else 64, dtype=np.float32)
         self._has_vector = np.zeros(0 if self._matrix is None else 64, dtype=bool)
@@ -526,6 +568,9 @@ class SessionIndex:
         """Append one event (log order); returns its position. `terms`: the whole text's, when known;
         `tools`: the tool names its blocks carry (for :meth:`with_tool`)."""
         i = len(self)
+        self._tail_bytes += _EVENT_BYTES + len(event_id) + _TEXT_COPIES * _text_bytes(text)
+        if terms is not None:  # the record's own term counts (a dict entry and a key each)
+            self._tail_bytes += _RECORD_TERM_BYTES * len(terms.counts)
         self._seqs.append(seq)
         self._ids.append(event_id)
         self._kinds.append(_KIND_CODES.get(kind, 0))
@@ -576,14 +621,18 @@ class SessionIndex:
         p = self.passages
         self._passage_event.append(event)
         self._passage_length.append(float(terms.length))
-        self.passage_text.append(text if embed and text.strip() else None)
+        kept = text if embed and text.strip() else None
+        self.passage_text.append(kept)
         self.total_length += terms.length
+        weight = _POSTING_BYTES * len(terms.counts) + (_text_bytes(kept) if kept is not None else 0)
         for term, count in terms.counts.items():
             post = self.postings.get(term)
             if post is None:
+                weight += _TERM_BYTES + len(term)
                 post = self.postings[term] = (array("i"), array("i"))
             post[0].append(p)
             post[1].append(count)
+        self._tail_bytes += weight
 
     # -- dense vectors ----------------------------------------------------------------------------------
 
@@ -632,8 +681,12 @@ class SessionIndex:
         self._matrix[idx] = np.rint(values / peak[:, None] * _LEVELS).astype(np.int8)
         self._scale[idx] = peak / _LEVELS
         self._has_vector[idx] = True
+        texts = self.passage_text
         for p in idx.tolist():
-            self.passage_text[p] = None
+            old = texts[p]
+            if old is not None:  # the text goes, the vector's row stays (int8 + its scale)
+                self._tail_bytes += values.shape[1] + 5 - _text_bytes(old)
+                texts[p] = None
         self._generation += 1
 
     def _passage_rows(self, lo: int, hi: int) -> np.ndarray | None:
@@ -941,6 +994,31 @@ def _total_length(seg: Segment) -> int:
     if offsets.size != terms.size + 1 or (offsets.size and int(offsets[-1]) != seg["slots"].size):
         raise ValueError(f"{terms.size} terms, {offsets.size} offsets, {seg['slots'].size} postings")
     return round(float(seg["passage_length"].astype(np.float64).sum()))
+
+
+#: Segment files whose checksum this process verified, by (path, inode, size, mtime): a session released when
+#: idle ([memory] release_idle_s) is opened again by its next turn, and checking every page of its segments
+#: each time was O(session) work a turn. A file rewritten or damaged since has another stamp and is checked.
+_VERIFIED: OrderedDict[tuple[str, int, int, int], None] = OrderedDict()
+_VERIFIED_KEPT = 4096
+
+
+def _stamp(path: Path) -> tuple[str, int, int, int]:
+    st = path.stat()
+    return str(path), st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _remember_verified(stamp: tuple[str, int, int, int]) -> None:
+    _VERIFIED[stamp] = None
+    _VERIFIED.move_to_end(stamp)
+    while len(_VERIFIED) > _VERIFIED_KEPT:
+        _VERIFIED.popitem(last=False)
+
+
+def _text_bytes(text: str) -> int:
+    """A str's payload as CPython holds it: one byte a character for ASCII, else two (a text with one Han
+    character is stored two bytes a character; Latin-1 text takes one and emoji four, both counted as two)."""
+    return len(text) if text.isascii() else 2 * len(text)
 
 
 def _tier(events: int, seal: int) -> int:

@@ -65,9 +65,11 @@ from hologram.llm import Message
 from hologram.memory.across import ACROSS_DB, OWNER, AcrossHit, AcrossStore, Said, person_of
 from hologram.memory.across import SHARE as ACROSS_SHARE
 from hologram.memory.across import render as render_across
+from hologram.memory.aliases import expansion
 from hologram.memory.blocks import EventRecord
 from hologram.memory.bounds import MAX_EMBEDDED_PASSAGES, MAX_INDEX_CHARS, not_indexed
 from hologram.memory.cold import ColdStore
+from hologram.memory.corrections import Corrections
 from hologram.memory.dated import dated_messages
 from hologram.memory.embed import Embedder, embed_async, load_embedder, load_or_next, preference
 from hologram.memory.fit import fit
@@ -98,7 +100,7 @@ from hologram.memory.recall import (
     Reinsert,
     recall,
 )
-from hologram.memory.session_index import SEAL_EVENTS, IndexQuery, SessionIndex
+from hologram.memory.session_index import SEAL_EVENTS, WINDOW_BYTES, IndexQuery, SessionIndex
 from hologram.memory.session_records import (
     MESSAGE_OVERHEAD,
     Prepared,
@@ -204,6 +206,9 @@ class _Session:
     index_task: asyncio.Task[int] | None = None
     layers: Layers = field(default_factory=Layers)
     """Which layer holds each indexed event, as the last request found it (one byte an event)."""
+    corrections: Corrections = field(default_factory=Corrections)
+    """Which of the session's statements a later one corrects (memory/corrections.py): found as inputs are
+    indexed, read by a request's ranking."""
 
 
 class SessionMemory:
@@ -221,6 +226,7 @@ class SessionMemory:
         log: SessionLog | None = None,
         index_dir: Path | None = None,
         seal_events: int = SEAL_EVENTS,
+        window_bytes: int = WINDOW_BYTES,
         release_idle_s: float | None = RELEASE_IDLE_S,
         log_cache_bytes: int = LOG_CACHE_BYTES,
     ) -> None:
@@ -248,6 +254,9 @@ class SessionMemory:
         self.index_dir = index_dir
         """Where each session's index segments live (``<data>/index/<session>``; None: all in memory)."""
         self.seal_events = seal_events
+        self.window_bytes = window_bytes
+        """What one session's in-memory index tail may weigh before it is sealed to disk (``[memory]
+        index_window_bytes``; session_index.WINDOW_BYTES)."""
         self.graph: GraphMemory | None = None
         """L3 (set by the kernel's wiring, agent/attach.py): recall from the memory graph joins every request's
         note. None: no L3 recall (events L3 already holds still stay out of L1 and L2: ``cold.db`` says which)."""
@@ -277,6 +286,7 @@ class SessionMemory:
         embedder: str | None = None,
         release_idle_s: float | None = RELEASE_IDLE_S,
         log_cache_bytes: int = LOG_CACHE_BYTES,
+        window_bytes: int = WINDOW_BYTES,
     ) -> SessionMemory:
         """Open ``data_dir/cold.db`` and ``vectors.db``, start the Chinese segmenter's warm-up and (unless
         `load_model` is False) load the embedder in a background thread: until it is ready, scoring is BM25
@@ -286,6 +296,7 @@ class SessionMemory:
         memory = cls(
             store, ColdStore(Path(data_dir) / COLD_DB), vectors=VectorCache(Path(data_dir) / VECTORS_DB),
             index_dir=Path(data_dir) / INDEX_DIR, release_idle_s=release_idle_s, log_cache_bytes=log_cache_bytes,
+            window_bytes=window_bytes,
         )  # fmt: skip
         memory.across = AcrossStore(Path(data_dir) / ACROSS_DB)
         # what earlier sessions said, once per across.db (an upgraded data directory, a damaged file set aside)
@@ -380,8 +391,10 @@ class SessionMemory:
         state = self._sessions.get(sid)
         if state is None:
             directory = self.index_dir / _dir_name(sid) if self.index_dir is not None else None
-            index = SessionIndex(directory, seal_events=self.seal_events)
-            state = self._sessions[sid] = _Session(index=index, seen=index.last_sealed_seq)
+            index = SessionIndex(directory, seal_events=self.seal_events, window_bytes=self.window_bytes)
+            state = self._sessions[sid] = _Session(
+                index=index, seen=index.last_sealed_seq, corrections=Corrections(directory)
+            )
             self._evict()
         else:
             self._sessions.move_to_end(sid)
@@ -435,11 +448,21 @@ class SessionMemory:
 
     def _new_events(self, sid: str, state: _Session) -> list[Event]:
         """The session's events after `state.seen`, in log order (the log reads only what was appended; a
-        session new to it is read from the start of the index's last segment, so the scene store still sees
+        session new to it is read from :meth:`SessionIndex.log_start_seq`, so the scene store still sees
         the previous turn)."""
         if not self.log.held(sid):
-            self.log.after(sid, max(0, state.index.last_segment_first_seq - 1))
+            self.log.after(sid, state.index.log_start_seq())
         return self.log.after(sid, state.seen)
+
+    def recent_events(self, sid: str) -> tuple[Event, ...]:
+        """The session's recent events as the log holds them for memory: the last sealed chunk and the tail
+        (the scene store's previous turn, the events to index), never the whole session. `SessionLog.events`
+        of a session not held reads it from its first event: after each idle release ([memory]
+        release_idle_s) the turn's scene step did, decoding the whole session every turn and holding it until
+        the next seal — O(session) CPU and memory a turn (issue 39 item 7)."""
+        if not self.log.held(sid):
+            self.log.after(sid, self._state(sid).index.log_start_seq())
+        return self.log.events(sid)
 
     def _add_to_index(self, state: _Session, events: Sequence[Event], built: Mapping[int, EventRecord | None]) -> None:
         """Add the records of `events` (read after `state.seen`, log order) to the index's tail."""
@@ -462,6 +485,9 @@ class SessionMemory:
             if event.kind == "input":
                 state.last_input = event.seq
                 state.inputs = [*state.inputs[-1:], position]
+                said, partner = event.data.get("text"), event.data.get("partner")
+                if isinstance(said, str):
+                    state.corrections.observe(event.seq, said, str(partner) if partner else None)
 
     def _seal(self, sid: str, state: _Session) -> None:
         """Seal the index's tail into a segment when it is full (and, with a model, every passage has its
@@ -695,6 +721,7 @@ class SessionMemory:
         else:
             forced = HashSet(state.protected).contains(index.hashes) if state.protected else None
             scores = index.scores(await self._query(sid, state, text, now=now, current_input=current))
+            scores = state.corrections.lift(scores, index.position_of_seq)  # a correction above what it corrects
             # L2 (and L3, route 1) compete only with what clearly matches: filling the budget with whatever
             # old events rank above other irrelevant ones would count them as used, and nothing would
             # ever cool. An L3 event that wins is sent in the note, never in the history.
@@ -756,7 +783,8 @@ class SessionMemory:
         )
         text_note = "\n".join(p for p in (note, l3.note, across.note) if p)
         return Prepared(
-            messages=dated_messages(events),  # the date in front when the inputs span days
+            # the date in front when the inputs span days; a statement a later one corrects marked so
+            messages=dated_messages(events, state.corrections.superseded_seqs([e.seq for e in events])),
             note=Message.system(text_note) if text_note else None,
             pruned=[r.id for r in moved],
             pruned_seqs=index.seqs[losers].tolist(),
@@ -822,7 +850,9 @@ class SessionMemory:
             if 0 < store.unembedded() <= ACROSS_EMBED_NOW:  # a few statements the background has not reached
                 await self._index_across(embedder)  # (told just before a restart): scored by BM25 alone, a
         try:  # paraphrase would not reach them
-            return store.search(TermVector.from_text(text), vector, person=person, session=sid)
+            extra = expansion(text, store.names(person))  # "Elena" is "my wife" (memory/aliases.py)
+            also = TermVector.from_text(extra) if extra else None
+            return store.search(TermVector.from_text(text), vector, person=person, session=sid, also=also)
         except Exception as exc:  # derived data: a failure costs the request this note, never the request
             log.error("recall across sessions failed (%s: %s); this request goes without it",
                       type(exc).__name__, exc)  # fmt: skip
@@ -855,6 +885,9 @@ class SessionMemory:
             # partner), a key no question says — so the entity route never fired (issue 39). A hub's facts come
             # only when they share a word with the input, so "my plate" brings the plate, not all of them.
             text = f"{text}\n{self._speaker(sid, state)}"
+        if text.strip() and self.across is not None:  # the other names of a person it names (memory/aliases.py)
+            extra = expansion(text, self.across.names(self._person(sid, state)))
+            text = f"{text}\n{extra}" if extra else text
         try:
             ranked = await graph.ranked(text, hops=hops, session_hits=hits, scene=scene, records=records)
             return self._same_person(sid, state, ranked)

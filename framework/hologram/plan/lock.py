@@ -140,6 +140,8 @@ def plugin_entry(
     entry["provides"] = list(manifest.facilities.provides)
     entry["after"] = list(after)
     entry["start"] = manifest.start.model_dump(mode="json")
+    if not entry["start"]["lazy"]:  # the default: locks of eager plugins read as they did before the key existed
+        del entry["start"]["lazy"]
     if requires:
         entry["requires"] = dict(sorted(requires.items()))
     if optional:

@@ -54,7 +54,8 @@ def tool_result(content: str, *, is_error: bool = False) -> ToolResult:
 
     What a tool returns otherwise is turned into text by the SDK: a ``str`` as it is; ``bytes`` through shared
     memory (the model reads ``<N bytes>``); a dict with a string ``content`` and no keys but ``content``,
-    ``is_error`` and ``blob`` as the result object it looks like (the protocol's shape); anything else — a
+    ``is_error``, ``blob`` and ``mime`` as the result object it looks like (the protocol's shape: a ``blob`` of
+    ``plugin.blob(png)`` with ``mime`` ``"image/png"`` is an image the clients show); anything else — a
     number, a list, ``None``, any other dict (one that has a ``content`` among other keys too) — as compact
     JSON text (``5`` → ``"5"``, ``{"a": 1}`` → ``'{"a":1}'``, non-ASCII kept, what JSON cannot hold as its
     ``str()``). Return ``tool_result(text)`` to say plainly that ``text`` is the answer, e.g. data that has a

@@ -41,6 +41,7 @@ from hologram.rpc import (
     RpcError,
     from_blob,
     open_stdio,
+    parse_ref,
     to_blob,
 )
 from hologram.sdk._jsontypes import argument_problem
@@ -60,7 +61,7 @@ log = logging.getLogger("hologram.sdk")
 SDK_NAME = f"hologram-sdk/{__version__}"
 
 
-RESULT_KEYS = frozenset({"content", "is_error", "blob"})  # the protocol's result object (docs/protocol.md)
+RESULT_KEYS = frozenset({"content", "is_error", "blob", "mime"})  # the protocol's result object (docs/protocol.md)
 
 
 def wire_result(value: Any, runtime: Runtime) -> dict[str, Any]:
@@ -131,6 +132,7 @@ class Runtime:
             protocol.FACILITY_STATUS: self._facility_status,
             protocol.SHUTDOWN: self._shutdown,
             protocol.TURN_EVENT: self._turn_event,
+            protocol.ARENA_RELEASE: self._arena_release,
         }
         for method, handler in self.handlers.items():
             self.connection.register(method, _then_idle_trim(handler))
@@ -157,6 +159,16 @@ class Runtime:
         task.add_done_callback(self._background.discard)
 
     # -- handlers -------------------------------------------------------------------------------------
+
+    async def _arena_release(self, params: Any) -> None:
+        """The kernel is done with regions of our arena it got in an answer (a tool result's blob): free them.
+        A ref that is not ours or not live is ignored — the kernel only ever returns what it was given."""
+        refs = params.get("refs") if isinstance(params, dict) else None
+        if self.own_arena is None or not isinstance(refs, list):
+            return
+        for ref in refs:
+            with contextlib.suppress(Exception):
+                self.own_arena.free(parse_ref(ref))
 
     async def _initialize(self, params: Any) -> dict[str, Any]:
         if not isinstance(params, dict):

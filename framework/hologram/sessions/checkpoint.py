@@ -50,11 +50,14 @@ class WalCheckpointer:
         """Called by the store after each commit: cheap (a counter, and an Event every ``every_commits``)."""
         self._commits += 1
         if self._thread is None:
-            self._start()
+            self.start()
         elif self._commits - self._done >= self.every_commits:
             self._wake.set()
 
-    def _start(self) -> None:
+    def start(self) -> None:
+        """Start the thread (idempotent); the first commit does it if nothing did before."""
+        if self._thread is not None:
+            return
         self._thread = threading.Thread(target=self._run, name="hologram-wal-checkpoint", daemon=True)
         try:
             self._thread.start()

@@ -232,6 +232,12 @@ class SessionStore:
             rows, self._buffered = self._buffered, []
             self._db.executemany(_INSERT_RESULT_IF_MISSING, rows)
 
+    def start_checkpoints(self) -> None:
+        """Start the WAL checkpoint thread now rather than at the first commit (a first turn then does not
+        start a thread: issue 39 item 9). A store without WAL has none."""
+        if self._checkpointer is not None:
+            self._checkpointer.start()
+
     def _committed(self) -> None:
         self.commits += 1
         checkpointer = self._checkpointer

@@ -26,6 +26,7 @@ from hologram.rpc import (
     RequestTimeout,
     RingWriter,
     RpcError,
+    from_blob,
 )
 from hologram.supervisor.gate import StartGate
 from hologram.supervisor.inproc import InprocLoader
@@ -35,6 +36,9 @@ from hologram.supervisor.state import State
 from hologram.tools.outcome import ToolOutcome
 
 log = logging.getLogger("hologram.supervisor")
+
+#: The reason shown for a ``[start] lazy`` plugin not started yet (`hologram status`, the plugins tab).
+ON_DEMAND_REASON = "lazy: starts at the first call of its tools"
 
 KernelMethod = Callable[..., Any]
 ChangeListener = Callable[[ManagedPlugin], None]
@@ -122,18 +126,68 @@ class Supervisor:
     # -- the graph walk --------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """The kernel is up: its facilities are ready; spawn whatever can go now."""
+        """The kernel is up: its facilities are ready; spawn whatever can go now. A `lazy` plugin that may wait
+        (`waits_for_a_call`) is left stopped, its tools offered, until the first call of one of them."""
         self.kernel_ready = True
         self.started_at = time.monotonic()
+        for plugin in self.plugins.values():
+            if plugin.state is State.WAITING and plugin.wanted and self.waits_for_a_call(plugin):
+                plugin.on_demand = True
+                self._set(plugin, State.STOPPED, ON_DEMAND_REASON)
         self.schedule()
+
+    def waits_for_a_call(self, plugin: ManagedPlugin) -> bool:
+        """``[start] lazy`` and nothing needs it running before a tool call: no stage hook (hooks run in every
+        turn), tools to be called by, and no plugin that requires or orders itself after its facilities (it
+        would wait for them)."""
+        spec = plugin.spec
+        return bool(spec.lazy and spec.plugin.tools and not spec.plugin.stages and not self.dependents.get(plugin.name))
+
+    async def _start_on_demand(self, plugin: ManagedPlugin) -> None:
+        """Start a plugin left stopped for its first tool call (or join a start under way) and wait until it is
+        ready or its start ended otherwise, at most twice its start timeout (it may queue at the gate)."""
+        if plugin.on_demand and plugin.state is State.STOPPED and plugin.wanted:
+            log.info("[%s] started by the first call of its tools", plugin.name)
+            self._start(plugin)
+        if plugin.state not in (State.WAITING, State.STARTING):
+            return
+        settled = asyncio.Event()
+
+        def check(changed: ManagedPlugin | None = None) -> None:
+            if plugin.state not in (State.WAITING, State.STARTING):
+                settled.set()
+
+        self.listeners.append(check)
+        try:
+            check()
+            await asyncio.wait_for(settled.wait(), 2 * plugin.spec.start_timeout_s)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            self.listeners.remove(check)
 
     def schedule(self) -> None:
         if self._shutting_down:
             return
         for name in self.order:
             plugin = self.plugins[name]
-            if plugin.state is State.WAITING and plugin.wanted and not self.blockers(plugin):
-                self._launch(plugin)
+            if plugin.state is State.WAITING and plugin.wanted:
+                blockers = self.blockers(plugin)
+                if not blockers:
+                    self._launch(plugin)
+                else:
+                    self._wake_on_demand(provider for _, provider in blockers)
+
+    def _wake_on_demand(self, providers: Iterable[str]) -> None:
+        """Start the `[start] lazy` providers a waiting plugin needs: a plugin added while the kernel runs
+        (`hologram plugin add`) may require a facility of one left stopped until its first tool call, and would
+        otherwise wait for a call that never comes."""
+        for provider in providers:
+            other = self.plugins.get(provider)
+            if other is not None and other.on_demand and other.state is State.STOPPED and other.wanted:
+                log.info("[%s] started for a plugin that requires its facilities", other.name)
+                other.on_demand = False
+                self._start(other)
 
     def _providers_of(self, plugin: ManagedPlugin) -> set[str]:
         providers = set(plugin.spec.requires.values())
@@ -346,13 +400,16 @@ class Supervisor:
     # -- what the agent turn uses ------------------------------------------------------------------------
 
     def tool_catalog(self) -> list[dict[str, Any]]:
-        """Tools of plugins that are ready now; a crashed plugin's tools are detached with it."""
-        return [
-            {**tool, "plugin": plugin.name}
-            for name in self.order
-            if (plugin := self.plugins[name]).state is State.READY
-            for tool in plugin.tools.values()
-        ]
+        """Tools of plugins that are ready now, and the manifest's tools of those left stopped until a call
+        (`start`); a crashed plugin's tools are detached with it."""
+        catalog = []
+        for name in self.order:
+            plugin = self.plugins[name]
+            if plugin.state is State.READY:
+                catalog += [{**tool, "plugin": name} for tool in plugin.tools.values()]
+            elif plugin.on_demand and plugin.wanted and plugin.state is not State.FAILED:
+                catalog += [{**tool, "plugin": name} for tool in plugin.manifest_tools()]
+        return catalog
 
     async def invoke_tool(
         self,
@@ -371,16 +428,28 @@ class Supervisor:
         Cancelling the caller, or the timeout, sends the plugin `$/cancel`; after a timeout its final
         answer within `grace` s comes as `RequestTimeout.answer` (see `Connection.request`), a `ToolOutcome`."""
         plugin = self._get(plugin_name)
+        if plugin.on_demand and plugin.state is not State.READY:
+            await self._start_on_demand(plugin)
         if plugin.state is not State.READY or plugin.runtime is None:
             raise RpcError(NOT_READY, f"plugin {plugin_name} is {plugin.state.value}")
         params = {"name": tool, "arguments": arguments, "call_id": call_id, "session_id": session_id}
+        runtime = plugin.runtime
+        arenas = {arena.id: arena for arena in runtime.arenas}
+
+        def read_blob(blob: Any) -> bytes:
+            return from_blob(blob, arenas)
+
         try:
-            answer = await plugin.runtime.connection.request(protocol.TOOL_INVOKE, params, timeout=timeout, grace=grace)
+            answer = await runtime.connection.request(protocol.TOOL_INVOKE, params, timeout=timeout, grace=grace)
         except RequestTimeout as exc:
             if exc.answer is not None:
-                exc.answer = ToolOutcome.of(exc.answer)
+                late = exc.answer
+                exc.answer = ToolOutcome.of(late)
+                await _release_blob(runtime.connection, late)
             raise
-        return ToolOutcome.of(answer)
+        outcome = ToolOutcome.of(answer, read_blob)
+        await _release_blob(runtime.connection, answer)  # copied out above: the plugin may free its region
+        return outcome
 
     async def invoke_stage(self, plugin_name: str, stage: str, context: dict[str, Any], *, timeout: float) -> Any:
         """Run one plugin's hook for `stage`; returns what the hook returned (changes, deny, respond)."""
@@ -402,6 +471,7 @@ class Supervisor:
     async def stop_plugin(self, name: str, reason: str = "stopped by `hologram plugin stop`") -> None:
         plugin = self._get(name)
         plugin.wanted = False
+        plugin.on_demand = False  # stopped by a person: its tools go with it, a call does not start it
         self._cancel_restart(plugin)
         if plugin.state.running:
             self._set(plugin, State.STOPPING, "")
@@ -563,6 +633,7 @@ class Supervisor:
                     "ready_facilities": sorted(plugin.ready_facilities),
                     "waiting_on": waiting,
                     "reason": self.waiting_reason(plugin) if plugin.state is State.WAITING else plugin.reason,
+                    "on_demand": plugin.on_demand and plugin.state is State.STOPPED,  # `[start] lazy`, not started
                     "status": plugin.status if plugin.state is State.READY else "",
                     "tools": sorted(k for k, t in plugin.tools.items() if t.get("session") is None),
                 }
@@ -575,3 +646,15 @@ async def _quietly(coroutine: Any) -> None:
         await coroutine
     except Exception as exc:  # a dependent that went away while being told is not an error
         log.debug("notification failed: %s", exc)
+
+
+async def _release_blob(connection: Any, answer: Any) -> None:
+    """``arena/release`` for a blob ref a tool answer carried (docs/protocol.md section 3: a ref in an answer
+    stays the plugin's until the receiver says so); without it every screenshot kept its region for good."""
+    blob = answer.get("blob") if isinstance(answer, dict) else None
+    ref = blob.get("ref") if isinstance(blob, dict) else None
+    if isinstance(ref, dict):
+        try:
+            await connection.notify(protocol.ARENA_RELEASE, {"refs": [ref]})
+        except Exception:  # the plugin went away: its arena goes with it
+            log.debug("arena/release not sent", exc_info=True)

@@ -97,6 +97,10 @@ class PluginSpec:
     def restart(self) -> str:
         return self.plugin.start.restart
 
+    @property
+    def lazy(self) -> bool:
+        return self.plugin.start.lazy
+
 
 @dataclass
 class Handlers:
@@ -149,6 +153,8 @@ class ManagedPlugin:
         self.state = State.WAITING
         self.reason = ""
         self.wanted = True  # False after `hologram plugin stop`: never started automatically
+        # `[start] lazy`: left stopped at `hologram up` until the first call of one of its tools (supervisor)
+        self.on_demand = False
         self.restarts = 0
         self.started_at: float | None = None
         self.ready_at: float | None = None
@@ -190,6 +196,10 @@ class ManagedPlugin:
         """Set configuration ``key`` for every start of this kernel, over what settings.toml says."""
         self.pinned[key] = value
         self.config_override[key] = value
+
+    def manifest_tools(self) -> list[dict[str, Any]]:
+        """The manifest's tools as a start would list them before the plugin's own answer (`_accept_handshake`)."""
+        return [tool.model_dump(mode="json") for tool in self.spec.plugin.tools]
 
     # -- facts ----------------------------------------------------------------------------------------
 
@@ -276,7 +286,7 @@ class ManagedPlugin:
                 "install matching versions of hologram and the plugin",
                 permanent=True,
             )
-        tools = {tool.name: tool.model_dump(mode="json") for tool in self.spec.plugin.tools}
+        tools = {tool["name"]: tool for tool in self.manifest_tools()}
         for tool in answer.get("tools") or []:
             if isinstance(tool, dict) and isinstance(tool.get("name"), str):
                 tools[tool["name"]] = {**tools.get(tool["name"], {}), **tool}

@@ -95,6 +95,12 @@ PRELOAD_OPTIONAL = (
     # +0.5 MB private in http for the life of the process (9.6 -> 9.1 MB after serving, the tree's total the
     # same: tools/bench/sweep.py --only turn,footprint).
     "hologram_plugins.http.openai_api",
+    # The turn API's params, whose `StartParams` checks every turn http starts (POST /api/turns, /v1's chat
+    # completions: hologram_plugins/http/channel.py): imported in http at its first turn, it made that turn 6.4x a
+    # warm one (~50-180 ms of pydantic and dataclass class building on the 2-core host, issue 39 item 9); here it
+    # is ~0.4 MB shared instead of the same private in http once a turn came. Its validator is built by
+    # `build_models` below.
+    "hologram.api.params",
     "hologram_plugins.mcp",  # its config and a lazy /mcp app; the MCP SDK loads only with a server configured
     "hologram_plugins.notes",
     "hologram_plugins.qq",  # its config only; websockets and markdown-it-py load only when QQ is configured
@@ -113,6 +119,11 @@ MAX_MESSAGE = 1024 * 1024  # a request carries the whole environment; the kernel
 MAX_FDS = 64
 
 
+#: Pydantic models of the preloaded modules built before the fork (``defer_build`` leaves it to their first
+#: validation, which would run in a child, on its event loop, into its own memory): (module, class).
+PRELOAD_MODELS = (("hologram.api.params", "StartParams"),)
+
+
 def preload() -> None:
     """What every SDK plugin imports; children find it in sys.modules instead of importing it again."""
     for name in PRELOAD:
@@ -120,6 +131,17 @@ def preload() -> None:
     for name in PRELOAD_OPTIONAL:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
+    build_models()
+
+
+def build_models() -> None:
+    """Build the validators of `PRELOAD_MODELS` whose module was preloaded (a model's first check in a child is
+    then a call, not a schema build)."""
+    for module, name in PRELOAD_MODELS:
+        loaded = sys.modules.get(module)
+        model = getattr(loaded, name, None)
+        if model is not None:
+            model.model_rebuild()
 
 
 def send(sock: socket.socket, message: dict[str, Any]) -> None:

@@ -71,9 +71,28 @@ class TurnTasks(RequestHandler):
                 raise TaskNotFoundError(message=f"there is no task {task_id!r}") from None
             raise InternalError(message=exc.message) from None
 
+    async def _task(self, read: dict[str, Any], history_length: int | None = None) -> pb.Task:
+        """The task of ``read``, with the images its tool calls returned (each read with ``media/read``)."""
+        session = str(read.get("session") or "")
+        refs = [ref for _, ref in tasks.image_refs(list(read.get("items") or []))]
+        return tasks.task_of(read, history_length, await self._images(session, refs))
+
+    async def _images(self, session: str, refs: list[dict[str, Any]]) -> tasks.Images:
+        """The bytes of each reference; one the kernel no longer has (pruned, deleted) is left out."""
+        import base64
+
+        found: tasks.Images = {}
+        for ref in refs:
+            try:
+                answer = await self.turns("media_read", session=session, id=str(ref.get("id")))
+            except RpcError:
+                continue
+            found[str(answer["id"])] = (str(answer.get("mime")), base64.b64decode(str(answer.get("data") or "")))
+        return found
+
     async def on_get_task(self, params: pb.GetTaskRequest, context: ServerCallContext) -> pb.Task | None:
         length = params.history_length if params.HasField("history_length") else None
-        return tasks.task_of(await self.read(params.id), length)
+        return await self._task(await self.read(params.id), length)
 
     async def on_list_tasks(self, params: pb.ListTasksRequest, context: ServerCallContext) -> pb.ListTasksResponse:
         raise UnsupportedOperationError(message="ListTasks is not offered; GetTask reads a task by its id")
@@ -87,7 +106,7 @@ class TurnTasks(RequestHandler):
             turn, _ = await self._begin(session, message)
             if not params.configuration.return_immediately:
                 await self._settle(listener, session, turn)
-        return tasks.task_of(await self.read(tasks.task_id(session, turn)))
+        return await self._task(await self.read(tasks.task_id(session, turn)))
 
     async def on_message_send_stream(
         self, params: pb.SendMessageRequest, context: ServerCallContext
@@ -97,7 +116,7 @@ class TurnTasks(RequestHandler):
         with self.sessions.listen(session) as listener:
             turn, queued = await self._begin(session, message)
             if message.task_id:  # an answer to input-required: the task as it is now, then its updates
-                yield tasks.task_of(await self.read(message.task_id))
+                yield await self._task(await self.read(message.task_id))
             else:
                 yield tasks.started_task(session, turn, queued, message)
             async for update in self._updates(listener, session, turn):
@@ -112,7 +131,7 @@ class TurnTasks(RequestHandler):
             if read.get("status") == "ended":
                 raise UnsupportedOperationError(message=f"task {params.id} has ended; GetTask reads it")
             await self.turns("watch", session=session, approvals=True, client=CLIENT)
-            yield tasks.task_of(await self.read(params.id))
+            yield await self._task(await self.read(params.id))
             async for update in self._updates(listener, session, turn):
                 yield update
 
@@ -125,7 +144,7 @@ class TurnTasks(RequestHandler):
                 raise TaskNotCancelableError(message=f"task {params.id} has ended ({state})")
             await self.turns("cancel", session=session, turn=turn)
             await self._settle(listener, session, turn, until_end=True, timeout=CANCEL_WAIT_S)
-        return tasks.task_of(await self.read(params.id))
+        return await self._task(await self.read(params.id))
 
     # -- the steps ----------------------------------------------------------------------------------------
 
@@ -221,7 +240,7 @@ class TurnTasks(RequestHandler):
                 read = await self.read(tasks.task_id(session, turn))
                 state = tasks.state_of(read)
                 if read.get("status") == "ended" or state == pb.TASK_STATE_INPUT_REQUIRED:
-                    yield tasks.task_of(read)  # missed the end: the task as it is (the client takes the latest)
+                    yield await self._task(read)  # missed the end: the task as it is (the client takes the latest)
                     return
                 continue
             if event.get("turn") != turn:
@@ -230,6 +249,13 @@ class TurnTasks(RequestHandler):
             if kind == "content.delta" and event.get("text"):
                 yield tasks.answer_chunk(session, turn, str(event["text"]), append=streamed, last=False)
                 streamed = True
+            elif kind == "tool.result" and event.get("images"):  # a screenshot: an artifact of its own, now
+                refs = [r for r in event["images"] if isinstance(r, dict)]
+                images = await self._images(session, refs)
+                for ref in refs:
+                    if ref.get("id") in images:
+                        artifact = tasks.image_artifact(str(event.get("tool") or ""), ref["id"], *images[ref["id"]])
+                        yield tasks.image_update(session, turn, artifact)
             elif kind == "approval.requested":
                 text = tasks.approval_text(str(event.get("tool") or "a tool"), str(event.get("summary") or ""))
                 yield tasks.status_update(session, turn, pb.TASK_STATE_INPUT_REQUIRED, text, f"{event.get('item')}.ask")

@@ -14,6 +14,10 @@ turn's live events. States, from the turn:
 | ended: ``cancelled`` | ``canceled`` |
 | ended: ``error`` | ``failed`` |
 
+A tool result's images (a browser screenshot: ``tool.result``'s ``images``, read with ``media/read``) are artifacts
+of their own, ``image.<id>``, one part each with the bytes and their media type — in the task and, live, as an
+artifact update when the result comes.
+
 The types are the ``a2a-sdk``'s (protocol buffers of A2A 1.0); its JSON-RPC layer writes them as v1.0 JSON, or
 as v0.3 JSON for a v0.3 client.
 """
@@ -156,9 +160,36 @@ def state_of(read: dict[str, Any]) -> Any:
     return pb.TASK_STATE_FAILED
 
 
-def task_of(read: dict[str, Any], history_length: int | None = None) -> pb.Task:
+Images = dict[str, tuple[str, bytes]]  # a media id → (mime, bytes), as ``media/read`` answered
+
+
+def image_refs(items: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """``(tool, reference)`` of every image the turn's tool calls returned, in order."""
+    return [
+        (str(item.get("tool") or ""), ref)
+        for item in items
+        if item.get("type") == "tool_call"
+        for ref in item.get("images") or []
+        if isinstance(ref, dict) and isinstance(ref.get("id"), str)
+    ]
+
+
+def image_artifact(tool: str, media_id: str, mime: str, data: bytes) -> pb.Artifact:
+    """One image a tool returned, as an artifact of its own (a client saves or shows the file part)."""
+    name = f"{tool or 'tool'}-{media_id[:12]}.{mime.rsplit('/', 1)[-1]}"
+    part = pb.Part(raw=data, media_type=mime, filename=name)
+    return pb.Artifact(artifact_id=f"image.{media_id[:16]}", name=name, parts=[part])
+
+
+def image_update(session: str, turn: str, artifact: pb.Artifact) -> pb.TaskArtifactUpdateEvent:
+    return pb.TaskArtifactUpdateEvent(
+        task_id=task_id(session, turn), context_id=session, artifact=artifact, append=False, last_chunk=True
+    )
+
+
+def task_of(read: dict[str, Any], history_length: int | None = None, images: Images | None = None) -> pb.Task:
     """``turn/read``'s answer as a Task: its state, the user's and the agent's messages as history, the answer
-    as the ``answer`` artifact."""
+    as the ``answer`` artifact, each image of ``images`` its tool calls returned as an ``image.<id>`` one."""
     session, turn = str(read["session"]), str(read["turn"])
     tid = task_id(session, turn)
     items = list(read.get("items") or [])
@@ -188,6 +219,10 @@ def task_of(read: dict[str, Any], history_length: int | None = None) -> pb.Task:
     task = pb.Task(id=tid, context_id=session, status=status, history=history)
     if answer:
         task.artifacts.append(pb.Artifact(artifact_id=ANSWER, name=ANSWER, parts=[pb.Part(text=answer)]))
+    for tool, ref in image_refs(items):
+        found = (images or {}).get(ref["id"])
+        if found is not None:
+            task.artifacts.append(image_artifact(tool, ref["id"], *found))
     if history_length is not None and history_length >= 0:
         del task.history[: max(0, len(task.history) - history_length)]
     return task

@@ -9,8 +9,9 @@ started again on the next call.
 
 ``browser_read`` returns the page's text and its interactive elements numbered ``[n]``; ``browser_click(n)``
 and ``browser_type(n, text, submit)`` act on those numbers like a person (mouse events, typed text, Enter).
-``browser_screenshot`` saves a PNG under ``<data>/screenshots/`` and returns its path (the kernel sends the
-model text only; the PNG also rides in the result's ``blob``).
+``browser_screenshot`` saves a PNG under ``<data>/screenshots/`` and returns its path; the PNG also rides in the
+result's ``blob`` with ``mime`` ``image/png``, which the kernel keeps in its media store and shows the clients
+(the web page's tool card); the model is sent the text only.
 """
 
 from __future__ import annotations
@@ -217,7 +218,7 @@ async def browser_screenshot(ctx: ToolContext, full_page: bool = False) -> Any:
         path.write_bytes(png)
         page = await browser.read(tab)
         content = f"screenshot of {page.get('url')} saved: {path} ({len(png)} bytes, PNG)"
-        return {"content": content, "blob": plugin.blob(png)}
+        return {"content": content, "blob": plugin.blob(png), "mime": "image/png"}
 
     return await _run(act, ctx)
 

@@ -236,6 +236,35 @@ async def session(request: Request, channel: Channel) -> Response:
     return json_response({"deleted": bool(result.get("deleted"))})
 
 
+MEDIA_ID = frozenset("0123456789abcdef")
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})  # never served as anything else
+MEDIA_HEADERS = {
+    "x-content-type-options": "nosniff",
+    # an id is the bytes' sha256: what it names never changes, so the browser may keep it (privately: no proxy)
+    "cache-control": "private, max-age=31536000, immutable",
+    "content-security-policy": "default-src 'none'; sandbox",  # opened alone in a tab: an image, nothing else
+    "referrer-policy": "no-referrer",
+}
+
+
+@route("/api/sessions/{sid}/media/{mid}", ["GET"])
+async def media(request: Request, channel: Channel) -> Response:
+    """An image a tool result of the session carried (``tool.result``'s ``images[].id``), through ``media/read``:
+    only the session's own (the kernel checks the pair), only an image type, never sniffed as anything else."""
+    sid = _session_id(request.path_params["sid"])
+    mid = str(request.path_params["mid"])
+    if len(mid) != 64 or not set(mid) <= MEDIA_ID:
+        return error(404, "not_found", "an image id is 64 lowercase hex characters (a tool.result's images[].id)")
+    answer = await channel.turns("media_read", session=sid, id=mid)
+    mime = str(answer.get("mime"))
+    if mime not in IMAGE_TYPES:
+        return error(502, "upstream", f"the kernel answered {mime[:40]!r} for an image")
+    import base64
+
+    data = base64.b64decode(str(answer.get("data") or ""))
+    return Response(data, media_type=mime, headers={**MEDIA_HEADERS, "etag": f'"{mid}"'})
+
+
 # -- pass-throughs to the kernel's admin facilities ----------------------------------------------------------
 
 

@@ -2,7 +2,9 @@
 
 - text blocks are the content, joined by blank lines; ``structuredContent`` without any text is its JSON;
 - an image (or audio) block is named in the text (``[image: image/png, 12,345 bytes]``) and its bytes go
-  along as the result's blob (the arena: `Plugin.blob`; the first such block — the model is sent text);
+  along as the result's blob (the arena: `Plugin.blob`; the first such block — the model is sent text); an
+  image's ``mime`` goes with it, so the kernel keeps it and the clients show it (docs/protocol.md, "An image
+  for the clients");
 - an embedded resource's text is included under its URI; a binary one and a resource link are named;
 - ``isError`` is the tool result's ``is_error``: the model sees ``error: …`` and can correct itself.
 """
@@ -29,6 +31,7 @@ def as_tool_result(result: types.CallToolResult, blob: Callable[[bytes], dict[st
     """The ``tool/invoke`` answer for ``result``; ``blob`` wraps bytes (`Plugin.blob`)."""
     parts: list[str] = []
     attached: dict[str, Any] | None = None
+    mime: str | None = None
     for block in result.content:
         if isinstance(block, types.TextContent):
             parts.append(block.text)
@@ -41,6 +44,7 @@ def as_tool_result(result: types.CallToolResult, blob: Callable[[bytes], dict[st
             parts.append(f"[{kind}: {block.mime_type}, {len(data):,} bytes]")
             if attached is None:
                 attached = blob(data)
+                mime = block.mime_type if kind == "image" else None
         elif isinstance(block, types.EmbeddedResource):
             resource = block.resource
             if isinstance(resource, types.TextResourceContents):
@@ -57,4 +61,6 @@ def as_tool_result(result: types.CallToolResult, blob: Callable[[bytes], dict[st
         answer["is_error"] = True
     if attached is not None:
         answer["blob"] = attached
+        if mime:
+            answer["mime"] = mime
     return answer

@@ -25,6 +25,7 @@ session only those tools: it is said on stderr.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import os
 import sys
@@ -61,7 +62,15 @@ from hologram.api import turn as api
 from hologram.channels.acp.content import PromptBlock, input_of
 from hologram.channels.acp.kernel import KernelLink
 from hologram.channels.acp.mcp import server_specs
-from hologram.channels.acp.updates import DECISIONS, STOP_REASONS, LiveTurn, permission_options, replay
+from hologram.channels.acp.updates import (
+    DECISIONS,
+    STOP_REASONS,
+    LiveTurn,
+    permission_options,
+    replay,
+    stored_images,
+    with_images,
+)
 from hologram.clients import TurnClient
 from hologram.clients.errors import ConnectionClosed, HologramError, RpcError
 
@@ -186,6 +195,12 @@ class HologramAgent:
             raise request_error(exc) from None
         for update in replay(events):
             await self._send(session_id, update)
+        for call_id, data, refs in stored_images(events):  # the tool calls' images, after their text
+            shown = await self._images(client, session_id, refs)
+            if shown:
+                status, is_error = str(data.get("status") or "ok"), bool(data.get("is_error"))
+                text = str(data.get("content") or "")[:2000]
+                await self._send(session_id, with_images(call_id, status, is_error, text, shown))
         self.sessions[session_id] = Session(cwd, list(mcp_servers or []))
         await self._connect_mcp(client, session_id)
         return LoadSessionResponse()
@@ -272,6 +287,11 @@ class HologramAgent:
             async for event in stream:
                 for update in live.updates(event):
                     await self._send(session_id, update)
+                if isinstance(event, api.ToolResult) and event.images:  # a screenshot: shown after its text
+                    shown = await self._images(client, session_id, event.images)
+                    if shown:
+                        update = with_images(event.call_id, event.status, event.is_error, event.content, shown)
+                        await self._send(session_id, update)
                 if isinstance(event, api.ApprovalRequested):
                     running.asking[event.approval] = asyncio.ensure_future(self._ask(client, event))
                 elif isinstance(event, api.ApprovalResolved):  # decided (here, elsewhere, by the timeout)
@@ -337,6 +357,18 @@ class HologramAgent:
         with contextlib.suppress(RpcError, ConnectionClosed, HologramError):
             client = await self.link.client()
             await client.cancel(session_id, running.turn)
+
+    async def _images(self, client: TurnClient, session_id: str, refs: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        """The images of a result, ``(base64, mime)`` each, read with ``media/read``; one the kernel no longer
+        has (pruned, deleted) is left out."""
+        shown = []
+        for ref in refs:
+            try:
+                found, data = await client.media_read(session_id, str(ref.get("id")))
+            except RpcError:
+                continue
+            shown.append((base64.b64encode(data).decode("ascii"), str(found.get("mime") or "image/png")))
+        return shown
 
     async def _send(self, session_id: str, update: Any) -> None:
         assert self.editor is not None

@@ -6,7 +6,9 @@
 - ``tool.output`` → ``tool_call_update`` with the call's output so far;
 - ``approval.resolved`` approved → ``tool_call_update`` ``in_progress`` (the request itself is
   ``session/request_permission``, `agent`);
-- ``tool.result`` → ``tool_call_update`` ``completed`` or ``failed``, with the result;
+- ``tool.result`` → ``tool_call_update`` ``completed`` or ``failed``, with the result; one that carried images
+  (a browser screenshot) → a second ``tool_call_update`` with the text and the images (`with_images`: their
+  bytes come from ``media/read``, a round trip the text does not wait for);
 - ``turn.ended`` → what a ``before_output`` hook added to the answer; then the prompt's ``stopReason``.
 
 Both directions give the editor the same picture: `replay` turns the stored events of ``sessions/read`` into
@@ -22,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from acp.helpers import (
+    image_block,
     start_tool_call,
     text_block,
     tool_content,
@@ -117,6 +120,26 @@ def _result(call_id: str, status: str, is_error: bool, content: str) -> ToolCall
         content=[tool_content(text_block(content))] if content else None,
         raw_output={"status": status, "is_error": is_error},
     )
+
+
+def with_images(
+    call_id: str, status: str, is_error: bool, content: str, images: list[tuple[str, str]]
+) -> ToolCallProgress:
+    """A result's update again, its text followed by its images (``(base64, mime)`` each) as image blocks: a
+    ``tool_call_update``'s content replaces the call's, so the text is sent with them."""
+    done = _result(call_id, status, is_error, content)
+    blocks = [*(done.content or []), *(tool_content(image_block(data, mime)) for data, mime in images)]
+    return done.model_copy(update={"content": blocks})
+
+
+def stored_images(events: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
+    """The stored tool results that carried images: ``(call_id, data, images)`` each, for a replay to add them."""
+    out = []
+    for event in events:
+        data = event.get("data")
+        if event.get("kind") == "tool_result" and isinstance(data, dict) and isinstance(data.get("images"), list):
+            out.append((str(event.get("call_id")), data, [i for i in data["images"] if isinstance(i, dict)]))
+    return out
 
 
 class LiveTurn:

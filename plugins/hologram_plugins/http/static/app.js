@@ -74,7 +74,8 @@
   /** An element: el("button", {class: "x", text: "..."}, child...) — text is always set as text, never HTML.
    *  `i18n: key` or `i18n: [key, vars]` shows a string of i18n.js and marks it, so a switch of language
    *  relabels it wherever it is (an old tool card too); `i18nTitle: key` does the same for the tooltip, and
-   *  `i18nLabel: key` for the label a table cell shows when a narrow screen stacks its row (app.css). */
+   *  `i18nLabel: key` for the label a table cell shows when a narrow screen stacks its row (app.css), `i18nAlt:
+   *  [key, vars]` for an image's alt text. */
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
@@ -83,6 +84,11 @@
       else if (k === "i18n") { if (Array.isArray(v)) window.i18n.label(node, v[0], v[1]); else window.i18n.label(node, v); }
       else if (k === "i18nTitle") { node.dataset.i18nTitle = v; node.title = t(v); }
       else if (k === "i18nLabel") { node.dataset.i18nLabel = v; node.dataset.label = t(v); } // a stacked cell's label
+      else if (k === "i18nAlt") { // an image's alt text: [key, vars]
+        node.dataset.i18nAlt = v[0];
+        node.dataset.i18nVars = JSON.stringify(v[1] || {});
+        node.alt = t(v[0], v[1]);
+      }
       else if (k === "class") node.className = v;
       else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
       else if (k === "dataset") Object.assign(node.dataset, v);

@@ -58,7 +58,7 @@
       case "approval.requested": turn.approvalRequested(ev); H.follow.approvalArrived(); break;
       case "approval.resolved": turn.decided(ev.call_id, ev); break;
       case "tool.output": turn.output(ev); break;
-      case "tool.result": turn.result(ev.call_id, ev.tool, ev.content, ev.status, ev.is_error); break;
+      case "tool.result": turn.result(ev.call_id, ev.tool, ev.content, ev.status, ev.is_error, ev.images); break;
       case "turn.error": turn.error(ev); break;
       case "turn.ended": turn.ended(ev); busy.delete(ev.turn); setBusy(); break;
       default: break; // a type this page does not know yet: skipped (new types are additive)
@@ -92,7 +92,7 @@
         // the decision is stored with the result; a call the rules allowed or refused was never asked
         const approval = d.approval;
         if (approval && approval.by !== "policy") turn.decided(e.call_id, approval);
-        turn.result(e.call_id, d.name, d.content, d.status, d.is_error);
+        turn.result(e.call_id, d.name, d.content, d.status, d.is_error, d.images);
       } else if (e.kind === "output") {
         turn.ended({ stop_reason: d.stop_reason || d.ended_by || "answer" });
       }

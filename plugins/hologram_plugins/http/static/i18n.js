@@ -1,7 +1,7 @@
 // Every string the page shows, in English and Simplified Chinese. The language comes from
 // navigator.language (zh* → zh-CN) unless the user picked one with the header switch (kept in localStorage).
 // Elements carry data-i18n="key" (text, with data-i18n-vars='{"name": value}' when the string has placeholders)
-// or data-i18n-placeholder / data-i18n-title / data-i18n-label; app code calls t(key, vars) or builds such elements with
+// or data-i18n-placeholder / data-i18n-title / data-i18n-label / data-i18n-alt (an image's, with data-i18n-vars); app code calls t(key, vars) or builds such elements with
 // hologram.el's `i18n` attribute. What the page shows is relabelled from these marks on a switch — old tool
 // cards and states included — so nothing drawn earlier stays in the other language. A var may itself be a
 // string of the table: {"t": "chat.by.http"} (who approved, a stop reason).
@@ -68,6 +68,9 @@ const STRINGS = {
     "chat.arguments": "Arguments",
     "chat.output": "Output",
     "chat.result": "Result",
+    "chat.images": "Images",
+    "chat.image_alt": "Image from {tool}",
+    "chat.image_open": "Open the image full size",
     "chat.running": "running…",
     "chat.approval": "This tool needs your approval.",
     "chat.approved": "Approved by {by}.",
@@ -147,6 +150,7 @@ const STRINGS = {
     "plugins.state.crashed": "crashed",
     "plugins.state.stopping": "stopping",
     "plugins.state.stopped": "stopped",
+    "plugins.state.on_demand": "on demand (starts at its first call)",
     "plugins.state.failed": "failed",
     "plugins.state.not_locked": "not in the lock: `hologram build` adds it",
     "plugins.state.not_installed": "its manifest is gone: `hologram build` before the next `hologram up`",
@@ -305,6 +309,9 @@ const STRINGS = {
     "chat.arguments": "参数",
     "chat.output": "输出",
     "chat.result": "结果",
+    "chat.images": "图片",
+    "chat.image_alt": "{tool} 返回的图片",
+    "chat.image_open": "查看原图",
     "chat.running": "运行中…",
     "chat.approval": "此工具需要你的批准。",
     "chat.approved": "已由 {by} 批准。",
@@ -384,6 +391,7 @@ const STRINGS = {
     "plugins.state.crashed": "已崩溃",
     "plugins.state.stopping": "停止中",
     "plugins.state.stopped": "已停止",
+    "plugins.state.on_demand": "按需启动（首次调用时启动）",
     "plugins.state.failed": "失败",
     "plugins.state.not_locked": "不在锁文件中：`hologram build` 会加入它",
     "plugins.state.not_installed": "它的清单已不在：下次 `hologram up` 之前先运行 `hologram build`",
@@ -529,6 +537,7 @@ function applyI18n(root) {
   scope.querySelectorAll("[data-i18n-placeholder]").forEach((el) => { el.placeholder = t(el.dataset.i18nPlaceholder); });
   scope.querySelectorAll("[data-i18n-title]").forEach((el) => { el.title = t(el.dataset.i18nTitle); });
   scope.querySelectorAll("[data-i18n-label]").forEach((el) => { el.dataset.label = t(el.dataset.i18nLabel); });
+  scope.querySelectorAll("[data-i18n-alt]").forEach((el) => { el.alt = t(el.dataset.i18nAlt, varsOf(el)); });
   document.documentElement.lang = currentLang;
 }
 

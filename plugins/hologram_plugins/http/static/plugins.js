@@ -60,6 +60,7 @@
    *  plugin the kernel does not run says why: not in the lock yet, or locked with its manifest gone. */
   function stateOf(row) {
     const state = row.state;
+    if (row.on_demand) return { i18n: "plugins.state.on_demand" };  // `[start] lazy`: starts at its first call
     if (state) return STATES.includes(state) ? { i18n: "plugins.state." + state } : { text: state };
     if (row.installed === false && row.locked) return { i18n: "plugins.state.not_installed" };
     if (row.locked === false) return { i18n: "plugins.state.not_locked" };

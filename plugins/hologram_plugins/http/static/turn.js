@@ -109,11 +109,13 @@
       c.result = el("pre", { class: "result" });
       c.outputPart = el("div", { class: "part", hidden: true }, el("div", { class: "label", i18n: "chat.output" }), c.output);
       c.resultPart = el("div", { class: "part", hidden: true }, el("div", { class: "label", i18n: "chat.result" }), c.result);
+      c.images = el("div", { class: "images" });
+      c.imagesPart = el("div", { class: "part", hidden: true }, el("div", { class: "label", i18n: "chat.images" }), c.images);
       c.approval = el("div", { class: "approval", hidden: true });
       c.node = el("div", { class: "tool", "data-testid": "tool-card", dataset: { callId } },
         el("div", { class: "head" }, c.title, c.state),
         el("div", { class: "part" }, el("div", { class: "label", i18n: "chat.arguments" }), c.args),
-        c.approval, c.outputPart, c.resultPart);
+        c.approval, c.outputPart, c.resultPart, c.imagesPart);
       this.answer.append(c.node);
       this.last = null;
       this.calls.set(callId, c);
@@ -128,13 +130,29 @@
       c.output.textContent += ev.text;
     }
 
-    result(callId, tool, content, status, isError) {
+    result(callId, tool, content, status, isError, images) {
       const c = this.card(callId, tool);
       c.resultPart.hidden = false;
       c.result.textContent = content === null || content === undefined ? "" : String(content);
+      this.images(c, images);
       setState(c, status || (isError ? "error" : "ok"));
       c.approval.classList.remove("pending");
       c.approval.hidden = !c.approval.dataset.decided;
+    }
+
+    /** The images a result carried (`tool.result`'s `images`, or the stored result's): each from the media route
+     *  (the kernel's `media/read`), its link opening it full size in a new tab. Ids are sha256 hex, checked here
+     *  too, so nothing else lands in the URL. */
+    images(c, images) {
+      const valid = (images || []).filter((m) => m && typeof m.id === "string" && /^[0-9a-f]{64}$/.test(m.id));
+      c.imagesPart.hidden = valid.length === 0;
+      c.images.replaceChildren(...valid.map((m) => {
+        const src = `/api/sessions/${encodeURIComponent(this.session())}/media/${m.id}`;
+        const img = el("img", { src, "data-testid": "tool-image", dataset: { media: m.id },
+          i18nAlt: ["chat.image_alt", { tool: c.tool || "?" }] });
+        if (m.width && m.height) { img.width = Math.min(m.width, 480); img.style.aspectRatio = `${m.width} / ${m.height}`; }
+        return el("a", { href: src, target: "_blank", rel: "noopener", class: "tool-image", i18nTitle: "chat.image_open" }, img);
+      }));
     }
 
     approvalRequested(ev) {
