@@ -50,9 +50,16 @@ def test_a_short_session_keeps_every_term() -> None:
 
 def test_topical_terms_keeps_the_rare_ones() -> None:
     shares = {"carolin": 0.39, "status": 0.01, "go": 0.03}
-    kept = topical_terms({"carolin": 1.0, "status": 2.0, "go": 1.0}, shares.__getitem__, 800)
+    kept = topical_terms({"carolin": 1.0, "status": 2.0, "go": 1.0}, shares.__getitem__, 800, {"carolin"})
     assert kept == {"status": 2.0, "go": 1.0}
-    assert topical_terms({"carolin": 1.0}, shares.__getitem__, MIN_PASSAGES - 1) == {"carolin": 1.0}
+    assert topical_terms({"carolin": 1.0}, shares.__getitem__, MIN_PASSAGES - 1, {"carolin"}) == {"carolin": 1.0}
+    common = {"key": 0.4, "door": 0.3}
+    assert topical_terms({"key": 1.0, "door": 1.0}, common.__getitem__, 800, set()) == {"key": 1.0, "door": 1.0}, (
+        "a session's own subject stays: only a name is a participant"
+    )
+    assert topical_terms({"carolin": 1.0}, shares.__getitem__, 800, {"carolin"}) == {"carolin": 1.0}, (
+        "a query of a common name alone is kept as it was"
+    )
 
 
 def test_words_that_frame_a_question_leave_the_lexical_query() -> None:

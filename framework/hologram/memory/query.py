@@ -85,8 +85,8 @@ def build_query(
             mixed = dense + 0.5 * np.mean(prior, axis=0)
             norm = float(np.linalg.norm(mixed))
             dense = (mixed / norm).astype(np.float32) if norm > 0 else dense
-    # terms in a large share of the session name no topic of it (memory/expand.py)
-    weights = topical_terms(weights, index.document_share, index.passages)
+    # framing words, and names in a large share of the session, name no topic of it (memory/expand.py)
+    weights = topical_terms(weights, index.document_share, index.passages, names)
     return IndexQuery(weights, dense, fingerprint, time_window(text, now))
 
 
