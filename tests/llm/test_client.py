@@ -139,3 +139,28 @@ def test_transport_seam_needs_no_network() -> None:
 
     assert run(go()).content == "fake"
     assert seen[0]["model"] == "m"
+
+
+def test_the_request_body_is_one_compact_utf8_json_with_its_headers() -> None:
+    """The body goes out as one bytes object encoded once (orjson: no spaces, UTF-8 unescaped; the build's dict is
+    not kept through the streamed answer, issue 41), with its JSON content type and length. (httpx's own ``json=``
+    writes the same bytes since 0.28: what this guards is the wire form, the memory is tools/bench's.)"""
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        body = {"choices": [{"message": {"role": "assistant", "content": "好"}, "finish_reason": "stop"}]}
+        return httpx.Response(200, json=body)
+
+    s = ProviderSettings(name="p", base_url="https://llm.invalid/v1", model="m")
+
+    async def go() -> ChatResult:
+        async with ProviderChain([s], transport=httpx.MockTransport(handler)) as c:
+            return await c.complete(ChatRequest([Message.user("你好, world")], stream=False))
+
+    assert run(go()).content == "好"
+    raw = seen[0].content
+    assert "你好, world".encode() in raw and b'","' in raw and b'", "' not in raw
+    assert json.loads(raw)["messages"][-1]["content"] == "你好, world"
+    assert seen[0].headers["content-type"] == "application/json"
+    assert int(seen[0].headers["content-length"]) == len(raw)

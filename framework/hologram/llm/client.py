@@ -103,16 +103,20 @@ class ProviderClient:
         return TransientProviderError(self.settings.name, text)
 
     async def complete(self, request: ChatRequest, on_delta: OnDelta | None = None) -> ChatResult:
-        body = build_body(self._pm, self.settings, request)
+        # Encoded at once (orjson, one bytes object) and the dict dropped: a long turn's request is ~1,000 small
+        # dicts and lists (400 tool results), which httpx's json= kept alive, with its own copy as a str, for the
+        # whole streamed answer, between the answer's short-lived objects (issue 41: the kernel's heap after
+        # long turns). Same JSON, without the stdlib's spaces and \u escapes.
+        body = _json.dumps_bytes(build_body(self._pm, self.settings, request))
         if request.stream:
             return await self._stream(body, on_delta)
         return await self._once(body, on_delta)
 
-    async def _once(self, body: dict[str, Any], on_delta: OnDelta | None) -> ChatResult:
+    async def _once(self, body: bytes, on_delta: OnDelta | None) -> ChatResult:
         s = self.settings
         try:
             resp = await self._http.post(
-                self.url, json=body, headers=self._headers(False), timeout=httpx.Timeout(s.timeout_s)
+                self.url, content=body, headers=self._headers(False), timeout=httpx.Timeout(s.timeout_s)
             )
         except httpx.RequestError as exc:
             raise self._transport_error(exc) from exc
@@ -140,13 +144,13 @@ class ProviderClient:
             await _emit(on_delta, Delta("content", result.content))
         return result
 
-    async def _stream(self, body: dict[str, Any], on_delta: OnDelta | None) -> ChatResult:
+    async def _stream(self, body: bytes, on_delta: OnDelta | None) -> ChatResult:
         s = self.settings
         acc = StreamAccumulator()
         delivered = False
         try:
             async with self._http.stream(
-                "POST", self.url, json=body, headers=self._headers(True), timeout=httpx.Timeout(s.timeout_s)
+                "POST", self.url, content=body, headers=self._headers(True), timeout=httpx.Timeout(s.timeout_s)
             ) as resp:
                 if resp.status_code >= 400:
                     text = (await resp.aread()).decode("utf-8", "replace")
