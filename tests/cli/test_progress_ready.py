@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from hologram.cli.progress import Progress
+from hologram.cli.status_cmd import plugin_rows
 from hologram.plan.lock import LockedPlugin
 from hologram.supervisor import PluginSpec, State, Supervisor
 
@@ -83,3 +84,14 @@ def test_a_lazy_plugin_left_for_its_first_call_is_counted_on_demand_not_printed(
     assert sup.plugins["a"].state is State.STOPPED and sup.plugins["a"].on_demand
     [summary] = [line for line in out.getvalue().splitlines() if "Hologram is up" in line]
     assert "1 on demand" in summary and "stopped" not in out.getvalue()
+
+
+def test_hologram_status_shows_a_lazy_plugin_as_on_demand(tmp_path: Path) -> None:
+    """`hologram status`'s table from a real supervisor's snapshot: the lazy plugin reads "on demand" with no pid,
+    not "stopped". Mutation check (done): the label dropped turns this red."""
+    tool = {"name": "t", "description": "t", "parameters": {"type": "object", "properties": {}}}
+    entry = {"name": "a", "run": {"module": "x"}, "start": {"lazy": True}, "tools": [tool]}
+    sup = Supervisor([PluginSpec(LockedPlugin.model_validate(entry))], tmp_path, kernel_facilities=[])
+    sup.start()
+    [header, row] = plugin_rows(sup.snapshot()["plugins"])
+    assert header[1] == "STATE" and row[:3] == ("a", "on demand", "-"), row

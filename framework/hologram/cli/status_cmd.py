@@ -42,6 +42,25 @@ def _format_uptime(seconds: Any) -> str:
     return f"{seconds / 3600:.1f}h"
 
 
+def plugin_rows(plugins: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """The plugins' table, its header first. A `[start] lazy` plugin not called yet reads "on demand", not
+    "stopped": nothing is wrong with it, its first tool call starts it (a newcomer read 12 stopped plugins as 12
+    failures)."""
+    rows: list[tuple[str, ...]] = [("PLUGIN", "STATE", "PID", "RESTARTS", "UPTIME", "DETAIL")]
+    for plugin in plugins:
+        rows.append(
+            (
+                plugin["name"],
+                "on demand" if plugin.get("on_demand") else plugin["state"],
+                str(plugin["pid"] or "-"),
+                str(plugin["restarts"]),
+                _format_uptime(plugin["uptime_s"]),
+                plugin.get("status") or plugin["reason"] or "",
+            )
+        )
+    return rows
+
+
 def run_status(args: argparse.Namespace) -> int:
     from hologram.cli._web import web_info
     from hologram.kernel.control import call
@@ -58,18 +77,7 @@ def run_status(args: argparse.Namespace) -> int:
     print(f"kernel {kernel['version']}  pid {kernel['pid']}  up {uptime}  data {kernel['data_dir']}")
     if web is not None:
         print(f"web UI {web['url']}  (`hologram open` for the link with its token)")
-    rows: list[tuple[str, ...]] = [("PLUGIN", "STATE", "PID", "RESTARTS", "UPTIME", "DETAIL")]
-    for plugin in status["plugins"]:
-        rows.append(
-            (
-                plugin["name"],
-                plugin["state"],
-                str(plugin["pid"] or "-"),
-                str(plugin["restarts"]),
-                _format_uptime(plugin["uptime_s"]),
-                plugin.get("status") or plugin["reason"] or "",
-            )
-        )
+    rows = plugin_rows(status["plugins"])
     _table(rows)
     providers = status.get("providers") or []
     if providers:
