@@ -360,8 +360,10 @@ def test_plugins_list_restart_stop_start_log(kernel: AdminKernel) -> None:
     chatty = listed["chatty"]
     assert chatty["state"] == "ready" and chatty["pid"] and chatty["provides"] == ["chatty.words"]
     assert set(chatty) == {
-        "name", "state", "pid", "restarts", "uptime_s", "waiting_on", "provides", "requires", "tools", "last_error", "status"
+        "name", "state", "on_demand", "reason", "pid", "restarts", "uptime_s", "waiting_on", "provides", "requires",
+        "tools", "last_error", "status"
     }  # fmt: skip
+    assert chatty["on_demand"] is False
     assert "lookup" in listed["e2e-tools"]["tools"]
 
     assert admin(kernel, "restart", name="chatty") == {"ok": True}
