@@ -144,10 +144,16 @@ class Supervisor:
         spec = plugin.spec
         return bool(spec.lazy and spec.plugin.tools and not spec.plugin.stages and not self.dependents.get(plugin.name))
 
+    @staticmethod
+    def _left_for_a_call(plugin: ManagedPlugin) -> bool:
+        """A `[start] lazy` plugin still stopped, waiting for the first call of its tools (or for a plugin that
+        comes to require it)."""
+        return plugin.on_demand and plugin.state is State.STOPPED and plugin.wanted
+
     async def _start_on_demand(self, plugin: ManagedPlugin) -> None:
         """Start a plugin left stopped for its first tool call (or join a start under way) and wait until it is
         ready or its start ended otherwise, at most twice its start timeout (it may queue at the gate)."""
-        if plugin.on_demand and plugin.state is State.STOPPED and plugin.wanted:
+        if self._left_for_a_call(plugin):
             log.info("[%s] started by the first call of its tools", plugin.name)
             self._start(plugin)
         if plugin.state not in (State.WAITING, State.STARTING):
@@ -185,7 +191,7 @@ class Supervisor:
         otherwise wait for a call that never comes."""
         for provider in providers:
             other = self.plugins.get(provider)
-            if other is not None and other.on_demand and other.state is State.STOPPED and other.wanted:
+            if other is not None and self._left_for_a_call(other):
                 log.info("[%s] started for a plugin that requires its facilities", other.name)
                 other.on_demand = False
                 self._start(other)
