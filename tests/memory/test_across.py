@@ -301,3 +301,47 @@ def test_the_earlier_line_is_marked_superseded_when_the_rules_can_tell() -> None
     marked = [line for line in lines if SUPERSEDED in line]
     assert len(marked) == 2 and "07911" in marked[0] and "特斯拉" in marked[1], lines
     assert lines.index(marked[0]) < next(i for i, line in enumerate(lines) if "07922" in line)
+
+
+def test_a_correction_less_close_than_restated_comes_when_the_rules_read_it(tmp_path: Path) -> None:
+    """Across sessions: "Our flat is on Harrow Street" … (another session) "we moved house, the new address is 48 Quarry Lane":
+    the pair's vectors are at cosine ~0.35 for the int8 USE, below :data:`RESTATED`, so only the rules (a shared
+    key, a correction cue) bring the later one along — ranked above the earlier, shown after it, the earlier
+    marked superseded. A later statement just as close that corrects nothing (no shared key) does not come.
+    Vectors are set by hand to those cosines, so this holds whatever embedder is installed. Mutation checks
+    (done): `_keyed_corrections` returning [] turns this red; dropping the cue pre-filter's rule check (every
+    candidate kept) turns the unrelated line's assertion red."""
+    import numpy as np
+
+    from hologram.memory.across import KEYED_RESTATED, RESTATED, SUPERSEDED, Said, render
+
+    store = AcrossStore(tmp_path / "across.db")
+    told = [
+        Said("a", "s1", 1, 1_000, "", "Our flat is on Harrow Street, number 12."),
+        Said("b", "s2", 1, 5_000, "", "We moved house, the new address is 48 Quarry Lane."),
+        Said("c", "s3", 1, 6_000, "", "We switched to a new broadband deal, it is much faster now."),
+    ]
+    store.add(told)
+    cos = (KEYED_RESTATED + RESTATED) / 2
+    assert KEYED_RESTATED < cos < RESTATED
+    earlier = np.zeros(8, dtype=np.float32)
+    earlier[0] = 1.0
+    later = np.zeros(8, dtype=np.float32)  # b and c alike: as close to a, and far from the query
+    later[0], later[1] = cos, float(np.sqrt(1 - cos**2))
+    query = np.zeros(8, dtype=np.float32)
+    query[0], query[1] = 0.8, -0.6
+    store.set_vectors("fp", [("a", earlier), ("b", later), ("c", later.copy())])
+    from hologram.memory.tfidf import TermVector
+    from hologram.memory.vectors import DenseVector
+
+    hits = store.search(
+        TermVector.from_text("Where do we live?"), DenseVector("fp", query), person=told[0].person, session="new"
+    )
+    ids = [h.id for h in hits]
+    assert "a" in ids and "b" in ids, ids
+    assert "c" not in ids, ids
+    assert ids.index("b") < ids.index("a")  # ranked above the earlier statement
+    lines = render(hits, 2000).note.splitlines()[1:]
+    stale = next(line for line in lines if "Harrow" in line)
+    assert SUPERSEDED in stale and lines.index(stale) < next(i for i, x in enumerate(lines) if "Quarry" in x)
+    store.close()

@@ -45,6 +45,12 @@ def test_keys_and_cues() -> None:
     assert keys_of("我的车是一辆红色特斯拉。") & keys_of("我换车了，现在开一辆白色的比亚迪。")
     assert "user|密码" in keys_of("wifi密码又换了一次，现在是moonlight88。")
     assert "alice|@where" in keys_of("I live in Porto.", "alice"), "keys are the speaker's"
+    # where one lives, said by the home itself; a house that is merely a mess says nothing of where
+    assert "user|@where" in keys_of("Our flat is on Harrow Street, number 12.")
+    assert "user|@where" in keys_of("We moved house, the new address is 48 Quarry Lane.")
+    assert "user|@where" not in keys_of("Our house is a mess today.")
+    assert keys_of("我们住在和平路十二号。") & keys_of("我们搬家了，新地址是石桥巷四十八号。")
+    assert is_correction("我们搬家了，新地址是石桥巷四十八号。")
     assert is_correction("I moved to Lisbon") and is_correction("现在是moonlight88")
     assert not is_correction("I live in Porto and love it")
     c = Corrections(None)

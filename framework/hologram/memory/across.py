@@ -18,7 +18,8 @@ averaged. Absolute scores, not z-scores over the candidates: a new kernel with t
 one of them just because it is the better of two. Above a floor (:data:`MIN_SCORE`) the best (at most
 :data:`MAX_HITS`) join the request's note within the request's budget: a share (:data:`SHARE`) reserved before
 the history is fitted, then whatever the history left unused. A later statement of the same thing (vectors at
-cosine >= :data:`RESTATED`) comes with a recalled one, ranked just above it. The note
+cosine >= :data:`RESTATED`, or a little less close and read as its correction by memory/corrections.py's rules)
+comes with a recalled one, ranked just above it. The note
 shows them in time order, each with its date and session, so a later statement of the same fact comes after
 the earlier one ("it was a Tesla… now a BYD") and the model reads the order.
 
@@ -84,6 +85,13 @@ MIN_SCORE = 0.1
 #: per language the pairs score 0.35-0.74 (10 of 12 at >= 0.5), distinct facts at most 0.43 (English) and 0.55
 #: (Chinese) apart (tools/bench/memory_cross.py).
 RESTATED = 0.5
+#: Less close than that, a later input still comes with a recalled one when the rules read it as its correction
+#: (a shared key and a correction cue: memory/corrections.py) — "our flat is on Harrow Street" … "we moved
+#: house, the new address is 48 Quarry Lane" are at cosine 0.35; unrelated statements of the same person reach
+#: 0.3-0.5, which is why the rules decide below :data:`RESTATED`, never the cosine alone.
+KEYED_RESTATED = 0.25
+#: How many of those the rules read per recalled statement (the closest first).
+KEYED_CANDIDATES = 8
 #: At most this many inputs of other sessions per request.
 MAX_HITS = 6
 #: The share of the history budget the note of other sessions may take before the history is fitted (it gets
@@ -483,15 +491,41 @@ class AcrossStore:
             return []
         sims = np.einsum("ij,j->i", space.mat[: space.n], space.mat[row])
         out = []
-        for r in np.flatnonzero(sims >= RESTATED).tolist():
+        keyed_candidates: list[tuple[float, str]] = []
+        for r in np.flatnonzero(sims >= KEYED_RESTATED).tolist():
             other_slot = int(space.slot_of_row[r])
             other = self._index.ids[other_slot] if other_slot >= 0 else None
             m = self._meta.get(other) if other is not None else None
             if m is None or other == eid or m.ts_ms <= meta.ts_ms or m.session == session or m.person != person:
                 continue
-            if m.told:
+            if not m.told:
+                continue
+            if sims[r] >= RESTATED:
                 out.append(str(other))
+            else:
+                keyed_candidates.append((float(sims[r]), str(other)))
+        out += self._keyed_corrections(eid, keyed_candidates)
         return sorted(out, key=lambda i: self._meta[i].ts_ms)
+
+    def _keyed_corrections(self, eid: str, candidates: list[tuple[float, str]]) -> list[str]:
+        """Of `candidates` (later statements a little less close than :data:`RESTATED`), those the rules read
+        as correcting what `eid` sets (memory/corrections.py: a key both share, a correction cue in the later
+        one's sentence: "our flat is on Harrow Street" … "we moved house, the new address is …", cosine 0.35).
+        The closest :data:`KEYED_CANDIDATES` are read, and only when `eid` sets something — a few 0.1 ms rule
+        passes, on the texts read from the file. Called with the lock held."""
+        if not candidates or self._db is None:
+            return []
+        from hologram.memory.corrections import is_correction, keyed
+
+        texts = dict(self._db.execute("SELECT id, text FROM said WHERE id = ?", (eid,)))
+        keys, _ = keyed(str(texts.get(eid, "")))
+        if not keys:
+            return []
+        nearest = [i for _, i in sorted(candidates, reverse=True)[:KEYED_CANDIDATES]]
+        marks = ",".join("?" * len(nearest))
+        later = dict(self._db.execute(f"SELECT id, text FROM said WHERE id IN ({marks})", nearest))
+        cued = [i for i in nearest if is_correction(str(later.get(i, "")))]  # a regex; the rules only then
+        return [i for i in cued if keys & keyed(str(later[i]))[1]]
 
 
 def render(hits: Sequence[AcrossHit], budget_tokens: int) -> AcrossNote:

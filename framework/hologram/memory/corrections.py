@@ -61,7 +61,7 @@ _EN_CUE = re.compile(
     re.I,
 )
 _ZH_CUE = re.compile(
-    "现在|如今|改成|改为|改到|改了|换了|换成|换到|换车|不再|取消|其实|搬到|搬去|调到|更正|说错|已经不|退掉|卖了|重新|变成"
+    "现在|如今|改成|改为|改到|改了|换了|换成|换到|换车|不再|取消|其实|搬到|搬去|搬家|调到|更正|说错|已经不|退掉|卖了|重新|变成|新地址"
 )
 _DET = frozenset({"my", "our", "the", "his", "her", "their", "its"})
 # words that end a noun phrase (prepositions, conjunctions, verbs that follow a subject)
@@ -189,12 +189,15 @@ _VAGUE = frozenset(
 _EN_WORD = re.compile(r"[a-z][a-z'-]*|\d+")
 _EN_WHERE = re.compile(
     r"\b(?:i|we)\s+(?:\w+\s+)?(?:live|lives|living|am based|'m based|moved|moving|move|relocated|relocating)\s+"
-    r"(?:in|to|into)\b|\b(?:relocat\w*|transferr\w*|transfer|send\w*|posting|post\w*|moving)\s+(?:me|us)\s+to\b",
+    r"(?:in|to|into)\b|\b(?:relocat\w*|transferr\w*|transfer|send\w*|posting|post\w*|moving)\s+(?:me|us)\s+to\b"
+    # where one lives, said by the home itself: "our flat is on Harrow Street", "we moved house", "my new address"
+    r"|\b(?:my|our)\s+(?:new\s+)?(?:flat|house|home|apartment)\s+(?:is|was)\s+(?:on|in|at|near)\b"
+    r"|\b(?:my|our|the)\s+(?:new\s+)?address\s+(?:is|was)\b|\b(?:moved|moving|move)\s+(?:house|home|flats?|apartments?)\b",
     re.I,
 )
 _CODE = re.compile(r"\b([A-Z]{2,3})[ -]?\d{3,5}\b")
 _ONE_VALUE = re.compile(r"^(?:favou?rite \w+|name|job|hobby|live in|live at|work at|work for|work as|work in|is from)$")
-_ZH_WHERE = ("住在", "搬到", "搬去", "搬家", "调到", "派到", "调去", "派去", "定居")
+_ZH_WHERE = ("住在", "搬到", "搬去", "搬家", "调到", "派到", "调去", "派去", "定居", "住址", "新家")
 # verbs by which a clause's topic takes a (new) value: "房租涨到…", "密码又换了", "车停在…"
 _ZH_SETS = frozenset(
     [
