@@ -27,6 +27,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hologram.memory.says_nothing import SAYS_NOTHING_BIT, SAYS_NOTHING_PENALTY
 from hologram.memory.score import neighbour_smooth, zscore
 from hologram.memory.session_index import TIME_BOOST, TIME_SELECT, TURN_NEIGHBOUR_WEIGHTS, IndexQuery, SessionIndex
 
@@ -88,7 +89,8 @@ def old_scores(index: SessionIndex, query: IndexQuery) -> np.ndarray:
         out: np.ndarray = fused + around[turn]
         if query.window is not None:  # issue 39: the window's events selected first (after smoothing)
             out = out + TIME_SELECT * ((ts >= query.window[0]) & (ts < query.window[1]))
-        return out
+        # issue 39: an event that states nothing competes with less of its score (memory/says_nothing.py)
+        return out - SAYS_NOTHING_PENALTY * ((cols.column("kind") & SAYS_NOTHING_BIT) != 0)
 
 
 def _text(rng: np.random.Generator, long: bool) -> str:

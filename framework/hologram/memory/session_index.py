@@ -38,6 +38,7 @@ from hologram.memory.bounds import MAX_EMBEDDED_PASSAGES, indexed
 from hologram.memory.idhash import id_hash
 from hologram.memory.index_segment import Layout, Segment, SegmentError, read_segment, write_segment
 from hologram.memory.passages import passages
+from hologram.memory.says_nothing import SAYS_NOTHING_BIT, SAYS_NOTHING_PENALTY, says_nothing
 from hologram.memory.score import neighbour_smooth, zscore
 from hologram.memory.tfidf import TermVector
 
@@ -573,7 +574,8 @@ class SessionIndex:
             self._tail_bytes += _RECORD_TERM_BYTES * len(terms.counts)
         self._seqs.append(seq)
         self._ids.append(event_id)
-        self._kinds.append(_KIND_CODES.get(kind, 0))
+        # the kind, and a bit for an event that states nothing (memory/says_nothing.py)
+        self._kinds.append(_KIND_CODES.get(kind, 0) | (SAYS_NOTHING_BIT if says_nothing(kind, indexed(text)) else 0))
         self._grouped.append(group is not None)
         self._hash.append(id_hash(event_id))
         self._cost.append(cost)
@@ -612,7 +614,9 @@ class SessionIndex:
         for seg in segs:
             lo = int(seg.meta["first_event"])
             inside = lo <= at < lo + int(seg.meta["events"])
-            if inside and seg["grouped"][at - lo] and int(seg["kind"][at - lo]) == _KIND_CODES["response"]:
+            if not inside or not seg["grouped"][at - lo]:
+                continue
+            if (int(seg["kind"][at - lo]) & ~SAYS_NOTHING_BIT) == _KIND_CODES["response"]:
                 return int(seg["unit_of"][at - lo])
         return None
 
@@ -897,6 +901,8 @@ class SessionIndex:
             out: np.ndarray = fused + around[turn]
             if query.window is not None:  # after smoothing: the window's neighbours get no share of it
                 out = out + TIME_SELECT * ((ts >= query.window[0]) & (ts < query.window[1]))
+            # after smoothing: a question lends its neighbours its score and competes with less of it itself
+            out = out - SAYS_NOTHING_PENALTY * ((cols.column("kind") & SAYS_NOTHING_BIT) != 0)
             return out
 
 
@@ -939,6 +945,7 @@ _TAIL_COLUMNS: dict[str, tuple[str, Any]] = {
     "seq": ("_seqs", np.int64), "hash": ("_hash", np.uint64), "cost": ("_cost", np.int32),
     "turn": ("_turn", np.int32), "ts": ("_ts", np.float64), "unit_of": ("_unit_of", np.int32),
     "first_passage": ("_first_passage", np.int32), "passage_length": ("_passage_length", np.float32),
+    "kind": ("_kinds", np.uint8),
 }  # fmt: skip
 
 
