@@ -11,6 +11,12 @@ the turn API, each from a new client connection — *first* (a new session), *se
 what a new session costs on a kernel that has answered once), then *warm* turns in that session. The
 ratios are per start (first / median warm of the same start), reported as their median and worst.
 
+``--http`` sends the first ``POST /v1/chat/completions`` of the http plugin (a new connection, a new session)
+and then three kinds of warm request (`HTTP_KINDS`: the kept-alive connection in the same session, a new
+connection in the same session, a new connection in a new session — like the first), each with the wall time and
+the CPU of the kernel and of the http plugin, so the first is compared like with like as well as with what a
+keep-alive client gets.
+
 ``--trace`` records which modules the kernel imports during the first turn (an audit hook through a
 ``sitecustomize`` on the kernel's path, times on the system's monotonic clock): what still loads lazily on
 the first answer.
@@ -27,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, mock_llm
 
@@ -81,9 +88,39 @@ def ask_start(root: Path, mock: MockLLM, rounds: int) -> dict[str, float]:
     return {"first": first, "warm": statistics.median(warm)}
 
 
-def http_start(root: Path, mock: MockLLM, rounds: int) -> dict[str, float]:
-    """`--http`: the first ``POST /v1/chat/completions`` of the http plugin after ready, and warm ones (one
-    session, as tools/bench/sweep.py and the peers are measured)."""
+def quiet(pids: tuple[int, ...], still_s: float = 0.05, limit_s: float = 2.0) -> list[int]:
+    """The CPU of `pids` once none of them ran for `still_s` (at most `limit_s`): a turn's work after its answer
+    (storing its end, indexing) counted with it, not with the next one."""
+    last, since, deadline = [cpu_ns(p) for p in pids], time.monotonic(), time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        time.sleep(0.01)
+        now = [cpu_ns(p) for p in pids]
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= still_s:
+            break
+    return last
+
+
+def plugin_pid(kernel: BenchKernel, name: str) -> int:
+    """The process id of plugin `name`, from the kernel's status."""
+    return int(next(p["pid"] for p in kernel.status()["plugins"] if p["name"] == name))
+
+
+#: ``--http``'s kinds of request after the first, each `rounds` times, interleaved so load drift spreads evenly.
+#: The first request opens a connection and a session; what users send next differs by client: an OpenAI SDK
+#: (or the bench's httpx.Client) keeps its connection and names the session again, a script with a new client per
+#: question opens a connection each time, a new conversation a new session.
+HTTP_KINDS = {
+    "keep": "warm: the same connection (keep-alive), the same session",
+    "conn": "warm: a new connection, the same session",
+    "new": "like the first: a new connection, a new session",
+}
+
+
+def http_start(root: Path, mock: MockLLM, rounds: int) -> dict[str, Any]:
+    """`--http`: the first ``POST /v1/chat/completions`` of the http plugin after ready (a new connection, a new
+    session), then `HTTP_KINDS`' requests; per request the wall time and the CPU of the kernel and of http."""
     import json
 
     import httpx
@@ -96,17 +133,53 @@ def http_start(root: Path, mock: MockLLM, rounds: int) -> dict[str, float]:
         mock.script([], default=HELLO)
         info = json.loads((kernel.data / "http.json").read_text(encoding="utf-8"))
         token = (kernel.data / "http-token").read_text(encoding="utf-8").strip()
-        headers = {"authorization": f"Bearer {token}", "x-hologram-session": "first-turn"}
+        assert kernel.process is not None
+        pids = (kernel.process.pid, plugin_pid(kernel, "http"))
         body = {"model": "hologram", "messages": [{"role": "user", "content": "hello"}]}
-        times = []
-        with httpx.Client(base_url=info["url"], headers=headers, timeout=60) as client:
-            for _ in range(rounds + 1):
-                started = time.perf_counter()
-                client.post("/v1/chat/completions", json=body).raise_for_status()
-                times.append(time.perf_counter() - started)
+
+        def client() -> httpx.Client:
+            return httpx.Client(base_url=info["url"], headers={"authorization": f"Bearer {token}"}, timeout=60)
+
+        def post(on: httpx.Client, session: str) -> tuple[float, float, float]:
+            cpu = [cpu_ns(p) for p in pids]
+            started = time.perf_counter()
+            on.post("/v1/chat/completions", json=body, headers={"x-hologram-session": session}).raise_for_status()
+            wall = time.perf_counter() - started
+            after = quiet(pids)  # the answer comes before the turn's end is stored: its CPU counted here too
+            return wall, (after[0] - cpu[0]) / 1e9, (after[1] - cpu[1]) / 1e9
+
+        samples: dict[str, list[tuple[float, float, float]]] = {kind: [] for kind in HTTP_KINDS}
+        with client() as kept:
+            first = post(kept, "first-turn")
+            for i in range(rounds):
+                samples["keep"].append(post(kept, "first-turn"))
+                with client() as fresh:
+                    samples["conn"].append(post(fresh, "first-turn"))
+                with client() as fresh:
+                    samples["new"].append(post(fresh, f"new-{i}"))
     finally:
         kernel.stop()
-    return {"first": times[0], "warm": statistics.median(times[1:])}
+    row: dict[str, Any] = {"first": first}
+    for kind, got in samples.items():
+        row[kind] = tuple(statistics.median(s[j] for s in got) for j in range(3))
+    return row
+
+
+def http_report(rows: list[dict[str, Any]]) -> None:
+    for i, row in enumerate(rows):
+        wall, kcpu, hcpu = row["first"]
+        parts = [f"first {wall * 1000:.1f} ms (kernel CPU {kcpu * 1000:.1f}, http {hcpu * 1000:.1f})"]
+        parts += [f"{kind} {row[kind][0] * 1000:.1f} ms ({row[kind][1] * 1000:.1f}, {row[kind][2] * 1000:.1f})"
+                  for kind in HTTP_KINDS]  # fmt: skip
+        print(f"start {i}: " + ", ".join(parts))
+    print("medians of the warm kinds: " + "; ".join(f"{k} = {v}" for k, v in HTTP_KINDS.items()))
+    for kind, what in HTTP_KINDS.items():
+        for j, measure in enumerate(("wall", "kernel CPU", "http CPU")):
+            ratios = sorted(r["first"][j] / r[kind][j] for r in rows)
+            print(
+                f"HTTP API, first after ready / {what}, {measure}: "
+                f"median {statistics.median(ratios):.2f}x, worst {ratios[-1]:.2f}x"
+            )
 
 
 def one_start(root: Path, mock: MockLLM, rounds: int, settle: bool = True) -> dict[str, float]:
@@ -119,7 +192,7 @@ def one_start(root: Path, mock: MockLLM, rounds: int, settle: bool = True) -> di
         began = time.monotonic()
         first, first_cpu, _, first_plugins = timed(kernel, None)
         first_end = time.monotonic()
-        second, _, session, _ = timed(kernel, None)
+        second, second_cpu, session, _ = timed(kernel, None)
         warm = [timed(kernel, session) for _ in range(rounds)]
         idle = []
         for _ in range(3):  # a warm turn after the kernel went idle (its idle trim ran), as the first one comes
@@ -129,7 +202,8 @@ def one_start(root: Path, mock: MockLLM, rounds: int, settle: bool = True) -> di
         kernel.stop()
     return {
         "first": first, "second": second, "warm": statistics.median(w[0] for w in warm),
-        "idle": statistics.median(idle), "first_cpu": first_cpu, "warm_cpu": statistics.median(w[1] for w in warm),
+        "idle": statistics.median(idle), "first_cpu": first_cpu, "second_cpu": second_cpu,
+        "warm_cpu": statistics.median(w[1] for w in warm),
         "first_plugins": first_plugins, "warm_plugins": statistics.median(w[3] for w in warm),
         "t0": began, "t1": first_end,
     }  # fmt: skip
@@ -156,14 +230,16 @@ def main() -> int:
             (hook / "sitecustomize.py").write_text(TRACER.format(path=str(hook)))
             os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")]))
         one_start(scratch / "warm-up", mock, 2)  # fills the bytecode cache and the page cache
-        if args.ask or args.http:
-            start = ask_start if args.ask else http_start
-            asks = [start(scratch / f"a{i}", mock, args.rounds) for i in range(args.starts)]
+        if args.http:
+            http_report([http_start(scratch / f"h{i}", mock, args.rounds) for i in range(args.starts)])
+            return 0
+        if args.ask:
+            asks = [ask_start(scratch / f"a{i}", mock, args.rounds) for i in range(args.starts)]
             for i, row in enumerate(asks):
                 print(f"start {i}: first {row['first'] * 1000:.0f} ms, warm median {row['warm'] * 1000:.0f} ms")
             ratios = sorted(r["first"] / r["warm"] for r in asks)
             print(
-                f"{'hologram ask' if args.ask else 'HTTP API'}, first after ready / warm: "
+                "hologram ask, first after ready / warm: "
                 f"median {statistics.median(ratios):.2f}x, "
                 f"worst {ratios[-1]:.2f}x"
             )
@@ -177,6 +253,7 @@ def main() -> int:
                 f"start {i}: first {row['first'] * 1000:.1f} ms, second new session {row['second'] * 1000:.1f} ms, "
                 f"warm median {row['warm'] * 1000:.1f} ms, warm after 2 s idle {row['idle'] * 1000:.1f} ms: "
                 f"first / warm {row['first'] / row['warm']:.2f}x; kernel CPU first {row['first_cpu'] * 1000:.1f} ms, "
+                f"second new session {row['second_cpu'] * 1000:.1f} ms, "
                 f"warm median {row['warm_cpu'] * 1000:.1f} ms ({row['first_cpu'] / row['warm_cpu']:.2f}x); "
                 f"the plugins' "
                 f"CPU first {row['first_plugins'] * 1000:.1f} ms, warm {row['warm_plugins'] * 1000:.1f} ms",
@@ -195,12 +272,14 @@ def main() -> int:
     seconds = sorted(r["second"] / r["warm"] for r in rows)
     idles = sorted(r["first"] / r["idle"] for r in rows)
     cpus = sorted(r["first_cpu"] / r["warm_cpu"] for r in rows)
+    like = sorted(r["first_cpu"] / r["second_cpu"] for r in rows)
     print(
         f"first answer after ready / warm turn: median {statistics.median(ratios):.2f}x, worst {ratios[-1]:.2f}x; "
         f"a second new session / warm: median {statistics.median(seconds):.2f}x ({len(rows)} starts, "
         f"{args.rounds} warm turns each); first / warm after 2 s idle: median {statistics.median(idles):.2f}x, "
         f"worst {idles[-1]:.2f}x; the kernel's CPU, first / warm: median {statistics.median(cpus):.2f}x, "
-        f"worst {cpus[-1]:.2f}x"
+        f"worst {cpus[-1]:.2f}x; first / second new session (both start a session): median "
+        f"{statistics.median(like):.2f}x, worst {like[-1]:.2f}x"
     )
     return 0
 

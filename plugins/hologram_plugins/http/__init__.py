@@ -23,6 +23,7 @@ from hologram_plugins.http.channel import Channel
 from hologram_plugins.http.config import HttpConfig, HttpSettings
 from hologram_plugins.http.routes import Mounts, RouteError
 from hologram_plugins.http.server import HttpServer
+from hologram_plugins.http.warm import warm
 
 log = logging.getLogger("hologram_plugins.http")
 
@@ -73,6 +74,7 @@ async def start(ctx: StartContext[HttpSettings]) -> None:
     access.bind(config.host, server.port)
     await server.start()
     STATE.channel, STATE.server, STATE.mounts = channel, server, mounts
+    await warm(server.sock, token, channel, tls=config.tls)  # the first request's one-time costs, before ready
     if not config.loopback:
         how = "TLS" if config.tls else "NO TLS (allow_insecure_remote = true): the token travels in clear text"
         log.warning("http: listening on %s, reachable from other machines, with %s", server.url, how)
