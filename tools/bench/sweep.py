@@ -505,6 +505,7 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
                     cpu_now = cpu_s(kernel_pid)
                     cpu_per_turn = (cpu_now - cpu_mark[0]) / (i + 1 - cpu_mark[1])
                     cpu_mark[:] = [cpu_now, i + 1]
+                    anon_pss = mapped.get("[anonymous]", 0) / 1024
                     for pid in tree(kernel.process.pid) if kernel.process is not None else []:
                         row = snap.get(label(pid, known))
                         if row is not None:
@@ -524,6 +525,11 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
                             # the kernel alone (issue 39 item 7 is about its memory): PSS and anonymous MB
                             "kernel_pss_mb": snap.get("kernel", {}).get("pss_mb"),
                             "kernel_anon_mb": snap.get("kernel", {}).get("anon_kb"),
+                            # its PSS in two parts: the heap, and file pages (libraries) whose share moves with
+                            # what other processes map the same files
+                            "kernel_pss_anon_mb": anon_pss,
+                            "kernel_pss_file_mb": sum(mapped.values()) / 1024 - anon_pss,
+                            "kernel_cpu_s": cpu_now,
                         }
                     )
                     log(
@@ -559,6 +565,7 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
         statistics.median(latencies[warmup : warmup + every]) if turns > warmup + every else base["latency_median_s"]
     )
     kernel_mem = _kernel_memory(samples, base, last)
+    steady = _windowed(samples, latencies, warmup)
     after = [s for s in samples if s["turn"] > warmup]  # CPU a turn over the sample windows after the warm-up
     cpu_early = after[0]["kernel_cpu_ms_per_turn"] if after else base["kernel_cpu_ms_per_turn"]
     return {
@@ -586,6 +593,7 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
         "max_request_bytes_end": last["max_request_bytes"],
         "per_process": per_process,
         **kernel_mem,
+        **({"windowed": steady} if steady else {}),
         "kernel_pss_growth_mb_by_mapping": kernel_growth,
         "samples": [
             {k: v for k, v in s.items() if k not in ("processes", "kernel_pss_kb_by_mapping")} for s in samples
@@ -613,6 +621,42 @@ def _kernel_memory(samples: list[dict[str, Any]], base: dict[str, Any], last: di
         slope = sum((t - mx) * (a - my) for t, a in points) / sum((t - mx) ** 2 for t, _ in points)
         out["kernel_anon_mb_per_1000_turns"] = 1000 * slope
         out["kernel_anon_growth_mb"] = points[-1][1] - points[0][1]
+    return out
+
+
+def _windowed(samples: list[dict[str, Any]], latencies: list[float], window: int) -> Result:
+    """The same ratios as the summary's, each side a window of `window` turns (the warm-up's length) rather
+    than one sample: the first window after the warm-up (turns `window` → 2 × `window`) against the last
+    (`turns - window` → `turns`). Memory: the median of the samples in each window (one sample can fall in a
+    trough of the heap's trim cycle); latency: the median of every turn's latency in each window; kernel CPU
+    a turn: the kernel's CPU seconds over each window over its turns (CPU time is what a loaded host's
+    wall-clock noise leaves out). An addition beside the summary's one-sample figures, which stay as they are
+    (the target's definition). Empty when the run is too short for two windows that do not overlap."""
+    turns = len(latencies)
+    if turns < 3 * window or not samples or "kernel_cpu_s" not in samples[0]:
+        return {}
+    first = [s for s in samples if window <= s["turn"] <= 2 * window]
+    end = [s for s in samples if s["turn"] >= turns - window]
+    out: Result = {"window_turns": window, "first": [window, 2 * window], "end": [turns - window, turns]}
+
+    def both(key: str, name: str) -> None:
+        a = [s[key] for s in first if s.get(key) is not None]
+        b = [s[key] for s in end if s.get(key) is not None]
+        if a and b:
+            early, late = statistics.median(a), statistics.median(b)
+            out[name] = {"early": early, "end": late, "growth": late - early, "ratio": late / early if early else 0}
+
+    both("kernel_pss_mb", "kernel_pss_mb")
+    both("kernel_pss_anon_mb", "kernel_pss_anon_mb")
+    both("kernel_pss_file_mb", "kernel_pss_file_mb")
+    both("kernel_anon_mb", "kernel_anon_mb")
+    early_lat = statistics.median(latencies[window : 2 * window])
+    end_lat = statistics.median(latencies[turns - window :])
+    out["latency_s"] = {"early": early_lat, "end": end_lat, "ratio": end_lat / early_lat}
+    cpu_first = (first[-1]["kernel_cpu_s"] - first[0]["kernel_cpu_s"]) / max(1, first[-1]["turn"] - first[0]["turn"])
+    cpu_end = (end[-1]["kernel_cpu_s"] - end[0]["kernel_cpu_s"]) / max(1, end[-1]["turn"] - end[0]["turn"])
+    if cpu_first > 0 and cpu_end > 0:
+        out["kernel_cpu_ms_per_turn"] = {"early": 1000 * cpu_first, "end": 1000 * cpu_end, "ratio": cpu_end / cpu_first}
     return out
 
 
@@ -687,6 +731,29 @@ def table(result: Result) -> list[tuple[str, str]]:
                     f"{s['kernel_anon_growth_mb']:+.2f} MB, {s['kernel_anon_mb_per_1000_turns']:+.3f} MB / 1,000 turns",
                 )
             )
+        w = s.get("windowed")
+        if w:
+            span = f"turns {w['first'][0]:,}–{w['first'][1]:,} → {w['end'][0]:,}–{w['end'][1]:,}"
+            for key, what in (("kernel_pss_mb", "PSS"), ("kernel_pss_anon_mb", "PSS, heap part"),
+                              ("kernel_pss_file_mb", "PSS, file part"), ("kernel_anon_mb", "anonymous")):  # fmt: skip
+                if key in w:
+                    v = w[key]
+                    rows.append(
+                        (
+                            f"  kernel {what}, medians {span}",
+                            f"{v['early']:.1f} → {v['end']:.1f} MB "
+                            f"({100 * (v['ratio'] - 1):+.1f}%, {v['growth']:+.2f} MB)",
+                        )
+                    )
+            lat = w["latency_s"]
+            rows.append(
+                (f"  turn latency, medians {span}", f"{ms(lat['early'])} → {ms(lat['end'])} ({lat['ratio']:.2f}x)")
+            )
+            if "kernel_cpu_ms_per_turn" in w:
+                c = w["kernel_cpu_ms_per_turn"]
+                rows.append(
+                    (f"  kernel CPU a turn, {span}", f"{c['early']:.1f} → {c['end']:.1f} ms ({c['ratio']:.2f}x)")
+                )
         rows.append(
             ("  open fds after warm-up → end", f"{s['fds_after_warmup']} → {s['fds_end']} ({s['fd_growth']:+d})")
         )

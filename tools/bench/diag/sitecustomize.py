@@ -1,0 +1,117 @@
+"""Diagnostics inside a benchmark's kernel (tools/bench/soak_diag.py puts this directory on PYTHONPATH).
+
+Only in the kernel's process (`hologram up`), only when ``HOLOGRAM_DIAG_DIR`` is set: tracemalloc from the
+start (``HOLOGRAM_DIAG_FRAMES`` frames), and a daemon thread that answers a request file ``<dir>/req-<name>``
+with ``<dir>/<name>.snap`` (a tracemalloc snapshot after a full collection), ``<dir>/<name>.json`` (live
+objects by type, SQLite's own memory, glibc's heap) and then ``<dir>/<name>.done``. Why a file and a thread:
+the kernel has no diagnostics call, and the loop's thread must not be what answers (a turn may be running).
+A process forked from the kernel stops tracing (plugins are not what is measured).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def _start() -> None:
+    import collections
+    import ctypes
+    import ctypes.util
+    import gc
+    import json
+    import threading
+    import time
+    import tracemalloc
+    from pathlib import Path
+
+    where = Path(os.environ["HOLOGRAM_DIAG_DIR"])
+    frames = int(os.environ.get("HOLOGRAM_DIAG_FRAMES", "12"))
+    if frames > 0:  # 0: object counts only (tracemalloc slows a turn several times)
+        tracemalloc.start(frames)
+        os.register_at_fork(after_in_child=tracemalloc.stop)
+    previous: dict[str, int] = {}
+
+    def sqlite_memory() -> dict[str, int]:
+        try:
+            import _sqlite3  # noqa: F401  (loads the library the kernel uses)
+
+            lib = ctypes.CDLL(ctypes.util.find_library("sqlite3") or "libsqlite3.so.0")
+            lib.sqlite3_memory_used.restype = ctypes.c_int64
+            return {"sqlite_memory_used": int(lib.sqlite3_memory_used())}
+        except Exception as exc:  # a diagnostic never breaks the kernel
+            return {"sqlite_error": hash(str(exc))}
+
+    def mallinfo() -> dict[str, int]:
+        class Info(ctypes.Structure):
+            _fields_ = [(n, ctypes.c_size_t) for n in
+                        ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+                         "fordblks", "keepcost")]  # fmt: skip
+
+        try:
+            libc = ctypes.CDLL("libc.so.6")
+            libc.mallinfo2.restype = Info
+            info = libc.mallinfo2()
+            return {f"malloc_{n}": int(getattr(info, n)) for n, _ in Info._fields_}
+        except Exception:
+            return {}
+
+    def holders(objects: list[object], kind: str, n: int = 20) -> dict[str, int]:
+        """What holds the newest `n` live objects of type `kind`: referrer types (and a dict's first keys)."""
+        mine = [o for o in objects if type(o).__qualname__ == kind][-n:]
+        seen: collections.Counter[str] = collections.Counter()
+        for o in mine:
+            for r in gc.get_referrers(o):
+                if r is objects or r is mine:
+                    continue
+                label = type(r).__qualname__
+                if isinstance(r, dict):
+                    label += " keys " + ",".join(str(k)[:30] for k in list(r)[:4])
+                elif isinstance(r, (list, tuple, set)):
+                    label += f" len {len(r)}"
+                seen[label] += 1
+        return dict(seen.most_common(8))
+
+    def answer(name: str) -> None:
+        gc.collect()
+        if tracemalloc.is_tracing():
+            tracemalloc.take_snapshot().dump(str(where / f"{name}.snap"))
+        objects = gc.get_objects()
+        types = collections.Counter(type(o).__qualname__ for o in objects)
+        grown = sorted(((types[k] - previous.get(k, 0), k) for k in types), reverse=True)[:6]
+        held = {k: holders(objects, k) for d, k in grown if previous and d > 50}
+        previous.clear()
+        previous.update(types)
+        del objects
+        out = {
+            "traced": tracemalloc.get_traced_memory()[0],
+            "blocks": sys.getallocatedblocks(),
+            "types": dict(types.most_common(400)),
+            "holders": held,
+            "objects": sum(types.values()),
+            **sqlite_memory(),
+            **mallinfo(),
+        }
+        (where / f"{name}.json").write_text(json.dumps(out))
+        (where / f"{name}.done").write_text("")
+
+    def watch() -> None:
+        while True:
+            for req in sorted(where.glob("req-*")):
+                name = req.name[4:]
+                req.unlink()
+                try:
+                    answer(name)
+                except Exception as exc:
+                    (where / f"{name}.done").write_text(repr(exc))
+            time.sleep(0.2)
+
+    threading.Thread(target=watch, name="hologram-diag", daemon=True).start()
+
+
+if (
+    os.environ.get("HOLOGRAM_DIAG_DIR")
+    and "up" in getattr(sys, "orig_argv", [])[1:]
+    and "hologram" in " ".join(getattr(sys, "orig_argv", []))
+):
+    _start()

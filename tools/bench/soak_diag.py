@@ -1,0 +1,145 @@
+"""Where the soak's kernel memory goes: the sweep's soak turns with tracemalloc inside the kernel.
+
+    nice -n 10 .venv/bin/python tools/bench/soak_diag.py --turns 3000 --at 1000,3000 [--frames 12] [--keep DIR]
+
+Runs `hologram up` as the sweep's soak does (same settings, same tool-using turns, round-robin over
+sessions), with tools/bench/diag/ on the kernel's PYTHONPATH so its sitecustomize traces allocations; at each
+turn of ``--at`` it asks the kernel for a snapshot (after a full collection) and reads the kernel's anonymous
+memory from /proc. Then it prints, between the first and the last snapshot: the traced growth grouped by
+traceback (the biggest first), live objects by type that grew, SQLite's own memory and glibc's heap. Why a
+separate tool: tracemalloc slows the kernel and changes its memory, so the sweep itself must never run it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, mock_llm
+
+from bench._kernel import BenchKernel, configure_bytecode
+from bench.sweep import CHINESE, ENGLISH, answered, private_kb, settings_for, tool_step
+from hologram.clients import TurnClient
+from mock_llm import MockLLM
+
+DIAG = Path(__file__).resolve().parent / "diag"
+
+
+def ask(where: Path, name: str, timeout: float = 600) -> dict[str, object]:
+    """Ask the kernel's diagnostics thread for snapshot `name` and wait for it (a file appears when done)."""
+    (where / f"req-{name}").write_text("")
+    deadline = time.monotonic() + timeout
+    while not (where / f"{name}.done").exists():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no snapshot {name} after {timeout} s")
+        time.sleep(0.2)
+    error = (where / f"{name}.done").read_text()
+    if error:
+        raise RuntimeError(f"snapshot {name}: {error}")
+    out: dict[str, object] = json.loads((where / f"{name}.json").read_text())
+    return out
+
+
+def report(where: Path, first: str, last: str, turns: int, top: int) -> None:
+    if (where / f"{first}.snap").exists() and (where / f"{last}.snap").exists():
+        traced(where, first, last, turns, top)
+    ja, jb = json.loads((where / f"{first}.json").read_text()), json.loads((where / f"{last}.json").read_text())
+    print(f"\n== objects {ja['objects']:,} -> {jb['objects']:,}; by type (grown) ==")
+    ta, tb = ja["types"], jb["types"]
+    diffs = sorted(((tb.get(k, 0) - ta.get(k, 0), k) for k in set(ta) | set(tb)), reverse=True)
+    for d, k in diffs[:30]:
+        if d:
+            print(f"  {d:+8d}  {k}  ({tb.get(k, 0):,} now)")
+    for kind, held in jb.get("holders", {}).items():
+        print(f"  held: the newest {kind} objects are referred to by {held}")
+    for key in sorted(k for k in jb if k.startswith(("sqlite", "malloc", "traced", "anon", "blocks"))):
+        a, b = ja.get(key, 0), jb.get(key, 0)
+        print(f"  {key}: {a:,} -> {b:,} ({(b - a) / 1024:+.1f} K, {(b - a) / turns:+.1f} a turn)")
+
+
+def traced(where: Path, first: str, last: str, turns: int, top: int) -> None:
+    a = tracemalloc.Snapshot.load(str(where / f"{first}.snap"))
+    b = tracemalloc.Snapshot.load(str(where / f"{last}.snap"))
+    ignore = [
+        tracemalloc.Filter(False, tracemalloc.__file__),
+        tracemalloc.Filter(False, "<frozen importlib._bootstrap>"),
+    ]
+    a, b = a.filter_traces(ignore), b.filter_traces(ignore)
+    per = max(1, turns)
+    for group in ("lineno", "traceback"):
+        stats = b.compare_to(a, group)
+        grown = sum(s.size_diff for s in stats)
+        print(f"\n== traced growth by {group}: {grown / 1024:+.1f} KiB ({grown / per:+.1f} B a turn) ==")
+        for s in stats[:top]:
+            print(f"{s.size_diff / 1024:+9.1f} KiB {s.count_diff:+7d} blocks  ({s.size / 1024:.1f} KiB now)")
+            frames = s.traceback.format()[-(14 if group == "traceback" else 2) :]
+            for line in frames:
+                print("      " + line.strip()[:160])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--turns", type=int, default=3000)
+    parser.add_argument("--at", default="1000,3000", help="turns after which to snapshot")
+    parser.add_argument("--sessions", type=int, default=4)
+    parser.add_argument("--context-window", type=int, default=6000)
+    parser.add_argument("--frames", type=int, default=12)
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--keep", type=Path, help="keep the snapshots here (default: a temporary directory)")
+    args = parser.parse_args()
+    at = sorted(int(t) for t in args.at.split(","))
+    with tempfile.TemporaryDirectory() as tmp, MockLLM("deepseek") as mock:
+        root = Path(tmp)
+        where = args.keep or root / "diag"
+        where.mkdir(parents=True, exist_ok=True)
+        configure_bytecode(root)
+        os.environ["HOLOGRAM_DIAG_DIR"] = str(where)
+        os.environ["HOLOGRAM_DIAG_FRAMES"] = str(args.frames)
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(DIAG), os.environ.get("PYTHONPATH")]))
+        kernel = BenchKernel(root / "soak", settings_for(mock, context_window=args.context_window), builtins=True)
+        try:
+            kernel.start(timeout=600)  # tracemalloc slows the start several times
+            pid = int(kernel.status()["kernel"]["pid"])
+            mock.reset()
+            mock.script([], default=tool_step())
+            ids: list[str | None] = [None] * args.sessions
+
+            async def run() -> None:
+                started = time.perf_counter()
+                async with await TurnClient.connect(kernel.data, client="soak-diag") as client:
+                    for i in range(args.turns):
+                        slot = i % args.sessions
+                        stream = await client.start(f"{ENGLISH if i % 2 == 0 else CHINESE} ({i})", session=ids[slot])
+                        answered(await stream.result())
+                        ids[slot] = stream.session
+                        if (i + 1) % 100 == 0:
+                            with mock.state.lock:
+                                mock.state.requests.clear()
+                        if i + 1 in at:
+                            got = await asyncio.to_thread(ask, where, f"t{i + 1}")
+                            anon = private_kb(pid).get("anon_kb", 0)
+                            got["anon_kb"] = anon
+                            (where / f"t{i + 1}.json").write_text(json.dumps(got))
+                            print(f"turn {i + 1}: traced {int(got['traced']) / 2**20:.1f} MiB, objects "  # type: ignore[call-overload]
+                                  f"{got['objects']:,}, anonymous {anon / 1024:.1f} MiB, "
+                                  f"{(i + 1) / (time.perf_counter() - started):.1f} turns/s", flush=True)  # fmt: skip
+
+            asyncio.run(run())
+        finally:
+            kernel.stop()
+        for first, last in itertools.pairwise(at):
+            print(f"\n######## turn {first} -> {last}")
+            report(where, f"t{first}", f"t{last}", last - first, args.top)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
