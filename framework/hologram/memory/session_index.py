@@ -37,6 +37,7 @@ import numpy as np
 from hologram.memory.bounds import MAX_EMBEDDED_PASSAGES, indexed
 from hologram.memory.idhash import id_hash
 from hologram.memory.index_segment import Layout, Segment, SegmentError, read_segment, write_segment
+from hologram.memory.monthcues import MONTH_BOOST
 from hologram.memory.openers import OPENER_BOOST, openers
 from hologram.memory.passages import passages
 from hologram.memory.says_nothing import SAYS_NOTHING_BIT, SAYS_NOTHING_PENALTY, says_nothing
@@ -116,6 +117,8 @@ class IndexQuery:
     fingerprint: str | None = None
     window: tuple[float, float] | None = None
     """A time cue's window (epoch seconds): events inside it get :data:`TIME_BOOST`."""
+    month: tuple[float, float] | None = None
+    """A month named with its year (memory/monthcues.py): its events get ``MONTH_BOOST``, after smoothing."""
 
 
 class SessionIndex:
@@ -909,7 +912,11 @@ class SessionIndex:
             out = out - SAYS_NOTHING_PENALTY * ((kind & SAYS_NOTHING_BIT) != 0)
             # and the message after a pause, which tells what happened meanwhile, with more (memory/openers.py)
             is_input = (kind & _KIND_BITS) == _KIND_CODES["input"]
-            return out + OPENER_BOOST * openers(cols.column("ts"), is_input)
+            ts = cols.column("ts")
+            out = out + OPENER_BOOST * openers(ts, is_input)
+            if query.month is not None:  # a month and year named: a nudge, never a selection (memory/monthcues.py)
+                out = out + MONTH_BOOST * ((ts >= query.month[0]) & (ts < query.month[1]))
+            return out
 
 
 @dataclass(frozen=True, slots=True)
