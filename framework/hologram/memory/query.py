@@ -22,6 +22,7 @@ import numpy as np
 
 from hologram.memory.bounds import indexed
 from hologram.memory.expand import topical_terms
+from hologram.memory.monthcues import month_window
 from hologram.memory.session_index import IndexQuery, SessionIndex
 from hologram.memory.timecues import time_window
 from hologram.memory.tokenizer import tokenize, word_tag
@@ -87,7 +88,9 @@ def build_query(
             dense = (mixed / norm).astype(np.float32) if norm > 0 else dense
     # framing words, and names in a large share of the session, name no topic of it (memory/expand.py)
     weights = topical_terms(weights, index.document_share, index.passages, names)
-    return IndexQuery(weights, dense, fingerprint, time_window(text, now))
+    window = time_window(text, now)
+    # a month and year named, when no day or relative cue was (memory/monthcues.py)
+    return IndexQuery(weights, dense, fingerprint, window, month_window(text) if window is None else None)
 
 
 def _first_passage_vector(index: SessionIndex, event: int) -> np.ndarray | None:
