@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from hologram.memory.across import AcrossStore
 from hologram.memory.cold import ColdStore
 from hologram.memory.scenes import SceneSettings, SceneStore
 from hologram.memory.vector_cache import VectorCache
@@ -66,7 +67,13 @@ def test_every_kernel_connection_has_the_small_page_cache(tmp_path: Path) -> Non
     cold = ColdStore(tmp_path / "cold.db")
     vectors = VectorCache(tmp_path / "vectors.db")
     scenes = SceneStore(tmp_path / "scenes.db", SceneSettings())
+    across = AcrossStore(tmp_path / "across.db")
+    across.load()  # opens its connection (a worker thread's job in the kernel)
+    assert across._db is not None
     connections: dict[str, sqlite3.Connection] = {
+        # across.db had SQLite's default (2,000 KiB): its cache filled over the 10,000-turn soak, ~1.5 MB of the
+        # kernel's growth after turn 1,000 (tools/bench/soak_diag.py)
+        "across": across._db,
         "sessions": store._db,
         "cold": cold._db,
         "vectors": vectors._db,
@@ -77,6 +84,7 @@ def test_every_kernel_connection_has_the_small_page_cache(tmp_path: Path) -> Non
         for name, db in connections.items():
             assert db.execute("PRAGMA cache_size").fetchone()[0] == -CACHE_KIB, name
     finally:
+        across.close()
         scenes.close()
         vectors.close()
         cold.close()

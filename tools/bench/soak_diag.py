@@ -60,7 +60,14 @@ def report(where: Path, first: str, last: str, turns: int, top: int) -> None:
             print(f"  {d:+8d}  {k}  ({tb.get(k, 0):,} now)")
     for kind, held in jb.get("holders", {}).items():
         print(f"  held: the newest {kind} objects are referred to by {held}")
-    for key in sorted(k for k in jb if k.startswith(("sqlite", "malloc", "traced", "anon", "blocks"))):
+    for name, row in sorted(jb.get("sqlite_by_file", {}).items()):
+        was = ja.get("sqlite_by_file", {}).get(name, [0, 0, 0, 0])
+        print(f"  SQLite {name} ({row[3]} connections): page cache {was[0] / 1024:.0f} -> {row[0] / 1024:.0f} KiB, "
+              f"statements {was[2] / 1024:.0f} -> {row[2] / 1024:.0f} KiB")  # fmt: skip
+    numbers = (
+        k for k in jb if isinstance(jb[k], int) and k.startswith(("sqlite", "malloc", "traced", "anon", "blocks"))
+    )
+    for key in sorted(numbers):
         a, b = ja.get(key, 0), jb.get(key, 0)
         print(f"  {key}: {a:,} -> {b:,} ({(b - a) / 1024:+.1f} K, {(b - a) / turns:+.1f} a turn)")
 

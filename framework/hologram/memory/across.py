@@ -51,6 +51,7 @@ from hologram.memory.tfidf import TermVector
 from hologram.memory.tokens import estimate_tokens
 from hologram.memory.utterance import tells
 from hologram.memory.vectors import DenseVector
+from hologram.storage.sqlmem import limit_cache
 
 __all__ = [
     "ACROSS_DB",
@@ -205,6 +206,7 @@ class AcrossStore:
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        limit_cache(db)  # SQLite's default (2,000 KiB) filled over thousands of turns (storage/sqlmem.py)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.executescript(_SCHEMA)

@@ -5,9 +5,12 @@ heap did not): SQLite's memory is outside what ``tracemalloc`` sees, and in a lo
 800 turns (``sqlite3_status64`` read inside the kernel during ``tools/bench/sweep.py --soak 2000``). Two parts:
 
 * **Page caches.** Each connection keeps up to ``cache_size`` pages (SQLite's default: 2,000 KiB) of its
-  file, and the kernel holds six connections to files that grow by ~20 kB a turn, so each cache fills slowly
-  to its bound: ~12 MB. Most of what they cache is written once and rarely read again (the cold store, the
-  vectors, the log's old events); a page not cached is one ``pread`` from the OS's page cache (microseconds).
+  file, and the kernel holds seven connections to files that grow by ~20 kB a turn, so each cache fills slowly
+  to its bound: ~12 MB. (``across.db``'s connection, added later, had no bound: in the 10,000-turn soak its
+  cache was still filling towards 2,000 KiB after thousands of turns, most of the kernel's growth after turn
+  1,000 — ``tools/bench/soak_diag.py`` reads each connection's cache inside the kernel.) Most of what they
+  cache is written once and rarely read again (the cold store, the vectors, the log's old events); a page not
+  cached is one ``pread`` from the OS's page cache (microseconds).
   :func:`limit_cache` sets a smaller bound, :data:`CACHE_KIB`.
 * **Prepared statements.** Python's ``sqlite3`` keeps the last 128 distinct SQL texts of each connection
   prepared, and ``WHERE id IN (?, ?, …)`` with one placeholder per value is a new text for every count

@@ -31,6 +31,38 @@ def _start() -> None:
         tracemalloc.start(frames)
         os.register_at_fork(after_in_child=tracemalloc.stop)
     previous: dict[str, int] = {}
+    import sqlite3
+
+    connections: list[tuple[sqlite3.Connection, str]] = []  # strong: a Connection takes no weak reference
+    connect = sqlite3.connect
+
+    def recorded(database: object, *args: object, **kwargs: object) -> sqlite3.Connection:
+        """sqlite3.connect, remembering each connection and its file (for its cache figures)."""
+        db = connect(database, *args, **kwargs)  # type: ignore[arg-type]
+        connections.append((db, str(database).rsplit("/", 1)[-1]))
+        return db
+
+    sqlite3.connect = recorded  # type: ignore[assignment]
+
+    def per_connection() -> dict[str, list[int]]:
+        """file -> [page cache bytes, schema bytes, statement bytes] of each live connection (summed by file):
+        sqlite3_db_status on the connection's handle (CPython 3.11 keeps it right after the object header)."""
+        lib = ctypes.CDLL(ctypes.util.find_library("sqlite3") or "libsqlite3.so.0")
+        lib.sqlite3_db_status.argtypes = (
+            [ctypes.c_void_p, ctypes.c_int] + [ctypes.POINTER(ctypes.c_int)] * 2 + [ctypes.c_int]
+        )
+        out: dict[str, list[int]] = {}
+        for db, name in connections:
+            handle = ctypes.c_void_p.from_address(id(db) + 16).value
+            if not handle:
+                continue
+            row = out.setdefault(name, [0, 0, 0, 0])
+            row[3] += 1
+            for i, op in enumerate((1, 2, 3)):  # CACHE_USED, SCHEMA_USED, STMT_USED
+                cur, high = ctypes.c_int(), ctypes.c_int()
+                lib.sqlite3_db_status(handle, op, ctypes.byref(cur), ctypes.byref(high), 0)
+                row[i] += cur.value
+        return out
 
     def sqlite_memory() -> dict[str, int]:
         try:
@@ -90,6 +122,7 @@ def _start() -> None:
             "holders": held,
             "objects": sum(types.values()),
             **sqlite_memory(),
+            "sqlite_by_file": per_connection(),
             **mallinfo(),
         }
         (where / f"{name}.json").write_text(json.dumps(out))
