@@ -262,3 +262,31 @@ def test_a_groups_results_are_inserted_together_yet_read_and_ordered_as_if_one_b
         ("output", None),
     ]
     assert rows[-1][0] == after
+
+
+def test_a_responses_call_ids_are_let_go_after_its_last_result(tmp_path: Path) -> None:
+    """What `add_result` remembers of a response (its call ids) goes with its last result, buffered or not: kept
+    until the cache's bound, a long turn's ids outlived it scattered between its freed objects and kept allocator
+    arenas resident (issue 41). A late second result is still refused, from the row.
+    Mutation check (done): without the `_answered` calls both `not in store._calls` asserts are red."""
+    store = SessionStore(tmp_path / "s.db")
+    sid = store.create_session()
+    store.repair(sid)  # as a turn starts: the session's open calls tracked from here on
+    seq = store.append(sid, "response", response("c1", "c2"))
+    answer = store.append(sid, "response", response(content="done"))
+    assert seq in store._calls and answer not in store._calls  # no calls, nothing to remember
+    store.add_result(sid, seq, "c1", {"content": "one"})
+    assert seq in store._calls, "c2 is still open"
+    store.add_result(sid, seq, "c2", {"content": "two"})
+    assert seq not in store._calls
+    with pytest.raises(SessionError, match="already has a result"):
+        store.add_result(sid, seq, "c2", {"content": "again"})
+    with pytest.raises(SessionError, match="did not make"):
+        store.add_result(sid, seq, "c9", {"content": "x"})
+    grouped = store.append(sid, "response", response("c3"))
+    with store.deferred():
+        store.add_result(sid, grouped, "c3", {"content": "three"})
+        assert store._buffered, "the buffered path was not taken"
+        assert grouped not in store._calls
+    assert pairing_problems(store.events(sid)) == []
+    store.close()
