@@ -143,7 +143,7 @@ def test_memory_opened_without_the_preload_honours_the_setting(tmp_path: Path) -
 
 def test_the_first_turns_params_are_built_before_ready() -> None:
     """The turn API's models defer their validators to their first request (hologram/api/params.py); `hologram
-    up`'s start-up thread builds the two a first answer reads once released (issue 39 item 9), in a fresh
+    up`'s start-up thread builds the four a first answer reads (through a channel plugin too) once released (issue 39 item 9), in a fresh
     interpreter so that nothing else built them. Mutation check (done): `_first_turn_params` not called (red)."""
     probe = (
         "from hologram.kernel import preload\n"
@@ -151,12 +151,12 @@ def test_the_first_turns_params_are_built_before_ready() -> None:
         "assert not params.StartParams.__pydantic_complete__\n"
         "preload.start()\n"
         "preload.loaded_embedder()\n"
-        "print(params.InitializeParams.__pydantic_complete__, params.StartParams.__pydantic_complete__,"
-        " params.ListParams.__pydantic_complete__)\n"
+        "print(*(getattr(params, name).__pydantic_complete__ for name in"
+        " ('InitializeParams', 'StartParams', 'WatchParams', 'UnwatchParams', 'ListParams')))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["True", "True", "False"]  # those two only: the others stay deferred
+    assert done.stdout.split() == ["True", "True", "True", "True", "False"]  # those four only: the others deferred
 
 
 def test_the_first_turns_imports_are_done_before_ready() -> None:

@@ -2,6 +2,7 @@
 
     PYTHONPATH=tools .venv/bin/python tools/bench/first_turn.py [--starts 5] [--rounds 10] [--trace] [--plugins-ready]
     PYTHONPATH=tools .venv/bin/python tools/bench/first_turn.py --ask|--http [--starts 3] [--rounds 5]
+    ... [--vary]: a new sentence every turn (what a user sends) instead of "hello" each time
 
 Each start is a real `hologram up` of the default graph with the strict mock as its provider (instant
 answers), as tools/bench/sweep.py starts it: wait for "ready" — the summary line ("Hologram is up"), which
@@ -62,13 +63,29 @@ def cpu_ns(pid: int) -> int:
     return total
 
 
+#: ``--vary``: each turn says something new (every turn saying "hello" may let later turns find what the first
+#: one computed — a word's terms, a text's vector — where a user's next message would not).
+TOPICS = ("garden", "train", "budget", "recipe", "holiday", "printer", "invoice", "violin", "marathon", "kitten")
+_vary = [False]
+_said = [0]
+
+
+def text() -> str:
+    """The next turn's input: "hello", or with ``--vary`` a sentence no earlier turn of the run said."""
+    if not _vary[0]:
+        return "hello"
+    _said[0] += 1
+    n = _said[0]
+    return f"hello, a question about my {TOPICS[n % len(TOPICS)]} number {n} and the {TOPICS[(n * 5) % len(TOPICS)]}"
+
+
 def timed(kernel: BenchKernel, session: str | None) -> tuple[float, float, str, float]:
     """One turn: (wall s, the kernel's CPU s over it, session, the CPU s of its plugins' processes)."""
     assert kernel.process is not None
     pid = kernel.process.pid
     others = [p for p in tree(pid) if p != pid]
     before, before_others = cpu_ns(pid), sum(cpu_ns(p) for p in others)
-    wall, sid = asyncio.run(turn(kernel.data, "hello", session))
+    wall, sid = asyncio.run(turn(kernel.data, text(), session))
     plugins = (sum(cpu_ns(p) for p in others) - before_others) / 1e9
     return wall, (cpu_ns(pid) - before) / 1e9, sid, plugins
 
@@ -135,12 +152,12 @@ def http_start(root: Path, mock: MockLLM, rounds: int) -> dict[str, Any]:
         token = (kernel.data / "http-token").read_text(encoding="utf-8").strip()
         assert kernel.process is not None
         pids = (kernel.process.pid, plugin_pid(kernel, "http"))
-        body = {"model": "hologram", "messages": [{"role": "user", "content": "hello"}]}
 
         def client() -> httpx.Client:
             return httpx.Client(base_url=info["url"], headers={"authorization": f"Bearer {token}"}, timeout=60)
 
         def post(on: httpx.Client, session: str) -> tuple[float, float, float]:
+            body = {"model": "hologram", "messages": [{"role": "user", "content": text()}]}
             cpu = [cpu_ns(p) for p in pids]
             started = time.perf_counter()
             on.post("/v1/chat/completions", json=body, headers={"x-hologram-session": session}).raise_for_status()
@@ -217,9 +234,11 @@ def main() -> int:
     ap.add_argument(
         "--plugins-ready", action="store_true", help="the first turn once every plugin is ready, before the loads"
     )
+    ap.add_argument("--vary", action="store_true", help="a new sentence every turn instead of 'hello' each time")
     ap.add_argument("--ask", action="store_true", help="time `hologram ask` (a new process each) instead")
     ap.add_argument("--http", action="store_true", help="time the HTTP API's chat completions instead")
     args = ap.parse_args()
+    _vary[0] = args.vary
     rows = []
     with tempfile.TemporaryDirectory() as tmp, MockLLM("deepseek") as mock:
         scratch = Path(tmp)

@@ -139,12 +139,14 @@ FIRST_TURN_IMPORTS = ("hologram.memory.graph.extract",)
 
 
 def _first_turn_params() -> None:
-    """Build the validators of the params a first answer reads (``initialize``, ``turn/start``): the turn API's
-    models defer them to their first request (hologram/api/params.py), ~3 ms of the first turn's CPU on the
-    loop; here, before "ready", in this thread (issue 39 item 9). And import `FIRST_TURN_IMPORTS`."""
-    from hologram.api.params import InitializeParams, StartParams
+    """Build the validators of the params a first answer reads (``initialize``, ``turn/start``, and through a
+    channel plugin ``turn/watch`` — the web page's stream — and ``turn/unwatch``, which the http plugin sends when
+    its turn ends: ~1.4 ms of the kernel's loop under cProfile in the first /v1 turn): the turn API's models defer
+    them to their first request (hologram/api/params.py), ~3 ms of the first turn's CPU on the loop; here, before
+    "ready", in this thread (issue 39 item 9). And import `FIRST_TURN_IMPORTS`."""
+    from hologram.api.params import InitializeParams, StartParams, UnwatchParams, WatchParams
 
-    for model in (InitializeParams, StartParams):
+    for model in (InitializeParams, StartParams, WatchParams, UnwatchParams):
         model.model_rebuild()
     for name in FIRST_TURN_IMPORTS:
         importlib.import_module(name)
