@@ -28,7 +28,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hologram.memory.monthcues import MONTH_BOOST
-from hologram.memory.openers import OPENER_BOOST, openers
 from hologram.memory.says_nothing import SAYS_NOTHING_BIT, SAYS_NOTHING_PENALTY
 from hologram.memory.score import neighbour_smooth, zscore
 from hologram.memory.session_index import TIME_BOOST, TIME_SELECT, TURN_NEIGHBOUR_WEIGHTS, IndexQuery, SessionIndex
@@ -92,10 +91,7 @@ def old_scores(index: SessionIndex, query: IndexQuery) -> np.ndarray:
         if query.window is not None:  # issue 39: the window's events selected first (after smoothing)
             out = out + TIME_SELECT * ((ts >= query.window[0]) & (ts < query.window[1]))
         # issue 39: an event that states nothing competes with less of its score (memory/says_nothing.py)
-        kind = cols.column("kind")
-        out = out - SAYS_NOTHING_PENALTY * ((kind & SAYS_NOTHING_BIT) != 0)
-        # issue 39: the input after a pause (memory/openers.py)
-        out = out + OPENER_BOOST * openers(cols.column("ts"), (kind & 0x7F) == 1)
+        out = out - SAYS_NOTHING_PENALTY * ((cols.column("kind") & SAYS_NOTHING_BIT) != 0)
         if query.month is not None:  # issue 39: a month and year named (memory/monthcues.py)
             ts = cols.column("ts")
             out = out + MONTH_BOOST * ((ts >= query.month[0]) & (ts < query.month[1]))

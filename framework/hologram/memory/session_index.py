@@ -38,7 +38,6 @@ from hologram.memory.bounds import MAX_EMBEDDED_PASSAGES, indexed
 from hologram.memory.idhash import id_hash
 from hologram.memory.index_segment import Layout, Segment, SegmentError, read_segment, write_segment
 from hologram.memory.monthcues import MONTH_BOOST
-from hologram.memory.openers import OPENER_BOOST, openers
 from hologram.memory.passages import passages
 from hologram.memory.says_nothing import SAYS_NOTHING_BIT, SAYS_NOTHING_PENALTY, says_nothing
 from hologram.memory.score import neighbour_smooth, zscore
@@ -76,8 +75,6 @@ _TEXT_COPIES = 2
 #: Segments of one size tier merged into one (tiered merging: O(log n) segments per session).
 MERGE_FACTOR = 4
 _KIND_CODES = {"input": 1, "response": 2, "tool_result": 3}
-#: The bits of the ``kind`` byte that hold the code (the high bit is memory/says_nothing.py's mark).
-_KIND_BITS = 0x7F
 _I32 = np.zeros(0, dtype=np.int32)
 
 #: Share of the k-th neighbouring turn's best score an event receives (k = 1, 2; each side counts half).
@@ -622,7 +619,7 @@ class SessionIndex:
             inside = lo <= at < lo + int(seg.meta["events"])
             if not inside or not seg["grouped"][at - lo]:
                 continue
-            if (int(seg["kind"][at - lo]) & _KIND_BITS) == _KIND_CODES["response"]:
+            if (int(seg["kind"][at - lo]) & ~SAYS_NOTHING_BIT) == _KIND_CODES["response"]:
                 return int(seg["unit_of"][at - lo])
         return None
 
@@ -908,13 +905,9 @@ class SessionIndex:
             if query.window is not None:  # after smoothing: the window's neighbours get no share of it
                 out = out + TIME_SELECT * ((ts >= query.window[0]) & (ts < query.window[1]))
             # after smoothing: a question lends its neighbours its score and competes with less of it itself
-            kind = cols.column("kind")
-            out = out - SAYS_NOTHING_PENALTY * ((kind & SAYS_NOTHING_BIT) != 0)
-            # and the message after a pause, which tells what happened meanwhile, with more (memory/openers.py)
-            is_input = (kind & _KIND_BITS) == _KIND_CODES["input"]
-            ts = cols.column("ts")
-            out = out + OPENER_BOOST * openers(ts, is_input)
+            out = out - SAYS_NOTHING_PENALTY * ((cols.column("kind") & SAYS_NOTHING_BIT) != 0)
             if query.month is not None:  # a month and year named: a nudge, never a selection (memory/monthcues.py)
+                ts = cols.column("ts")
                 out = out + MONTH_BOOST * ((ts >= query.month[0]) & (ts < query.month[1]))
             return out
 
