@@ -10,6 +10,8 @@ comes once the start-up loads are done and the heap frozen, i.e. ``status``'s ``
 before it (``--plugins-ready``: as soon as every plugin is ready, the old "ready") — then one-word turns through
 the turn API, each from a new client connection — *first* (a new session), *second new* (another new session:
 what a new session costs on a kernel that has answered once), then *warm* turns in that session. The
+kernel's CPU of a turn is counted until it is quiet (its indexing after the answer included) and split into its
+main thread (the event loop) and the others (the executor's workers: scenes, embedding, indexing). The
 ratios are per start (first / median warm of the same start), reported as their median and worst.
 
 ``--http`` sends the first ``POST /v1/chat/completions`` of the http plugin (a new connection, a new session)
@@ -79,15 +81,25 @@ def text() -> str:
     return f"hello, a question about my {TOPICS[n % len(TOPICS)]} number {n} and the {TOPICS[(n * 5) % len(TOPICS)]}"
 
 
-def timed(kernel: BenchKernel, session: str | None) -> tuple[float, float, str, float]:
-    """One turn: (wall s, the kernel's CPU s over it, session, the CPU s of its plugins' processes)."""
+def main_ns(pid: int) -> int:
+    """CPU time of `pid`'s main thread (its event loop) so far, in ns."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0])
+    return 0
+
+
+def timed(kernel: BenchKernel, session: str | None) -> tuple[float, float, str, float, float]:
+    """One turn: (wall s, the kernel's CPU s over it, session, the CPU s of its plugins' processes, the CPU s of
+    the kernel's main thread). The CPU is counted until the kernel is quiet (`quiet`): a turn's indexing runs
+    in worker threads after its answer, and was counted with the next turn before."""
     assert kernel.process is not None
     pid = kernel.process.pid
     others = [p for p in tree(pid) if p != pid]
-    before, before_others = cpu_ns(pid), sum(cpu_ns(p) for p in others)
+    before, before_others, before_main = cpu_ns(pid), sum(cpu_ns(p) for p in others), main_ns(pid)
     wall, sid = asyncio.run(turn(kernel.data, text(), session))
+    after = quiet((pid,))[0]
     plugins = (sum(cpu_ns(p) for p in others) - before_others) / 1e9
-    return wall, (cpu_ns(pid) - before) / 1e9, sid, plugins
+    return wall, (after - before) / 1e9, sid, plugins, (main_ns(pid) - before_main) / 1e9
 
 
 def ask_start(root: Path, mock: MockLLM, rounds: int) -> dict[str, float]:
@@ -207,9 +219,9 @@ def one_start(root: Path, mock: MockLLM, rounds: int, settle: bool = True) -> di
             time.sleep(0.02)
         mock.script([], default=HELLO)
         began = time.monotonic()
-        first, first_cpu, _, first_plugins = timed(kernel, None)
+        first, first_cpu, _, first_plugins, first_main = timed(kernel, None)
         first_end = time.monotonic()
-        second, second_cpu, session, _ = timed(kernel, None)
+        second, second_cpu, session, _, second_main = timed(kernel, None)
         warm = [timed(kernel, session) for _ in range(rounds)]
         idle = []
         for _ in range(3):  # a warm turn after the kernel went idle (its idle trim ran), as the first one comes
@@ -222,6 +234,7 @@ def one_start(root: Path, mock: MockLLM, rounds: int, settle: bool = True) -> di
         "idle": statistics.median(idle), "first_cpu": first_cpu, "second_cpu": second_cpu,
         "warm_cpu": statistics.median(w[1] for w in warm),
         "first_plugins": first_plugins, "warm_plugins": statistics.median(w[3] for w in warm),
+        "first_main": first_main, "second_main": second_main, "warm_main": statistics.median(w[4] for w in warm),
         "t0": began, "t1": first_end,
     }  # fmt: skip
 
@@ -274,6 +287,11 @@ def main() -> int:
                 f"first / warm {row['first'] / row['warm']:.2f}x; kernel CPU first {row['first_cpu'] * 1000:.1f} ms, "
                 f"second new session {row['second_cpu'] * 1000:.1f} ms, "
                 f"warm median {row['warm_cpu'] * 1000:.1f} ms ({row['first_cpu'] / row['warm_cpu']:.2f}x); "
+                f"of it the main thread {row['first_main'] * 1000:.1f}, {row['second_main'] * 1000:.1f}, "
+                f"{row['warm_main'] * 1000:.1f} ms and the workers "
+                f"{(row['first_cpu'] - row['first_main']) * 1000:.1f}, "
+                f"{(row['second_cpu'] - row['second_main']) * 1000:.1f}, "
+                f"{(row['warm_cpu'] - row['warm_main']) * 1000:.1f} ms; "
                 f"the plugins' "
                 f"CPU first {row['first_plugins'] * 1000:.1f} ms, warm {row['warm_plugins'] * 1000:.1f} ms",
                 flush=True,
@@ -292,6 +310,14 @@ def main() -> int:
     idles = sorted(r["first"] / r["idle"] for r in rows)
     cpus = sorted(r["first_cpu"] / r["warm_cpu"] for r in rows)
     like = sorted(r["first_cpu"] / r["second_cpu"] for r in rows)
+    workers = {k: statistics.median(r[f"{k}_cpu"] - r[f"{k}_main"] for r in rows) for k in ("first", "second", "warm")}
+    mains = {k: statistics.median(r[f"{k}_main"] for r in rows) for k in ("first", "second", "warm")}
+    print(
+        "the kernel's CPU by thread, medians (first, second new session, warm) in ms: main "
+        + ", ".join(f"{v * 1000:.1f}" for v in mains.values())
+        + "; the other threads "
+        + ", ".join(f"{v * 1000:.1f}" for v in workers.values())
+    )
     print(
         f"first answer after ready / warm turn: median {statistics.median(ratios):.2f}x, worst {ratios[-1]:.2f}x; "
         f"a second new session / warm: median {statistics.median(seconds):.2f}x ({len(rows)} starts, "

@@ -995,6 +995,7 @@ class SessionMemory:
         index = state.index
         done = 0
         fp = embedder.fingerprint
+        computed: dict[str, np.ndarray] = {}  # the last batch's text -> vector: the newest inputs, for across.db
         while todo := index.pending(_INDEX_BATCH):
             keys = {p: index.passage_key(p) for p, _ in todo}
             stored = await asyncio.to_thread(self.vectors.get, fp, list(keys.values())) if self.vectors else {}
@@ -1009,6 +1010,7 @@ class SessionMemory:
                 vectors = await embed_async(embedder, [t for _, t in fresh])
                 index.set_vectors(fp, [p for p, _ in fresh], vectors)
                 done += len(fresh)
+                computed = {t: v for (_, t), v in zip(fresh, vectors, strict=True)}  # one batch at most held
             new = [(keys[p], v) for p, v in cached if keys[p] not in stored]
             if fresh:
                 new += [(keys[p], v) for (p, _), v in zip(fresh, vectors, strict=True)]
@@ -1016,19 +1018,23 @@ class SessionMemory:
                 await asyncio.to_thread(self.vectors.put, fp, new)
         self._seal(sid, state)
         await self._compact(state)
-        await self._index_across(embedder)
+        await self._index_across(embedder, computed)
         return done
 
-    async def _index_across(self, embedder: Embedder) -> int:
+    async def _index_across(self, embedder: Embedder, computed: Mapping[str, np.ndarray] | None = None) -> int:
         """Give the inputs stored for other sessions (memory/across.py) their vectors: a turn's input was
-        embedded as its own query, so most come from the query cache."""
+        embedded as its own query, so most come from the query cache; `computed` (text -> vector) holds what
+        :meth:`index` has just embedded as the session's passages — an input no query embedded (a new session's
+        first turn while across.db holds nothing to recall: no search, so no query vector) is among them, and
+        embedding it again cost the first turn after "ready" a second run of the model (issue 39 item 9)."""
         across = self.across
         if across is None:
             return 0
         fp = embedder.fingerprint
         done = 0
+        computed = computed or {}
         while todo := await asyncio.to_thread(across.pending, fp):
-            known = [self._query_vectors.get((fp, t)) for _, t in todo]
+            known = [computed.get(t, self._query_vectors.get((fp, t))) for _, t in todo]
             fresh = [t for (_, t), v in zip(todo, known, strict=True) if v is None]
             vectors = iter(await embed_async(embedder, fresh)) if fresh else iter(())
             items = [(i, v if v is not None else next(vectors)) for (i, _), v in zip(todo, known, strict=True)]
