@@ -3,6 +3,7 @@
     PYTHONPATH=tools .venv/bin/python tools/bench/first_turn.py [--starts 5] [--rounds 10] [--trace] [--plugins-ready]
     PYTHONPATH=tools .venv/bin/python tools/bench/first_turn.py --ask|--http [--starts 3] [--rounds 5]
     ... [--vary]: a new sentence every turn (what a user sends) instead of "hello" each time
+    ... [--jobs]: the kernel's executor jobs of the first turn and the second new session, with their CPU
 
 Each start is a real `hologram up` of the default graph with the strict mock as its provider (instant
 answers), as tools/bench/sweep.py starts it: wait for "ready" — the summary line ("Hologram is up"), which
@@ -19,6 +20,9 @@ and then three kinds of warm request (`HTTP_KINDS`: the kept-alive connection in
 connection in the same session, a new connection in a new session — like the first), each with the wall time and
 the CPU of the kernel and of the http plugin, so the first is compared like with like as well as with what a
 keep-alive client gets.
+
+``--jobs`` lists the kernel's executor jobs in the first turn and in the second new session, each with its worker
+CPU and the coroutine that submitted it (``tools/bench/diag_jobs/sitecustomize.py``).
 
 ``--trace`` records which modules the kernel imports during the first turn (an audit hook through a
 ``sitecustomize`` on the kernel's path, times on the system's monotonic clock): what still loads lazily on
@@ -222,6 +226,7 @@ def one_start(root: Path, mock: MockLLM, rounds: int, settle: bool = True) -> di
         first, first_cpu, _, first_plugins, first_main = timed(kernel, None)
         first_end = time.monotonic()
         second, second_cpu, session, _, second_main = timed(kernel, None)
+        second_end = time.monotonic()
         warm = [timed(kernel, session) for _ in range(rounds)]
         idle = []
         for _ in range(3):  # a warm turn after the kernel went idle (its idle trim ran), as the first one comes
@@ -235,8 +240,19 @@ def one_start(root: Path, mock: MockLLM, rounds: int, settle: bool = True) -> di
         "warm_cpu": statistics.median(w[1] for w in warm),
         "first_plugins": first_plugins, "warm_plugins": statistics.median(w[3] for w in warm),
         "first_main": first_main, "second_main": second_main, "warm_main": statistics.median(w[4] for w in warm),
-        "t0": began, "t1": first_end,
+        "t0": began, "t1": first_end, "t2": second_end,
     }  # fmt: skip
+
+
+def jobs_report(scratch: Path, row: dict[str, float]) -> None:
+    """``--jobs``: the executor jobs of the first turn and of the second new session (tools/bench/diag_jobs), each
+    with its worker CPU and what submitted it — which job makes the first turn's workers cost more."""
+    lines = [line.split(" ", 4) for path in scratch.glob("jobs-*.txt") for line in path.read_text().splitlines()]
+    for what, (t0, t1) in (("first turn", ("t0", "t1")), ("second new session", ("t1", "t2"))):
+        during = [j for j in lines if row[t0] <= float(j[0]) <= row[t1]]
+        print(f"  {what}: {len(during)} executor jobs, {sum(float(j[3]) for j in during):.1f} ms of worker CPU")
+        for job in during:
+            print(f"    {float(job[3]):6.2f} ms  {job[4]}")
 
 
 def main() -> int:
@@ -248,6 +264,7 @@ def main() -> int:
         "--plugins-ready", action="store_true", help="the first turn once every plugin is ready, before the loads"
     )
     ap.add_argument("--vary", action="store_true", help="a new sentence every turn instead of 'hello' each time")
+    ap.add_argument("--jobs", action="store_true", help="list the kernel's executor jobs of the first two turns")
     ap.add_argument("--ask", action="store_true", help="time `hologram ask` (a new process each) instead")
     ap.add_argument("--http", action="store_true", help="time the HTTP API's chat completions instead")
     args = ap.parse_args()
@@ -262,6 +279,10 @@ def main() -> int:
             (hook / "sitecustomize.py").write_text(TRACER.format(path=str(hook)))
             os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")]))
         one_start(scratch / "warm-up", mock, 2)  # fills the bytecode cache and the page cache
+        if args.jobs:
+            hook = Path(__file__).resolve().parent / "diag_jobs"
+            os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")]))
+            os.environ["HOLOGRAM_JOBS_DIR"] = str(scratch)
         if args.http:
             http_report([http_start(scratch / f"h{i}", mock, args.rounds) for i in range(args.starts)])
             return 0
@@ -278,6 +299,8 @@ def main() -> int:
             return 0
         for i in range(args.starts):
             for old in (scratch / "hook").glob("imports-*.txt") if args.trace else ():
+                old.unlink()
+            for old in scratch.glob("jobs-*.txt"):
                 old.unlink()
             row = one_start(scratch / f"s{i}", mock, args.rounds, not args.plugins_ready)
             rows.append(row)
@@ -296,6 +319,8 @@ def main() -> int:
                 f"CPU first {row['first_plugins'] * 1000:.1f} ms, warm {row['warm_plugins'] * 1000:.1f} ms",
                 flush=True,
             )
+            if args.jobs:
+                jobs_report(scratch, row)
             if args.trace:
                 for path in sorted((scratch / "hook").glob("imports-*.txt")):
                     during = []
