@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from hologram.memory.blocks import build_event
-from hologram.memory.cold import ColdStore
-from hologram.memory.vectors import DenseVector
+from hologram.memory.cold.blocks import build_event
+from hologram.memory.cold.store import ColdStore
+from hologram.memory.embed.vectors import DenseVector
 from hologram.sessions import SessionStore
 
 Rows = dict[str, dict[int, tuple[Any, ...]]]

@@ -98,7 +98,7 @@ def build_wheels(out: Path, names: tuple[str, ...] = tuple(DISTRIBUTIONS)) -> di
 
 
 def _installed_model() -> Path:
-    from hologram.memory.embed import model_file
+    from hologram.memory.embed.embedder import model_file
 
     found = model_file()
     if found is None:

@@ -18,7 +18,7 @@ from hologram.llm.errors import (
     StreamInterruptedError,
     TransientProviderError,
 )
-from hologram.memory.overflow import PromptTooLargeError
+from hologram.memory.cold.overflow import PromptTooLargeError
 
 
 @pytest.mark.parametrize(

@@ -28,8 +28,9 @@ from hologram.agent import attach_agent
 from hologram.kernel import Kernel
 from hologram.kernel import preload as _preload
 from hologram.llm import ChatRequest, ChatResult
-from hologram.memory import embed, tfidf
-from hologram.memory import tokenizer as tok
+from hologram.memory.embed import embedder as embed
+from hologram.memory.text import tfidf
+from hologram.memory.text import tokenizer as tok
 from hologram.plan.lock import LOCK_VERSION, Lock
 
 

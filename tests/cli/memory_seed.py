@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hologram.config.settings import SceneSettings
-from hologram.memory.scenes import SceneStore, features_of
+from hologram.memory.scenes.store import SceneStore, features_of
 from hologram.memory.session_memory import SessionMemory
 from hologram.memory.session_records import record_of
 from hologram.sessions import SessionStore

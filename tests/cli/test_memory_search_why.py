@@ -22,11 +22,11 @@ import pytest
 
 from hologram.cli import main
 from hologram.config.settings import MemorySettings
-from hologram.memory.cold import ColdStore
+from hologram.memory.cold.store import ColdStore
 from hologram.memory.graph.service import GraphMemory
-from hologram.memory.search_match import contains, matched, passage, salient
 from hologram.memory.session_memory import SessionMemory
 from hologram.memory.session_records import record_of
+from hologram.memory.text.search_match import contains, matched, passage, salient
 from hologram.sessions import SessionStore
 
 CODE = "AZURE-17"

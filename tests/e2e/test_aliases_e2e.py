@@ -1,4 +1,4 @@
-"""The person's people by more than one name end to end (issue 39 item 3, memory/aliases.py): who "my wife" is
+"""The person's people by more than one name end to end (issue 39 item 3, memory/across/aliases.py): who "my wife" is
 told in one session, a fact about "my wife" in another, and after a kernel restart a new session asks by her
 name — the fact is in that request, with no tool call. A real `hologram up`, `hologram ask` as the client,
 the strict mock as the model, the kernel's own embedder.

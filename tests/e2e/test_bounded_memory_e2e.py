@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from hologram.memory.bounds import MAX_EMBEDDED_PASSAGES, MAX_INDEX_CHARS
+from hologram.memory.text.bounds import MAX_EMBEDDED_PASSAGES, MAX_INDEX_CHARS
 from mock_llm import MockLLM
 from tests.e2e.test_approvals_e2e import ApprovalKernel
 from tests.httpapi.test_input_limits import Watchdog, rss_mb

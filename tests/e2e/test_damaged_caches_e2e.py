@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from hologram.memory.scenes import SceneStore
-from hologram.memory.vector_cache import VectorCache
+from hologram.memory.embed.vector_cache import VectorCache
+from hologram.memory.scenes.store import SceneStore
 from hologram.storage.caches import cache_problem
 from mock_llm import MockLLM
 from tests.kit.wait import wait_until

@@ -35,7 +35,7 @@ import tomllib
 from hologram.api import turn as api
 from hologram.clients import TurnClient
 from hologram.clients.http_client import HttpTurnClient
-from hologram.memory.scenes import SCENES_DB
+from hologram.memory.scenes.store import SCENES_DB
 from mock_llm import MockLLM
 from tests.kit.manifests import copy_shipped
 

@@ -59,7 +59,7 @@ def install_as_the_docs_say(python: Path) -> None:
     line = next(x for x in section.splitlines() if x.startswith("pip install -e $HOME/src/hologram/"))
     words = line.replace("$HOME/src/hologram", str(CHECKOUT)).split()
     assert words[:2] == ["pip", "install"], line
-    from hologram.memory.embed import model_file
+    from hologram.memory.embed.embedder import model_file
 
     env = {**os.environ, **OFFLINE_PIP, "HOLOGRAM_USE_MODEL_FROM": str(model_file())}
     offline = ["--no-deps", "--no-index", "--no-build-isolation", "-q"]

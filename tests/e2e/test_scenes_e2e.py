@@ -18,8 +18,8 @@ import pytest
 
 from hologram.clients import TurnClient
 from hologram.config.settings import SceneSettings
-from hologram.memory.scene_features import time_of_day
-from hologram.memory.scenes import SCENES_DB, SceneStore
+from hologram.memory.scenes.scene_features import time_of_day
+from hologram.memory.scenes.store import SCENES_DB, SceneStore
 from hologram.memory.session_records import record_of
 from hologram.rpc import RpcError
 from hologram.sessions import Event

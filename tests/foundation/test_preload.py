@@ -77,8 +77,8 @@ def test_held_loads_wait_for_release_and_exit_does_not_wait_for_them(monkeypatch
         monkeypatch.setattr(_preload, name, value)
     monkeypatch.setattr(_preload, "_done", Done())
     monkeypatch.setattr(_preload, "_released", threading.Event())
-    from hologram.memory import embed
-    from hologram.memory import tokenizer as tokenize
+    from hologram.memory.embed import embedder as embed
+    from hologram.memory.text import tokenizer as tokenize
 
     monkeypatch.setattr(tokenize, "warm_up", lambda: None)
     monkeypatch.setattr(tokenize, "release_warm_up", lambda: None)
@@ -104,8 +104,8 @@ def test_held_loads_try_the_configured_build_first(monkeypatch: pytest.MonkeyPat
         monkeypatch.setattr(_preload, name, value)
     monkeypatch.setattr(_preload, "_done", threading.Event())
     monkeypatch.setattr(_preload, "_released", threading.Event())
-    from hologram.memory import embed
-    from hologram.memory import tokenizer as tokenize
+    from hologram.memory.embed import embedder as embed
+    from hologram.memory.text import tokenizer as tokenize
 
     monkeypatch.setattr(tokenize, "warm_up", lambda: None)
     monkeypatch.setattr(tokenize, "release_warm_up", lambda: None)
@@ -125,7 +125,7 @@ def test_held_loads_try_the_configured_build_first(monkeypatch: pytest.MonkeyPat
 
 def test_memory_opened_without_the_preload_honours_the_setting(tmp_path: Path) -> None:
     """Processes that never start the preload (tests, tools) load the build `SessionMemory.open` is given."""
-    from hologram.memory.embed import OnnxUSEEmbedder
+    from hologram.memory.embed.embedder import OnnxUSEEmbedder
 
     if not OnnxUSEEmbedder.available():
         pytest.skip("onnxruntime build not installed")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hologram.memory.cold import ColdStore
+from hologram.memory.cold.store import ColdStore
 from hologram.memory.session_memory import SessionMemory
 from hologram.sessions import SessionStore
 

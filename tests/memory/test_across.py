@@ -1,4 +1,4 @@
-"""Memory across sessions (issue 39 item 2, memory/across.py): what the person said in one session reaches the
+"""Memory across sessions (issue 39 item 2, memory/across/store.py): what the person said in one session reaches the
 request of another session of the same person that needs it — no tool call, after a restart — and never the
 conversation of another person or a group.
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from hologram.memory.across import HEADER, MIN_SCORE, AcrossStore, person_of
+from hologram.memory.across.store import HEADER, MIN_SCORE, AcrossStore, person_of
 from hologram.memory.session_memory import SessionMemory
 from hologram.memory.session_records import Prepared
 from hologram.sessions import SessionStore
@@ -131,8 +131,8 @@ def test_a_damaged_store_is_set_aside_and_refilled(tmp_path: Path) -> None:
 
 def test_scores_are_absolute_not_relative(tmp_path: Path) -> None:
     """With two stored inputs, neither is recalled for an unrelated query just for being the better one."""
-    from hologram.memory.across import Said
-    from hologram.memory.tfidf import TermVector
+    from hologram.memory.across.store import Said
+    from hologram.memory.text.tfidf import TermVector
 
     store = AcrossStore(tmp_path / "a.db")
     store.add([Said("e1", "s1", 1, 1000, "owner", "I adopted a grey cat named Pixel."),
@@ -149,8 +149,8 @@ def test_the_same_words_said_in_many_sessions_are_one_line(tmp_path: Path) -> No
     took go to other statements: before, it and its copies filled all MAX_HITS lines (tools/bench/memory_cross.py).
     Also after a restart (the wording is read back from across.db). Mutation check (done): `_repeat` always
     False turns this red (six copies of the cat line, the boiler line left out)."""
-    from hologram.memory.across import MAX_HITS, Said
-    from hologram.memory.tfidf import TermVector
+    from hologram.memory.across.store import MAX_HITS, Said
+    from hologram.memory.text.tfidf import TermVector
 
     store = AcrossStore(tmp_path / "a.db")
     copies = [Said(f"c{i}", f"s{i}", 1, 1000 + i, "owner", "My cat sleeps all day, the lazy cat!") for i in range(8)]
@@ -167,9 +167,9 @@ def test_the_same_words_said_in_many_sessions_are_one_line(tmp_path: Path) -> No
 
 
 def test_an_upgraded_data_directory_recalls_what_earlier_sessions_said(tmp_path: Path) -> None:
-    """Inputs stored before across.db existed come from the session log, once (memory/across_backfill.py).
+    """Inputs stored before across.db existed come from the session log, once (memory/across/across_backfill.py).
     Mutation check (done): `backfill` returning at once turns this red."""
-    from hologram.memory.across_backfill import backfill
+    from hologram.memory.across.across_backfill import backfill
 
     store = SessionStore(tmp_path / "sessions.db")
     store.append("old", "input", {"text": "My locksmith is called Branko, he lives on Ivy Lane."}, ts=T0)
@@ -248,7 +248,7 @@ def test_my_x_names_the_speaker_in_l3(tmp_path: Path) -> None:
 def test_recall_off_closes_the_store_and_the_backfill_opens_nothing(tmp_path: Path) -> None:
     """``[memory.across] recall = false``: attach closes the store right after `SessionMemory.open` started the
     backfill thread; the thread must then neither fail nor open the file again (an fd the kernel never closes)."""
-    from hologram.memory.across_backfill import backfill
+    from hologram.memory.across.across_backfill import backfill
 
     store = AcrossStore(tmp_path / "across.db")
     store.close()
@@ -260,7 +260,7 @@ def test_a_statement_told_just_before_a_restart_is_embedded_by_the_request(tmp_p
     """Its vector was not computed before the kernel stopped (the background indexing never ran): the next
     request embeds the few such statements itself before it searches, so a paraphrase sharing no word with the
     fact still finds it. Mutation check (done): ``ACROSS_EMBED_NOW = 0`` turns this red."""
-    from hologram.memory.embed import load_embedder
+    from hologram.memory.embed.embedder import load_embedder
 
     embedder = load_embedder()
     if embedder is None:
@@ -272,7 +272,7 @@ def test_a_statement_told_just_before_a_restart_is_embedded_by_the_request(tmp_p
     memory.embedder = embedder
     try:
         assert memory.across is not None
-        from hologram.memory.across_backfill import backfill
+        from hologram.memory.across.across_backfill import backfill
 
         backfill(memory.across, tmp_path / "sessions.db")  # stored, with no vector
         assert memory.across.unembedded() == 1
@@ -284,10 +284,10 @@ def test_a_statement_told_just_before_a_restart_is_embedded_by_the_request(tmp_p
 
 
 def test_the_earlier_line_is_marked_superseded_when_the_rules_can_tell() -> None:
-    """In the note, a statement a later one corrects (a shared key, a cue: memory/corrections.py) is marked; an
+    """In the note, a statement a later one corrects (a shared key, a cue: memory/across/corrections.py) is marked; an
     unrelated earlier line is not. Mutation check (done): `_superseded` returning [] turns this red."""
-    from hologram.memory import tokenizer
-    from hologram.memory.across import SUPERSEDED, AcrossHit, render
+    from hologram.memory.across.store import SUPERSEDED, AcrossHit, render
+    from hologram.memory.text import tokenizer
 
     tokenizer.ensure_segmenter()
     hits = [
@@ -313,7 +313,7 @@ def test_a_correction_less_close_than_restated_comes_when_the_rules_read_it(tmp_
     candidate kept) turns the unrelated line's assertion red."""
     import numpy as np
 
-    from hologram.memory.across import KEYED_RESTATED, RESTATED, SUPERSEDED, Said, render
+    from hologram.memory.across.store import KEYED_RESTATED, RESTATED, SUPERSEDED, Said, render
 
     store = AcrossStore(tmp_path / "across.db")
     told = [
@@ -331,8 +331,8 @@ def test_a_correction_less_close_than_restated_comes_when_the_rules_read_it(tmp_
     query = np.zeros(8, dtype=np.float32)
     query[0], query[1] = 0.8, -0.6
     store.set_vectors("fp", [("a", earlier), ("b", later), ("c", later.copy())])
-    from hologram.memory.tfidf import TermVector
-    from hologram.memory.vectors import DenseVector
+    from hologram.memory.embed.vectors import DenseVector
+    from hologram.memory.text.tfidf import TermVector
 
     hits = store.search(
         TermVector.from_text("Where do we live?"), DenseVector("fp", query), person=told[0].person, session="new"

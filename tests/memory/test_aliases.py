@@ -1,4 +1,4 @@
-"""The person's people by more than one name (issue 39 item 3, memory/aliases.py): "my wife Elena" makes
+"""The person's people by more than one name (issue 39 item 3, memory/across/aliases.py): "my wife Elena" makes
 "Elena" and "my wife" (and 老婆, spouse…) one person for the search over other sessions and L3's entity route.
 
 Real SessionStore and across.db on disk, BM25 only (no embedder: a question that shares no word with its fact
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from hologram.memory import tokenizer
-from hologram.memory.aliases import expansion, named, relations_in
+from hologram.memory.across.aliases import expansion, named, relations_in
 from hologram.memory.session_memory import SessionMemory
+from hologram.memory.text import tokenizer
 from hologram.sessions import SessionStore
 
 T0 = 1_780_000_000.0
@@ -113,7 +113,7 @@ def test_l3_entity_route_reaches_the_alias(tmp_path: Path) -> None:
     """L3's entity route gets the other names too: a fact cooled into the graph under "Elena" comes for a
     question about "my wife" in a new session (the triple's form in the note, not the across-sessions quote).
     Real Kùzu. Mutation check (done): without the expansion in `SessionMemory._l3_ranked` this is red."""
-    from hologram.memory.across import AcrossStore
+    from hologram.memory.across.store import AcrossStore
 
     from .test_l3_membership import open_memory
     from .test_l3_recall import cool_all
@@ -142,7 +142,7 @@ def test_a_deleted_sessions_alias_leaves(tmp_path: Path) -> None:
     restart); a store from before the alias kept its session gets the column."""
     import sqlite3
 
-    from hologram.memory.across import AcrossStore, Said
+    from hologram.memory.across.store import AcrossStore, Said
 
     path = tmp_path / "across.db"
     old = sqlite3.connect(path)  # the table as it was first released: no session column

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hologram.memory.blocks import NO_TIME, EventRecord, build_event, normalise_timestamp
-from hologram.memory.events import event_text
-from hologram.memory.tokens import estimate_tokens
+from hologram.memory.cold.blocks import NO_TIME, EventRecord, build_event, normalise_timestamp
+from hologram.memory.rank.events import event_text
+from hologram.memory.text.tokens import estimate_tokens
 
 UTC = timezone.utc
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import time
 
-from hologram.memory.blocks import build_event
-from hologram.memory.bounds import MAX_EMBEDDED_PASSAGES, MAX_INDEX_CHARS, indexed, not_indexed
+from hologram.memory.cold.blocks import build_event
 from hologram.memory.graph.extract import DeterministicExtractor
 from hologram.memory.graph.llm_extract import LLMExtractor
 from hologram.memory.graph.recall import terms, words
-from hologram.memory.query import build_query
-from hologram.memory.scene_features import topic_keywords
-from hologram.memory.session_index import SessionIndex
+from hologram.memory.index.session_index import SessionIndex
+from hologram.memory.rank.query import build_query
+from hologram.memory.scenes.scene_features import topic_keywords
+from hologram.memory.text.bounds import MAX_EMBEDDED_PASSAGES, MAX_INDEX_CHARS, indexed, not_indexed
 
 FILLER = "The quarterly report lists revenue by region and by month. "
 MARKER = "zebracorn"

@@ -1,6 +1,6 @@
 """The L2 store: round trip with blocks and vectors, one holder per block, search like L1, bookkeeping.
 
-Mutation-checked (``cold.py`` / ``coldindex.py`` mutated one at a time, the named test failed, reverted): dropping
+Mutation-checked (``cold/store.py`` / ``coldindex.py`` mutated one at a time, the named test failed, reverted): dropping
 both the event UNIQUE and the block PRIMARY KEY → ``test_a_block_has_one_holder_duplicates_are_refused_whole``
 (either one alone is an equivalent mutant: each catches a duplicated event, block IDs embed the event ID);
 committing rows outside one transaction → the same test (the batch is no longer all-or-nothing); skipping the fingerprint
@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hologram.memory.blocks import EventRecord, build_event
-from hologram.memory.cold import DISTILL_IDLE_SECONDS, ColdStore, DuplicateBlockError
-from hologram.memory.events import Query
-from hologram.memory.tfidf import TermVector
-from hologram.memory.vectors import DenseVector
+from hologram.memory.cold.blocks import EventRecord, build_event
+from hologram.memory.cold.store import DISTILL_IDLE_SECONDS, ColdStore, DuplicateBlockError
+from hologram.memory.embed.vectors import DenseVector
+from hologram.memory.rank.events import Query
+from hologram.memory.text.tfidf import TermVector
 
 FP = "test/8"
 
@@ -229,7 +229,7 @@ def test_distillation_eligibility_boundaries(store: ColdStore) -> None:
 def test_smoothing_kernel_does_not_cross_session_boundaries() -> None:
     """The cold index smooths with `neighbour_smooth(..., segment=session)` (coldindex.py).
     Mutation check (done): ignoring ``segment`` turns the first asserts red."""
-    from hologram.memory.score import neighbour_smooth
+    from hologram.memory.rank.score import neighbour_smooth
 
     scores = np.array([10.0, 0.0, 0.0, 0.0, 0.0], dtype=np.float32)
     out = neighbour_smooth(scores, (0.5, 0.25), segment=np.array([0, 1, 1, 1, 1]))
@@ -285,7 +285,7 @@ def test_terms_stored_by_an_older_tokenizer_are_derived_again(tmp_path: Path) ->
     import json
     import sqlite3
 
-    from hologram.memory.tokenizer import ANALYZER_JIEBA
+    from hologram.memory.text.tokenizer import ANALYZER_JIEBA
 
     path = tmp_path / "cold.db"
     with ColdStore(path) as store:

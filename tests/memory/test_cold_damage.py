@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from damaged_files import break_text, build_cold
-from hologram.memory.blocks import build_event
-from hologram.memory.cold import ColdStore
-from hologram.memory.events import Query
-from hologram.memory.tfidf import TermVector
+from hologram.memory.cold.blocks import build_event
+from hologram.memory.cold.store import ColdStore
+from hologram.memory.rank.events import Query
+from hologram.memory.text.tfidf import TermVector
 
 
 def q(text: str) -> Query:

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import pytest
 
-from hologram.memory.cold import ColdStore
-from hologram.memory.events import Query
-from hologram.memory.tfidf import TermVector
+from hologram.memory.cold.store import ColdStore
+from hologram.memory.rank.events import Query
+from hologram.memory.text.tfidf import TermVector
 
 BATCH_SIZES = (10, 100, 1000)
 
@@ -39,9 +39,9 @@ WRITER = textwrap.dedent(
     """
     import os, sys
     import numpy as np
-    from hologram.memory.blocks import build_event
-    from hologram.memory.cold import ColdStore
-    from hologram.memory.vectors import DenseVector
+    from hologram.memory.cold.blocks import build_event
+    from hologram.memory.cold.store import ColdStore
+    from hologram.memory.embed.vectors import DenseVector
 
     path, mode, stop_after, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     store = ColdStore(path)

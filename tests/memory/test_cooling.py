@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from hologram.memory.blocks import EventRecord, build_event
-from hologram.memory.cold import ColdStore
+from hologram.memory.cold.blocks import EventRecord, build_event
+from hologram.memory.cold.store import ColdStore
 from hologram.memory.graph import open_graph_store
 from hologram.memory.graph.cooling import CoolingPolicy, distill, reconcile
 from hologram.memory.graph.extract import DeterministicExtractor
@@ -115,7 +115,7 @@ def test_a_failed_extraction_leaves_the_event_in_l2(tmp_path: Path) -> None:
 WRITER = textwrap.dedent(
     """
     import asyncio, sys
-    from hologram.memory.cold import ColdStore
+    from hologram.memory.cold.store import ColdStore
     from hologram.memory.graph import kuzu_store, open_graph_store
     from hologram.memory.graph.cooling import CoolingPolicy, distill, reconcile
     from hologram.memory.graph.extract import DeterministicExtractor

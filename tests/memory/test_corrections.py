@@ -1,4 +1,4 @@
-"""Corrections within one session (issue 39 item 3, memory/corrections.py): a later statement of the same fact
+"""Corrections within one session (issue 39 item 3, memory/across/corrections.py): a later statement of the same fact
 outranks the earlier one and is shown after it, the earlier marked superseded — found when the input is
 indexed, read by the ranking as a flag.
 
@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hologram.memory import tokenizer
-from hologram.memory.corrections import FILE, MARK, Corrections, is_correction, keys_of
+from hologram.memory.across.corrections import FILE, MARK, Corrections, is_correction, keys_of
 from hologram.memory.session_memory import SessionMemory
+from hologram.memory.text import tokenizer
 from hologram.sessions import SessionStore
 
 T0 = 1_780_000_000.0

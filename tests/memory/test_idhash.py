@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hologram.memory.idhash import HashSet, id_hashes
+from hologram.memory.index.idhash import HashSet, id_hashes
 
 ids = st.lists(st.sampled_from([f"ev_{i}" for i in range(40)]), max_size=30)
 

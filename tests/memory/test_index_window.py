@@ -34,8 +34,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hologram.memory.cold import ColdStore
-from hologram.memory.session_index import IndexQuery, SessionIndex
+from hologram.memory.cold.store import ColdStore
+from hologram.memory.index.session_index import IndexQuery, SessionIndex
 from hologram.memory.session_memory import SessionMemory
 from hologram.sessions import SessionStore
 
@@ -158,8 +158,8 @@ CHILD = textwrap.dedent(
     """
     import asyncio, sys
     from pathlib import Path
-    import hologram.memory.index_segment as seg
-    from hologram.memory.cold import ColdStore
+    import hologram.memory.index.index_segment as seg
+    from hologram.memory.cold.store import ColdStore
     from hologram.memory.session_memory import SessionMemory
     from hologram.sessions import SessionStore
     from tests.memory.test_index_window import _feed

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from hologram.config.settings import MemorySettings
-from hologram.memory.cold import ColdStore, DuplicateBlockError
+from hologram.memory.cold.store import ColdStore, DuplicateBlockError
 from hologram.memory.graph.service import GraphMemory
 from hologram.memory.session_memory import SessionMemory, record_of
 from hologram.sessions import SessionStore
@@ -168,7 +168,7 @@ def test_nothing_imports_the_graph_database_until_something_cools(data: Path) ->
         f"""
         import asyncio, sys
         from pathlib import Path
-        from hologram.memory.cold import ColdStore
+        from hologram.memory.cold.store import ColdStore
         from hologram.memory.graph.service import GraphMemory
         from hologram.memory.session_memory import SessionMemory
         from hologram.config.settings import MemorySettings

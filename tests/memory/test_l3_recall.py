@@ -30,7 +30,7 @@ from hologram.config.settings import MemorySettings
 from hologram.memory.graph import GraphStore
 from hologram.memory.graph.recall import HEADER, MEMORY_RECALL_NAME
 from hologram.memory.session_memory import SessionMemory, record_of
-from hologram.memory.tokens import estimate_tokens
+from hologram.memory.text.tokens import estimate_tokens
 
 from .test_l3_membership import WINDOW, Kernelish, ids_of, open_memory, turn
 from .test_session_memory import EN_TOPICS, long_session, window_for

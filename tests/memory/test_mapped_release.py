@@ -3,7 +3,7 @@ holding a private copy of a page is never released.
 
 Mutation-checked: with ``madvise`` skipped in MappedPages.release the weights stay resident (first test fails);
 with the ``Anonymous: 0`` condition dropped from clean_ranges the written mapping is listed (second test fails);
-with release_soon's call removed from embed.py the third test fails.
+with release_soon's call removed from embed/embedder.py the third test fails.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from hologram.base._mapped import MappedPages, clean_ranges
-from hologram.memory.embed import OnnxUSEEmbedder
-from hologram.memory.segment import default_cache_dir
+from hologram.memory.embed.embedder import OnnxUSEEmbedder
+from hologram.memory.text.segment import default_cache_dir
 
 TEXTS = [f"sentence {i} about the budget, 会议 and {w}" for i, w in enumerate(("alpha beta lisbon 预算 " * 8).split())]
 

@@ -1,5 +1,5 @@
 """A month named with its year nudges the ranking towards that month's turns, never selects them
-(memory/monthcues.py).
+(memory/text/monthcues.py).
 
 Mutation check (done): with the nudge's line in ``SessionIndex.scores`` removed
 ``test_the_months_turn_outranks_the_same_words_a_month_earlier`` is red; with the month's end computed as
@@ -13,9 +13,9 @@ from datetime import datetime
 import numpy as np
 import pytest
 
-from hologram.memory.monthcues import MONTH_BOOST, month_window
-from hologram.memory.query import build_query
-from hologram.memory.session_index import SessionIndex
+from hologram.memory.index.session_index import SessionIndex
+from hologram.memory.rank.query import build_query
+from hologram.memory.text.monthcues import MONTH_BOOST, month_window
 
 NOW = datetime(2023, 9, 1).timestamp()
 

@@ -19,8 +19,8 @@ import asyncio
 from pathlib import Path
 
 from hologram.agent.tools import KernelTool, ToolRegistry
-from hologram.memory.blocks import build_event
-from hologram.memory.cold import ColdStore
+from hologram.memory.cold.blocks import build_event
+from hologram.memory.cold.store import ColdStore
 from hologram.memory.session_memory import SessionMemory
 from tests.memory.test_session_memory import long_session, total_tokens, window_for
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from hologram.memory.blocks import EventRecord, build_event
-from hologram.memory.overflow import (
+from hologram.memory.cold.blocks import EventRecord, build_event
+from hologram.memory.cold.overflow import (
     MAX_RECOVERIES,
     OVERFLOW_THRESHOLD,
     OverflowGuard,

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hologram.memory.events import MemoryEvent, Query, event_text, make_event
-from hologram.memory.prune import PruneResult, pinned_count, prune
-from hologram.memory.tfidf import TermVector
+from hologram.memory.rank.events import MemoryEvent, Query, event_text, make_event
+from hologram.memory.rank.prune import PruneResult, pinned_count, prune
+from hologram.memory.text.tfidf import TermVector
 
 QUERY = Query("q", TermVector.from_terms([]))
 

@@ -1,4 +1,4 @@
-"""Query understanding without an LLM call (memory/query.py, memory/timecues.py): follow-ups carry the
+"""Query understanding without an LLM call (memory/rank/query.py, memory/text/timecues.py): follow-ups carry the
 previous turn, distinctive names and numbers weigh double, time cues give a window — English and Chinese.
 
 Mutation checks (done): dropping the ``not names`` condition of the previous-turn rule turns
@@ -11,10 +11,10 @@ from datetime import datetime
 
 import pytest
 
-from hologram.memory.query import build_query, names_in
-from hologram.memory.session_index import SessionIndex
-from hologram.memory.timecues import time_window
-from hologram.memory.tokenizer import tokenize, wait_for_jieba, warm_up
+from hologram.memory.index.session_index import SessionIndex
+from hologram.memory.rank.query import build_query, names_in
+from hologram.memory.text.timecues import time_window
+from hologram.memory.text.tokenizer import tokenize, wait_for_jieba, warm_up
 
 
 def index_of(texts: list[str]) -> SessionIndex:

@@ -15,10 +15,8 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from hologram.memory.blocks import EventRecord, build_event
-from hologram.memory.cold import ColdStore
-from hologram.memory.events import Query
-from hologram.memory.recall import (
+from hologram.memory.cold.blocks import EventRecord, build_event
+from hologram.memory.cold.recall import (
     COLDCONTEXT_QUERY_NAME,
     COLDCONTEXT_QUERY_PARAMETERS,
     RecallError,
@@ -26,7 +24,9 @@ from hologram.memory.recall import (
     recall,
     render_events,
 )
-from hologram.memory.tfidf import TermVector
+from hologram.memory.cold.store import ColdStore
+from hologram.memory.rank.events import Query
+from hologram.memory.text.tfidf import TermVector
 
 
 def rec(i: int, text: str, *, session: str = "s1", group: str | None = None) -> EventRecord:

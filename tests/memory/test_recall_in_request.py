@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from hologram.memory.cold import ColdStore
+from hologram.memory.cold.store import ColdStore
 from hologram.memory.session_memory import SessionMemory, record_of
 from hologram.sessions import SessionStore
 
@@ -145,7 +145,7 @@ def test_a_fact_said_in_passing_in_a_long_message_comes_back(mem: SessionMemory)
 def test_a_long_message_is_scored_by_its_best_passage_not_its_average(mem: SessionMemory) -> None:
     """With the installed embedding model: averaged over the whole message the fact's topic drowns (the
     holder is *not* the closest message), by its best passage it is the closest."""
-    from hologram.memory.embed import load_embedder
+    from hologram.memory.embed.embedder import load_embedder
 
     embedder = load_embedder()
     if embedder is None:
@@ -171,7 +171,7 @@ def test_a_long_message_is_scored_by_its_best_passage_not_its_average(mem: Sessi
 def test_vectors_survive_a_restart_and_a_damaged_cache_is_set_aside(tmp_path: Path) -> None:
     """After a restart the session index is rebuilt from the log, its vectors read back from vectors.db:
     nothing is embedded again. A smashed vectors.db costs only the recomputation."""
-    from hologram.memory.vector_cache import VECTORS_DB, VectorCache
+    from hologram.memory.embed.vector_cache import VECTORS_DB, VectorCache
 
     from .test_session_memory import FakeEmbedder
 

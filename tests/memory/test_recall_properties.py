@@ -24,10 +24,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hologram.agent.tools import ToolInvocation
-from hologram.memory.blocks import EventRecord
-from hologram.memory.cold import ColdStore
-from hologram.memory.overflow import OverflowGuard
-from hologram.memory.recall import Reinsert
+from hologram.memory.cold.blocks import EventRecord
+from hologram.memory.cold.overflow import OverflowGuard
+from hologram.memory.cold.recall import Reinsert
+from hologram.memory.cold.store import ColdStore
 from hologram.memory.session_memory import Prepared, SessionMemory
 from hologram.memory.session_records import record_of
 from hologram.sessions import SessionStore

@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import hologram.memory.session_index as session_index
-from hologram.memory.cold import ColdStore
-from hologram.memory.overflow import NOTE_ITEMS
+import hologram.memory.index.session_index as session_index
+from hologram.memory.cold.overflow import NOTE_ITEMS
+from hologram.memory.cold.store import ColdStore
 from hologram.memory.session_memory import SessionMemory
 from hologram.memory.session_records import recall_note
 

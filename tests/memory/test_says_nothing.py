@@ -1,4 +1,4 @@
-"""An earlier question does not take the room of the statement that answers it (memory/says_nothing.py).
+"""An earlier question does not take the room of the statement that answers it (memory/rank/says_nothing.py).
 
 Mutation check (done): with the penalty line in ``SessionIndex.scores`` made 0 the earlier question ranks
 first again (``test_an_earlier_question_lends_its_score_and_the_answer_ranks_first`` red); with the bit never
@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hologram.memory import session_index
-from hologram.memory.query import build_query
-from hologram.memory.says_nothing import SAYS_NOTHING_BIT, says_nothing
-from hologram.memory.session_index import SessionIndex
+from hologram.memory.index import session_index
+from hologram.memory.index.session_index import SessionIndex
+from hologram.memory.rank.query import build_query
+from hologram.memory.rank.says_nothing import SAYS_NOTHING_BIT, says_nothing
 
 FILLER = [
     "Caroline: the weather was lovely on the coast, we walked along the harbour for hours",

@@ -1,4 +1,4 @@
-"""Scenes (hologram.memory.scenes): birth on the second occurrence, evidence per bucket, join, the recall
+"""Scenes (hologram.memory.scenes.store): birth on the second occurrence, evidence per bucket, join, the recall
 threshold, decay to deletion, declared scenes, Chinese topic keywords, a damaged scenes.db.
 
 Real SQLite files in a temp dir, a controllable clock; the features are built the way the turn builds them.
@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from hologram.config.settings import SceneSettings
-from hologram.memory.scene_features import similarity, topic_keywords
-from hologram.memory.scene_hint import SceneHint
-from hologram.memory.scenes import (
+from hologram.memory.scenes.scene_features import similarity, topic_keywords
+from hologram.memory.scenes.scene_hint import SceneHint
+from hologram.memory.scenes.store import (
     JOIN,
     RECALL,
     SCENES_DB,
@@ -29,7 +29,7 @@ from hologram.memory.scenes import (
     fingerprint,
     scene_key_problem,
 )
-from hologram.memory.tokenizer import wait_for_jieba, warm_up
+from hologram.memory.text.tokenizer import wait_for_jieba, warm_up
 
 DAY = 86_400.0
 NOON = time.mktime((2026, 3, 2, 13, 0, 0, 0, 0, -1))  # local time: the afternoon

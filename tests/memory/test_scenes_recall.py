@@ -18,7 +18,7 @@ from typing import Any
 from hologram.agent import Agent, ToolRegistry
 from hologram.config.settings import AgentSettings, SceneSettings
 from hologram.llm import ProviderChain
-from hologram.memory.scenes import SCENES_DB, SceneStore
+from hologram.memory.scenes.store import SCENES_DB, SceneStore
 from hologram.memory.session_records import record_of
 from hologram.stages import StageDispatcher
 from mock_llm import MockLLM

@@ -22,9 +22,9 @@ from hologram.api import params as params_api
 from hologram.api import turn as api
 from hologram.config.settings import AgentSettings, SceneSettings
 from hologram.llm import ProviderChain
-from hologram.memory.cold import ColdStore
-from hologram.memory.scene_hint import SceneHint
-from hologram.memory.scenes import SCENES_DB, SceneStore
+from hologram.memory.cold.store import ColdStore
+from hologram.memory.scenes.scene_hint import SceneHint
+from hologram.memory.scenes.store import SCENES_DB, SceneStore
 from hologram.memory.session_memory import SessionMemory
 from hologram.memory.session_records import Prepared, record_of
 from hologram.rpc import RpcError

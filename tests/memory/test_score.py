@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from hologram.memory.embed import load_embedder
-from hologram.memory.events import MemoryEvent, Query, make_event
-from hologram.memory.prune import prune
-from hologram.memory.score import HybridScorer, dense_scores, neighbour_smooth
-from hologram.memory.tfidf import TermVector
-from hologram.memory.tokenizer import wait_for_jieba
-from hologram.memory.vectors import DenseVector
+from hologram.memory.embed.embedder import load_embedder
+from hologram.memory.embed.vectors import DenseVector
+from hologram.memory.rank.events import MemoryEvent, Query, make_event
+from hologram.memory.rank.prune import prune
+from hologram.memory.rank.score import HybridScorer, dense_scores, neighbour_smooth
+from hologram.memory.text.tfidf import TermVector
+from hologram.memory.text.tokenizer import wait_for_jieba
 
 
 def _vec(fp: str, *xs: float) -> DenseVector:

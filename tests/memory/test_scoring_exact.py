@@ -27,10 +27,16 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hologram.memory.monthcues import MONTH_BOOST
-from hologram.memory.says_nothing import SAYS_NOTHING_BIT, SAYS_NOTHING_PENALTY
-from hologram.memory.score import neighbour_smooth, zscore
-from hologram.memory.session_index import TIME_BOOST, TIME_SELECT, TURN_NEIGHBOUR_WEIGHTS, IndexQuery, SessionIndex
+from hologram.memory.index.session_index import (
+    TIME_BOOST,
+    TIME_SELECT,
+    TURN_NEIGHBOUR_WEIGHTS,
+    IndexQuery,
+    SessionIndex,
+)
+from hologram.memory.rank.says_nothing import SAYS_NOTHING_BIT, SAYS_NOTHING_PENALTY
+from hologram.memory.rank.score import neighbour_smooth, zscore
+from hologram.memory.text.monthcues import MONTH_BOOST
 
 _K1, _B = 1.2, 0.75
 WORDS = ["lake", "house", "wifi", "heron", "budget", "cake", "chess", "jazz", "tomato", "milo", "server", "42"]
@@ -90,9 +96,9 @@ def old_scores(index: SessionIndex, query: IndexQuery) -> np.ndarray:
         out: np.ndarray = fused + around[turn]
         if query.window is not None:  # issue 39: the window's events selected first (after smoothing)
             out = out + TIME_SELECT * ((ts >= query.window[0]) & (ts < query.window[1]))
-        # issue 39: an event that states nothing competes with less of its score (memory/says_nothing.py)
+        # issue 39: an event that states nothing competes with less of its score (memory/rank/says_nothing.py)
         out = out - SAYS_NOTHING_PENALTY * ((cols.column("kind") & SAYS_NOTHING_BIT) != 0)
-        if query.month is not None:  # issue 39: a month and year named (memory/monthcues.py)
+        if query.month is not None:  # issue 39: a month and year named (memory/text/monthcues.py)
             ts = cols.column("ts")
             out = out + MONTH_BOOST * ((ts >= query.month[0]) & (ts < query.month[1]))
         return out

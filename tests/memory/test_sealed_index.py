@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hologram.memory.cold import ColdStore
-from hologram.memory.index_segment import read_segment, write_segment
-from hologram.memory.session_index import IndexQuery, SessionIndex
+from hologram.memory.cold.store import ColdStore
+from hologram.memory.index.index_segment import read_segment, write_segment
+from hologram.memory.index.session_index import IndexQuery, SessionIndex
 from hologram.memory.session_memory import SessionMemory
 from hologram.memory.session_records import Prepared
 from hologram.sessions import SessionStore

@@ -1,4 +1,4 @@
-"""hologram.memory.segment gives jieba's tokens exactly, and its cache behaves (issues 11 and 22).
+"""hologram.memory.text.segment gives jieba's tokens exactly, and its cache behaves (issues 11 and 22).
 
 The stored term vectors are tagged "jieba", so equality with real jieba 0.42 (loaded here: it is a
 dependency) is the contract, asserted on the written corpus (tests/data/zh_corpus.txt), on texts whose tokens
@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from bench.segment import synthetic_corpus, tie_corpus, written_corpus
-from hologram.memory import segment as seg
-from hologram.memory.segment import Segmenter, load_segmenter
+from hologram.memory.text import segment as seg
+from hologram.memory.text.segment import Segmenter, load_segmenter
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hologram.memory.session_index import IndexQuery, SessionIndex
+from hologram.memory.index.session_index import IndexQuery, SessionIndex
 
 DIM = 384
 

@@ -21,8 +21,8 @@ from hologram.agent.tools import ToolInvocation
 from hologram.llm import Message
 from hologram.llm.wire import STANDARD_MESSAGE_FIELDS, message_to_wire
 from hologram.memory import session_memory as sm
-from hologram.memory.cold import ColdStore
-from hologram.memory.overflow import OverflowGuard, PromptTooLargeError
+from hologram.memory.cold.overflow import OverflowGuard, PromptTooLargeError
+from hologram.memory.cold.store import ColdStore
 from hologram.memory.session_memory import Prepared, SessionMemory, record_of
 from hologram.sessions import Event, SessionStore, messages_from_events
 

@@ -1,4 +1,4 @@
-"""The English stemmer is snowballstemmer's own, loaded without the 33 other languages (memory/tokenizer.py)."""
+"""The English stemmer is snowballstemmer's own, loaded without the 33 other languages (memory/text/tokenizer.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import snowballstemmer
 
-from hologram.memory import tokenizer as tokenize
+from hologram.memory.text import tokenizer as tokenize
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,7 +24,7 @@ def test_the_stems_are_the_reference_implementations_on_the_docs_vocabulary() ->
 
 
 def test_importing_tokenize_loads_only_the_english_stemmer() -> None:
-    probe = "import sys, json, hologram.memory.tokenizer; print(json.dumps(sorted(sys.modules)))"
+    probe = "import sys, json, hologram.memory.text.tokenizer; print(json.dumps(sorted(sys.modules)))"
     modules = json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                                         check=True).stdout)  # fmt: skip
     stemmers = [m for m in modules if m.endswith("_stemmer")]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hologram.memory.tfidf import TermVector, TfidfIndex
-from hologram.memory.tokenizer import tokenize, wait_for_jieba
+from hologram.memory.text.tfidf import TermVector, TfidfIndex
+from hologram.memory.text.tokenizer import tokenize, wait_for_jieba
 
 
 def _index(texts: list[str]) -> tuple[TfidfIndex, list[TermVector]]:
@@ -53,7 +53,7 @@ def test_chinese_query_matches_chinese_event() -> None:
 def test_a_huge_text_is_indexed_by_its_start_only() -> None:
     """A 5 MB tool result is segmented up to MAX_INDEX_CHARS, not in full: its start's words are terms, a word
     only past the cap is not (the text itself stays stored and recallable by those terms)."""
-    from hologram.memory.tfidf import MAX_INDEX_CHARS, TermVector
+    from hologram.memory.text.tfidf import MAX_INDEX_CHARS, TermVector
 
     head = "deployment manifest 部署清单 "
     text = head * (MAX_INDEX_CHARS // len(head) + 1) + "zebracorn " * 500_000

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hologram.memory import tokenizer as tok
-from hologram.memory.tokens import estimate_tokens
+from hologram.memory.text import tokenizer as tok
+from hologram.memory.text.tokens import estimate_tokens
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""The int8 USE graph in numpy (hologram.memory.use_int8) computes onnxruntime's vectors bit for bit — the
+"""The int8 USE graph in numpy (hologram.memory.embed.use_int8) computes onnxruntime's vectors bit for bit — the
 oracle is onnxruntime itself on this machine, fed the same token ids — batched and one text at a time, English
 and Chinese; the kernel's embedder never imports onnxruntime; the embedding table is read, not mapped.
 
@@ -27,11 +27,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hologram.memory import embed as emb
-from hologram.memory.embed import Int8USEEmbedder, OnnxUSEEmbedder
-from hologram.memory.onnx_weights import WEIGHTS_NAME
-from hologram.memory.ort_math import dynamic_quantize, fma, row_sums
-from hologram.memory.use_int8 import ModelMismatch, UseInt8Model
+from hologram.memory.embed import embedder as emb
+from hologram.memory.embed.embedder import Int8USEEmbedder, OnnxUSEEmbedder
+from hologram.memory.embed.onnx_weights import WEIGHTS_NAME
+from hologram.memory.embed.ort_math import dynamic_quantize, fma, row_sums
+from hologram.memory.embed.use_int8 import ModelMismatch, UseInt8Model
 from tests.memory.long_messages import many_topics, with_fact
 from tests.memory.tricky_texts import TRICKY
 
@@ -137,7 +137,7 @@ def test_the_kernel_build_neither_imports_onnxruntime_nor_maps_the_table(int8: I
     assert int8.directory is not None
     code = (
         "import sys, json\n"
-        "from hologram.memory.embed import load_embedder\n"
+        "from hologram.memory.embed.embedder import load_embedder\n"
         "e = load_embedder()\n"
         "v = e.embed(['如何重置我的密码', 'How do I reset my password?'])\n"
         "print(json.dumps({'model': e.model_id, 'cos': float(v[0] @ v[1]), 'dir': str(e.directory),\n"
@@ -206,7 +206,7 @@ def test_a_graph_with_an_operator_this_build_does_not_run_goes_to_onnxruntime(
     changed = tmp_path / "changed.onnx"
     changed.write_bytes(data.replace(op_tanh, b"\x22\x04Selu"))
     first = Int8USEEmbedder(changed, cache_dir=tmp_path / "cache")
-    with caplog.at_level(logging.WARNING, logger="hologram.memory.embed"):
+    with caplog.at_level(logging.WARNING, logger="hologram.memory.embed.embedder"):
         loaded = emb.load_or_next(first, emb.preference(None))
     assert loaded is not None and loaded.model_id == "use-multilingual-v3/onnx-int8"
     assert loaded.embed(["a graph numpy does not run"]).shape == (1, 512)
@@ -229,7 +229,7 @@ def test_a_model_the_build_cannot_run_falls_back_to_onnxruntime(
 
     monkeypatch.setattr(Int8USEEmbedder, "load", mismatch)
     prefer = emb.preference(None)
-    with caplog.at_level(logging.WARNING, logger="hologram.memory.embed"):
+    with caplog.at_level(logging.WARNING, logger="hologram.memory.embed.embedder"):
         loaded = emb.load_or_next(emb.load_embedder(prefer), prefer)
     assert loaded is not None and loaded.model_id == "use-multilingual-v3/onnx-int8"
     assert loaded.embed(["fallback"]).shape == (1, 512)

@@ -1,4 +1,4 @@
-"""The USE tokenizer run in Python (memory/use_tokenizer.py) gives the ids the graph's SentencePiece op gives,
+"""The USE tokenizer run in Python (memory/embed/use_tokenizer.py) gives the ids the graph's SentencePiece op gives,
 and the rewritten graph (memory/onnx_weights.split_tokenizer) takes them in place of strings.
 
 The expected ids were recorded from the op itself (onnxruntime-extensions' SentencepieceTokenizer, a session
@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from hologram.memory.embed import OnnxUSEEmbedder
-from hologram.memory.onnx_weights import (
+from hologram.memory.embed.embedder import OnnxUSEEmbedder
+from hologram.memory.embed.onnx_weights import (
     MODEL_NAME,
     TOKENIZER_INPUTS,
     external_weights_model,
     split_tokenizer,
 )
-from hologram.memory.use_tokenizer import UseTokenizer
+from hologram.memory.embed.use_tokenizer import UseTokenizer
 
 pytestmark = pytest.mark.skipif(not OnnxUSEEmbedder.available(), reason="USE ONNX model not installed")
 

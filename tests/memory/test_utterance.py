@@ -1,4 +1,4 @@
-"""Questions, requests and statements (memory/utterance.py): what memory across sessions recalls and what the L3
+"""Questions, requests and statements (memory/text/utterance.py): what memory across sessions recalls and what the L3
 extractor must not store as a fact.
 
 Mutation check (done): `is_question` without the Chinese question words turns
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from hologram.memory.utterance import is_question, is_request, tells
+from hologram.memory.text.utterance import is_question, is_request, tells
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hologram.memory.vectors import DenseVector, VectorIndex
+from hologram.memory.embed.vectors import DenseVector, VectorIndex
 
 
 def _unit(rng: np.random.Generator, n: int, dim: int = 16) -> np.ndarray:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from damaged_files import build_cold, build_sessions, smash_header, truncate_half
-from hologram.memory.cold import ColdStore
+from hologram.memory.cold.store import ColdStore
 from hologram.sessions import SessionStore
 from hologram.storage.dbfile import DamagedDatabaseError, header_problem
 

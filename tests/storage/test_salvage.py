@@ -37,7 +37,7 @@ from damaged_files import (
     truncate_half,
 )
 from hologram.doctor.repair import repair
-from hologram.memory.cold import ColdStore
+from hologram.memory.cold.store import ColdStore
 from hologram.sessions import SessionStore, pairing_problems
 from hologram.storage.salvage import probe_page_size
 

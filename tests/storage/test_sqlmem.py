@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from hologram.memory.across import AcrossStore
-from hologram.memory.cold import ColdStore
-from hologram.memory.scenes import SceneSettings, SceneStore
-from hologram.memory.vector_cache import VectorCache
+from hologram.memory.across.store import AcrossStore
+from hologram.memory.cold.store import ColdStore
+from hologram.memory.embed.vector_cache import VectorCache
+from hologram.memory.scenes.store import SceneSettings, SceneStore
 from hologram.sessions import SessionStore
 from hologram.storage.sqlmem import CACHE_KIB, CHUNK, IN_SIZES, in_chunks
 

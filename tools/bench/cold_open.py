@@ -36,10 +36,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench
 import numpy as np
 
 from bench._kernel import BenchKernel, provider_toml
-from hologram.memory.cold import ColdStore
-from hologram.memory.events import Query
-from hologram.memory.tfidf import TermVector
-from hologram.memory.vectors import DenseVector
+from hologram.memory.cold.store import ColdStore
+from hologram.memory.embed.vectors import DenseVector
+from hologram.memory.rank.events import Query
+from hologram.memory.text.tfidf import TermVector
 from memory import synthetic_cold_records
 
 

@@ -21,7 +21,7 @@ import random
 import time
 from pathlib import Path
 
-from hologram.memory.blocks import build_event
+from hologram.memory.cold.blocks import build_event
 from hologram.memory.graph.extract import DeterministicExtractor
 from hologram.memory.graph.store import Triple
 from memory import load_locomo

@@ -84,7 +84,7 @@ if build.startswith("int8"):
 elif build == "onnx":
     e = emb.OnnxUSEEmbedder(threads=threads or None)
 elif build == "e5":
-    from hologram.memory.e5_embed import E5Embedder
+    from hologram.memory.embed.e5_embed import E5Embedder
 
     e = E5Embedder(threads=threads or 1)
 else:
@@ -153,8 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--rows", action="store_true", help="also the int8 build with its rows mapped")
     ap.add_argument("--builds", default="int8,onnx,numpy", help="of int8, onnx, numpy, e5 (multilingual-e5-small)")
     args = ap.parse_args(argv)
-    from hologram.memory.e5_embed import E5Embedder
-    from hologram.memory.embed import Int8USEEmbedder, NumpyUSEEmbedder, OnnxUSEEmbedder
+    from hologram.memory.embed.e5_embed import E5Embedder
+    from hologram.memory.embed.embedder import Int8USEEmbedder, NumpyUSEEmbedder, OnnxUSEEmbedder
 
     installed = {
         "int8": Int8USEEmbedder.available(),

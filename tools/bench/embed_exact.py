@@ -1,4 +1,4 @@
-"""The int8 build's vectors (hologram.memory.use_int8) against onnxruntime's, on English and Chinese text.
+"""The int8 build's vectors (hologram.memory.embed.use_int8) against onnxruntime's, on English and Chinese text.
 
     .venv/bin/python tools/bench/embed_exact.py [DATA_DIR] [--turns 2600] [--synthetic 600]
 
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench
 
 from bench.embed import sentences
 from bench.segment import synthetic_corpus, written_corpus
-from hologram.memory.embed import Embedder, Int8USEEmbedder, OnnxUSEEmbedder
+from hologram.memory.embed.embedder import Embedder, Int8USEEmbedder, OnnxUSEEmbedder
 
 
 def compare(a: np.ndarray, b: np.ndarray) -> tuple[int, float, float]:

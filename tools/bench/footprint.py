@@ -235,7 +235,7 @@ def kernels(args: argparse.Namespace, root: Path) -> None:
 
 _CHILD = """
 import json, sys
-from hologram.memory.embed import OnnxUSEEmbedder
+from hologram.memory.embed.embedder import OnnxUSEEmbedder
 def rss():
     return int(next(l for l in open("/proc/self/status") if l.startswith("VmRSS:")).split()[1])
 before = rss()
@@ -248,7 +248,7 @@ print(json.dumps([before, loaded, rss()]))
 
 
 def embedder(args: argparse.Namespace) -> None:
-    from hologram.memory.embed import OnnxUSEEmbedder
+    from hologram.memory.embed.embedder import OnnxUSEEmbedder
 
     if not OnnxUSEEmbedder.available():
         print("embedder: the USE ONNX model is not installed; skipped")

@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench
 
 from hologram.config.settings import MemorySettings
-from hologram.memory.cold import ColdStore
+from hologram.memory.cold.store import ColdStore
 from hologram.memory.graph import GraphBlock, Triple, open_graph_store
 from hologram.memory.graph.service import GraphMemory
 from hologram.memory.graph.store import GraphStore

@@ -59,15 +59,15 @@ from typing import Any
 import numpy as np
 from memory_stream import CachedEmbedder, StreamTurn, report, report_l3, run_stream, run_stream_l3, session_times
 
-from hologram.memory.blocks import EventRecord, build_event
-from hologram.memory.cold import ColdStore
-from hologram.memory.coldindex import ColdIndex, IndexEntry
-from hologram.memory.embed import BUILDS, EMBEDDERS, Embedder, load_embedder, preference
-from hologram.memory.events import MemoryEvent, Query, make_event
-from hologram.memory.prune import prune
-from hologram.memory.score import HybridScorer, Scorer, dense_scores
-from hologram.memory.tfidf import TermVector, TfidfIndex
-from hologram.memory.vectors import DenseVector
+from hologram.memory.cold.blocks import EventRecord, build_event
+from hologram.memory.cold.coldindex import ColdIndex, IndexEntry
+from hologram.memory.cold.store import ColdStore
+from hologram.memory.embed.embedder import BUILDS, EMBEDDERS, Embedder, load_embedder, preference
+from hologram.memory.embed.vectors import DenseVector
+from hologram.memory.rank.events import MemoryEvent, Query, make_event
+from hologram.memory.rank.prune import prune
+from hologram.memory.rank.score import HybridScorer, Scorer, dense_scores
+from hologram.memory.text.tfidf import TermVector, TfidfIndex
 
 DEV_SPLIT = frozenset({"26", "30", "41"})
 ScoreFn = Scorer

@@ -4,7 +4,7 @@
 
 The set is this repository's own (``tools/bench/data/cross_sessions.json``, Chinese and English, 44 facts
 each, written for this and held out: only the ten facts marked ``dev`` were looked at while choosing
-``memory/across.py``'s threshold). Per language, one data directory through the product's path
+``memory/across/store.py``'s threshold). Per language, one data directory through the product's path
 (``SessionMemory.open``: ``across.db``, ``cold.db``, the session index on disk, the default embedder):
 
 * ``--sessions`` sessions (100) of the owner, each 6 chit-chat inputs drawn from the set's filler (seeded) with a
@@ -13,7 +13,7 @@ each, written for this and held out: only the ten facts marked ``dev`` were look
   later one;
 * then every question is asked in a **new session** (``preview``: nothing stored) with the same request
   budget as every other request (``history_budget(window, 0)``): *in request* = the fact's input is among what
-  the request carries (the note of other sessions, memory/across.py);
+  the request carries (the note of other sessions, memory/across/store.py);
 * unrelated inputs ("write a limerick", "hi") are asked the same way: *recalled needlessly* = share of them
   whose request carries anything from other sessions, and its mean cost in tokens;
 * corrections: the later value in the request, and shown after the earlier one when both are;
@@ -44,10 +44,10 @@ from typing import Any
 import numpy as np
 from memory_stream import CachedEmbedder
 
-from hologram.memory.embed import load_embedder, preference
-from hologram.memory.overflow import history_budget
+from hologram.memory.cold.overflow import history_budget
+from hologram.memory.embed.embedder import load_embedder, preference
 from hologram.memory.session_memory import MESSAGE_OVERHEAD, SessionMemory, record_of
-from hologram.memory.tokens import estimate_tokens
+from hologram.memory.text.tokens import estimate_tokens
 from hologram.sessions import SessionStore
 
 DATA = Path(__file__).parent / "data" / "cross_sessions.json"

@@ -35,11 +35,11 @@ from pathlib import Path
 import numpy as np
 from memory_stream import ANSWER, StreamTurn, _run_conversation, percentile
 
-from hologram.memory.embed import Embedder
-from hologram.memory.events import MemoryEvent, Query, make_event
-from hologram.memory.prune import prune
-from hologram.memory.tfidf import TermVector
-from hologram.memory.tokens import estimate_tokens
+from hologram.memory.embed.embedder import Embedder
+from hologram.memory.rank.events import MemoryEvent, Query, make_event
+from hologram.memory.rank.prune import prune
+from hologram.memory.text.tfidf import TermVector
+from hologram.memory.text.tokens import estimate_tokens
 
 
 @dataclass(frozen=True)

@@ -47,13 +47,13 @@ from typing import Any
 
 import numpy as np
 
-from hologram.memory.blocks import EventRecord
-from hologram.memory.cold import ColdStore
-from hologram.memory.embed import Embedder
-from hologram.memory.overflow import TARGET_FILL
+from hologram.memory.cold.blocks import EventRecord
+from hologram.memory.cold.overflow import TARGET_FILL
+from hologram.memory.cold.store import ColdStore
+from hologram.memory.embed.embedder import Embedder
 from hologram.memory.session_memory import SessionMemory
 from hologram.memory.session_records import record_of
-from hologram.memory.tokens import estimate_tokens
+from hologram.memory.text.tokens import estimate_tokens
 from hologram.sessions import SessionStore
 
 ANSWER = "Noted."

@@ -53,9 +53,9 @@ from typing import Any
 
 import numpy as np
 
-from hologram.memory.cold import ColdStore
+from hologram.memory.cold.store import ColdStore
 from hologram.memory.session_memory import COLD_DB, INDEX_DIR, SessionMemory
-from hologram.memory.tokenizer import wait_for_jieba, warm_up
+from hologram.memory.text.tokenizer import wait_for_jieba, warm_up
 from hologram.sessions import SessionStore
 
 ENGLISH = "Please keep a note that the meeting moved to Thursday afternoon, and check the file."

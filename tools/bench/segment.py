@@ -1,4 +1,4 @@
-"""The compact segmenter (hologram.memory.segment) against jieba, side by side in one run.
+"""The compact segmenter (hologram.memory.text.segment) against jieba, side by side in one run.
 
     .venv/bin/python tools/bench/segment.py [--synthetic 30000] [--seed 1] [--rounds 3]
 

@@ -7,7 +7,7 @@ A real `hologram up` with a plugin whose tool returns N bytes of prose, the stri
 answering, the embedding model loaded first. Each turn runs in its own session through `hologram ask`; the
 measure ends once the session's passages are embedded (`hologram status`'s ``memory.indexing`` back at 0).
 CPU is the kernel process's own (utime + stime from /proc), not its plugins'. Memory indexes the first 50,000
-characters of an event and embeds its first 64 passages (hologram/memory/bounds.py): the long result costs a
+characters of an event and embeds its first 64 passages (hologram/memory/text/bounds.py): the long result costs a
 bounded multiple of the short one, not one proportional to its length (it was 22,094 passages and ~400 s of
 CPU before the bound, issue 42).
 """

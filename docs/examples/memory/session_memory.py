@@ -2,7 +2,7 @@ from pathlib import Path
 from typing import Any
 
 from hologram.agent import ToolRegistry
-from hologram.memory.overflow import OverflowGuard
+from hologram.memory.cold.overflow import OverflowGuard
 from hologram.memory.session_memory import SessionMemory
 from hologram.sessions import SessionStore
 

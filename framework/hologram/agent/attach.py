@@ -39,9 +39,9 @@ from hologram.llm import LLMConfigError, ProviderChain
 from hologram.memory.graph.service import GraphMemory
 from hologram.memory.inspection import FACILITY as MEMORY_FACILITY
 from hologram.memory.inspection import MemoryInspector
-from hologram.memory.scenes import SCENES_DB, SceneStore
+from hologram.memory.scenes.store import SCENES_DB, SceneStore
 from hologram.memory.session_memory import SessionMemory
-from hologram.memory.tokenizer import hold_warm_up
+from hologram.memory.text.tokenizer import hold_warm_up
 from hologram.sessions import SessionStore
 from hologram.sessions.media import MediaStore
 from hologram.stages import StageDispatcher, install_from_lock

@@ -21,7 +21,7 @@ from hologram.llm.errors import (
     RequestRejectedError,
     StreamInterruptedError,
 )
-from hologram.memory.overflow import PromptTooLargeError
+from hologram.memory.cold.overflow import PromptTooLargeError
 from hologram.storage.dbfile import DamagedDatabaseError, DiskFullError
 
 FailureKind = Literal[

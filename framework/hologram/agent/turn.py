@@ -41,7 +41,7 @@ from hologram.llm import ChatRequest, ChatResult, Delta, Message, StreamInterrup
 from hologram.llm import ContextOverflowError as LLMContextOverflowError
 from hologram.llm.content import image_urls
 from hologram.memory import OverflowGuard, PromptTooLargeError, estimate_tokens
-from hologram.memory.tokenizer import ensure_segmenter, needs_segmenter
+from hologram.memory.text.tokenizer import ensure_segmenter, needs_segmenter
 from hologram.sessions import HistoryCache, SessionLog, SessionStore
 from hologram.stages import StageContext, StageDispatcher
 

@@ -1,7 +1,7 @@
 """A turn's scene: which scene it is in (asked before the first LLM request, handed to memory's recall) and
 what it adds to the scene store when it ends (docs/scenes.md).
 
-Features (hologram.memory.scene_features): the channel (the declared key's, else the turn's), the partner the
+Features (hologram.memory.scenes.scene_features): the channel (the declared key's, else the turn's), the partner the
 client named, the tools — when asking, those the session's *previous* turn used (this turn has used none yet);
 when observing, this turn's — the input's topic keywords and the local time of day. The store is SQLite:
 both calls run in a worker thread (``asyncio.to_thread``), never on the event loop, and a failure of the scene
@@ -15,11 +15,11 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from hologram.memory.scene_features import declared_features
+from hologram.memory.scenes.scene_features import declared_features
 from hologram.memory.session_records import record_of
 
 if TYPE_CHECKING:
-    from hologram.memory.scenes import ActiveScene, SceneFeatures, SceneStore
+    from hologram.memory.scenes.store import ActiveScene, SceneFeatures, SceneStore
     from hologram.sessions import Event
 
 log = logging.getLogger("hologram.agent")

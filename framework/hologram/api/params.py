@@ -41,7 +41,7 @@ _FUTURE_SLACK_S = 300.0
 
 def original_time(at: float | str) -> float:
     """Epoch seconds of an input's ``at`` (issue 39: imported conversations carried the import's time): epoch
-    seconds, or ISO 8601 — a naive one is UTC, as memory reads times (`hologram.memory.blocks`). Raises
+    seconds, or ISO 8601 — a naive one is UTC, as memory reads times (`hologram.memory.cold.blocks`). Raises
     ValueError naming the value and the forms it takes; a time in the future is refused."""
     import time
     from datetime import datetime, timezone
@@ -185,7 +185,7 @@ class StartParams(_Input):
     events. ``on_disconnect``: ``cancel`` (the default, like Ctrl-C) stops the turn when its last watcher goes
     away; ``continue`` lets it finish (a browser tab that will reconnect). ``scene``: the scene the turn happens
     in, declared by a channel that knows it (``chan:qq/peer:group_1``; the grammar is
-    `hologram.memory.scene_features`, docs/scenes.md); ``partner``: who the turn is with (a user or group id of
+    `hologram.memory.scenes.scene_features`, docs/scenes.md); ``partner``: who the turn is with (a user or group id of
     the channel). Both optional (since turn API version 1, a backward-compatible addition): memory prefers what
     happened in the same scene. ``input``: typed parts (text, images, files; `hologram.api.input_parts`)
     instead of ``text`` — exactly one of the two (``text`` is one text part, as in version 1). ``tools``,
@@ -216,7 +216,7 @@ class StartParams(_Input):
     @classmethod
     def _scene_key(cls, scene: str | None) -> str | None:
         if scene is not None:
-            from hologram.memory.scene_features import scene_key_problem  # the grammar, only when used
+            from hologram.memory.scenes.scene_features import scene_key_problem  # the grammar, only when used
 
             problem = scene_key_problem(scene)
             if problem is not None:

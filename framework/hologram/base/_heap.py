@@ -2,7 +2,7 @@
 
 A full (generation 2) collection walks every tracked object. In a kernel with memory on, most of them
 are loaded once and live as long as the process: the embedding model's session, the cold-context
-indexes, and until hologram.memory.segment replaced it jieba's ~500k-entry dictionary, with which alone
+indexes, and until hologram.memory.text.segment replaced it jieba's ~500k-entry dictionary, with which alone
 one full collection took 22 ms on the development VM — an event-loop stall, for every session and plugin
 RPC, each time CPython decides to run one. After
 `gc.freeze()` (CPython ≥ 3.7) those objects sit in a permanent generation that collections skip: the

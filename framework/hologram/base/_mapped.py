@@ -1,6 +1,6 @@
 """A read-only file mapping's resident pages handed back after use: the embedding model's weights.
 
-onnxruntime maps the USE model's external weights (``weights.bin``, 65 MB, hologram/memory/onnx_weights.py)
+onnxruntime maps the USE model's external weights (``weights.bin``, 65 MB, hologram/memory/embed/onnx_weights.py)
 instead of copying them, and ``Gather`` reads only the token-embedding rows of the text at hand. But every row
 it ever read stays resident, counted in the kernel's RSS and PSS: over a 10,000-turn soak the file paged in
 +20.5 MB and would go on to its full size (tools/bench/sweep.py --soak). The pages are clean copies of the

@@ -117,7 +117,7 @@ def _open_layers(memory: SessionMemory, data: Path, settings: Settings) -> _Chai
     scenes only if ``scenes.db`` exists. The provider chain (for ``extractor = "llm"``/``"auto"``) is built
     only if the distillation asks for it."""
     from hologram.memory.graph.service import GraphMemory
-    from hologram.memory.scenes import SCENES_DB, SceneStore
+    from hologram.memory.scenes.store import SCENES_DB, SceneStore
 
     chain = _Chain(settings)
     memory.graph = GraphMemory.open(data, settings.memory, memory.cold, chain=chain)

@@ -211,7 +211,7 @@ async def _settle_heap(kernel: Kernel, service: TurnService, progress: Progress)
     from hologram.agent.first_turn import warm as warm_first_turn
     from hologram.base._heap import freeze_when_loaded
     from hologram.kernel import preload as _preload
-    from hologram.memory.tokenizer import wait_if_loading
+    from hologram.memory.text.tokenizer import wait_if_loading
 
     memory = service.agent.memory
     waits: list[Callable[[], object]] = [lambda: wait_if_loading(LOAD_WAIT_S)]

@@ -239,7 +239,7 @@ class GraphSettings(BaseModel):
 
 class AcrossSettings(BaseModel):
     """``[memory.across]``: what a person said in one session, in the requests of their other sessions that need
-    it (hologram/memory/across.py; only the same person's: never another person's or a group's conversation)."""
+    it (hologram/memory/across/store.py; only the same person's: never another person's or a group's conversation)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -166,7 +166,7 @@ def _scan_sessions(db: sqlite3.Connection, report: FileReport) -> None:
 
 
 def _scan_cold(db: sqlite3.Connection, report: FileReport) -> None:
-    from hologram.memory.cold import BLOCKS_SQL, LOAD_SQL, block_row_problem, event_row_problem
+    from hologram.memory.cold.store import BLOCKS_SQL, LOAD_SQL, block_row_problem, event_row_problem
 
     bad = [f"event rid {row[0]}: {r}" for row in db.execute(LOAD_SQL) if (r := event_row_problem(row)) is not None]
     bad += [

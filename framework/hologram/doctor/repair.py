@@ -93,7 +93,7 @@ def _owner(name: str) -> Callable[[Path], None] | None:
 
         return lambda path: SessionStore(path).close()
     if name == "cold.db":
-        from hologram.memory.cold import ColdStore
+        from hologram.memory.cold.store import ColdStore
 
         return lambda path: ColdStore(path).close()
     return None

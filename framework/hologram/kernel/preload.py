@@ -39,7 +39,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hologram.memory.embed import Embedder
+    from hologram.memory.embed.embedder import Embedder
 
 log = logging.getLogger("hologram.kernel")
 
@@ -84,7 +84,7 @@ def release() -> None:
     """Let held loads run (idempotent; a no-op when nothing is held): the segmenter's warm-up and the model."""
     if _thread is None or _released.is_set():
         return
-    from hologram.memory import tokenizer as tokenize  # imported by then: memory is attached before any turn
+    from hologram.memory.text import tokenizer as tokenize  # imported by then: memory is attached before any turn
 
     tokenize.release_warm_up()
     _released.set()
@@ -107,7 +107,7 @@ def _run() -> None:
     began = time.monotonic()
     try:
         from hologram.llm import transport
-        from hologram.memory import tokenizer as tokenize
+        from hologram.memory.text import tokenizer as tokenize
 
         transport.warm(tls=False)  # the first request's imports: the first answer needs them, held or not
         _released.wait()
@@ -117,7 +117,7 @@ def _run() -> None:
         _first_turn_params()
         tokenize.warm_up()
         tokenize.wait_if_loading(None)
-        from hologram.memory.embed import OnnxUSEEmbedder, load_embedder, load_or_next, preference
+        from hologram.memory.embed.embedder import OnnxUSEEmbedder, load_embedder, load_or_next, preference
 
         prefer = preference(_first[0])
         embedder = load_embedder(prefer)

@@ -10,7 +10,9 @@ The API is what the agent uses (DESIGN.md "Memory", docs/memory.md):
 * :class:`ColdStore` — the durable L2 file (``cold.db``), for the tools that open it directly (doctor);
 * :func:`estimate_tokens` — the token estimate every budget is counted in.
 
-Everything else (scoring, indexes, blocks, segmentation, embedders) is internal: import it from its module.
+Everything else is internal: import it from its module. The modules are grouped by concern, one subpackage each
+(``across``, ``cold``, ``embed``, ``graph``, ``index``, ``rank``, ``scenes``, ``text``; docs/memory.md, "Modules");
+this package's top level is the facade.
 
 The names are imported on first use (PEP 562): the memory graph's own process
 (``python -m hologram.memory.graph.worker``) imports this package as the parent of its modules, and must not
@@ -23,21 +25,21 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hologram.memory.cold import ColdStore
-    from hologram.memory.overflow import OverflowGuard, PromptTooLargeError
+    from hologram.memory.cold.overflow import OverflowGuard, PromptTooLargeError
+    from hologram.memory.cold.store import ColdStore
     from hologram.memory.session_memory import SessionMemory
     from hologram.memory.session_records import Prepared
-    from hologram.memory.tokens import estimate_tokens
+    from hologram.memory.text.tokens import estimate_tokens
 
 __all__ = ["ColdStore", "OverflowGuard", "Prepared", "PromptTooLargeError", "SessionMemory", "estimate_tokens"]
 
 _HOME = {
-    "ColdStore": "hologram.memory.cold",
-    "OverflowGuard": "hologram.memory.overflow",
-    "PromptTooLargeError": "hologram.memory.overflow",
+    "ColdStore": "hologram.memory.cold.store",
+    "OverflowGuard": "hologram.memory.cold.overflow",
+    "PromptTooLargeError": "hologram.memory.cold.overflow",
     "SessionMemory": "hologram.memory.session_memory",
     "Prepared": "hologram.memory.session_records",
-    "estimate_tokens": "hologram.memory.tokens",
+    "estimate_tokens": "hologram.memory.text.tokens",
 }
 
 

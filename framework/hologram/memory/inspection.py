@@ -37,18 +37,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hologram.memory.blocks import EventRecord
-from hologram.memory.bounds import MAX_INDEX_CHARS, not_indexed
-from hologram.memory.embed import embed_async
-from hologram.memory.query import build_query
-from hologram.memory.search_match import matched, passage, query_words, salient
-from hologram.memory.session_index import SessionIndex
+from hologram.memory.cold.blocks import EventRecord
+from hologram.memory.embed.embedder import embed_async
+from hologram.memory.index.session_index import SessionIndex
+from hologram.memory.rank.query import build_query
 from hologram.memory.session_records import record_of, token_cost
+from hologram.memory.text.bounds import MAX_INDEX_CHARS, not_indexed
+from hologram.memory.text.search_match import matched, passage, query_words, salient
 from hologram.rpc import APPLICATION_ERROR, INVALID_PARAMS, RpcError
 
 if TYPE_CHECKING:
     from hologram.memory.graph.service import GraphMemory, L3Hit, SourcedTriple
-    from hologram.memory.scenes import Scene, SceneStore
+    from hologram.memory.scenes.store import Scene, SceneStore
     from hologram.memory.session_memory import SessionMemory
     from hologram.sessions import Event
 
@@ -392,5 +392,5 @@ def _sourced_triple(sourced: SourcedTriple) -> dict[str, Any]:
 
 
 def _scene(scene: Scene) -> dict[str, Any]:
-    """A `Scene` as ``scenes`` answers it (docs/protocol.md; its own JSON form, memory/scenes.py)."""
+    """A `Scene` as ``scenes`` answers it (docs/protocol.md; its own JSON form, memory/scenes/store.py)."""
     return dict(scene.to_json())

@@ -5,7 +5,7 @@ binary search per event in each of two sorted hash sets), and in a long session 
 cost of a request after the dense scoring and the fitting (1.3 ms of ~9 ms at 12,500 events, growing with
 the session). Yet between two requests of a session almost nothing changes: the request's own move of what
 lost to L2, and the new events at the end of the log. So the answer is kept, one byte an event, with the cold
-store's :meth:`~hologram.memory.cold.ColdStore.membership_stamp` for the session; a request whose stamp
+store's :meth:`~hologram.memory.cold.store.ColdStore.membership_stamp` for the session; a request whose stamp
 matches asks only about the events added since, and a request that moved events updates the bytes of what it
 moved itself. Any other change to the session's membership — a recall by ``coldcontext_query``, cooling
 into L3, a deleted session, a quarantined row — changes the stamp, and the next request asks about every
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from hologram.memory.cold import ColdStore
+    from hologram.memory.cold.store import ColdStore
 
 __all__ = ["IN_L2", "IN_L3", "Layers"]
 

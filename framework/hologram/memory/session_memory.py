@@ -3,15 +3,15 @@ in cold context (L2), and the ``coldcontext_query`` kernel tool.
 
 The session database keeps every event forever: it is the durable log. The tiers are *derived* from it:
 
-* **L2** = the session's events held by the :class:`~hologram.memory.cold.ColdStore` (keyed by the stable
-  event id of :func:`~hologram.memory.blocks.build_event`, origin ``"<session>:<seq>"``);
+* **L2** = the session's events held by the :class:`~hologram.memory.cold.store.ColdStore` (keyed by the stable
+  event id of :func:`~hologram.memory.cold.blocks.build_event`, origin ``"<session>:<seq>"``);
 * **L3** = the session's events cooled into the memory graph (recorded in ``cold.db`` by the move:
   :mod:`hologram.memory.graph.service`) — neither L1 nor L2: never in a history again, never put back in L2;
 * **L1** = the session's events minus those in L2 and L3, in log order.
 
 **One ranking per request over L1 ∪ L2** (issue 11): before every LLM request, every event of the session is
-scored against the turn's query by one scorer (:mod:`hologram.memory.session_index`, queries from
-:mod:`hologram.memory.query`) and the best are fitted to the one history budget (pinned recent events, whole
+scored against the turn's query by one scorer (:mod:`hologram.memory.index.session_index`, queries from
+:mod:`hologram.memory.rank.query`) and the best are fitted to the one history budget (pinned recent events, whole
 call groups, time order). Then:
 
 * an L1 event that lost moves to L2 — one durable ``ColdStore.put`` (nothing to delete on the L1 side, so a
@@ -20,7 +20,7 @@ call groups, time order). Then:
   one access (``ColdStore.touch``) once per session — its last access time every turn —, so cooling sees
   that it is still used without a count that would keep it out of L3 forever. L2 events compete
   only when they clearly match (fused score at least one standard deviation above the session's mean,
-  :data:`~hologram.memory.recall.AUTO_RECALL_MIN_SCORE`): spare budget is not filled with old events that
+  :data:`~hologram.memory.cold.recall.AUTO_RECALL_MIN_SCORE`): spare budget is not filled with old events that
   merely rank above other irrelevant ones — that would count them as used, and nothing would ever cool;
 * an L3 event that clearly matches competes the same way and, when it wins, is sent in the note — its
   triples with their source, or its text — and the entities the input names bring their triples from
@@ -62,17 +62,28 @@ import numpy as np
 
 from hologram.base import _heap
 from hologram.llm import Message
-from hologram.memory.across import ACROSS_DB, OWNER, AcrossHit, AcrossStore, Said, person_of
-from hologram.memory.across import SHARE as ACROSS_SHARE
-from hologram.memory.across import render as render_across
-from hologram.memory.aliases import expansion
-from hologram.memory.blocks import EventRecord
-from hologram.memory.bounds import MAX_EMBEDDED_PASSAGES, MAX_INDEX_CHARS, not_indexed
-from hologram.memory.cold import ColdStore
-from hologram.memory.corrections import Corrections
-from hologram.memory.dated import dated_messages
-from hologram.memory.embed import Embedder, embed_async, load_embedder, load_or_next, preference
-from hologram.memory.fit import fit
+from hologram.memory.across.aliases import expansion
+from hologram.memory.across.corrections import Corrections
+from hologram.memory.across.dated import dated_messages
+from hologram.memory.across.store import ACROSS_DB, OWNER, AcrossHit, AcrossStore, Said, person_of
+from hologram.memory.across.store import SHARE as ACROSS_SHARE
+from hologram.memory.across.store import render as render_across
+from hologram.memory.cold.blocks import EventRecord
+from hologram.memory.cold.overflow import NOTE_ITEMS, OverflowGuard, history_budget
+from hologram.memory.cold.recall import (
+    AUTO_RECALL_MIN_SCORE,
+    COLDCONTEXT_QUERY_DESCRIPTION,
+    COLDCONTEXT_QUERY_NAME,
+    COLDCONTEXT_QUERY_PARAMETERS,
+    RecallError,
+    RecallResult,
+    Reinsert,
+    recall,
+)
+from hologram.memory.cold.store import ColdStore
+from hologram.memory.embed.embedder import Embedder, embed_async, load_embedder, load_or_next, preference
+from hologram.memory.embed.vector_cache import VECTORS_DB, VectorCache
+from hologram.memory.embed.vectors import DenseVector
 from hologram.memory.graph.recall import EMPTY as L3_NONE
 from hologram.memory.graph.recall import (
     MEMORY_RECALL_BUDGET,
@@ -84,23 +95,13 @@ from hologram.memory.graph.recall import (
     rank,
     render,
 )
-from hologram.memory.idhash import HashSet
-from hologram.memory.index_segment import SegmentError
+from hologram.memory.index.idhash import HashSet
+from hologram.memory.index.index_segment import SegmentError
+from hologram.memory.index.session_index import SEAL_EVENTS, WINDOW_BYTES, IndexQuery, SessionIndex
 from hologram.memory.layers import Layers
-from hologram.memory.overflow import NOTE_ITEMS, OverflowGuard, history_budget
-from hologram.memory.prune import DEFAULT_PINNED
-from hologram.memory.query import build_query
-from hologram.memory.recall import (
-    AUTO_RECALL_MIN_SCORE,
-    COLDCONTEXT_QUERY_DESCRIPTION,
-    COLDCONTEXT_QUERY_NAME,
-    COLDCONTEXT_QUERY_PARAMETERS,
-    RecallError,
-    RecallResult,
-    Reinsert,
-    recall,
-)
-from hologram.memory.session_index import SEAL_EVENTS, WINDOW_BYTES, IndexQuery, SessionIndex
+from hologram.memory.rank.fit import fit
+from hologram.memory.rank.prune import DEFAULT_PINNED
+from hologram.memory.rank.query import build_query
 from hologram.memory.session_records import (
     MESSAGE_OVERHEAD,
     Prepared,
@@ -108,19 +109,18 @@ from hologram.memory.session_records import (
     record_of,
     token_cost,
 )
-from hologram.memory.tfidf import TermVector
-from hologram.memory.tokenizer import warm_up
-from hologram.memory.utterance import speaks_of_self
-from hologram.memory.vector_cache import VECTORS_DB, VectorCache
-from hologram.memory.vectors import DenseVector
+from hologram.memory.text.bounds import MAX_EMBEDDED_PASSAGES, MAX_INDEX_CHARS, not_indexed
+from hologram.memory.text.tfidf import TermVector
+from hologram.memory.text.tokenizer import warm_up
+from hologram.memory.text.utterance import speaks_of_self
 from hologram.sessions import Event, SessionLog, SessionStore
 from hologram.sessions.log import LOG_CACHE_BYTES
 from hologram.tools.kernel_tool import KernelTool
 
 if TYPE_CHECKING:
     from hologram.memory.graph.service import GraphMemory
-    from hologram.memory.scene_hint import SceneHint
-    from hologram.memory.scenes import SceneStore
+    from hologram.memory.scenes.scene_hint import SceneHint
+    from hologram.memory.scenes.store import SceneStore
 
 __all__ = ["COLD_DB", "MESSAGE_OVERHEAD", "Prepared", "SessionMemory", "record_of"]
 
@@ -207,7 +207,7 @@ class _Session:
     layers: Layers = field(default_factory=Layers)
     """Which layer holds each indexed event, as the last request found it (one byte an event)."""
     corrections: Corrections = field(default_factory=Corrections)
-    """Which of the session's statements a later one corrects (memory/corrections.py): found as inputs are
+    """Which of the session's statements a later one corrects (memory/across/corrections.py): found as inputs are
     indexed, read by a request's ranking."""
 
 
@@ -261,7 +261,7 @@ class SessionMemory:
         """L3 (set by the kernel's wiring, agent/attach.py): recall from the memory graph joins every request's
         note. None: no L3 recall (events L3 already holds still stay out of L1 and L2: ``cold.db`` says which)."""
         self.across: AcrossStore | None = None
-        """Every session's inputs, for the requests of the same person's other sessions (memory/across.py;
+        """Every session's inputs, for the requests of the same person's other sessions (memory/across/store.py;
         `open` sets it, ``[memory.across] recall = false`` unsets it; None: no memory across sessions but L3's)."""
         self.scenes: SceneStore | None = None
         """The scene store (``scenes.db``; attach.py opens it): the turn asks it which scene it is in."""
@@ -638,7 +638,7 @@ class SessionMemory:
     ) -> Prepared:
         """The overflow path: the prompt was over 1.25 x the window (``guard.needs_recovery``) or the provider
         said it was too long (`provider_error`). Counts one recovery on `guard` — the third in a turn raises
-        :class:`~hologram.memory.overflow.PromptTooLargeError` — and ranks to a tighter budget: the guard's
+        :class:`~hologram.memory.cold.overflow.PromptTooLargeError` — and ranks to a tighter budget: the guard's
         fill (0.8, then 0.6) and at most 75 % of the current L1, so a retry always sends less."""
         if provider_error:
             fill = guard.on_context_error()
@@ -710,7 +710,7 @@ class SessionMemory:
                                             hops=graph.settings.graph.hops, scene=scene)  # fmt: skip
             reserved = render(by_name, int(budget * graph.settings.graph.recall_share), session=sid)
             budget = max(0, budget - reserved.tokens)
-        # other sessions of the same person (memory/across.py): their share of the budget first, like L3's
+        # other sessions of the same person (memory/across/store.py): their share of the budget first, like L3's
         across_hits = await self._across_hits(sid, state, text)
         across = render_across(across_hits, int(budget * ACROSS_SHARE))
         budget = max(0, budget - across.tokens)
@@ -800,7 +800,7 @@ class SessionMemory:
         )
 
     def _person(self, sid: str, state: _Session) -> str:
-        """Who speaks in this request: the speaker of the session's latest input (memory/across.py)."""
+        """Who speaks in this request: the speaker of the session's latest input (memory/across/store.py)."""
         if not state.inputs:
             return OWNER
         record = self._records_at(sid, state, [state.inputs[-1]])[0]
@@ -816,7 +816,7 @@ class SessionMemory:
 
     def _same_person(self, sid: str, state: _Session, hits: list[L3Hit]) -> list[L3Hit]:
         """L3 hits of other sessions only from sessions of this request's person alone, and none into a session
-        several people speak in — the privacy rule of memory across sessions (memory/across.py), which knows who
+        several people speak in — the privacy rule of memory across sessions (memory/across/store.py), which knows who
         spoke where. Without that store (``[memory.across] recall = false``) L3 recalls as before."""
         store = self.across
         if store is None or all(h.session in (None, sid) for h in hits):
@@ -833,7 +833,7 @@ class SessionMemory:
         return [h for h in hits if allowed(h)]
 
     async def _across_hits(self, sid: str, state: _Session, text: str) -> list[AcrossHit]:
-        """The inputs of the same person's other sessions that clearly match `text` (memory/across.py): none
+        """The inputs of the same person's other sessions that clearly match `text` (memory/across/store.py): none
         for a session several people speak in, and none without another session of this person."""
         store = self.across
         if store is None or not text.strip():
@@ -850,7 +850,7 @@ class SessionMemory:
             if 0 < store.unembedded() <= ACROSS_EMBED_NOW:  # a few statements the background has not reached
                 await self._index_across(embedder)  # (told just before a restart): scored by BM25 alone, a
         try:  # paraphrase would not reach them
-            extra = expansion(text, store.names(person))  # "Elena" is "my wife" (memory/aliases.py)
+            extra = expansion(text, store.names(person))  # "Elena" is "my wife" (memory/across/aliases.py)
             also = TermVector.from_text(extra) if extra else None
             return store.search(TermVector.from_text(text), vector, person=person, session=sid, also=also)
         except Exception as exc:  # derived data: a failure costs the request this note, never the request
@@ -885,7 +885,7 @@ class SessionMemory:
             # partner), a key no question says — so the entity route never fired (issue 39). A hub's facts come
             # only when they share a word with the input, so "my plate" brings the plate, not all of them.
             text = f"{text}\n{self._speaker(sid, state)}"
-        if text.strip() and self.across is not None:  # the other names of a person it names (memory/aliases.py)
+        if text.strip() and self.across is not None:  # the other names of a person it names (memory/across/aliases.py)
             extra = expansion(text, self.across.names(self._person(sid, state)))
             text = f"{text}\n{extra}" if extra else text
         try:
@@ -928,7 +928,7 @@ class SessionMemory:
     async def _query(
         self, sid: str, state: _Session, text: str, *, now: float | None, current_input: int | None
     ) -> IndexQuery:
-        """The query for `text` (see :mod:`hologram.memory.query`). `current_input`: the seq of the input event
+        """The query for `text` (see :mod:`hologram.memory.rank.query`). `current_input`: the seq of the input event
         this request answers (its turn is then not "the previous turn"); None for a preview."""
         index = state.index
         inputs = state.inputs
@@ -1022,7 +1022,7 @@ class SessionMemory:
         return done
 
     async def _index_across(self, embedder: Embedder, computed: Mapping[str, np.ndarray] | None = None) -> int:
-        """Give the inputs stored for other sessions (memory/across.py) their vectors: a turn's input was
+        """Give the inputs stored for other sessions (memory/across/store.py) their vectors: a turn's input was
         embedded as its own query, so most come from the query cache; `computed` (text -> vector) holds what
         :meth:`index` has just embedded as the session's passages — an input no query embedded (a new session's
         first turn while across.db holds nothing to recall: no search, so no query vector) is among them, and
@@ -1189,7 +1189,7 @@ class SessionMemory:
         seen = {h.event for h in ranked}
         passages = await graph.search(text, limit=MEMORY_RECALL_SEARCH, passages_only=True)
         found = [h for h in passages if h.event not in seen]
-        if sid is not None:  # the same privacy rule as a request's (memory/across.py): the same person's only
+        if sid is not None:  # the same privacy rule as a request's (memory/across/store.py): the same person's only
             found = self._same_person(sid, self._state(sid), found)
         return render([*ranked, *found], budget_tokens, session=sid, focus=text)
 
@@ -1265,7 +1265,7 @@ def _seq_of(record: EventRecord, sid: str) -> int | None:
 
 
 def _backfill_across(store: AcrossStore, sessions_db: Path) -> None:
-    from hologram.memory.across_backfill import backfill
+    from hologram.memory.across.across_backfill import backfill
 
     try:
         backfill(store, sessions_db)
@@ -1274,7 +1274,7 @@ def _backfill_across(store: AcrossStore, sessions_db: Path) -> None:
 
 
 def _said(events: Sequence[Event], built: Mapping[int, EventRecord | None]) -> list[Said]:
-    """The inputs among `events` as the store across sessions takes them (memory/across.py)."""
+    """The inputs among `events` as the store across sessions takes them (memory/across/store.py)."""
     out = []
     for event in events:
         record = built.get(event.seq)

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hologram.llm import Message
-from hologram.memory.blocks import EventRecord, build_event
-from hologram.memory.overflow import describe_moved, overflow_note
+from hologram.memory.cold.blocks import EventRecord, build_event
+from hologram.memory.cold.overflow import describe_moved, overflow_note
 from hologram.sessions import Event, message_of
 
 __all__ = [
@@ -53,7 +53,7 @@ class Prepared:
     l3_events: list[str] = field(default_factory=list)
     """Source event ids of what the L3 note (part of `note`) carries, in time order."""
     across: list[str] = field(default_factory=list)
-    """Event ids of other sessions' inputs the note carries (memory/across.py), in time order."""
+    """Event ids of other sessions' inputs the note carries (memory/across/store.py), in time order."""
 
     def request_messages(self, system: str) -> list[Message]:
         """``[system prompt, note?, *history]``: the message list of an LLM request."""

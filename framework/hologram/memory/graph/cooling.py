@@ -9,7 +9,7 @@ together or not at all: if any event of a call group is not eligible, none of th
 read input → reasoning → response → results), ``GraphStore.move`` the blocks and triples in one transaction,
 and only then ``ColdStore.remove`` them from L2 — copy, then delete, as every move between holders (the
 same L2 transaction records them as held by L3, which is how a request knows, without opening the graph,
-that they are neither L1 nor L2: ``hologram.memory.cold``). An
+that they are neither L1 nor L2: ``hologram.memory.cold.store``). An
 extraction that fails (the model timed out, returned nothing valid) leaves that event in L2 to be retried by a
 later run; a move that fails leaves the whole batch. A crash between the move's commit and L2's delete leaves
 the events held twice: :func:`reconcile` (run first by every :func:`distill`, and by the kernel at start)
@@ -29,8 +29,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from hologram.memory.blocks import EventRecord
-from hologram.memory.cold import DISTILL_IDLE_SECONDS, DISTILL_MAX_ACCESSES, ColdStore
+from hologram.memory.cold.blocks import EventRecord
+from hologram.memory.cold.store import DISTILL_IDLE_SECONDS, DISTILL_MAX_ACCESSES, ColdStore
 from hologram.memory.graph.store import GraphBlock, GraphStore, Triple
 
 __all__ = ["CoolingJob", "CoolingPolicy", "DistillReport", "Extractor", "distill", "fallback_summary", "reconcile"]

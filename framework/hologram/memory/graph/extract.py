@@ -12,7 +12,7 @@ text (1.0 by construction — every value is a span cut out of the block's own t
   "back") are dropped. (A third-person "X is a Y" rule was dropped: on LoCoMo its subjects were mostly not
   people — "Yoga is a great way", "Zen is a mix".)
 * **Chinese** — jieba's segmentation and dictionary part-of-speech tags (the kernel's own segmenter,
-  ``hologram.memory.segment``, over jieba's data: no second dictionary in memory): subject 我/我们 (the
+  ``hologram.memory.text.segment``, over jieba's data: no second dictionary in memory): subject 我/我们 (the
   speaker) or a person name (nr), optional adverbs and time words, a verb (v/vn or the verbs listed in
   ``_ZH_VERBS``), an aspect particle, then an object of nouns (n, nr, ns, nt, nz, unknown words, Latin, numbers
   with measure words); and "我的 N 是 X".
@@ -27,10 +27,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from hologram.memory.blocks import EventRecord
-from hologram.memory.bounds import indexed
+from hologram.memory.cold.blocks import EventRecord
 from hologram.memory.graph.store import Triple
-from hologram.memory.utterance import without_questions
+from hologram.memory.text.bounds import indexed
+from hologram.memory.text.utterance import without_questions
 
 __all__ = ["DeterministicExtractor", "Span", "extract_chinese", "extract_english", "gate", "speaker_of"]
 
@@ -267,7 +267,7 @@ def extract_chinese(text: str, speaker: str) -> list[Span]:
     the previous clause's ("我住在杭州，在阿里巴巴工作"), and 他/她 is the one person named earlier in the text
     (with two or more, the pronoun is left unresolved: a wrong subject is worse than none). Empty when jieba's
     data is unavailable."""
-    from hologram.memory import tokenizer as tokenize
+    from hologram.memory.text import tokenizer as tokenize
 
     seg = tokenize.loaded_segmenter()
     if seg is None:
@@ -393,7 +393,7 @@ class DeterministicExtractor:
                 continue
             default = (record.partner or "user") if block.kind == "input" else "assistant"
             speaker, text = speaker_of(indexed(block.text), default)  # bounded work per event (bounds.py)
-            text = without_questions(text)  # a question states no fact (memory/utterance.py)
+            text = without_questions(text)  # a question states no fact (memory/text/utterance.py)
             spans = extract_chinese(text, speaker) if _HAN.search(text) else []
             spans += extract_english(text, speaker)
             out += [

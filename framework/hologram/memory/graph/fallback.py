@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-from hologram.memory.blocks import EventRecord
+from hologram.memory.cold.blocks import EventRecord
 from hologram.memory.graph.extract import DeterministicExtractor
 from hologram.memory.graph.llm_extract import ExtractionError, LLMExtractor
 from hologram.memory.graph.store import Triple

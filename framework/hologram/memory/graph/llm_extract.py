@@ -26,11 +26,11 @@ from typing import Any, Protocol
 import jsonschema
 
 from hologram.llm import ChatRequest, ChatResult, Message
-from hologram.memory.blocks import EventRecord
-from hologram.memory.bounds import indexed
+from hologram.memory.cold.blocks import EventRecord
 from hologram.memory.graph.extract import gate, speaker_of
 from hologram.memory.graph.store import Triple
-from hologram.memory.utterance import without_questions
+from hologram.memory.text.bounds import indexed
+from hologram.memory.text.utterance import without_questions
 
 __all__ = ["PREDICATE_ALIASES", "TRIPLES_SCHEMA", "Completer", "ExtractionError", "LLMExtractor", "predicate_of"]
 
@@ -131,7 +131,7 @@ class LLMExtractor:
                 continue
             default = (record.partner or "user") if block.kind == "input" else "assistant"
             speaker, text = speaker_of(indexed(block.text), default)  # the model reads what memory indexes
-            text = without_questions(text).strip()  # a question states no fact (memory/utterance.py)
+            text = without_questions(text).strip()  # a question states no fact (memory/text/utterance.py)
             if not text:
                 continue
             lines.append(f"[{len(shown)}] {block.kind} by {speaker}:\n{text}")

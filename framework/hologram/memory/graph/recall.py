@@ -13,10 +13,10 @@ uses, and brings triples back with their source blocks):
    n-grams, or for Chinese to a substring of a Han run — every jieba word is one) → their triples, 1 or 2
    hops out, each with its source block.
 
-Each hit scores route score × confidence (triples) × :data:`~hologram.memory.scene_hint.SCENE_PREFERENCE`
+Each hit scores route score × confidence (triples) × :data:`~hologram.memory.scenes.scene_hint.SCENE_PREFERENCE`
 when the active scene holds its event; the best are rendered, one line each with where it came from (time,
 session when it is another one, the source text cut short), until the budget (tokens counted as everywhere else:
-:func:`~hologram.memory.tokens.estimate_tokens`) is spent.
+:func:`~hologram.memory.text.tokens.estimate_tokens`) is spent.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from hologram.memory.bounds import indexed
 from hologram.memory.graph.store import Triple, entity_key
-from hologram.memory.scene_hint import SCENE_PREFERENCE, SceneHint
-from hologram.memory.tokenizer import tokenize
-from hologram.memory.tokens import estimate_tokens
+from hologram.memory.scenes.scene_hint import SCENE_PREFERENCE, SceneHint
+from hologram.memory.text.bounds import indexed
+from hologram.memory.text.tokenizer import tokenize
+from hologram.memory.text.tokens import estimate_tokens
 
 __all__ = [
     "BLOCK_CHARS",
@@ -308,7 +308,7 @@ def _line(h: L3Hit, session: str | None, focus: str = "") -> str:
 def _quote(text: str, limit: int, focus: str) -> str:
     if not focus or len(text) <= limit:
         return cut(text, limit)
-    from hologram.memory.search_match import passage, query_words, salient
+    from hologram.memory.text.search_match import passage, query_words, salient
 
     return passage(text, salient(focus), query_words(focus), width=limit - 2).text
 

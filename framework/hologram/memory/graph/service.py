@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 
 from hologram.config.settings import MemorySettings
-from hologram.memory.blocks import EventRecord
-from hologram.memory.cold import ColdStore
+from hologram.memory.cold.blocks import EventRecord
+from hologram.memory.cold.store import ColdStore
 from hologram.memory.graph.cooling import CoolingPolicy, DistillReport, Extractor, distill
 from hologram.memory.graph.health import GraphHealth
 from hologram.memory.graph.recall import (
@@ -73,8 +73,8 @@ from hologram.memory.graph.store import (
     Triple,
     entity_key,
 )
-from hologram.memory.scene_hint import SceneHint
-from hologram.memory.search_match import matched, salient
+from hologram.memory.scenes.scene_hint import SceneHint
+from hologram.memory.text.search_match import matched, salient
 
 __all__ = ["GRAPH_DB", "GraphMemory", "L3Hit", "L3Recall", "SourcedTriple"]
 

@@ -9,7 +9,7 @@ when it was created. Entities are merged conservatively: two names are one entit
 **One move, one transaction.** :meth:`GraphStore.move` writes a batch of events' blocks and the triples
 read from them atomically. A block already here marks its event as moved (its triples committed with it),
 so a batch retried after a crash skips it: nothing is written twice, and nothing is lost because L2 deletes
-only after the move committed (copy, then delete — ``hologram.memory.blocks``).
+only after the move committed (copy, then delete — ``hologram.memory.cold.blocks``).
 
 **Only the kernel opens it.** An embedded graph database allows one writing process; the store takes an
 exclusive lock file beside the database so a second process fails at once with :class:`GraphLockedError`

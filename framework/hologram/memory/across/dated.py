@@ -1,0 +1,46 @@
+"""The date on the person's messages when a request's history spans days (issue 39 item 3).
+
+A model reads a history without times: "what did I say yesterday?" or "is it still on for Friday?" cannot be
+answered from it, and a correction made two days after the fact reads like a contradiction in one sitting. So
+when the inputs a request carries fall on more than one calendar day, the first input of each day is sent with
+its date in front ("[2026-05-13 Wed] …"), in the kernel's local time, the time the time cues read
+(memory/text/timecues.py). A history within one day is sent as it is: a date there says nothing and costs tokens.
+The stored events never change; this is the request's reading of them only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence, Set
+from datetime import datetime
+
+from hologram.llm import Message
+from hologram.sessions import Event, message_of
+
+__all__ = ["dated_messages", "day_of"]
+
+
+def day_of(ts: float) -> str:
+    """The local calendar day of `ts` as it is shown ("2026-05-13 Wed")."""
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %a")
+
+
+def dated_messages(events: Sequence[Event], superseded: Set[int] = frozenset()) -> list[Message]:
+    """`messages_from_events(events)`, the first input of each day dated when the inputs span days, and the
+    inputs whose seq is in `superseded` (a later statement corrects them: memory/across/corrections.py) marked so."""
+    from hologram.memory.across.corrections import MARK
+
+    days = {day_of(e.ts) for e in events if e.kind == "input" and e.ts > 0}
+    out: list[Message] = []
+    shown: str | None = None
+    for event in events:
+        message = message_of(event)
+        if message is None:
+            continue
+        if len(days) > 1 and event.kind == "input" and event.ts > 0 and isinstance(message.content, str):
+            day = day_of(event.ts)
+            if day != shown:
+                message, shown = Message.user(f"[{day}] {message.content}"), day
+        if event.seq in superseded and event.kind == "input" and isinstance(message.content, str):
+            message = Message.user(f"{MARK} {message.content}")
+        out.append(message)
+    return out

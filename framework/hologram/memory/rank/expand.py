@@ -1,0 +1,80 @@
+"""The query's terms measured against the session's own vocabulary, before BM25 ranks with them (issue 39).
+
+**A name in a large share of the session's passages is a participant, not a topic.** In a conversation between
+two people their names are in a third of the passages (the "Caroline:" of every turn she says, the "Hey
+Caroline" of the other's) — the question "What is Caroline's relationship status?" names her, and BM25 gave
+every short turn of hers a bonus over the turn that answers it, because BM25's saturation and length
+normalisation favour a short passage that has a common term over a long one that lacks it. Such a term's IDF
+is small but not zero, and in a question of three content words it was a third of what BM25 ranked by. So a
+name (:func:`hologram.memory.rank.query.names_in`) is dropped from the lexical query once it is in more than
+:data:`COMMON_SHARE` of the session's passages; the dense vector still carries it. Measured on LoCoMo's stream
+protocol at 4k (the dev split 26/30/41): 0.919 → 0.925; the same for any threshold from 0.1 to 0.3 — the names
+sit at 0.3-0.4 of the passages, the next most common question term at 0.07. Names only: a session about one
+subject has its words everywhere ("key", "door" in every long message of
+tests/memory/test_recall_in_request.py), and there they are what BM25 must match, all in one passage.
+
+Only in a session of at least :data:`MIN_PASSAGES` passages: in a short one a word said three times is not
+common, it is the topic.
+
+**Words that frame a question name no topic either** (:data:`FRAMING`): "What items does John *mention*
+having as a child?" ranked first every turn with "I remember you *mentioning*" (a BM25 z-score of 11, where a
+dense match is 2-4); "What *kind* of...", "Who did she *talk* to", "What would X *likely*...". The evidence
+says what was mentioned, never that it was. They leave the lexical query too, unless nothing else is left of
+it. Measured (same split, 4k, with the common terms dropped): 0.925 → 0.937 (open-domain 0.667 → 0.746,
+single-hop 0.968 → 0.983); the speech verbs and "kind/type/sort/thing" alone 0.933, "like" adds the rest.
+Chinese: 说/说过/提到/提过/讲过/聊过/告诉, 哪些/什么样/种类/类型, 可能/也许/大概.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+
+__all__ = ["COMMON_SHARE", "FRAMING", "MIN_PASSAGES", "topical_terms"]
+
+#: A name in more than this share of the session's passages is dropped from the lexical query.
+COMMON_SHARE = 0.2
+#: Sessions with fewer passages keep every term (their shares are counts of a few).
+MIN_PASSAGES = 50
+#: Index terms of words that frame a question (module docstring): each word as the tokenizer spells it with the
+#: stemmer (``describ``, ``probabl``) and without (before its load, or for a store tagged without it).
+FRAMING = frozenset(
+    {
+        *("mention", "mentioned", "mentioning", "mentions", "say", "said", "says", "saying"),
+        *("talk", "talked", "talking", "talks", "tell", "told", "telling", "speak", "spoke", "spoken"),
+        *("discuss", "discussed", "discussing", "ask", "asked", "asking", "share", "shared", "sharing"),
+        *("describe", "described", "describ", "kind", "kinds", "type", "types", "sort", "sorts", "thing", "things"),
+        *("like", "likely", "probably", "probabl", "common"),
+        *(
+            "说",
+            "说过",
+            "提到",
+            "提过",
+            "提",
+            "讲过",
+            "聊过",
+            "告诉",
+            "哪些",
+            "什么样",
+            "种类",
+            "类型",
+            "可能",
+            "也许",
+            "大概",
+        ),
+    }
+)
+
+
+def topical_terms(
+    weights: Mapping[str, float], share: Callable[[str], float], passages: int, names: Collection[str]
+) -> dict[str, float]:
+    """`weights` without the words that frame the question (:data:`FRAMING`, unless nothing else is left) and
+    the `names` whose `share` of the session's `passages` exceeds :data:`COMMON_SHARE` (module docstring),
+    unless nothing else is left either.
+    `share`: the index's document share of a term; `names`: the index terms of the input's names."""
+    out = {term: weight for term, weight in weights.items() if term not in FRAMING} or dict(weights)
+    if passages < MIN_PASSAGES:
+        return out
+    # a query of common names alone is kept as it was (the same fallback as the framing words)
+    kept = {term: weight for term, weight in out.items() if term not in names or share(term) <= COMMON_SHARE}
+    return kept or out
