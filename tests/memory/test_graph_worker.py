@@ -174,6 +174,18 @@ def graph_memory(data: Path, clock: Clock) -> GraphMemory:
     return graph
 
 
+async def call_after_a_kill(graph: GraphMemory, signal_name: str) -> None:
+    """The first call after the worker was killed: it fails naming the signal when the call met the crash, or
+    answers nothing when the worker's watcher saw the death first (the process died while idle: the status
+    says so) — which of the two depends on the scheduler, both are the crash policy's path."""
+    try:
+        hits = await graph.search("AZURE-17")
+    except RuntimeError as exc:
+        assert signal_name in str(exc), exc
+    else:
+        assert hits == [] and graph.status()["l3_state"] in ("restarting", "stopped"), graph.status()
+
+
 def test_a_crash_while_working_restarts_by_the_crash_policy(tmp_path: Path) -> None:
     fill(tmp_path / "graph.kz", 2)
     clock = Clock()
@@ -188,8 +200,7 @@ def test_a_crash_while_working_restarts_by_the_crash_policy(tmp_path: Path) -> N
         assert isinstance(first, int) and first != os.getpid()
         assert [h.text for h in await graph.search("AZURE-17")]  # served by the worker
         os.kill(first, signal.SIGSEGV)
-        with pytest.raises(RuntimeError, match="SIGSEGV"):  # the call that met the crash fails, named
-            await graph.search("AZURE-17")
+        await call_after_a_kill(graph, "SIGSEGV")
         status = graph.status()
         assert status["l3_state"] == "restarting" and status["l3_crashes"] == 1
         assert (
@@ -205,14 +216,12 @@ def test_a_crash_while_working_restarts_by_the_crash_policy(tmp_path: Path) -> N
         assert status["l3_problem"] is None
         for expected_delay in (2, 3):  # the kernel's crash policy: 1 s, 2 s, 3 s, then stop
             os.kill(graph.status()["l3_pid"], signal.SIGKILL)
-            with pytest.raises(RuntimeError):
-                await graph.search("AZURE-17")
+            await call_after_a_kill(graph, "SIGKILL")
             assert f"after {expected_delay} s" in graph.status()["l3_problem"]
             clock.now += expected_delay
             assert await graph.search("AZURE-17")
         os.kill(graph.status()["l3_pid"], signal.SIGKILL)
-        with pytest.raises(RuntimeError):
-            await graph.search("AZURE-17")
+        await call_after_a_kill(graph, "SIGKILL")
         status = graph.status()
         assert status["l3_state"] == "stopped" and "crashed 4 times in 5 minutes" in status["l3_problem"]
         clock.now += 3600
