@@ -51,7 +51,7 @@ from hologram.memory.embed.vectors import DenseVector
 from hologram.memory.text.tfidf import TermVector
 from hologram.memory.text.tokens import estimate_tokens
 from hologram.memory.text.utterance import tells
-from hologram.storage.sqlmem import limit_cache
+from hologram.storage.sqlmem import in_chunks, limit_cache, marks
 
 __all__ = [
     "ACROSS_DB",
@@ -477,8 +477,7 @@ class AcrossStore:
             ranked = sorted(picked.items(), key=lambda p: (-round(p[1][0], 6), -p[1][1].ts_ms, p[0]))[:limit]
             if not picked or self._db is None:
                 return []
-            marks = ",".join("?" * len(ranked))
-            texts = dict(self._db.execute(f"SELECT id, text FROM said WHERE id IN ({marks})", [p[0] for p in ranked]))
+            texts = self._texts_locked([p[0] for p in ranked])
         return [AcrossHit(eid, m.session, m.seq, m.ts_ms, str(texts.get(eid, "")), s) for eid, (s, m) in ranked]
 
     def _restated(self, eid: str, meta: _Meta, session: str, person: str, query: DenseVector | None) -> list[str]:
@@ -509,6 +508,14 @@ class AcrossStore:
         out += self._keyed_corrections(eid, keyed_candidates)
         return sorted(out, key=lambda i: self._meta[i].ts_ms)
 
+    def _texts_locked(self, ids: Sequence[str]) -> dict[str, str]:
+        """The stored texts of `ids` (one padded ``IN`` list per chunk: storage/sqlmem.py). Lock held, file open."""
+        assert self._db is not None
+        out: dict[str, str] = {}
+        for chunk in in_chunks(list(ids)):
+            out.update(self._db.execute(f"SELECT id, text FROM said WHERE id IN ({marks(len(chunk))})", chunk))
+        return out
+
     def _keyed_corrections(self, eid: str, candidates: list[tuple[float, str]]) -> list[str]:
         """Of `candidates` (later statements a little less close than :data:`RESTATED`), those the rules read
         as correcting what `eid` sets (memory/across/corrections.py: a key both share, a correction cue in the later
@@ -519,13 +526,11 @@ class AcrossStore:
             return []
         from hologram.memory.across.corrections import is_correction, keyed
 
-        texts = dict(self._db.execute("SELECT id, text FROM said WHERE id = ?", (eid,)))
-        keys, _ = keyed(str(texts.get(eid, "")))
+        keys, _ = keyed(str(self._texts_locked([eid]).get(eid, "")))
         if not keys:
             return []
         nearest = [i for _, i in sorted(candidates, reverse=True)[:KEYED_CANDIDATES]]
-        marks = ",".join("?" * len(nearest))
-        later = dict(self._db.execute(f"SELECT id, text FROM said WHERE id IN ({marks})", nearest))
+        later = self._texts_locked(nearest)
         cued = [i for i in nearest if is_correction(str(later.get(i, "")))]  # a regex; the rules only then
         return [i for i in cued if keys & keyed(str(later[i]))[1]]
 
