@@ -88,6 +88,33 @@ def _start() -> None:
         except Exception:
             return {}
 
+    def mallocstats() -> dict[str, object]:
+        """sys._debugmallocstats (it writes to the C stderr): the arenas' and pools' counts, and the blocks in
+        use by size class, read from a temporary file put on fd 2 for the call."""
+        import tempfile
+
+        with tempfile.TemporaryFile() as f:
+            saved = os.dup(2)
+            try:
+                sys.stderr.flush()
+                os.dup2(f.fileno(), 2)
+                sys._debugmallocstats()
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+            f.seek(0)
+            text = f.read().decode(errors="replace")
+        out: dict[str, object] = {"pymalloc_text": text}
+        for key, label in (("arenas_allocated_current", "# arenas allocated current"),
+                           ("arenas_highwater", "# arenas highwater mark"),
+                           ("bytes_in_allocated_blocks", "# bytes in allocated blocks"),
+                           ("bytes_in_available_blocks", "# bytes in available blocks"),
+                           ("unused_pool_bytes", "unused pools")):  # fmt: skip
+            for line in text.splitlines():
+                if label in line:
+                    out["pymalloc_" + key] = int(line.rsplit("=", 1)[-1].replace(",", "").strip())
+        return out
+
     def holders(objects: list[object], kind: str, n: int = 20) -> dict[str, int]:
         """What holds the newest `n` live objects of type `kind`: referrer types (and a dict's first keys)."""
         mine = [o for o in objects if type(o).__qualname__ == kind][-n:]
@@ -104,7 +131,21 @@ def _start() -> None:
                 seen[label] += 1
         return dict(seen.most_common(8))
 
+    def release_sqlite() -> None:
+        """What an idle release of every connection's cache would give: sqlite3_db_release_memory on each live
+        connection (SQLite's serialized mode takes the connection's mutex), then malloc_trim(0). Asked by a
+        snapshot name starting with ``released``."""
+        lib = ctypes.CDLL(ctypes.util.find_library("sqlite3") or "libsqlite3.so.0")
+        lib.sqlite3_db_release_memory.argtypes = [ctypes.c_void_p]
+        for db, _ in connections:
+            handle = ctypes.c_void_p.from_address(id(db) + 16).value
+            if handle:
+                lib.sqlite3_db_release_memory(handle)
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
     def answer(name: str) -> None:
+        if name.startswith("released"):
+            release_sqlite()
         gc.collect()
         if tracemalloc.is_tracing():
             tracemalloc.take_snapshot().dump(str(where / f"{name}.snap"))
@@ -124,6 +165,7 @@ def _start() -> None:
             **sqlite_memory(),
             "sqlite_by_file": per_connection(),
             **mallinfo(),
+            **mallocstats(),
         }
         (where / f"{name}.json").write_text(json.dumps(out))
         (where / f"{name}.done").write_text("")
