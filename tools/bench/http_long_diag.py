@@ -26,6 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, mock_llm
 
+import xml.etree.ElementTree as ET
+
 import httpx
 
 from bench import http_long
@@ -109,6 +111,36 @@ async def turns(
                     await snap(f"released{i + 1}", 0.0)
 
 
+def arenas(where: Path, first: str, end: str) -> None:
+    """glibc's arenas (malloc_info): size, free chunks and what is in use, first -> end."""
+
+    def load(name: str) -> dict[str, tuple[int, int]]:
+        out = {}
+        for heap in ET.parse(where / f"{name}.malloc.xml").getroot().findall("heap"):
+            current = heap.find("system[@type='current']")
+            size = int(current.get("size", 0)) if current is not None else 0
+            out[heap.get("nr", "?")] = (size, sum(int(t.get("size", 0)) for t in heap.findall("total")))
+        return out
+
+    if not (where / f"{first}.malloc.xml").exists():
+        return
+    a, b = load(first), load(end)
+    for nr in sorted(set(a) | set(b), key=lambda n: int(n) if n.isdigit() else -1):
+        (sa, fa), (sb, fb) = a.get(nr, (0, 0)), b.get(nr, (0, 0))
+        if sa != sb or fa != fb:
+            print(f"  malloc arena {nr}: size {sa >> 10} -> {sb >> 10} KiB, in use {(sa - fa) >> 10} -> "
+                  f"{(sb - fb) >> 10} KiB")  # fmt: skip
+
+
+def pinned(pins: dict[str, object]) -> None:
+    """The pymalloc arenas holding fewest live objects (--pins), and what those objects are."""
+    for key, value in pins.items():
+        if key.startswith("arena ") and isinstance(value, dict) and value["n"] < 200:
+            print(f"  pymalloc {key}: {value['n']} objects {value['types']}")
+            for sample in value["sample"][:4]:
+                print(f"      {sample}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sessions", type=int, default=3)
@@ -119,6 +151,7 @@ def main() -> int:
     parser.add_argument("--settle", type=float, default=30.0, help="seconds idle after the warm-up before t0")
     parser.add_argument("--settings", default="", help="TOML added to settings.toml (\\n for new lines)")
     parser.add_argument("--release", action="store_true", help="also snapshot after SQLite's caches are let go")
+    parser.add_argument("--pins", action="store_true", help="name the objects that keep each pymalloc arena")
     parser.add_argument("--keep", type=Path, help="keep the snapshots here (default: a temporary directory)")
     args = parser.parse_args()
     answer = http_long.answer_text(args.answer_kb)
@@ -129,6 +162,8 @@ def main() -> int:
         configure_bytecode(root)
         os.environ["HOLOGRAM_DIAG_DIR"] = str(where)
         os.environ["HOLOGRAM_DIAG_FRAMES"] = str(args.frames)
+        if args.pins:
+            os.environ["HOLOGRAM_DIAG_PINS"] = "1"
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(DIAG), os.environ.get("PYTHONPATH")]))
         (root / "k" / "manifests").mkdir(parents=True)
         for name in ("http", "files"):
@@ -155,6 +190,8 @@ def main() -> int:
             a, b = json.loads((where / f"{first}.json").read_text()), json.loads((where / f"{end}.json").read_text())
             for key in sorted(k for k in b if k.startswith("pymalloc_") and isinstance(b[k], int)):
                 print(f"  {key}: {a.get(key, 0):,} -> {b[key]:,}")
+            arenas(where, first, end)
+            pinned(b.get("pins", {}))
     return 0
 
 

@@ -88,33 +88,6 @@ def _start() -> None:
         except Exception:
             return {}
 
-    def mallocstats() -> dict[str, object]:
-        """sys._debugmallocstats (it writes to the C stderr): the arenas' and pools' counts, and the blocks in
-        use by size class, read from a temporary file put on fd 2 for the call."""
-        import tempfile
-
-        with tempfile.TemporaryFile() as f:
-            saved = os.dup(2)
-            try:
-                sys.stderr.flush()
-                os.dup2(f.fileno(), 2)
-                sys._debugmallocstats()
-            finally:
-                os.dup2(saved, 2)
-                os.close(saved)
-            f.seek(0)
-            text = f.read().decode(errors="replace")
-        out: dict[str, object] = {"pymalloc_text": text}
-        for key, label in (("arenas_allocated_current", "# arenas allocated current"),
-                           ("arenas_highwater", "# arenas highwater mark"),
-                           ("bytes_in_allocated_blocks", "# bytes in allocated blocks"),
-                           ("bytes_in_available_blocks", "# bytes in available blocks"),
-                           ("unused_pool_bytes", "unused pools")):  # fmt: skip
-            for line in text.splitlines():
-                if label in line:
-                    out["pymalloc_" + key] = int(line.rsplit("=", 1)[-1].replace(",", "").strip())
-        return out
-
     def holders(objects: list[object], kind: str, n: int = 20) -> dict[str, int]:
         """What holds the newest `n` live objects of type `kind`: referrer types (and a dict's first keys)."""
         mine = [o for o in objects if type(o).__qualname__ == kind][-n:]
@@ -131,24 +104,19 @@ def _start() -> None:
                 seen[label] += 1
         return dict(seen.most_common(8))
 
-    def release_sqlite() -> None:
-        """What an idle release of every connection's cache would give: sqlite3_db_release_memory on each live
-        connection (SQLite's serialized mode takes the connection's mutex), then malloc_trim(0). Asked by a
-        snapshot name starting with ``released``."""
-        lib = ctypes.CDLL(ctypes.util.find_library("sqlite3") or "libsqlite3.so.0")
-        lib.sqlite3_db_release_memory.argtypes = [ctypes.c_void_p]
-        for db, _ in connections:
-            handle = ctypes.c_void_p.from_address(id(db) + 16).value
-            if handle:
-                lib.sqlite3_db_release_memory(handle)
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    import diag_extras  # beside this file: the long-turns diagnostics (tools/bench/http_long_diag.py)
 
     def answer(name: str) -> None:
         if name.startswith("released"):
-            release_sqlite()
+            diag_extras.release_sqlite(connections)
         gc.collect()
         if tracemalloc.is_tracing():
             tracemalloc.take_snapshot().dump(str(where / f"{name}.snap"))
+        pinned: dict[str, object] = {}
+        if os.environ.get("HOLOGRAM_DIAG_PINS"):  # every object in the walk, the frozen start-up heap's too
+            gc.unfreeze()
+            pinned = diag_extras.pins(gc.get_objects())
+            gc.freeze()
         objects = gc.get_objects()
         types = collections.Counter(type(o).__qualname__ for o in objects)
         grown = sorted(((types[k] - previous.get(k, 0), k) for k in types), reverse=True)[:6]
@@ -165,9 +133,11 @@ def _start() -> None:
             **sqlite_memory(),
             "sqlite_by_file": per_connection(),
             **mallinfo(),
-            **mallocstats(),
+            **diag_extras.mallocstats(),
+            "pins": pinned,
         }
         (where / f"{name}.json").write_text(json.dumps(out))
+        diag_extras.malloc_info(where / f"{name}.malloc.xml")
         (where / f"{name}.done").write_text("")
 
     def watch() -> None:
