@@ -16,7 +16,7 @@ from datetime import datetime
 from hologram.llm import Message
 from hologram.sessions import Event, message_of
 
-__all__ = ["dated_messages", "day_of"]
+__all__ = ["dated", "dated_messages", "day_of"]
 
 
 def day_of(ts: float) -> str:
@@ -27,10 +27,15 @@ def day_of(ts: float) -> str:
 def dated_messages(events: Sequence[Event], superseded: Set[int] = frozenset()) -> list[Message]:
     """`messages_from_events(events)`, the first input of each day dated when the inputs span days, and the
     inputs whose seq is in `superseded` (a later statement corrects them: memory/across/corrections.py) marked so."""
+    return [message for _, message in dated(events, superseded)]
+
+
+def dated(events: Sequence[Event], superseded: Set[int] = frozenset()) -> list[tuple[Event, Message]]:
+    """:func:`dated_messages` with the event behind each message (memory/joined.py joins the older ones)."""
     from hologram.memory.across.corrections import MARK
 
     days = {day_of(e.ts) for e in events if e.kind == "input" and e.ts > 0}
-    out: list[Message] = []
+    out: list[tuple[Event, Message]] = []
     shown: str | None = None
     for event in events:
         message = message_of(event)
@@ -42,5 +47,5 @@ def dated_messages(events: Sequence[Event], superseded: Set[int] = frozenset()) 
                 message, shown = Message.user(f"[{day}] {message.content}"), day
         if event.seq in superseded and event.kind == "input" and isinstance(message.content, str):
             message = Message.user(f"{MARK} {message.content}")
-        out.append(message)
+        out.append((event, message))
     return out
