@@ -58,18 +58,26 @@ def join_older(
     with a seq below `recent_from` and a role among `roles` joined into runs (module docstring). Returns the
     messages and how many events joined the message before them (each saved one message's overhead)."""
     out: list[Message] = []
-    open_run = False  # the last message out may take the next joinable event of its role
+    run: list[str] = []  # the texts of the open run, whose message is out[-1] (built when the run closes)
     joined = 0
     for event, message in history:
         if event.seq < recent_from and message.role in roles and _joinable(event, message):
-            if open_run and out[-1].role == message.role:
-                last = out[-1]
-                out[-1] = Message(last.role, f"{last.content}{SEPARATOR}{message.content}")
+            if run and out[-1].role == message.role:
+                run.append(str(message.content))
                 joined += 1
                 continue
+            _close(out, run)
             out.append(message)
-            open_run = True
+            run = [str(message.content)]
             continue
+        _close(out, run)
+        run = []
         out.append(message)
-        open_run = False
+    _close(out, run)
     return out, joined
+
+
+def _close(out: list[Message], run: list[str]) -> None:
+    """The run's message (out[-1]) with all its texts, when more than one joined it."""
+    if len(run) > 1:
+        out[-1] = Message(out[-1].role, SEPARATOR.join(run))
