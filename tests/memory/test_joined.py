@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -183,7 +184,7 @@ def test_what_fit_messages_keeps_fits_as_it_is_sent(
     roles = index.roles
     joined = sum(
         1
-        for a, b in zip(kept, kept[1:], strict=False)
+        for a, b in pairwise(kept)
         if b < got.recent_from and roles[a] == roles[b] > 0  # inputs with inputs, plain responses with responses
     )
     cost = np.array([c for c, _, _ in history])
