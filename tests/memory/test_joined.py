@@ -18,16 +18,22 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime
+from itertools import pairwise
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hologram.llm import Message
 from hologram.memory import session_memory
 from hologram.memory.across.dated import dated
 from hologram.memory.joined import SEPARATOR, join_older
+from hologram.memory.rank.fit import fit_messages
 from hologram.memory.session_memory import SessionMemory
 from hologram.sessions import Event
 
+from .test_fit_properties import History, index_of
 from .test_session_memory import assert_valid, window_for
 
 DAY1 = datetime(2026, 5, 11, 9, 0).timestamp()
@@ -137,3 +143,50 @@ def test_the_saved_overhead_buys_more_events(mem: SessionMemory, monkeypatch: py
     assert len(joined.seqs) > len(alone.seqs), "the overhead saved bought more events"
     garden = {e.seq for e in mem.store.events(sid) if "garden" in str(e.data.get("text", ""))}
     assert len(garden & set(joined.seqs)) > len(garden & set(alone.seqs)), "more of the turns that answer"
+
+
+#: LoCoMo-like histories: costs of 4-40 tokens (the overhead included), few call groups, so that a request keeps
+#: many events and meets the budget's edge often.
+SHORT = st.lists(
+    st.tuples(
+        st.integers(4, 40), st.one_of(st.none(), st.none(), st.none(), st.integers(0, 5)), st.integers(-2, 2).map(float)
+    ),
+    min_size=1,
+    max_size=80,
+)
+
+
+@settings(max_examples=300)
+@given(SHORT, st.integers(0, 700), st.integers(1, 12), st.data())
+def test_what_fit_messages_keeps_fits_as_it_is_sent(
+    history: History, budget: int, pinned: int, data: st.DataObject
+) -> None:
+    """For any history (inputs and responses alternating, call groups among them), candidates, explicit
+    recalls and budget: the kept events cost, as they are sent — each run of older inputs one message, its
+    overhead (4) once, a separator (1) per input joined — no more than the budget (unless the newest alone is
+    over it), and so does each run of plain responses; whole call groups; the newest candidate always kept; nothing joined from the recent window."""
+    index = index_of(history)
+    n = len(history)
+    scores = np.array([s for _, _, s in history])
+    candidates = index.whole_units(np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n))))
+    recall = data.draw(st.lists(st.sampled_from([False] * 9 + [True]), min_size=n, max_size=n))  # a few
+    forced = candidates & np.array(recall) if data.draw(st.booleans()) else None
+    got = fit_messages(index, scores, candidates, budget, pinned_recent=pinned, forced=forced,
+                       roles=index.roles, overhead=4, separator=1)  # fmt: skip
+    keep = got.keep
+    assert not (keep & ~candidates).any()
+    for members in index.units:
+        assert len({bool(keep[m]) for m in members if candidates[m]}) <= 1
+    if candidates.any():
+        newest = int(np.flatnonzero(candidates)[-1])
+        assert keep[newest] and got.recent_from <= newest
+    kept = np.flatnonzero(keep).tolist()
+    roles = index.roles
+    joined = sum(
+        1
+        for a, b in pairwise(kept)
+        if b < got.recent_from and roles[a] == roles[b] > 0  # inputs with inputs, plain responses with responses
+    )
+    cost = np.array([c for c, _, _ in history])
+    if not got.over:
+        assert int(cost[keep].sum()) - 3 * joined <= budget

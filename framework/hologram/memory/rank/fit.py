@@ -152,7 +152,7 @@ def _fill_joined(
     joins = (role > 0) & (j.idx < j.recent_from)
     n = unit_cost.size
     per_unit = np.bincount(j.owner, weights=joins, minlength=n).astype(np.int64)
-    cost = unit_cost - per_unit * j.saved
+    cost = np.maximum(unit_cost - per_unit * j.saved, 0)  # (an index's cost includes the overhead: >= it)
     reserve = 0
     for _ in range(_ROUNDS):
         fill = greedy_fill(rest, cost[rest], best, newest, room - reserve, chunk=_CHUNK)
