@@ -505,6 +505,17 @@ class SessionIndex:
         return self._cols().column("cost")
 
     @property
+    def roles(self) -> np.ndarray:
+        """Each event's role in a request whose older messages may be joined (memory/rank/fit.py's
+        `fit_messages`): 1 an input, 2 a response outside any call group, 0 anything else (a call or its
+        result: sent as it is)."""
+        cols = self._cols()
+        kind = cols.column("kind") & ~np.uint8(SAYS_NOTHING_BIT)
+        out = np.where(kind == _KIND_CODES["input"], 1, 0).astype(np.uint8)
+        out[(kind == _KIND_CODES["response"]) & (cols.column("grouped") == 0)] = 2
+        return out
+
+    @property
     def turn(self) -> np.ndarray:
         return self._cols().column("turn")
 
@@ -976,7 +987,7 @@ _TAIL_COLUMNS: dict[str, tuple[str, Any]] = {
     "seq": ("_seqs", np.int64), "hash": ("_hash", np.uint64), "cost": ("_cost", np.int32),
     "turn": ("_turn", np.int32), "ts": ("_ts", np.float64), "unit_of": ("_unit_of", np.int32),
     "first_passage": ("_first_passage", np.int32), "passage_length": ("_passage_length", np.float32),
-    "kind": ("_kinds", np.uint8),
+    "kind": ("_kinds", np.uint8), "grouped": ("_grouped", np.uint8),
 }  # fmt: skip
 
 
