@@ -12,12 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from hologram.memory.index.session_index import SessionIndex
 from hologram.memory.rank.expand import with_named
 from hologram.memory.rank.query import build_query
 from hologram.memory.text.namings import namings
-from hologram.memory.text.tokenizer import tokenize
+from hologram.memory.text.tokenizer import tokenize, wait_for_jieba, warm_up
 
 
 def one(word: str) -> str:
@@ -36,6 +37,9 @@ def test_namings_are_read_from_appositions_not_lists() -> None:
     assert namings("Thankfully, my son's ok") == [], "a sentence's first word names nobody"
     assert namings("I miss my dog, Thanks for asking") == []
     assert namings("我家狗狗叫豆豆，特别乖") == [("狗狗", "豆豆")]
+    assert namings("我女儿叫小雨，今年五岁") == [("女儿", "小雨")]
+    assert namings("我家的猫咪叫咪咪。") == [("猫咪", "咪咪")]
+    assert namings("我叫小雨，很高兴认识你") == [], "a name of one's own is not a pet's"
     assert namings("the weather was lovely at the lake") == []
 
 
@@ -59,6 +63,15 @@ FILLER = [
 ]
 
 
+CN_FILLER = ["阿杰：这周工作特别忙", "小雨：我烤了一个蛋糕", "阿杰：最近城里堵车很厉害", "小雨：邻居把篱笆刷了一遍"]
+
+
+@pytest.fixture(scope="module")
+def jieba() -> None:
+    warm_up()
+    assert wait_for_jieba(60)
+
+
 def test_a_question_by_the_noun_finds_the_turns_that_say_the_name() -> None:
     index = SessionIndex()
     texts = ["Andrew: big news - meet Toby, my puppy!", *FILLER * 3, "Andrew: took Toby out for a hike today", *FILLER]
@@ -68,6 +81,17 @@ def test_a_question_by_the_noun_finds_the_turns_that_say_the_name() -> None:
     scores = index.scores(query)
     hike = texts.index("Andrew: took Toby out for a hike today")
     assert scores[hike] > max(scores[i] for i, t in enumerate(texts) if t in FILLER), "the hike with Toby first"
+
+
+def test_a_chinese_question_by_the_noun_finds_the_name(jieba: None) -> None:
+    index = SessionIndex()
+    texts = ["小雨：我家狗狗叫豆豆，特别乖", *CN_FILLER * 3, "小雨：今天带豆豆去公园跑了一圈", *CN_FILLER]
+    _feed(index, texts)
+    query = build_query(index, "小雨的宠物平时做什么？", now=0)
+    assert query.terms["豆豆"] == query.terms["狗狗"] == 0.5, "宠物 reaches 狗狗, and 狗狗 its name"
+    scores = index.scores(query)
+    park = texts.index("小雨：今天带豆豆去公园跑了一圈")
+    assert scores[park] > max(scores[i] for i, t in enumerate(texts) if t in CN_FILLER)
 
 
 def test_namings_survive_sealing_merging_and_a_restart(tmp_path: Path) -> None:

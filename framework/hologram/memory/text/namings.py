@@ -53,7 +53,7 @@ _EN = (
     re.compile(r"\b" + _NOUN + r"s? (?:called|named) " + _NAME + r"\b"),
 )
 _ZH = re.compile(
-    r"(?:我家|我的|我们家)(" + "|".join(_ZH_NOUNS) + r")(?:的名字)?叫([\u4e00-\u9fff]{1,3})(?=[，。！？,.!?\s]|$)"
+    r"(?:我们家|我家|我的|我)的?(" + "|".join(_ZH_NOUNS) + r")(?:的名字)?叫([\u4e00-\u9fff]{1,3})(?=[，。！？,.!?\s]|$)"
 )
 
 
