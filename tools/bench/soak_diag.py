@@ -139,6 +139,12 @@ def main() -> int:
     parser.add_argument("--profile", default="", help="turns from which to sample the kernel's stacks")
     parser.add_argument("--profile-turns", type=int, default=300)
     parser.add_argument(
+        "--trace-from",
+        type=int,
+        help="start tracemalloc (--frames frames) at this turn, not at start: the snapshots after it hold what "
+        "was allocated since and is still alive (the turns before run at full speed)",
+    )
+    parser.add_argument(
         "--release-idle-s",
         type=float,
         help="[memory] release_idle_s for the kernel: on a loaded host the soak's turns slow past the default 2 s "
@@ -157,6 +163,8 @@ def main() -> int:
         configure_bytecode(root)
         os.environ["HOLOGRAM_DIAG_DIR"] = str(where)
         os.environ["HOLOGRAM_DIAG_FRAMES"] = str(args.frames)
+        if args.trace_from:
+            os.environ["HOLOGRAM_DIAG_TRACE_LATE"] = "1"
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(DIAG), os.environ.get("PYTHONPATH")]))
         settings = settings_for(mock, context_window=args.context_window)
         if args.release_idle_s is not None:
@@ -191,6 +199,8 @@ def main() -> int:
                                 f"profile p{first}: kernel CPU {cpu:.1f} ms a turn over turns {first}-{i + 1}",
                                 flush=True,
                             )
+                        if i + 1 == args.trace_from:
+                            await asyncio.to_thread(ask, where, "tracestart")
                         if i + 1 in at:
                             got = await asyncio.to_thread(ask, where, f"t{i + 1}")
                             anon = private_kb(pid).get("anon_kb", 0)

@@ -27,9 +27,10 @@ def _start() -> None:
 
     where = Path(os.environ["HOLOGRAM_DIAG_DIR"])
     frames = int(os.environ.get("HOLOGRAM_DIAG_FRAMES", "12"))
-    if frames > 0:  # 0: object counts only (tracemalloc slows a turn several times)
+    if frames > 0 and not os.environ.get("HOLOGRAM_DIAG_TRACE_LATE"):  # 0: object counts only (tracemalloc
+        # slows a turn several times); late: started by a `tracestart` request
         tracemalloc.start(frames)
-        os.register_at_fork(after_in_child=tracemalloc.stop)
+    os.register_at_fork(after_in_child=tracemalloc.stop)
     previous: dict[str, int] = {}
     import sqlite3
 
@@ -169,7 +170,10 @@ def _start() -> None:
                 name = req.name[4:]
                 req.unlink()
                 try:
-                    if name.startswith("profstart-"):
+                    if name == "tracestart":  # --trace-from: trace what is allocated from this turn on
+                        tracemalloc.start(max(1, frames))
+                        (where / f"{name}.done").write_text("")
+                    elif name.startswith("profstart-"):
                         sampling[name[10:]] = threading.Event()
                         threading.Thread(target=sample, args=(name[10:], sampling[name[10:]]), daemon=True).start()
                         (where / f"{name}.done").write_text("")
