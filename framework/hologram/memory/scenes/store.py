@@ -67,7 +67,7 @@ from hologram.memory.text.bounds import indexed
 from hologram.memory.text.tokenizer import tokenize
 from hologram.storage.caches import CACHES
 from hologram.storage.dbfile import open_checked, open_or_set_aside
-from hologram.storage.sqlmem import limit_cache
+from hologram.storage.sqlmem import SMALL_CACHE_KIB, limit_cache
 
 __all__ = [
     "JOIN",
@@ -224,6 +224,7 @@ class SceneStore:
         found inside `open_or_set_aside` (set aside, a new file), not as a traceback from `hologram up`."""
         db = open_checked(path, _SCHEMA, synchronous="FULL", probe=("scenes", "scene_events"))
         try:
+            limit_cache(db, SMALL_CACHE_KIB)  # a turn writes a few keyed rows (storage/sqlmem.py)
             db.execute("SELECT id, key, features, strength, last_seen FROM scenes").fetchall()
             db.execute("SELECT name, value FROM meta").fetchall()
         except sqlite3.DatabaseError:
