@@ -195,3 +195,35 @@ def test_a_replay_bound_is_a_setting_with_its_default() -> None:
 
     assert DeliverySettings().replay_idle_memory_bytes == 256 * 1024
     assert DeliverySettings(replay_idle_memory_bytes=0).replay_idle_memory_bytes == 0
+
+
+def test_an_idle_long_turn_is_one_chunk_read_back_the_same_with_few_objects(tmp_path: Path) -> None:
+    """A long turn's replay is packed every 64 KiB as it runs (~90 chunks, each a few small objects made between
+    the turn's short-lived ones); idle, it is made one chunk again (`Replay.merge`), its seqs a `range` when they
+    follow each other, and reads back byte for byte — `kept`, `after`, `sent`, spilled and taken back, the
+    oldest events the turn's bound dropped still dropped. Mutation checks (done): `IdlePool.put` without its
+    `merge` turns the one-chunk assertion red; `Packed.merged` not shifting `ends` by the chunks before (``+ base``)
+    turns the read-back red; `_seqs` returning a range for seqs with a hole turns the after() assertion red."""
+    events = [Sent(seq, "content.delta" if seq % 9 else "item.completed", f"turn{seq // 5_000}",
+                   b'{"text":"%d","x":"%s"}' % (seq, b"z" * (seq % 23))) for seq in range(1, 24_001)]  # fmt: skip
+    replay = Replay()
+    for one in events:
+        replay.add(one, 700_000)
+    assert len(replay.chunks) > 5 and replay.dropped_to > 0  # packed as it ran; the bound dropped the oldest
+    kept = list(replay.kept())
+    pool = IdlePool(1_000_000, memory=0, directory=tmp_path)  # spilled at once
+    pool.put("s", replay)
+    assert len(replay.chunks) == 1 and isinstance(replay.chunks[0].seqs, range) and replay.spilled
+    assert list(replay.kept()) == kept and replay.size == sum(s.size for s in kept) == pool.size
+    assert list(replay.after(kept[100].seq)) == kept[101:] and replay.gap(kept[0].seq - 2)
+    assert replay.chunks[0].sent(7) == kept[7]
+    back = pool.take("s")
+    assert back is replay and not replay.spilled and list(replay.kept()) == kept
+    holes = Replay()  # seqs that skip (events of the session not kept): an array, read back the same
+    with_holes = [one for one in events[:3_000] if one.seq % 5]
+    for one in with_holes:
+        holes.add(one, 1_000_000)
+    pool.put("h", holes)
+    assert len(holes.chunks) == 1 and not isinstance(holes.chunks[0].seqs, range)
+    assert list(holes.after(with_holes[500].seq)) == with_holes[501:] and list(holes.kept()) == with_holes
+    pool.close()

@@ -32,10 +32,12 @@ import tempfile
 from array import array
 from bisect import bisect_right
 from collections import OrderedDict, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, chain
+from itertools import accumulate, chain, pairwise
 from pathlib import Path
+
+import numpy as np
 
 
 @dataclass(slots=True)  # not frozen: a frozen one costs 0.6 µs to make, this 0.15 (one per event)
@@ -130,8 +132,8 @@ class Packed:
     def __init__(self, sents: Iterable[Sent]) -> None:
         sents = list(sents)
         self.blob = b"".join(sent.line for sent in sents)
-        self.ends = array("Q", accumulate(len(sent.line) for sent in sents))
-        self.seqs = array("q", (sent.seq for sent in sents))
+        self.ends: Sequence[int] = array("I", accumulate(len(sent.line) for sent in sents))  # a chunk: ~64 KiB
+        self.seqs: Sequence[int] = _seqs(sent.seq for sent in sents)
         self.kinds = array("B", (_kind_index(sent.kind) for sent in sents))
         turns: dict[str, int] = {}
         self.turn_index = array("H", (turns.setdefault(sent.turn, len(turns)) for sent in sents))
@@ -141,6 +143,43 @@ class Packed:
         self.spool: Spool | None = None
         """Where `blob` is while spilled (`spill`): at `offset` in it, and `blob` empty."""
         self.offset = 0
+
+    @classmethod
+    def merged(cls, chunks: Sequence[Packed]) -> Packed:
+        """One chunk of the events `chunks` keep (none spilled), as they would read back: an idle replay's
+        ~90 chunks of a long turn, made one every 64 KiB all through it between the turn's short-lived objects,
+        each kept a few small objects in an allocator pool the turn otherwise freed (issue 41); made again once
+        the turn is over, they are a handful of objects and a few large blocks (`IdlePool.put`)."""
+        out = cls.__new__(cls)
+        blobs: list[bytes] = []
+        ends: list[np.ndarray] = []
+        seqs: list[np.ndarray] = []
+        kinds = array("B")
+        turn_index = array("H")
+        turns: dict[str, int] = {}
+        base = 0
+        for chunk in chunks:  # numpy and array slices: no int object an event (none made between others')
+            assert chunk.spool is None, "a spilled chunk is read back before it is merged"
+            start = chunk._start(chunk.first)
+            blobs.append(chunk.blob[start:] if start else chunk.blob)
+            ends.append(_numbers(chunk.ends)[chunk.first :].astype(np.int64) + (base - start))
+            base += chunk.nbytes - start
+            seqs.append(_numbers(chunk.seqs)[chunk.first :])
+            kinds.extend(chunk.kinds[chunk.first :])
+            mapped = [turns.setdefault(turn, len(turns)) for turn in chunk.turns]
+            turn_index.extend(mapped[i] for i in chunk.turn_index[chunk.first :])  # a few turns: small ints
+        out.blob = b"".join(blobs)
+        out.ends = array("I" if base < 1 << 32 else "Q")
+        out.ends.frombytes(np.concatenate(ends).astype(np.uint32 if base < 1 << 32 else np.uint64).tobytes())
+        merged = np.concatenate(seqs) if seqs else np.zeros(0, dtype=np.int64)
+        if len(merged) and merged[-1] - merged[0] == len(merged) - 1 and bool((np.diff(merged) == 1).all()):
+            out.seqs = range(int(merged[0]), int(merged[-1]) + 1)
+        else:
+            out.seqs = array("q")
+            out.seqs.frombytes(merged.astype(np.int64).tobytes())
+        out.kinds, out.turn_index, out.turns = kinds, turn_index, tuple(turns)
+        out.first, out.spool, out.offset = 0, None, 0
+        return out
 
     def __len__(self) -> int:
         return len(self.seqs) - self.first
@@ -208,6 +247,23 @@ class Packed:
             self.spool = None
 
 
+def _numbers(values: Sequence[int]) -> np.ndarray:
+    """A chunk's seqs or ends as a numpy array, without an int object each (a range, or an array's buffer)."""
+    if isinstance(values, range):
+        return np.arange(values.start, values.stop, dtype=np.int64)
+    assert isinstance(values, array)
+    return np.frombuffer(values, dtype={"I": np.uint32, "Q": np.uint64, "q": np.int64}[values.typecode])
+
+
+def _seqs(seqs: Iterable[int]) -> Sequence[int]:
+    """A chunk's seqs: a `range` when they follow each other (a session's events usually do: 48 bytes, where an
+    array takes 8 an event), else an array."""
+    out = array("q", seqs)
+    if out and out[-1] - out[0] == len(out) - 1 and all(b - a == 1 for a, b in pairwise(out)):
+        return range(out[0], out[-1] + 1)
+    return out
+
+
 PACK_BYTES = 64 * 1024
 """A replay's newest events stay `Sent` objects up to this many bytes of JSON; then they are packed into a chunk."""
 
@@ -247,6 +303,11 @@ class Replay:
             self.chunks.append(Packed(self.events))
             self.events = deque()
             self.live = 0
+
+    def merge(self) -> None:
+        """Its packed chunks made one (`Packed.merged`), when the session goes idle."""
+        if len(self.chunks) > 1:
+            self.chunks = deque([Packed.merged(self.chunks)])
 
     def trim(self, bound: int) -> None:
         """Drop the oldest events until the rest fits in ``bound`` bytes; the newest stays whatever its size (a
@@ -323,6 +384,7 @@ class IdlePool:
             replay.forget()
             return
         replay.pack()
+        replay.merge()
         self.replays[session] = replay
         self.size += replay.size
         self.in_memory += replay.size

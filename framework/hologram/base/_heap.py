@@ -86,6 +86,9 @@ class IdleTrim:
         """Trims started (what tests wait for)."""
         self.last: asyncio.Future[bool] | None = None
         """The latest trim, running or done."""
+        self.on_idle: list[Callable[[], object]] = []
+        """Called on the loop's thread before each idle trim (not a busy one), to let go of what an idle
+        process does not need — the kernel's SQLite page caches (hologram.storage.idle_cache)."""
         self._pending: asyncio.TimerHandle | None = None
         self._since: float | None = None
         """When the current busy period began: the first work after an idle trim, or the latest busy trim."""
@@ -111,6 +114,9 @@ class IdleTrim:
         self._pending = None
         self._since = loop.time() if busy else None
         self.trims += 1
+        if not busy:
+            for release in self.on_idle:
+                release()
         try:
             self.last = loop.run_in_executor(None, release_free_heap)
         except RuntimeError:  # the loop is shutting down (its executor is gone): the process is leaving anyway

@@ -53,6 +53,7 @@ from typing import Any, NoReturn
 from hologram.base import _fastjson as _json
 from hologram.sessions import damaged
 from hologram.sessions.checkpoint import WalCheckpointer
+from hologram.storage import idle_cache
 from hologram.storage.dbfile import DamagedDatabaseError, DiskFullError, check_file, is_damage, is_disk_full
 from hologram.storage.sqlmem import in_chunks, limit_cache, marks
 
@@ -144,6 +145,7 @@ class SessionStore:
         self._open: dict[str, dict[tuple[int, str], str]] = {}
         self._checked: set[str] = set()
         self._buffered: list[tuple[Any, ...]] = []  # results of the open group not inserted yet (`add_result`)
+        idle_cache.register(self.release_cache)
 
     @classmethod
     def in_data_dir(cls, data_dir: Path) -> SessionStore:
@@ -615,6 +617,11 @@ class SessionStore:
             (session,),
         ).fetchone()
         return int(row[0]) != 0
+
+    def release_cache(self) -> bool:
+        """Let the page cache go while the kernel is idle (hologram.storage.idle_cache: a long turn fills it to
+        its bound, ~0.4 MB); called on the event loop's thread, the store's own."""
+        return idle_cache.shrink(self._db)
 
     def close(self) -> None:
         self.commit()

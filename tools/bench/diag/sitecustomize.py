@@ -105,10 +105,19 @@ def _start() -> None:
                 seen[label] += 1
         return dict(seen.most_common(8))
 
+    import diag_extras  # beside this file: the long-turns diagnostics (tools/bench/http_long_diag.py)
+
     def answer(name: str) -> None:
+        if name.startswith("released"):
+            diag_extras.release_sqlite(connections)
         gc.collect()
         if tracemalloc.is_tracing():
             tracemalloc.take_snapshot().dump(str(where / f"{name}.snap"))
+        pinned: dict[str, object] = {}
+        if os.environ.get("HOLOGRAM_DIAG_PINS"):  # every object in the walk, the frozen start-up heap's too
+            gc.unfreeze()
+            pinned = diag_extras.pins(gc.get_objects())
+            gc.freeze()
         objects = gc.get_objects()
         types = collections.Counter(type(o).__qualname__ for o in objects)
         grown = sorted(((types[k] - previous.get(k, 0), k) for k in types), reverse=True)[:6]
@@ -125,8 +134,11 @@ def _start() -> None:
             **sqlite_memory(),
             "sqlite_by_file": per_connection(),
             **mallinfo(),
+            **diag_extras.mallocstats(),
+            "pins": pinned,
         }
         (where / f"{name}.json").write_text(json.dumps(out))
+        diag_extras.malloc_info(where / f"{name}.malloc.xml")
         (where / f"{name}.done").write_text("")
 
     sampling: dict[str, threading.Event] = {}

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hologram.storage import idle_cache
 from hologram.storage.caches import CACHES
 from hologram.storage.dbfile import open_checked, open_or_set_aside
 
@@ -48,6 +49,11 @@ class VectorCache:
         self.path = path
         self._lock = threading.Lock()
         self._db = open_or_set_aside(path, self._open, lost=CACHES[VECTORS_DB], log=log)
+        idle_cache.register(self.release_cache)
+
+    def release_cache(self) -> bool:
+        """Let the page cache go while the kernel is idle (hologram.storage.idle_cache; a long turn fills it)."""
+        return idle_cache.shrink(self._db, self._lock)
 
     @staticmethod
     def _open(path: Path) -> sqlite3.Connection:

@@ -65,6 +65,7 @@ from hologram.memory.scenes.scene_features import (
 )
 from hologram.memory.text.bounds import indexed
 from hologram.memory.text.tokenizer import tokenize
+from hologram.storage import idle_cache
 from hologram.storage.caches import CACHES
 from hologram.storage.dbfile import open_checked, open_or_set_aside
 from hologram.storage.sqlmem import SMALL_CACHE_KIB, limit_cache
@@ -180,6 +181,7 @@ class SceneStore:
         self._reader = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
         limit_cache(self._reader)
         self._reader_lock = threading.Lock()  # never held while writing: `ActiveScene.holds` runs on the loop
+        idle_cache.register(self.release_cache)
         self._scenes: dict[str, Scene] = {}
         self._elements: dict[str, tuple[Elements, float]] = {}
         self._expiry: dict[str, float] = {}
@@ -236,6 +238,10 @@ class SceneStore:
         with self._lock, self._reader_lock:
             self._reader.close()
             self._db.close()
+
+    def release_cache(self) -> bool:
+        """Let both connections' page caches go while the kernel is idle (hologram.storage.idle_cache)."""
+        return idle_cache.shrink(self._db, self._lock) & idle_cache.shrink(self._reader, self._reader_lock)
 
     def tagged(self, scene_id: str, event_ids: Sequence[str]) -> set[str]:
         """Which of `event_ids` are tagged with the scene (an empty set once the store is closed or failing:

@@ -1,0 +1,120 @@
+"""The long-turns diagnostics' additions to tools/bench/diag/sitecustomize.py (tools/bench/http_long_diag.py):
+pymalloc's statistics, glibc's per-arena report, what an idle release of SQLite's caches would give, and which
+objects keep which pymalloc arena. Run in the kernel's diagnostics thread only; bench-only."""
+
+from __future__ import annotations
+
+import bisect
+import collections
+import ctypes
+import ctypes.util
+import gc
+import os
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+
+
+def mallocstats() -> dict[str, object]:
+    """sys._debugmallocstats (it writes to the C stderr): the arenas' and pools' counts, and the blocks in
+    use by size class, read from a temporary file put on fd 2 for the call."""
+    with tempfile.TemporaryFile() as f:
+        saved = os.dup(2)
+        try:
+            sys.stderr.flush()
+            os.dup2(f.fileno(), 2)
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        f.seek(0)
+        text = f.read().decode(errors="replace")
+    out: dict[str, object] = {"pymalloc_text": text}
+    for key, label in (("arenas_allocated_current", "# arenas allocated current"),
+                       ("arenas_highwater", "# arenas highwater mark"),
+                       ("bytes_in_allocated_blocks", "# bytes in allocated blocks"),
+                       ("bytes_in_available_blocks", "# bytes in available blocks"),
+                       ("unused_pool_bytes", "unused pools")):  # fmt: skip
+        for line in text.splitlines():
+            if label in line:
+                out["pymalloc_" + key] = int(line.rsplit("=", 1)[-1].replace(",", "").strip())
+    return out
+
+
+def release_sqlite(connections: list[tuple[sqlite3.Connection, str]]) -> None:
+    """What an idle release of every connection's cache would give: sqlite3_db_release_memory on each live
+    connection (SQLite's serialized mode takes the connection's mutex), then malloc_trim(0). Asked by a
+    snapshot name starting with ``released``."""
+    lib = ctypes.CDLL(ctypes.util.find_library("sqlite3") or "libsqlite3.so.0")
+    lib.sqlite3_db_release_memory.argtypes = [ctypes.c_void_p]
+    for db, _ in connections:
+        handle = ctypes.c_void_p.from_address(id(db) + 16).value
+        if handle:
+            lib.sqlite3_db_release_memory(handle)
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def malloc_info(path: Path) -> None:
+    """glibc's malloc_info(0) (XML, every arena: its size and its free chunks) into ``<dir>/<name>.malloc.xml``."""
+    libc = ctypes.CDLL("libc.so.6")
+    libc.fopen.restype, libc.fopen.argtypes = ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_char_p]
+    libc.malloc_info.argtypes, libc.fclose.argtypes = [ctypes.c_int, ctypes.c_void_p], [ctypes.c_void_p]
+    handle = libc.fopen(str(path).encode(), b"w")
+    if handle:
+        libc.malloc_info(0, handle)
+        libc.fclose(handle)
+
+
+def short(o: object) -> str:
+    try:
+        return repr(o)[:100]
+    except Exception:
+        return type(o).__qualname__
+
+
+def pins(objects: list[object]) -> dict[str, object]:
+    """Which objects keep which pymalloc arena: each live object served by pymalloc (tracked ones and what
+    they refer to; `sys.getsizeof` at most 512) by its pool (16 KiB-aligned; the pool header's ``arenaindex``
+    at offset 32 in CPython 3.11), and for the arenas holding fewest of them, their types and a few reprs.
+    An arena is returned only when all of it is free: a handful of survivors keep a whole MiB."""
+    seen: set[int] = set()
+    by_arena: dict[int, list[object]] = collections.defaultdict(list)
+    ranges: list[tuple[int, int]] = []  # anonymous mappings: where arenas are (a static object's is not)
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        fields = line.split()
+        if len(fields) == 5 and "rw" in fields[1]:
+            lo, hi = (int(x, 16) for x in fields[0].split("-"))
+            ranges.append((lo, hi))
+    starts = [lo for lo, _ in ranges]
+
+    def add(o: object) -> None:
+        if id(o) in seen:
+            return
+        seen.add(id(o))
+        try:
+            if sys.getsizeof(o) > 512:
+                return
+        except TypeError:
+            return
+        pool = id(o) & ~(16384 - 1)
+        i = bisect.bisect_right(starts, pool) - 1
+        if i < 0 or not (ranges[i][0] <= pool and id(o) < ranges[i][1]):
+            return
+        by_arena[ctypes.c_uint.from_address(pool + 32).value].append(o)
+
+    for o in objects:
+        add(o)
+        for r in gc.get_referents(o):
+            add(r)
+    counts = {a: len(v) for a, v in by_arena.items()}
+    few = sorted(counts, key=lambda a: counts[a])[:12]
+    out: dict[str, object] = {"arenas_seen": len(counts), "objects_by_arena": dict(sorted(counts.items()))}
+    for a in few:
+        kinds = collections.Counter(type(o).__qualname__ for o in by_arena[a])
+        out[f"arena {a}"] = {
+            "n": counts[a],
+            "types": dict(kinds.most_common(8)),
+            "sample": [short(o) for o in by_arena[a][:6]],
+        }
+    return out
