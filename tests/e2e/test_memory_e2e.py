@@ -227,3 +227,39 @@ def test_an_idle_session_is_released_and_its_next_turn_has_its_history(tmp_path:
             assert mock.rejections == []
         finally:
             kernel.stop()
+
+
+def test_older_inputs_reach_the_vendor_joined_and_the_strict_mock_accepts_them(tmp_path: Path) -> None:
+    """Issue 39 item 1 (memory/joined.py): in a long session of short statements, the inputs ranking picked
+    from before the recent window reach the vendor joined into user messages (a paragraph each), the recent
+    window one message per event, every response (DeepSeek, with reasoning) a message of its own — and the
+    strict mock, which checks the vendor's rules, accepts every request.
+
+    Mutation check (done): ``JOIN_ROLES = ()`` in session_memory.py turns it red (no joined message)."""
+    with MockLLM("deepseek") as mock:
+        kernel = kernel_with(tmp_path, mock, context_window=1200)
+        try:
+            session = None
+            for i in range(24):
+                if i % 3 == 0:
+                    text = f"In the garden today I planted {TOPICS[i // 3].split()[0]} seeds, row {i}."
+                else:
+                    text = f"News {i}: " + f"Let me tell you about {TOPICS[i % len(TOPICS)]}. " * 3
+                mock.script([{"reasoning_content": "ok", "content": "Noted."}])
+                args = ("--session", session) if session else ()
+                result = kernel.ask(text, *args)
+                assert result.returncode == 0, result.stderr
+                session = session or session_of(result)
+            assert session is not None
+            mock.script([{"reasoning_content": "the garden rows", "content": "Seeds in rows 0 to 21."}])
+            asked = kernel.ask("What did I plant in the garden?", "--session", session)
+            assert asked.returncode == 0, asked.stderr
+            messages = mock.requests[-1].body["messages"]
+            users = [str(m["content"]) for m in messages if m["role"] == "user"]
+            joined = [u for u in users if "\n\n" in u]
+            assert joined and any(u.count("In the garden today") >= 2 for u in joined), users
+            assert users[-1] == "What did I plant in the garden?", "the newest input is a message of its own"
+            assert all("\n\n" not in str(m["content"]) for m in messages if m["role"] == "assistant")
+            assert mock.rejections == []
+        finally:
+            kernel.stop()

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from hologram.memory.across.corrections import FILE, MARK, Corrections, is_correction, keys_of
+from hologram.memory.joined import SEPARATOR
 from hologram.memory.session_memory import SessionMemory
 from hologram.memory.text import tokenizer
 from hologram.sessions import SessionStore
@@ -113,7 +114,8 @@ def test_the_correction_is_sent_where_the_stale_statement_would_be(
     try:
         _conversation(mem, "s", earlier, later)
         prepared = asyncio.run(mem.preview("s", question, window_tokens=900, fixed_tokens=0))
-        texts = [str(m.content) for m in prepared.messages if m.role == "user"]
+        # each input's text (older inputs are sent joined, a paragraph each: memory/joined.py)
+        texts = [t for m in prepared.messages if m.role == "user" for t in str(m.content).split(SEPARATOR)]
         stale = [i for i, t in enumerate(texts) if old in t and new not in t]
         fresh = [i for i, t in enumerate(texts) if new in t]
         assert stale, "the question matches the earlier statement: it is sent"

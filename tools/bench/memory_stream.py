@@ -168,9 +168,11 @@ async def _run_conversation(
 
     if isinstance(embedder, CachedEmbedder):
         embedder.uncached = {text for text, _ in questions}
+    text_of: dict[int, str] = {}
     for turn in turns:
         seq, _, _ = await one(turn.text, turn.ts)
         turn_of[seq] = turn.dia_id
+        text_of[seq] = turn.text
     scores, latencies, recalled = [], [], []
     end = max((t.ts for t in turns), default=0.0) + 3600
     for text, evidence in questions:
@@ -179,7 +181,7 @@ async def _run_conversation(
         started = time.perf_counter()
         prepared = await memory.preview(sid, text, window_tokens=window, fixed_tokens=0, now=end)
         latencies.append((time.perf_counter() - started) * 1000)
-        seen = {turn_of[s] for s in prepared.seqs if s in turn_of}
+        seen = _sent(prepared, turn_of, text_of)
         scores.append(len(evidence & seen) / len(evidence))
         if seen_out is not None:
             seen_out.append(seen)
@@ -188,6 +190,16 @@ async def _run_conversation(
     await memory.aclose()
     store.close()
     return scores, latencies, l2, recalled
+
+
+def _sent(prepared: Any, turn_of: dict[int, str], text_of: dict[int, str]) -> set[str]:
+    """The turns the request really carries: an event behind its messages (`Prepared.seqs`) whose text is in
+    one of them — joined older inputs (memory/joined.py) are read in the messages sent, not taken on trust."""
+    sent = "\n".join(m.content for m in prepared.messages if isinstance(m.content, str))
+    out = {turn_of[s] for s in prepared.seqs if s in turn_of and text_of[s] in sent}
+    if len(out) < sum(1 for s in prepared.seqs if s in turn_of):
+        raise AssertionError("an event of Prepared.seqs is not in the messages sent")
+    return out
 
 
 def run_stream(

@@ -1,6 +1,7 @@
 """Where the soak's kernel memory goes: the sweep's soak turns with tracemalloc inside the kernel.
 
     nice -n 10 .venv/bin/python tools/bench/soak_diag.py --turns 3000 --at 1000,3000 [--frames 12] [--keep DIR]
+                                                          [--profile 2000,9000 [--profile-turns 300]]
 
 Runs `hologram up` as the sweep's soak does (same settings, same tool-using turns, round-robin over
 sessions), with tools/bench/diag/ on the kernel's PYTHONPATH so its sitecustomize traces allocations; at each
@@ -8,6 +9,11 @@ turn of ``--at`` it asks the kernel for a snapshot (after a full collection) and
 memory from /proc. Then it prints, between the first and the last snapshot: the traced growth grouped by
 traceback (the biggest first), live objects by type that grew, SQLite's own memory and glibc's heap. Why a
 separate tool: tracemalloc slows the kernel and changes its memory, so the sweep itself must never run it.
+
+``--profile`` samples every thread's stack in the kernel (every 5 ms, in-process: py-spy needs ptrace, which a
+container may not allow) over ``--profile-turns`` turns from each turn given, and prints where each busy
+thread's samples go (inclusive, by function) and the kernel's CPU a turn over that window — run with
+``--frames 0`` (tracemalloc changes what a turn costs), diff an early window against a late one.
 """
 
 from __future__ import annotations
@@ -21,12 +27,13 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, mock_llm
 
 from bench._kernel import BenchKernel, configure_bytecode
-from bench.sweep import CHINESE, ENGLISH, answered, private_kb, settings_for, tool_step
+from bench.sweep import CHINESE, ENGLISH, answered, cpu_s, private_kb, settings_for, tool_step
 from hologram.clients import TurnClient
 from mock_llm import MockLLM
 
@@ -44,7 +51,8 @@ def ask(where: Path, name: str, timeout: float = 600) -> dict[str, object]:
     error = (where / f"{name}.done").read_text()
     if error:
         raise RuntimeError(f"snapshot {name}: {error}")
-    out: dict[str, object] = json.loads((where / f"{name}.json").read_text())
+    answer = where / f"{name}.json"  # a profile's start and stop answer with no figures
+    out: dict[str, object] = json.loads(answer.read_text()) if answer.exists() else {}
     return out
 
 
@@ -92,6 +100,33 @@ def traced(where: Path, first: str, last: str, turns: int, top: int) -> None:
                 print("      " + line.strip()[:160])
 
 
+def profiled(where: Path, name: str, top: int) -> None:
+    """The busy threads' samples of profile `name`, by function (inclusive) and by leaf."""
+    lines = (where / f"{name}.prof").read_text().splitlines()
+    rounds = int(lines[0].split()[1])
+    by_thread: dict[str, Counter[str]] = {}
+    leaves: dict[str, Counter[str]] = {}
+    busy: Counter[str] = Counter()
+    for line in lines[1:]:
+        n, thread, stack = line.split("\t", 2)
+        if thread.endswith("(idle)"):
+            continue
+        frames = stack.split(";")
+        busy[thread] += int(n)
+        inclusive = by_thread.setdefault(thread, Counter())
+        for fn in set(frames):
+            inclusive[fn] += int(n)
+        leaves.setdefault(thread, Counter())[frames[-1]] += int(n)
+    print(f"\n== profile {name}: {rounds} rounds; busy samples by thread: {dict(busy.most_common(8))} ==")
+    for thread, _ in busy.most_common(4):
+        print(f"  -- {thread}: inclusive")
+        for fn, n in by_thread[thread].most_common(top):
+            print(f"    {n:6d} {100 * n / busy[thread]:5.1f}%  {fn}")
+        print(f"  -- {thread}: leaves")
+        for fn, n in leaves[thread].most_common(12):
+            print(f"    {n:6d} {100 * n / busy[thread]:5.1f}%  {fn}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=3000)
@@ -101,8 +136,26 @@ def main() -> int:
     parser.add_argument("--frames", type=int, default=12)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--keep", type=Path, help="keep the snapshots here (default: a temporary directory)")
+    parser.add_argument("--profile", default="", help="turns from which to sample the kernel's stacks")
+    parser.add_argument("--profile-turns", type=int, default=300)
+    parser.add_argument(
+        "--trace-from",
+        type=int,
+        help="start tracemalloc (--frames frames) at this turn, not at start: the snapshots after it hold what "
+        "was allocated since and is still alive (the turns before run at full speed)",
+    )
+    parser.add_argument(
+        "--release-idle-s",
+        type=float,
+        help="[memory] release_idle_s for the kernel: on a loaded host the soak's turns slow past the default 2 s "
+        "a session idles, so every turn releases and reads back its session, which a quiet host never does; a "
+        "larger value keeps the quiet host's path",
+    )
     args = parser.parse_args()
     at = sorted(int(t) for t in args.at.split(","))
+    profile_at = {int(t) for t in args.profile.split(",") if t}
+    profile_end = {t + args.profile_turns: t for t in profile_at}
+    cpu_at: dict[int, float] = {}
     with tempfile.TemporaryDirectory() as tmp, MockLLM("deepseek") as mock:
         root = Path(tmp)
         where = args.keep or root / "diag"
@@ -110,8 +163,13 @@ def main() -> int:
         configure_bytecode(root)
         os.environ["HOLOGRAM_DIAG_DIR"] = str(where)
         os.environ["HOLOGRAM_DIAG_FRAMES"] = str(args.frames)
+        if args.trace_from:
+            os.environ["HOLOGRAM_DIAG_TRACE_LATE"] = "1"
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(DIAG), os.environ.get("PYTHONPATH")]))
-        kernel = BenchKernel(root / "soak", settings_for(mock, context_window=args.context_window), builtins=True)
+        settings = settings_for(mock, context_window=args.context_window)
+        if args.release_idle_s is not None:
+            settings += f"\n[memory]\nrelease_idle_s = {args.release_idle_s}\n"
+        kernel = BenchKernel(root / "soak", settings, builtins=True)
         try:
             kernel.start(timeout=600)  # tracemalloc slows the start several times
             pid = int(kernel.status()["kernel"]["pid"])
@@ -130,6 +188,19 @@ def main() -> int:
                         if (i + 1) % 100 == 0:
                             with mock.state.lock:
                                 mock.state.requests.clear()
+                        if i + 1 in profile_at:
+                            await asyncio.to_thread(ask, where, f"profstart-p{i + 1}")
+                            cpu_at[i + 1] = cpu_s(pid)
+                        if i + 1 in profile_end:
+                            first = profile_end[i + 1]
+                            await asyncio.to_thread(ask, where, f"profstop-p{first}")
+                            cpu = 1000 * (cpu_s(pid) - cpu_at[first]) / args.profile_turns
+                            print(
+                                f"profile p{first}: kernel CPU {cpu:.1f} ms a turn over turns {first}-{i + 1}",
+                                flush=True,
+                            )
+                        if i + 1 == args.trace_from:
+                            await asyncio.to_thread(ask, where, "tracestart")
                         if i + 1 in at:
                             got = await asyncio.to_thread(ask, where, f"t{i + 1}")
                             anon = private_kb(pid).get("anon_kb", 0)
@@ -145,6 +216,10 @@ def main() -> int:
         for first, last in itertools.pairwise(at):
             print(f"\n######## turn {first} -> {last}")
             report(where, f"t{first}", f"t{last}", last - first, args.top)
+        time.sleep(0.5)  # the sampler writes its file after the stop's answer
+        for first in sorted(profile_at):
+            if (where / f"p{first}.prof").exists():
+                profiled(where, f"p{first}", args.top)
     return 0
 
 

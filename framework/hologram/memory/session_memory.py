@@ -55,6 +55,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -63,8 +64,8 @@ import numpy as np
 from hologram.base import _heap
 from hologram.llm import Message
 from hologram.memory.across.aliases import expansion
-from hologram.memory.across.corrections import Corrections
-from hologram.memory.across.dated import dated_messages
+from hologram.memory.across.corrections import MARK, Corrections
+from hologram.memory.across.dated import dated
 from hologram.memory.across.store import ACROSS_DB, OWNER, AcrossHit, AcrossStore, Said, person_of
 from hologram.memory.across.store import SHARE as ACROSS_SHARE
 from hologram.memory.across.store import render as render_across
@@ -98,8 +99,9 @@ from hologram.memory.graph.recall import (
 from hologram.memory.index.idhash import HashSet
 from hologram.memory.index.index_segment import SegmentError
 from hologram.memory.index.session_index import SEAL_EVENTS, WINDOW_BYTES, IndexQuery, SessionIndex
+from hologram.memory.joined import SEPARATOR_TOKENS, join_older
 from hologram.memory.layers import Layers
-from hologram.memory.rank.fit import fit
+from hologram.memory.rank.fit import fit_messages
 from hologram.memory.rank.prune import DEFAULT_PINNED
 from hologram.memory.rank.query import build_query
 from hologram.memory.session_records import (
@@ -112,6 +114,7 @@ from hologram.memory.session_records import (
 from hologram.memory.text.bounds import MAX_EMBEDDED_PASSAGES, MAX_INDEX_CHARS, not_indexed
 from hologram.memory.text.tfidf import TermVector
 from hologram.memory.text.tokenizer import warm_up
+from hologram.memory.text.tokens import estimate_tokens
 from hologram.memory.text.utterance import speaks_of_self
 from hologram.sessions import Event, SessionLog, SessionStore
 from hologram.sessions.log import LOG_CACHE_BYTES
@@ -716,8 +719,9 @@ class SessionMemory:
         budget = max(0, budget - across.tokens)
         # (a graph that cannot be read now could not send what won: then L3 does not compete)
         compete_l3 = l3_on and bool(in_l3.any()) and graph is not None and graph.problem is None
-        if not in_cold.any() and not compete_l3 and l1_total <= budget:
-            keep = in_l1
+        recent_from = 0  # the position where the recent window (one message per event) begins
+        if not in_cold.any() and not compete_l3 and l1_total + _markup_tokens(index, in_l1, state) <= budget:
+            keep = in_l1  # nothing ranked, nothing joined: the history as it is
         else:
             forced = HashSet(state.protected).contains(index.hashes) if state.protected else None
             scores = index.scores(await self._query(sid, state, text, now=now, current_input=current))
@@ -730,7 +734,20 @@ class SessionMemory:
             candidates = index.whole_units(in_l1 | extra)
             if not compete_l3:  # L3 holds whole call groups, so this splits none
                 candidates &= ~in_l3
-            keep, over = fit(index, scores, candidates, budget, pinned_recent=self.pinned_recent, forced=forced)
+            roles = _joinable_roles(index)
+            fitted = fit_messages(
+                index, scores, candidates, budget, pinned_recent=self.pinned_recent, forced=forced,
+                roles=roles, overhead=MESSAGE_OVERHEAD, separator=SEPARATOR_TOKENS,
+            )  # fmt: skip
+            # the dates and marks the history's reading puts in front of the chosen inputs are sent too: the
+            # budget pays them (known once the inputs are chosen, so a second fill with them set aside)
+            markup = _markup_tokens(index, fitted.keep & ~in_l3, state)
+            if markup and not fitted.over:
+                fitted = fit_messages(
+                    index, scores, candidates, max(0, budget - markup), pinned_recent=self.pinned_recent,
+                    forced=forced, roles=roles, overhead=MESSAGE_OVERHEAD, separator=SEPARATOR_TOKENS,
+                )  # fmt: skip
+            keep, over, recent_from = fitted.keep, fitted.over, fitted.recent_from
         from_l3 = keep & in_l3
         keep = keep & ~in_l3
         losers = np.flatnonzero(~keep & in_l1).tolist()
@@ -757,7 +774,18 @@ class SessionMemory:
             if moved:
                 state.layers.moved_to_l2(self.cold, sid, losers, before)
             self.schedule_index(sid)
-        kept_tokens = int(cost[kept].sum()) if kept else 0
+        # the events ranking picked from before the recent window in fewer messages (memory/joined.py); the
+        # date in front when the inputs span days; a statement a later one corrects marked so
+        recent_seq = int(index.seqs[recent_from]) if recent_from < n else 1 + (events[-1].seq if events else 0)
+        history, joined = join_older(
+            dated(events, state.corrections.superseded_seqs([e.seq for e in events])), recent_seq,
+            [_ROLE_NAMES[r] for r in JOIN_ROLES],
+        )  # fmt: skip
+        kept_tokens = (
+            int(cost[kept].sum()) - (MESSAGE_OVERHEAD - SEPARATOR_TOKENS) * joined + _markup_tokens(index, keep, state)
+            if kept
+            else 0
+        )
         l3 = reserved
         if l3_on and (from_l3.any() or (len(reserved.hits) < len(by_name) and kept_tokens < budget)):
             assert graph is not None
@@ -783,8 +811,7 @@ class SessionMemory:
         )
         text_note = "\n".join(p for p in (note, l3.note, across.note) if p)
         return Prepared(
-            # the date in front when the inputs span days; a statement a later one corrects marked so
-            messages=dated_messages(events, state.corrections.superseded_seqs([e.seq for e in events])),
+            messages=history,
             note=Message.system(text_note) if text_note else None,
             pruned=[r.id for r in moved],
             pruned_seqs=index.seqs[losers].tolist(),
@@ -1226,6 +1253,43 @@ class SessionMemory:
             parameters=COLDCONTEXT_QUERY_PARAMETERS,
             offered=self.cold.session_holds,
         )
+
+
+#: Which roles' older messages a request joins (memory/joined.py): 1 inputs, 2 plain responses. Inputs
+#: only: the index cannot tell `fit_messages` which responses carry reasoning (those are never joined, so
+#: the budget would count too few messages), and joining responses too found nothing more on LoCoMo's dev
+#: split (0.949 at 4k either way: a request keeps few of its "Noted." answers).
+JOIN_ROLES: tuple[int, ...] = (1,)
+_ROLE_NAMES = {1: "user", 2: "assistant"}
+
+
+#: What memory/across/dated.py puts in front of an input: its day ("[2026-05-13 Wed] ") or the superseded mark.
+DATE_TOKENS = estimate_tokens("[2026-05-13 Wed] ")
+MARK_TOKENS = estimate_tokens(f"{MARK} ")
+
+
+def _markup_tokens(index: SessionIndex, keep: np.ndarray, state: _Session) -> int:
+    """The tokens memory/across/dated.py adds to the inputs `keep` marks: a date in front of the first input of
+    each local day when they span more than one, the mark in front of each superseded one. Counted from the
+    index (no event is read); days in the kernel's current UTC offset (a DST change inside a history can move an
+    input to its neighbouring day: a token estimate, not the rendering)."""
+    at = np.flatnonzero(keep & (index.roles == 1))
+    if at.size == 0:
+        return 0
+    ts = index.ts[at]
+    ts = ts[ts > 0]
+    offset = datetime.now().astimezone().utcoffset()
+    seconds = offset.total_seconds() if offset is not None else 0.0
+    days = int(np.unique(np.floor((ts + seconds) / 86400.0)).size)
+    superseded = state.corrections.superseded_seqs(index.seqs[at].tolist()) if state.corrections.superseded else ()
+    return (DATE_TOKENS * days if days > 1 else 0) + MARK_TOKENS * len(superseded)
+
+
+def _joinable_roles(index: SessionIndex) -> np.ndarray:
+    """The index's roles (`SessionIndex.roles`) with those :data:`JOIN_ROLES` leaves out set to 0."""
+    roles = index.roles
+    out: np.ndarray = np.where(np.isin(roles, JOIN_ROLES), roles, 0).astype(np.uint8)
+    return out
 
 
 def _dir_name(sid: str) -> str:

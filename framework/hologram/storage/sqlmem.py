@@ -11,7 +11,11 @@ heap did not): SQLite's memory is outside what ``tracemalloc`` sees, and in a lo
   1,000 — ``tools/bench/soak_diag.py`` reads each connection's cache inside the kernel.) Most of what they
   cache is written once and rarely read again (the cold store, the vectors, the log's old events); a page not
   cached is one ``pread`` from the OS's page cache (microseconds).
-  :func:`limit_cache` sets a smaller bound, :data:`CACHE_KIB`.
+  :func:`limit_cache` sets a smaller bound, :data:`CACHE_KIB`; the two stores a turn only appends a few rows to
+  and reads a few rows of by key (``across.db``, ``scenes.db``) get :data:`SMALL_CACHE_KIB`: at 512 KiB theirs
+  were the last caches to fill, between soak turns 1,000 and 1,500 (+0.2 MB after the soak's baseline,
+  ``tools/bench/soak_diag.py``), and at 128 KiB a turn's writes cost the same CPU (0.62 ms a turn of scene and
+  across writes either way, 4,000 soak-like turns).
 * **Prepared statements.** Python's ``sqlite3`` keeps the last 128 distinct SQL texts of each connection
   prepared, and ``WHERE id IN (?, ?, …)`` with one placeholder per value is a new text for every count
   from 1 to 500: over a long session the cache filled with 128 statements of up to 500 placeholders each
@@ -27,12 +31,16 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import TypeVar
 
-__all__ = ["CACHE_KIB", "CHUNK", "IN_SIZES", "in_chunks", "limit_cache", "marks"]
+__all__ = ["CACHE_KIB", "CHUNK", "IN_SIZES", "SMALL_CACHE_KIB", "in_chunks", "limit_cache", "marks"]
 
 T = TypeVar("T")
 
 CACHE_KIB = 512
 """Page cache of each kernel connection, KiB (SQLite's default is 2,000)."""
+
+SMALL_CACHE_KIB = 128
+"""Page cache of a connection whose turn work is a few keyed rows (``across.db``, ``scenes.db``), KiB: small
+enough that it is full within the first few hundred turns, not thousands of turns later (module docstring)."""
 
 CHUNK = 500
 """Values in one ``IN (…)`` list at most (SQLite allows 32,766 variables; 500 keeps a statement small)."""

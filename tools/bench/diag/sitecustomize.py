@@ -27,9 +27,10 @@ def _start() -> None:
 
     where = Path(os.environ["HOLOGRAM_DIAG_DIR"])
     frames = int(os.environ.get("HOLOGRAM_DIAG_FRAMES", "12"))
-    if frames > 0:  # 0: object counts only (tracemalloc slows a turn several times)
+    if frames > 0 and not os.environ.get("HOLOGRAM_DIAG_TRACE_LATE"):  # 0: object counts only (tracemalloc
+        # slows a turn several times); late: started by a `tracestart` request
         tracemalloc.start(frames)
-        os.register_at_fork(after_in_child=tracemalloc.stop)
+    os.register_at_fork(after_in_child=tracemalloc.stop)
     previous: dict[str, int] = {}
     import sqlite3
 
@@ -140,13 +141,59 @@ def _start() -> None:
         diag_extras.malloc_info(where / f"{name}.malloc.xml")
         (where / f"{name}.done").write_text("")
 
+    sampling: dict[str, threading.Event] = {}
+
+    def sample(name: str, stop: threading.Event, every: float = 0.005) -> None:
+        """A sampling profiler of every other thread (what py-spy would give, where ptrace is not allowed):
+        each `every` s, each thread's stack; written on stop as (thread, inclusive function counts, leaf
+        counts, collapsed stacks). A thread waiting (select, a lock, a queue) is counted apart as idle."""
+        me = threading.get_ident()
+        idle_leaves = {"select", "poll", "wait", "_wait_for_tstate_lock", "get", "sleep", "acquire", "epoll",
+                       "_worker", "run_until_complete", "run_forever", "_log_and_reap", "run", "watch"}  # fmt: skip
+        stacks: collections.Counter[tuple[str, str]] = collections.Counter()
+        rounds = 0
+        while not stop.is_set():
+            rounds += 1
+            tnames = {t.ident: t.name for t in threading.enumerate()}
+            for ident, frame in sys._current_frames().items():
+                if ident == me:
+                    continue
+                names = []
+                f = frame
+                while f is not None:
+                    code = f.f_code
+                    names.append(f"{'/'.join(code.co_filename.rsplit('/', 2)[-2:])}:{code.co_name}")
+                    f = f.f_back
+                leaf = frame.f_code.co_name
+                thread = str(tnames.get(ident, ident)).split("_")[0]
+                if leaf in idle_leaves:
+                    thread += " (idle)"
+                stacks[(thread, ";".join(reversed(names)))] += 1
+            time.sleep(every)
+        with (where / f"{name}.prof").open("w") as out:
+            out.write(f"rounds {rounds}\n")
+            for (thread, stack), n in stacks.most_common():
+                out.write(f"{n}\t{thread}\t{stack}\n")
+        (where / f"{name}.done").write_text("")
+
     def watch() -> None:
         while True:
             for req in sorted(where.glob("req-*")):
                 name = req.name[4:]
                 req.unlink()
                 try:
-                    answer(name)
+                    if name == "tracestart":  # --trace-from: trace what is allocated from this turn on
+                        tracemalloc.start(max(1, frames))
+                        (where / f"{name}.done").write_text("")
+                    elif name.startswith("profstart-"):
+                        sampling[name[10:]] = threading.Event()
+                        threading.Thread(target=sample, args=(name[10:], sampling[name[10:]]), daemon=True).start()
+                        (where / f"{name}.done").write_text("")
+                    elif name.startswith("profstop-"):
+                        sampling.pop(name[9:]).set()
+                        (where / f"{name}.done").write_text("")
+                    else:
+                        answer(name)
                 except Exception as exc:
                     (where / f"{name}.done").write_text(repr(exc))
             time.sleep(0.2)

@@ -11,36 +11,47 @@ The stored events never change; this is the request's reading of them only.
 from __future__ import annotations
 
 from collections.abc import Sequence, Set
-from datetime import datetime
+from datetime import date, datetime
 
 from hologram.llm import Message
 from hologram.sessions import Event, message_of
 
-__all__ = ["dated_messages", "day_of"]
+__all__ = ["dated", "dated_messages", "day_of"]
+
+
+#: How a day is shown ("2026-05-13 Wed").
+_SHOWN = "%Y-%m-%d %a"
 
 
 def day_of(ts: float) -> str:
     """The local calendar day of `ts` as it is shown ("2026-05-13 Wed")."""
-    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %a")
+    return datetime.fromtimestamp(ts).strftime(_SHOWN)
 
 
 def dated_messages(events: Sequence[Event], superseded: Set[int] = frozenset()) -> list[Message]:
     """`messages_from_events(events)`, the first input of each day dated when the inputs span days, and the
     inputs whose seq is in `superseded` (a later statement corrects them: memory/across/corrections.py) marked so."""
+    return [message for _, message in dated(events, superseded)]
+
+
+def dated(events: Sequence[Event], superseded: Set[int] = frozenset()) -> list[tuple[Event, Message]]:
+    """:func:`dated_messages` with the event behind each message (memory/joined.py joins the older ones)."""
     from hologram.memory.across.corrections import MARK
 
-    days = {day_of(e.ts) for e in events if e.kind == "input" and e.ts > 0}
-    out: list[Message] = []
-    shown: str | None = None
+    # the calendar day as a date, formatted once per day shown (strftime per event was most of this loop)
+    dates = {e.seq: datetime.fromtimestamp(e.ts).date() for e in events if e.kind == "input" and e.ts > 0}
+    spans = len(set(dates.values())) > 1
+    out: list[tuple[Event, Message]] = []
+    shown: date | None = None
     for event in events:
         message = message_of(event)
         if message is None:
             continue
-        if len(days) > 1 and event.kind == "input" and event.ts > 0 and isinstance(message.content, str):
-            day = day_of(event.ts)
+        if spans and event.seq in dates and isinstance(message.content, str):
+            day = dates[event.seq]
             if day != shown:
-                message, shown = Message.user(f"[{day}] {message.content}"), day
+                message, shown = Message.user(f"[{day.strftime(_SHOWN)}] {message.content}"), day
         if event.seq in superseded and event.kind == "input" and isinstance(message.content, str):
             message = Message.user(f"{MARK} {message.content}")
-        out.append(message)
+        out.append((event, message))
     return out

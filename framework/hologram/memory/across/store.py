@@ -51,7 +51,7 @@ from hologram.memory.embed.vectors import DenseVector
 from hologram.memory.text.tfidf import TermVector
 from hologram.memory.text.tokens import estimate_tokens
 from hologram.memory.text.utterance import tells
-from hologram.storage.sqlmem import in_chunks, limit_cache, marks
+from hologram.storage.sqlmem import SMALL_CACHE_KIB, in_chunks, limit_cache, marks
 
 __all__ = [
     "ACROSS_DB",
@@ -206,7 +206,7 @@ class AcrossStore:
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        limit_cache(db)  # SQLite's default (2,000 KiB) filled over thousands of turns (storage/sqlmem.py)
+        limit_cache(db, SMALL_CACHE_KIB)  # SQLite's default (2,000 KiB) filled over thousands of turns (sqlmem.py)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.executescript(_SCHEMA)

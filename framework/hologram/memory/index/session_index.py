@@ -28,7 +28,7 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from hologram.memory.rank.says_nothing import SAYS_NOTHING_BIT, SAYS_NOTHING_PEN
 from hologram.memory.rank.score import neighbour_smooth, zscore
 from hologram.memory.text.bounds import MAX_EMBEDDED_PASSAGES, indexed
 from hologram.memory.text.monthcues import MONTH_BOOST
+from hologram.memory.text.namings import namings
 from hologram.memory.text.passages import passages
 from hologram.memory.text.tfidf import TermVector
 
@@ -155,6 +156,8 @@ class SessionIndex:
         self._unit_key: dict[str, int] = {}
         self._first_passage = array("i")
         self._tools: dict[str, list[int]] = {}
+        self._namings: dict[str, set[str]] = {}
+        """The tail's namings (memory/text/namings.py): a noun's index term → the names given to it."""
         self._turns = -1
         self._passage_event = array("i")
         self._passage_length = array("f")
@@ -337,10 +340,12 @@ class SessionIndex:
             "first_seq": int(self._seqs[0]), "last_seq": int(self._seqs[-1]), "turns": self._turns,
             "fingerprint": self.fingerprint if self._matrix is not None else None,
         }  # fmt: skip
+        if self._namings:  # a key only when there are some: the meta of most segments is unchanged
+            meta["namings"] = {noun: sorted(names) for noun, names in sorted(self._namings.items())}
         path = self.directory / f"seg-{first_event:012d}-{first_event + n:012d}.bin"
         layout = write_segment(path, meta, arrays)
         info = _SegmentInfo(path, first_event, n, first_passage, p, meta["first_seq"], meta["last_seq"],
-                            self._turns, meta["fingerprint"], layout)  # fmt: skip
+                            self._turns, meta["fingerprint"], layout, _namings_of(meta))  # fmt: skip
         with self._segments_lock:
             self._segments = [*self._segments, info]
         self._base_event += n
@@ -357,6 +362,7 @@ class SessionIndex:
         self._ids = []
         self._unit_key = {}
         self._tools = {}
+        self._namings = {}
         self.passage_text = []
         self._done_below = 0
         self.postings = {}
@@ -405,13 +411,20 @@ class SessionIndex:
             "first_seq": first.first_seq, "last_seq": last.last_seq, "turns": last.turns,
             "fingerprint": last.fingerprint if all(s.fingerprint == last.fingerprint for s in group) else None,
         }  # fmt: skip
+        named: dict[str, set[str]] = {}
+        for s in group:
+            for noun, names in s.namings.items():
+                named.setdefault(noun, set()).update(names)
+        if named:
+            meta["namings"] = {noun: sorted(names) for noun, names in sorted(named.items())}
         if meta["fingerprint"] is None:  # vectors of another model are of no use: dropped like set_vectors does
             arrays["has_vector"] = np.zeros_like(arrays["has_vector"])
         path = self.directory / f"seg-{first.first_event:012d}-{last.end_event:012d}.bin"
         layout = write_segment(path, meta, arrays)
         del segs, arrays
         info = _SegmentInfo(path, first.first_event, meta["events"], first.first_passage, meta["passages"],
-                            first.first_seq, last.last_seq, last.turns, meta["fingerprint"], layout)  # fmt: skip
+                            first.first_seq, last.last_seq, last.turns, meta["fingerprint"], layout,
+                            _namings_of(meta))  # fmt: skip
         with self._segments_lock:
             current = self._segments
             at = next((k for k, s in enumerate(current) if s is group[0]), None)
@@ -490,6 +503,17 @@ class SessionIndex:
     @property
     def cost(self) -> np.ndarray:
         return self._cols().column("cost")
+
+    @property
+    def roles(self) -> np.ndarray:
+        """Each event's role in a request whose older messages may be joined (memory/rank/fit.py's
+        `fit_messages`): 1 an input, 2 a response outside any call group, 0 anything else (a call or its
+        result: sent as it is)."""
+        cols = self._cols()
+        kind = cols.column("kind") & ~np.uint8(SAYS_NOTHING_BIT)
+        out = np.where(kind == _KIND_CODES["input"], 1, 0).astype(np.uint8)
+        out[(kind == _KIND_CODES["response"]) & (cols.column("grouped") == 0)] = 2
+        return out
 
     @property
     def turn(self) -> np.ndarray:
@@ -596,6 +620,8 @@ class SessionIndex:
         self._unit_of.append(unit)
         for tool in dict.fromkeys(tools):
             self._tools.setdefault(tool, []).append(i)
+        for noun, name in namings(indexed(text)):  # "meet Toby, my puppy": a name the session gives
+            self._namings.setdefault(noun, set()).add(name)
         self._first_passage.append(self.passages)
         parts = passages(indexed(text))  # bounded work per event: bounds.py
         for n, part in enumerate(parts):
@@ -752,6 +778,14 @@ class SessionIndex:
             event = self._passage_event[p - self._base_passage]
             return self._ids[event - self._base_event], p - self._first_passage[event - self._base_event]
         raise IndexError(f"passage {p} is sealed")
+
+    def named(self, noun: str) -> set[str]:
+        """The names the session gave to `noun` (an index term: "puppi" → {"tobi", "pixi"}), in every segment and
+        the tail (memory/text/namings.py)."""
+        out = set(self._namings.get(noun, ()))
+        for seg in self._segments:
+            out.update(seg.namings.get(noun, ()))
+        return out
 
     def document_frequency(self, term: str) -> int:
         """How many passages contain `term` (the segments' term lists, then the tail's postings)."""
@@ -926,6 +960,8 @@ class _SegmentInfo:
     turns: int
     fingerprint: str | None
     layout: Layout | None = None
+    namings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """A noun's names given in the segment's events (its meta's ``namings``; a segment written before: none)."""
 
     @property
     def end_event(self) -> int:
@@ -940,7 +976,7 @@ class _SegmentInfo:
         m = seg.meta
         info = cls(seg.path, int(m["first_event"]), int(m["events"]), int(m["first_passage"]),
                    int(m["passages"]), int(m["first_seq"]), int(m["last_seq"]), int(m["turns"]),
-                   m["fingerprint"], seg.layout)  # fmt: skip
+                   m["fingerprint"], seg.layout, _namings_of(m))  # fmt: skip
         if seg["seq"].size != info.events or seg["passage_event"].size != info.passages:
             raise SegmentError(f"{seg.path.name}: array sizes do not match its meta")
         return info
@@ -951,7 +987,7 @@ _TAIL_COLUMNS: dict[str, tuple[str, Any]] = {
     "seq": ("_seqs", np.int64), "hash": ("_hash", np.uint64), "cost": ("_cost", np.int32),
     "turn": ("_turn", np.int32), "ts": ("_ts", np.float64), "unit_of": ("_unit_of", np.int32),
     "first_passage": ("_first_passage", np.int32), "passage_length": ("_passage_length", np.float32),
-    "kind": ("_kinds", np.uint8),
+    "kind": ("_kinds", np.uint8), "grouped": ("_grouped", np.uint8),
 }  # fmt: skip
 
 
@@ -979,6 +1015,14 @@ class _Columns:
             parts.append(np.array(values, dtype=dtype)[:k])
             made = self._made[name] = np.concatenate(parts) if len(parts) > 1 else parts[0]
         return made
+
+
+def _namings_of(meta: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """A segment meta's namings (absent in a segment written before them, or unreadable: none)."""
+    raw = meta.get("namings")
+    if not isinstance(raw, dict):
+        return {}
+    return {str(k): tuple(str(n) for n in v) for k, v in raw.items() if isinstance(v, list)}
 
 
 def _best_of_events(values: np.ndarray, first_passage: np.ndarray) -> np.ndarray:

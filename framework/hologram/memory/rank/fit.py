@@ -10,6 +10,7 @@ number of numpy operations over the candidates, and the Python loops are bounded
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -17,12 +18,25 @@ import numpy as np
 if TYPE_CHECKING:
     from hologram.memory.index.session_index import SessionIndex
 
-__all__ = ["fit", "greedy_fill"]
+__all__ = ["Fitted", "fit", "fit_messages", "greedy_fill"]
 
 #: Candidates walked per step while pinning the newest units (pinning stops after a few units).
 _PIN_STEP = 64
 #: Units sorted per step of the greedy walk (:func:`greedy_fill`): a request keeps tens of units.
 _CHUNK = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Fitted:
+    """What :func:`fit_messages` keeps, and where the recent window (message per event) begins."""
+
+    keep: np.ndarray
+    """A mask over the index's events: what the request sends."""
+    over: bool
+    """The newest unit alone is over the budget."""
+    recent_from: int
+    """The position of the oldest pinned event (the index's length when none): kept events before it may be
+    sent joined (memory/joined.py), those from it on one message each."""
 
 
 def fit(
@@ -40,13 +54,41 @@ def fit(
     ``min(pinned_recent, budget / mean cost)`` events pinned newest first (the newest always, even alone over
     budget — then the second value is True); `forced` units (an explicit recall this turn) next, whatever
     they cost; then units best-first by their best member's score while they fit, ties to the newer unit
-    (the one whose newest member is newer).
+    (the one whose newest member is newer). Every event is charged its whole cost (one message each).
+    """
+    got = fit_messages(index, scores, candidates, budget, pinned_recent=pinned_recent, forced=forced)
+    return got.keep, got.over
+
+
+def fit_messages(
+    index: SessionIndex,
+    scores: np.ndarray | None,
+    candidates: np.ndarray,
+    budget: int,
+    *,
+    pinned_recent: int,
+    forced: np.ndarray | None = None,
+    roles: np.ndarray | None = None,
+    overhead: int = 0,
+    separator: int = 0,
+) -> Fitted:
+    """:func:`fit`, charging the per-message overhead per message the request will send rather than per event.
+
+    `roles` (:attr:`SessionIndex.roles`, or None: :func:`fit` exactly) marks the events whose message may be
+    joined with its neighbours of the same role when it is older than the recent window (memory/joined.py:
+    consecutive inputs become one user message, consecutive plain responses one assistant message). Such an
+    event costs its text and a `separator`, and each message a run of them makes costs `overhead` once, instead
+    of each event's `overhead` (included in the index's cost) — a LoCoMo request carries ~115 messages of ~33
+    tokens, of which the per-message overhead was 12 %. How many messages the chosen events make is known
+    only once they are chosen, so the greedy fill reserves the overhead the previous round's choice needed and
+    runs again (two rounds as a rule); should that not settle, every event is charged its whole cost, which
+    always fits (joining only makes a request smaller). Pinned and `forced` events are charged whole.
     """
     n = len(index)
     keep = np.zeros(n, dtype=bool)
     idx = np.flatnonzero(candidates)
     if idx.size == 0:
-        return keep, False
+        return Fitted(keep, False, n)
     with index.reading():
         cost, unit_of = index.cost, index.unit_of
     owner = unit_of[idx].astype(np.int64)  # unit ids are positions (a unit's first member)
@@ -56,6 +98,8 @@ def fit(
     mean = float(cost[idx].mean())
     want = max(1, min(pinned_recent, int(budget // mean) if mean > 0 else idx.size))
     used = _pin(owner, unit_cost, members, kept, budget, want)
+    pinned = kept[owner]
+    recent_from = int(idx[pinned][0]) if pinned.any() else n
     over = used > budget
     if forced is not None:  # kept like the pinned ones: an explicit recall must not bounce straight back
         extra = np.unique(unit_of[forced & candidates]).astype(np.int64)
@@ -68,11 +112,68 @@ def fit(
         if rest.size:
             best = _best_of_units(owner, scores[idx], n)
             newest = _newest_members(unit_of, rest)
-            fill = greedy_fill(rest, unit_cost[rest], best[rest], newest, budget - used, chunk=_CHUNK)
+            if roles is None or overhead <= separator:
+                fill = greedy_fill(rest, unit_cost[rest], best[rest], newest, budget - used, chunk=_CHUNK)
+            else:
+                fill = _fill_joined(
+                    rest, unit_cost, best[rest], newest, budget - used,
+                    _Joining(idx, owner, kept, roles, recent_from, overhead - separator),
+                )  # fmt: skip
             kept[fill] = True
     if kept.any():
         keep = kept[unit_of[:n]] & candidates
-    return keep, over
+    return Fitted(keep, over, recent_from)
+
+
+#: Rounds of the joined fill before it falls back to charging every event whole.
+_ROUNDS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class _Joining:
+    idx: np.ndarray
+    """The candidates' positions, ascending."""
+    owner: np.ndarray
+    """Each candidate's unit."""
+    kept: np.ndarray
+    """Units kept before the fill (pinned, forced), by unit id."""
+    roles: np.ndarray
+    recent_from: int
+    saved: int
+    """What an event that joins a message saves: the overhead less the separator."""
+
+
+def _fill_joined(
+    rest: np.ndarray, unit_cost: np.ndarray, best: np.ndarray, newest: np.ndarray, room: int, j: _Joining
+) -> np.ndarray:
+    """`greedy_fill` with each joinable event charged less the overhead, and each message of joined events
+    the overhead once (:func:`fit_messages`)."""
+    role = j.roles[j.idx]
+    joins = (role > 0) & (j.idx < j.recent_from)
+    n = unit_cost.size
+    per_unit = np.bincount(j.owner, weights=joins, minlength=n).astype(np.int64)
+    cost = np.maximum(unit_cost - per_unit * j.saved, 0)  # (an index's cost includes the overhead: >= it)
+    reserve = 0
+    for _ in range(_ROUNDS):
+        fill = greedy_fill(rest, cost[rest], best, newest, room - reserve, chunk=_CHUNK)
+        chosen = j.kept.copy()
+        chosen[fill] = True
+        sent = chosen[j.owner]
+        extra = _messages(role[sent], joins[sent]) * j.saved
+        if int(cost[fill].sum()) + extra <= room:
+            return fill
+        reserve = max(reserve + 1, extra)
+    return greedy_fill(rest, unit_cost[rest], best, newest, room, chunk=_CHUNK)
+
+
+def _messages(role: np.ndarray, joins: np.ndarray) -> int:
+    """How many messages the joinable events among these (in log order) make: each starts one unless the event
+    before it in the request is joinable too and of the same role."""
+    if not joins.any():
+        return 0
+    same = np.zeros(role.size, dtype=bool)
+    same[1:] = joins[:-1] & joins[1:] & (role[:-1] == role[1:])
+    return int((joins & ~same).sum())
 
 
 def _best_of_units(owner: np.ndarray, scores: np.ndarray, n: int) -> np.ndarray:

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hologram.memory.index.session_index import IndexQuery, SessionIndex
-from hologram.memory.rank.expand import topical_terms
+from hologram.memory.rank.expand import topical_terms, with_forms, with_named, with_related
 from hologram.memory.text.bounds import indexed
 from hologram.memory.text.monthcues import month_window
 from hologram.memory.text.timecues import time_window
@@ -88,6 +88,12 @@ def build_query(
             dense = (mixed / norm).astype(np.float32) if norm > 0 else dense
     # framing words, and names in a large share of the session, name no topic of it (memory/rank/expand.py)
     weights = topical_terms(weights, index.document_share, index.passages, names)
+    # "broken" asks for the turn where it "broke": irregular forms the stemmer cannot join (memory/rank/expand.py)
+    weights = with_forms(weights)
+    # "family" reaches "kids", "dogs" "pups": the words for the same people and animals, at half weight
+    weights = with_related(weights)
+    # "meet Toby, my puppy": the names the session gave a noun asked for (memory/text/namings.py)
+    weights = with_named(weights, index.named)
     window = time_window(text, now)
     # a month and year named, when no day or relative cue was (memory/text/monthcues.py)
     return IndexQuery(weights, dense, fingerprint, window, month_window(text) if window is None else None)

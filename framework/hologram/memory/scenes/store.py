@@ -68,7 +68,7 @@ from hologram.memory.text.tokenizer import tokenize
 from hologram.storage import idle_cache
 from hologram.storage.caches import CACHES
 from hologram.storage.dbfile import open_checked, open_or_set_aside
-from hologram.storage.sqlmem import limit_cache
+from hologram.storage.sqlmem import SMALL_CACHE_KIB, limit_cache
 
 __all__ = [
     "JOIN",
@@ -179,7 +179,7 @@ class SceneStore:
         self._lock = threading.Lock()
         self._db = open_or_set_aside(path, self._connect, lost=CACHES[SCENES_DB], log=log)
         self._reader = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-        limit_cache(self._reader)
+        limit_cache(self._reader, SMALL_CACHE_KIB)
         self._reader_lock = threading.Lock()  # never held while writing: `ActiveScene.holds` runs on the loop
         idle_cache.register(self.release_cache)
         self._scenes: dict[str, Scene] = {}
@@ -226,6 +226,7 @@ class SceneStore:
         found inside `open_or_set_aside` (set aside, a new file), not as a traceback from `hologram up`."""
         db = open_checked(path, _SCHEMA, synchronous="FULL", probe=("scenes", "scene_events"))
         try:
+            limit_cache(db, SMALL_CACHE_KIB)  # a turn writes a few keyed rows (storage/sqlmem.py)
             db.execute("SELECT id, key, features, strength, last_seen FROM scenes").fetchall()
             db.execute("SELECT name, value FROM meta").fetchall()
         except sqlite3.DatabaseError:
