@@ -179,7 +179,7 @@ class SceneStore:
         self._lock = threading.Lock()
         self._db = open_or_set_aside(path, self._connect, lost=CACHES[SCENES_DB], log=log)
         self._reader = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-        limit_cache(self._reader)
+        limit_cache(self._reader, SMALL_CACHE_KIB)
         self._reader_lock = threading.Lock()  # never held while writing: `ActiveScene.holds` runs on the loop
         idle_cache.register(self.release_cache)
         self._scenes: dict[str, Scene] = {}
