@@ -218,12 +218,14 @@ def test_a_flood_of_output_leaves_the_plugin_answering_and_ctrl_c_stops_it(tmp_p
             await tool(h, "term_open", command="bash --norc --noprofile -i")
             await tool(h, "term_send", id="1", text="PS1='ready> '", keys=["Enter"])
             await tool(h, "term_read", id="1", wait_for="ready> ")
-            await tool(h, "term_send", id="1", text="yes flood", keys=["Enter"], wait_s=0)
+            # the output, not the echoed command line: "flood" in "ready> yes flood" was seen before yes ran, and a
+            # Ctrl-C sent then reached bash, not yes — the flood went on and "after-2" never came (2 runs in 6)
+            await tool(h, "term_send", id="1", text="yes flo''od", keys=["Enter"], wait_s=0)
             assert "seen after" in ok(await tool(h, "term_read", id="1", wait_for="flood"))
             assert "- 1: bash --norc --noprofile -i · running" in ok(await tool(h, "term_list"))
             await tool(h, "term_send", id="1", keys=["Ctrl-C"], wait_s=0)
             await tool(h, "term_send", id="1", text="echo after-$((1+1))", keys=["Enter"], wait_s=0)
-            shown = screen(ok(await tool(h, "term_read", id="1", wait_for="after-2", timeout_s=60)))
+            shown = screen(ok(await tool(h, "term_read", id="1", wait_for="after-2", timeout_s=45)))
             assert shown[-2:] == ["after-2", "ready>"], shown
 
     run(go())
