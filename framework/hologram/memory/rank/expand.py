@@ -115,35 +115,33 @@ def topical_terms(
     return kept or out
 
 
+def _reaching(
+    weights: Mapping[str, float], reach: Callable[[str], Collection[str]], factor: float = 1.0
+) -> dict[str, float]:
+    """`weights` with the terms `reach` gives for each term at `factor` of its weight; a term the query already
+    has keeps its own weight."""
+    out = dict(weights)
+    for term, weight in weights.items():
+        for other in reach(term):
+            if other not in weights:
+                out[other] = max(out.get(other, 0.0), factor * weight)
+    return out
+
+
 def with_forms(weights: Mapping[str, float]) -> dict[str, float]:
     """`weights` with the other forms of each irregular word (module docstring) at that word's weight; a form
     the query already has keeps its own weight. A framing word is gone before this runs (it has no forms here)."""
-    out = dict(weights)
-    for term, weight in weights.items():
-        for form in other_forms(term):
-            if form not in weights:
-                out[form] = max(out.get(form, 0.0), weight)
-    return out
+    return _reaching(weights, other_forms)
 
 
 def with_related(weights: Mapping[str, float]) -> dict[str, float]:
     """`weights` with the words each term reaches (module docstring) at :data:`RELATED_WEIGHT` of its weight;
     a term the query already has keeps its own weight."""
-    out = dict(weights)
-    for term, weight in weights.items():
-        for other in related_terms(term):
-            if other not in weights:
-                out[other] = max(out.get(other, 0.0), RELATED_WEIGHT * weight)
-    return out
+    return _reaching(weights, related_terms, RELATED_WEIGHT)
 
 
 def with_named(weights: Mapping[str, float], named: Callable[[str], Collection[str]]) -> dict[str, float]:
     """`weights` with the names the session gave each noun (`named`: the index's, memory/text/namings.py) at
     the noun's weight: "Toby" is the puppy. Runs after :func:`with_related`, so "dogs" reaches "puppy" and
     through it the puppy's name, at the related word's weight."""
-    out = dict(weights)
-    for term, weight in weights.items():
-        for name in named(term):
-            if name not in weights:
-                out[name] = max(out.get(name, 0.0), weight)
-    return out
+    return _reaching(weights, named)
