@@ -55,7 +55,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -64,8 +63,8 @@ import numpy as np
 from hologram.base import _heap
 from hologram.llm import Message
 from hologram.memory.across.aliases import expansion
-from hologram.memory.across.corrections import MARK, Corrections
-from hologram.memory.across.dated import dated
+from hologram.memory.across.corrections import Corrections
+from hologram.memory.across.dated import dated, markup_tokens
 from hologram.memory.across.store import ACROSS_DB, OWNER, AcrossHit, AcrossStore, Said, person_of
 from hologram.memory.across.store import SHARE as ACROSS_SHARE
 from hologram.memory.across.store import render as render_across
@@ -114,7 +113,6 @@ from hologram.memory.session_records import (
 from hologram.memory.text.bounds import MAX_EMBEDDED_PASSAGES, MAX_INDEX_CHARS, not_indexed
 from hologram.memory.text.tfidf import TermVector
 from hologram.memory.text.tokenizer import warm_up
-from hologram.memory.text.tokens import estimate_tokens
 from hologram.memory.text.utterance import speaks_of_self
 from hologram.sessions import Event, SessionLog, SessionStore
 from hologram.sessions.log import LOG_CACHE_BYTES
@@ -1263,26 +1261,14 @@ JOIN_ROLES: tuple[int, ...] = (1,)
 _ROLE_NAMES = {1: "user", 2: "assistant"}
 
 
-#: What memory/across/dated.py puts in front of an input: its day ("[2026-05-13 Wed] ") or the superseded mark.
-DATE_TOKENS = estimate_tokens("[2026-05-13 Wed] ")
-MARK_TOKENS = estimate_tokens(f"{MARK} ")
-
-
 def _markup_tokens(index: SessionIndex, keep: np.ndarray, state: _Session) -> int:
-    """The tokens memory/across/dated.py adds to the inputs `keep` marks: a date in front of the first input of
-    each local day when they span more than one, the mark in front of each superseded one. Counted from the
-    index (no event is read); days in the kernel's current UTC offset (a DST change inside a history can move an
-    input to its neighbouring day: a token estimate, not the rendering)."""
+    """What memory/across/dated.py adds to the inputs `keep` marks (:func:`markup_tokens`), read from the index:
+    their times and which of them a later statement supersedes (no event read)."""
     at = np.flatnonzero(keep & (index.roles == 1))
     if at.size == 0:
         return 0
-    ts = index.ts[at]
-    ts = ts[ts > 0]
-    offset = datetime.now().astimezone().utcoffset()
-    seconds = offset.total_seconds() if offset is not None else 0.0
-    days = int(np.unique(np.floor((ts + seconds) / 86400.0)).size)
     superseded = state.corrections.superseded_seqs(index.seqs[at].tolist()) if state.corrections.superseded else ()
-    return (DATE_TOKENS * days if days > 1 else 0) + MARK_TOKENS * len(superseded)
+    return markup_tokens(index.ts[at], len(superseded))
 
 
 def _joinable_roles(index: SessionIndex) -> np.ndarray:

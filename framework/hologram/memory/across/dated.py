@@ -13,10 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence, Set
 from datetime import date, datetime
 
+import numpy as np
+
 from hologram.llm import Message
+from hologram.memory.text.tokens import estimate_tokens
 from hologram.sessions import Event, message_of
 
-__all__ = ["dated", "dated_messages", "day_of"]
+__all__ = ["dated", "dated_messages", "day_of", "markup_tokens"]
 
 
 #: How a day is shown ("2026-05-13 Wed").
@@ -55,3 +58,21 @@ def dated(events: Sequence[Event], superseded: Set[int] = frozenset()) -> list[t
             message = Message.user(f"{MARK} {message.content}")
         out.append((event, message))
     return out
+
+
+#: What :func:`dated` puts in front of an input: its day, or (memory/across/corrections.py's MARK) the mark.
+DATE_TOKENS = estimate_tokens("[2026-05-13 Wed] ")
+
+
+def markup_tokens(times: np.ndarray, superseded: int) -> int:
+    """The tokens :func:`dated` adds to inputs sent at `times` (epoch seconds), `superseded` of them marked: a date
+    per local day when they span more than one, the mark on each superseded one — for the budget, which must pay
+    what is sent (memory/session_memory.py). Days in the kernel's current UTC offset (a DST change inside a
+    history can move an input to its neighbouring day: a token estimate, not the rendering)."""
+    from hologram.memory.across.corrections import MARK
+
+    stamped = times[times > 0]
+    offset = datetime.now().astimezone().utcoffset()
+    seconds = offset.total_seconds() if offset is not None else 0.0
+    days = int(np.unique(np.floor((stamped + seconds) / 86400.0)).size)
+    return (DATE_TOKENS * days if days > 1 else 0) + estimate_tokens(f"{MARK} ") * superseded
