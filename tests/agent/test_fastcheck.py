@@ -18,6 +18,7 @@ from hologram.agent.fastcheck import compile_check
 from hologram.agent.tools import KernelTool, ToolInvocation, ToolRegistry
 
 KEYS = st.sampled_from(["a", "b", "x", "y"])
+BOUNDS = st.integers(-3, 3) | st.sampled_from([0.5, 1.0, -1.5, 3.25])
 TYPES = st.sampled_from(["string", "integer", "number", "boolean", "object", "array", "null"])
 
 json_values = st.recursive(
@@ -37,6 +38,10 @@ def schema_of(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
             "additionalProperties": inner,
             "items": inner,
             "description": st.just("annotation"),
+            "minimum": BOUNDS,
+            "maximum": BOUNDS,
+            "exclusiveMinimum": BOUNDS,
+            "exclusiveMaximum": BOUNDS,
         },
     )
 
@@ -52,9 +57,21 @@ def test_same_verdict_as_jsonschema(schema: Any, value: Any) -> None:
     assert check(value) == Draft202012Validator(schema).is_valid(value)
 
 
+def test_numeric_bounds_at_their_edges_as_jsonschema() -> None:
+    """files_list's ``max_entries`` (minimum 1, maximum 5000): the edges, either side, and the other types."""
+    for keyword in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        for bound in (1, 5000, 1.5):
+            schema = {"type": "object", "properties": {"n": {"type": ["integer", "number"], keyword: bound}}}
+            check = compile_check(schema)
+            assert check is not None
+            for n in (bound - 1, bound - 0.5, bound, bound + 0.5, bound + 1, True, "1", None):
+                assert check({"n": n}) == Draft202012Validator(schema).is_valid({"n": n}), (keyword, bound, n)
+
+
 def test_schemas_outside_the_subset_are_left_to_jsonschema() -> None:
     assert compile_check({"type": "string", "enum": ["a"]}) is None
-    assert compile_check({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}}) is None
+    assert compile_check({"type": "object", "properties": {"n": {"type": "integer", "multipleOf": 2}}}) is None
+    assert compile_check({"type": "integer", "minimum": "1"}) is None  # not a number: jsonschema says so
     assert compile_check({"$ref": "#/$defs/x"}) is None
     assert compile_check({"type": "bogus"}) is None
 

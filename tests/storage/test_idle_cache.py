@@ -11,6 +11,7 @@ import asyncio
 import gc
 import sqlite3
 import threading
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -113,3 +114,28 @@ def test_a_closed_store_never_fails_the_release(tmp_path: Path) -> None:
     with pytest.raises(sqlite3.ProgrammingError):  # the closed connection
         store.release_cache()
     idle_cache.release_all()  # the same, skipped (logged at debug)
+
+
+def _cursor_refs(db: sqlite3.Connection) -> list[object]:
+    """The weak references a connection keeps to the cursors it made (CPython's ``sqlite3``; its other list, of
+    blobs, is empty here)."""
+    lists = [r for r in gc.get_referents(db) if isinstance(r, list) and r]
+    assert len(lists) == 1 and all(isinstance(r, weakref.ref) for r in lists[0])
+    return lists[0]
+
+
+def test_the_idle_release_drops_the_dead_cursor_references_a_turn_left(tmp_path: Path) -> None:
+    """Every ``execute`` leaves a weak reference to its cursor, dropped at every 200th: the ones a turn made are
+    gone after the idle release, and what is left was made by the release itself."""
+    store, sid = _filled_store(tmp_path)
+    try:
+        for _ in range(150):
+            store.exists(sid)
+        turn = list(_cursor_refs(store._db))  # kept here, so none of their ids is reused
+        assert turn  # (how many: where the connection's count of 200 stands)
+        assert idle_cache.release_all() >= 1
+        left = {id(r) for r in _cursor_refs(store._db)}
+        assert not left & {id(r) for r in turn}
+        assert len(left) <= idle_cache.PRUNE_EVERY
+    finally:
+        store.close()

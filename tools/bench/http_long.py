@@ -80,6 +80,38 @@ def _pss_anon_kb(pid: int) -> int:
     return next((int(line.split()[1]) for line in text.splitlines() if line.startswith("Pss_Anon:")), 0)
 
 
+def anon_mappings(pid: int) -> dict[str, int]:
+    """The process's anonymous memory (kB, Rss) by mapping kind, from /proc/PID/smaps."""
+    out = {"heap": 0, "arena_1m": 0, "thread_arena": 0, "other_anon": 0, "file": 0, "anon_total": 0}
+    size = 0
+    kind = ""
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        head = line.split()
+        if not head:
+            continue
+        if "-" in head[0] and not head[0].endswith(":"):
+            lo, hi = (int(x, 16) for x in head[0].split("-"))
+            size = hi - lo
+            name = head[5] if len(head) > 5 else ""
+            if name == "[heap]":
+                kind = "heap"
+            elif name.startswith("/"):
+                kind = "file"
+            elif name:
+                kind = "other_anon"
+            elif lo % (64 << 20) == 0:
+                kind = "thread_arena"  # glibc's per-thread heaps start 64 MiB-aligned (HEAP_MAX_SIZE)
+            elif size % (1 << 20) == 0:
+                kind = "arena_1m"  # pymalloc's arenas: 1 MiB mmaps each, neighbours merged into one mapping
+            else:
+                kind = "other_anon"
+        elif head[0] == "Anonymous:":
+            kb = int(head[1])
+            out[kind if kind != "file" else "file"] += kb
+            out["anon_total"] += kb
+    return out
+
+
 class Memory:
     """The http plugin's and the kernel's (RSS, PSS) in MB, now and the maxima seen by `peak`."""
 
@@ -100,6 +132,10 @@ class Memory:
             "kernel_pss": kernel[1] / 1024,
             "kernel_anon": _pss_anon_kb(self.kernel_pid) / 1024,
         }
+
+    def kinds(self) -> dict[str, float]:
+        """The kernel's anonymous memory by mapping kind (MB, resident)."""
+        return {k: v / 1024 for k, v in anon_mappings(self.kernel_pid).items()}
 
     @contextmanager
     def peak(self, every: float = 0.1) -> Iterator[dict[str, float]]:
@@ -164,6 +200,7 @@ async def run(kernel: BenchKernel, mock: MockLLM, sessions: int, calls: int, ans
         mock.script(turn_script(CALLS_PER_STEP, "warm"))  # imports, caches, the first turn's loads
         checked(await one_turn(client, "warm-up", "go"), "warm")
         start = await idle(memory, IDLE_S)
+        kinds = {"start": memory.kinds()}
         events = 0
         began = time.perf_counter()
         with memory.peak() as peak:
@@ -174,7 +211,16 @@ async def run(kernel: BenchKernel, mock: MockLLM, sessions: int, calls: int, ans
                 events += len(got)
         elapsed = time.perf_counter() - began
     after = await idle(memory, IDLE_S)
-    return {"start": start, "peak": dict(peak), "after": after, "events": events, "seconds": elapsed}
+    kinds["after"] = memory.kinds()
+    return {"start": start, "peak": dict(peak), "after": after, "events": events, "seconds": elapsed, "kinds": kinds}
+
+
+_KINDS = (
+    ("arena_1m", "whole-MiB maps (pymalloc)"),
+    ("heap", "heap"),
+    ("thread_arena", "thread arenas"),
+    ("other_anon", "other"),
+)
 
 
 def report(out: dict[str, Any]) -> str:
@@ -193,6 +239,11 @@ def report(out: dict[str, Any]) -> str:
             f"{name:<14}{start[key]:>9.1f}{peak[key]:>9.1f}{after[key]:>9.1f}{growth:>+13.1f}"
             f"{after[key] / start[key]:>13.2f}"
         )
+    kinds = out.get("kinds")
+    if kinds:  # where the kernel's anonymous growth is: pymalloc's arenas, the main heap, glibc's thread arenas
+        a, b = kinds["start"], kinds["after"]
+        parts = [f"{name} {a[key]:.1f} -> {b[key]:.1f}" for key, name in _KINDS]
+        lines.append(f"  by kind: {', '.join(parts)}")
     plugin_ok = after["http_rss"] - start["http_rss"] <= PLUGIN_TARGET_MB
     kernel_ok = after["kernel_pss"] <= KERNEL_TARGET * start["kernel_pss"]
     anon_ok = after["kernel_anon"] - start["kernel_anon"] <= (KERNEL_TARGET - 1) * start["kernel_pss"]

@@ -32,40 +32,9 @@ import httpx
 
 from bench import http_long
 from bench._kernel import BenchKernel, configure_bytecode
+from bench.http_long import anon_mappings
 from bench.soak_diag import DIAG, ask, report
 from mock_llm import MockLLM
-
-
-def anon_mappings(pid: int) -> dict[str, int]:
-    """The process's anonymous memory (kB, Rss) by mapping kind, from /proc/PID/smaps."""
-    out = {"heap": 0, "arena_1m": 0, "thread_arena": 0, "other_anon": 0, "file": 0, "anon_total": 0}
-    size = 0
-    kind = ""
-    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
-        head = line.split()
-        if not head:
-            continue
-        if "-" in head[0] and not head[0].endswith(":"):
-            lo, hi = (int(x, 16) for x in head[0].split("-"))
-            size = hi - lo
-            name = head[5] if len(head) > 5 else ""
-            if name == "[heap]":
-                kind = "heap"
-            elif name.startswith("/"):
-                kind = "file"
-            elif name:
-                kind = "other_anon"
-            elif size == 1 << 20:
-                kind = "arena_1m"  # pymalloc's arenas are mmap'd 1 MiB each
-            elif size >= 60 << 20 or ((size & ((1 << 20) - 1)) == 0 and size > (1 << 20)):
-                kind = "thread_arena"  # glibc's per-thread heaps: 64 MiB reservations
-            else:
-                kind = "other_anon"
-        elif head[0] == "Anonymous:":
-            kb = int(head[1])
-            out[kind if kind != "file" else "file"] += kb
-            out["anon_total"] += kb
-    return out
 
 
 async def turns(
@@ -77,6 +46,8 @@ async def turns(
     where: Path,
     settle: float,
     release: bool,
+    every: bool = False,
+    trace_late: bool = False,
 ) -> None:
     info = json.loads((kernel.data / "http.json").read_text())
     token = (kernel.data / "http-token").read_text().strip()
@@ -102,10 +73,12 @@ async def turns(
         mock.script(http_long.turn_script(http_long.CALLS_PER_STEP, "warm"))
         http_long.checked(await http_long.one_turn(client, "warm-up", "go"), "warm")
         await snap("t0", settle)  # the embedder loads in a thread from the start: slower under tracemalloc
+        if trace_late:  # what the long turns allocate and leave alive, and nothing from before
+            await asyncio.to_thread(ask, where, "tracestart")
         for i in range(sessions):
             mock.script(http_long.turn_script(calls, answer))
             http_long.checked(await http_long.one_turn(client, f"long-{i}", "a long task"), answer)
-            if i == 0 or i == sessions - 1:
+            if every or i == 0 or i == sessions - 1:
                 await snap(f"t{i + 1}")
                 if release:  # the same kernel after every SQLite connection's cache is let go, and a heap trim
                     await snap(f"released{i + 1}", 0.0)
@@ -152,6 +125,9 @@ def main() -> int:
     parser.add_argument("--settings", default="", help="TOML added to settings.toml (\\n for new lines)")
     parser.add_argument("--release", action="store_true", help="also snapshot after SQLite's caches are let go")
     parser.add_argument("--pins", action="store_true", help="name the objects that keep each pymalloc arena")
+    parser.add_argument("--trace-late", action="store_true", help="tracemalloc from t0 on (--frames deep), not start")
+    parser.add_argument("--no-collect", action="store_true", help="snapshots without a full collection first")
+    parser.add_argument("--every", action="store_true", help="snapshot after every long turn, not the first and last")
     parser.add_argument("--keep", type=Path, help="keep the snapshots here (default: a temporary directory)")
     args = parser.parse_args()
     answer = http_long.answer_text(args.answer_kb)
@@ -164,6 +140,10 @@ def main() -> int:
         os.environ["HOLOGRAM_DIAG_FRAMES"] = str(args.frames)
         if args.pins:
             os.environ["HOLOGRAM_DIAG_PINS"] = "1"
+        if args.trace_late:
+            os.environ["HOLOGRAM_DIAG_TRACE_LATE"] = "1"
+        if args.no_collect:
+            os.environ["HOLOGRAM_DIAG_NO_COLLECT"] = "1"
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(DIAG), os.environ.get("PYTHONPATH")]))
         (root / "k" / "manifests").mkdir(parents=True)
         for name in ("http", "files"):
@@ -179,16 +159,31 @@ def main() -> int:
         started = time.perf_counter()
         try:
             kernel.start(timeout=600)
-            asyncio.run(turns(kernel, mock, args.sessions, args.calls, answer, where, args.settle, args.release))
+            asyncio.run(
+                turns(
+                    kernel,
+                    mock,
+                    args.sessions,
+                    args.calls,
+                    answer,
+                    where,
+                    args.settle,
+                    args.release,
+                    args.every,
+                    args.trace_late,
+                )
+            )
         finally:
             kernel.stop()
         print(f"({time.perf_counter() - started:.0f} s)")
         last = f"t{args.sessions}"
-        for first, end in (("t0", "t1"), ("t1", last)) if args.sessions > 1 else (("t0", "t1"),):
+        pairs = [(f"t{i}", f"t{i + 1}") for i in range(args.sessions)] if args.every else []
+        pairs = pairs or ([("t0", "t1"), ("t1", last)] if args.sessions > 1 else [("t0", "t1")])
+        for first, end in pairs:
             print(f"\n######## {first} -> {end}")
             report(where, first, end, 1, args.top)
             a, b = json.loads((where / f"{first}.json").read_text()), json.loads((where / f"{end}.json").read_text())
-            for key in sorted(k for k in b if k.startswith("pymalloc_") and isinstance(b[k], int)):
+            for key in sorted(k for k in b if "pymalloc_" in k and isinstance(b[k], int)):
                 print(f"  {key}: {a.get(key, 0):,} -> {b[key]:,}")
             arenas(where, first, end)
             pinned(b.get("pins", {}))

@@ -2,9 +2,9 @@
 
 `jsonschema` costs ~23 µs to validate ``{"x": 3}`` against a three-keyword schema — a third of the kernel's
 whole per-call overhead in tools/bench/turn.py. Most tool schemas use only ``type``, ``properties``,
-``required``, ``additionalProperties``, ``items`` and annotations; for those, `compile_check` builds a plain
-predicate (~1–2 µs) with Draft 2020-12's semantics. It only ever answers "valid": when it says no, or
-the schema uses any other keyword (``enum``, ``pattern``, ``minimum``, ``$ref``, …: `compile_check` returns
+``required``, ``additionalProperties``, ``items``, numeric bounds and annotations; for those, `compile_check`
+builds a plain predicate (~1–2 µs) with Draft 2020-12's semantics. It only ever answers "valid": when it says no, or
+the schema uses any other keyword (``enum``, ``pattern``, ``multipleOf``, ``$ref``, …: `compile_check` returns
 None), the caller runs `jsonschema` as before, which also writes the message the model sees. So a gap in
 this module can cost speed, never a wrong verdict — provided a "valid" here is valid for `jsonschema` too,
 which tests/agent/test_fastcheck.py checks by property-based comparison against `Draft202012Validator`.
@@ -23,7 +23,17 @@ Check = Callable[[Any], bool]
 _ANNOTATIONS = frozenset(
     {"description", "title", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly"}
 )
-_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties", "items"})
+_BOUNDS = {
+    "minimum": lambda value, bound: value >= bound,
+    "maximum": lambda value, bound: value <= bound,
+    "exclusiveMinimum": lambda value, bound: value > bound,
+    "exclusiveMaximum": lambda value, bound: value < bound,
+}
+"""Numeric bounds (Draft 2020-12: numbers only, every other type passes). `files_list`'s ``max_entries`` has
+``minimum`` and ``maximum``: without them every call of it went to `jsonschema`, whose first few hundred
+validations in a process also fill lookup caches — made in the middle of a long turn, they kept some of its
+freed memory (docs/memory.md, "Fifth round")."""
+_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties", "items", *_BOUNDS})
 
 
 def _is_integer(value: Any) -> bool:
@@ -89,6 +99,12 @@ def compile_check(schema: Any) -> Check | None:
             return None
     if properties or required or additional is not None:
         checks.append(_object_check(properties, required, additional))
+    for keyword, compare in _BOUNDS.items():
+        if keyword in schema:
+            bound = schema[keyword]
+            if not _is_number(bound):
+                return None
+            checks.append(_bound_check(compare, bound))
     if "items" in schema:
         items = compile_check(schema["items"])
         if items is None:
@@ -97,6 +113,13 @@ def compile_check(schema: Any) -> Check | None:
     if len(checks) == 1:
         return checks[0]
     return _all_of(tuple(checks))
+
+
+def _bound_check(compare: Callable[[Any, Any], bool], bound: int | float) -> Check:
+    def check(value: Any) -> bool:
+        return not _is_number(value) or compare(value, bound)
+
+    return check
 
 
 def _all_of(checks: tuple[Check, ...]) -> Check:

@@ -73,7 +73,10 @@ class TurnScene:
         mine = [e for e in log_events if e.turn == self.turn]
 
         def observe() -> None:
-            ids = [record.id for e in mine if (record := record_of(e)) is not None]
+            # the ids only: an id does not depend on the terms, and tokenising the turn's every event again (a
+            # long turn's 120 KB answer, its 400 results) refilled the tokenizer's word cache at the turn's end,
+            # between its freed objects, where what it kept held their memory (docs/memory.md, "Fifth round")
+            ids = [record.id for e in mine if (record := record_of(e, lexical=False)) is not None]
             self.store.observe(self._features(self.tools), ids, declared=self.declared, text=self.text)
 
         try:

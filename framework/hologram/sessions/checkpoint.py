@@ -69,6 +69,9 @@ class WalCheckpointer:
             db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
             limit_cache(db)
             db.execute("PRAGMA busy_timeout=5000")
+            # one cursor for the thread's life: `db.execute` makes one a checkpoint, and the connection keeps a
+            # weak reference to each (dropped at every 200th), made all through a turn (hologram.storage.idle_cache)
+            cursor = db.cursor()
         except sqlite3.Error:
             log.exception("cannot open %s for checkpoints; the store checkpoints by itself", self.path)
             self.failed = True
@@ -79,7 +82,7 @@ class WalCheckpointer:
                 self._wake.clear()
                 if self._commits != self._done:
                     seen = self._commits
-                    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    cursor.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
                     self._done = seen
                     self.checkpoints += 1
                 if self._stop:

@@ -13,6 +13,14 @@ So a store registers how to let its cache go (:func:`register`: ``PRAGMA shrink_
 :func:`release_all` on the event loop's thread before it hands the C heap's free pages back — only the trim
 after the process has been idle, never the trim in the middle of work, so a busy kernel keeps its caches.
 A store that is in use right then (its lock held by a worker thread) is skipped: it is not idle.
+
+The same release drops the dead cursor references each connection keeps (:func:`prune_cursor_refs`): CPython's
+``sqlite3`` holds a weak reference to every cursor a connection made — every ``execute`` makes one — and drops
+the dead ones only at every 200th new cursor. A long turn's are made all through it, between the turn's
+short-lived objects, so up to 199 of them a connection stay behind scattered over the pools and arenas the turn
+otherwise freed (`tools/bench/http_long_diag.py --pins`: dead weak references were most of the objects keeping
+the arenas a long turn added). Made to prune while idle, the few made by the pruning itself land in the arenas
+that stay.
 """
 
 from __future__ import annotations
@@ -25,7 +33,10 @@ from collections.abc import Callable
 
 from hologram.base._heap import idle_trim
 
-__all__ = ["register", "release_all", "shrink"]
+__all__ = ["prune_cursor_refs", "register", "release_all", "shrink"]
+
+PRUNE_EVERY = 200
+"""CPython's ``sqlite3``: a connection drops its dead cursor references at every 200th new cursor (3.8-3.13)."""
 
 log = logging.getLogger("hologram.storage")
 
@@ -63,10 +74,19 @@ def shrink(db: sqlite3.Connection, lock: threading.Lock | None = None) -> bool:
         return False
     try:
         db.execute("PRAGMA shrink_memory")
+        prune_cursor_refs(db)
     finally:
         if lock is not None:
             lock.release()
     return True
+
+
+def prune_cursor_refs(db: sqlite3.Connection) -> None:
+    """Make `db` drop the dead weak references it keeps to its cursors now: :data:`PRUNE_EVERY` + 1 new cursors,
+    each let go at once, pass its every-200th prune whatever its count is (~0.1 ms). Those made after the prune
+    stay until the next one, but they are made now, while nothing else is being allocated around them."""
+    for _ in range(PRUNE_EVERY + 1):
+        db.cursor()
 
 
 if release_all not in idle_trim.on_idle:

@@ -110,7 +110,11 @@ def _start() -> None:
     def answer(name: str) -> None:
         if name.startswith("released"):
             diag_extras.release_sqlite(connections)
-        gc.collect()
+        uncollected = diag_extras.mallocstats()  # pymalloc as the kernel left it, before a full collection
+        collected = 0
+        if not os.environ.get("HOLOGRAM_DIAG_NO_COLLECT"):
+            collected = gc.collect()
+        after_collect = diag_extras.mallocstats()  # and after it, before the walks below allocate
         if tracemalloc.is_tracing():
             tracemalloc.take_snapshot().dump(str(where / f"{name}.snap"))
         pinned: dict[str, object] = {}
@@ -136,6 +140,10 @@ def _start() -> None:
             **mallinfo(),
             **diag_extras.mallocstats(),
             "pins": pinned,
+            "gc_counts": list(gc.get_count()),
+            "collected": collected,
+            **{f"before_collect_{k}": v for k, v in uncollected.items() if isinstance(v, int)},
+            **{f"after_collect_{k}": v for k, v in after_collect.items() if isinstance(v, int)},
         }
         (where / f"{name}.json").write_text(json.dumps(out))
         diag_extras.malloc_info(where / f"{name}.malloc.xml")

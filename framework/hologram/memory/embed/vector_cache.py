@@ -24,6 +24,7 @@ import numpy as np
 from hologram.storage import idle_cache
 from hologram.storage.caches import CACHES
 from hologram.storage.dbfile import open_checked, open_or_set_aside
+from hologram.storage.sqlmem import in_chunks, marks
 
 __all__ = ["VECTORS_DB", "VectorCache"]
 
@@ -71,11 +72,14 @@ class VectorCache:
         events = sorted({event for event, _ in keys})
         wanted = set(keys)
         with self._lock:
-            for i in range(0, len(events), 500):
-                chunk = events[i : i + 500]
+            # padded IN lists (storage/sqlmem.py): one prepared statement for each of a few lengths, not one for
+            # every length a read happened to have — each a statement SQLite keeps (the cache of 128), made by a
+            # worker in the middle of a turn: vectors.db's statements went 9 -> 54 -> 84 -> 100 KiB over the
+            # first three long turns of tools/bench/http_long_diag.py
+            for chunk in in_chunks(events):
                 rows = self._db.execute(
-                    f"SELECT event, ordinal, vec FROM passage_vectors WHERE fingerprint = ? "
-                    f"AND event IN ({','.join('?' * len(chunk))})",
+                    "SELECT event, ordinal, vec FROM passage_vectors WHERE fingerprint = ? "
+                    f"AND event IN ({marks(len(chunk))})",
                     (fingerprint, *chunk),
                 ).fetchall()
                 for event, ordinal, blob in rows:

@@ -55,6 +55,8 @@ from hologram.memory.text.passages import passages
 from hologram.memory.text.tfidf import TermVector
 
 __all__ = [
+    "DENSE_HORIZON",
+    "FAR_DENSE",
     "MERGE_FACTOR",
     "SEAL_EVENTS",
     "TIME_BOOST",
@@ -98,6 +100,15 @@ _I32 = np.zeros(0, dtype=np.int32)
 #: one 0.667 -> 0.611 at 2k (`memory.py --protocol paraphrase`): LoCoMo's question-and-reply pairs are not
 #: every conversation's shape, so it stays.
 TURN_NEIGHBOUR_WEIGHTS: tuple[float, ...] = (0.75, 0.5)
+
+#: Events whose passages a request's dense product always covers (the newest): above LoCoMo's longest
+#: conversation with its answers (~1,400 events), so every conversation of the benchmark ranks exactly as before;
+#: ~400 soak turns. Older passages get a cosine only among the :data:`FAR_DENSE` that best match the query's
+#: words (:meth:`SessionIndex.scores`): the product over every sealed passage grew a request's CPU with the
+#: session (issue 39 item 7: +1.1 ms at 12,000 events with 256-d vectors, tools/bench/prepare_scale.py).
+DENSE_HORIZON = 2048
+#: Older passages (before the dense horizon) whose cosine a request computes: those with the best BM25.
+FAR_DENSE = 64
 
 #: Added to the fused score of an event inside the window a time cue names (z-score units: a clear nudge,
 #: never a filter — people misremember dates).
@@ -191,6 +202,9 @@ class SessionIndex:
         self._matrix: np.ndarray | None = None
         self._scale = np.zeros(0, dtype=np.float32)
         self._has_vector = np.zeros(0, dtype=bool)
+        self.dense_rows = 0
+        """Passages whose cosine the last dense product computed (the sealed ones kept for the query not
+        counted): what :data:`DENSE_HORIZON` bounds (tests)."""
         self._sealed_cosines: tuple[tuple[str, bytes], dict[Path, tuple[Layout, np.ndarray]]] | None = None
         """The sealed passages' cosines to the last dense query, by segment (a segment is immutable): a turn
         makes several requests with the same input, and each scored every sealed passage again. 4 bytes a
@@ -910,11 +924,69 @@ class SessionIndex:
                 out[slots] += scale * tf * (_K1 + 1.0) / (tf + norm[slots])
         return out
 
-    def _cosine(self, query: IndexQuery) -> tuple[np.ndarray, np.ndarray]:
-        """Best passage cosine per event, and the mask of events that have one."""
+    def _cosine(
+        self, query: IndexQuery, bm25: np.ndarray | None = None, horizon: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Best passage cosine per event, and the mask of events that have one. With a `horizon` the session
+        exceeds, only the newest `horizon` events' passages and the :data:`FAR_DENSE` older passages with the
+        best `bm25` (per passage) get a cosine (:meth:`scores`)."""
         n = len(self)
-        if query.dense is None or query.fingerprint != self.fingerprint or self.fingerprint is None:
+        if horizon is not None and bm25 is not None and n > horizon:
+            first_recent = int(self._cols().column("first_passage")[n - horizon])
+            old = np.flatnonzero(bm25[:first_recent] > 0)
+            if old.size > FAR_DENSE:
+                old = np.sort(old[np.argpartition(-bm25[old], FAR_DENSE)[:FAR_DENSE]])
+            sims = self.passage_cosines_at(query, first_recent, old)
+        else:
+            sims = self.passage_cosines(query)
+        if sims is None:
             return np.zeros(n), np.zeros(n, dtype=bool)
+        best = _best_of_events(sims, self._cols().column("first_passage"))
+        mask = np.isfinite(best)
+        best[~mask] = 0.0
+        return best, mask
+
+    def passage_cosines_at(self, query: IndexQuery, since: int, slots: np.ndarray) -> np.ndarray | None:
+        """:meth:`passage_cosines` for the passages from `since` on and at `slots` (ascending, before `since`)
+        only — -inf elsewhere (:data:`DENSE_HORIZON`: the product over every sealed passage was the largest
+        cost of a request that grew with its session)."""
+        if query.dense is None or query.fingerprint != self.fingerprint or self.fingerprint is None:
+            return None
+        dense = query.dense.astype(np.float32, copy=False)
+        sims = np.full(self.passages, -np.inf)
+        any_vector = False
+        computed = 0
+        for seg in self._opened():
+            base, count = int(seg.meta["first_passage"]), int(seg.meta["passages"])
+            if seg.meta["fingerprint"] != self.fingerprint or seg["matrix"].shape[1] != dense.size:
+                continue
+            a, b = np.searchsorted(slots, (base, base + count)).tolist()
+            rows = np.concatenate([slots[a:b] - base, np.arange(max(since - base, 0), count)]).astype(np.int64)
+            if rows.size == 0:
+                continue
+            # einsum, not BLAS gemv (see _segment_cosines)
+            computed += rows.size
+            part = np.einsum("ij,j->i", seg["matrix"][rows], dense, dtype=np.float32) * seg["scale"][rows]
+            part[~seg["has_vector"][rows]] = -np.inf
+            sims[base + rows] = part
+            any_vector = True
+        if self._matrix is not None and self._matrix.shape[1] == dense.size:  # the tail: the newest passages
+            k = min(len(self._passage_event), self._matrix.shape[0])
+            computed += k
+            part = np.einsum("ij,j->i", self._matrix[:k], dense, dtype=np.float32)
+            part *= self._scale[:k]
+            have = self._has_vector[:k]
+            base = self._base_passage
+            sims[base : base + k][have] = part[have]
+            any_vector = True
+        self.dense_rows = computed
+        return sims if any_vector else None
+
+    def passage_cosines(self, query: IndexQuery) -> np.ndarray | None:
+        """Each passage's cosine to the query's vector (-inf where a passage has none); None when no passage
+        has one or the query has no vector in this index's space."""
+        if query.dense is None or query.fingerprint != self.fingerprint or self.fingerprint is None:
+            return None
         cols = self._cols()
         dense = query.dense.astype(np.float32, copy=False)
         sims = np.full(self.passages, -np.inf)
@@ -922,10 +994,12 @@ class SessionIndex:
         key = (self.fingerprint, dense.tobytes())
         kept = self._sealed_cosines[1] if self._sealed_cosines is not None and self._sealed_cosines[0] == key else {}
         memo: dict[Path, tuple[Layout, np.ndarray]] = {}
+        computed = 0
         for seg in cols.segments:
             if seg.meta["fingerprint"] != self.fingerprint or seg["matrix"].shape[1] != dense.size:
                 continue
             known = kept.get(seg.path)
+            computed += 0 if known is not None and known[0] is seg.layout else int(seg["matrix"].shape[0])
             part = known[1] if known is not None and known[0] is seg.layout else _segment_cosines(seg, dense)
             memo[seg.path] = (seg.layout, part)
             base = int(seg.meta["first_passage"])
@@ -935,34 +1009,39 @@ class SessionIndex:
         if self._matrix is not None and self._matrix.shape[1] == dense.size:
             rows = min(len(self._passage_event), self._matrix.shape[0])
             # einsum, not BLAS gemv: no thread-pool wake-ups inside a busy kernel (see score.py).
+            computed += rows
             part = np.einsum("ij,j->i", self._matrix[:rows], dense, dtype=np.float32)
             part *= self._scale[:rows]
             have = self._has_vector[:rows]
             base = self._base_passage
             sims[base : base + rows][have] = part[have]
             any_vector = True
-        if not any_vector:
-            return np.zeros(n), np.zeros(n, dtype=bool)
-        best = _best_of_events(sims, cols.column("first_passage"))
-        mask = np.isfinite(best)
-        best[~mask] = 0.0
-        return best, mask
+        self.dense_rows = computed
+        return sims if any_vector else None
 
     def forget_cosines(self) -> None:
         """Drop the sealed passages' cosines kept for the last query (:meth:`_cosine`)."""
         self._sealed_cosines = None
 
-    def scores(self, query: IndexQuery, *, segment: np.ndarray | None = None) -> np.ndarray:
+    def scores(
+        self, query: IndexQuery, *, segment: np.ndarray | None = None, dense_horizon: int | None = None
+    ) -> np.ndarray:
         """The relevance of every event to `query` (module docstring), in log order. ``segment``: a label per
         event (the session, when one index holds several: hologram/memory/inspection.py); turns with another
-        label are not each other's neighbours."""
+        label are not each other's neighbours.
+
+        ``dense_horizon`` (a request's ranking: :data:`DENSE_HORIZON`): in a session longer than that, the dense
+        product — the one cost of a request that grew with every sealed passage — runs over the newest
+        `dense_horizon` events' passages and over the :data:`FAR_DENSE` older passages that best match the
+        query's words; every other older passage is scored as one without a vector is (BM25 alone)."""
         n = len(self)
         if n == 0:
             return np.zeros(0)
         with self.reading():
             cols = self._cols()
-            lexical = zscore(_best_of_events(self._bm25(query.terms), cols.column("first_passage"))).astype(np.float64)
-            dense, mask = self._cosine(query)
+            bm25 = self._bm25(query.terms)
+            lexical = zscore(_best_of_events(bm25, cols.column("first_passage"))).astype(np.float64)
+            dense, mask = self._cosine(query, bm25, dense_horizon)
             fused = lexical
             if mask.all():  # every event has a vector: the masked form below without its gathers, same values
                 fused = 0.5 * lexical + 0.5 * zscore(dense)
