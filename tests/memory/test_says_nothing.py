@@ -49,10 +49,11 @@ def test_what_states_nothing() -> None:
 def test_an_earlier_question_lends_its_score_and_the_answer_ranks_first(monkeypatch: pytest.MonkeyPatch) -> None:
     index, question, answer = _session()
     query = build_query(index, "What is the name of Melanie's new dog?", now=0)
-    monkeypatch.setattr(session_index, "SAYS_NOTHING_PENALTY", 0.0)
-    plain = index.scores(query)
+    monkeypatch.setattr(session_index, "OTHER_ASKS_PENALTY", 0.0)  # this rule alone (memory/rank/speakers.py)
+    with monkeypatch.context() as patch:
+        patch.setattr(session_index, "SAYS_NOTHING_PENALTY", 0.0)
+        plain = index.scores(query)
     assert int(np.argmax(plain)) == question, "the path: without the penalty the earlier question ranks first"
-    monkeypatch.undo()
     scores = index.scores(query)
     assert int(np.argmax(scores)) == answer, "the statement that answers it first"
     assert scores[answer] == plain[answer], "the answer keeps its share of the question's score"
@@ -86,7 +87,8 @@ def test_the_answer_outranks_a_question_wrapped_in_a_pleasantry(monkeypatch: pyt
         text: index.add(i + 1, f"ev{i}", "input", text, 20, group=None, ts=1000.0 + i) for i, text in enumerate(texts)
     }
     query = build_query(index, "What is the name of Melanie's new dog?", now=0)
-    monkeypatch.setattr(session_index, "SAYS_NOTHING_PENALTY", 0.0)
-    assert int(np.argmax(index.scores(query))) == at[question], "the path: unpenalised, the question ranks first"
-    monkeypatch.undo()
+    monkeypatch.setattr(session_index, "OTHER_ASKS_PENALTY", 0.0)  # this rule alone (memory/rank/speakers.py)
+    with monkeypatch.context() as patch:
+        patch.setattr(session_index, "SAYS_NOTHING_PENALTY", 0.0)
+        assert int(np.argmax(index.scores(query))) == at[question], "the path: unpenalised, it ranks first"
     assert int(np.argmax(index.scores(query))) == at[ANSWER]

@@ -72,6 +72,7 @@ async def turns(
     ) as client:
         mock.script(http_long.turn_script(http_long.CALLS_PER_STEP, "warm"))
         http_long.checked(await http_long.one_turn(client, "warm-up", "go"), "warm")
+        await http_long.settled(kernel)
         await snap("t0", settle)  # the embedder loads in a thread from the start: slower under tracemalloc
         if trace_late:  # what the long turns allocate and leave alive, and nothing from before
             await asyncio.to_thread(ask, where, "tracestart")

@@ -38,6 +38,16 @@ from hologram.memory.index.idhash import id_hash
 from hologram.memory.index.index_segment import Layout, Segment, SegmentError, read_segment, write_segment
 from hologram.memory.rank.says_nothing import SAYS_NOTHING_BIT, SAYS_NOTHING_PENALTY, says_nothing
 from hologram.memory.rank.score import neighbour_smooth, zscore
+from hologram.memory.rank.speakers import (
+    ASKS_BIT,
+    KIND_MASK,
+    MAX_SPEAKERS,
+    OTHER_ASKS_PENALTY,
+    SPEAKER_SHIFT,
+    asks,
+    named_speaker,
+    speaker_label,
+)
 from hologram.memory.text.bounds import MAX_EMBEDDED_PASSAGES, indexed
 from hologram.memory.text.monthcues import MONTH_BOOST
 from hologram.memory.text.namings import namings
@@ -128,6 +138,9 @@ class IndexQuery:
     """A time cue's window (epoch seconds): events inside it get :data:`TIME_BOOST`."""
     month: tuple[float, float] | None = None
     """A month named with its year (memory/text/monthcues.py): its events get ``MONTH_BOOST``, after smoothing."""
+    speaker: int = 0
+    """The slot of the one speaker the input names (memory/rank/speakers.py): the others' questions lose
+    ``OTHER_ASKS_PENALTY``; 0: none."""
 
 
 class SessionIndex:
@@ -169,6 +182,9 @@ class SessionIndex:
         self._tools: dict[str, list[int]] = {}
         self._namings: dict[str, set[str]] = {}
         """The tail's namings (memory/text/namings.py): a noun's index term → the names given to it."""
+        self._speakers: list[str] = []
+        """The session's speaker labels in slot order (memory/rank/speakers.py): kept in every sealed segment's
+        meta, so the whole session's, not the tail's."""
         self._turns = -1
         self._passage_event = array("i")
         self._passage_length = array("f")
@@ -296,6 +312,7 @@ class SessionIndex:
             self._base_event, self._base_passage = last.end_event, last.end_passage
             self._turns = last.turns
             self.fingerprint = last.fingerprint
+            self._speakers = list(last.speakers)
 
     def seal(self, *, vectors: bool) -> int:
         """Seal the tail into a segment when it holds :attr:`seal_events` events and (`vectors`: a model is
@@ -356,10 +373,13 @@ class SessionIndex:
         }  # fmt: skip
         if self._namings:  # a key only when there are some: the meta of most segments is unchanged
             meta["namings"] = {noun: sorted(names) for noun, names in sorted(self._namings.items())}
+        if self._speakers:  # likewise: only a session whose messages name their speakers
+            meta["speakers"] = list(self._speakers)
         path = self.directory / f"seg-{first_event:012d}-{first_event + n:012d}.bin"
         layout = write_segment(path, meta, arrays)
         info = _SegmentInfo(path, first_event, n, first_passage, p, meta["first_seq"], meta["last_seq"],
-                            self._turns, meta["fingerprint"], layout, _namings_of(meta))  # fmt: skip
+                            self._turns, meta["fingerprint"], layout, _namings_of(meta),
+                            _speakers_of(meta))  # fmt: skip
         with self._segments_lock:
             self._segments = [*self._segments, info]
         self._base_event += n
@@ -431,6 +451,8 @@ class SessionIndex:
                 named.setdefault(noun, set()).update(names)
         if named:
             meta["namings"] = {noun: sorted(names) for noun, names in sorted(named.items())}
+        if last.speakers:  # the latest segment's table holds every earlier one's (slots never change)
+            meta["speakers"] = list(last.speakers)
         if meta["fingerprint"] is None:  # vectors of another model are of no use: dropped like set_vectors does
             arrays["has_vector"] = np.zeros_like(arrays["has_vector"])
         path = self.directory / f"seg-{first.first_event:012d}-{last.end_event:012d}.bin"
@@ -438,7 +460,7 @@ class SessionIndex:
         del segs, arrays
         info = _SegmentInfo(path, first.first_event, meta["events"], first.first_passage, meta["passages"],
                             first.first_seq, last.last_seq, last.turns, meta["fingerprint"], layout,
-                            _namings_of(meta))  # fmt: skip
+                            _namings_of(meta), _speakers_of(meta))  # fmt: skip
         with self._segments_lock:
             current = self._segments
             at = next((k for k, s in enumerate(current) if s is group[0]), None)
@@ -524,7 +546,7 @@ class SessionIndex:
         `fit_messages`): 1 an input, 2 a response outside any call group, 0 anything else (a call or its
         result: sent as it is)."""
         cols = self._cols()
-        kind = cols.column("kind") & ~np.uint8(SAYS_NOTHING_BIT)
+        kind = cols.column("kind") & np.uint8(KIND_MASK)
         out = np.where(kind == _KIND_CODES["input"], 1, 0).astype(np.uint8)
         out[(kind == _KIND_CODES["response"]) & (cols.column("grouped") == 0)] = 2
         return out
@@ -615,8 +637,10 @@ class SessionIndex:
             self._tail_bytes += _RECORD_TERM_BYTES * len(terms.counts)
         self._seqs.append(seq)
         self._ids.append(event_id)
-        # the kind, and a bit for an event that states nothing (memory/rank/says_nothing.py)
-        self._kinds.append(_KIND_CODES.get(kind, 0) | (SAYS_NOTHING_BIT if says_nothing(kind, indexed(text)) else 0))
+        # the kind, a bit for an event that states nothing (memory/rank/says_nothing.py), and who asked
+        # (memory/rank/speakers.py)
+        self._kinds.append(_KIND_CODES.get(kind, 0) | (SAYS_NOTHING_BIT if says_nothing(kind, indexed(text)) else 0)
+                           | self._speaker_bits(kind, indexed(text)))  # fmt: skip
         self._grouped.append(group is not None)
         self._hash.append(id_hash(event_id))
         self._cost.append(cost)
@@ -644,6 +668,24 @@ class SessionIndex:
         self._generation += 1
         return i
 
+    def _speaker_bits(self, kind: str, text: str) -> int:
+        """The speaker's slot and the asks bit of an input or response labelled with its speaker (else 0)."""
+        if kind not in ("input", "response"):
+            return 0
+        label = speaker_label(text)
+        if label is None:
+            return 0
+        if label not in self._speakers:
+            if len(self._speakers) >= MAX_SPEAKERS:
+                return 0
+            self._speakers.append(label)
+        slot = self._speakers.index(label) + 1
+        return (slot << SPEAKER_SHIFT) | (ASKS_BIT if asks(text) else 0)
+
+    def speaker_named(self, text: str) -> int:
+        """The slot of the one speaker `text` names (memory/rank/speakers.py), or 0."""
+        return named_speaker(text, self._speakers) if self._speakers else 0
+
     def _sealed_unit(self, group: str) -> int | None:
         """The unit of a call group whose call was sealed before its result arrived: the call's position
         (a response's group is ``call:<its seq>``), found in the segments."""
@@ -659,7 +701,7 @@ class SessionIndex:
             inside = lo <= at < lo + int(seg.meta["events"])
             if not inside or not seg["grouped"][at - lo]:
                 continue
-            if (int(seg["kind"][at - lo]) & ~SAYS_NOTHING_BIT) == _KIND_CODES["response"]:
+            if (int(seg["kind"][at - lo]) & KIND_MASK) == _KIND_CODES["response"]:
                 return int(seg["unit_of"][at - lo])
         return None
 
@@ -1034,6 +1076,11 @@ class SessionIndex:
                 out = out + TIME_SELECT * ((ts >= query.window[0]) & (ts < query.window[1]))
             # after smoothing: a question lends its neighbours its score and competes with less of it itself
             out = out - SAYS_NOTHING_PENALTY * ((cols.column("kind") & SAYS_NOTHING_BIT) != 0)
+            if query.speaker:  # another speaker's question points to the named one's answer (rank/speakers.py)
+                kind = cols.column("kind")
+                slot = (kind >> SPEAKER_SHIFT) & MAX_SPEAKERS
+                other = ((kind & ASKS_BIT) != 0) & (slot != 0) & (slot != query.speaker)
+                out = out - OTHER_ASKS_PENALTY * other
             if query.month is not None:  # a month and year named: a nudge, never a selection (memory/text/monthcues.py)
                 ts = cols.column("ts")
                 out = out + MONTH_BOOST * ((ts >= query.month[0]) & (ts < query.month[1]))
@@ -1056,6 +1103,8 @@ class _SegmentInfo:
     layout: Layout | None = None
     namings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """A noun's names given in the segment's events (its meta's ``namings``; a segment written before: none)."""
+    speakers: tuple[str, ...] = ()
+    """The session's speaker labels in slot order as of this segment (its meta's ``speakers``; before: none)."""
 
     @property
     def end_event(self) -> int:
@@ -1070,7 +1119,7 @@ class _SegmentInfo:
         m = seg.meta
         info = cls(seg.path, int(m["first_event"]), int(m["events"]), int(m["first_passage"]),
                    int(m["passages"]), int(m["first_seq"]), int(m["last_seq"]), int(m["turns"]),
-                   m["fingerprint"], seg.layout, _namings_of(m))  # fmt: skip
+                   m["fingerprint"], seg.layout, _namings_of(m), _speakers_of(m))  # fmt: skip
         if seg["seq"].size != info.events or seg["passage_event"].size != info.passages:
             raise SegmentError(f"{seg.path.name}: array sizes do not match its meta")
         return info
@@ -1117,6 +1166,14 @@ def _namings_of(meta: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     if not isinstance(raw, dict):
         return {}
     return {str(k): tuple(str(n) for n in v) for k, v in raw.items() if isinstance(v, list)}
+
+
+def _speakers_of(meta: Mapping[str, Any]) -> tuple[str, ...]:
+    """A segment meta's speaker labels (absent in a segment written before them, or unreadable: none)."""
+    raw = meta.get("speakers")
+    if not isinstance(raw, list):
+        return ()
+    return tuple(str(label) for label in raw[:MAX_SPEAKERS])
 
 
 def _best_of_events(values: np.ndarray, first_passage: np.ndarray) -> np.ndarray:
