@@ -7,7 +7,9 @@ fact said at its start; the questions are asked with `preview` (nothing moved), 
 Vectors come from a deterministic embedder that hashes each text (the dense product's cost, no model).
 
 Mutation checks (done): the bound's condition off (``n > horizon`` never true in ``SessionIndex._cosine``)
-turns ``test_a_request_in_a_long_session_computes_a_bounded_dense_product`` red; a bound that drops the old
+turns ``test_a_request_in_a_long_session_computes_a_bounded_dense_product`` red, and so does computing the
+sealed newest segments' cosines again for a turn's later request (``known = None`` in
+``SessionIndex.passage_cosines_at``); a bound that drops the old
 part's words too (``bm25[:first_recent] = 0`` in ``SessionIndex.scores`` before the lexical z-score) turns
 ``test_a_far_back_fact_whose_words_match_is_recalled_from_a_12k_event_session`` red.
 """
@@ -112,8 +114,11 @@ def test_a_request_in_a_long_session_computes_a_bounded_dense_product(long: Long
     with index.reading():
         newest = index.passages - int(index.first_passage[n - horizon])
     _ask(long, f"{QUESTION} (1)")
-    assert 0 < index.dense_rows <= newest + FAR_DENSE  # the newest events' passages and the words' best older
-    assert index.dense_rows < index.passages / 4
+    first = index.dense_rows
+    assert 0 < first <= newest + FAR_DENSE  # the newest events' passages and the words' best older
+    assert first < index.passages / 4
+    _ask(long, f"{QUESTION} (1)")  # a turn's later request (the same input): the sealed newest ones are kept
+    assert index.dense_rows < first
     long.mem.dense_horizon = sys.maxsize  # the whole product, as before: the count sees every passage
     try:
         _ask(long, f"{QUESTION} (2)")

@@ -956,9 +956,23 @@ class SessionIndex:
         sims = np.full(self.passages, -np.inf)
         any_vector = False
         computed = 0
+        key = (self.fingerprint, dense.tobytes())
+        kept = self._sealed_cosines[1] if self._sealed_cosines is not None and self._sealed_cosines[0] == key else {}
+        memo: dict[Path, tuple[Layout, np.ndarray]] = {}
         for seg in self._opened():
             base, count = int(seg.meta["first_passage"]), int(seg.meta["passages"])
             if seg.meta["fingerprint"] != self.fingerprint or seg["matrix"].shape[1] != dense.size:
+                continue
+            if base >= since:  # wholly among the newest: kept for a turn's later requests, as passage_cosines does
+                known = kept.get(seg.path)
+                if known is not None and known[0] is seg.layout:
+                    part = known[1]
+                else:
+                    part = _segment_cosines(seg, dense)
+                    computed += count
+                memo[seg.path] = (seg.layout, part)
+                sims[base : base + count] = part
+                any_vector = True
                 continue
             a, b = np.searchsorted(slots, (base, base + count)).tolist()
             rows = np.concatenate([slots[a:b] - base, np.arange(max(since - base, 0), count)]).astype(np.int64)
@@ -970,6 +984,7 @@ class SessionIndex:
             part[~seg["has_vector"][rows]] = -np.inf
             sims[base + rows] = part
             any_vector = True
+        self._sealed_cosines = (key, memo)
         if self._matrix is not None and self._matrix.shape[1] == dense.size:  # the tail: the newest passages
             k = min(len(self._passage_event), self._matrix.shape[0])
             computed += k
