@@ -7,6 +7,7 @@ facilities (providers, plugins, memory) end to end, plugins added and removed wi
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import threading
@@ -38,6 +39,13 @@ class Lines:
         self.thread = threading.Thread(target=lambda: self.lines.extend(iter(stream.readline, "")), daemon=True)
         self.thread.start()
 
+    def drain(self, process: subprocess.Popen[str]) -> None:
+        """Wait for the process to exit and this reader to reach the end of its output, before anyone closes
+        the pipe under the reader (``communicate`` does: the reader then dies on "readline of closed file")."""
+        process.wait(timeout=60)
+        self.thread.join(timeout=60)
+        assert not self.thread.is_alive(), "the reader did not reach the end of the output"
+
     def wait_for(self, prefix: str) -> str:
         found: str = wait_until(
             lambda: next((line for line in self.lines if line.startswith(prefix)), None),
@@ -53,6 +61,9 @@ def kernel(tmp_path_factory: pytest.TempPathFactory, mock: MockLLM) -> Iterator[
     k.start()
     k.output = Lines(k.process)  # type: ignore[arg-type, attr-defined]
     yield k
+    assert k.process is not None
+    k.process.send_signal(signal.SIGINT)
+    k.output.drain(k.process)  # type: ignore[attr-defined]
     k.stop()
 
 
@@ -102,7 +113,7 @@ def test_a_busy_port_is_a_clear_error(kernel: HttpKernel, tmp_path_factory: pyte
         assert http["restarts"] == 0, http  # the port stays taken: no restart loop
     finally:
         process.terminate()
-        process.wait(timeout=60)
+        lines.drain(process)
     said = [x for x in lines.lines if "is in use" in x]
     assert len(said) == 1 and "http" in said[0] and "failed" in said[0], said  # one line on the terminal
     [log] = (data / "logs").glob("hologram-*.log")

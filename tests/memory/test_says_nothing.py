@@ -1,6 +1,6 @@
 """An earlier question does not take the room of the statement that answers it (memory/rank/says_nothing.py).
 
-Mutation check (done): with the penalty line in ``SessionIndex.scores`` made 0 the earlier question ranks
+Mutation check (done): with ``asks_only`` returning False the two pleasantry tests are red; with the penalty line in ``SessionIndex.scores`` made 0 the earlier question ranks
 first again (``test_an_earlier_question_lends_its_score_and_the_answer_ranks_first`` red); with the bit never
 set in ``SessionIndex.add`` that test and ``test_the_mark_survives_a_seal`` are red.
 """
@@ -15,7 +15,7 @@ import pytest
 from hologram.memory.index import session_index
 from hologram.memory.index.session_index import SessionIndex
 from hologram.memory.rank.query import build_query
-from hologram.memory.rank.says_nothing import SAYS_NOTHING_BIT, says_nothing
+from hologram.memory.rank.says_nothing import SAYS_NOTHING_BIT, asks_only, says_nothing
 
 FILLER = [
     "Caroline: the weather was lovely on the coast, we walked along the harbour for hours",
@@ -49,10 +49,11 @@ def test_what_states_nothing() -> None:
 def test_an_earlier_question_lends_its_score_and_the_answer_ranks_first(monkeypatch: pytest.MonkeyPatch) -> None:
     index, question, answer = _session()
     query = build_query(index, "What is the name of Melanie's new dog?", now=0)
-    monkeypatch.setattr(session_index, "SAYS_NOTHING_PENALTY", 0.0)
-    plain = index.scores(query)
+    monkeypatch.setattr(session_index, "OTHER_ASKS_PENALTY", 0.0)  # this rule alone (memory/rank/speakers.py)
+    with monkeypatch.context() as patch:
+        patch.setattr(session_index, "SAYS_NOTHING_PENALTY", 0.0)
+        plain = index.scores(query)
     assert int(np.argmax(plain)) == question, "the path: without the penalty the earlier question ranks first"
-    monkeypatch.undo()
     scores = index.scores(query)
     assert int(np.argmax(scores)) == answer, "the statement that answers it first"
     assert scores[answer] == plain[answer], "the answer keeps its share of the question's score"
@@ -67,3 +68,27 @@ def test_the_mark_survives_a_seal(tmp_path: Path) -> None:
     assert kinds[question] & SAYS_NOTHING_BIT and not kinds[answer] & SAYS_NOTHING_BIT
     query = build_query(memory, "What is the name of Melanie's new dog?", now=0)
     assert np.allclose(sealed.scores(query), memory.scores(query))
+
+
+def test_a_question_wrapped_in_a_pleasantry_states_nothing() -> None:
+    assert asks_only("That's so cute! What sort of activities do you do to stay mentally stimulated?")
+    assert says_nothing("input", "Andrew: That's so cute! What sort of activities do you do to stay sharp?")
+    assert says_nothing("input", "小雨：哇，真可爱！你们平时都玩些什么？")
+    assert not says_nothing("input", "Andrew: I went to Paris with my sister last week. Have you been?")
+    assert not says_nothing("input", "小雨：我上周和妹妹去了杭州，西湖真的很美。你去过吗？")
+    assert not asks_only("That's so cute!"), "no question: a short statement is judged by tells alone"
+
+
+def test_the_answer_outranks_a_question_wrapped_in_a_pleasantry(monkeypatch: pytest.MonkeyPatch) -> None:
+    index = SessionIndex()
+    question = "Caroline: That's so lovely! What do you name your new dog?"
+    texts = [*FILLER, question, ANSWER, *FILLER]
+    at = {
+        text: index.add(i + 1, f"ev{i}", "input", text, 20, group=None, ts=1000.0 + i) for i, text in enumerate(texts)
+    }
+    query = build_query(index, "What is the name of Melanie's new dog?", now=0)
+    monkeypatch.setattr(session_index, "OTHER_ASKS_PENALTY", 0.0)  # this rule alone (memory/rank/speakers.py)
+    with monkeypatch.context() as patch:
+        patch.setattr(session_index, "SAYS_NOTHING_PENALTY", 0.0)
+        assert int(np.argmax(index.scores(query))) == at[question], "the path: unpenalised, it ranks first"
+    assert int(np.argmax(index.scores(query))) == at[ANSWER]

@@ -97,7 +97,13 @@ from hologram.memory.graph.recall import (
 )
 from hologram.memory.index.idhash import HashSet
 from hologram.memory.index.index_segment import SegmentError
-from hologram.memory.index.session_index import SEAL_EVENTS, WINDOW_BYTES, IndexQuery, SessionIndex
+from hologram.memory.index.session_index import (
+    DENSE_HORIZON,
+    SEAL_EVENTS,
+    WINDOW_BYTES,
+    IndexQuery,
+    SessionIndex,
+)
 from hologram.memory.joined import SEPARATOR_TOKENS, join_older
 from hologram.memory.layers import Layers
 from hologram.memory.rank.fit import fit_messages
@@ -254,6 +260,9 @@ class SessionMemory:
         self.max_sessions = max_sessions
         self.index_dir = index_dir
         """Where each session's index segments live (``<data>/index/<session>``; None: all in memory)."""
+        self.dense_horizon = DENSE_HORIZON
+        """A request's dense product covers the newest this many events of a session and, before them, the
+        passages that best match its words (session_index.DENSE_HORIZON)."""
         self.seal_events = seal_events
         self.window_bytes = window_bytes
         """What one session's in-memory index tail may weigh before it is sealed to disk (``[memory]
@@ -722,7 +731,8 @@ class SessionMemory:
             keep = in_l1  # nothing ranked, nothing joined: the history as it is
         else:
             forced = HashSet(state.protected).contains(index.hashes) if state.protected else None
-            scores = index.scores(await self._query(sid, state, text, now=now, current_input=current))
+            query = await self._query(sid, state, text, now=now, current_input=current)
+            scores = index.scores(query, dense_horizon=self.dense_horizon)
             scores = state.corrections.lift(scores, index.position_of_seq)  # a correction above what it corrects
             # L2 (and L3, route 1) compete only with what clearly matches: filling the budget with whatever
             # old events rank above other irrelevant ones would count them as used, and nothing would

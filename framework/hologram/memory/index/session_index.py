@@ -38,6 +38,16 @@ from hologram.memory.index.idhash import id_hash
 from hologram.memory.index.index_segment import Layout, Segment, SegmentError, read_segment, write_segment
 from hologram.memory.rank.says_nothing import SAYS_NOTHING_BIT, SAYS_NOTHING_PENALTY, says_nothing
 from hologram.memory.rank.score import neighbour_smooth, zscore
+from hologram.memory.rank.speakers import (
+    ASKS_BIT,
+    KIND_MASK,
+    MAX_SPEAKERS,
+    OTHER_ASKS_PENALTY,
+    SPEAKER_SHIFT,
+    asks,
+    named_speaker,
+    speaker_label,
+)
 from hologram.memory.text.bounds import MAX_EMBEDDED_PASSAGES, indexed
 from hologram.memory.text.monthcues import MONTH_BOOST
 from hologram.memory.text.namings import namings
@@ -45,6 +55,8 @@ from hologram.memory.text.passages import passages
 from hologram.memory.text.tfidf import TermVector
 
 __all__ = [
+    "DENSE_HORIZON",
+    "FAR_DENSE",
     "MERGE_FACTOR",
     "SEAL_EVENTS",
     "TIME_BOOST",
@@ -89,6 +101,15 @@ _I32 = np.zeros(0, dtype=np.int32)
 #: every conversation's shape, so it stays.
 TURN_NEIGHBOUR_WEIGHTS: tuple[float, ...] = (0.75, 0.5)
 
+#: Events whose passages a request's dense product always covers (the newest): above LoCoMo's longest
+#: conversation with its answers (~1,400 events), so every conversation of the benchmark ranks exactly as before;
+#: ~400 soak turns. Older passages get a cosine only among the :data:`FAR_DENSE` that best match the query's
+#: words (:meth:`SessionIndex.scores`): the product over every sealed passage grew a request's CPU with the
+#: session (issue 39 item 7: +1.1 ms at 12,000 events with 256-d vectors, tools/bench/prepare_scale.py).
+DENSE_HORIZON = 2048
+#: Older passages (before the dense horizon) whose cosine a request computes: those with the best BM25.
+FAR_DENSE = 64
+
 #: Added to the fused score of an event inside the window a time cue names (z-score units: a clear nudge,
 #: never a filter — people misremember dates).
 TIME_BOOST = 0.5
@@ -117,6 +138,9 @@ class IndexQuery:
     """A time cue's window (epoch seconds): events inside it get :data:`TIME_BOOST`."""
     month: tuple[float, float] | None = None
     """A month named with its year (memory/text/monthcues.py): its events get ``MONTH_BOOST``, after smoothing."""
+    speaker: int = 0
+    """The slot of the one speaker the input names (memory/rank/speakers.py): the others' questions lose
+    ``OTHER_ASKS_PENALTY``; 0: none."""
 
 
 class SessionIndex:
@@ -158,6 +182,9 @@ class SessionIndex:
         self._tools: dict[str, list[int]] = {}
         self._namings: dict[str, set[str]] = {}
         """The tail's namings (memory/text/namings.py): a noun's index term → the names given to it."""
+        self._speakers: list[str] = []
+        """The session's speaker labels in slot order (memory/rank/speakers.py): kept in every sealed segment's
+        meta, so the whole session's, not the tail's."""
         self._turns = -1
         self._passage_event = array("i")
         self._passage_length = array("f")
@@ -175,6 +202,9 @@ class SessionIndex:
         self._matrix: np.ndarray | None = None
         self._scale = np.zeros(0, dtype=np.float32)
         self._has_vector = np.zeros(0, dtype=bool)
+        self.dense_rows = 0
+        """Passages whose cosine the last dense product computed (the sealed ones kept for the query not
+        counted): what :data:`DENSE_HORIZON` bounds (tests)."""
         self._sealed_cosines: tuple[tuple[str, bytes], dict[Path, tuple[Layout, np.ndarray]]] | None = None
         """The sealed passages' cosines to the last dense query, by segment (a segment is immutable): a turn
         makes several requests with the same input, and each scored every sealed passage again. 4 bytes a
@@ -282,6 +312,7 @@ class SessionIndex:
             self._base_event, self._base_passage = last.end_event, last.end_passage
             self._turns = last.turns
             self.fingerprint = last.fingerprint
+            self._speakers = list(last.speakers)
 
     def seal(self, *, vectors: bool) -> int:
         """Seal the tail into a segment when it holds :attr:`seal_events` events and (`vectors`: a model is
@@ -342,10 +373,13 @@ class SessionIndex:
         }  # fmt: skip
         if self._namings:  # a key only when there are some: the meta of most segments is unchanged
             meta["namings"] = {noun: sorted(names) for noun, names in sorted(self._namings.items())}
+        if self._speakers:  # likewise: only a session whose messages name their speakers
+            meta["speakers"] = list(self._speakers)
         path = self.directory / f"seg-{first_event:012d}-{first_event + n:012d}.bin"
         layout = write_segment(path, meta, arrays)
         info = _SegmentInfo(path, first_event, n, first_passage, p, meta["first_seq"], meta["last_seq"],
-                            self._turns, meta["fingerprint"], layout, _namings_of(meta))  # fmt: skip
+                            self._turns, meta["fingerprint"], layout, _namings_of(meta),
+                            _speakers_of(meta))  # fmt: skip
         with self._segments_lock:
             self._segments = [*self._segments, info]
         self._base_event += n
@@ -417,6 +451,8 @@ class SessionIndex:
                 named.setdefault(noun, set()).update(names)
         if named:
             meta["namings"] = {noun: sorted(names) for noun, names in sorted(named.items())}
+        if last.speakers:  # the latest segment's table holds every earlier one's (slots never change)
+            meta["speakers"] = list(last.speakers)
         if meta["fingerprint"] is None:  # vectors of another model are of no use: dropped like set_vectors does
             arrays["has_vector"] = np.zeros_like(arrays["has_vector"])
         path = self.directory / f"seg-{first.first_event:012d}-{last.end_event:012d}.bin"
@@ -424,7 +460,7 @@ class SessionIndex:
         del segs, arrays
         info = _SegmentInfo(path, first.first_event, meta["events"], first.first_passage, meta["passages"],
                             first.first_seq, last.last_seq, last.turns, meta["fingerprint"], layout,
-                            _namings_of(meta))  # fmt: skip
+                            _namings_of(meta), _speakers_of(meta))  # fmt: skip
         with self._segments_lock:
             current = self._segments
             at = next((k for k, s in enumerate(current) if s is group[0]), None)
@@ -510,7 +546,7 @@ class SessionIndex:
         `fit_messages`): 1 an input, 2 a response outside any call group, 0 anything else (a call or its
         result: sent as it is)."""
         cols = self._cols()
-        kind = cols.column("kind") & ~np.uint8(SAYS_NOTHING_BIT)
+        kind = cols.column("kind") & np.uint8(KIND_MASK)
         out = np.where(kind == _KIND_CODES["input"], 1, 0).astype(np.uint8)
         out[(kind == _KIND_CODES["response"]) & (cols.column("grouped") == 0)] = 2
         return out
@@ -601,8 +637,10 @@ class SessionIndex:
             self._tail_bytes += _RECORD_TERM_BYTES * len(terms.counts)
         self._seqs.append(seq)
         self._ids.append(event_id)
-        # the kind, and a bit for an event that states nothing (memory/rank/says_nothing.py)
-        self._kinds.append(_KIND_CODES.get(kind, 0) | (SAYS_NOTHING_BIT if says_nothing(kind, indexed(text)) else 0))
+        # the kind, a bit for an event that states nothing (memory/rank/says_nothing.py), and who asked
+        # (memory/rank/speakers.py)
+        self._kinds.append(_KIND_CODES.get(kind, 0) | (SAYS_NOTHING_BIT if says_nothing(kind, indexed(text)) else 0)
+                           | self._speaker_bits(kind, indexed(text)))  # fmt: skip
         self._grouped.append(group is not None)
         self._hash.append(id_hash(event_id))
         self._cost.append(cost)
@@ -630,6 +668,24 @@ class SessionIndex:
         self._generation += 1
         return i
 
+    def _speaker_bits(self, kind: str, text: str) -> int:
+        """The speaker's slot and the asks bit of an input or response labelled with its speaker (else 0)."""
+        if kind not in ("input", "response"):
+            return 0
+        label = speaker_label(text)
+        if label is None:
+            return 0
+        if label not in self._speakers:
+            if len(self._speakers) >= MAX_SPEAKERS:
+                return 0
+            self._speakers.append(label)
+        slot = self._speakers.index(label) + 1
+        return (slot << SPEAKER_SHIFT) | (ASKS_BIT if asks(text) else 0)
+
+    def speaker_named(self, text: str) -> int:
+        """The slot of the one speaker `text` names (memory/rank/speakers.py), or 0."""
+        return named_speaker(text, self._speakers) if self._speakers else 0
+
     def _sealed_unit(self, group: str) -> int | None:
         """The unit of a call group whose call was sealed before its result arrived: the call's position
         (a response's group is ``call:<its seq>``), found in the segments."""
@@ -645,7 +701,7 @@ class SessionIndex:
             inside = lo <= at < lo + int(seg.meta["events"])
             if not inside or not seg["grouped"][at - lo]:
                 continue
-            if (int(seg["kind"][at - lo]) & ~SAYS_NOTHING_BIT) == _KIND_CODES["response"]:
+            if (int(seg["kind"][at - lo]) & KIND_MASK) == _KIND_CODES["response"]:
                 return int(seg["unit_of"][at - lo])
         return None
 
@@ -868,11 +924,84 @@ class SessionIndex:
                 out[slots] += scale * tf * (_K1 + 1.0) / (tf + norm[slots])
         return out
 
-    def _cosine(self, query: IndexQuery) -> tuple[np.ndarray, np.ndarray]:
-        """Best passage cosine per event, and the mask of events that have one."""
+    def _cosine(
+        self, query: IndexQuery, bm25: np.ndarray | None = None, horizon: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Best passage cosine per event, and the mask of events that have one. With a `horizon` the session
+        exceeds, only the newest `horizon` events' passages and the :data:`FAR_DENSE` older passages with the
+        best `bm25` (per passage) get a cosine (:meth:`scores`)."""
         n = len(self)
-        if query.dense is None or query.fingerprint != self.fingerprint or self.fingerprint is None:
+        if horizon is not None and bm25 is not None and n > horizon:
+            first_recent = int(self._cols().column("first_passage")[n - horizon])
+            old = np.flatnonzero(bm25[:first_recent] > 0)
+            if old.size > FAR_DENSE:
+                old = np.sort(old[np.argpartition(-bm25[old], FAR_DENSE)[:FAR_DENSE]])
+            sims = self.passage_cosines_at(query, first_recent, old)
+        else:
+            sims = self.passage_cosines(query)
+        if sims is None:
             return np.zeros(n), np.zeros(n, dtype=bool)
+        best = _best_of_events(sims, self._cols().column("first_passage"))
+        mask = np.isfinite(best)
+        best[~mask] = 0.0
+        return best, mask
+
+    def passage_cosines_at(self, query: IndexQuery, since: int, slots: np.ndarray) -> np.ndarray | None:
+        """:meth:`passage_cosines` for the passages from `since` on and at `slots` (ascending, before `since`)
+        only — -inf elsewhere (:data:`DENSE_HORIZON`: the product over every sealed passage was the largest
+        cost of a request that grew with its session)."""
+        if query.dense is None or query.fingerprint != self.fingerprint or self.fingerprint is None:
+            return None
+        dense = query.dense.astype(np.float32, copy=False)
+        sims = np.full(self.passages, -np.inf)
+        any_vector = False
+        computed = 0
+        key = (self.fingerprint, dense.tobytes())
+        kept = self._sealed_cosines[1] if self._sealed_cosines is not None and self._sealed_cosines[0] == key else {}
+        memo: dict[Path, tuple[Layout, np.ndarray]] = {}
+        for seg in self._opened():
+            base, count = int(seg.meta["first_passage"]), int(seg.meta["passages"])
+            if seg.meta["fingerprint"] != self.fingerprint or seg["matrix"].shape[1] != dense.size:
+                continue
+            if base >= since:  # wholly among the newest: kept for a turn's later requests, as passage_cosines does
+                known = kept.get(seg.path)
+                if known is not None and known[0] is seg.layout:
+                    part = known[1]
+                else:
+                    part = _segment_cosines(seg, dense)
+                    computed += count
+                memo[seg.path] = (seg.layout, part)
+                sims[base : base + count] = part
+                any_vector = True
+                continue
+            a, b = np.searchsorted(slots, (base, base + count)).tolist()
+            rows = np.concatenate([slots[a:b] - base, np.arange(max(since - base, 0), count)]).astype(np.int64)
+            if rows.size == 0:
+                continue
+            # einsum, not BLAS gemv (see _segment_cosines)
+            computed += rows.size
+            part = np.einsum("ij,j->i", seg["matrix"][rows], dense, dtype=np.float32) * seg["scale"][rows]
+            part[~seg["has_vector"][rows]] = -np.inf
+            sims[base + rows] = part
+            any_vector = True
+        self._sealed_cosines = (key, memo)
+        if self._matrix is not None and self._matrix.shape[1] == dense.size:  # the tail: the newest passages
+            k = min(len(self._passage_event), self._matrix.shape[0])
+            computed += k
+            part = np.einsum("ij,j->i", self._matrix[:k], dense, dtype=np.float32)
+            part *= self._scale[:k]
+            have = self._has_vector[:k]
+            base = self._base_passage
+            sims[base : base + k][have] = part[have]
+            any_vector = True
+        self.dense_rows = computed
+        return sims if any_vector else None
+
+    def passage_cosines(self, query: IndexQuery) -> np.ndarray | None:
+        """Each passage's cosine to the query's vector (-inf where a passage has none); None when no passage
+        has one or the query has no vector in this index's space."""
+        if query.dense is None or query.fingerprint != self.fingerprint or self.fingerprint is None:
+            return None
         cols = self._cols()
         dense = query.dense.astype(np.float32, copy=False)
         sims = np.full(self.passages, -np.inf)
@@ -880,10 +1009,12 @@ class SessionIndex:
         key = (self.fingerprint, dense.tobytes())
         kept = self._sealed_cosines[1] if self._sealed_cosines is not None and self._sealed_cosines[0] == key else {}
         memo: dict[Path, tuple[Layout, np.ndarray]] = {}
+        computed = 0
         for seg in cols.segments:
             if seg.meta["fingerprint"] != self.fingerprint or seg["matrix"].shape[1] != dense.size:
                 continue
             known = kept.get(seg.path)
+            computed += 0 if known is not None and known[0] is seg.layout else int(seg["matrix"].shape[0])
             part = known[1] if known is not None and known[0] is seg.layout else _segment_cosines(seg, dense)
             memo[seg.path] = (seg.layout, part)
             base = int(seg.meta["first_passage"])
@@ -893,34 +1024,39 @@ class SessionIndex:
         if self._matrix is not None and self._matrix.shape[1] == dense.size:
             rows = min(len(self._passage_event), self._matrix.shape[0])
             # einsum, not BLAS gemv: no thread-pool wake-ups inside a busy kernel (see score.py).
+            computed += rows
             part = np.einsum("ij,j->i", self._matrix[:rows], dense, dtype=np.float32)
             part *= self._scale[:rows]
             have = self._has_vector[:rows]
             base = self._base_passage
             sims[base : base + rows][have] = part[have]
             any_vector = True
-        if not any_vector:
-            return np.zeros(n), np.zeros(n, dtype=bool)
-        best = _best_of_events(sims, cols.column("first_passage"))
-        mask = np.isfinite(best)
-        best[~mask] = 0.0
-        return best, mask
+        self.dense_rows = computed
+        return sims if any_vector else None
 
     def forget_cosines(self) -> None:
         """Drop the sealed passages' cosines kept for the last query (:meth:`_cosine`)."""
         self._sealed_cosines = None
 
-    def scores(self, query: IndexQuery, *, segment: np.ndarray | None = None) -> np.ndarray:
+    def scores(
+        self, query: IndexQuery, *, segment: np.ndarray | None = None, dense_horizon: int | None = None
+    ) -> np.ndarray:
         """The relevance of every event to `query` (module docstring), in log order. ``segment``: a label per
         event (the session, when one index holds several: hologram/memory/inspection.py); turns with another
-        label are not each other's neighbours."""
+        label are not each other's neighbours.
+
+        ``dense_horizon`` (a request's ranking: :data:`DENSE_HORIZON`): in a session longer than that, the dense
+        product — the one cost of a request that grew with every sealed passage — runs over the newest
+        `dense_horizon` events' passages and over the :data:`FAR_DENSE` older passages that best match the
+        query's words; every other older passage is scored as one without a vector is (BM25 alone)."""
         n = len(self)
         if n == 0:
             return np.zeros(0)
         with self.reading():
             cols = self._cols()
-            lexical = zscore(_best_of_events(self._bm25(query.terms), cols.column("first_passage"))).astype(np.float64)
-            dense, mask = self._cosine(query)
+            bm25 = self._bm25(query.terms)
+            lexical = zscore(_best_of_events(bm25, cols.column("first_passage"))).astype(np.float64)
+            dense, mask = self._cosine(query, bm25, dense_horizon)
             fused = lexical
             if mask.all():  # every event has a vector: the masked form below without its gathers, same values
                 fused = 0.5 * lexical + 0.5 * zscore(dense)
@@ -940,6 +1076,11 @@ class SessionIndex:
                 out = out + TIME_SELECT * ((ts >= query.window[0]) & (ts < query.window[1]))
             # after smoothing: a question lends its neighbours its score and competes with less of it itself
             out = out - SAYS_NOTHING_PENALTY * ((cols.column("kind") & SAYS_NOTHING_BIT) != 0)
+            if query.speaker:  # another speaker's question points to the named one's answer (rank/speakers.py)
+                kind = cols.column("kind")
+                slot = (kind >> SPEAKER_SHIFT) & MAX_SPEAKERS
+                other = ((kind & ASKS_BIT) != 0) & (slot != 0) & (slot != query.speaker)
+                out = out - OTHER_ASKS_PENALTY * other
             if query.month is not None:  # a month and year named: a nudge, never a selection (memory/text/monthcues.py)
                 ts = cols.column("ts")
                 out = out + MONTH_BOOST * ((ts >= query.month[0]) & (ts < query.month[1]))
@@ -962,6 +1103,8 @@ class _SegmentInfo:
     layout: Layout | None = None
     namings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """A noun's names given in the segment's events (its meta's ``namings``; a segment written before: none)."""
+    speakers: tuple[str, ...] = ()
+    """The session's speaker labels in slot order as of this segment (its meta's ``speakers``; before: none)."""
 
     @property
     def end_event(self) -> int:
@@ -976,7 +1119,7 @@ class _SegmentInfo:
         m = seg.meta
         info = cls(seg.path, int(m["first_event"]), int(m["events"]), int(m["first_passage"]),
                    int(m["passages"]), int(m["first_seq"]), int(m["last_seq"]), int(m["turns"]),
-                   m["fingerprint"], seg.layout, _namings_of(m))  # fmt: skip
+                   m["fingerprint"], seg.layout, _namings_of(m), _speakers_of(m))  # fmt: skip
         if seg["seq"].size != info.events or seg["passage_event"].size != info.passages:
             raise SegmentError(f"{seg.path.name}: array sizes do not match its meta")
         return info
@@ -1023,6 +1166,14 @@ def _namings_of(meta: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     if not isinstance(raw, dict):
         return {}
     return {str(k): tuple(str(n) for n in v) for k, v in raw.items() if isinstance(v, list)}
+
+
+def _speakers_of(meta: Mapping[str, Any]) -> tuple[str, ...]:
+    """A segment meta's speaker labels (absent in a segment written before them, or unreadable: none)."""
+    raw = meta.get("speakers")
+    if not isinstance(raw, list):
+        return ()
+    return tuple(str(label) for label in raw[:MAX_SPEAKERS])
 
 
 def _best_of_events(values: np.ndarray, first_passage: np.ndarray) -> np.ndarray:

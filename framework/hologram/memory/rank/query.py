@@ -96,7 +96,9 @@ def build_query(
     weights = with_named(weights, index.named)
     window = time_window(text, now)
     # a month and year named, when no day or relative cue was (memory/text/monthcues.py)
-    return IndexQuery(weights, dense, fingerprint, window, month_window(text) if window is None else None)
+    month = month_window(text) if window is None else None
+    # the one speaker the input names: the other speakers' questions are pointers (memory/rank/speakers.py)
+    return IndexQuery(weights, dense, fingerprint, window, month, index.speaker_named(text))
 
 
 def _first_passage_vector(index: SessionIndex, event: int) -> np.ndarray | None:
