@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 import tempfile
 import time
@@ -31,9 +30,9 @@ import xml.etree.ElementTree as ET
 import httpx
 
 from bench import http_long
-from bench._kernel import BenchKernel, configure_bytecode
+from bench._kernel import BenchKernel
 from bench.http_long import anon_mappings
-from bench.soak_diag import DIAG, ask, report
+from bench.soak_diag import ask, diagnosed_kernel, report
 from mock_llm import MockLLM
 
 
@@ -134,18 +133,9 @@ def main() -> int:
     answer = http_long.answer_text(args.answer_kb)
     with tempfile.TemporaryDirectory() as tmp, MockLLM("deepseek") as mock:
         root = Path(tmp)
-        where = args.keep or root / "diag"
-        where.mkdir(parents=True, exist_ok=True)
-        configure_bytecode(root)
-        os.environ["HOLOGRAM_DIAG_DIR"] = str(where)
-        os.environ["HOLOGRAM_DIAG_FRAMES"] = str(args.frames)
-        if args.pins:
-            os.environ["HOLOGRAM_DIAG_PINS"] = "1"
-        if args.trace_late:
-            os.environ["HOLOGRAM_DIAG_TRACE_LATE"] = "1"
-        if args.no_collect:
-            os.environ["HOLOGRAM_DIAG_NO_COLLECT"] = "1"
-        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(DIAG), os.environ.get("PYTHONPATH")]))
+        where = diagnosed_kernel(
+            root, args.keep, frames=args.frames, trace_late=args.trace_late, pins=args.pins, no_collect=args.no_collect
+        )
         (root / "k" / "manifests").mkdir(parents=True)
         for name in ("http", "files"):
             for suffix in (".toml", ".config.schema.json"):

@@ -40,6 +40,31 @@ from mock_llm import MockLLM
 DIAG = Path(__file__).resolve().parent / "diag"
 
 
+def diagnosed_kernel(
+    root: Path,
+    keep: Path | None,
+    *,
+    frames: int,
+    trace_late: bool = False,
+    pins: bool = False,
+    no_collect: bool = False,
+) -> Path:
+    """Make the kernels this process starts load tools/bench/diag/'s sitecustomize (through the environment they
+    inherit) and write their snapshots to `keep` (or under `root`); returns where the snapshots go. Shared by
+    this tool and http_long_diag.py so both start the kernel the same way."""
+    where = keep or root / "diag"
+    where.mkdir(parents=True, exist_ok=True)
+    configure_bytecode(root)
+    os.environ["HOLOGRAM_DIAG_DIR"] = str(where)
+    os.environ["HOLOGRAM_DIAG_FRAMES"] = str(frames)
+    for flag, on in (("HOLOGRAM_DIAG_TRACE_LATE", trace_late), ("HOLOGRAM_DIAG_PINS", pins),
+                     ("HOLOGRAM_DIAG_NO_COLLECT", no_collect)):  # fmt: skip
+        if on:
+            os.environ[flag] = "1"
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(DIAG), os.environ.get("PYTHONPATH")]))
+    return where
+
+
 def ask(where: Path, name: str, timeout: float = 600) -> dict[str, object]:
     """Ask the kernel's diagnostics thread for snapshot `name` and wait for it (a file appears when done)."""
     (where / f"req-{name}").write_text("")
@@ -158,14 +183,7 @@ def main() -> int:
     cpu_at: dict[int, float] = {}
     with tempfile.TemporaryDirectory() as tmp, MockLLM("deepseek") as mock:
         root = Path(tmp)
-        where = args.keep or root / "diag"
-        where.mkdir(parents=True, exist_ok=True)
-        configure_bytecode(root)
-        os.environ["HOLOGRAM_DIAG_DIR"] = str(where)
-        os.environ["HOLOGRAM_DIAG_FRAMES"] = str(args.frames)
-        if args.trace_from:
-            os.environ["HOLOGRAM_DIAG_TRACE_LATE"] = "1"
-        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(DIAG), os.environ.get("PYTHONPATH")]))
+        where = diagnosed_kernel(root, args.keep, frames=args.frames, trace_late=bool(args.trace_from))
         settings = settings_for(mock, context_window=args.context_window)
         if args.release_idle_s is not None:
             settings += f"\n[memory]\nrelease_idle_s = {args.release_idle_s}\n"
