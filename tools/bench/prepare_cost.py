@@ -99,10 +99,22 @@ async def soak_turn(
     memory: SessionMemory, store: SessionStore, sid: str, i: int, costs: deque[tuple[float, float]]
 ) -> None:
     """One turn of the soak's feed, with its two requests."""
-    text = soak_input(i)
-    turn = f"t{i}"
-    store.append(sid, "input", {"text": text}, turn=turn)
+    text, turn = soak_input_event(store, sid, i)
     await _request(memory, sid, text, costs)
+    soak_calls(store, sid, i, turn)
+    await _request(memory, sid, text, costs)
+    soak_answer(store, sid, turn)
+
+
+def soak_input_event(store: SessionStore, sid: str, i: int) -> tuple[str, str]:
+    """The soak turn's input, stored: its text and turn id (prepare_scale.py feeds the same turns)."""
+    text, turn = soak_input(i), f"t{i}"
+    store.append(sid, "input", {"text": text}, turn=turn)
+    return text, turn
+
+
+def soak_calls(store: SessionStore, sid: str, i: int, turn: str) -> None:
+    """The soak turn's response calling two tools, and their results."""
     calls = _calls(i)
     response = store.append(
         sid, "response", {"content": "", "reasoning": "use the tools", "tool_calls": calls}, turn=turn
@@ -113,7 +125,10 @@ async def soak_turn(
     store.add_result(sid, response, calls[1]["id"],
                      {"name": "notes_search", "content": "no notes contain 'meeting thursday'", "is_error": False,
                       "status": "ok"}, turn=turn)  # fmt: skip
-    await _request(memory, sid, text, costs)
+
+
+def soak_answer(store: SessionStore, sid: str, turn: str) -> None:
+    """The soak turn's answer and its end."""
     store.append(sid, "response", {"content": ANSWER, "reasoning": "done", "tool_calls": []}, turn=turn)
     store.append(sid, "output", {"text": ANSWER, "ended_by": "answer", "errors": []}, turn=turn)
 

@@ -38,7 +38,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench
 
-from bench.prepare_cost import ANSWER, FIXED_TOKENS, WINDOW_TOKENS, _calls, _drain, soak_input
+from bench.prepare_cost import (
+    FIXED_TOKENS,
+    WINDOW_TOKENS,
+    _drain,
+    soak_answer,
+    soak_calls,
+    soak_input,
+    soak_input_event,
+)
 from hologram.memory.session_memory import SessionMemory
 from hologram.memory.text.tokenizer import wait_for_jieba, warm_up
 from hologram.sessions import SessionStore
@@ -67,20 +75,9 @@ class HashEmbedder:
 
 def feed_turn(store: SessionStore, sid: str, i: int) -> None:
     """The events of one soak turn (prepare_cost.soak_turn's, without its two requests)."""
-    turn = f"t{i}"
-    store.append(sid, "input", {"text": soak_input(i)}, turn=turn)
-    calls = _calls(i)
-    response = store.append(
-        sid, "response", {"content": "", "reasoning": "use the tools", "tool_calls": calls}, turn=turn
-    )
-    store.add_result(sid, response, calls[0]["id"],
-                     {"name": "files_write", "content": "overwrote soak.txt (40 bytes)", "is_error": False,
-                      "status": "ok"}, turn=turn)  # fmt: skip
-    store.add_result(sid, response, calls[1]["id"],
-                     {"name": "notes_search", "content": "no notes contain 'meeting thursday'", "is_error": False,
-                      "status": "ok"}, turn=turn)  # fmt: skip
-    store.append(sid, "response", {"content": ANSWER, "reasoning": "done", "tool_calls": []}, turn=turn)
-    store.append(sid, "output", {"text": ANSWER, "ended_by": "answer", "errors": []}, turn=turn)
+    _, turn = soak_input_event(store, sid, i)
+    soak_calls(store, sid, i, turn)
+    soak_answer(store, sid, turn)
 
 
 async def _probe(memory: SessionMemory, sid: str, requests: int, at: int) -> dict[str, Any]:
