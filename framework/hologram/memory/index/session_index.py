@@ -985,17 +985,9 @@ class SessionIndex:
             sims[base + rows] = part
             any_vector = True
         self._sealed_cosines = (key, memo)
-        if self._matrix is not None and self._matrix.shape[1] == dense.size:  # the tail: the newest passages
-            k = min(len(self._passage_event), self._matrix.shape[0])
-            computed += k
-            part = np.einsum("ij,j->i", self._matrix[:k], dense, dtype=np.float32)
-            part *= self._scale[:k]
-            have = self._has_vector[:k]
-            base = self._base_passage
-            sims[base : base + k][have] = part[have]
-            any_vector = True
-        self.dense_rows = computed
-        return sims if any_vector else None
+        tail = self._tail_cosines(dense, sims)  # the tail: the newest passages
+        self.dense_rows = computed + max(tail, 0)
+        return sims if any_vector or tail >= 0 else None
 
     def passage_cosines(self, query: IndexQuery) -> np.ndarray | None:
         """Each passage's cosine to the query's vector (-inf where a passage has none); None when no passage
@@ -1021,18 +1013,24 @@ class SessionIndex:
             sims[base : base + part.size] = part
             any_vector = True
         self._sealed_cosines = (key, memo)
-        if self._matrix is not None and self._matrix.shape[1] == dense.size:
-            rows = min(len(self._passage_event), self._matrix.shape[0])
-            # einsum, not BLAS gemv: no thread-pool wake-ups inside a busy kernel (see score.py).
-            computed += rows
-            part = np.einsum("ij,j->i", self._matrix[:rows], dense, dtype=np.float32)
-            part *= self._scale[:rows]
-            have = self._has_vector[:rows]
-            base = self._base_passage
-            sims[base : base + rows][have] = part[have]
-            any_vector = True
-        self.dense_rows = computed
-        return sims if any_vector else None
+        tail = self._tail_cosines(dense, sims)
+        self.dense_rows = computed + max(tail, 0)
+        return sims if any_vector or tail >= 0 else None
+
+    def _tail_cosines(self, dense: np.ndarray, sims: np.ndarray) -> int:
+        """The unsealed tail's cosines to `dense` written into `sims` (where a passage has a vector); the rows
+        computed, or -1 when the tail has no matrix in this space. Every passage of the tail is among the newest,
+        so both :meth:`passage_cosines` and :meth:`passage_cosines_at` compute all of it."""
+        if self._matrix is None or self._matrix.shape[1] != dense.size:
+            return -1
+        rows = int(min(len(self._passage_event), self._matrix.shape[0]))
+        # einsum, not BLAS gemv: no thread-pool wake-ups inside a busy kernel (see score.py).
+        part = np.einsum("ij,j->i", self._matrix[:rows], dense, dtype=np.float32)
+        part *= self._scale[:rows]
+        have = self._has_vector[:rows]
+        base = self._base_passage
+        sims[base : base + rows][have] = part[have]
+        return rows
 
     def forget_cosines(self) -> None:
         """Drop the sealed passages' cosines kept for the last query (:meth:`_cosine`)."""
