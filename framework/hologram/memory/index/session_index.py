@@ -89,6 +89,7 @@ _TEXT_COPIES = 2
 MERGE_FACTOR = 4
 _KIND_CODES = {"input": 1, "response": 2, "tool_result": 3}
 _I32 = np.zeros(0, dtype=np.int32)
+_NO_SLOTS = np.zeros(0, dtype=np.int64)
 
 #: Share of the k-th neighbouring turn's best score an event receives (k = 1, 2; each side counts half).
 #: Fitted on the dev split (26/30/41, 4k, stream): halving (0.5, 0.25) 0.902, (0.5, 0.5) 0.913, (0.75, 0.5)
@@ -639,8 +640,9 @@ class SessionIndex:
         self._ids.append(event_id)
         # the kind, a bit for an event that states nothing (memory/rank/says_nothing.py), and who asked
         # (memory/rank/speakers.py)
-        self._kinds.append(_KIND_CODES.get(kind, 0) | (SAYS_NOTHING_BIT if says_nothing(kind, indexed(text)) else 0)
-                           | self._speaker_bits(kind, indexed(text)))  # fmt: skip
+        said = indexed(text)
+        self._kinds.append(_KIND_CODES.get(kind, 0) | (SAYS_NOTHING_BIT if says_nothing(kind, said) else 0)
+                           | self._speaker_bits(kind, said))  # fmt: skip
         self._grouped.append(group is not None)
         self._hash.append(id_hash(event_id))
         self._cost.append(cost)
@@ -991,31 +993,9 @@ class SessionIndex:
 
     def passage_cosines(self, query: IndexQuery) -> np.ndarray | None:
         """Each passage's cosine to the query's vector (-inf where a passage has none); None when no passage
-        has one or the query has no vector in this index's space."""
-        if query.dense is None or query.fingerprint != self.fingerprint or self.fingerprint is None:
-            return None
-        cols = self._cols()
-        dense = query.dense.astype(np.float32, copy=False)
-        sims = np.full(self.passages, -np.inf)
-        any_vector = False
-        key = (self.fingerprint, dense.tobytes())
-        kept = self._sealed_cosines[1] if self._sealed_cosines is not None and self._sealed_cosines[0] == key else {}
-        memo: dict[Path, tuple[Layout, np.ndarray]] = {}
-        computed = 0
-        for seg in cols.segments:
-            if seg.meta["fingerprint"] != self.fingerprint or seg["matrix"].shape[1] != dense.size:
-                continue
-            known = kept.get(seg.path)
-            computed += 0 if known is not None and known[0] is seg.layout else int(seg["matrix"].shape[0])
-            part = known[1] if known is not None and known[0] is seg.layout else _segment_cosines(seg, dense)
-            memo[seg.path] = (seg.layout, part)
-            base = int(seg.meta["first_passage"])
-            sims[base : base + part.size] = part
-            any_vector = True
-        self._sealed_cosines = (key, memo)
-        tail = self._tail_cosines(dense, sims)
-        self.dense_rows = computed + max(tail, 0)
-        return sims if any_vector or tail >= 0 else None
+        has one or the query has no vector in this index's space. :meth:`passage_cosines_at` with every passage
+        among the newest."""
+        return self.passage_cosines_at(query, 0, _NO_SLOTS)
 
     def _tail_cosines(self, dense: np.ndarray, sims: np.ndarray) -> int:
         """The unsealed tail's cosines to `dense` written into `sims` (where a passage has a vector); the rows
