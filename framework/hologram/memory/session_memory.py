@@ -559,7 +559,9 @@ class SessionMemory:
         old = [p for p in positions if p < base and (sid, p) not in cache]
         if old:
             seqs = state.index.seqs[old].tolist()
-            by_seq = {e.seq: e for e in self.store.events_at(sid, seqs)}
+            by_seq = self.log.held_at(sid, seqs)  # the last sealed chunk's: still decoded in the log
+            if len(by_seq) < len(seqs):
+                by_seq.update((e.seq, e) for e in self.store.events_at(sid, [s for s in seqs if s not in by_seq]))
             for p, seq in zip(old, seqs, strict=True):
                 event = by_seq.get(seq)
                 if event is None:
