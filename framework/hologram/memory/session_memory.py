@@ -109,6 +109,7 @@ from hologram.memory.layers import Layers
 from hologram.memory.rank.fit import fit_messages
 from hologram.memory.rank.prune import DEFAULT_PINNED
 from hologram.memory.rank.query import build_query
+from hologram.memory.rank.reformulate import blend, topic_of
 from hologram.memory.session_records import (
     MESSAGE_OVERHEAD,
     Prepared,
@@ -1006,6 +1007,10 @@ class SessionMemory:
         if embedder is not None and text.strip():
             fingerprint = embedder.fingerprint
             vector = await self._embed_query(embedder, text)
+            # an English question's topic without its question words, a second query (memory/rank/reformulate.py)
+            topic = topic_of(text, index.speakers)
+            if topic is not None:
+                vector = blend(vector, await self._embed_query(embedder, topic))
         return build_query(
             index, text, now=now, vector=vector, fingerprint=fingerprint, previous=previous,
             previous_text=previous_text,

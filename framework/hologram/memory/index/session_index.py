@@ -692,6 +692,11 @@ class SessionIndex:
         slot = self._speakers.index(label) + 1
         return (slot << SPEAKER_SHIFT) | (ASKS_BIT if asks(text) else 0)
 
+    @property
+    def speakers(self) -> tuple[str, ...]:
+        """The session's speaker labels in slot order (casefolded; memory/rank/speakers.py)."""
+        return tuple(self._speakers)
+
     def speaker_named(self, text: str) -> int:
         """The slot of the one speaker `text` names (memory/rank/speakers.py), or 0."""
         return named_speaker(text, self._speakers) if self._speakers else 0
