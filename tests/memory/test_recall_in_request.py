@@ -114,6 +114,30 @@ def test_a_recalled_event_counts_one_access_per_session(mem: SessionMemory) -> N
     assert again[0] == 1 and again[1] is not None and again[1] >= last
 
 
+def test_a_recalled_event_is_not_rewritten_turn_after_turn(mem: SessionMemory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within ``TOUCH_AGAIN_S`` of its last written access, an event recalled again is not written again (the
+    soak's same L2 events won every turn, and each turn's touch rewrote rows all over cold.db, issue 39 item 7);
+    after it, it is. Mutation-checked: without the skip in ``_first_accesses`` the second turn writes it."""
+    sid = long_session(mem.store, turns=30)
+    window = window_for(600)
+    turn(mem, sid, EN_TOPICS[0], window)
+    wifi = event_id(mem, sid, seq_of(mem, sid, "BLUE-HERON-42"))
+    written: list[list[str]] = []
+    touch = mem.cold.touch
+    monkeypatch.setattr(mem.cold, "touch", lambda ids, **kw: (written.append(list(ids)), touch(ids, **kw))[1])
+    question = "What was the wifi password of the lake house?"
+    seqs = turn(mem, sid, question, window)
+    assert seq_of(mem, sid, "BLUE-HERON-42") in seqs and any(wifi in w for w in written)
+    first = mem.cold.access(wifi)
+    written.clear()
+    seqs = turn(mem, sid, question, window)  # recalled again, a moment later
+    assert seq_of(mem, sid, "BLUE-HERON-42") in seqs, "still recalled"
+    assert not any(wifi in w for w in written) and mem.cold.access(wifi) == first
+    monkeypatch.setattr("hologram.memory.session_memory.TOUCH_AGAIN_S", 0.0)
+    turn(mem, sid, question, window)  # past the interval: written again
+    assert any(wifi in w for w in written)
+
+
 def test_preview_changes_nothing(mem: SessionMemory) -> None:
     sid = long_session(mem.store, turns=30)
     window = window_for(600)

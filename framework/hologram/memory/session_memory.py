@@ -161,6 +161,14 @@ _QUERY_VECTORS = 64
 _OLD_RECORDS = 256
 #: Sealed events kept after they were read back (a request's history reaches back past the tail).
 _OLD_EVENTS = 256
+#: A recalled event whose access this session wrote less than this long ago (seconds) is not written again: the
+#: same L2 events win a session's turns one after another, and each turn's ``ColdStore.touch`` rewrote their rows —
+#: pages spread over all of ``cold.db``, so a commit's cost grew with L2 (issue 39 item 7: the soak's worker
+#: threads' ``touch`` 154 -> 271 samples between turns 1,000 and 9,000). What reads the time is cooling's idle
+#: test (``DISTILL_IDLE_SECONDS``, 72 h): a time at most this much older changes nothing there.
+TOUCH_AGAIN_S = 600.0
+#: Recalled events per session whose last written access time is remembered (the most recent).
+_TOUCHED_KEPT = 1024
 #: Statements of other sessions without a vector that a request embeds itself before it searches them (more are
 #: left to the background indexing: a backfill of thousands must not stall a request).
 ACROSS_EMBED_NOW = 16
@@ -211,6 +219,8 @@ class _Session:
     touched_since: int = -1
     """The seq of the input whose turn last counted accesses (an access is counted once per turn)."""
     touched: set[str] = field(default_factory=set)
+    touched_at: OrderedDict[str, float] = field(default_factory=OrderedDict)
+    """When this session last wrote each recently recalled event's access (:data:`TOUCH_AGAIN_S`; bounded)."""
     index_task: asyncio.Task[int] | None = None
     layers: Layers = field(default_factory=Layers)
     """Which layer holds each indexed event, as the last request found it (one byte an event)."""
@@ -550,7 +560,9 @@ class SessionMemory:
         old = [p for p in positions if p < base and (sid, p) not in cache]
         if old:
             seqs = state.index.seqs[old].tolist()
-            by_seq = {e.seq: e for e in self.store.events_at(sid, seqs)}
+            by_seq = self.log.held_at(sid, seqs)  # the last sealed chunk's: still decoded in the log
+            if len(by_seq) < len(seqs):
+                by_seq.update((e.seq, e) for e in self.store.events_at(sid, [s for s in seqs if s not in by_seq]))
             for p, seq in zip(old, seqs, strict=True):
                 event = by_seq.get(seq)
                 if event is None:
@@ -943,14 +955,26 @@ class SessionMemory:
         return out
 
     @staticmethod
-    def _first_accesses(state: _Session, ids: Sequence[str], turn_input: int) -> list[str]:
+    def _first_accesses(state: _Session, ids: Sequence[str], turn_input: int, now: float | None = None) -> list[str]:
         """Which of the recalled `ids` count an access: one per event per turn (a turn may make several
-        requests); they are marked counted."""
+        requests), and not again within :data:`TOUCH_AGAIN_S` of the last one written; they are marked counted."""
         if state.touched_since != turn_input:
             state.touched_since, state.touched = turn_input, set()
         fresh = [i for i in ids if i not in state.touched]
         state.touched.update(fresh)
-        return fresh
+        at = time.monotonic() if now is None else now
+        seen = state.touched_at
+        out = []
+        for i in fresh:
+            last = seen.get(i)
+            if last is not None and at - last < TOUCH_AGAIN_S:
+                continue
+            seen[i] = at
+            seen.move_to_end(i)
+            out.append(i)
+        while len(seen) > _TOUCHED_KEPT:
+            seen.popitem(last=False)
+        return out
 
     def _write_moves(self, moved: Sequence[EventRecord], accessed: Sequence[str]) -> None:
         """A request's writes to the cold store, in a worker thread (each durable: an fsync): the L1 events that

@@ -89,6 +89,8 @@ _TEXT_COPIES = 2
 #: Segments of one size tier merged into one (tiered merging: O(log n) segments per session).
 MERGE_FACTOR = 4
 _KIND_CODES = {"input": 1, "response": 2, "tool_result": 3}
+#: Terms whose sealed document frequency a session index keeps between seals (a query's words; then it starts over).
+_SEALED_DF_KEPT = 512
 _I32 = np.zeros(0, dtype=np.int32)
 _NO_SLOTS = np.zeros(0, dtype=np.int64)
 
@@ -176,6 +178,8 @@ class SessionIndex:
         self._reading = 0
         self._open: dict[Path, Segment] = {}
         self._columns: _Columns | None = None
+        self._sealed_df: tuple[int, dict[str, int]] = (-1, {})
+        """(sealed events, term -> passages of the sealed segments containing it): :meth:`document_frequency`."""
         # the tail (global positions; its rows are position - base)
         self._seqs = array("q")
         self._ids: list[str] = []
@@ -555,10 +559,14 @@ class SessionIndex:
         `fit_messages`): 1 an input, 2 a response outside any call group, 0 anything else (a call or its
         result: sent as it is)."""
         cols = self._cols()
-        kind = cols.column("kind") & np.uint8(KIND_MASK)
-        out = np.where(kind == _KIND_CODES["input"], 1, 0).astype(np.uint8)
-        out[(kind == _KIND_CODES["response"]) & (cols.column("grouped") == 0)] = 2
-        return out
+        made = cols.derived.get("roles")
+        if made is None:  # a request reads it three times (the fit, the markup twice): one pass over the session
+            kind = cols.column("kind") & np.uint8(KIND_MASK)
+            made = np.where(kind == _KIND_CODES["input"], 1, 0).astype(np.uint8)
+            made[(kind == _KIND_CODES["response"]) & (cols.column("grouped") == 0)] = 2
+            made.flags.writeable = False  # shared by the request's readers
+            cols.derived["roles"] = made
+        return made
 
     @property
     def turn(self) -> np.ndarray:
@@ -859,8 +867,20 @@ class SessionIndex:
         return out
 
     def document_frequency(self, term: str) -> int:
-        """How many passages contain `term` (the segments' term lists, then the tail's postings)."""
-        return sum(part[0].size for part in self._postings([term], self._opened())[0])
+        """How many passages contain `term` (the segments' term lists, then the tail's postings). The sealed
+        part's count is kept until the next seal (a merge changes no count): a request's query asks it for each
+        of its words, and each ask searched every segment's term list again."""
+        memo = self._sealed_df
+        if memo[0] != self._base_event:  # a seal: the sealed part grew
+            memo = self._sealed_df = (self._base_event, {})
+        sealed = memo[1].get(term)
+        if sealed is None:
+            sealed = sum(part[0].size for part in self._postings([term], self._opened(), tail=False)[0])
+            if len(memo[1]) >= _SEALED_DF_KEPT:
+                memo[1].clear()
+            memo[1][term] = sealed
+        post = self.postings.get(term)
+        return sealed + (len(post[0]) if post is not None else 0)
 
     def document_share(self, term: str) -> float:
         """Share of passages containing `term` (what "distinctive" is measured by)."""
@@ -877,9 +897,11 @@ class SessionIndex:
 
     # -- scoring ----------------------------------------------------------------------------------------
 
-    def _postings(self, terms: Sequence[str], segs: Sequence[Segment]) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+    def _postings(
+        self, terms: Sequence[str], segs: Sequence[Segment], *, tail: bool = True
+    ) -> list[list[tuple[np.ndarray, np.ndarray]]]:
         """Per term, the (slots, term counts) of each part that has it: the segments in order (one vectorised
-        lookup of all the terms per segment), then the tail."""
+        lookup of all the terms per segment), then (`tail`) the tail."""
         out: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in terms]
         keys = [t.encode("utf-8", "surrogatepass") for t in terms]
         for seg in segs:
@@ -897,7 +919,7 @@ class SessionIndex:
             los, his = offsets[at[found]].tolist(), offsets[at[found] + 1].tolist()
             for f, lo, hi in zip(found.tolist(), los, his, strict=True):
                 out[fits[f]].append((slots[lo:hi], tfs[lo:hi]))
-        for k, term in enumerate(terms):
+        for k, term in enumerate(terms if tail else ()):
             post = self.postings.get(term)
             if post is not None:
                 out[k].append(
@@ -1131,7 +1153,7 @@ class _Columns:
     few positions or for the events added since the last request (:meth:`SessionIndex.hashes_from`) — each
     column built needlessly was a copy of the whole session."""
 
-    __slots__ = ("_made", "generation", "n", "segments", "tail")
+    __slots__ = ("_made", "derived", "generation", "n", "segments", "tail")
 
     def __init__(
         self, generation: int, n: int, segments: list[Segment], tail: dict[str, tuple[array[Any], int, Any]]
@@ -1140,6 +1162,8 @@ class _Columns:
         self.tail = tail
         """Per column: the tail's array, its length when the request began, the column's dtype."""
         self._made: dict[str, np.ndarray] = {}
+        self.derived: dict[str, np.ndarray] = {}
+        """Arrays computed from the columns, kept for the request's other readers (read-only)."""
 
     def column(self, name: str) -> np.ndarray:
         made = self._made.get(name)
