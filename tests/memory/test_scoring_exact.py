@@ -28,6 +28,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hologram.memory.index.session_index import (
+    DENSE_WEIGHT,
     TIME_BOOST,
     TIME_SELECT,
     TURN_NEIGHBOUR_WEIGHTS,
@@ -85,7 +86,7 @@ def old_scores(index: SessionIndex, query: IndexQuery) -> np.ndarray:
         fused = lexical
         if mask.any():
             fused = lexical.copy()
-            fused[mask] = 0.5 * lexical[mask] + 0.5 * old_zscore(dense[mask])
+            fused[mask] = (1 - DENSE_WEIGHT) * lexical[mask] + DENSE_WEIGHT * old_zscore(dense[mask])
         if query.window is not None:
             ts = cols.column("ts")
             fused = fused + TIME_BOOST * ((ts >= query.window[0]) & (ts < query.window[1]))

@@ -56,6 +56,7 @@ from hologram.memory.text.tfidf import TermVector
 
 __all__ = [
     "DENSE_HORIZON",
+    "DENSE_WEIGHT",
     "FAR_DENSE",
     "MERGE_FACTOR",
     "SEAL_EVENTS",
@@ -112,6 +113,13 @@ TURN_NEIGHBOUR_WEIGHTS: tuple[float, ...] = (0.75, 0.5)
 DENSE_HORIZON = 2048
 #: Older passages (before the dense horizon) whose cosine a request computes: those with the best BM25.
 FAR_DENSE = 64
+
+#: The dense cosine's share of the fused score (z-scores; BM25 has the rest). 0.5 until the request's dense query
+#: also carried the question's topic (memory/rank/reformulate.py); then LoCoMo at 4k, dev split 26/30/41: 0.4 /
+#: 0.5 / 0.6 / 0.7 / 0.8 -> 0.951 / 0.959 / 0.963 / 0.965 / 0.964, held-out 0.939 -> 0.941 (0.6) / 0.944 (0.7).
+#: 0.7 changes tests/e2e/test_memory_e2e.py's pruning scenario (its oldest turn moves to L2 during the fillers
+#: and comes back by recall, so the question's request carries no prune note): 0.6 — docs/memory.md, "evidence7b".
+DENSE_WEIGHT = 0.6
 
 #: Added to the fused score of an event inside the window a time cue names (z-score units: a clear nudge,
 #: never a filter — people misremember dates).
@@ -1064,10 +1072,10 @@ class SessionIndex:
             dense, mask = self._cosine(query, bm25, dense_horizon)
             fused = lexical
             if mask.all():  # every event has a vector: the masked form below without its gathers, same values
-                fused = 0.5 * lexical + 0.5 * zscore(dense)
+                fused = (1.0 - DENSE_WEIGHT) * lexical + DENSE_WEIGHT * zscore(dense)
             elif mask.any():
                 fused = lexical.copy()
-                fused[mask] = 0.5 * lexical[mask] + 0.5 * zscore(dense[mask])
+                fused[mask] = (1.0 - DENSE_WEIGHT) * lexical[mask] + DENSE_WEIGHT * zscore(dense[mask])
             if query.window is not None:
                 ts = cols.column("ts")
                 fused = fused + TIME_BOOST * ((ts >= query.window[0]) & (ts < query.window[1]))
