@@ -167,8 +167,10 @@ _OLD_EVENTS = 256
 #: threads' ``touch`` 154 -> 271 samples between turns 1,000 and 9,000). What reads the time is cooling's idle
 #: test (``DISTILL_IDLE_SECONDS``, 72 h): a time at most this much older changes nothing there.
 TOUCH_AGAIN_S = 600.0
-#: Recalled events per session whose last written access time is remembered (the most recent).
-_TOUCHED_KEPT = 1024
+#: Recalled events per session whose last written access time is remembered (the most recent): about two turns'
+#: recalled events of the soak (~117 bytes an entry; 1,024 filled to ~0.5 MB over the soak's four sessions, a
+#: level reached only after thousands of turns — tracemalloc in an in-process run of its feed).
+_TOUCHED_KEPT = 256
 #: Statements of other sessions without a vector that a request embeds itself before it searches them (more are
 #: left to the background indexing: a backfill of thousands must not stall a request).
 ACROSS_EMBED_NOW = 16
