@@ -681,6 +681,25 @@ def _shared(value: Any) -> Any:
     return sys.intern(value) if type(value) is str else value
 
 
+#: The data fields whose short values repeat from event to event (a tool's name, a result's status, the provider).
+_REPEATED = ("name", "status", "provider", "model", "finish_reason", "ended_by")
+
+
+def _shared_values(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with its `_REPEATED` values and its calls' tool names interned (as `_shared`; the same values)."""
+    for key in _REPEATED:
+        value = data.get(key)
+        if type(value) is str and len(value) <= 64:
+            data[key] = sys.intern(value)
+    calls = data.get("tool_calls")
+    if type(calls) is list:
+        for call in calls:
+            name = call.get("name") if type(call) is dict else None
+            if type(name) is str and len(name) <= 64:
+                call["name"] = sys.intern(name)
+    return data
+
+
 def _event(row: tuple[Any, ...]) -> Event:
     """An `Event` from a row of `events`; its JSON decoded once (`UnreadableRow` if it does not decode). A
     row with no ``call_id`` in its column (written before the column existed) takes the one in its data."""
@@ -690,7 +709,7 @@ def _event(row: tuple[Any, ...]) -> Event:
     # its peak, issue 41, docs/memory.md "Sixth round"). Interned strings go when nothing refers to them.
     session, kind = _shared(session), _shared(kind)
     turn, channel = _shared(turn), _shared(channel)
-    data = _parse(text)
+    data = _shared_values(_parse(text))
     if not call_id:
         value = data.get("call_id")
         call_id = None if value is None else str(value)
