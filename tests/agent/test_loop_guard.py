@@ -175,3 +175,34 @@ def test_zero_turns_the_repetition_check_off() -> None:
 def test_loop_repeats_of_one_is_refused_with_the_fix() -> None:
     with pytest.raises(ValueError, match="use 2 or more, or 0"):
         AgentSettings(loop_repeats=1)
+
+
+def test_a_long_turn_keeps_only_the_calls_a_repeat_can_look_back_to() -> None:
+    """400 distinct calls (a long turn): the guard holds the last 2 x (repeats - 1) calls and their results, not
+    all of them, and still catches a loop and an alternation at the end; off, it holds none (issue 41)."""
+    guard = LoopGuard(3, 1000)
+    for i in range(400):
+        refused, looping = guard.screen((ToolCall(str(i), "t", json.dumps({"x": i})),))
+        guard.finished(str(i), f"result {i}")
+        assert refused == {} and looping is None
+    assert len(guard.ran) == 4 and guard.by_id == {}
+    assert {r.result for r in guard.ran} == {f"result {i}" for i in range(396, 400)}
+    for i in range(400, 402):  # A A: the third A is the repeat
+        guard.screen((ToolCall(str(i), "t", '{"x": "a"}'),))
+        guard.finished(str(i), "same")
+    refused, looping = guard.screen((ToolCall("402", "t", '{"x": "a"}'),))
+    assert "402" in refused and looping is None
+    alternating = LoopGuard(3, 1000)
+    for i in range(400):
+        alternating.screen((ToolCall(str(i), "t", json.dumps({"x": i})),))
+        alternating.finished(str(i), "r")
+    for i, x in enumerate("abab", start=400):  # A B A B, then A: the repeat of an alternation
+        alternating.screen((ToolCall(str(i), "t", json.dumps({"x": x})),))
+        alternating.finished(str(i), x)
+    refused, _ = alternating.screen((ToolCall("404", "t", '{"x": "a"}'),))
+    assert "404" in refused
+    off = LoopGuard(0, 1000)
+    for i in range(400):
+        off.screen((ToolCall(str(i), "t", "{}"),))
+        off.finished(str(i), "same")
+    assert off.ran == [] and off.by_id == {} and off.count == 400

@@ -80,6 +80,45 @@ def test_a_watcher_too_far_behind_is_dropped_beyond_a_replay_it_asked_for() -> N
     asyncio.run(go())
 
 
+def test_a_client_thousands_of_events_behind_waits_in_one_buffer_and_gets_them_all_in_order() -> None:
+    """A client 5,000 small events behind (the web page while a long answer streams on a busy host): what waits
+    is one buffer, not ~3 small objects an event (issue 41, docs/memory.md "Sixth round"); every event is then
+    sent once, in order, byte for byte, through the buffer's compaction, and `flushed` returns. Mutation checks
+    (done): the compaction cutting one event short, and the pump sending from the head without advancing it,
+    each turn this red."""
+    import sys
+
+    async def go() -> None:
+        written: list[bytes] = []
+        seqs: list[int] = []
+        gate = asyncio.Event()
+        watcher: Watcher
+
+        async def send(line: bytes) -> None:
+            await gate.wait()
+            written.append(line)
+            seqs.append(watcher.sent_seq)
+
+        watcher = Watcher("k", send, "slow", bound=10_000_000)
+        lines = [b'{"seq":%d,"text":"%s"}' % (seq, b"w" * (seq % 7)) for seq in range(1, 5_001)]
+        start = sys.getallocatedblocks()
+        for seq, line in enumerate(lines, start=1):
+            assert watcher.put(Sent(seq, "content.delta", "t", b"%b" % line))  # a copy: the watcher's only reference
+        await asyncio.sleep(0)
+        waiting = sys.getallocatedblocks() - start
+        assert waiting < 500, waiting  # a queue of Sent objects: ~15,000
+        assert watcher.queued_bytes == sum(map(len, lines))
+        gate.set()
+        await watcher.flushed()
+        assert written == lines and seqs == list(range(1, 5_001)) and watcher.queued_bytes == 0
+        assert watcher.put(Sent(5_001, "content.delta", "t", b"{}"))  # and it goes on after
+        await watcher.flushed()
+        assert written[-1] == b"{}" and watcher.sent_seq == 5_001
+        watcher.close()
+
+    asyncio.run(go())
+
+
 def test_an_idle_replay_is_packed_and_reads_back_the_same_events() -> None:
     """An idle session's events are packed (one bytes object, arrays of seqs and ends): `after`, `kept`, the
     pool's byte bound and a later trim see exactly the events that went in. Mutation checks (done): `Packed.sent`

@@ -290,3 +290,37 @@ def test_a_responses_call_ids_are_let_go_after_its_last_result(tmp_path: Path) -
         assert grouped not in store._calls
     assert pairing_problems(store.events(sid)) == []
     store.close()
+
+
+def test_read_events_share_the_strings_every_event_repeats(tmp_path: Path) -> None:
+    """A session's events, as read, share their session id, kind, turn, channel and the short values their data
+    repeats (a tool's name, a status, the provider, a call's tool name) rather than a new string each: a long
+    turn's ~440 events are held through it (issue 41, docs/memory.md "Sixth round"). What they say is unchanged."""
+    store = SessionStore(tmp_path / "sessions.db")
+    sid = store.create_session("web")
+    results: list[dict[str, object]] = []
+    for i in range(3):
+        data = response(f"a{i}", f"b{i}")
+        data.update({"provider": "mock-provider", "model": "mock-model", "finish_reason": "tool_calls"})
+        seq = store.append(sid, "response", data, turn="turn-1", channel="web")
+        for call in ("a", "b"):
+            result = {"name": "files_list", "content": f"{call}{i} 文件", "is_error": False, "status": "ok"}
+            store.add_result(sid, seq, f"{call}{i}", result, turn="turn-1", channel="web")
+            results.append(result)
+    events = store.events(sid)
+    assert [
+        {k: e.data[k] for k in r} for e, r in zip([e for e in events if e.kind == "tool_result"], results, strict=True)
+    ] == results
+    first, *rest = events
+    for e in rest:
+        assert e.session is first.session and e.turn is first.turn and e.channel is first.channel
+    responses = [e for e in events if e.kind == "response"]
+    tool_results = [e for e in events if e.kind == "tool_result"]
+    assert all(e.kind is tool_results[0].kind for e in tool_results)
+    for key in ("name", "status"):
+        assert all(e.data[key] is tool_results[0].data[key] for e in tool_results)
+    for key in ("provider", "model", "finish_reason"):
+        assert all(e.data[key] is responses[0].data[key] for e in responses)
+    names = [c["name"] for e in responses for c in e.data["tool_calls"]]
+    assert names == ["f"] * 6 and all(n is names[0] for n in names)
+    store.close()

@@ -47,6 +47,7 @@ async def turns(
     release: bool,
     every: bool = False,
     trace_late: bool = False,
+    peak: bool = False,
 ) -> None:
     info = json.loads((kernel.data / "http.json").read_text())
     token = (kernel.data / "http-token").read_text().strip()
@@ -77,7 +78,12 @@ async def turns(
             await asyncio.to_thread(ask, where, "tracestart")
         for i in range(sessions):
             mock.script(http_long.turn_script(calls, answer))
+            if peak and i == 0:  # what is alive at the first long turn's peak, and where the loop is then
+                await asyncio.to_thread(ask, where, "peakstart-p1")
             http_long.checked(await http_long.one_turn(client, f"long-{i}", "a long task"), answer)
+            if peak and i == 0:
+                await asyncio.to_thread(ask, where, "peakstop-p1")
+                show_peak(where / "p1.peak.json")
             if every or i == 0 or i == sessions - 1:
                 await snap(f"t{i + 1}")
                 if release:  # the same kernel after every SQLite connection's cache is let go, and a heap trim
@@ -105,6 +111,16 @@ def arenas(where: Path, first: str, end: str) -> None:
                   f"{(sb - fb) >> 10} KiB")  # fmt: skip
 
 
+def show_peak(path: Path) -> None:
+    """The first long turn's most pymalloc blocks alive at once (--peak), and the loop's stacks by their highest."""
+    got = json.loads(path.read_text())
+    series = [b for _, b in got["series"]]
+    print(f"peak: {got['max']:,} blocks ({got['samples']:,} samples; first {series[0]:,}, last {series[-1]:,})")
+    print(f"  at: {got['max_stack']}")
+    for stack, blocks in got["by_stack"][:15]:
+        print(f"  {blocks:>10,}  {stack[-160:]}")
+
+
 def pinned(pins: dict[str, object]) -> None:
     """The pymalloc arenas holding fewest live objects (--pins), and what those objects are."""
     for key, value in pins.items():
@@ -128,6 +144,7 @@ def main() -> int:
     parser.add_argument("--trace-late", action="store_true", help="tracemalloc from t0 on (--frames deep), not start")
     parser.add_argument("--no-collect", action="store_true", help="snapshots without a full collection first")
     parser.add_argument("--every", action="store_true", help="snapshot after every long turn, not the first and last")
+    parser.add_argument("--peak", action="store_true", help="sample the blocks alive during the first long turn")
     parser.add_argument("--keep", type=Path, help="keep the snapshots here (default: a temporary directory)")
     args = parser.parse_args()
     answer = http_long.answer_text(args.answer_kb)
@@ -162,6 +179,7 @@ def main() -> int:
                     args.release,
                     args.every,
                     args.trace_late,
+                    args.peak,
                 )
             )
         finally:

@@ -59,7 +59,11 @@ class LoopGuard:
     def __init__(self, repeats: int, max_calls: int) -> None:
         self.repeats = repeats
         self.max_calls = max_calls
-        self.ran: list[_Ran] = []  # the calls in call order, a refused repeat as the call it repeats
+        self.ran: list[_Ran] = []  # the last calls in call order, a refused repeat as the call it repeats
+        self.window = 2 * max(repeats - 1, 0)
+        """How many of the last calls `_repeat` can look at (an alternation of ``repeats - 1`` calls each); older
+        ones are let go, with their results: a long turn's 400 results and keys kept to its end only raised its
+        peak of small objects (issue 41, docs/memory.md "Sixth round"). 0 with the guard off."""
         self.count = 0  # calls that ran
         self.by_id: dict[str, _Ran] = {}
         self.warned = False  # a repeat was refused in an earlier response
@@ -71,7 +75,7 @@ class LoopGuard:
         refused: dict[str, str] = {}
         repeated: str | None = None
         for call in calls:
-            key = call_key(call)
+            key = call_key(call) if self.window else ("", "")  # the guard off: no repeat to look for
             what = self._repeat(key)
             if what is not None:
                 if self.warned:
@@ -80,15 +84,16 @@ class LoopGuard:
                 repeated = what
                 # in the sequence as the call it repeats (its answer would have been that one's): a model that
                 # goes on with the loop — the same call, or the other one of an alternation — is caught
-                self.ran.append(next(r for r in reversed(self.ran) if r.key == key))
+                self._add(next(r for r in reversed(self.ran) if r.key == key))
                 continue
             if self.count >= self.max_calls:
                 refused[call.id] = CALL_LIMIT_RESULT.format(n=self.max_calls)
                 self.limit_reached = True
                 continue
             ran = _Ran(key)
-            self.ran.append(ran)
-            self.by_id[call.id] = ran
+            self._add(ran)
+            if self.window:  # its result is compared only while it is in the window
+                self.by_id[call.id] = ran
             self.count += 1
         if repeated is not None:
             self.warned = True
@@ -98,6 +103,13 @@ class LoopGuard:
     def exhausted(self) -> bool:
         """Every call the turn may make has been made (or one was refused for it)."""
         return self.limit_reached or self.count >= self.max_calls
+
+    def _add(self, ran: _Ran) -> None:
+        if not self.window:
+            return
+        self.ran.append(ran)
+        if len(self.ran) > self.window:
+            del self.ran[0]  # (`by_id` holds only the calls still running: `finished` takes them out)
 
     def finished(self, call_id: str, content: str) -> None:
         """A recorded call's result, for the next calls' comparison."""

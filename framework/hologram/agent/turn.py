@@ -260,7 +260,10 @@ class _Turn:
         self.ctx = StageContext(
             sid, turn_id, channel, client=identity.client, partner=identity.partner, system=agent.settings.system_prompt
         )
-        self.history: list[Message] = []
+        self.history: list[Message] | None = None
+        """The requests' history when memory is off (`Agent.history`, then this turn's messages); None with memory,
+        whose `prepare` builds each request's from the log: a second copy of the turn's ~440 messages alive through
+        a long turn only raised its peak of small objects (issue 41, docs/memory.md "Sixth round")."""
         self.at: float | None = None
         """When the input was said, if not now (turn/start's ``at``: an imported message)."""
         self.usage: list[dict[str, Any]] = []
@@ -346,6 +349,10 @@ class _Turn:
                     break
                 except LLMContextOverflowError:  # the provider's word: prune through the same path, retry
                     provider_overflow = True
+            # The request's ~440 messages (memory rebuilds them for each request) go now, not when the next
+            # request replaces them: else two requests' copies are alive while the next one is prepared, at a
+            # long turn's peak of small objects (issue 41, docs/memory.md "Sixth round").
+            del request, messages
             seq = self._persist_response(result)
             ctx.step, ctx.content, ctx.reasoning = step, result.content, result.reasoning
             ctx.tool_calls = [c.to_dict() for c in result.tool_calls]
@@ -406,7 +413,7 @@ class _Turn:
                 raise TurnError(
                     "the conversation no longer fits the model's context window (memory is off)", kind="context_window"
                 )
-            return [Message.system(ctx.system), *self.history]
+            return [Message.system(ctx.system), *(self.history or ())]
         fixed = estimate_tokens(ctx.system) + estimate_tokens(json.dumps(tools.schemas(), ensure_ascii=False))
         query = ctx.input or ""
         window = agent.context_window
@@ -483,7 +490,8 @@ class _Turn:
             "model": result.model,
         }
         seq = self.store.append(self.sid, "response", data, turn=self.turn_id, channel=self.channel)
-        self.history.append(result.to_message())
+        if self.history is not None:
+            self.history.append(result.to_message())
         return seq
 
     def _record(self, seq: int, call: ToolCall, outcome: Outcome) -> None:
@@ -494,7 +502,8 @@ class _Turn:
         if images:  # references only: the bytes are in the media store, never in the log
             data["images"] = images
         self.store.add_result(self.sid, seq, call.id, data, turn=self.turn_id, channel=self.channel)
-        self.history.append(Message.tool(call.id, outcome.content))
+        if self.history is not None:
+            self.history.append(Message.tool(call.id, outcome.content))
         self.emit(
             api.ToolResult(
                 session=self.sid,

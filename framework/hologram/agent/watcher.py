@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from array import array
 from collections.abc import Awaitable, Callable, Hashable
 
 from hologram.agent.replay import Sent
@@ -39,7 +40,17 @@ class Watcher:
         self.sent_seq = 0  # the last seq written to the client
         self._send = send
         self._on_drop = on_drop
-        self._queue: asyncio.Queue[Sent | None] = asyncio.Queue()
+        # What waits: the events' wire JSON one after another in one buffer, with each one's end and seq — not a
+        # queue of `Sent`s (~3 small objects an event): a client a few thousand deltas behind, as the web page is
+        # while a long answer streams on a busy host, held those among the turn's own, at its peak of small
+        # objects (issue 41, docs/memory.md "Sixth round").
+        self._lines = bytearray()
+        self._ends = array("q")  # where each waiting event's JSON ends in `_lines`
+        self._seqs = array("q")
+        self._head = 0  # the next event to send: its index in `_ends`
+        self._ready = asyncio.Event()  # something waits
+        self._empty = asyncio.Event()  # nothing waits, or the watcher is closed
+        self._empty.set()
         self._task: asyncio.Task[None] | None = None
         self.closed = False
         self.dropped = False
@@ -65,35 +76,60 @@ class Watcher:
             self.drop()
             return False
         self.queued_bytes += sent.size
-        self._queue.put_nowait(sent)
+        self._lines += sent.line
+        self._ends.append(len(self._lines))
+        self._seqs.append(sent.seq)
+        self._empty.clear()
+        self._ready.set()
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._pump())
         return True
 
     async def _pump(self) -> None:
         while True:
-            sent = await self._queue.get()
-            if sent is None:
+            await self._ready.wait()
+            if self.closed:
                 return
+            i = self._head
+            begin = self._ends[i - 1] if i else 0
+            line = bytes(self._lines[begin : self._ends[i]])
+            self._head = i + 1
+            size = len(line)
             try:
-                self.sent_seq = (
-                    sent.seq
-                )  # handed to the transport before its first await: a drop meanwhile still sends it
-                await self._send(sent.line)
+                self.sent_seq = self._seqs[i]  # handed to the transport before its first await: a drop still sends it
+                await self._send(line)
             except Exception as exc:  # the client went away: the connection's close detaches it
                 log.debug("sending to %s failed: %s", self.client, exc)
                 self.closed = True
+                self._empty.set()  # nothing more goes out: `flushed` does not wait for it
                 return
             finally:
                 if not self.closed:  # `close` has counted everything out already
-                    self.queued_bytes -= sent.size
-                    self.allowance = max(0, self.allowance - sent.size)
-                self._queue.task_done()
+                    self.queued_bytes -= size
+                    self.allowance = max(0, self.allowance - size)
+            if self.closed:
+                return
+            if self._head == len(self._ends):  # all sent: the buffer starts again
+                self._clear()
+                self._empty.set()
+            elif self._head > 1024 and self._head * 2 > len(self._ends):  # drop what was sent, now and then
+                cut, done = self._ends[self._head - 1], self._head
+                del self._lines[:cut]
+                self._ends = array("q", (end - cut for end in self._ends[done:]))
+                self._seqs = self._seqs[done:]
+                self._head = 0
+
+    def _clear(self) -> None:
+        self._lines = bytearray()
+        self._ends = array("q")
+        self._seqs = array("q")
+        self._head = 0
+        self._ready.clear()
 
     async def flushed(self) -> None:
         """Until every event queued for this watcher is sent (or it went away)."""
         if not self.closed and self._task is not None and not self._task.done():
-            await self._queue.join()
+            await self._empty.wait()
 
     def drop(self) -> None:
         """Too far behind: stop, release what waits, and tell the hub."""
@@ -106,7 +142,7 @@ class Watcher:
         self.closed = True
         if self._task is not None:
             self._task.cancel()
-        while not self._queue.empty():  # what waited is released now, not when the task gets to run
-            self._queue.get_nowait()
-            self._queue.task_done()
+        self._clear()  # what waited is released now, not when the task gets to run
+        self._ready.set()  # (the pump, if it waits, sees the watcher closed)
+        self._empty.set()
         self.queued_bytes = self.allowance = 0

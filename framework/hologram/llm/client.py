@@ -23,7 +23,7 @@ from hologram.llm.errors import ProviderError, StreamInterruptedError, Transient
 from hologram.llm.settings import ProviderSettings
 from hologram.llm.shapes import ChatRequest, ChatResult, Delta
 from hologram.llm.stream import StreamAccumulator
-from hologram.llm.wire import build_body, error_message
+from hologram.llm.wire import encode_body, error_message
 
 OnDelta = Callable[[Delta], Awaitable[None] | None]
 
@@ -103,11 +103,11 @@ class ProviderClient:
         return TransientProviderError(self.settings.name, text)
 
     async def complete(self, request: ChatRequest, on_delta: OnDelta | None = None) -> ChatResult:
-        # Encoded at once (orjson, one bytes object) and the dict dropped: a long turn's request is ~1,000 small
-        # dicts and lists (400 tool results), which httpx's json= kept alive, with its own copy as a str, for the
-        # whole streamed answer, between the answer's short-lived objects (issue 41: the kernel's heap after
-        # long turns). Same JSON, without the stdlib's spaces and \u escapes.
-        body = _json.dumps_bytes(build_body(self._pm, self.settings, request))
+        # Encoded to one bytes object (orjson), a message at a time (`encode_body`): a long turn's request is
+        # ~1,000 small dicts and lists (400 tool results), which httpx's json= kept alive, with its own copy as a
+        # str, for the whole streamed answer, between the answer's short-lived objects (issue 41: the kernel's
+        # heap after long turns). Same JSON, without the stdlib's spaces and \u escapes.
+        body = encode_body(self._pm, self.settings, request)
         if request.stream:
             return await self._stream(body, on_delta)
         return await self._once(body, on_delta)

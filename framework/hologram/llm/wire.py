@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from typing import Any
 
 import pluggy
 
+from hologram.base import _fastjson as _json
 from hologram.llm.content import openai_content
 from hologram.llm.errors import (
     ContextOverflowError,
@@ -53,15 +54,64 @@ def message_to_wire(message: Message) -> dict[str, Any]:
     return wire
 
 
-def build_body(pm: pluggy.PluginManager, settings: ProviderSettings, request: ChatRequest) -> dict[str, Any]:
+def wire_messages(
+    pm: pluggy.PluginManager, settings: ProviderSettings, request: ChatRequest
+) -> Iterator[dict[str, Any]]:
+    """The request's messages as the vendor takes them, one at a time: normalised, its fields only, each edited
+    by the adapters (``llm_transform_message``)."""
     kind = settings.kind
     has_tools = bool(request.tools)
     accepted: Collection[str] = pm.hook.llm_message_fields(kind=kind) or STANDARD_MESSAGE_FIELDS
-    messages = []
     for message in normalise_history(request.messages):
         wire = {k: v for k, v in message_to_wire(message).items() if k in accepted}
         pm.hook.llm_transform_message(kind=kind, settings=settings, message=message, wire=wire, has_tools=has_tools)
-        messages.append(wire)
+        yield wire
+
+
+#: Messages encoded together by `encode_body`: one orjson call and one buffer (orjson's is 4 KiB at least) a piece,
+#: and no more than this many messages' dicts alive at once.
+ENCODE_BATCH = 64
+
+
+class _Unencoded(list[dict[str, Any]]):
+    """The ``messages`` an `encode_body`'s body holds while the adapters edit its top level: empty, as their
+    JSON is made apart. An adapter that sets its own ``messages`` replaces it, and that is what is sent."""
+
+
+def encode_body(pm: pluggy.PluginManager, settings: ProviderSettings, request: ChatRequest) -> bytes:
+    """`build_body`'s JSON, the same bytes, without every message's dict alive at once: the messages are encoded
+    as they are made, `ENCODE_BATCH` at a time, their dicts dropped, and the body joined from the pieces. A long
+    turn's request is ~440 messages, ~1,300 small dicts and lists: built at once, they were alive at the turn's
+    peak of small objects with the session's own (issue 41, docs/memory.md "Sixth round"). The adapters'
+    request hook sees the body's top level (docs/providers.md), with ``messages`` empty."""
+    pieces: list[memoryview] = []  # the messages' JSON, ENCODE_BATCH messages a piece, without the brackets
+    batch: list[dict[str, Any]] = []
+    for wire in wire_messages(pm, settings, request):
+        batch.append(wire)
+        if len(batch) == ENCODE_BATCH:
+            pieces.append(memoryview(_json.dumps_bytes(batch))[1:-1])
+            batch = []
+    if batch:
+        pieces.append(memoryview(_json.dumps_bytes(batch))[1:-1])
+    del batch
+    pending = _Unencoded()
+    out: list[bytes | memoryview] = [b"{"]
+    for key, value in _top_level(pm, settings, request, pending).items():
+        out.append(_json.dumps_bytes(key) + b":" if len(out) == 1 else b"," + _json.dumps_bytes(key) + b":")
+        out.extend((b"[", b",".join(pieces), b"]") if value is pending else (_json.dumps_bytes(value),))
+    out.append(b"}")
+    return b"".join(out)
+
+
+def build_body(pm: pluggy.PluginManager, settings: ProviderSettings, request: ChatRequest) -> dict[str, Any]:
+    """The request's JSON body as a dict (`encode_body` makes its bytes)."""
+    return _top_level(pm, settings, request, list(wire_messages(pm, settings, request)))
+
+
+def _top_level(
+    pm: pluggy.PluginManager, settings: ProviderSettings, request: ChatRequest, messages: list[dict[str, Any]]
+) -> dict[str, Any]:
+    kind = settings.kind
     body: dict[str, Any] = {"model": settings.model, "messages": messages, "stream": request.stream}
     if request.stream:
         body["stream_options"] = {"include_usage": True}

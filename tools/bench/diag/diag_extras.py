@@ -9,6 +9,7 @@ import collections
 import ctypes
 import ctypes.util
 import gc
+import json
 import os
 import sqlite3
 import sys
@@ -118,3 +119,52 @@ def pins(objects: list[object]) -> dict[str, object]:
             "sample": [short(o) for o in by_arena[a][:6]],
         }
     return out
+
+
+def peak_sampler(path: Path, stop: object, every: float = 0.001) -> None:
+    """What is alive at a long turn's pymalloc peak (``http_long_diag.py --peak``): every `every` s,
+    ``sys.getallocatedblocks()``, and with it the loop thread's stack (its frames in hologram's code) at every
+    new maximum and every 20th sample; written on stop to `path` as JSON: the maximum and the stack it was
+    reached in, each stack's highest count, and the series (every 10th sample); under tracemalloc
+    (``--trace-late``) a snapshot near the peak, `path` with ``.snap`` (what the turn allocated and holds).
+    Why: the pools a long turn takes are set by how many small objects are alive at once, and where the loop
+    is then names what holds them."""
+    import threading
+    import time
+    import tracemalloc
+
+    assert isinstance(stop, threading.Event)
+    main = threading.main_thread().ident
+    best, best_stack = 0, ""
+    by_stack: dict[str, int] = {}
+    series: list[tuple[float, int]] = []
+    started = time.monotonic()
+    n = 0
+    snapped = sys.getallocatedblocks() + 10_000
+
+    def stack() -> str:
+        frame = sys._current_frames().get(main or 0)
+        names: list[str] = []
+        while frame is not None:
+            code = frame.f_code
+            if "hologram" in code.co_filename:
+                names.append(f"{'/'.join(code.co_filename.rsplit('/', 2)[-2:])}:{code.co_name}")
+            frame = frame.f_back
+        return ";".join(reversed(names[:8]))
+
+    while not stop.is_set():
+        n += 1
+        blocks = sys.getallocatedblocks()
+        if blocks > best or n % 20 == 0:
+            where = stack()
+            by_stack[where] = max(by_stack.get(where, 0), blocks)
+            if blocks > best:
+                best, best_stack = blocks, where
+        if blocks > snapped + 2000 and tracemalloc.is_tracing():  # with --trace-late: what the peak holds
+            snapped = blocks
+            tracemalloc.take_snapshot().dump(str(path.with_suffix(".snap")))
+        if n % 10 == 0:
+            series.append((round(time.monotonic() - started, 3), blocks))
+        time.sleep(every)
+    top = sorted(by_stack.items(), key=lambda kv: -kv[1])[:40]
+    path.write_text(json.dumps({"max": best, "max_stack": best_stack, "samples": n, "by_stack": top, "series": series}))

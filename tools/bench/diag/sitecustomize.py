@@ -197,6 +197,15 @@ def _start() -> None:
                         sampling[name[10:]] = threading.Event()
                         threading.Thread(target=sample, args=(name[10:], sampling[name[10:]]), daemon=True).start()
                         (where / f"{name}.done").write_text("")
+                    elif name.startswith("peakstart-"):  # http_long_diag.py --peak
+                        sampling["peak-" + name[10:]] = stop = threading.Event()
+                        out = where / f"{name[10:]}.peak.json"
+                        threading.Thread(target=diag_extras.peak_sampler, args=(out, stop), daemon=True).start()
+                        (where / f"{name}.done").write_text("")
+                    elif name.startswith("peakstop-"):
+                        sampling.pop("peak-" + name[9:]).set()
+                        time.sleep(0.1)  # the sampler writes its file
+                        (where / f"{name}.done").write_text("")
                     elif name.startswith("profstop-"):
                         sampling.pop(name[9:]).set()
                         (where / f"{name}.done").write_text("")
