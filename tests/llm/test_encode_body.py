@@ -56,17 +56,22 @@ def test_the_body_is_the_dicts_bytes_for_every_request_shape() -> None:
     assert len(sent["messages"]) == len(history)
 
 
-def test_an_adapter_that_sets_the_messages_gets_them_sent() -> None:
+def test_a_plugins_request_hook_reads_every_message_and_may_replace_them() -> None:
+    """The contract (docs/providers.md): a third party's request hook sees the whole body. Mutation check (done):
+    `_third_party_request_hooks` answering False hands it ``[]`` and turns this red."""
+    seen: list[int] = []
+
     class Replacing:
         @hookimpl
         def llm_transform_request(self, kind: str, settings: Any, request: Any, body: dict[str, Any]) -> None:
-            assert body["messages"] == []  # the top level only (docs/providers.md): the messages are encoded apart
+            seen.append(len(body["messages"]))
             body["messages"] = [{"role": "user", "content": "replaced"}]
             body["vendor_mode"] = "fast"
 
     pm = make_adapter_manager(Replacing())
     sent = orjson.loads(encode_body(pm, settings_of("openai"), ChatRequest(long_history(2))))
     assert sent["messages"] == [{"role": "user", "content": "replaced"}] and sent["vendor_mode"] == "fast"
+    assert seen == [len(long_history(2))]
 
 
 def test_a_long_requests_dicts_are_not_all_alive_at_once() -> None:

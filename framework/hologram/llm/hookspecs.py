@@ -61,9 +61,8 @@ def llm_transform_message(
 
 @hookspec
 def llm_transform_request(kind: str, settings: ProviderSettings, request: ChatRequest, body: dict[str, Any]) -> None:
-    """Edit the top level of the JSON body in place (vendor parameters such as DeepSeek's ``thinking``). Its
-    ``messages`` are encoded apart (`hologram.llm.wire.encode_body`) and read ``[]`` here; a list set in their
-    place is sent instead."""
+    """Edit the top level of the JSON body in place (vendor parameters such as DeepSeek's ``thinking``). The body
+    is whole here, ``messages`` included; a list set in their place is sent instead."""
 
 
 @hookspec(firstresult=True)

@@ -74,8 +74,8 @@ ENCODE_BATCH = 64
 
 
 class _Unencoded(list[dict[str, Any]]):
-    """The ``messages`` an `encode_body`'s body holds while the adapters edit its top level: empty, as their
-    JSON is made apart. An adapter that sets its own ``messages`` replaces it, and that is what is sent."""
+    """The ``messages`` an `encode_body`'s body holds while Hologram's own adapters edit its top level (they
+    read no messages): empty, as their JSON is made apart. One that set its own ``messages`` would replace it."""
 
 
 def encode_body(pm: pluggy.PluginManager, settings: ProviderSettings, request: ChatRequest) -> bytes:
@@ -83,7 +83,10 @@ def encode_body(pm: pluggy.PluginManager, settings: ProviderSettings, request: C
     as they are made, `ENCODE_BATCH` at a time, their dicts dropped, and the body joined from the pieces. A long
     turn's request is ~440 messages, ~1,300 small dicts and lists: built at once, they were alive at the turn's
     peak of small objects with the session's own (issue 41, docs/memory.md "Sixth round"). The adapters'
-    request hook sees the body's top level (docs/providers.md), with ``messages`` empty."""
+    request hook is a public contract that sees the whole body, messages included (docs/providers.md): when a
+    plugin other than Hologram's own adapters implements it, the body is built whole and encoded at once."""
+    if _third_party_request_hooks(pm):
+        return _json.dumps_bytes(build_body(pm, settings, request))
     pieces: list[memoryview] = []  # the messages' JSON, ENCODE_BATCH messages a piece, without the brackets
     batch: list[dict[str, Any]] = []
     for wire in wire_messages(pm, settings, request):
@@ -101,6 +104,15 @@ def encode_body(pm: pluggy.PluginManager, settings: ProviderSettings, request: C
         out.extend((b"[", b",".join(pieces), b"]") if value is pending else (_json.dumps_bytes(value),))
     out.append(b"}")
     return b"".join(out)
+
+
+def _third_party_request_hooks(pm: pluggy.PluginManager) -> bool:
+    """Whether an ``llm_transform_request`` of a plugin outside this package is registered: it may read the
+    messages, which the streamed encoding does not hand it."""
+    return any(
+        not getattr(impl.function, "__module__", "").startswith("hologram.")
+        for impl in pm.hook.llm_transform_request.get_hookimpls()
+    )
 
 
 def build_body(pm: pluggy.PluginManager, settings: ProviderSettings, request: ChatRequest) -> dict[str, Any]:
