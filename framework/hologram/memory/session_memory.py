@@ -1009,7 +1009,10 @@ class SessionMemory:
         if embedder is not None and text.strip():
             fingerprint = embedder.fingerprint
             vector = await self._embed_query(embedder, text)
-            # an English question's topic without its question words, a second query (memory/rank/reformulate.py)
+            # an English question's topic without its question words, a second query (memory/rank/reformulate.py).
+            # Embedded apart from the question, not in one batch: the int8 graph quantizes its activations per
+            # batch (DynamicQuantizeLinear), so a batch mate moves a vector (up to 0.0069 here) and the query
+            # would no longer be the question's own vector.
             topic = topic_of(text, index.speakers)
             if topic is not None:
                 vector = blend(vector, await self._embed_query(embedder, topic))
