@@ -8,7 +8,8 @@ says the same — and only when the question names one speaker.
 Mutation checks (done): ``WEIGHT = 0`` turns both tests red (nothing lifted; camping not in the request);
 the ``theirs`` mask dropped from the lift turns ``test_the_named_persons_lookalike_is_lifted`` red (Audrey's
 camping lifted too); the call in ``SessionMemory._prepare_locked`` removed turns
-``test_a_list_questions_other_member_reaches_the_request`` red.
+``test_a_list_questions_other_member_reaches_the_request`` red. In ``SessionIndex.cosines_to_events`` the tail skipped or the
+horizon ignored turns ``test_cosines_to_events_in_segments_tail_and_horizon`` red.
 """
 
 from __future__ import annotations
@@ -139,3 +140,27 @@ def test_a_list_questions_other_member_reaches_the_request(
         asyncio.run(memory.aclose())
         cold.close()
         store.close()
+
+
+def test_cosines_to_events_in_segments_tail_and_horizon(tmp_path: Path) -> None:
+    """``SessionIndex.cosines_to_events`` reads sealed segments and the tail alike, and only the newest
+    `horizon` events: the same values as the vectors' own products (int8 rounding aside)."""
+    texts = [FOUND, *FILLERS[:10], MEMBER, LOOKALIKE, *FILLERS[10:]]
+    vectors = ChosenEmbedder().embed(texts)
+    index = SessionIndex(tmp_path, seal_events=8)
+    for k in range(0, len(texts), 8):
+        chunk = texts[k : k + 8]
+        for i, t in enumerate(chunk, start=k):
+            index.add(i + 1, f"e{i}", "input", t, 20, group=None, ts=1000.0 + i)
+        index.set_vectors(ChosenEmbedder.fingerprint, list(range(k, k + len(chunk))), vectors[k : k + len(chunk)])
+        index.seal(vectors=True)
+    assert index.segments >= 2 and index.sealed < len(texts), "the path: segments and a tail both read"
+    sources = [0, 11]
+    want = (vectors @ vectors[sources].T).max(axis=1)
+    with index.reading():
+        got = index.cosines_to_events(sources)
+        near = index.cosines_to_events(sources, horizon=10)
+    assert got is not None and near is not None
+    np.testing.assert_allclose(got, want, atol=0.02)
+    assert np.isneginf(near[: len(texts) - 10]).all(), "beyond the horizon: no cosine"
+    np.testing.assert_allclose(near[len(texts) - 10 :], want[len(texts) - 10 :], atol=0.02)
