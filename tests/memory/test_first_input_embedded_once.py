@@ -12,41 +12,20 @@ Mutation check (done): `_index_across` ignoring `computed` (the query cache alon
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
-
-import numpy as np
 
 from hologram.memory.session_memory import SessionMemory
 from hologram.sessions import SessionStore
 
+from .embedders import BagOfWordsEmbedder
+
 FIRST = "hello, a question about my garden and the printer"
-
-
-class CountingEmbedder:
-    """A deterministic 16-d hashed bag of words that counts every text it embeds."""
-
-    model_id = "counting"
-    fingerprint = "counting/16"
-    dimension = 16
-
-    def __init__(self) -> None:
-        self.texts: Counter[str] = Counter()
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.texts.update(texts)
-        out = np.zeros((len(texts), 16), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in text.lower().split():
-                out[i, sum(map(ord, word)) % 16] += 1.0
-        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
 
 
 def test_the_first_input_is_embedded_once(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "sessions.db")
     memory = SessionMemory.open(tmp_path, store, load_model=False)
-    embedder = CountingEmbedder()
+    embedder = BagOfWordsEmbedder()
     memory.embedder = embedder  # type: ignore[assignment]
     memory.embedder_ready.set()
     try:

@@ -12,8 +12,6 @@ Mutation checks (done): `_query` without the blend (the question's vector alone)
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +21,8 @@ from hologram.memory.cold.store import ColdStore
 from hologram.memory.rank.reformulate import MAX_CHARS, blend, topic_of
 from hologram.memory.session_memory import SessionMemory
 from hologram.sessions import SessionStore
+
+from .embedders import ChosenEmbedder
 
 
 def test_the_named_speaker_and_question_words_go() -> None:
@@ -62,29 +62,10 @@ QUESTION = "What outdoor activities has Andrew done?"
 TOPIC = "outdoor activities done"
 
 
-class ChosenEmbedder:
-    """Unit vectors by text: the question and its topic on two axes, everything else on a third."""
-
-    model_id = "chosen"
-    fingerprint = "chosen/3"
-    dimension = 3
-
-    def __init__(self) -> None:
-        self.texts: Counter[str] = Counter()
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.texts.update(texts)
-        axes = {QUESTION: 0, TOPIC: 1}
-        out = np.zeros((len(texts), 3), dtype=np.float32)
-        for i, text in enumerate(texts):
-            out[i, axes.get(text, 2)] = 1.0
-        return out
-
-
 def test_a_question_is_queried_with_its_topic(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "sessions.db")
     cold = ColdStore(tmp_path / "cold.db")
-    embedder = ChosenEmbedder()
+    embedder = ChosenEmbedder({QUESTION: 0, TOPIC: 1})
     memory = SessionMemory(store, cold, embedder)  # type: ignore[arg-type]
     sid = store.create_session("t")
 

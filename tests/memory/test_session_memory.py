@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from mock_llm.validate import validate
 
@@ -25,6 +24,8 @@ from hologram.memory.cold.overflow import OverflowGuard, PromptTooLargeError
 from hologram.memory.cold.store import ColdStore
 from hologram.memory.session_memory import Prepared, SessionMemory, record_of
 from hologram.sessions import Event, SessionStore, messages_from_events
+
+from .embedders import BagOfWordsEmbedder
 
 WIFI = "By the way, the wifi password for the lake house is BLUE-HERON-42, write it down."
 PASSPORT = "我的护照号码是 E12345678，下个月去东京要用。"
@@ -399,36 +400,10 @@ def test_newest_event_alone_over_budget_is_reported(mem: SessionMemory) -> None:
 # -- vectors --------------------------------------------------------------------------------------------
 
 
-class FakeEmbedder:
-    """Deterministic 16-d hashed bag of words; records the threads it ran on."""
-
-    model_id = "fake"
-    fingerprint = "fake/16"
-    dimension = 16
-
-    def __init__(self) -> None:
-        self.threads: set[int] = set()
-        self.calls = 0
-        self.slow_for: str | None = None  # embedding a text containing this waits for `gate`
-        self.gate = threading.Event()
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.threads.add(threading.get_ident())
-        self.calls += 1
-        if self.slow_for is not None and any(self.slow_for in t for t in texts):
-            self.gate.wait(10)
-        out = np.zeros((len(texts), 16), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for w in t.lower().split():
-                out[i, hash(w) % 16] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1.0, norms)
-
-
 def test_index_embeds_off_the_loop_and_vectors_travel_to_cold(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "sessions.db")
     cold = ColdStore(tmp_path / "cold.db")
-    embedder = FakeEmbedder()
+    embedder = BagOfWordsEmbedder()
     mem = SessionMemory(store, cold, embedder)
     sid = long_session(store, turns=20)
     window = window_for(total_tokens(mem, sid) // 3)
@@ -442,7 +417,7 @@ def test_index_embeds_off_the_loop_and_vectors_travel_to_cold(tmp_path: Path) ->
     assert threading.get_ident() not in embedder.threads  # never on the loop's thread
     assert prepared.pruned
     moved = cold.peek(prepared.pruned)
-    assert all(r.dense is not None and r.dense.fingerprint == "fake/16" for r in moved)
+    assert all(r.dense is not None and r.dense.fingerprint == BagOfWordsEmbedder.fingerprint for r in moved)
     assert asyncio.run(mem.index(sid)) == 0  # cached by event: nothing to redo
     # new events get vectors on the next run only, and prepare does not wait for them (BM25 meanwhile)
     store.append(sid, "input", {"text": "another question about the lake house"})
@@ -463,9 +438,9 @@ def test_index_embeds_off_the_loop_and_vectors_travel_to_cold(tmp_path: Path) ->
 
 def test_open_never_waits_for_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     release = threading.Event()
-    embedder = FakeEmbedder()
+    embedder = BagOfWordsEmbedder()
 
-    def slow_loader(*prefer: object) -> FakeEmbedder:
+    def slow_loader(*prefer: object) -> BagOfWordsEmbedder:
         release.wait(10)
         return embedder
 
@@ -491,7 +466,9 @@ def test_open_never_waits_for_the_model(tmp_path: Path, monkeypatch: pytest.Monk
     asyncio.run(later())
     assert embedder.calls >= 1  # the background index (the query is embedded only when a prune is due)
     index = mem._sessions[sid].index
-    assert index.pending(10**6) == [] and index.fingerprint == "fake/16"  # every passage has its vector now
+    assert (
+        index.pending(10**6) == [] and index.fingerprint == BagOfWordsEmbedder.fingerprint
+    )  # every passage has its vector now
     asyncio.run(mem.aclose())
     store.close()
 

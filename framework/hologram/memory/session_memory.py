@@ -110,6 +110,7 @@ from hologram.memory.rank.fit import fit_messages
 from hologram.memory.rank.prune import DEFAULT_PINNED
 from hologram.memory.rank.query import build_query
 from hologram.memory.rank.reformulate import blend, topic_of
+from hologram.memory.rank.second_hop import second_hop
 from hologram.memory.session_records import (
     MESSAGE_OVERHEAD,
     Prepared,
@@ -748,6 +749,8 @@ class SessionMemory:
             forced = HashSet(state.protected).contains(index.hashes) if state.protected else None
             query = await self._query(sid, state, text, now=now, current_input=current)
             scores = index.scores(query, dense_horizon=self.dense_horizon)
+            # the named person's turns like the best matches, for list questions (memory/rank/second_hop.py)
+            scores = second_hop(index, scores, query, horizon=self.dense_horizon)
             scores = state.corrections.lift(scores, index.position_of_seq)  # a correction above what it corrects
             # L2 (and L3, route 1) compete only with what clearly matches: filling the budget with whatever
             # old events rank above other irrelevant ones would count them as used, and nothing would
@@ -1009,7 +1012,10 @@ class SessionMemory:
         if embedder is not None and text.strip():
             fingerprint = embedder.fingerprint
             vector = await self._embed_query(embedder, text)
-            # an English question's topic without its question words, a second query (memory/rank/reformulate.py)
+            # an English question's topic without its question words, a second query (memory/rank/reformulate.py).
+            # Embedded apart from the question, not in one batch: the int8 graph quantizes its activations per
+            # batch (DynamicQuantizeLinear), so a batch mate moves a vector (up to 0.0069 here) and the query
+            # would no longer be the question's own vector.
             topic = topic_of(text, index.speakers)
             if topic is not None:
                 vector = blend(vector, await self._embed_query(embedder, topic))

@@ -1051,6 +1051,42 @@ class SessionIndex:
         sims[base : base + rows][have] = part[have]
         return rows
 
+    def cosines_to_events(self, positions: Sequence[int], horizon: int | None = None) -> np.ndarray | None:
+        """Each event's best passage cosine to any of the events at `positions` (each one vector,
+        :meth:`event_vector`), -inf where an event has no vector or is older than the newest `horizon` events;
+        None when none of them has a vector. The query's kept cosines (:meth:`passage_cosines_at`) stay as they
+        are: memory/rank/second_hop.py asks this beside a request's own query."""
+        vectors = [v for i in positions if (v := self.event_vector(int(i))) is not None]
+        if not vectors:
+            return None
+        stacked = np.stack(vectors).astype(np.float32)
+        n = len(self)
+        since = 0 if horizon is None or n <= horizon else int(self._cols().column("first_passage")[n - horizon])
+        sims = np.full(self.passages, -np.inf, dtype=np.float32)
+        for seg in self._opened():
+            base, count = int(seg.meta["first_passage"]), int(seg.meta["passages"])
+            lo = max(since - base, 0)
+            if lo >= count or seg.meta["fingerprint"] != self.fingerprint or seg["matrix"].shape[1] != stacked.shape[1]:
+                continue
+            # einsum, not BLAS (see _segment_cosines); the best of the sources, then the row's scale (positive)
+            part = np.einsum("ij,kj->ik", seg["matrix"][lo:], stacked, dtype=np.float32).max(axis=1)
+            part *= seg["scale"][lo:]
+            part[~seg["has_vector"][lo:]] = -np.inf
+            sims[base + lo : base + count] = part
+        if self._matrix is not None and self._matrix.shape[1] == stacked.shape[1]:
+            rows = int(min(len(self._passage_event), self._matrix.shape[0]))
+            part = np.einsum("ij,kj->ik", self._matrix[:rows], stacked, dtype=np.float32).max(axis=1)
+            part *= self._scale[:rows]
+            have = self._has_vector[:rows]
+            sims[self._base_passage : self._base_passage + rows][have] = part[have]
+        return _best_of_events(sims, self._cols().column("first_passage"))
+
+    @property
+    def kinds(self) -> np.ndarray:
+        """Each event's ``kind`` byte: its kind code, the says-nothing and asks bits, its speaker's slot
+        (memory/rank/speakers.py)."""
+        return self._cols().column("kind")
+
     def forget_cosines(self) -> None:
         """Drop the sealed passages' cosines kept for the last query (:meth:`_cosine`)."""
         self._sealed_cosines = None
