@@ -37,6 +37,7 @@ from hologram.memory.index.session_index import (
 )
 from hologram.memory.rank.says_nothing import SAYS_NOTHING_BIT, SAYS_NOTHING_PENALTY
 from hologram.memory.rank.score import neighbour_smooth, zscore
+from hologram.memory.rank.specific import specificity
 from hologram.memory.text.monthcues import MONTH_BOOST
 
 _K1, _B = 1.2, 0.75
@@ -69,6 +70,7 @@ def old_bm25(index: SessionIndex, terms: Mapping[str, float]) -> np.ndarray:
             continue
         df = sum(part[0].size for part in found)
         idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        weight = weight * specificity(df, n)  # a session's generic word (rank/specific.py), added since
         slots = np.concatenate([f[0] for f in found]) if len(found) > 1 else found[0][0]
         tf = (np.concatenate([f[1] for f in found]) if len(found) > 1 else found[0][1]).astype(np.float64)
         norm = _K1 * (1.0 - _B + _B * length[slots] / avg)

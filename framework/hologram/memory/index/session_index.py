@@ -48,6 +48,7 @@ from hologram.memory.rank.speakers import (
     named_speaker,
     speaker_label,
 )
+from hologram.memory.rank.specific import specificity
 from hologram.memory.text.bounds import MAX_EMBEDDED_PASSAGES, indexed
 from hologram.memory.text.monthcues import MONTH_BOOST
 from hologram.memory.text.namings import namings
@@ -952,6 +953,8 @@ class SessionIndex:
             assert once is not None
             df = sum(part[0].size for part in found)  # the parts' passages are disjoint
             idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            # a word many of the session's passages say is generic here, however rare in English (rank/specific.py)
+            weight = weight * specificity(df, n)
             # one set of numpy operations per term over all parts (their slots are disjoint)
             slots = np.concatenate([f[0] for f in found]) if len(found) > 1 else found[0][0]
             tf = np.concatenate([f[1] for f in found]) if len(found) > 1 else found[0][1]
