@@ -39,8 +39,9 @@ from hologram.memory.index.session_index import IndexQuery, SessionIndex
 from hologram.memory.session_memory import SessionMemory
 from hologram.sessions import SessionStore
 
+from .embedders import BagOfWordsEmbedder
 from .test_sealed_index import _same
-from .test_session_memory import FakeEmbedder, window_for
+from .test_session_memory import window_for
 
 REPO = Path(__file__).resolve().parents[2]
 WORDS = ["meeting", "thursday", "budget", "glacier", "passport", "tomato", "chess", "heron", "会议", "预算", "星期四"]
@@ -163,7 +164,7 @@ CHILD = textwrap.dedent(
     from hologram.memory.session_memory import SessionMemory
     from hologram.sessions import SessionStore
     from tests.memory.test_index_window import _feed
-    from tests.memory.test_session_memory import FakeEmbedder
+    from tests.memory.embedders import BagOfWordsEmbedder
 
     data, kill_at = Path(sys.argv[1]), int(sys.argv[2])
     writes = [0]
@@ -181,7 +182,7 @@ CHILD = textwrap.dedent(
 
     seg._write = write
     store = SessionStore(data / "sessions.db")
-    mem = SessionMemory(store, ColdStore(data / "cold.db"), FakeEmbedder(), index_dir=data / "index",
+    mem = SessionMemory(store, ColdStore(data / "cold.db"), BagOfWordsEmbedder(), index_dir=data / "index",
                         seal_events=8)
     store.create_session("cli", "s1")
 
@@ -234,9 +235,9 @@ def test_a_process_killed_while_writing_a_segment_loses_nothing(
     store = SessionStore(data / "sessions.db")
     events = len(store.events("s1"))
     with caplog.at_level(logging.WARNING, logger="hologram.memory"):
-        again = SessionMemory(store, ColdStore(data / "cold.db"), FakeEmbedder(), index_dir=data / "index",
+        again = SessionMemory(store, ColdStore(data / "cold.db"), BagOfWordsEmbedder(), index_dir=data / "index",
                               seal_events=8)  # fmt: skip
-        plain = SessionMemory(store, ColdStore(plain_dir / "cold.db"), FakeEmbedder(), index_dir=None)
+        plain = SessionMemory(store, ColdStore(plain_dir / "cold.db"), BagOfWordsEmbedder(), index_dir=None)
 
         async def check() -> None:
             index = again._state("s1").index
@@ -260,7 +261,7 @@ def test_a_process_killed_while_writing_a_segment_loses_nothing(
 
 def test_a_damaged_segment_is_one_log_line_and_rebuilt(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     store = SessionStore(tmp_path / "sessions.db")
-    mem = SessionMemory(store, ColdStore(tmp_path / "cold.db"), FakeEmbedder(), index_dir=tmp_path / "index",
+    mem = SessionMemory(store, ColdStore(tmp_path / "cold.db"), BagOfWordsEmbedder(), index_dir=tmp_path / "index",
                         seal_events=8)  # fmt: skip
     sid = store.create_session("cli")
 
@@ -277,7 +278,7 @@ def test_a_damaged_segment_is_one_log_line_and_rebuilt(tmp_path: Path, caplog: p
     raw[len(raw) // 2 : len(raw) // 2 + 4096] = os.urandom(min(4096, len(raw) - len(raw) // 2))
     files[0].write_bytes(bytes(raw))
     with caplog.at_level(logging.DEBUG, logger="hologram"):
-        again = SessionMemory(store, ColdStore(tmp_path / "cold.db"), FakeEmbedder(), index_dir=tmp_path / "index",
+        again = SessionMemory(store, ColdStore(tmp_path / "cold.db"), BagOfWordsEmbedder(), index_dir=tmp_path / "index",
                               seal_events=8)  # fmt: skip
         got = asyncio.run(again.preview(sid, "meeting thursday", window_tokens=window_for(300), fixed_tokens=0))
         asyncio.run(again.index(sid))
@@ -285,7 +286,7 @@ def test_a_damaged_segment_is_one_log_line_and_rebuilt(tmp_path: Path, caplog: p
     assert len(warnings) == 1, [r.getMessage() for r in warnings]
     assert warnings[0].exc_info is None, "one line, no traceback"
     assert files[0].name in warnings[0].getMessage() and "rebuilding" in warnings[0].getMessage()
-    plain = SessionMemory(store, ColdStore(tmp_path / "plain-cold.db"), FakeEmbedder(), index_dir=None)
+    plain = SessionMemory(store, ColdStore(tmp_path / "plain-cold.db"), BagOfWordsEmbedder(), index_dir=None)
     asyncio.run(plain.preview(sid, "meeting thursday", window_tokens=window_for(300), fixed_tokens=0))
     index = again._sessions[sid].index
     assert len(index) == len(plain._sessions[sid].index) and got.seqs, "every event is indexed again"
@@ -301,7 +302,7 @@ def test_a_released_session_is_read_back_from_its_recent_events_only(tmp_path: P
     last `seal_events` sealed events on. Mutation check (done): `log_start_seq` returning the newest segment's
     first seq (the old rule) turns this red — after a merge that segment is most of the session."""
     store = SessionStore(tmp_path / "sessions.db")
-    mem = SessionMemory(store, ColdStore(tmp_path / "cold.db"), FakeEmbedder(), index_dir=tmp_path / "index",
+    mem = SessionMemory(store, ColdStore(tmp_path / "cold.db"), BagOfWordsEmbedder(), index_dir=tmp_path / "index",
                         seal_events=8)  # fmt: skip
     sid = store.create_session("cli")
 

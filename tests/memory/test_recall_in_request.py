@@ -197,11 +197,11 @@ def test_vectors_survive_a_restart_and_a_damaged_cache_is_set_aside(tmp_path: Pa
     nothing is embedded again. A smashed vectors.db costs only the recomputation."""
     from hologram.memory.embed.vector_cache import VECTORS_DB, VectorCache
 
-    from .test_session_memory import FakeEmbedder
+    from .embedders import BagOfWordsEmbedder
 
     def memory() -> SessionMemory:
         return SessionMemory(
-            SessionStore(tmp_path / "sessions.db"), ColdStore(tmp_path / "cold.db"), FakeEmbedder(),
+            SessionStore(tmp_path / "sessions.db"), ColdStore(tmp_path / "cold.db"), BagOfWordsEmbedder(),
             vectors=VectorCache(tmp_path / VECTORS_DB),
         )  # fmt: skip
 
@@ -213,7 +213,7 @@ def test_vectors_survive_a_restart_and_a_damaged_cache_is_set_aside(tmp_path: Pa
 
     again = memory()
     assert asyncio.run(again.index(sid)) == 0, "read back, not embedded again"
-    assert isinstance(again.embedder, FakeEmbedder) and again.embedder.calls == 0
+    assert isinstance(again.embedder, BagOfWordsEmbedder) and again.embedder.calls == 0
     assert again._sessions[sid].index.pending(10**6) == []
     asyncio.run(again.aclose())
 

@@ -30,7 +30,8 @@ from hologram.memory.session_memory import SessionMemory
 from hologram.memory.session_records import Prepared
 from hologram.sessions import SessionStore
 
-from .test_session_memory import FakeEmbedder, window_for
+from .embedders import BagOfWordsEmbedder
+from .test_session_memory import window_for
 
 TOPICS = [
     "the lake house wifi password BLUE-HERON-42",
@@ -53,7 +54,7 @@ def _memory(tmp: Path, name: str, *, sealed: bool) -> SessionMemory:
     data.mkdir(exist_ok=True)
     store = SessionStore(data / "sessions.db")
     cold = ColdStore(data / "cold.db")
-    return SessionMemory(store, cold, FakeEmbedder(), index_dir=data / "index" if sealed else None, seal_events=8)
+    return SessionMemory(store, cold, BagOfWordsEmbedder(), index_dir=data / "index" if sealed else None, seal_events=8)
 
 
 def _same(a: Prepared, b: Prepared) -> None:
