@@ -427,8 +427,22 @@ class SessionMemory:
         return state
 
     def turn_started(self, sid: str) -> None:
-        """A turn of the session began: nothing of it is released until it ends (`turn_ended`)."""
+        """A turn of the session began: nothing of it is released until it ends (`turn_ended`). Other sessions
+        waiting for their release are released now, before this turn's churn (`release_waiting`)."""
         self._running[sid] = self._running.get(sid, 0) + 1
+        self.release_waiting(but=sid)
+
+    def release_waiting(self, but: str = "") -> None:
+        """Release now every idle session whose release is planned (`turn_ended`), except `but`. Called as
+        another session's turn starts: a release due ``release_idle_s`` later falls in the middle of that
+        turn, and what it frees — a long turn's decoded events and index tail, allocated all through it —
+        is then left as holes between the new turn's objects, whose churn has meanwhile taken fresh pymalloc
+        arenas that its survivors keep (issue 41: the long-turn bench's sessions back to back). Freed first,
+        the new turn reuses those pools. The price: a session whose next turn comes within ``release_idle_s``
+        while another session's turn started re-reads its tail (as after any release)."""
+        for other, ended in list(self._ended.items()):
+            if other != but and not self._running.get(other):
+                self._release_if_idle(other, ended)
 
     def turn_ended(self, sid: str) -> None:
         """A turn of the session ended: release what is held of it (`forget`) once it has stayed idle for
