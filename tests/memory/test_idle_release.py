@@ -172,3 +172,51 @@ def test_a_session_in_use_by_a_search_is_released_after_it(mem: SessionMemory) -
         assert "s" not in mem._sessions and not mem.log.held("s")
 
     asyncio.run(run())
+
+
+def test_another_sessions_turn_releases_the_idle_ones_before_its_own_work(mem: SessionMemory) -> None:
+    """A session waiting for its release is released as another session's turn starts, not ``release_idle_s``
+    into it (issue 41: freed before that turn's churn, not in the middle of it). Mutation check (done):
+    `turn_started` without `release_waiting` turns this red ("a" still held while "b" asks)."""
+    mem.release_idle_s = 3600.0  # the timer never decides here
+    mem.release_early_bytes = 0  # these sessions are small: the bound is the next test's
+    seen: list[tuple[bool, bool]] = []
+
+    class Watching(Answers):
+        async def complete(self, request: ChatRequest, on_delta: Any = None) -> ChatResult:
+            seen.append((mem.log.held("a"), "a" in mem._sessions))
+            return await super().complete(request, on_delta)
+
+    llm = Watching()
+    agent = agent_for(mem, llm)
+
+    async def run() -> None:
+        await agent.run_turn("first of a", session_id="a")
+        assert mem.log.held("a") and "a" in mem._sessions  # held while it may go on
+        await agent.run_turn("first of b", session_id="b")
+        assert seen[-1] == (False, False) and mem.released == 1  # let go before b's request was made
+        assert mem.log.held("b") and "b" in mem._sessions  # b's own turn: held until its release
+        await agent.run_turn("second of a", session_id="a")  # read back from the log on disk
+        assert mem.released == 2 and not mem.log.held("b")
+
+    asyncio.run(run())
+    assert ("user", "first of a") in history(llm.requests[2]) and ("assistant", "answer 1") in history(llm.requests[2])
+
+
+def test_a_small_idle_session_keeps_its_timer_when_another_turn_starts(mem: SessionMemory) -> None:
+    """Only a session holding `release_early_bytes` of decoded log goes early: short chats that take turns keep
+    what they hold until their own timer. Mutation check (done): `release_waiting` without the bound turns this
+    red ("a" released by b's turn)."""
+    mem.release_idle_s = 3600.0
+    agent = agent_for(mem, Answers())
+
+    async def run() -> None:
+        await agent.run_turn("first of a", session_id="a")
+        assert 0 < mem.log.held_bytes("a") < mem.release_early_bytes
+        await agent.run_turn("first of b", session_id="b")
+        assert mem.log.held("a") and "a" in mem._sessions and mem.released == 0
+        mem.release_early_bytes = mem.log.held_bytes("a")  # now it is large enough
+        await agent.run_turn("second of b", session_id="b")
+        assert not mem.log.held("a") and mem.released == 1
+
+    asyncio.run(run())

@@ -83,6 +83,7 @@ def _pss_anon_kb(pid: int) -> int:
 def anon_mappings(pid: int) -> dict[str, int]:
     """The process's anonymous memory (kB, Rss) by mapping kind, from /proc/PID/smaps."""
     out = {"heap": 0, "arena_1m": 0, "thread_arena": 0, "other_anon": 0, "file": 0, "anon_total": 0}
+    out["arena_1m_mapped"] = 0  # the whole-MiB maps' size, resident or not: pymalloc's arenas x 1024
     size = 0
     kind = ""
     for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
@@ -105,6 +106,8 @@ def anon_mappings(pid: int) -> dict[str, int]:
                 kind = "arena_1m"  # pymalloc's arenas: 1 MiB mmaps each, neighbours merged into one mapping
             else:
                 kind = "other_anon"
+            if kind == "arena_1m":
+                out["arena_1m_mapped"] += size >> 10
         elif head[0] == "Anonymous:":
             kb = int(head[1])
             out[kind if kind != "file" else "file"] += kb
@@ -203,6 +206,10 @@ async def idle(memory: Memory, seconds: float) -> dict[str, float]:
     return memory.now()
 
 
+#: After which sessions the kernel's maps are read (at once, no pause: the turns stay back to back).
+SAMPLE_AT = (1, 2, 4, 8, 16, 28)
+
+
 async def run(kernel: BenchKernel, mock: MockLLM, sessions: int, calls: int, answer: str) -> dict[str, Any]:
     info = json.loads((kernel.data / "http.json").read_text())
     token = (kernel.data / "http-token").read_text().strip()
@@ -223,6 +230,8 @@ async def run(kernel: BenchKernel, mock: MockLLM, sessions: int, calls: int, ans
                 got = await one_turn(client, f"long-{i}", "a long task")
                 checked(got, answer)
                 events += len(got)
+                if i + 1 in SAMPLE_AT:  # where the growth is made: the first turn or the later ones
+                    kinds[f"after {i + 1}"] = {**memory.kinds(), "kernel_anon": memory.now()["kernel_anon"]}
         elapsed = time.perf_counter() - began
     after = await idle(memory, IDLE_S)
     kinds["after"] = memory.kinds()
@@ -259,6 +268,15 @@ def report(out: dict[str, Any]) -> str:
         a, b = kinds["start"], kinds["after"]
         parts = [f"{name} {a[key]:.1f} -> {b[key]:.1f}" for key, name in _KINDS]
         lines.append(f"  by kind: {', '.join(parts)}")
+        points = [(k.split()[1], v) for k, v in kinds.items() if k.startswith("after ")]
+        if points:  # read as each of those sessions ended, no idle pause (the next turn starts at once)
+            seen = ", ".join(
+                f"{n}: {v['arena_1m']:.1f}/{v['arena_1m_mapped']:.0f} (anon {v['kernel_anon']:.1f})" for n, v in points
+            )
+            lines.append(
+                f"  pymalloc maps resident/mapped MB after sessions (start {a['arena_1m']:.1f}/"
+                f"{a.get('arena_1m_mapped', 0):.0f}; end {b['arena_1m']:.1f}/{b.get('arena_1m_mapped', 0):.0f}): {seen}"
+            )
     plugin_ok = after["http_rss"] - start["http_rss"] <= PLUGIN_TARGET_MB
     kernel_ok = after["kernel_pss"] <= KERNEL_TARGET * start["kernel_pss"]
     anon_ok = after["kernel_anon"] - start["kernel_anon"] <= (KERNEL_TARGET - 1) * start["kernel_pss"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import sys
 import tempfile
@@ -48,6 +49,7 @@ async def turns(
     every: bool = False,
     trace_late: bool = False,
     peak: bool = False,
+    at: frozenset[int] = frozenset(),
 ) -> None:
     info = json.loads((kernel.data / "http.json").read_text())
     token = (kernel.data / "http-token").read_text().strip()
@@ -84,7 +86,7 @@ async def turns(
             if peak and i == 0:
                 await asyncio.to_thread(ask, where, "peakstop-p1")
                 show_peak(where / "p1.peak.json")
-            if every or i == 0 or i == sessions - 1:
+            if every or i + 1 in at or (not at and i in (0, sessions - 1)):
                 await snap(f"t{i + 1}")
                 if release:  # the same kernel after every SQLite connection's cache is let go, and a heap trim
                     await snap(f"released{i + 1}", 0.0)
@@ -144,6 +146,12 @@ def main() -> int:
     parser.add_argument("--trace-late", action="store_true", help="tracemalloc from t0 on (--frames deep), not start")
     parser.add_argument("--no-collect", action="store_true", help="snapshots without a full collection first")
     parser.add_argument("--every", action="store_true", help="snapshot after every long turn, not the first and last")
+    parser.add_argument(
+        "--at",
+        default="",
+        help="snapshot after these sessions only (e.g. 1,2,4,8,16,28), the turns between back to back as the "
+        "bench runs them (--every's idle pauses let each session's release finish before the next turn)",
+    )
     parser.add_argument("--peak", action="store_true", help="sample the blocks alive during the first long turn")
     parser.add_argument("--keep", type=Path, help="keep the snapshots here (default: a temporary directory)")
     args = parser.parse_args()
@@ -180,13 +188,16 @@ def main() -> int:
                     args.every,
                     args.trace_late,
                     args.peak,
+                    frozenset(int(n) for n in args.at.split(",") if n.strip()),
                 )
             )
         finally:
             kernel.stop()
         print(f"({time.perf_counter() - started:.0f} s)")
         last = f"t{args.sessions}"
+        points = [0, *sorted(int(n) for n in args.at.split(",") if n.strip())]
         pairs = [(f"t{i}", f"t{i + 1}") for i in range(args.sessions)] if args.every else []
+        pairs = pairs or [(f"t{a}", f"t{b}") for a, b in itertools.pairwise(points)]
         pairs = pairs or ([("t0", "t1"), ("t1", last)] if args.sessions > 1 else [("t0", "t1")])
         for first, end in pairs:
             print(f"\n######## {first} -> {end}")

@@ -155,6 +155,9 @@ MAX_SESSIONS = 32
 #: idle kernel held +47 MB of PSS, ~10 MB of it Python objects that were live (issue 41). Released, the session's
 #: next turn reads its tail back (sealed segments from disk, the tail re-tokenised, vectors from vectors.db).
 RELEASE_IDLE_S = 2.0
+#: An idle session is released as soon as another session's turn starts (`SessionMemory.release_waiting`) when
+#: its log holds at least this much (`SessionLog.held_bytes`): a long turn's answer alone is ~200 kB decoded.
+RELEASE_EARLY_BYTES = 64 * 1024
 #: Query vectors remembered by text: a turn's input is embedded once for its first request and reused for the
 #: turn's later requests and when the input event itself is indexed.
 _QUERY_VECTORS = 64
@@ -260,6 +263,8 @@ class SessionMemory:
         self._running: dict[str, int] = {}
         """Turns running per session (`turn_started`, `turn_ended`): a session with one is never released."""
         self._ended: dict[str, int] = {}
+        self.release_early_bytes = RELEASE_EARLY_BYTES
+        """`release_waiting` releases early only sessions holding at least this much decoded log."""
         """Turns ended per session with a release still planned: only the latest one's release may run."""
         """The session log as read so far, shared with the request builder (`Agent` takes it from here)."""
         self.cold = cold
@@ -428,8 +433,24 @@ class SessionMemory:
         return state
 
     def turn_started(self, sid: str) -> None:
-        """A turn of the session began: nothing of it is released until it ends (`turn_ended`)."""
+        """A turn of the session began: nothing of it is released until it ends (`turn_ended`). Other sessions
+        waiting for their release are released now, before this turn's churn (`release_waiting`)."""
         self._running[sid] = self._running.get(sid, 0) + 1
+        self.release_waiting(but=sid)
+
+    def release_waiting(self, but: str = "") -> None:
+        """Release now every idle session whose release is planned (`turn_ended`), except `but`. Called as
+        another session's turn starts: a release due ``release_idle_s`` later falls in the middle of that
+        turn, and what it frees — a long turn's decoded events and index tail, allocated all through it —
+        is then left as holes between the new turn's objects, whose churn has meanwhile taken fresh pymalloc
+        arenas that its survivors keep (issue 41: the long-turn bench's sessions back to back). Freed first,
+        the new turn reuses those pools. The price: a session whose next turn comes within ``release_idle_s``
+        while another session's turn started re-reads its tail (as after any release) — so only sessions that
+        hold at least `release_early_bytes` of decoded log go early (a long turn's ~0.5 MB, not a chat's few kB:
+        many short sessions turn and turn about and keep their timers)."""
+        for other, ended in list(self._ended.items()):
+            if other != but and not self._running.get(other) and self.log.held_bytes(other) >= self.release_early_bytes:
+                self._release_if_idle(other, ended)
 
     def turn_ended(self, sid: str) -> None:
         """A turn of the session ended: release what is held of it (`forget`) once it has stayed idle for
