@@ -179,7 +179,7 @@ def test_another_sessions_turn_releases_the_idle_ones_before_its_own_work(mem: S
     into it (issue 41: freed before that turn's churn, not in the middle of it). Mutation check (done):
     `turn_started` without `release_waiting` turns this red ("a" still held while "b" asks)."""
     mem.release_idle_s = 3600.0  # the timer never decides here
-    mem.release_early_bytes = 0  # these sessions are small: the bound is the next test's
+    mem.release_early_requests = 1  # these turns make one request each: the bound is the next test's
     seen: list[tuple[bool, bool]] = []
 
     class Watching(Answers):
@@ -203,20 +203,23 @@ def test_another_sessions_turn_releases_the_idle_ones_before_its_own_work(mem: S
     assert ("user", "first of a") in history(llm.requests[2]) and ("assistant", "answer 1") in history(llm.requests[2])
 
 
-def test_a_small_idle_session_keeps_its_timer_when_another_turn_starts(mem: SessionMemory) -> None:
-    """Only a session holding `release_early_bytes` of decoded log goes early: short chats that take turns keep
-    what they hold until their own timer. Mutation check (done): `release_waiting` without the bound turns this
-    red ("a" released by b's turn)."""
+def test_a_short_turns_session_keeps_its_timer_when_another_turn_starts(mem: SessionMemory) -> None:
+    """Only a session whose last turn made `release_early_requests` requests (a long tool loop) goes early: chats
+    that take turns keep what they hold until their own timer (the soak's four sessions would otherwise each be
+    read back at every turn). Mutation check (done): `release_waiting` without the bound turns this red ("a"
+    released by b's turn)."""
     mem.release_idle_s = 3600.0
     agent = agent_for(mem, Answers())
 
     async def run() -> None:
         await agent.run_turn("first of a", session_id="a")
-        assert 0 < mem.log.held_bytes("a") < mem.release_early_bytes
+        assert mem._turn_requests["a"] == 1 < mem.release_early_requests  # the path: a's turn was counted
+        assert mem.log.held_bytes("a") > 0
         await agent.run_turn("first of b", session_id="b")
         assert mem.log.held("a") and "a" in mem._sessions and mem.released == 0
-        mem.release_early_bytes = mem.log.held_bytes("a")  # now it is large enough
+        mem.release_early_requests = 1  # a turn of one request now counts as long
         await agent.run_turn("second of b", session_id="b")
         assert not mem.log.held("a") and mem.released == 1
+        assert "a" not in mem._turn_requests  # released: nothing kept of it
 
     asyncio.run(run())

@@ -156,8 +156,11 @@ MAX_SESSIONS = 32
 #: next turn reads its tail back (sealed segments from disk, the tail re-tokenised, vectors from vectors.db).
 RELEASE_IDLE_S = 2.0
 #: An idle session is released as soon as another session's turn starts (`SessionMemory.release_waiting`) when
-#: its log holds at least this much (`SessionLog.held_bytes`): a long turn's answer alone is ~200 kB decoded.
-RELEASE_EARLY_BYTES = 64 * 1024
+#: its last turn made at least this many LLM requests: a long tool loop (the long-turn bench's turn makes 41),
+#: whose decoded events and index tail were allocated all through it. Not by the bytes the log holds: every
+#: session past its first sealed chunk holds 256-512 events (>= 100 kB), so four chats taking turns (the
+#: 10,000-turn soak) would each be released by the others' turns and read back at every turn of its own.
+RELEASE_EARLY_REQUESTS = 8
 #: Query vectors remembered by text: a turn's input is embedded once for its first request and reused for the
 #: turn's later requests and when the input event itself is indexed.
 _QUERY_VECTORS = 64
@@ -263,9 +266,11 @@ class SessionMemory:
         self._running: dict[str, int] = {}
         """Turns running per session (`turn_started`, `turn_ended`): a session with one is never released."""
         self._ended: dict[str, int] = {}
-        self.release_early_bytes = RELEASE_EARLY_BYTES
-        """`release_waiting` releases early only sessions holding at least this much decoded log."""
         """Turns ended per session with a release still planned: only the latest one's release may run."""
+        self.release_early_requests = RELEASE_EARLY_REQUESTS
+        """`release_waiting` releases early only sessions whose last turn made at least this many requests."""
+        self._turn_requests: dict[str, int] = {}
+        """Requests (`prepare`) made by each session's running turn so far, then by its last ended turn."""
         """The session log as read so far, shared with the request builder (`Agent` takes it from here)."""
         self.cold = cold
         self.vectors = vectors
@@ -435,6 +440,8 @@ class SessionMemory:
     def turn_started(self, sid: str) -> None:
         """A turn of the session began: nothing of it is released until it ends (`turn_ended`). Other sessions
         waiting for their release are released now, before this turn's churn (`release_waiting`)."""
+        if not self._running.get(sid):
+            self._turn_requests[sid] = 0
         self._running[sid] = self._running.get(sid, 0) + 1
         self.release_waiting(but=sid)
 
@@ -445,11 +452,12 @@ class SessionMemory:
         is then left as holes between the new turn's objects, whose churn has meanwhile taken fresh pymalloc
         arenas that its survivors keep (issue 41: the long-turn bench's sessions back to back). Freed first,
         the new turn reuses those pools. The price: a session whose next turn comes within ``release_idle_s``
-        while another session's turn started re-reads its tail (as after any release) — so only sessions that
-        hold at least `release_early_bytes` of decoded log go early (a long turn's ~0.5 MB, not a chat's few kB:
-        many short sessions turn and turn about and keep their timers)."""
+        while another session's turn started re-reads its tail (as after any release) — so only sessions whose
+        last turn made at least `release_early_requests` requests go early (a long tool loop, not a chat's one
+        or two: many short sessions turn and turn about and keep their timers)."""
+        early = self.release_early_requests
         for other, ended in list(self._ended.items()):
-            if other != but and not self._running.get(other) and self.log.held_bytes(other) >= self.release_early_bytes:
+            if other != but and not self._running.get(other) and self._turn_requests.get(other, 0) >= early:
                 self._release_if_idle(other, ended)
 
     def turn_ended(self, sid: str) -> None:
@@ -459,6 +467,7 @@ class SessionMemory:
         if running > 0:
             self._running[sid] = running
         if self.release_idle_s is None:
+            self._turn_requests.pop(sid, None)  # nothing is released early either
             return
         try:
             loop = asyncio.get_running_loop()
@@ -479,6 +488,7 @@ class SessionMemory:
             asyncio.get_running_loop().call_later(again, self._release_if_idle, sid, ended)
             return
         del self._ended[sid]
+        self._turn_requests.pop(sid, None)
         self.forget(sid)
         self.released += 1
         _heap.idle_trim.activity()  # the freed arenas and pages go back to the OS once the kernel stays idle
@@ -654,6 +664,8 @@ class SessionMemory:
         L3 recalls for `query` (`scene` preferred) joins the note, within ``[memory.graph] recall_share`` of
         the budget."""
         budget = history_budget(window_tokens, fixed_tokens)
+        if self._running.get(sid):
+            self._turn_requests[sid] = self._turn_requests.get(sid, 0) + 1
         return await self._prepare(sid, query, budget, overflow=False, commit=True, now=None, scene=scene)
 
     async def preview(
