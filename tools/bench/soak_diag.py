@@ -91,6 +91,18 @@ def report(where: Path, first: str, last: str, turns: int, top: int) -> None:
     for d, k in diffs[:30]:
         if d:
             print(f"  {d:+8d}  {k}  ({tb.get(k, 0):,} now)")
+    ca, cb = ja.get("census", {}), jb.get("census", {})
+    rows = sorted(((cb.get(k, [0, 0])[0] - ca.get(k, [0, 0])[0], k) for k in set(ca) | set(cb)), reverse=True)
+    print(
+        f"\n== bytes held by owner.attribute (numpy buffers, containers' storage), grown; total "
+        f"{sum(v[0] for v in ca.values()) / 1024:.0f} -> {sum(v[0] for v in cb.values()) / 1024:.0f} KiB =="
+    )
+    for d, k in rows[:25]:
+        if d:
+            was, now = ca.get(k, [0, 0]), cb.get(k, [0, 0])
+            print(
+                f"  {d / 1024:+9.1f} KiB  {k}  ({was[0] / 1024:.0f} -> {now[0] / 1024:.0f} KiB, {was[1]} -> {now[1]})"
+            )
     for kind, held in jb.get("holders", {}).items():
         print(f"  held: the newest {kind} objects are referred to by {held}")
     for name, row in sorted(jb.get("sqlite_by_file", {}).items()):

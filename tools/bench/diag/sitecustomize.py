@@ -128,8 +128,16 @@ def _start() -> None:
         held = {k: holders(objects, k) for d, k in grown if previous and d > 50}
         previous.clear()
         previous.update(types)
+        gc.unfreeze()  # the census must see what the start-up froze too (the stores, SessionMemory)
+        try:
+            held_by = diag_extras.census(gc.get_objects())
+        except Exception as exc:  # a diagnostic: the snapshot goes on without it
+            held_by = {f"census failed: {exc!r}"[:200]: [0, 0]}
+        finally:
+            gc.freeze()
         del objects
         out = {
+            "census": held_by,
             "traced": tracemalloc.get_traced_memory()[0],
             "blocks": sys.getallocatedblocks(),
             "types": dict(types.most_common(400)),
