@@ -174,7 +174,8 @@ def peak_sampler(path: Path, stop: object, every: float = 0.001) -> None:
 
 def census(objects: list[object]) -> dict[str, list[int]]:
     """Bytes held through each owner's attribute, by ``Type.attribute``: numpy arrays (their base buffer's
-    nbytes, each buffer counted once), and the storage of containers (list, dict, set, bytes, bytearray, deque, array;
+    nbytes, each buffer counted once), and the storage of containers and strings (list, dict, set, str, bytes,
+    bytearray, deque, array;
     ``sys.getsizeof``, the container itself, not what it refers to), plus numpy arrays found in lists, tuples
     and dicts held by an attribute (as ``Type.attribute[]``). Why: numpy data and a container's storage grow
     without new objects, so a count of objects by type (and pymalloc's blocks) is flat while glibc's in-use
@@ -195,7 +196,7 @@ def census(objects: list[object]) -> dict[str, list[int]]:
                 return
             seen.add(id(base))
             size = int(base.nbytes)
-        elif isinstance(value, (list, dict, set, frozenset, bytes, bytearray, collections.deque, array.array)):
+        elif isinstance(value, (list, dict, set, frozenset, str, bytes, bytearray, collections.deque, array.array)):
             if id(value) in seen:
                 return
             seen.add(id(value))
