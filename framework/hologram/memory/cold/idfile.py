@@ -86,7 +86,7 @@ class MappedHashSet:
                 new = new[~back]
         new = new[~self.contains(new)]
         if new.size:
-            self._added = np.union1d(self._added, new)
+            self._added = _inserted(self._added, new)
         self._maybe_rewrite()
 
     def discard(self, ids: Iterable[str]) -> None:
@@ -96,8 +96,9 @@ class MappedHashSet:
         if self._added.size:
             self._added = _without(self._added, gone)
         in_file = gone[self._in_file(gone)]
+        in_file = in_file[~_member(self._gone, in_file)]
         if in_file.size:
-            self._gone = np.union1d(self._gone, in_file)
+            self._gone = _inserted(self._gone, in_file)
         self._maybe_rewrite()
 
     def held_bytes(self) -> int:
@@ -175,6 +176,15 @@ def _member(sorted_hashes: np.ndarray, hashes: np.ndarray) -> np.ndarray:
         return np.zeros(hashes.shape, dtype=bool)
     at = np.minimum(np.searchsorted(sorted_hashes, hashes), sorted_hashes.size - 1)
     out: np.ndarray = sorted_hashes[at] == hashes
+    return out
+
+
+def _inserted(sorted_hashes: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """`sorted_hashes` with the (sorted, unique, absent) `new`: one O(n) insert, no sort (np.union1d sorted the
+    whole array again: ten times the CPU for a request's few ids)."""
+    if not sorted_hashes.size:
+        return new
+    out: np.ndarray = np.insert(sorted_hashes, np.searchsorted(sorted_hashes, new), new)
     return out
 
 
