@@ -93,10 +93,16 @@ def report(where: Path, first: str, last: str, turns: int, top: int) -> None:
             print(f"  {d:+8d}  {k}  ({tb.get(k, 0):,} now)")
     ca, cb = ja.get("census", {}), jb.get("census", {})
     rows = sorted(((cb.get(k, [0, 0])[0] - ca.get(k, [0, 0])[0], k) for k in set(ca) | set(cb)), reverse=True)
+    total_a = sum(v[0] for k, v in ca.items() if not k.startswith("lru "))
+    total_b = sum(v[0] for k, v in cb.items() if not k.startswith("lru "))
     print(
-        f"\n== bytes held by owner.attribute (numpy buffers, containers' storage), grown; total "
-        f"{sum(v[0] for v in ca.values()) / 1024:.0f} -> {sum(v[0] for v in cb.values()) / 1024:.0f} KiB =="
+        f"\n== bytes held by owner.attribute or module:global (numpy buffers, containers' storage), grown; "
+        f"total {total_a / 1024:.0f} -> {total_b / 1024:.0f} KiB =="
     )
+    for k in sorted(set(ca) | set(cb)):  # functools.lru_cache entries (not bytes), grown
+        if k.startswith("lru ") and cb.get(k, [0, 0])[0] != ca.get(k, [0, 0])[0]:
+            print(f"  {k}: {ca.get(k, [0, 0])[0]:,} -> {cb.get(k, [0, 0])[0]:,} entries")
+    rows = [(d, k) for d, k in rows if not k.startswith("lru ")]
     for d, k in rows[:25]:
         if d:
             was, now = ca.get(k, [0, 0]), cb.get(k, [0, 0])

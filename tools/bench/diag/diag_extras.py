@@ -16,6 +16,7 @@ import os
 import sqlite3
 import sys
 import tempfile
+import types
 from pathlib import Path
 
 
@@ -217,6 +218,11 @@ def census(objects: list[object]) -> dict[str, list[int]]:
 
     def owned(o: object) -> None:
         kind = type(o)
+        if isinstance(o, types.ModuleType) or (isinstance(o, type) and o.__module__ not in ("builtins",)):
+            # a module's globals and a class's attributes (module-level caches and tables)
+            for name, value in list(vars(o).items()):
+                add(f"{getattr(o, '__name__', '?')}:{name}", value)
+            return
         if kind.__module__ in ("builtins", "gc", "types") or isinstance(o, type):
             return
         attrs: dict[str, object] = {}
@@ -235,3 +241,15 @@ def census(objects: list[object]) -> dict[str, list[int]]:
         with contextlib.suppress(Exception):  # an object whose attributes raise (a model class's descriptors)
             owned(o)
     return {k: v for k, v in out.items() if v[0] >= 4096}
+
+
+def lru_sizes(objects: list[object]) -> dict[str, int]:
+    """Entries in each ``functools.lru_cache`` (their storage is out of reach of :func:`census`), by function."""
+    out: dict[str, int] = {}
+    for o in objects:
+        if type(o).__name__ != "_lru_cache_wrapper":  # checked first: a getattr on ctypes' cdll loads a library
+            continue
+        with contextlib.suppress(Exception):
+            size = int(o.cache_info().currsize)  # type: ignore[attr-defined]
+            out[f"{getattr(o, '__module__', '?')}.{getattr(o, '__qualname__', '?')}"] = size
+    return out

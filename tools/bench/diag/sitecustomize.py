@@ -131,7 +131,10 @@ def _start() -> None:
         previous.clear()
         previous.update(types)
         try:
-            held_by = diag_extras.census(gc.get_objects())  # every object: the start-up's were unfrozen above
+            every = gc.get_objects()  # every object: the start-up's were unfrozen above
+            held_by = diag_extras.census(every)
+            held_by.update({f"lru {k}": [v, -1] for k, v in diag_extras.lru_sizes(every).items() if v})
+            del every
         except Exception as exc:  # a diagnostic: the snapshot goes on without it
             held_by = {f"census failed: {exc!r}"[:200]: [0, 0]}
         del objects
