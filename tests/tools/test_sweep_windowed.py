@@ -44,3 +44,16 @@ def test_latency_is_the_median_of_each_window_of_turns() -> None:
 
 def test_a_run_too_short_for_two_windows_has_none() -> None:
     assert _windowed(samples([70] * 5), [0.1] * 500, 200) == {}
+
+
+def test_latency_over_calibration_sits_beside_the_raw_ratio() -> None:
+    """A host twice as slow at the end (calibration 50 -> 100 ms) and a latency twice as long: 2x raw, 1x
+    normalised; the raw ratio is unchanged by the new line, and a run without calibrations has no such line."""
+    rows = samples([70] * 10)
+    for row in rows:
+        row["calibration_ms"] = 50.0 if row["turn"] <= 400 else 100.0
+    latencies = [0.1] * 400 + [0.2] * 600
+    out = _windowed(rows, latencies, 200)
+    assert out["latency_s"]["ratio"] == 2.0
+    assert out["latency_per_calibration"] == {"early_cal_ms": 50.0, "end_cal_ms": 100.0, "ratio": 1.0}
+    assert "latency_per_calibration" not in _windowed(samples([70] * 10), latencies, 200)

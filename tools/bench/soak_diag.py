@@ -91,6 +91,24 @@ def report(where: Path, first: str, last: str, turns: int, top: int) -> None:
     for d, k in diffs[:30]:
         if d:
             print(f"  {d:+8d}  {k}  ({tb.get(k, 0):,} now)")
+    ca, cb = ja.get("census", {}), jb.get("census", {})
+    rows = sorted(((cb.get(k, [0, 0])[0] - ca.get(k, [0, 0])[0], k) for k in set(ca) | set(cb)), reverse=True)
+    total_a = sum(v[0] for k, v in ca.items() if not k.startswith("lru "))
+    total_b = sum(v[0] for k, v in cb.items() if not k.startswith("lru "))
+    print(
+        f"\n== bytes held by owner.attribute or module:global (numpy buffers, containers' storage), grown; "
+        f"total {total_a / 1024:.0f} -> {total_b / 1024:.0f} KiB =="
+    )
+    for k in sorted(set(ca) | set(cb)):  # functools.lru_cache entries (not bytes), grown
+        if k.startswith("lru ") and cb.get(k, [0, 0])[0] != ca.get(k, [0, 0])[0]:
+            print(f"  {k}: {ca.get(k, [0, 0])[0]:,} -> {cb.get(k, [0, 0])[0]:,} entries")
+    rows = [(d, k) for d, k in rows if not k.startswith("lru ")]
+    for d, k in rows[:25]:
+        if d:
+            was, now = ca.get(k, [0, 0]), cb.get(k, [0, 0])
+            print(
+                f"  {d / 1024:+9.1f} KiB  {k}  ({was[0] / 1024:.0f} -> {now[0] / 1024:.0f} KiB, {was[1]} -> {now[1]})"
+            )
     for kind, held in jb.get("holders", {}).items():
         print(f"  held: the newest {kind} objects are referred to by {held}")
     for name, row in sorted(jb.get("sqlite_by_file", {}).items()):

@@ -530,6 +530,9 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
                             "kernel_pss_anon_mb": anon_pss,
                             "kernel_pss_file_mb": sum(mapped.values()) / 1024 - anon_pss,
                             "kernel_cpu_s": cpu_now,
+                            # how fast this host runs Python right now (one round of calibration_ms, in the
+                            # bench's process): the normalised latency line below divides by it
+                            "calibration_ms": calibration_ms(rounds=1),
                         }
                     )
                     log(
@@ -653,6 +656,15 @@ def _windowed(samples: list[dict[str, Any]], latencies: list[float], window: int
     early_lat = statistics.median(latencies[window : 2 * window])
     end_lat = statistics.median(latencies[turns - window :])
     out["latency_s"] = {"early": early_lat, "end": end_lat, "ratio": end_lat / early_lat}
+    cal_a = [s["calibration_ms"] for s in first if s.get("calibration_ms")]
+    cal_b = [s["calibration_ms"] for s in end if s.get("calibration_ms")]
+    if cal_a and cal_b:  # beside the raw latency, never instead of it: each window's over the host's speed then
+        early_cal, end_cal = statistics.median(cal_a), statistics.median(cal_b)
+        out["latency_per_calibration"] = {
+            "early_cal_ms": early_cal,
+            "end_cal_ms": end_cal,
+            "ratio": (end_lat / end_cal) / (early_lat / early_cal),
+        }
     cpu_first = (first[-1]["kernel_cpu_s"] - first[0]["kernel_cpu_s"]) / max(1, first[-1]["turn"] - first[0]["turn"])
     cpu_end = (end[-1]["kernel_cpu_s"] - end[0]["kernel_cpu_s"]) / max(1, end[-1]["turn"] - end[0]["turn"])
     if cpu_first > 0 and cpu_end > 0:
@@ -749,6 +761,15 @@ def table(result: Result) -> list[tuple[str, str]]:
             rows.append(
                 (f"  turn latency, medians {span}", f"{ms(lat['early'])} → {ms(lat['end'])} ({lat['ratio']:.2f}x)")
             )
+            if "latency_per_calibration" in w:
+                n = w["latency_per_calibration"]
+                rows.append(
+                    (
+                        f"  turn latency over calibration, {span}",
+                        f"{lat['ratio']:.2f}x raw, calibration {n['early_cal_ms']:.0f} → {n['end_cal_ms']:.0f} ms: "
+                        f"{n['ratio']:.2f}x normalised",
+                    )
+                )
             if "kernel_cpu_ms_per_turn" in w:
                 c = w["kernel_cpu_ms_per_turn"]
                 rows.append(

@@ -4,8 +4,10 @@ objects keep which pymalloc arena. Run in the kernel's diagnostics thread only; 
 
 from __future__ import annotations
 
+import array
 import bisect
 import collections
+import contextlib
 import ctypes
 import ctypes.util
 import gc
@@ -14,6 +16,7 @@ import os
 import sqlite3
 import sys
 import tempfile
+import types
 from pathlib import Path
 
 
@@ -168,3 +171,85 @@ def peak_sampler(path: Path, stop: object, every: float = 0.001) -> None:
         time.sleep(every)
     top = sorted(by_stack.items(), key=lambda kv: -kv[1])[:40]
     path.write_text(json.dumps({"max": best, "max_stack": best_stack, "samples": n, "by_stack": top, "series": series}))
+
+
+def census(objects: list[object]) -> dict[str, list[int]]:
+    """Bytes held through each owner's attribute, by ``Type.attribute``: numpy arrays (their base buffer's
+    nbytes, each buffer counted once), and the storage of containers and strings (list, dict, set, str, bytes,
+    bytearray, deque, array;
+    ``sys.getsizeof``, the container itself, not what it refers to), plus numpy arrays found in lists, tuples
+    and dicts held by an attribute (as ``Type.attribute[]``). Why: numpy data and a container's storage grow
+    without new objects, so a count of objects by type (and pymalloc's blocks) is flat while glibc's in-use
+    bytes grow; this names the owner. Each row is [bytes, how many]."""
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover - numpy is a dependency of the kernel
+        return {}
+    seen: set[int] = set()
+    out: dict[str, list[int]] = {}
+
+    def add(key: str, value: object) -> None:
+        if isinstance(value, np.ndarray):
+            base = value
+            while isinstance(base.base, np.ndarray):
+                base = base.base
+            if id(base) in seen or base.base is not None:  # counted, or a view of a mapped file / bytes
+                return
+            seen.add(id(base))
+            size = int(base.nbytes)
+        elif isinstance(value, (list, dict, set, frozenset, str, bytes, bytearray, collections.deque, array.array)):
+            if id(value) in seen:
+                return
+            seen.add(id(value))
+            size = sys.getsizeof(value)
+            if isinstance(value, (list, collections.deque)):
+                for item in value:
+                    if isinstance(item, np.ndarray):
+                        add(key + "[]", item)
+            elif isinstance(value, dict):
+                for item in value.values():
+                    if isinstance(item, np.ndarray):
+                        add(key + "[]", item)
+        else:
+            return
+        row = out.setdefault(key, [0, 0])
+        row[0] += size
+        row[1] += 1
+
+    def owned(o: object) -> None:
+        kind = type(o)
+        if isinstance(o, types.ModuleType) or (isinstance(o, type) and o.__module__ not in ("builtins",)):
+            # a module's globals and a class's attributes (module-level caches and tables)
+            for name, value in list(vars(o).items()):
+                add(f"{getattr(o, '__name__', '?')}:{name}", value)
+            return
+        if kind.__module__ in ("builtins", "gc", "types") or isinstance(o, type):
+            return
+        attrs: dict[str, object] = {}
+        held = getattr(o, "__dict__", None)
+        if isinstance(held, dict):
+            attrs.update(held)
+        for klass in kind.__mro__:
+            for slot in getattr(klass, "__slots__", ()):
+                if isinstance(slot, str) and slot not in attrs:
+                    with contextlib.suppress(Exception):  # an unset slot
+                        attrs[slot] = object.__getattribute__(o, slot)
+        for name, value in attrs.items():
+            add(f"{kind.__module__.rsplit('.', 1)[-1]}.{kind.__qualname__}.{name}", value)
+
+    for o in objects:
+        with contextlib.suppress(Exception):  # an object whose attributes raise (a model class's descriptors)
+            owned(o)
+    return {k: v for k, v in out.items() if v[0] >= 4096}
+
+
+def lru_sizes(objects: list[object]) -> dict[str, int]:
+    """Entries in each ``functools.lru_cache`` (their storage is out of reach of :func:`census`), by function."""
+    out: dict[str, int] = {}
+    for o in objects:
+        if type(o).__name__ != "_lru_cache_wrapper":  # checked first: a getattr on ctypes' cdll loads a library
+            continue
+        with contextlib.suppress(Exception):
+            size = int(o.cache_info().currsize)  # type: ignore[attr-defined]
+            out[f"{getattr(o, '__module__', '?')}.{getattr(o, '__qualname__', '?')}"] = size
+    return out

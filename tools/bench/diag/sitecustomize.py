@@ -122,14 +122,24 @@ def _start() -> None:
             gc.unfreeze()
             pinned = diag_extras.pins(gc.get_objects())
             gc.freeze()
+        gc.unfreeze()  # the census (and the counts by type) see what the start-up froze too (the stores,
+        # SessionMemory); not frozen again, so every snapshot counts the same objects
         objects = gc.get_objects()
         types = collections.Counter(type(o).__qualname__ for o in objects)
         grown = sorted(((types[k] - previous.get(k, 0), k) for k in types), reverse=True)[:6]
         held = {k: holders(objects, k) for d, k in grown if previous and d > 50}
         previous.clear()
         previous.update(types)
+        try:
+            every = gc.get_objects()  # every object: the start-up's were unfrozen above
+            held_by = diag_extras.census(every)
+            held_by.update({f"lru {k}": [v, -1] for k, v in diag_extras.lru_sizes(every).items() if v})
+            del every
+        except Exception as exc:  # a diagnostic: the snapshot goes on without it
+            held_by = {f"census failed: {exc!r}"[:200]: [0, 0]}
         del objects
         out = {
+            "census": held_by,
             "traced": tracemalloc.get_traced_memory()[0],
             "blocks": sys.getallocatedblocks(),
             "types": dict(types.most_common(400)),

@@ -73,6 +73,7 @@ import numpy as np
 
 from hologram.memory.cold.blocks import Block, EventRecord
 from hologram.memory.cold.coldindex import ColdIndex, IndexEntry
+from hologram.memory.cold.idfile import MappedHashSet
 from hologram.memory.embed.vectors import DenseVector
 from hologram.memory.index.idhash import HashSet, id_hashes
 from hologram.memory.rank.events import Query
@@ -184,8 +185,10 @@ class ColdStore:
         self._lock = threading.RLock()
         self._index: ColdIndex | None = None
         """Built by the first `index` use (search), then kept up to date by every write."""
-        self._ids = HashSet()
-        """Every event id L2 holds, as sorted 64-bit hashes (membership without the index; 8 bytes an id)."""
+        self._ids: HashSet | MappedHashSet = HashSet()
+        """Every event id L2 holds, as sorted 64-bit hashes (membership without the index): in a file mapped per
+        lookup for a store on disk (cold/idfile.py: only the changes since its last rewrite stay in memory),
+        in memory (8 bytes an id) for ``:memory:``."""
         self._per_session: Counter[str | None] = Counter()
         """How many events L2 holds per session (None: unknown, e.g. undecodable rows at open — then every
         session is taken to hold some): whether a request offers the ``coldcontext_query`` tool."""
@@ -238,12 +241,19 @@ class ColdStore:
         """The id set, read from the ``id`` index alone. An id that is not UTF-8 is left out (as if it were
         quarantined already): the damage check finds its row and moves it aside."""
         try:
-            self._ids = HashSet(r[0] for r in self._db.execute("SELECT id FROM cold_events"))
+            self._ids = self._id_set(r[0] for r in self._db.execute("SELECT id FROM cold_events"))
         except sqlite3.OperationalError as exc:
             if not _undecodable(exc):
                 raise
             rows = self._db.execute("SELECT CAST(id AS BLOB) FROM cold_events")
-            self._ids = HashSet(eid for (raw,) in rows if (eid := _utf8(raw)) is not None)
+            self._ids = self._id_set(eid for (raw,) in rows if (eid := _utf8(raw)) is not None)
+
+    def _id_set(self, ids: Iterable[str]) -> HashSet | MappedHashSet:
+        if self.path == ":memory:":
+            return HashSet(ids)
+        if isinstance(self._ids, MappedHashSet):
+            self._ids.close()  # the set this replaces (a reopen's): its file goes with its descriptor
+        return MappedHashSet(Path(self.path).parent, ids)
 
     def _has_rows(self) -> bool:
         return self._db.execute("SELECT 1 FROM cold_events LIMIT 1").fetchone() is not None
@@ -397,6 +407,8 @@ class ColdStore:
         self._wait_checked()
         with self._lock:
             self._db.close()
+            if isinstance(self._ids, MappedHashSet):
+                self._ids.close()
 
     def __enter__(self) -> ColdStore:
         return self
