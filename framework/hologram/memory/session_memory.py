@@ -155,12 +155,6 @@ MAX_SESSIONS = 32
 #: idle kernel held +47 MB of PSS, ~10 MB of it Python objects that were live (issue 41). Released, the session's
 #: next turn reads its tail back (sealed segments from disk, the tail re-tokenised, vectors from vectors.db).
 RELEASE_IDLE_S = 2.0
-#: An idle session is released as soon as another session's turn starts (`SessionMemory.release_waiting`) when
-#: its last turn made at least this many LLM requests: a long tool loop (the long-turn bench's turn makes 41),
-#: whose decoded events and index tail were allocated all through it. Not by the bytes the log holds: every
-#: session past its first sealed chunk holds 256-512 events (>= 100 kB), so four chats taking turns (the
-#: 10,000-turn soak) would each be released by the others' turns and read back at every turn of its own.
-RELEASE_EARLY_REQUESTS = 8
 #: Query vectors remembered by text: a turn's input is embedded once for its first request and reused for the
 #: turn's later requests and when the input event itself is indexed.
 _QUERY_VECTORS = 64
@@ -267,10 +261,6 @@ class SessionMemory:
         """Turns running per session (`turn_started`, `turn_ended`): a session with one is never released."""
         self._ended: dict[str, int] = {}
         """Turns ended per session with a release still planned: only the latest one's release may run."""
-        self.release_early_requests = RELEASE_EARLY_REQUESTS
-        """`release_waiting` releases early only sessions whose last turn made at least this many requests."""
-        self._turn_requests: dict[str, int] = {}
-        """Requests (`prepare`) made by each session's running turn so far, then by its last ended turn."""
         """The session log as read so far, shared with the request builder (`Agent` takes it from here)."""
         self.cold = cold
         self.vectors = vectors
@@ -438,27 +428,8 @@ class SessionMemory:
         return state
 
     def turn_started(self, sid: str) -> None:
-        """A turn of the session began: nothing of it is released until it ends (`turn_ended`). Other sessions
-        waiting for their release are released now, before this turn's churn (`release_waiting`)."""
-        if not self._running.get(sid):
-            self._turn_requests[sid] = 0
+        """A turn of the session began: nothing of it is released until it ends (`turn_ended`)."""
         self._running[sid] = self._running.get(sid, 0) + 1
-        self.release_waiting(but=sid)
-
-    def release_waiting(self, but: str = "") -> None:
-        """Release now every idle session whose release is planned (`turn_ended`), except `but`. Called as
-        another session's turn starts: a release due ``release_idle_s`` later falls in the middle of that
-        turn, and what it frees — a long turn's decoded events and index tail, allocated all through it —
-        is then left as holes between the new turn's objects, whose churn has meanwhile taken fresh pymalloc
-        arenas that its survivors keep (issue 41: the long-turn bench's sessions back to back). Freed first,
-        the new turn reuses those pools. The price: a session whose next turn comes within ``release_idle_s``
-        while another session's turn started re-reads its tail (as after any release) — so only sessions whose
-        last turn made at least `release_early_requests` requests go early (a long tool loop, not a chat's one
-        or two: many short sessions turn and turn about and keep their timers)."""
-        early = self.release_early_requests
-        for other, ended in list(self._ended.items()):
-            if other != but and not self._running.get(other) and self._turn_requests.get(other, 0) >= early:
-                self._release_if_idle(other, ended)
 
     def turn_ended(self, sid: str) -> None:
         """A turn of the session ended: release what is held of it (`forget`) once it has stayed idle for
@@ -467,7 +438,6 @@ class SessionMemory:
         if running > 0:
             self._running[sid] = running
         if self.release_idle_s is None:
-            self._turn_requests.pop(sid, None)  # nothing is released early either
             return
         try:
             loop = asyncio.get_running_loop()
@@ -488,7 +458,6 @@ class SessionMemory:
             asyncio.get_running_loop().call_later(again, self._release_if_idle, sid, ended)
             return
         del self._ended[sid]
-        self._turn_requests.pop(sid, None)
         self.forget(sid)
         self.released += 1
         _heap.idle_trim.activity()  # the freed arenas and pages go back to the OS once the kernel stays idle
@@ -664,8 +633,6 @@ class SessionMemory:
         L3 recalls for `query` (`scene` preferred) joins the note, within ``[memory.graph] recall_share`` of
         the budget."""
         budget = history_budget(window_tokens, fixed_tokens)
-        if self._running.get(sid):
-            self._turn_requests[sid] = self._turn_requests.get(sid, 0) + 1
         return await self._prepare(sid, query, budget, overflow=False, commit=True, now=None, scene=scene)
 
     async def preview(

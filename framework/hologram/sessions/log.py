@@ -84,11 +84,6 @@ class SessionLog:
         """Whether the session's events are held (read, and not dropped since)."""
         return sid in self._held
 
-    def held_bytes(self, sid: str) -> int:
-        """`event_bytes` of the session's held events (0 when none are held)."""
-        held = self._held.get(sid)
-        return 0 if held is None else held.size
-
     def events(self, sid: str) -> tuple[Event, ...]:
         """The session's held events in log order (all of them unless memory trimmed the oldest: then at
         least the last sealed chunk of its index, a few hundred events); only those appended since the last
