@@ -7,6 +7,8 @@ instead of inserting it (each with `merge_at` small, so the property test reache
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,7 +19,12 @@ ids = st.lists(st.sampled_from([f"ev_{i}" for i in range(40)]), max_size=30)
 
 @given(st.lists(st.tuples(st.booleans(), ids), max_size=12), st.sampled_from([1, 3, 8, 4096]))
 def test_a_hash_set_is_a_set_of_ids(ops: list[tuple[bool, list[str]]], merge_at: int) -> None:
-    got, want = HashSet(merge_at=merge_at), set()
+    same_as_a_set(HashSet(merge_at=merge_at), set(), ops)
+
+
+def same_as_a_set(got: Any, want: set[str], ops: list[tuple[bool, list[str]]]) -> None:
+    """Apply `ops` (add or discard a batch of ids) to `got` and to the Python set `want`; after each, the same
+    size, and at the end the same members among every id the strategies draw (also tests/memory/test_idfile.py)."""
     for adding, batch in ops:
         if adding:
             got.add(batch)

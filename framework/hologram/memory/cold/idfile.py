@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hologram.memory.index.idhash import MERGE_AT, id_hashes
+from hologram.memory.index.idhash import MERGE_AT, id_hashes, in_sorted
 
 __all__ = ["CHUNK", "MappedHashSet"]
 
@@ -70,9 +70,9 @@ class MappedHashSet:
         """Which of `hashes` are members (a bool array): one lookup in the mapped file and in each change."""
         out = self._in_file(hashes)
         if self._gone.size:
-            out &= ~_member(self._gone, hashes)
+            out &= ~in_sorted(self._gone, hashes)
         if self._added.size:
-            out |= _member(self._added, hashes)
+            out |= in_sorted(self._added, hashes)
         return out
 
     def add(self, ids: Iterable[str]) -> None:
@@ -80,7 +80,7 @@ class MappedHashSet:
         if not new.size:
             return
         if self._gone.size:  # removed since the last rewrite and back again: in the file still
-            back = _member(self._gone, new)
+            back = in_sorted(self._gone, new)
             if back.any():
                 self._gone = _without(self._gone, new[back])
                 new = new[~back]
@@ -96,7 +96,7 @@ class MappedHashSet:
         if self._added.size:
             self._added = _without(self._added, gone)
         in_file = gone[self._in_file(gone)]
-        in_file = in_file[~_member(self._gone, in_file)]
+        in_file = in_file[~in_sorted(self._gone, in_file)]
         if in_file.size:
             self._gone = _inserted(self._gone, in_file)
         self._maybe_rewrite()
@@ -120,7 +120,7 @@ class MappedHashSet:
             return np.zeros(hashes.shape, dtype=bool)
         with mmap.mmap(self._fd, self._size * 8, access=mmap.ACCESS_READ) as mapped:
             on_disk = np.frombuffer(mapped, dtype=np.uint64, count=self._size)
-            out = _member(on_disk, hashes)  # a new array: nothing refers to the mapping after this
+            out = in_sorted(on_disk, hashes)  # a new array: nothing refers to the mapping after this
             del on_disk
         return out
 
@@ -137,7 +137,7 @@ class MappedHashSet:
             with mmap.mmap(self._fd, self._size * 8, access=mmap.ACCESS_READ) as mapped:
                 part = np.frombuffer(mapped, dtype=np.uint64, count=count, offset=start * 8).copy()
             if gone.size:
-                part = part[~_member(gone, part)]
+                part = part[~in_sorted(gone, part)]
             last = start + count == self._size
             upto = added.size if last else int(np.searchsorted(added, part[-1])) if part.size else taken
             upto = max(upto, taken)
@@ -171,14 +171,6 @@ def _chunks(hashes: np.ndarray) -> Iterable[np.ndarray]:
         yield hashes[start : start + CHUNK]
 
 
-def _member(sorted_hashes: np.ndarray, hashes: np.ndarray) -> np.ndarray:
-    if sorted_hashes.size == 0 or hashes.size == 0:
-        return np.zeros(hashes.shape, dtype=bool)
-    at = np.minimum(np.searchsorted(sorted_hashes, hashes), sorted_hashes.size - 1)
-    out: np.ndarray = sorted_hashes[at] == hashes
-    return out
-
-
 def _inserted(sorted_hashes: np.ndarray, new: np.ndarray) -> np.ndarray:
     """`sorted_hashes` with the (sorted, unique, absent) `new`: one O(n) insert, no sort (np.union1d sorted the
     whole array again: ten times the CPU for a request's few ids)."""
@@ -189,5 +181,5 @@ def _inserted(sorted_hashes: np.ndarray, new: np.ndarray) -> np.ndarray:
 
 
 def _without(sorted_hashes: np.ndarray, gone: np.ndarray) -> np.ndarray:
-    keep: np.ndarray = sorted_hashes[~_member(gone, sorted_hashes)]
+    keep: np.ndarray = sorted_hashes[~in_sorted(gone, sorted_hashes)]
     return keep

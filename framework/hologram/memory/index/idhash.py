@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-__all__ = ["HashSet", "id_hash", "id_hashes"]
+__all__ = ["HashSet", "id_hash", "id_hashes", "in_sorted"]
 
 
 def id_hash(event_id: str) -> int:
@@ -57,9 +57,9 @@ class HashSet:
 
     def contains(self, hashes: np.ndarray) -> np.ndarray:
         """Which of `hashes` are in the set (a bool array, one vectorised lookup in each array)."""
-        out = _member(self._sorted, hashes)
+        out = in_sorted(self._sorted, hashes)
         if self._recent.size:
-            out |= _member(self._recent, hashes)
+            out |= in_sorted(self._recent, hashes)
         return out
 
     def add(self, ids: Iterable[str]) -> None:
@@ -82,7 +82,8 @@ class HashSet:
             self._recent = _without(self._recent, gone)
 
 
-def _member(sorted_hashes: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+def in_sorted(sorted_hashes: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+    """Whether each of `hashes` is in `sorted_hashes` (sorted, unique): one binary search each."""
     if sorted_hashes.size == 0 or hashes.size == 0:
         return np.zeros(hashes.shape, dtype=bool)
     at = np.minimum(np.searchsorted(sorted_hashes, hashes), sorted_hashes.size - 1)
