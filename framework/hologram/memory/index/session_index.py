@@ -1039,12 +1039,16 @@ class SessionIndex:
     def _tail_cosines(self, dense: np.ndarray, sims: np.ndarray) -> int:
         """The unsealed tail's cosines to `dense` written into `sims` (where a passage has a vector); the rows
         computed, or -1 when the tail has no matrix in this space. Every passage of the tail is among the newest,
-        so both :meth:`passage_cosines` and :meth:`passage_cosines_at` compute all of it."""
-        if self._matrix is None or self._matrix.shape[1] != dense.size:
+        so both :meth:`passage_cosines` and :meth:`passage_cosines_at` compute all of it. `dense` may be several
+        vectors (one a row: :meth:`cosines_to_events`'s sources): each passage then gets the best of them."""
+        if self._matrix is None or self._matrix.shape[1] != dense.shape[-1]:
             return -1
         rows = int(min(len(self._passage_event), self._matrix.shape[0]))
         # einsum, not BLAS gemv: no thread-pool wake-ups inside a busy kernel (see score.py).
-        part = np.einsum("ij,j->i", self._matrix[:rows], dense, dtype=np.float32)
+        if dense.ndim == 1:
+            part = np.einsum("ij,j->i", self._matrix[:rows], dense, dtype=np.float32)
+        else:
+            part = np.einsum("ij,kj->ik", self._matrix[:rows], dense, dtype=np.float32).max(axis=1)
         part *= self._scale[:rows]
         have = self._has_vector[:rows]
         base = self._base_passage
@@ -1073,12 +1077,7 @@ class SessionIndex:
             part *= seg["scale"][lo:]
             part[~seg["has_vector"][lo:]] = -np.inf
             sims[base + lo : base + count] = part
-        if self._matrix is not None and self._matrix.shape[1] == stacked.shape[1]:
-            rows = int(min(len(self._passage_event), self._matrix.shape[0]))
-            part = np.einsum("ij,kj->ik", self._matrix[:rows], stacked, dtype=np.float32).max(axis=1)
-            part *= self._scale[:rows]
-            have = self._has_vector[:rows]
-            sims[self._base_passage : self._base_passage + rows][have] = part[have]
+        self._tail_cosines(stacked, sims)
         return _best_of_events(sims, self._cols().column("first_passage"))
 
     @property
