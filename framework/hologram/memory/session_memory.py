@@ -509,7 +509,8 @@ class SessionMemory:
             if event.kind == "input":
                 state.last_input = event.seq
                 state.inputs = [*state.inputs[-1:], position]
-                said, partner = event.data.get("text"), event.data.get("partner")
+                data = event.data  # decoded on each access (hologram/sessions/event.py): once
+                said, partner = data.get("text"), data.get("partner")
                 if isinstance(said, str):
                     state.corrections.observe(event.seq, said, str(partner) if partner else None)
 

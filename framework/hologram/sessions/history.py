@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from hologram.llm import Message, ToolCall
+from hologram.sessions.event import Event
 from hologram.sessions.log import SessionLog
-from hologram.sessions.store import Event
 
 
 def response_message(data: dict[str, Any]) -> Message:
