@@ -36,6 +36,7 @@ import numpy as np
 
 from hologram.memory.index.idhash import id_hash
 from hologram.memory.index.index_segment import Layout, Segment, SegmentError, read_segment, write_segment
+from hologram.memory.index.window import old_bounded
 from hologram.memory.rank.says_nothing import SAYS_NOTHING_BIT, SAYS_NOTHING_PENALTY, says_nothing
 from hologram.memory.rank.score import neighbour_smooth, zscore
 from hologram.memory.rank.speakers import (
@@ -220,6 +221,8 @@ class SessionIndex:
         self.dense_rows = 0
         """Passages whose cosine the last dense product computed (the sealed ones kept for the query not
         counted): what :data:`DENSE_HORIZON` bounds (tests)."""
+        self.bm25_rows = 0
+        """Postings the last BM25 pass read: what a scoring window bounds (memory/index/window.py; tests)."""
         self._sealed_cosines: tuple[tuple[str, bytes], dict[Path, tuple[Layout, np.ndarray]]] | None = None
         """The sealed passages' cosines to the last dense query, by segment (a segment is immutable): a turn
         makes several requests with the same input, and each scored every sealed passage again. 4 bytes a
@@ -929,20 +932,33 @@ class SessionIndex:
                 )
         return out
 
-    def _bm25(self, terms: Mapping[str, float]) -> np.ndarray:
+    def _bm25(self, terms: Mapping[str, float], window: int | None = None) -> np.ndarray:
+        """Each passage's BM25 score for `terms`. With a `window` the session exceeds (events), the passages
+        before the newest `window` events' get a word's share only when the word is rare among them
+        (memory/index/window.py); the idf still counts every passage."""
         n = self.passages
         out = np.zeros(n, dtype=np.float64)
+        self.bm25_rows = 0
         if not terms or n == 0:
             return out
         cols = self._cols()
         avg = max(self.total_length / n, 1.0)
         active = [(term, weight) for term, weight in terms.items() if weight > 0]
         postings = self._postings([t for t, _ in active], cols.segments)
-        norm = once = None
+        first_recent = None
+        if window is not None and len(self) > window:
+            first_recent = int(cols.column("first_passage")[len(self) - window])
+        norm: np.ndarray | None = None
+        once: np.ndarray | None = None
         for (_term, weight), found in zip(active, postings, strict=True):
             if not found:
                 continue
-            if norm is None:
+            df = sum(part[0].size for part in found)  # the parts' passages are disjoint
+            if first_recent is not None:
+                found = old_bounded(found, first_recent)
+                if not found:
+                    continue
+            if norm is None and first_recent is None:
                 # Each passage's length normalisation once a request, not once a posting: a long session's
                 # common terms together have more postings than it has passages. The same float32 operations
                 # on each element as on the gathered lengths, so the same values (and ``tf + norm`` with
@@ -950,19 +966,24 @@ class SessionIndex:
                 length = cols.column("passage_length")
                 norm = (_K1 * (1.0 - _B + _B * length / avg)).astype(np.float64)
                 once = norm + 1.0
-            assert once is not None
-            df = sum(part[0].size for part in found)  # the parts' passages are disjoint
             idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
             # a word many of the session's passages say is generic here, however rare in English (rank/specific.py)
             weight = weight * specificity(df, n)
             # one set of numpy operations per term over all parts (their slots are disjoint)
             slots = np.concatenate([f[0] for f in found]) if len(found) > 1 else found[0][0]
             tf = np.concatenate([f[1] for f in found]) if len(found) > 1 else found[0][1]
+            self.bm25_rows += slots.size
+            if norm is None:  # windowed: the normalisation of the read postings only, not of every passage
+                at = (_K1 * (1.0 - _B + _B * cols.column("passage_length")[slots] / avg)).astype(np.float64)
+                at_once = at + 1.0
+            else:
+                assert once is not None
+                at, at_once = norm[slots], once[slots]
             scale = weight * idf
             if int(tf.max()) == 1:  # weight * idf * tf * (k1 + 1) / (tf + norm), each step rounded as there
-                out[slots] += scale * (_K1 + 1.0) / once[slots]
+                out[slots] += scale * (_K1 + 1.0) / at_once
             else:
-                out[slots] += scale * tf * (_K1 + 1.0) / (tf + norm[slots])
+                out[slots] += scale * tf * (_K1 + 1.0) / (tf + at)
         return out
 
     def _cosine(
@@ -1091,7 +1112,12 @@ class SessionIndex:
         self._sealed_cosines = None
 
     def scores(
-        self, query: IndexQuery, *, segment: np.ndarray | None = None, dense_horizon: int | None = None
+        self,
+        query: IndexQuery,
+        *,
+        segment: np.ndarray | None = None,
+        dense_horizon: int | None = None,
+        window: int | None = None,
     ) -> np.ndarray:
         """The relevance of every event to `query` (module docstring), in log order. ``segment``: a label per
         event (the session, when one index holds several: hologram/memory/inspection.py); turns with another
@@ -1100,13 +1126,16 @@ class SessionIndex:
         ``dense_horizon`` (a request's ranking: :data:`DENSE_HORIZON`): in a session longer than that, the dense
         product — the one cost of a request that grew with every sealed passage — runs over the newest
         `dense_horizon` events' passages and over the :data:`FAR_DENSE` older passages that best match the
-        query's words; every other older passage is scored as one without a vector is (BM25 alone)."""
+        query's words; every other older passage is scored as one without a vector is (BM25 alone).
+
+        ``window`` (a request's ranking: memory/index/window.py's :data:`SCORE_WINDOW`): in a session longer than
+        that, BM25 reads the older passages' postings only for the query's words that are rare among them."""
         n = len(self)
         if n == 0:
             return np.zeros(0)
         with self.reading():
             cols = self._cols()
-            bm25 = self._bm25(query.terms)
+            bm25 = self._bm25(query.terms, window)
             lexical = zscore(_best_of_events(bm25, cols.column("first_passage"))).astype(np.float64)
             dense, mask = self._cosine(query, bm25, dense_horizon)
             fused = lexical
