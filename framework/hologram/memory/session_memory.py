@@ -427,7 +427,7 @@ class SessionMemory:
         else:
             self._sessions.move_to_end(sid)
         if self._last_used not in (None, sid) and (previous := self._sessions.get(self._last_used)) is not None:
-            previous.index.forget_cosines()  # kept for the session in use only: 4 bytes a sealed passage
+            previous.index.forget_between_requests()  # kept for the session in use only (~50 bytes a sealed event)
         self._last_used = sid
         return state
 
