@@ -6,7 +6,8 @@ list) makes them again, and another session's request drops them (one session's 
 Mutation checks (done): keying the kept columns without the segment list (``kept[0] != key`` never true) turns
 ``test_sealed_columns_are_kept_between_requests_and_follow_the_segments`` red (a seal's new segment is missing
 from the columns), and so does never dropping them for the session not in use; ``_Columns.column`` that
-concatenates every segment again (the kept part ignored) turns it red too (the same arrays are not reused).
+concatenates every segment again (the kept part ignored) turns it red too (the same arrays are not reused); the
+roles' tail computed from the start of the session (``start = 0``) doubles their length and turns it red.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from hologram.memory.index.session_index import _TAIL_COLUMNS
+from hologram.memory.rank.speakers import KIND_MASK
 from hologram.memory.session_memory import SessionMemory
 
 from .test_sealed_index import _memory, _settle, _turns
@@ -58,6 +60,13 @@ def test_sealed_columns_are_kept_between_requests_and_follow_the_segments(tmp_pa
             with index.reading():
                 got = index._cols().column(name).copy()
             assert np.array_equal(got, _fresh_column(mem, "s1", name)), name
+        with index.reading():  # the roles: the sealed part's kept too, the same values as over the whole session
+            roles = index.roles.copy()
+        assert "roles" in kept[1]
+        kind = _fresh_column(mem, "s1", "kind") & np.uint8(KIND_MASK)
+        expected = np.where(kind == 1, 1, 0).astype(np.uint8)
+        expected[(kind == 2) & (_fresh_column(mem, "s1", "grouped") == 0)] = 2
+        assert np.array_equal(roles, expected) and set(roles.tolist()) == {0, 1, 2}
         # more turns seal new segments: the kept columns are made again, over the new list
         before = index.segments, kept[0]
         await _turns([mem], "s1", 10, 12)

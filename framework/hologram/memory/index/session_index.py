@@ -575,10 +575,15 @@ class SessionIndex:
         result: sent as it is)."""
         cols = self._cols()
         made = cols.derived.get("roles")
-        if made is None:  # a request reads it three times (the fit, the markup twice): one pass over the session
-            kind = cols.column("kind") & np.uint8(KIND_MASK)
-            made = np.where(kind == _KIND_CODES["input"], 1, 0).astype(np.uint8)
-            made[(kind == _KIND_CODES["response"]) & (cols.column("grouped") == 0)] = 2
+        if made is None:  # a request reads it three times (the fit, the markup twice): one pass over the tail
+            sealed = cols.sealed.get("roles") if cols.segments else None
+            if cols.segments and sealed is None:  # the sealed part's once, kept with the sealed columns
+                sealed = _roles_of(cols.sealed_part("kind"), cols.sealed_part("grouped"))
+                sealed.flags.writeable = False
+                cols.sealed["roles"] = sealed
+            start = 0 if sealed is None else sealed.size
+            tail = _roles_of(cols.column("kind")[start:], cols.column("grouped")[start:])
+            made = tail if sealed is None else np.concatenate((sealed, tail))
             made.flags.writeable = False  # shared by the request's readers
             cols.derived["roles"] = made
         return made
@@ -1265,14 +1270,26 @@ class _Columns:
             if not self.segments:
                 made = self._made[name] = tail
                 return made
-            sealed = self.sealed.get(name)
-            if sealed is None:  # a copy: the maps are closed after the request, the copy is kept
-                parts = [s[name] for s in self.segments]
-                sealed = np.concatenate(parts) if len(parts) > 1 else parts[0].copy()
-                sealed.flags.writeable = False
-                self.sealed[name] = sealed
-            made = self._made[name] = np.concatenate((sealed, tail))
+            made = self._made[name] = np.concatenate((self.sealed_part(name), tail))
         return made
+
+    def sealed_part(self, name: str) -> np.ndarray:
+        """The segments' part of column `name`, concatenated once and kept (read-only)."""
+        sealed = self.sealed.get(name)
+        if sealed is None:  # a copy: the maps are closed after the request, the copy is kept
+            parts = [s[name] for s in self.segments]
+            sealed = np.concatenate(parts) if len(parts) > 1 else parts[0].copy()
+            sealed.flags.writeable = False
+            self.sealed[name] = sealed
+        return sealed
+
+
+def _roles_of(kind: np.ndarray, grouped: np.ndarray) -> np.ndarray:
+    """:attr:`SessionIndex.roles` of the events whose kind bytes and grouped flags are given (elementwise)."""
+    code = kind & np.uint8(KIND_MASK)
+    out: np.ndarray = np.where(code == _KIND_CODES["input"], 1, 0).astype(np.uint8)
+    out[(code == _KIND_CODES["response"]) & (grouped == 0)] = 2
+    return out
 
 
 def _namings_of(meta: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
