@@ -1,7 +1,7 @@
 """Does one request's ranking stay bounded as a session grows? `SessionMemory.preview` CPU at 1k … 24k events.
 
     .venv/bin/python tools/bench/prepare_scale.py [--at 1000,4000,12000,24000] [--requests 21] [--every 25]
-                                                  [--model] [--json out.json]
+                                                  [--model] [--window N] [--ab-window] [--json out.json]
 
 Why: the 10,000-turn soak's kernel CPU a turn rose ~1.1-1.27x (issue 39 item 7), all of it in
 `SessionMemory._prepare_locked` ranking every event of a session (each of the soak's four sessions reaches
@@ -13,6 +13,10 @@ background indexing drained after each. At each `--at` count of indexed events i
 inputs (`preview`: the same ranking and fitting as `prepare`, nothing moved) and reports the median CPU time of
 one on the calling thread (``time.thread_time``: what the event loop spends, robust to other processes on a
 shared host, unlike wall time), as a ratio to the first `--at` point measured in the same run.
+
+``--ab-window``: at each point every other request runs without the scoring window (memory/index/window.py),
+interleaved with the windowed ones, so the two medians share the host's load (a loaded host moves thread CPU
+too: caches and clock are shared).
 
 Vectors: by default a deterministic embedder that hashes each text to a unit vector (256-d): the dense product
 over the session's passages costs what a model's vectors cost, and streaming 24,000 events needs no model.
@@ -80,17 +84,29 @@ def feed_turn(store: SessionStore, sid: str, i: int) -> None:
     soak_answer(store, sid, turn)
 
 
-async def _probe(memory: SessionMemory, sid: str, requests: int, at: int) -> dict[str, Any]:
-    costs = []
+async def _probe(memory: SessionMemory, sid: str, requests: int, at: int, *, ab: bool = False) -> dict[str, Any]:
+    """The median thread CPU of `requests` previews. `ab`: every other request without the scoring window
+    (memory/index/window.py; ``score_window`` unbounded), reported as ``cpu_ms_unbounded`` — both from the
+    same requests' sitting, interleaved, so the host's load falls on both alike."""
+    costs: list[float] = []
+    unbounded: list[float] = []
     held = recalled = 0
-    for k in range(requests):
+    window = memory.score_window
+    for k in range(2 * requests if ab else requests):
+        off = ab and k % 2 == 1
+        memory.score_window = sys.maxsize if off else window
         text = f"{soak_input(at + k)} (probe {k})"
         started = time.thread_time()
         prepared = await memory.preview(sid, text, window_tokens=WINDOW_TOKENS, fixed_tokens=FIXED_TOKENS)
-        costs.append(time.thread_time() - started)
-        held, recalled = prepared.held, len(prepared.recalled)
-    return {"cpu_ms": 1000 * statistics.median(costs[1:] if len(costs) > 2 else costs), "l2": held,
-            "recalled": recalled}  # fmt: skip
+        (unbounded if off else costs).append(time.thread_time() - started)
+        if not off:
+            held, recalled = prepared.held, len(prepared.recalled)
+    memory.score_window = window
+    out = {"cpu_ms": 1000 * statistics.median(costs[1:] if len(costs) > 2 else costs), "l2": held,
+           "recalled": recalled}  # fmt: skip
+    if ab:
+        out["cpu_ms_unbounded"] = 1000 * statistics.median(unbounded[1:] if len(unbounded) > 2 else unbounded)
+    return out
 
 
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
@@ -99,6 +115,8 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
     memory = SessionMemory.open(data, store, load_model=args.model)
     if args.horizon is not None:
         memory.dense_horizon = args.horizon or sys.maxsize
+    if args.window is not None:
+        memory.score_window = args.window or sys.maxsize
     if args.model:
         await asyncio.to_thread(memory.embedder_ready.wait, 300)
     else:
@@ -120,12 +138,14 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
             events = len(memory._sessions[sid].index)
             if events >= targets[0]:
                 targets.pop(0)
-                row = {"events": events, **await _probe(memory, sid, args.requests, i)}
+                row = {"events": events, **await _probe(memory, sid, args.requests, i, ab=args.ab_window)}
                 row["segments"] = memory._sessions[sid].index.segments
                 rows.append(row)
                 print(f"{events:>6} events ({row['segments']} segments, {row['l2']} in L2): preview CPU p50 "
                       f"{row['cpu_ms']:.2f} ms (thread), {row['recalled']} recalled; "
-                      f"{time.perf_counter() - began:.0f} s", flush=True)  # fmt: skip
+                      f"{time.perf_counter() - began:.0f} s"
+                      + (f"; without the window {row['cpu_ms_unbounded']:.2f} ms" if args.ab_window else ""),
+                      flush=True)  # fmt: skip
     await memory.aclose()
     store.close()
     shutil.rmtree(data, ignore_errors=True)
@@ -133,6 +153,9 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
     for row in rows:
         row["ratio"] = row["cpu_ms"] / base
     print("ratio to the first point: " + ", ".join(f"{r['events']}: {r['ratio']:.2f}x" for r in rows))
+    if args.ab_window:
+        first = rows[0]["cpu_ms_unbounded"]
+        print("without the window: " + ", ".join(f"{r['events']}: {r['cpu_ms_unbounded'] / first:.2f}x" for r in rows))
     return {"args": vars(args), "rows": rows}
 
 
@@ -143,6 +166,9 @@ def main() -> int:
     parser.add_argument("--every", type=int, default=25, help="turns between two committed prepares")
     parser.add_argument("--model", action="store_true", help="the product's embedding model (else hashed vectors)")
     parser.add_argument("--horizon", type=int, help="dense horizon in events (session_index.DENSE_HORIZON; 0: none)")
+    parser.add_argument("--window", type=int, help="scoring window in events (memory/index/window.py; 0: none)")
+    parser.add_argument("--ab-window", action="store_true",
+                        help="every other request without the scoring window, both medians reported")  # fmt: skip
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     result = asyncio.run(_run(args))

@@ -104,6 +104,7 @@ from hologram.memory.index.session_index import (
     IndexQuery,
     SessionIndex,
 )
+from hologram.memory.index.window import SCORE_WINDOW, old_candidates
 from hologram.memory.joined import SEPARATOR_TOKENS, join_older
 from hologram.memory.layers import Layers
 from hologram.memory.rank.fit import fit_messages
@@ -274,6 +275,9 @@ class SessionMemory:
         self.dense_horizon = DENSE_HORIZON
         """A request's dense product covers the newest this many events of a session and, before them, the
         passages that best match its words (session_index.DENSE_HORIZON)."""
+        self.score_window = SCORE_WINDOW
+        """A request's BM25 reads every posting of the newest this many events; older passages only through the
+        query's rare words (memory/index/window.py)."""
         self.seal_events = seal_events
         self.window_bytes = window_bytes
         """What one session's in-memory index tail may weigh before it is sealed to disk (``[memory]
@@ -420,7 +424,7 @@ class SessionMemory:
         else:
             self._sessions.move_to_end(sid)
         if self._last_used not in (None, sid) and (previous := self._sessions.get(self._last_used)) is not None:
-            previous.index.forget_cosines()  # kept for the session in use only: 4 bytes a sealed passage
+            previous.index.forget_between_requests()  # kept for the session in use only (~50 bytes a sealed event)
         self._last_used = sid
         return state
 
@@ -742,7 +746,7 @@ class SessionMemory:
         else:
             forced = HashSet(state.protected).contains(index.hashes) if state.protected else None
             query = await self._query(sid, state, text, now=now, current_input=current)
-            scores = index.scores(query, dense_horizon=self.dense_horizon)
+            scores = index.scores(query, dense_horizon=self.dense_horizon, window=self.score_window)
             # the named person's turns like the best matches, for list questions (memory/rank/second_hop.py)
             scores = second_hop(index, scores, query, horizon=self.dense_horizon)
             scores = state.corrections.lift(scores, index.position_of_seq)  # a correction above what it corrects
@@ -751,6 +755,8 @@ class SessionMemory:
             # ever cool. An L3 event that wins is sent in the note, never in the history.
             strong = scores >= AUTO_RECALL_MIN_SCORE
             extra = (in_cold | in_l3) & strong if compete_l3 else in_cold & strong
+            if n > self.score_window:  # the old part's candidates: the best that a budget could hold
+                extra = old_candidates(extra, scores, n - self.score_window, budget)
             candidates = index.whole_units(in_l1 | extra)
             if not compete_l3:  # L3 holds whole call groups, so this splits none
                 candidates &= ~in_l3

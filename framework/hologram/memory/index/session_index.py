@@ -36,6 +36,7 @@ import numpy as np
 
 from hologram.memory.index.idhash import id_hash
 from hologram.memory.index.index_segment import Layout, Segment, SegmentError, read_segment, write_segment
+from hologram.memory.index.window import old_bounded
 from hologram.memory.rank.says_nothing import SAYS_NOTHING_BIT, SAYS_NOTHING_PENALTY, says_nothing
 from hologram.memory.rank.score import neighbour_smooth, zscore
 from hologram.memory.rank.speakers import (
@@ -180,6 +181,10 @@ class SessionIndex:
         self._reading = 0
         self._open: dict[Path, Segment] = {}
         self._columns: _Columns | None = None
+        self._sealed_columns: tuple[tuple[Path, ...], dict[str, np.ndarray]] | None = None
+        """The sealed segments' columns concatenated (owned copies, not views of the maps), by the segment list
+        they were made from: kept between the requests of the session in use (:meth:`forget_between_requests`),
+        so a turn's later requests concatenate only the tail onto them instead of every segment again."""
         self._sealed_df: tuple[int, dict[str, int]] = (-1, {})
         """(sealed events, term -> passages of the sealed segments containing it): :meth:`document_frequency`."""
         # the tail (global positions; its rows are position - base)
@@ -220,6 +225,8 @@ class SessionIndex:
         self.dense_rows = 0
         """Passages whose cosine the last dense product computed (the sealed ones kept for the query not
         counted): what :data:`DENSE_HORIZON` bounds (tests)."""
+        self.bm25_rows = 0
+        """Postings the last BM25 pass read: what a scoring window bounds (memory/index/window.py; tests)."""
         self._sealed_cosines: tuple[tuple[str, bytes], dict[Path, tuple[Layout, np.ndarray]]] | None = None
         """The sealed passages' cosines to the last dense query, by segment (a segment is immutable): a turn
         makes several requests with the same input, and each scored every sealed passage again. 4 bytes a
@@ -519,7 +526,13 @@ class SessionIndex:
         if cols is not None and cols.generation == self._generation and cols.n == len(self):
             return cols
         tail = {name: (getattr(self, attr), dtype) for name, (attr, dtype) in _TAIL_COLUMNS.items()}
-        cols = _Columns(self._generation, len(self), self._opened(), {k: (a, len(a), d) for k, (a, d) in tail.items()})
+        segments = self._opened()
+        key = tuple(seg.path for seg in segments)
+        kept = self._sealed_columns
+        if kept is None or kept[0] != key:
+            kept = self._sealed_columns = (key, {})
+        cols = _Columns(self._generation, len(self), segments, {k: (a, len(a), d) for k, (a, d) in tail.items()},
+                        kept[1])  # fmt: skip
         if self._reading:
             self._columns = cols
         return cols
@@ -562,10 +575,15 @@ class SessionIndex:
         result: sent as it is)."""
         cols = self._cols()
         made = cols.derived.get("roles")
-        if made is None:  # a request reads it three times (the fit, the markup twice): one pass over the session
-            kind = cols.column("kind") & np.uint8(KIND_MASK)
-            made = np.where(kind == _KIND_CODES["input"], 1, 0).astype(np.uint8)
-            made[(kind == _KIND_CODES["response"]) & (cols.column("grouped") == 0)] = 2
+        if made is None:  # a request reads it three times (the fit, the markup twice): one pass over the tail
+            sealed = cols.sealed.get("roles") if cols.segments else None
+            if cols.segments and sealed is None:  # the sealed part's once, kept with the sealed columns
+                sealed = _roles_of(cols.sealed_part("kind"), cols.sealed_part("grouped"))
+                sealed.flags.writeable = False
+                cols.sealed["roles"] = sealed
+            start = 0 if sealed is None else sealed.size
+            tail = _roles_of(cols.column("kind")[start:], cols.column("grouped")[start:])
+            made = tail if sealed is None else np.concatenate((sealed, tail))
             made.flags.writeable = False  # shared by the request's readers
             cols.derived["roles"] = made
         return made
@@ -929,20 +947,33 @@ class SessionIndex:
                 )
         return out
 
-    def _bm25(self, terms: Mapping[str, float]) -> np.ndarray:
+    def _bm25(self, terms: Mapping[str, float], window: int | None = None) -> np.ndarray:
+        """Each passage's BM25 score for `terms`. With a `window` the session exceeds (events), the passages
+        before the newest `window` events' get a word's share only when the word is rare among them
+        (memory/index/window.py); the idf still counts every passage."""
         n = self.passages
         out = np.zeros(n, dtype=np.float64)
+        self.bm25_rows = 0
         if not terms or n == 0:
             return out
         cols = self._cols()
         avg = max(self.total_length / n, 1.0)
         active = [(term, weight) for term, weight in terms.items() if weight > 0]
         postings = self._postings([t for t, _ in active], cols.segments)
-        norm = once = None
+        first_recent = None
+        if window is not None and len(self) > window:
+            first_recent = int(cols.column("first_passage")[len(self) - window])
+        norm: np.ndarray | None = None
+        once: np.ndarray | None = None
         for (_term, weight), found in zip(active, postings, strict=True):
             if not found:
                 continue
-            if norm is None:
+            df = sum(part[0].size for part in found)  # the parts' passages are disjoint
+            if first_recent is not None:
+                found = old_bounded(found, first_recent)
+                if not found:
+                    continue
+            if norm is None and first_recent is None:
                 # Each passage's length normalisation once a request, not once a posting: a long session's
                 # common terms together have more postings than it has passages. The same float32 operations
                 # on each element as on the gathered lengths, so the same values (and ``tf + norm`` with
@@ -950,19 +981,24 @@ class SessionIndex:
                 length = cols.column("passage_length")
                 norm = (_K1 * (1.0 - _B + _B * length / avg)).astype(np.float64)
                 once = norm + 1.0
-            assert once is not None
-            df = sum(part[0].size for part in found)  # the parts' passages are disjoint
             idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
             # a word many of the session's passages say is generic here, however rare in English (rank/specific.py)
             weight = weight * specificity(df, n)
             # one set of numpy operations per term over all parts (their slots are disjoint)
             slots = np.concatenate([f[0] for f in found]) if len(found) > 1 else found[0][0]
             tf = np.concatenate([f[1] for f in found]) if len(found) > 1 else found[0][1]
+            self.bm25_rows += slots.size
+            if norm is None:  # windowed: the normalisation of the read postings only, not of every passage
+                at = (_K1 * (1.0 - _B + _B * cols.column("passage_length")[slots] / avg)).astype(np.float64)
+                at_once = at + 1.0
+            else:
+                assert once is not None
+                at, at_once = norm[slots], once[slots]
             scale = weight * idf
             if int(tf.max()) == 1:  # weight * idf * tf * (k1 + 1) / (tf + norm), each step rounded as there
-                out[slots] += scale * (_K1 + 1.0) / once[slots]
+                out[slots] += scale * (_K1 + 1.0) / at_once
             else:
-                out[slots] += scale * tf * (_K1 + 1.0) / (tf + norm[slots])
+                out[slots] += scale * tf * (_K1 + 1.0) / (tf + at)
         return out
 
     def _cosine(
@@ -1090,8 +1126,19 @@ class SessionIndex:
         """Drop the sealed passages' cosines kept for the last query (:meth:`_cosine`)."""
         self._sealed_cosines = None
 
+    def forget_between_requests(self) -> None:
+        """Drop what is kept for the session in use between its requests: the sealed passages' cosines and the
+        sealed columns (~46 bytes a sealed event)."""
+        self._sealed_cosines = None
+        self._sealed_columns = None
+
     def scores(
-        self, query: IndexQuery, *, segment: np.ndarray | None = None, dense_horizon: int | None = None
+        self,
+        query: IndexQuery,
+        *,
+        segment: np.ndarray | None = None,
+        dense_horizon: int | None = None,
+        window: int | None = None,
     ) -> np.ndarray:
         """The relevance of every event to `query` (module docstring), in log order. ``segment``: a label per
         event (the session, when one index holds several: hologram/memory/inspection.py); turns with another
@@ -1100,13 +1147,16 @@ class SessionIndex:
         ``dense_horizon`` (a request's ranking: :data:`DENSE_HORIZON`): in a session longer than that, the dense
         product — the one cost of a request that grew with every sealed passage — runs over the newest
         `dense_horizon` events' passages and over the :data:`FAR_DENSE` older passages that best match the
-        query's words; every other older passage is scored as one without a vector is (BM25 alone)."""
+        query's words; every other older passage is scored as one without a vector is (BM25 alone).
+
+        ``window`` (a request's ranking: memory/index/window.py's :data:`SCORE_WINDOW`): in a session longer than
+        that, BM25 reads the older passages' postings only for the query's words that are rare among them."""
         n = len(self)
         if n == 0:
             return np.zeros(0)
         with self.reading():
             cols = self._cols()
-            bm25 = self._bm25(query.terms)
+            bm25 = self._bm25(query.terms, window)
             lexical = zscore(_best_of_events(bm25, cols.column("first_passage"))).astype(np.float64)
             dense, mask = self._cosine(query, bm25, dense_horizon)
             fused = lexical
@@ -1192,14 +1242,22 @@ class _Columns:
     few positions or for the events added since the last request (:meth:`SessionIndex.hashes_from`) — each
     column built needlessly was a copy of the whole session."""
 
-    __slots__ = ("_made", "derived", "generation", "n", "segments", "tail")
+    __slots__ = ("_made", "derived", "generation", "n", "sealed", "segments", "tail")
 
     def __init__(
-        self, generation: int, n: int, segments: list[Segment], tail: dict[str, tuple[array[Any], int, Any]]
+        self,
+        generation: int,
+        n: int,
+        segments: list[Segment],
+        tail: dict[str, tuple[array[Any], int, Any]],
+        sealed: dict[str, np.ndarray] | None = None,
     ) -> None:
         self.generation, self.n, self.segments = generation, n, segments
         self.tail = tail
         """Per column: the tail's array, its length when the request began, the column's dtype."""
+        self.sealed: dict[str, np.ndarray] = {} if sealed is None else sealed
+        """Per column: the segments' part concatenated, shared with the index's other requests over the same
+        segments (:attr:`SessionIndex._sealed_columns`)."""
         self._made: dict[str, np.ndarray] = {}
         self.derived: dict[str, np.ndarray] = {}
         """Arrays computed from the columns, kept for the request's other readers (read-only)."""
@@ -1208,10 +1266,30 @@ class _Columns:
         made = self._made.get(name)
         if made is None:
             values, k, dtype = self.tail[name]
-            parts = [s[name] for s in self.segments]
-            parts.append(np.array(values, dtype=dtype)[:k])
-            made = self._made[name] = np.concatenate(parts) if len(parts) > 1 else parts[0]
+            tail = np.array(values, dtype=dtype)[:k]
+            if not self.segments:
+                made = self._made[name] = tail
+                return made
+            made = self._made[name] = np.concatenate((self.sealed_part(name), tail))
         return made
+
+    def sealed_part(self, name: str) -> np.ndarray:
+        """The segments' part of column `name`, concatenated once and kept (read-only)."""
+        sealed = self.sealed.get(name)
+        if sealed is None:  # a copy: the maps are closed after the request, the copy is kept
+            parts = [s[name] for s in self.segments]
+            sealed = np.concatenate(parts) if len(parts) > 1 else parts[0].copy()
+            sealed.flags.writeable = False
+            self.sealed[name] = sealed
+        return sealed
+
+
+def _roles_of(kind: np.ndarray, grouped: np.ndarray) -> np.ndarray:
+    """:attr:`SessionIndex.roles` of the events whose kind bytes and grouped flags are given (elementwise)."""
+    code = kind & np.uint8(KIND_MASK)
+    out: np.ndarray = np.where(code == _KIND_CODES["input"], 1, 0).astype(np.uint8)
+    out[(code == _KIND_CODES["response"]) & (grouped == 0)] = 2
+    return out
 
 
 def _namings_of(meta: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
