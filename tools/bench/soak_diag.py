@@ -32,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, mock_llm
 
+from bench import _threads as threads
 from bench._kernel import BenchKernel, configure_bytecode
 from bench.sweep import CHINESE, ENGLISH, answered, cpu_s, private_kb, settings_for, tool_step
 from hologram.clients import TurnClient
@@ -182,6 +183,12 @@ def main() -> int:
     parser.add_argument("--profile", default="", help="turns from which to sample the kernel's stacks")
     parser.add_argument("--profile-turns", type=int, default=300)
     parser.add_argument(
+        "--census-every",
+        type=int,
+        default=250,
+        help="print the kernel's anonymous memory, threads and glibc heaps every this many turns (0: never)",
+    )
+    parser.add_argument(
         "--trace-from",
         type=int,
         help="start tracemalloc (--frames frames) at this turn, not at start: the snapshots after it hold what "
@@ -224,6 +231,10 @@ def main() -> int:
                         if (i + 1) % 100 == 0:
                             with mock.state.lock:
                                 mock.state.requests.clear()
+                        if args.census_every and (i + 1) % args.census_every == 0:
+                            anon = private_kb(pid).get("anon_kb", 0) / 1024
+                            print(f"turn {i + 1}: anonymous {anon:.1f} MiB, {threads.line(threads.census(pid))}",
+                                  flush=True)  # fmt: skip
                         if i + 1 in profile_at:
                             await asyncio.to_thread(ask, where, f"profstart-p{i + 1}")
                             cpu_at[i + 1] = cpu_s(pid)
@@ -241,6 +252,9 @@ def main() -> int:
                             got = await asyncio.to_thread(ask, where, f"t{i + 1}")
                             anon = private_kb(pid).get("anon_kb", 0)
                             got["anon_kb"] = anon
+                            got["threads"] = threads.census(pid)
+                            print(f"turn {i + 1}: the kernel's threads {got['threads'].get('thread_ids')}, "
+                                  f"Python's {got.get('python_threads')}", flush=True)  # fmt: skip
                             (where / f"t{i + 1}.json").write_text(json.dumps(got))
                             print(f"turn {i + 1}: traced {int(got['traced']) / 2**20:.1f} MiB, objects "  # type: ignore[call-overload]
                                   f"{got['objects']:,}, anonymous {anon / 1024:.1f} MiB, "

@@ -49,6 +49,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, mock_llm
 
+from bench import _threads as threads
 from bench._kernel import HOLOGRAM, BenchKernel, configure_bytecode, provider_toml
 from bench.proctree import tree
 from hologram.base.errors import HologramError
@@ -533,6 +534,8 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
                             # how fast this host runs Python right now (one round of calibration_ms, in the
                             # bench's process): the normalised latency line below divides by it
                             "calibration_ms": calibration_ms(rounds=1),
+                            # its threads and glibc heaps (a thread started late brings a malloc arena)
+                            "kernel_threads": threads.census(kernel_pid),
                         }
                     )
                     log(
@@ -542,6 +545,8 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
                         f"request ≤ {samples[-1]['max_messages']} messages / {samples[-1]['max_request_bytes']:,} B, "
                         f"{(i + 1) / (time.perf_counter() - started):.1f} turns/s"
                     )
+                    log(f"    kernel anonymous {samples[-1]['kernel_anon_mb'] or 0:.1f} MB; "
+                        f"{threads.line(samples[-1]['kernel_threads'])}")  # fmt: skip
 
     asyncio.run(run())
     elapsed = time.perf_counter() - started
