@@ -32,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, mock_llm
 
+from bench import _threads as threads
 from bench._kernel import BenchKernel, configure_bytecode
 from bench.sweep import CHINESE, ENGLISH, answered, cpu_s, private_kb, settings_for, tool_step
 from hologram.clients import TurnClient
@@ -123,6 +124,40 @@ def report(where: Path, first: str, last: str, turns: int, top: int) -> None:
         print(f"  {key}: {a:,} -> {b:,} ({(b - a) / 1024:+.1f} K, {(b - a) / turns:+.1f} a turn)")
 
 
+def arenas(path: Path) -> dict[str, tuple[int, int]]:
+    """glibc's arenas from a snapshot's malloc_info XML: arena number -> (bytes it holds from the system, bytes
+    of it in use, i.e. less its free chunks); "mmap" -> (blocks, bytes) of the directly mmap-ed chunks."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.parse(path).getroot()
+    out: dict[str, tuple[int, int]] = {}
+    for heap in root.findall("heap"):
+        current = next((int(e.get("size", 0)) for e in heap.findall("system") if e.get("type") == "current"), 0)
+        free = sum(int(e.get("size", 0)) for e in heap.findall("total") if e.get("type") in ("fast", "rest"))
+        out[heap.get("nr", "?")] = (current, current - free)
+    for total in root.findall("total"):
+        if total.get("type") == "mmap":
+            out["mmap"] = (int(total.get("count", 0)), int(total.get("size", 0)))
+    return out
+
+
+def arenas_report(where: Path, first: str, last: str) -> None:
+    """Each arena's held and in-use bytes at both snapshots: which thread's heap grew (arena 0 is the main one,
+    the event loop's)."""
+    a_path, b_path = where / f"{first}.malloc.xml", where / f"{last}.malloc.xml"
+    if not (a_path.exists() and b_path.exists()):
+        return
+    a, b = arenas(a_path), arenas(b_path)
+    print("\n== glibc arenas: held / in use, KiB (mmap: blocks / KiB) ==")
+    for nr in sorted(set(a) | set(b), key=lambda k: (k == "mmap", int(k) if k.isdigit() else 0)):
+        (ha, ua), (hb, ub) = a.get(nr, (0, 0)), b.get(nr, (0, 0))
+        if nr == "mmap":
+            print(f"  mmap: {ha} -> {hb} blocks, {ua / 1024:.0f} -> {ub / 1024:.0f} KiB")
+        else:
+            print(f"  arena {nr}: held {ha / 1024:.0f} -> {hb / 1024:.0f}, in use {ua / 1024:.0f} -> {ub / 1024:.0f} "
+                  f"({(ub - ua) / 1024:+.0f})")  # fmt: skip
+
+
 def traced(where: Path, first: str, last: str, turns: int, top: int) -> None:
     a = tracemalloc.Snapshot.load(str(where / f"{first}.snap"))
     b = tracemalloc.Snapshot.load(str(where / f"{last}.snap"))
@@ -182,6 +217,12 @@ def main() -> int:
     parser.add_argument("--profile", default="", help="turns from which to sample the kernel's stacks")
     parser.add_argument("--profile-turns", type=int, default=300)
     parser.add_argument(
+        "--census-every",
+        type=int,
+        default=250,
+        help="print the kernel's anonymous memory, threads and glibc heaps every this many turns (0: never)",
+    )
+    parser.add_argument(
         "--trace-from",
         type=int,
         help="start tracemalloc (--frames frames) at this turn, not at start: the snapshots after it hold what "
@@ -224,6 +265,10 @@ def main() -> int:
                         if (i + 1) % 100 == 0:
                             with mock.state.lock:
                                 mock.state.requests.clear()
+                        if args.census_every and (i + 1) % args.census_every == 0:
+                            anon = private_kb(pid).get("anon_kb", 0) / 1024
+                            print(f"turn {i + 1}: anonymous {anon:.1f} MiB, {threads.line(threads.census(pid))}",
+                                  flush=True)  # fmt: skip
                         if i + 1 in profile_at:
                             await asyncio.to_thread(ask, where, f"profstart-p{i + 1}")
                             cpu_at[i + 1] = cpu_s(pid)
@@ -241,6 +286,9 @@ def main() -> int:
                             got = await asyncio.to_thread(ask, where, f"t{i + 1}")
                             anon = private_kb(pid).get("anon_kb", 0)
                             got["anon_kb"] = anon
+                            got["threads"] = threads.census(pid)
+                            print(f"turn {i + 1}: the kernel's threads {got['threads'].get('thread_ids')}, "
+                                  f"Python's {got.get('python_threads')}", flush=True)  # fmt: skip
                             (where / f"t{i + 1}.json").write_text(json.dumps(got))
                             print(f"turn {i + 1}: traced {int(got['traced']) / 2**20:.1f} MiB, objects "  # type: ignore[call-overload]
                                   f"{got['objects']:,}, anonymous {anon / 1024:.1f} MiB, "
@@ -252,6 +300,7 @@ def main() -> int:
         for first, last in itertools.pairwise(at):
             print(f"\n######## turn {first} -> {last}")
             report(where, f"t{first}", f"t{last}", last - first, args.top)
+            arenas_report(where, f"t{first}", f"t{last}")
         time.sleep(0.5)  # the sampler writes its file after the stop's answer
         for first in sorted(profile_at):
             if (where / f"p{first}.prof").exists():

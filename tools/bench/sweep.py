@@ -49,6 +49,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, mock_llm
 
+from bench import _threads as threads
 from bench._kernel import HOLOGRAM, BenchKernel, configure_bytecode, provider_toml
 from bench.proctree import tree
 from hologram.base.errors import HologramError
@@ -471,6 +472,24 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _threads_seen(samples: list[dict[str, Any]], base: dict[str, Any], last: dict[str, Any]) -> dict[str, Any]:
+    """The kernel's threads and glibc thread heaps after the warm-up and at the end, and the most seen: a thread
+    started after the warm-up is a malloc arena the baseline did not have (tools/bench/_threads.py)."""
+    seen = [s["kernel_threads"] for s in samples if s.get("kernel_threads")]
+    if not seen or not base.get("kernel_threads") or not last.get("kernel_threads"):
+        return {}
+    a, b = base["kernel_threads"], last["kernel_threads"]
+    return {
+        "after_warmup": a["threads"],
+        "end": b["threads"],
+        "max": max(t["threads"] for t in seen),
+        "heaps_after_warmup": a["thread_heaps"],
+        "heaps_end": b["thread_heaps"],
+        "arenas_mb_after_warmup": a["anon_mb_by_kind"].get("thread_arena"),
+        "arenas_mb_end": b["anon_mb_by_kind"].get("thread_arena"),
+    }
+
+
 def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, log: Callable[[str], None]) -> Result:
     mock.reset()
     mock.script([], default=tool_step())
@@ -533,6 +552,8 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
                             # how fast this host runs Python right now (one round of calibration_ms, in the
                             # bench's process): the normalised latency line below divides by it
                             "calibration_ms": calibration_ms(rounds=1),
+                            # its threads and glibc heaps (a thread started late brings a malloc arena)
+                            "kernel_threads": threads.census(kernel_pid),
                         }
                     )
                     log(
@@ -542,6 +563,8 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
                         f"request ≤ {samples[-1]['max_messages']} messages / {samples[-1]['max_request_bytes']:,} B, "
                         f"{(i + 1) / (time.perf_counter() - started):.1f} turns/s"
                     )
+                    log(f"    kernel anonymous {samples[-1]['kernel_anon_mb'] or 0:.1f} MB; "
+                        f"{threads.line(samples[-1]['kernel_threads'])}")  # fmt: skip
 
     asyncio.run(run())
     elapsed = time.perf_counter() - started
@@ -598,6 +621,7 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
         **kernel_mem,
         **({"windowed": steady} if steady else {}),
         "kernel_pss_growth_mb_by_mapping": kernel_growth,
+        "kernel_threads": _threads_seen(samples, base, last),
         "samples": [
             {k: v for k, v in s.items() if k not in ("processes", "kernel_pss_kb_by_mapping")} for s in samples
         ],
@@ -778,6 +802,19 @@ def table(result: Result) -> list[tuple[str, str]]:
         rows.append(
             ("  open fds after warm-up → end", f"{s['fds_after_warmup']} → {s['fds_end']} ({s['fd_growth']:+d})")
         )
+        t = s.get("kernel_threads")
+        if t:
+            rows.append(
+                (
+                    "  kernel threads / glibc thread heaps, warm-up → end",
+                    f"{t['after_warmup']} → {t['end']} (max {t['max']}) / {t['heaps_after_warmup']} → {t['heaps_end']}"
+                    + (
+                        f"; thread arenas {t['arenas_mb_after_warmup']:.1f} → {t['arenas_mb_end']:.1f} MB"
+                        if t.get("arenas_mb_end") is not None
+                        else ""
+                    ),
+                )
+            )
         rows.append(
             (
                 "  turn latency early → end",

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from hologram.cli.progress import Progress
     from hologram.doctor.caches import CacheCheck
     from hologram.kernel import Kernel
+    from hologram.kernel.executor import Workers
     from hologram.kernel.notices import Notice
     from hologram.plan.lock import Lock
 
@@ -152,8 +153,10 @@ async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace, caches: C
     from hologram.cli.progress import Progress
     from hologram.cli.terminal import say
     from hologram.kernel import Kernel
+    from hologram.kernel.executor import install as install_workers
     from hologram.kernel.logfile import apply_log_settings
 
+    workers = install_workers(asyncio.get_running_loop())  # before anything runs in the loop's executor
     kernel = Kernel(lock, data_dir)
     apply_log_settings(kernel.settings.log, data_dir / "logs")  # the file was opened before settings were read
     _web_port(kernel, args.port)
@@ -163,7 +166,7 @@ async def _serve(lock: Lock, data_dir: Path, args: argparse.Namespace, caches: C
     kernel.on_notice(print_notice)  # the agent's "no provider" is replayed; watch reports come as they happen
     progress = Progress(kernel.supervisor)
     progress.loading = True  # the summary ("ready") after the start-up loads: _settle_heap says when
-    settle = asyncio.ensure_future(_settle_heap(kernel, service, progress))
+    settle = asyncio.ensure_future(_settle_heap(kernel, service, progress, workers))
     kernel.add_listener(progress)
     if args.watch:
         from hologram.kernel.watch import watch
@@ -203,11 +206,12 @@ def print_notice(notice: Notice) -> None:
         say(f"hologram: {notice.text}", sys.stderr)
 
 
-async def _settle_heap(kernel: Kernel, service: TurnService, progress: Progress) -> None:
+async def _settle_heap(kernel: Kernel, service: TurnService, progress: Progress, workers: Workers) -> None:
     """Freeze the start-up heap once jieba and the embedding model are loaded (hologram/base/_heap.py) and the
     launch is over: the freeze's full collection runs on the event loop (tens of ms with the model's heap),
     and in the middle of the launch it would hold up every plugin's handshake. Then the summary line: "ready"
-    comes after the loads and the freeze, not beside them (issue 39 item 9)."""
+    comes after the loads and the freeze, not beside them (issue 39 item 9). The kernel's worker threads have
+    all started before it too, each with its malloc arena (hologram/kernel/executor.py)."""
     from hologram.agent.first_turn import warm as warm_first_turn
     from hologram.base._heap import freeze_when_loaded
     from hologram.kernel import preload as _preload
@@ -220,6 +224,7 @@ async def _settle_heap(kernel: Kernel, service: TurnService, progress: Progress)
     await _launched(kernel, HOLD_MAX_S)
     _preload.release()  # no turn came during the launch: load now, while nothing waits (hologram/kernel/preload.py)
     await _launched(kernel)
+    await workers.started()  # every worker thread up and its arena made: no turn adds one (kernel/executor.py)
     await warm_first_turn(service)  # the first turn's one-time set-ups, before the freeze and "ready"
     try:
         kernel.heap_frozen = await freeze_when_loaded(waits)

@@ -152,6 +152,7 @@ def _start() -> None:
             "pins": pinned,
             "gc_counts": list(gc.get_count()),
             "collected": collected,
+            "python_threads": {str(t.native_id): t.name for t in threading.enumerate()},
             **{f"before_collect_{k}": v for k, v in uncollected.items() if isinstance(v, int)},
             **{f"after_collect_{k}": v for k, v in after_collect.items() if isinstance(v, int)},
         }

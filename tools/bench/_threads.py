@@ -1,0 +1,79 @@
+"""A process's threads and glibc heaps from /proc, for the soak's samples (sweep.py, soak_diag.py).
+
+Why: the soak's kernel takes one step of +2–3 MB anonymous memory at a random turn and then stays flat (issue 39
+item 7). glibc gives every thread that first mallocs while all arenas are busy an arena of its own (up to 8 × the
+cores), whose working set then stays resident; a thread started late — the default executor starts one only when
+no idle one is free — would be such a step. So each sample records how many threads the process has (and their
+kernel-visible names), how many glibc thread heaps are mapped, and the anonymous memory by mapping kind
+(http_long.anon_mappings: pymalloc's whole-MiB maps, [heap], thread arenas, other).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+_HEAP_ALIGN = 64 << 20  # glibc's non-main heaps are HEAP_MAX_SIZE-aligned (64 MiB on 64-bit)
+
+
+def thread_ids(pid: int) -> list[int]:
+    """The process's thread ids, oldest first (a new thread's id is larger, short of the pid space wrapping)."""
+    return sorted(int(task.name) for task in Path(f"/proc/{pid}/task").iterdir())
+
+
+def thread_names(pid: int) -> Counter[str]:
+    """The process's threads by /proc/PID/task/TID/comm (Python < 3.14 names none of its own threads there, so
+    they count under the process's name; native pools such as onnxruntime's show theirs)."""
+    out: Counter[str] = Counter()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            out[(task / "comm").read_text().strip()] += 1
+        except OSError:  # the thread ended while we looked
+            continue
+    return out
+
+
+def thread_heaps(pid: int) -> int:
+    """glibc's thread heaps mapped in the process: anonymous read-write mappings starting 64 MiB-aligned (each
+    arena has one, or more once it outgrows 64 MiB). The main arena is [heap] and not counted."""
+    count = 0
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        head = line.split()
+        if len(head) != 5 or not head[1].startswith("rw"):
+            continue  # named (a file, [heap], [stack]) or not writable (the reserved tail of a heap is ---p)
+        if int(head[0].split("-")[0], 16) % _HEAP_ALIGN == 0:
+            count += 1
+    return count
+
+
+def census(pid: int) -> dict[str, Any]:
+    """Threads, their names, glibc thread heaps and anonymous MB by mapping kind, now; empty if it is gone."""
+    from bench.http_long import anon_mappings  # imported here: http_long imports sweep, which imports this
+
+    try:
+        names = thread_names(pid)
+        tids = thread_ids(pid)
+        heaps = thread_heaps(pid)
+        kinds = anon_mappings(pid)
+    except OSError:
+        return {}
+    return {
+        "threads": sum(names.values()),
+        "thread_names": dict(names),
+        "thread_ids": tids,
+        "thread_heaps": heaps,
+        "anon_mb_by_kind": {k: round(v / 1024, 2) for k, v in kinds.items() if k not in ("file", "arena_1m_mapped")},
+    }
+
+
+def line(sample: dict[str, Any]) -> str:
+    """One printed line: threads, thread heaps, and the anonymous MB by kind."""
+    if not sample:
+        return "threads ?"
+    kinds = sample["anon_mb_by_kind"]
+    return (
+        f"threads {sample['threads']}, thread heaps {sample['thread_heaps']}; anon MB: pymalloc "
+        f"{kinds['arena_1m']:.1f}, heap {kinds['heap']:.1f}, thread arenas {kinds['thread_arena']:.1f}, "
+        f"other {kinds['other_anon']:.1f}"
+    )
