@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -293,9 +295,9 @@ def test_a_responses_call_ids_are_let_go_after_its_last_result(tmp_path: Path) -
 
 
 def test_read_events_share_the_strings_every_event_repeats(tmp_path: Path) -> None:
-    """A session's events, as read, share their session id, kind, turn, channel and the short values their data
-    repeats (a tool's name, a status, the provider, a call's tool name) rather than a new string each: a long
-    turn's ~440 events are held through it (issue 41, docs/memory.md "Sixth round"). What they say is unchanged."""
+    """A session's events, as read, share their session id, kind, turn and channel rather than a new string each,
+    and say what was written (a long turn's ~440 events are held through it: issue 41, docs/memory.md "Sixth
+    round"; their data is held as the row's bytes, hologram/sessions/event.py)."""
     store = SessionStore(tmp_path / "sessions.db")
     sid = store.create_session("web")
     results: list[dict[str, object]] = []
@@ -314,13 +316,45 @@ def test_read_events_share_the_strings_every_event_repeats(tmp_path: Path) -> No
     first, *rest = events
     for e in rest:
         assert e.session is first.session and e.turn is first.turn and e.channel is first.channel
-    responses = [e for e in events if e.kind == "response"]
     tool_results = [e for e in events if e.kind == "tool_result"]
     assert all(e.kind is tool_results[0].kind for e in tool_results)
-    for key in ("name", "status"):
-        assert all(e.data[key] is tool_results[0].data[key] for e in tool_results)
-    for key in ("provider", "model", "finish_reason"):
-        assert all(e.data[key] is responses[0].data[key] for e in responses)
-    names = [c["name"] for e in responses for c in e.data["tool_calls"]]
-    assert names == ["f"] * 6 and all(n is names[0] for n in names)
+    assert [e.call_id for e in tool_results] == ["a0", "b0", "a1", "b1", "a2", "b2"]
+    assert [c["name"] for e in events if e.kind == "response" for c in e.data["tool_calls"]] == ["f"] * 6
+    store.close()
+
+
+def test_a_held_event_is_two_small_objects_and_a_long_one_leaves_pymalloc(tmp_path: Path) -> None:
+    """What the log holds of an event from a turn's read to the idle release: its object and its row's bytes —
+    not the decoded data (~5 small objects or more an event: the dict, its strings, the seq and time as objects),
+    which at a long turn's peak set how many pymalloc arenas the turn took and kept (issue 41, docs/memory.md
+    "Eighth round"). Bytes of a row over 512 go to malloc, not into pymalloc's pools.
+
+    Mutation check (done): `_event` building `Event(seq, …, value, …)` from the decoded dict (the old form's
+    content) — ~9 blocks an event — turns this red."""
+    store = SessionStore(tmp_path / "sessions.db")
+    sid = store.create_session("web")
+    n = 400
+    with store.deferred():
+        for i in range(0, n, 10):
+            seq = store.append(sid, "response", response(*(f"c{i + k}" for k in range(10))), turn="t1", channel="web")
+            for k in range(10):
+                short = {"name": "files_list", "content": f"a.txt b{i + k}.txt", "is_error": False, "status": "ok"}
+                store.add_result(sid, seq, f"c{i + k}", short, turn="t1", channel="web")
+    long = {"name": "files_read", "content": "长的内容 long content " * 60, "is_error": False}
+    last = store.append(sid, "response", response("big"), turn="t1", channel="web")
+    store.add_result(sid, last, "big", long, turn="t1", channel="web")
+    gc.collect()  # (which also empties the free lists: the read below refills them with its rows' tuples)
+    gc.disable()
+    try:
+        store.events(sid)  # the statements, the interned strings and the free lists' tuples made once
+        before = sys.getallocatedblocks()
+        events = store.events(sid)
+        held = sys.getallocatedblocks() - before
+    finally:
+        gc.enable()
+    assert len(events) == n + n // 10 + 2
+    assert held <= 2.2 * len(events), f"{held} blocks for {len(events)} held events"
+    big = events[-1]
+    assert big.call_id == "big" and big.data == {**long, "call_id": "big"}
+    assert sys.getsizeof(big._row) > 512  # malloc's, not a pymalloc block
     store.close()

@@ -86,7 +86,10 @@ def test_the_tail_estimate_follows_what_memory_holds(tmp_path: Path, kind: str, 
         tracemalloc.stop()
     index = mem._sessions[sid].index
     assert index.sealed == 0, "the test's premise: everything is in the tail"
-    assert 0.5 * held <= index.tail_bytes <= 3 * held, (index.tail_bytes, held)
+    # up to 4x: the estimate counts a tail event's text twice (index/session_index.py `_TEXT_COPIES`, the record
+    # and its blocks), and memory now holds it once, as the event's row bytes — records are rebuilt when asked
+    # (docs/memory.md "Eighth round"): 3.2x for the long texts, an estimate on the safe side (sealed sooner)
+    assert 0.5 * held <= index.tail_bytes <= 4 * held, (index.tail_bytes, held)
     store.close()
 
 

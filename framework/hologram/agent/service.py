@@ -592,7 +592,7 @@ def stored_items(turn: str, events: list[Any]) -> list[dict[str, Any]]:
         items.append({"id": f"{turn}.{n}", **item, "status": item.get("status", "completed")})
 
     for event in events:
-        data = event.data if isinstance(event.data, dict) else {}
+        data = _data_of(event)
         if event.kind == "input":  # with the input parts (files, images) of a turn started with them
             parts = {"parts": data["parts"]} if data.get("parts") else {}
             add({"type": "user_message", "text": data.get("text", ""), **parts})
@@ -611,6 +611,12 @@ def stored_items(turn: str, events: list[Any]) -> list[dict[str, Any]]:
     return items
 
 
+def _data_of(event: Any) -> dict[str, Any]:
+    """An event's data, read once (a stored event decodes it on each access: hologram/sessions/event.py)."""
+    data = event.data
+    return data if isinstance(data, dict) else {}
+
+
 def stored_end(events: list[Any]) -> tuple[str, str]:
     """How a finished turn ended, as its stored events say (``turn/read`` of a turn the kernel no longer keeps,
     e.g. after a restart): (``stop_reason``, ``output``). A turn that ended with an answer (or a hook's
@@ -618,13 +624,13 @@ def stored_end(events: list[Any]) -> tuple[str, str]:
     text streamed so far marked ``cancelled``, or its open calls closed with the cancel marker; anything else —
     the provider failed, or the kernel died mid-turn — is ``error``."""
     for event in reversed(events):
-        data = event.data if isinstance(event.data, dict) else {}
+        data = _data_of(event)
         if event.kind == "output":
             return str(data.get("ended_by") or "answer"), str(data.get("text") or "")
         if event.kind == "response" and data.get("cancelled"):
             return "cancelled", str(data.get("content") or "")
     for event in events:
-        data = event.data if isinstance(event.data, dict) else {}
+        data = _data_of(event)
         if event.kind == "tool_result" and data.get("content") == CANCELLED:
             return "cancelled", ""
     return "error", ""

@@ -15,9 +15,12 @@ Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[Role, ...] = ("system", "user", "assistant", "tool")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One call as the model made it; `arguments` stays the raw JSON text (parsing is the tool layer's job)."""
+    """One call as the model made it; `arguments` stays the raw JSON text (parsing is the tool layer's job).
+    With slots, as `Message`: memory builds a request's ~440 messages anew for each request (a long turn's), and
+    without slots each is two small objects (the instance and its ``__dict__``), alive through the request at
+    the turn's peak of small objects (issue 41, docs/memory.md "Eighth round")."""
 
     id: str
     name: str
@@ -34,7 +37,7 @@ class ToolCall:
         return cls(str(data.get("id", "")), str(data.get("name", "")), str(data.get("arguments") or ""))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Message:
     """One chat message. `reasoning_content` is the chain of thought of the response that produced it."""
 

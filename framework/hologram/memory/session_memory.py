@@ -203,9 +203,6 @@ class _Session:
     :attr:`layers`: one byte an event, for at most :data:`MAX_SESSIONS` sessions."""
 
     index: SessionIndex = field(default_factory=SessionIndex)
-    records: dict[int, EventRecord] = field(default_factory=dict)
-    """The records of the tail's events, by seq (an older event's is rebuilt on demand: ids are content
-    hashes, so `record_of` gives the same record)."""
     tail: list[Event] = field(default_factory=list)
     """The events behind the index's tail positions (``index.sealed`` on), in log order."""
     seen: int = 0
@@ -508,12 +505,12 @@ class SessionMemory:
                 group=record.group, ts=event.ts, terms=record.terms, tools=tools,
             )  # fmt: skip
             _say_if_bounded(event, record.text, state.index.passages - first)
-            state.tail.append(event)
-            state.records[event.seq] = record
+            state.tail.append(event)  # its record is not kept: rebuilt when asked (`_tail_record`)
             if event.kind == "input":
                 state.last_input = event.seq
                 state.inputs = [*state.inputs[-1:], position]
-                said, partner = event.data.get("text"), event.data.get("partner")
+                data = event.data  # decoded on each access (hologram/sessions/event.py): once
+                said, partner = data.get("text"), data.get("partner")
                 if isinstance(said, str):
                     state.corrections.observe(event.seq, said, str(partner) if partner else None)
 
@@ -524,10 +521,7 @@ class SessionMemory:
         sealed = state.index.seal(vectors=vectors)
         if not sealed:
             return
-        gone = state.tail[:sealed]
         state.tail = state.tail[sealed:]
-        for event in gone:
-            state.records.pop(event.seq, None)
         self.log.trim(sid, state.index.last_segment_first_seq)
 
     async def _compact(self, state: _Session) -> None:
@@ -587,7 +581,7 @@ class SessionMemory:
                 record = record_of(event, lexical=False)  # cold.put makes the terms of what moves
                 assert record is not None
                 cache[(sid, p)] = record
-        return _pick(cache, sid, positions, base, lambda i: state.records[int(state.tail[i].seq)], _OLD_RECORDS)
+        return _pick(cache, sid, positions, base, lambda i: _tail_record(state.tail[i]), _OLD_RECORDS)
 
     def _in_cold(self, sid: str, state: _Session) -> np.ndarray:
         return self._layers(sid, state)[0]
@@ -1387,6 +1381,18 @@ def _said(events: Sequence[Event], built: Mapping[int, EventRecord | None]) -> l
         person = person_of(record.channel, record.partner)
         out.append(Said(record.id, event.session, event.seq, ts_ms, person, record.text))
     return out
+
+
+def _tail_record(event: Event) -> EventRecord:
+    """The record of an event of the index's tail, rebuilt from the event (without its terms, as an older
+    event's: the index holds the tail's terms, and the cold store makes them for what moves). Not kept from
+    indexing to the idle release: ~8 small objects an event (the record, its blocks, their ids and meta, the
+    seq as a key), made one by one through a long turn and alive at its peak, set how many pymalloc arenas the
+    turn took and kept (issue 41, docs/memory.md "Eighth round"); a request rebuilds a few (~20 µs each: the
+    ids' hashes), and each event that moves to cold context once."""
+    record = record_of(event, lexical=False)
+    assert record is not None  # an event enters the index only with a record
+    return record
 
 
 def _pick(

@@ -1,5 +1,6 @@
 """Durable conversations: SQLite (WAL) events in ``<data>/sessions.db`` and the history built from them."""
 
+from hologram.sessions.event import Event
 from hologram.sessions.history import (
     HistoryCache,
     message_of,
@@ -8,7 +9,7 @@ from hologram.sessions.history import (
     response_message,
 )
 from hologram.sessions.log import SessionLog
-from hologram.sessions.store import DB_NAME, NO_RESULT, Event, SessionError, SessionStore
+from hologram.sessions.store import DB_NAME, NO_RESULT, SessionError, SessionStore
 
 __all__ = [
     "DB_NAME",

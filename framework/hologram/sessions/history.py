@@ -7,17 +7,24 @@ DeepSeek adapter decides what to send for it. Nothing is inherited from a neighb
 
 from __future__ import annotations
 
+import sys
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from hologram.llm import Message, ToolCall
+from hologram.sessions.event import Event
 from hologram.sessions.log import SessionLog
-from hologram.sessions.store import Event
+
+
+def _name(value: Any) -> Any:
+    """A tool's name as the one interned string: an event's data is decoded anew for each request
+    (hologram/sessions/event.py), and a long turn's ~400 calls and results repeat a few names."""
+    return sys.intern(value) if type(value) is str and len(value) <= 64 else value
 
 
 def response_message(data: dict[str, Any]) -> Message:
-    calls = tuple(ToolCall.from_dict(c) for c in data.get("tool_calls") or [] if isinstance(c, dict))
+    calls = tuple(_call(c) for c in data.get("tool_calls") or [] if isinstance(c, dict))
     content = data.get("content")
     reasoning = data.get("reasoning")
     if reasoning is None:
@@ -41,8 +48,13 @@ def message_of(event: Event) -> Message | None:
     if event.kind == "response":
         return response_message(data)
     if event.kind == "tool_result" and event.call_id:
-        return Message.tool(event.call_id, str(data.get("content", "")), name=data.get("name"))
+        return Message.tool(event.call_id, str(data.get("content", "")), name=_name(data.get("name")))
     return None
+
+
+def _call(data: dict[str, Any]) -> ToolCall:
+    call = ToolCall.from_dict(data)
+    return call if call.name is (name := _name(call.name)) else ToolCall(call.id, name, call.arguments)
 
 
 def messages_from_events(events: Iterable[Event]) -> list[Message]:

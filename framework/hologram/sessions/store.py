@@ -43,17 +43,16 @@ import asyncio
 import contextlib
 import logging
 import sqlite3
-import sys
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
 from hologram.base import _fastjson as _json
 from hologram.sessions import damaged
 from hologram.sessions.checkpoint import WalCheckpointer
+from hologram.sessions.event import Event, pack_row
 from hologram.storage import idle_cache
 from hologram.storage.dbfile import DamagedDatabaseError, DiskFullError, check_file, is_damage, is_disk_full
 from hologram.storage.sqlmem import in_chunks, limit_cache, marks
@@ -92,24 +91,6 @@ _INSERT_RESULT_IF_MISSING = f"INSERT OR IGNORE {_RESULT_COLUMNS}"
 
 class SessionError(Exception):
     """A write that would break the session's invariants (a result without its call)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """One conversation item as it happened — the only stored form of it. Everything else is derived:
-    `hologram.sessions.message_of` gives the chat message a model reads, and memory's record (blocks with
-    stable ids, what cold context holds: `hologram.memory.session_records.record_of`) is built from that
-    message."""
-
-    seq: int
-    session: str
-    kind: str  # input | response | tool_result | output
-    ts: float
-    data: dict[str, Any]
-    turn: str | None = None
-    channel: str | None = None
-    call_of: int | None = None
-    call_id: str | None = None
 
 
 class SessionStore:
@@ -637,19 +618,19 @@ def _dumps(data: Mapping[str, Any]) -> str:
 
 ALL_EVENTS = "SELECT seq, session, kind, ts, data, turn, channel, call_of, call_id FROM events ORDER BY seq"
 _EVENTS = (
-    "SELECT seq, session, kind, ts, data, turn, channel, call_of, call_id FROM events "
+    "SELECT seq, session, kind, ts, CAST(data AS BLOB), turn, channel, call_of, call_id FROM events "
     "WHERE session=? AND seq>? ORDER BY seq"
 )
 _ACTIVE = "MAX(s.updated, COALESCE(MAX(e.ts), 0))"  # a session's last activity: `list_sessions`' order
 _EVENTS_BEFORE = (
-    "SELECT seq, session, kind, ts, data, turn, channel, call_of, call_id FROM events "
+    "SELECT seq, session, kind, ts, CAST(data AS BLOB), turn, channel, call_of, call_id FROM events "
     "WHERE session=? AND seq<? ORDER BY seq DESC LIMIT ?"
 )
 _NO_BOUND = 2**63 - 1  # the largest seq SQLite can hold: `events_before` without a bound
 #: Responses whose call ids `add_result` remembers (older ones are read from their row).
 _CALLS_KEPT = 256
 _EVENTS_AT = (
-    "SELECT seq, session, kind, ts, data, turn, channel, call_of, call_id FROM events "
+    "SELECT seq, session, kind, ts, CAST(data AS BLOB), turn, channel, call_of, call_id FROM events "
     "WHERE session=? AND seq IN ({marks}) ORDER BY seq"
 )
 
@@ -676,48 +657,32 @@ def _loads(text: str | bytes | None) -> dict[str, Any]:
         return {}
 
 
-def _shared(value: Any) -> Any:
-    """The interned copy of a str column (None and other types as they are)."""
-    return sys.intern(value) if type(value) is str else value
-
-
-#: The data fields whose short values repeat from event to event (a tool's name, a result's status, the provider).
-_REPEATED = ("name", "status", "provider", "model", "finish_reason", "ended_by")
-
-
-def _shared_values(data: dict[str, Any]) -> dict[str, Any]:
-    """`data` with its `_REPEATED` values and its calls' tool names interned (as `_shared`; the same values)."""
-    for key in _REPEATED:
-        value = data.get(key)
-        if type(value) is str and len(value) <= 64:
-            data[key] = sys.intern(value)
-    calls = data.get("tool_calls")
-    if type(calls) is list:
-        for call in calls:
-            name = call.get("name") if type(call) is dict else None
-            if type(name) is str and len(name) <= 64:
-                call["name"] = sys.intern(name)
-    return data
-
-
 def _event(row: tuple[Any, ...]) -> Event:
-    """An `Event` from a row of `events`; its JSON decoded once (`UnreadableRow` if it does not decode). A
-    row with no ``call_id`` in its column (written before the column existed) takes the one in its data."""
+    """An `Event` from a row of `events` (``data`` as bytes, or str from an older caller), held as the row's JSON
+    bytes (hologram/sessions/event.py). The JSON is decoded once here all the same — a row that does not decode
+    is found at the read that meets it (`UnreadableRow`), as before — and let go at once: nothing of it is held.
+    A row with no ``call_id`` in its column (written before the column existed) takes the one in its data."""
     seq, session, kind, ts, text, turn, channel, call_of, call_id = row
-    # sqlite3 makes a new str of each column of each row: the ids and names every event of a session repeats are
-    # shared instead (a long turn's ~440 events are held through it by the log: 4 small objects an event fewer at
-    # its peak, issue 41, docs/memory.md "Sixth round"). Interned strings go when nothing refers to them.
-    session, kind = _shared(session), _shared(kind)
-    turn, channel = _shared(turn), _shared(channel)
-    data = _shared_values(_parse(text))
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else (text or b"{}")
+    try:
+        value = _json.loads(raw)
+    except ValueError:  # JSONDecodeError, or UnicodeDecodeError for bytes that are not UTF-8
+        raise damaged.UnreadableRow("its data is not UTF-8 JSON") from None
+    if type(value) is not dict:  # held as the object every reader sees (`_parse`'s rule)
+        value = {"value": value}
+        raw = _json.dumps_bytes(value)
     if not call_id:
-        value = data.get("call_id")
-        call_id = None if value is None else str(value)
+        found = value.get("call_id")
+        call_id = None if found is None else str(found)
     try:
         when = float(ts or 0.0)
     except (TypeError, ValueError):
         raise damaged.UnreadableRow("its time is not a number") from None
-    return Event(seq, session, kind, when, data, turn, channel, call_of, call_id)
+    if call_of is not None and type(call_of) is not int:
+        raise damaged.UnreadableRow("its call_of column is not a number")
+    # sqlite3 makes a new str of each column of each row: the session, kind, turn and channel every event of a
+    # session repeats are interned by `Event.held` (a long turn's ~440 events are held through it, issue 41)
+    return Event.held(pack_row(seq, when, call_of, call_id, raw), session, kind, turn, channel)
 
 
 def row_problem(row: tuple[Any, ...]) -> str | None:
