@@ -19,69 +19,25 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from hologram.memory.cold.store import ColdStore
 from hologram.memory.index.window import OLD_CANDIDATES, OLD_POSTINGS, SCORE_WINDOW, old_candidates
-from hologram.memory.session_memory import SessionMemory
 from hologram.memory.text.tfidf import TermVector
-from hologram.sessions import SessionStore
-from tests.memory.test_dense_horizon import HashEmbedder
+from tests.memory.long_session import QUESTION, Long, build
 
-FACT = "The spare key to the boathouse is taped under the third blue flowerpot, behind the shed."
-QUESTION = "Where is the spare key to the boathouse?"
 COMMON = "Did the meeting move to Thursday afternoon? Check the file and keep a note."
 EVENTS = 2_400
 WINDOW = 512
-BUDGET_WINDOW, FIXED = 6000, 1400
-
-
-@dataclass
-class Long:
-    mem: SessionMemory
-    sid: str
-    fact_seq: int
-
-
-def _feed(store: SessionStore, sid: str, i: int) -> None:
-    text = ("Please keep a note that the meeting moved to Thursday afternoon, and check the file."
-            if i % 2 == 0 else "请记下会议改到星期四下午了，然后检查一下文件。")  # fmt: skip
-    store.append(sid, "input", {"text": f"{text} ({i})"})
-    store.append(sid, "response", {"content": "Noted; the file is fine.", "reasoning": None})
-
-
-async def _build(root: Path) -> Long:
-    store = SessionStore(root / "sessions.db")
-    mem = SessionMemory(store, ColdStore(root / "cold.db"), HashEmbedder(), index_dir=root / "index")
-    mem.score_window = WINDOW
-    sid = store.create_session("cli", "window")
-    fact_seq = store.append(sid, "input", {"text": FACT})
-    store.append(sid, "response", {"content": "Noted.", "reasoning": None})
-    i = 0
-    while True:
-        _feed(store, sid, i)
-        i += 1
-        if i % 50 == 0:
-            await mem.prepare(sid, "and the file?", window_tokens=BUDGET_WINDOW, fixed_tokens=FIXED)
-            await mem.index(sid)
-            if len(mem._state(sid).index) >= EVENTS:
-                return Long(mem, sid, fact_seq)
+BUDGET_WINDOW = 6000
 
 
 @pytest.fixture(scope="module")
 def long(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Long]:
-    built = asyncio.run(_build(tmp_path_factory.mktemp("score-window")))
+    built = asyncio.run(build(tmp_path_factory.mktemp("score-window"), EVENTS, BUDGET_WINDOW, score_window=WINDOW))
     yield built
-    built.mem.cold.close()
-    built.mem.store.close()
-
-
-def _ask(long: Long, text: str) -> object:
-    return asyncio.run(long.mem.preview(long.sid, text, window_tokens=BUDGET_WINDOW, fixed_tokens=FIXED))
+    built.close()
 
 
 def _terms(text: str) -> dict[str, float]:
@@ -95,8 +51,8 @@ def test_the_product_window_is_above_every_locomo_conversation() -> None:
 def test_a_far_back_fact_named_by_a_rare_word_reaches_the_request(long: Long) -> None:
     index = long.mem._state(long.sid).index
     assert len(index) >= EVENTS > 4 * long.mem.score_window and index.segments > 1
-    assert long.fact_seq not in _ask(long, COMMON).seqs  # type: ignore[attr-defined]
-    prepared = _ask(long, QUESTION)
+    assert long.fact_seq not in long.ask(COMMON).seqs  # type: ignore[attr-defined]
+    prepared = long.ask(QUESTION)
     assert long.fact_seq in prepared.recalled_seqs  # type: ignore[attr-defined]  # from L2, ~2,400 events back
     assert long.fact_seq in prepared.seqs  # type: ignore[attr-defined]
     with index.reading():
@@ -119,11 +75,11 @@ def test_a_common_words_request_reads_a_bounded_number_of_postings(long: Long) -
     # every one of the window's passages at most once per word, and a rare word's few old ones
     assert 0 < bounded <= len(terms) * (window_passages + OLD_POSTINGS)
     assert whole > 3 * bounded  # without the bound: the common words' postings over the whole session
-    _ask(long, COMMON)  # the request's own pass is the bounded one
+    long.ask(COMMON)  # the request's own pass is the bounded one
     assert index.bm25_rows <= len(terms) * (window_passages + OLD_POSTINGS)
     long.mem.score_window = sys.maxsize
     try:
-        _ask(long, COMMON)
+        long.ask(COMMON)
         assert index.bm25_rows > 3 * bounded
     finally:
         long.mem.score_window = WINDOW
