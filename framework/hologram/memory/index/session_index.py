@@ -230,7 +230,7 @@ class SessionIndex:
         self._sealed_cosines: tuple[tuple[str, bytes], dict[Path, tuple[Layout, np.ndarray]]] | None = None
         """The sealed passages' cosines to the last dense query, by segment (a segment is immutable): a turn
         makes several requests with the same input, and each scored every sealed passage again. 4 bytes a
-        sealed passage; the session memory keeps them for one session at a time (`forget_cosines`)."""
+        sealed passage; the session memory keeps them for one session at a time (`forget_between_requests`)."""
         if directory is not None:
             self._load()
 
@@ -1129,7 +1129,7 @@ class SessionIndex:
     def forget_between_requests(self) -> None:
         """Drop what is kept for the session in use between its requests: the sealed passages' cosines and the
         sealed columns (~46 bytes a sealed event)."""
-        self._sealed_cosines = None
+        self.forget_cosines()
         self._sealed_columns = None
 
     def scores(
