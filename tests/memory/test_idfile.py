@@ -105,3 +105,23 @@ def test_a_cold_store_on_disk_keeps_l2_membership_out_of_memory(tmp_path: Path) 
     assert first.id not in again and len(again) == 5_999  # type: ignore[attr-defined]
     again.close()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".l2-ids")] == []
+
+
+def test_a_read_survives_a_caller_that_keeps_the_reading_frame(tmp_path: Path, monkeypatch: object) -> None:
+    """A profiler or a traceback that holds the frame of the function reading the mapped file (and so the view
+    of the mapping in its locals) must not fail the lookup: the mapping is left to go with its last view.
+    Closing it at the read's end raised BufferError ("cannot close exported pointers exist") and failed a turn."""
+    import sys
+
+    kept: list[object] = []
+    real = idfile.in_sorted
+
+    def in_sorted_keeping_its_frame(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
+        kept.append(sys._getframe())  # what a sampling profiler does: the frame outlives the call
+        return real(haystack, needles)
+
+    monkeypatch.setattr(idfile, "in_sorted", in_sorted_keeping_its_frame)  # type: ignore[attr-defined]
+    members = MappedHashSet(tmp_path, [f"ev_{i}" for i in range(100)])
+    assert "ev_7" in members and "ev_100" not in members
+    assert kept, "the lookup did not read the mapped file"
+    members.close()

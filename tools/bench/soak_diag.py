@@ -260,7 +260,7 @@ def main() -> int:
                     for i in range(args.turns):
                         slot = i % args.sessions
                         stream = await client.start(f"{ENGLISH if i % 2 == 0 else CHINESE} ({i})", session=ids[slot])
-                        answered(await stream.result())
+                        answered(await stream.result(), stream.events)
                         ids[slot] = stream.session
                         if (i + 1) % 100 == 0:
                             with mock.state.lock:

@@ -42,7 +42,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -224,10 +224,13 @@ def settings_for(mock: MockLLM, *, context_window: int | None = None) -> str:
     )
 
 
-def answered(ended: Any) -> None:
-    """A benchmark of failing turns measures the failure path: stop at the first one."""
+def answered(ended: Any, events: Sequence[Any] = ()) -> None:
+    """A benchmark of failing turns measures the failure path: stop at the first one, saying why (the turn's
+    ``turn.failed`` messages among its `events`)."""
     if ended.stop_reason != "answer":
-        raise RuntimeError(f"a turn ended with {ended.stop_reason!r}: {ended.errors or ended.output!r}")
+        failed = [f"{e.kind}: {e.message}" for e in events if getattr(e, "type", "") == "turn.error"]
+        why = "; ".join(failed) or ended.errors or ended.output
+        raise RuntimeError(f"a turn ended with {ended.stop_reason!r}: {why!r}")
 
 
 async def turn(data: Path, text: str, session: str | None = None) -> tuple[float, str]:

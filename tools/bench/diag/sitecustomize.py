@@ -188,6 +188,7 @@ def _start() -> None:
                 if leaf in idle_leaves:
                     thread += " (idle)"
                 stacks[(thread, ";".join(reversed(names)))] += 1
+            frame = f = None  # keep no thread's frame (and its locals) alive between samples
             time.sleep(every)
         with (where / f"{name}.prof").open("w") as out:
             out.write(f"rounds {rounds}\n")

@@ -118,11 +118,15 @@ class MappedHashSet:
     def _in_file(self, hashes: np.ndarray) -> np.ndarray:
         if self._size == 0 or hashes.size == 0:
             return np.zeros(hashes.shape, dtype=bool)
-        with mmap.mmap(self._fd, self._size * 8, access=mmap.ACCESS_READ) as mapped:
-            on_disk = np.frombuffer(mapped, dtype=np.uint64, count=self._size)
-            out = in_sorted(on_disk, hashes)  # a new array: nothing refers to the mapping after this
-            del on_disk
-        return out
+        on_disk = np.frombuffer(self._mapped(), dtype=np.uint64, count=self._size)
+        return in_sorted(on_disk, hashes)  # a new array: the mapping goes with `on_disk`
+
+    def _mapped(self) -> mmap.mmap:
+        """The file, mapped for one read. Unmapped when the last array viewing it goes, never closed by hand:
+        closing it while something still holds a view — a frame kept by a traceback or a profiler that
+        sampled the reading function — raised ``BufferError: cannot close exported pointers exist`` and
+        failed the turn (seen under tools/bench/soak_diag.py --profile)."""
+        return mmap.mmap(self._fd, self._size * 8, access=mmap.ACCESS_READ)
 
     def _maybe_rewrite(self) -> None:
         if self._added.size + self._gone.size >= self._merge_at:
@@ -134,8 +138,7 @@ class MappedHashSet:
         taken = 0
         for start in range(0, self._size, CHUNK):
             count = min(CHUNK, self._size - start)
-            with mmap.mmap(self._fd, self._size * 8, access=mmap.ACCESS_READ) as mapped:
-                part = np.frombuffer(mapped, dtype=np.uint64, count=count, offset=start * 8).copy()
+            part = np.frombuffer(self._mapped(), dtype=np.uint64, count=count, offset=start * 8).copy()
             if gone.size:
                 part = part[~in_sorted(gone, part)]
             last = start + count == self._size
