@@ -345,3 +345,28 @@ def test_a_correction_less_close_than_restated_comes_when_the_rules_read_it(tmp_
     stale = next(line for line in lines if "Harrow" in line)
     assert SUPERSEDED in stale and lines.index(stale) < next(i for i, x in enumerate(lines) if "Quarry" in x)
     store.close()
+
+
+def test_what_waits_for_a_vector_is_found_by_seeks_not_a_scan(tmp_path: Path) -> None:
+    """`pending` (asked after every turn) names the told inputs with no vector of the current model — none yet,
+    or another model's — and never the others; it seeks in an index instead of reading every input the person
+    ever said, so its cost does not grow with the store (the 10,000-turn soak's late turns). Mutation check
+    (done): the old ``fp IS NULL OR fp != ?`` query turns the plan assertion red."""
+    import numpy as np
+
+    from hologram.memory.across import store as across_store
+    from hologram.memory.across.store import Said
+
+    store = AcrossStore(tmp_path / "a.db")
+    store.add([Said(f"e{i}", "s1", i, 1000 + i, "owner", f"My cat number {i} is called Pixel{i}.") for i in range(6)])
+    told = {i for i, _ in store.pending("m1")}
+    assert told, "nothing told waits for a vector"
+    store.set_vectors("m1", [(i, np.ones(8, dtype=np.float32)) for i in sorted(told)[:-1]])
+    assert [i for i, _ in store.pending("m1")] == [sorted(told)[-1]]  # the one not embedded yet
+    assert {i for i, _ in store.pending("m2")} == told  # another model: all of them again
+    assert store._db is not None
+    plan = store._db.execute("EXPLAIN QUERY PLAN " + across_store._PENDING, ("m1", 64)).fetchall()
+    steps = [str(row[-1]) for row in plan]
+    assert all(not step.startswith("SCAN") for step in steps), steps
+    assert sum("said_fp" in step for step in steps) == 3, steps
+    store.close()

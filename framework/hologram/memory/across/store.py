@@ -108,6 +108,15 @@ HEADER = (
     "[memory] From the person's other conversations (what they said there, oldest first; a later statement "
     "of the same thing replaces an earlier one):"
 )
+_PENDING = """
+SELECT id, text FROM said WHERE told = 1 AND fp IS NULL
+UNION ALL SELECT id, text FROM said WHERE told = 1 AND fp < ?1
+UNION ALL SELECT id, text FROM said WHERE told = 1 AND fp > ?1 LIMIT ?2
+"""
+"""Stored inputs without a vector of the model ``?1``: three seeks in the ``said_fp`` index, which are empty when
+every input is embedded. Asked after every turn; written as ``fp IS NULL OR fp != ?`` it scanned every input the
+person ever said (SQLite does not split that OR over the index): in the 10,000-turn soak 3.3 % of the kernel's
+busy worker samples by turn 9,000, up from none at turn 1,000 (tools/bench/soak_diag.py --profile)."""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS said (
     id TEXT PRIMARY KEY,
@@ -122,6 +131,7 @@ CREATE TABLE IF NOT EXISTS said (
     vec BLOB
 );
 CREATE INDEX IF NOT EXISTS said_session ON said(session);
+CREATE INDEX IF NOT EXISTS said_fp ON said(fp) WHERE told = 1;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS alias (
     person TEXT NOT NULL,
@@ -345,9 +355,7 @@ class AcrossStore:
         with self._lock:
             if self._db is None:  # closed
                 return []
-            rows = self._db.execute(
-                "SELECT id, text FROM said WHERE told = 1 AND (fp IS NULL OR fp != ?) LIMIT ?", (fingerprint, limit)
-            ).fetchall()
+            rows = self._db.execute(_PENDING, (fingerprint, limit)).fetchall()
         return [(str(i), str(t)[:EMBED_CHARS]) for i, t in rows]
 
     def set_vectors(self, fingerprint: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
