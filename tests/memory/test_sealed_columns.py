@@ -84,3 +84,30 @@ def test_sealed_columns_are_kept_between_requests_and_follow_the_segments(tmp_pa
 
     asyncio.run(run())
     asyncio.run(mem.aclose())
+
+
+def test_one_events_seq_and_time_are_read_without_building_their_columns(tmp_path: Path) -> None:
+    """`seq_at` and `ts_at` (what a request's query asks: its input's seq, the newest event's time) give the
+    columns' values at every position — in the sealed segments, in the tail, counted from the end — and leave
+    the whole-session `seq`/`ts` columns unbuilt: building them was a copy of the session per request in the
+    soak's round robin. Mutation check (done): `value_at` reading the tail at a wrong offset (the
+    segments counted twice) turns the equality red."""
+    mem = _memory(tmp_path, "m", sealed=True)
+    mem.store.create_session("cli", "s1")
+
+    async def run() -> None:
+        await _turns([mem], "s1", 0, 10)
+        await _settle(mem, "s1")
+        await _turns([mem], "s1", 10, 1)  # a turn after the seal: events in the tail
+
+    asyncio.run(run())
+    index = mem._sessions["s1"].index
+    assert index.segments >= 2 and len(index) > index._base_event, "the premise: segments and a tail"
+    seqs, ts = _fresh_column(mem, "s1", "seq"), _fresh_column(mem, "s1", "ts")
+    with index.reading():
+        got_seqs = [index.seq_at(i) for i in range(len(index))]
+        got_ts = [index.ts_at(i) for i in range(len(index))]
+        assert (index.seq_at(-1), index.ts_at(-1)) == (int(seqs[-1]), float(ts[-1]))
+        made = index._cols()._made
+        assert "seq" not in made and "ts" not in made, "a whole column was built"
+    assert got_seqs == seqs.tolist() and got_ts == ts.tolist()

@@ -997,8 +997,7 @@ class SessionMemory:
         this request answers (its turn is then not "the previous turn"); None for a preview."""
         index = state.index
         inputs = state.inputs
-        seqs = index.seqs
-        if current_input is not None and inputs and int(seqs[inputs[-1]]) == current_input:
+        if current_input is not None and inputs and index.seq_at(inputs[-1]) == current_input:
             inputs = inputs[:-1]
         previous: list[int] = []
         if inputs:
@@ -1006,7 +1005,7 @@ class SessionMemory:
             previous = (np.flatnonzero(turns == turns[0]) + inputs[-1]).tolist()
         previous_text = "\n".join(r.text for r in self._records_at(sid, state, previous))
         if now is None:
-            now = float(index.ts[-1]) if len(index) else time.time()
+            now = index.ts_at(-1) if len(index) else time.time()
         vector, fingerprint = None, None
         embedder = self.embedder
         if embedder is not None and text.strip():

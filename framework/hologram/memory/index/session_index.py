@@ -543,6 +543,14 @@ class SessionIndex:
     def seqs(self) -> np.ndarray:
         return self._cols().column("seq")
 
+    def seq_at(self, i: int) -> int:
+        """The log seq of the event at position `i` (negative from the end), without building :attr:`seqs`."""
+        return int(self._cols().value_at("seq", i))
+
+    def ts_at(self, i: int) -> float:
+        """The time of the event at position `i` (negative from the end), without building :attr:`ts`."""
+        return float(self._cols().value_at("ts", i))
+
     @property
     def hashes(self) -> np.ndarray:
         """64-bit hashes of the event ids (:mod:`hologram.memory.index.idhash`): what membership is asked with."""
@@ -1272,6 +1280,27 @@ class _Columns:
                 return made
             made = self._made[name] = np.concatenate((self.sealed_part(name), tail))
         return made
+
+    def value_at(self, name: str, i: int) -> Any:
+        """Column `name` at position `i` (negative from the end), without building the column: a request asks
+        the seq and the time of one event (its input's, the newest) and building either column for that was a
+        copy of the whole session on every request of the soak's round robin, whose sessions' sealed columns
+        are let go between requests (issue 39 item 7)."""
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError(f"position {i} of an index of {self.n} events")
+        made = self._made.get(name)
+        if made is not None:
+            return made[i]
+        base = 0
+        sealed = self.sealed.get(name)
+        for part in [sealed] if sealed is not None else [s[name] for s in self.segments]:
+            if i < base + part.size:
+                return part[i - base]
+            base += part.size
+        values, _, dtype = self.tail[name]
+        return np.asarray(values[i - base], dtype=dtype)[()]
 
     def sealed_part(self, name: str) -> np.ndarray:
         """The segments' part of column `name`, concatenated once and kept (read-only)."""
