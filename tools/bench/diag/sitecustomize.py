@@ -108,6 +108,10 @@ def _start() -> None:
     import diag_extras  # beside this file: the long-turns diagnostics (tools/bench/http_long_diag.py)
 
     def answer(name: str) -> None:
+        if os.environ.get("HOLOGRAM_DIAG_HEAPMAP"):  # first: the walks below allocate
+            import heapmap
+
+            (where / f"{name}.heap.json").write_text(json.dumps(heapmap.walk()))
         if name.startswith("released"):
             diag_extras.release_sqlite(connections)
         uncollected = diag_extras.mallocstats()  # pymalloc as the kernel left it, before a full collection
