@@ -167,6 +167,9 @@ def heap_report(where: Path, first: str, last: str, top: int) -> None:
     if not (a_path.exists() and b_path.exists()):
         return
     a, b = json.loads(a_path.read_text()), json.loads(b_path.read_text())
+    if "error" in a or "error" in b:
+        print(f"\n== the main heap: not walked ({a.get('error')}, {b.get('error')}) ==")
+        return
     mb = 1 / 2**20
     print("\n== the main heap ([heap]) walked: MiB ==")
     for key in ("heap_hi", "resident", "live", "free", "live_chunks", "free_chunks", "top_chunk_at"):
@@ -174,6 +177,12 @@ def heap_report(where: Path, first: str, last: str, top: int) -> None:
         scale = 1 if key.endswith("chunks") else mb
         print(f"  {key}: {va * scale:,.2f} -> {vb * scale:,.2f}")
     print(f"  free chunks by size: {a['free_sizes']} -> {b['free_sizes']}")
+    for side, x in (("first", a), ("last", b)):
+        pre = x.get("before_trim", {})
+        if pre:
+            print(f"  before the walk's trim ({side}): resident {pre['resident'] * mb:.2f} MiB, of it in free chunks "
+                  f"{ {k: round(v * mb, 2) for k, v in pre['free_resident'].items()} } MiB by chunk size, "
+                  f"top chunk {pre['top_resident'] * mb:.2f}")  # fmt: skip
     print("  by MiB of the heap: resident / live MiB")
     for band in sorted(set(a["bands"]) | set(b["bands"]), key=int):
         ra, la = a["bands"].get(band, [0, 0])
@@ -246,8 +255,12 @@ def main() -> int:
     parser.add_argument("--frames", type=int, default=12)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--keep", type=Path, help="keep the snapshots here (default: a temporary directory)")
-    parser.add_argument("--heapmap", action="store_true", help="walk glibc's main heap at each snapshot "
-                        "(tools/bench/diag/heapmap.py): which live chunks keep which resident pages")
+    parser.add_argument(
+        "--heapmap",
+        action="store_true",
+        help="walk glibc's main heap at each snapshot "
+        "(tools/bench/diag/heapmap.py): which live chunks keep which resident pages",
+    )
     parser.add_argument("--profile", default="", help="turns from which to sample the kernel's stacks")
     parser.add_argument("--profile-turns", type=int, default=300)
     parser.add_argument(
@@ -276,8 +289,9 @@ def main() -> int:
     cpu_at: dict[int, float] = {}
     with tempfile.TemporaryDirectory() as tmp, MockLLM("deepseek") as mock:
         root = Path(tmp)
-        where = diagnosed_kernel(root, args.keep, frames=args.frames, trace_late=bool(args.trace_from),
-                                  heapmap=args.heapmap)
+        where = diagnosed_kernel(
+            root, args.keep, frames=args.frames, trace_late=bool(args.trace_from), heapmap=args.heapmap
+        )
         settings = settings_for(mock, context_window=args.context_window)
         if args.release_idle_s is not None:
             settings += f"\n[memory]\nrelease_idle_s = {args.release_idle_s}\n"

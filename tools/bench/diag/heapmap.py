@@ -37,6 +37,27 @@ def heap_range() -> tuple[int, int]:
     return 0, 0
 
 
+def _mappings() -> tuple[list[int], list[tuple[int, str]]]:
+    """Every mapping's start, and (end, short name): what a pointer found in an unnamed chunk points into."""
+    starts, rest = [], []
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        parts = line.split()
+        lo, hi = (int(x, 16) for x in parts[0].split("-"))
+        name = parts[5].rsplit("/", 1)[-1] if len(parts) > 5 else "anon"
+        starts.append(lo)
+        rest.append((hi, name.split(".so")[0][:24]))
+    return starts, rest
+
+
+def _points(word: int, maps: tuple[list[int], list[tuple[int, str]]]) -> str:
+    import bisect
+
+    k = bisect.bisect_right(maps[0], word) - 1
+    if k >= 0 and word < maps[1][k][0]:
+        return maps[1][k][1]
+    return "-"
+
+
 def resident(lo: int, hi: int) -> bytearray:
     libc = ctypes.CDLL("libc.so.6", use_errno=True)
     libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
@@ -80,7 +101,10 @@ def owners(objects: list[Any]) -> dict[int, str]:
         kind = type(o)
         if kind.__module__ in ("builtins", "gc", "types") or isinstance(o, type):
             continue
-        held = getattr(o, "__dict__", None)
+        try:
+            held = getattr(o, "__dict__", None)
+        except Exception:  # a class whose __dict__ is a property that raises (pydantic's BaseModel)
+            continue
         attrs = dict(held) if isinstance(held, dict) else {}
         for klass in kind.__mro__:
             for slot in getattr(klass, "__slots__", ()):
@@ -118,26 +142,55 @@ def owners(objects: list[Any]) -> dict[int, str]:
     return out
 
 
+def free_resident() -> dict[str, Any]:
+    """Before a trim: the heap's resident bytes, and those inside free chunks (whole pages), by the free chunk's
+    size — what the last requests freed and the next trim would give back."""
+    lo, hi = heap_range()
+    res = resident(lo, hi)
+    mem = ctypes.string_at(lo, hi - lo)
+    word = _WORD.unpack_from
+    by_size: collections.Counter[str] = collections.Counter()
+    c = (lo + 15) & ~15
+    while c + 16 <= hi:
+        size = word(mem, c + 8 - lo)[0] & ~7
+        if size < 32 or c + size > hi:
+            break
+        nxt = c + size
+        if nxt + 16 <= hi and not word(mem, nxt + 8 - lo)[0] & 1:
+            first, last = (c + 48 + PAGE - 1) // PAGE, (c + size) // PAGE  # glibc keeps the header's page
+            pages = sum(res[i - lo // PAGE] for i in range(first, last))
+            by_size[_size_class(size)] += pages * PAGE
+        c = nxt
+    top_pages = sum(res[(c - lo) // PAGE + 1 :]) * PAGE
+    return {"resident": sum(res) * PAGE, "free_resident": dict(by_size), "top_resident": top_pages}
+
+
 def walk(trim: bool = True) -> dict[str, Any]:
     """The main heap's chunks and resident pages, by kind (module docstring)."""
-    if trim:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    before = free_resident()
     gc.collect()
+    gc.unfreeze()  # the start-up's frozen objects too (the snapshot's census unfreezes them anyway)
     objects = gc.get_objects()
     named = owners(objects)
     del objects
     types = _all_types()
+    traced = _tracer()
+    maps = _mappings()
+    by_band: dict[int, dict[str, int]] = {}  # MiB band -> kind -> live bytes starting there
+    if trim:  # after the walk's own allocations above, so that what it measures is what a trim leaves
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
     lo, hi = heap_range()
     res = resident(lo, hi)
-    read = ctypes.string_at
+    mem = ctypes.string_at(lo, hi - lo)  # one copy (mmap-ed, out of this heap); unread pages map the zero page
+    word = _WORD.unpack_from
     chunks: list[tuple[int, int, bool]] = []  # (address, size, in use)
     c = (lo + 15) & ~15
     while c + 16 <= hi:
-        size = _WORD.unpack(read(c + 8, 8))[0] & ~7
+        size = word(mem, c + 8 - lo)[0] & ~7
         if size < 32 or c + size > hi:
             break  # the top chunk's end, or a word changed under us
         nxt = c + size
-        inuse = nxt + 16 <= hi and bool(_WORD.unpack(read(nxt + 8, 8))[0] & 1)
+        inuse = nxt + 16 <= hi and bool(word(mem, nxt + 8 - lo)[0] & 1)
         chunks.append((c, size, inuse))
         c = nxt
     top = c
@@ -163,14 +216,19 @@ def walk(trim: bool = True) -> dict[str, Any]:
         p = addr + 16
         kind = named.get(p)
         if kind is None:
-            refcnt, tp = struct.unpack("<QQ", read(p, 16))
+            refcnt, tp = struct.unpack_from("<QQ", mem, p - lo)
             if tp in types and 0 < refcnt < 1 << 32:
                 kind = types[tp]
             else:
-                refcnt, tp = struct.unpack("<QQ", read(p + 16, 16))
+                refcnt, tp = struct.unpack_from("<QQ", mem, p + 16 - lo)
                 kind = types[tp] if tp in types and 0 < refcnt < 1 << 32 else None
+        if kind is None and traced is not None and size > 64:  # not tracemalloc's own entries
+            kind = traced(p)
         if kind is None:
-            kind = f"? {_size_class(size)}"
+            w0, w1 = struct.unpack_from("<QQ", mem, p - lo)
+            kind = f"? {_size_class(size)} {_points(w0, maps)},{_points(w1, maps)}"
+        band = by_band.setdefault((addr - lo) >> 20, {})
+        band[kind] = band.get(kind, 0) + size
         row = by_kind.setdefault(kind, [0, 0, 0.0, 0])
         row[0] += 1
         row[1] += size
@@ -196,8 +254,36 @@ def walk(trim: bool = True) -> dict[str, Any]:
         "free_sizes": dict(collections.Counter(_size_class(s) for _, s in free)),
         "bands": {str(k): v for k, v in sorted(bands.items())},
         "by_kind": {k: [int(v[0]), int(v[1]), round(v[2]), int(v[3])] for k, v in by_kind.items()},
+        "band_kinds": {str(b): dict(sorted(k.items(), key=lambda kv: -kv[1])[:12]) for b, k in sorted(by_band.items())},
+        "before_trim": before,
         "python": sys.version.split()[0],
     }
+
+
+NUMPY_DOMAIN = 389047
+"""The tracemalloc domain numpy reports its data buffers under."""
+
+
+def _tracer() -> Any:
+    """While tracemalloc traces: the allocation's traceback of a malloc'd pointer (CPython's own allocators' and
+    numpy's), its innermost frames as one label; None otherwise. Through ``_PyTraceMalloc_GetTraceback``, the call
+    behind ``tracemalloc.get_object_traceback`` that takes an address rather than an object."""
+    import tracemalloc
+
+    if not tracemalloc.is_tracing():
+        return None
+    get = ctypes.pythonapi._PyTraceMalloc_GetTraceback
+    get.argtypes, get.restype = [ctypes.c_uint, ctypes.c_size_t], ctypes.py_object
+
+    def label(ptr: int) -> str | None:
+        for domain, tag in ((0, ""), (NUMPY_DOMAIN, "numpy ")):
+            frames = get(domain, ptr)
+            if frames:
+                where = " < ".join(f"{'/'.join(f.rsplit('/', 2)[-2:])}:{n}" for f, n in frames[:4])
+                return f"traced {tag}{where}"
+        return None
+
+    return label
 
 
 def _size_class(size: int) -> str:

@@ -111,7 +111,10 @@ def _start() -> None:
         if os.environ.get("HOLOGRAM_DIAG_HEAPMAP"):  # first: the walks below allocate
             import heapmap
 
-            (where / f"{name}.heap.json").write_text(json.dumps(heapmap.walk()))
+            try:
+                (where / f"{name}.heap.json").write_text(json.dumps(heapmap.walk()))
+            except Exception as exc:  # a diagnostic never loses the snapshot
+                (where / f"{name}.heap.json").write_text(json.dumps({"error": repr(exc)}))
         if name.startswith("released"):
             diag_extras.release_sqlite(connections)
         uncollected = diag_extras.mallocstats()  # pymalloc as the kernel left it, before a full collection
