@@ -30,11 +30,13 @@ _WORD = struct.Struct("<Q")
 
 
 def heap_range() -> tuple[int, int]:
-    for line in Path("/proc/self/maps").read_text().splitlines():
-        if line.rstrip().endswith("[heap]"):
-            lo, hi = line.split()[0].split("-")
-            return int(lo, 16), int(hi, 16)
-    return 0, 0
+    """[heap]'s address range (the kernel may list it as several adjacent mappings: take them all)."""
+    spans = [
+        tuple(int(x, 16) for x in line.split()[0].split("-"))
+        for line in Path("/proc/self/maps").read_text().splitlines()
+        if line.rstrip().endswith("[heap]")
+    ]
+    return (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else (0, 0)
 
 
 def _mappings() -> tuple[list[int], list[tuple[int, str]]]:
