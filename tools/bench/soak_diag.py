@@ -261,6 +261,13 @@ def main() -> int:
         help="walk glibc's main heap at each snapshot "
         "(tools/bench/diag/heapmap.py): which live chunks keep which resident pages",
     )
+    parser.add_argument(
+        "--mmap-threshold",
+        type=int,
+        help="set glibc's M_MMAP_THRESHOLD in the kernel after "
+        '"ready" (the kernel fixes it at 128 KiB): blocks of this size and more are mapped and '
+        "returned on free — what a request's arrays leave in [heap] without them",
+    )
     parser.add_argument("--profile", default="", help="turns from which to sample the kernel's stacks")
     parser.add_argument("--profile-turns", type=int, default=300)
     parser.add_argument(
@@ -301,7 +308,10 @@ def main() -> int:
             pid = int(kernel.status()["kernel"]["pid"])
             mock.reset()
             mock.script([], default=tool_step())
+            if args.mmap_threshold:
+                ask(where, f"mmap-{args.mmap_threshold}")
             ids: list[str | None] = [None] * args.sessions
+            cpu_was, cpu_mark = [cpu_s(pid), 0.0], [0.0, 0.0]  # the previous census's CPU seconds and turn
 
             async def run() -> None:
                 started = time.perf_counter()
@@ -316,8 +326,11 @@ def main() -> int:
                                 mock.state.requests.clear()
                         if args.census_every and (i + 1) % args.census_every == 0:
                             anon = private_kb(pid).get("anon_kb", 0) / 1024
-                            print(f"turn {i + 1}: anonymous {anon:.1f} MiB, {threads.line(threads.census(pid))}",
+                            cpu, cpu_mark[:] = cpu_s(pid), [cpu_s(pid), i + 1]  # the kernel's CPU a turn since
+                            print(f"turn {i + 1}: anonymous {anon:.1f} MiB, {threads.line(threads.census(pid))}; "
+                                  f"kernel CPU {1000 * (cpu - cpu_was[0]) / (i + 1 - cpu_was[1]):.1f} ms a turn",
                                   flush=True)  # fmt: skip
+                            cpu_was[:] = cpu_mark
                         if i + 1 in profile_at:
                             await asyncio.to_thread(ask, where, f"profstart-p{i + 1}")
                             cpu_at[i + 1] = cpu_s(pid)

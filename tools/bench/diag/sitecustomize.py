@@ -208,7 +208,11 @@ def _start() -> None:
                 name = req.name[4:]
                 req.unlink()
                 try:
-                    if name == "tracestart":  # --trace-from: trace what is allocated from this turn on
+                    if name.startswith("mmap-"):  # soak_diag.py --mmap-threshold: glibc's, from now on
+                        libc = ctypes.CDLL("libc.so.6")
+                        libc.mallopt(-3, int(name[5:]))  # M_MMAP_THRESHOLD
+                        (where / f"{name}.done").write_text("")
+                    elif name == "tracestart":  # --trace-from: trace what is allocated from this turn on
                         tracemalloc.start(max(1, frames))
                         (where / f"{name}.done").write_text("")
                     elif name.startswith("profstart-"):
