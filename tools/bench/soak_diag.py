@@ -49,6 +49,7 @@ def diagnosed_kernel(
     trace_late: bool = False,
     pins: bool = False,
     no_collect: bool = False,
+    heapmap: bool = False,
 ) -> Path:
     """Make the kernels this process starts load tools/bench/diag/'s sitecustomize (through the environment they
     inherit) and write their snapshots to `keep` (or under `root`); returns where the snapshots go. Shared by
@@ -59,7 +60,7 @@ def diagnosed_kernel(
     os.environ["HOLOGRAM_DIAG_DIR"] = str(where)
     os.environ["HOLOGRAM_DIAG_FRAMES"] = str(frames)
     for flag, on in (("HOLOGRAM_DIAG_TRACE_LATE", trace_late), ("HOLOGRAM_DIAG_PINS", pins),
-                     ("HOLOGRAM_DIAG_NO_COLLECT", no_collect)):  # fmt: skip
+                     ("HOLOGRAM_DIAG_NO_COLLECT", no_collect), ("HOLOGRAM_DIAG_HEAPMAP", heapmap)):  # fmt: skip
         if on:
             os.environ[flag] = "1"
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(DIAG), os.environ.get("PYTHONPATH")]))
@@ -158,6 +159,46 @@ def arenas_report(where: Path, first: str, last: str) -> None:
                   f"({(ub - ua) / 1024:+.0f})")  # fmt: skip
 
 
+def heap_report(where: Path, first: str, last: str, top: int) -> None:
+    """The main heap's map at both snapshots (tools/bench/diag/heapmap.py): resident, live and free bytes, the
+    resident and live bytes of each MiB of the heap, and the live chunks by kind with the resident-but-unused
+    bytes of their pages charged to them (waste), the kinds whose live bytes or waste grew most first."""
+    a_path, b_path = where / f"{first}.heap.json", where / f"{last}.heap.json"
+    if not (a_path.exists() and b_path.exists()):
+        return
+    a, b = json.loads(a_path.read_text()), json.loads(b_path.read_text())
+    if "error" in a or "error" in b:
+        print(f"\n== the main heap: not walked ({a.get('error')}, {b.get('error')}) ==")
+        return
+    mb = 1 / 2**20
+    print("\n== the main heap ([heap]) walked: MiB ==")
+    for key in ("heap_hi", "resident", "live", "free", "live_chunks", "free_chunks", "top_chunk_at"):
+        va, vb = a[key] - (a["heap_lo"] if key == "heap_hi" else 0), b[key] - (b["heap_lo"] if key == "heap_hi" else 0)
+        scale = 1 if key.endswith("chunks") else mb
+        print(f"  {key}: {va * scale:,.2f} -> {vb * scale:,.2f}")
+    print(f"  free chunks by size: {a['free_sizes']} -> {b['free_sizes']}")
+    for side, x in (("first", a), ("last", b)):
+        pre = x.get("before_trim", {})
+        if pre:
+            print(f"  before the walk's trim ({side}): resident {pre['resident'] * mb:.2f} MiB, of it in free chunks "
+                  f"{ {k: round(v * mb, 2) for k, v in pre['free_resident'].items()} } MiB by chunk size, "
+                  f"top chunk {pre['top_resident'] * mb:.2f}")  # fmt: skip
+    print("  by MiB of the heap: resident / live MiB")
+    for band in sorted(set(a["bands"]) | set(b["bands"]), key=int):
+        ra, la = a["bands"].get(band, [0, 0])
+        rb, lb = b["bands"].get(band, [0, 0])
+        print(f"    {band:>3}: {ra * mb:5.2f} / {la * mb:5.2f} -> {rb * mb:5.2f} / {lb * mb:5.2f}")
+    ka, kb = a["by_kind"], b["by_kind"]
+    zero = [0, 0, 0, 0]
+    rows = sorted(set(ka) | set(kb), key=lambda k: -abs((kb.get(k, zero)[1] + kb.get(k, zero)[2])
+                                                        - (ka.get(k, zero)[1] + ka.get(k, zero)[2])))  # fmt: skip
+    print("  live chunks by kind: count, live KiB, waste KiB charged, pages alone (first -> last)")
+    for k in rows[:top]:
+        x, y = ka.get(k, zero), kb.get(k, zero)
+        print(f"    {k[:70]:70} {x[0]:6d} -> {y[0]:6d}  {x[1] / 1024:8.0f} -> {y[1] / 1024:8.0f}  "
+              f"{x[2] / 1024:7.0f} -> {y[2] / 1024:7.0f}  {x[3]:5d} -> {y[3]:5d}")  # fmt: skip
+
+
 def traced(where: Path, first: str, last: str, turns: int, top: int) -> None:
     a = tracemalloc.Snapshot.load(str(where / f"{first}.snap"))
     b = tracemalloc.Snapshot.load(str(where / f"{last}.snap"))
@@ -214,6 +255,19 @@ def main() -> int:
     parser.add_argument("--frames", type=int, default=12)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--keep", type=Path, help="keep the snapshots here (default: a temporary directory)")
+    parser.add_argument(
+        "--heapmap",
+        action="store_true",
+        help="walk glibc's main heap at each snapshot "
+        "(tools/bench/diag/heapmap.py): which live chunks keep which resident pages",
+    )
+    parser.add_argument(
+        "--mmap-threshold",
+        type=int,
+        help="set glibc's M_MMAP_THRESHOLD in the kernel after "
+        '"ready" (the kernel fixes it at 128 KiB): blocks of this size and more are mapped and '
+        "returned on free — what a request's arrays leave in [heap] without them",
+    )
     parser.add_argument("--profile", default="", help="turns from which to sample the kernel's stacks")
     parser.add_argument("--profile-turns", type=int, default=300)
     parser.add_argument(
@@ -242,7 +296,9 @@ def main() -> int:
     cpu_at: dict[int, float] = {}
     with tempfile.TemporaryDirectory() as tmp, MockLLM("deepseek") as mock:
         root = Path(tmp)
-        where = diagnosed_kernel(root, args.keep, frames=args.frames, trace_late=bool(args.trace_from))
+        where = diagnosed_kernel(
+            root, args.keep, frames=args.frames, trace_late=bool(args.trace_from), heapmap=args.heapmap
+        )
         settings = settings_for(mock, context_window=args.context_window)
         if args.release_idle_s is not None:
             settings += f"\n[memory]\nrelease_idle_s = {args.release_idle_s}\n"
@@ -252,7 +308,10 @@ def main() -> int:
             pid = int(kernel.status()["kernel"]["pid"])
             mock.reset()
             mock.script([], default=tool_step())
+            if args.mmap_threshold:
+                ask(where, f"mmap-{args.mmap_threshold}")
             ids: list[str | None] = [None] * args.sessions
+            cpu_was, cpu_mark = [cpu_s(pid), 0.0], [0.0, 0.0]  # the previous census's CPU seconds and turn
 
             async def run() -> None:
                 started = time.perf_counter()
@@ -267,8 +326,11 @@ def main() -> int:
                                 mock.state.requests.clear()
                         if args.census_every and (i + 1) % args.census_every == 0:
                             anon = private_kb(pid).get("anon_kb", 0) / 1024
-                            print(f"turn {i + 1}: anonymous {anon:.1f} MiB, {threads.line(threads.census(pid))}",
+                            cpu, cpu_mark[:] = cpu_s(pid), [cpu_s(pid), i + 1]  # the kernel's CPU a turn since
+                            print(f"turn {i + 1}: anonymous {anon:.1f} MiB, {threads.line(threads.census(pid))}; "
+                                  f"kernel CPU {1000 * (cpu - cpu_was[0]) / (i + 1 - cpu_was[1]):.1f} ms a turn",
                                   flush=True)  # fmt: skip
+                            cpu_was[:] = cpu_mark
                         if i + 1 in profile_at:
                             await asyncio.to_thread(ask, where, f"profstart-p{i + 1}")
                             cpu_at[i + 1] = cpu_s(pid)
@@ -301,6 +363,7 @@ def main() -> int:
             print(f"\n######## turn {first} -> {last}")
             report(where, f"t{first}", f"t{last}", last - first, args.top)
             arenas_report(where, f"t{first}", f"t{last}")
+            heap_report(where, f"t{first}", f"t{last}", args.top)
         time.sleep(0.5)  # the sampler writes its file after the stop's answer
         for first in sorted(profile_at):
             if (where / f"p{first}.prof").exists():

@@ -108,6 +108,13 @@ def _start() -> None:
     import diag_extras  # beside this file: the long-turns diagnostics (tools/bench/http_long_diag.py)
 
     def answer(name: str) -> None:
+        if os.environ.get("HOLOGRAM_DIAG_HEAPMAP"):  # first: the walks below allocate
+            import heapmap
+
+            try:
+                (where / f"{name}.heap.json").write_text(json.dumps(heapmap.walk()))
+            except Exception as exc:  # a diagnostic never loses the snapshot
+                (where / f"{name}.heap.json").write_text(json.dumps({"error": repr(exc)}))
         if name.startswith("released"):
             diag_extras.release_sqlite(connections)
         uncollected = diag_extras.mallocstats()  # pymalloc as the kernel left it, before a full collection
@@ -202,7 +209,11 @@ def _start() -> None:
                 name = req.name[4:]
                 req.unlink()
                 try:
-                    if name == "tracestart":  # --trace-from: trace what is allocated from this turn on
+                    if name.startswith("mmap-"):  # soak_diag.py --mmap-threshold: glibc's, from now on
+                        libc = ctypes.CDLL("libc.so.6")
+                        libc.mallopt(-3, int(name[5:]))  # M_MMAP_THRESHOLD
+                        (where / f"{name}.done").write_text("")
+                    elif name == "tracestart":  # --trace-from: trace what is allocated from this turn on
                         tracemalloc.start(max(1, frames))
                         (where / f"{name}.done").write_text("")
                     elif name.startswith("profstart-"):
