@@ -161,8 +161,13 @@ RELEASE_IDLE_S = 2.0
 _QUERY_VECTORS = 64
 #: Records of sealed events kept after they were read back (recalled events tend to be recalled again).
 _OLD_RECORDS = 256
-#: Sealed events kept after they were read back (a request's history reaches back past the tail).
-_OLD_EVENTS = 256
+#: Sealed events kept after they were read back (a request's history reaches back past the tail), all sessions
+#: together. 1,024, not 256: a soak request sends ~100 recalled sealed events, so four sessions in turn evicted
+#: each other's and every turn read its recalled events back from ``sessions.db`` (issue 39 item 7; flat10 in
+#: docs/memory.md: rows read back a turn 87 → 52 at 874 events a session and 138 → 7 at 4,124; the memory step's
+#: CPU a turn at 7,874 events 14.11 → 13.16 ms). An event is held as its row's bytes (~0.2-0.6 KB): ~0.3 MB more
+#: at most, a level reached in the first turns that recall sealed events.
+_OLD_EVENTS = 1024
 #: A recalled event whose access this session wrote less than this long ago (seconds) is not written again: the
 #: same L2 events win a session's turns one after another, and each turn's ``ColdStore.touch`` rewrote their rows —
 #: pages spread over all of ``cold.db``, so a commit's cost grew with L2 (issue 39 item 7: the soak's worker
