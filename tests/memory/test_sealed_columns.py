@@ -87,7 +87,8 @@ def test_sealed_columns_are_kept_between_requests_and_follow_the_segments(tmp_pa
 
 
 def test_one_events_seq_and_time_are_read_without_building_their_columns(tmp_path: Path) -> None:
-    """`seq_at` and `ts_at` (what a request's query asks: its input's seq, the newest event's time) give the
+    """`seq_at`, `ts_at` (what a request's query asks: its input's seq, the newest event's time), `seqs_of` and
+    `ts_of` (the sent inputs' seqs and times, for their markup) give the
     columns' values at every position — in the sealed segments, in the tail, counted from the end — and leave
     the whole-session `seq`/`ts` columns unbuilt: building them was a copy of the session per request in the
     soak's round robin. Mutation check (done): `value_at` reading the tail at a wrong offset (the
@@ -108,6 +109,8 @@ def test_one_events_seq_and_time_are_read_without_building_their_columns(tmp_pat
         got_seqs = [index.seq_at(i) for i in range(len(index))]
         got_ts = [index.ts_at(i) for i in range(len(index))]
         assert (index.seq_at(-1), index.ts_at(-1)) == (int(seqs[-1]), float(ts[-1]))
+        at = np.array([0, 3, index._base_event - 1, index._base_event, len(index) - 1, 5], dtype=np.int64)
+        assert index.seqs_of(at).tolist() == seqs[at].tolist() and index.ts_of(at).tolist() == ts[at].tolist()
         made = index._cols()._made
         assert "seq" not in made and "ts" not in made, "a whole column was built"
     assert got_seqs == seqs.tolist() and got_ts == ts.tolist()

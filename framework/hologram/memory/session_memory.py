@@ -1318,8 +1318,8 @@ def _markup_tokens(index: SessionIndex, keep: np.ndarray, state: _Session) -> in
     at = np.flatnonzero(keep & (index.roles == 1))
     if at.size == 0:
         return 0
-    superseded = state.corrections.superseded_seqs(index.seqs[at].tolist()) if state.corrections.superseded else ()
-    return markup_tokens(index.ts[at], len(superseded))
+    superseded = state.corrections.superseded_seqs(index.seqs_of(at).tolist()) if state.corrections.superseded else ()
+    return markup_tokens(index.ts_of(at), len(superseded))
 
 
 def _joinable_roles(index: SessionIndex) -> np.ndarray:

@@ -547,6 +547,14 @@ class SessionIndex:
         """The log seq of the event at position `i` (negative from the end), without building :attr:`seqs`."""
         return int(self._cols().value_at("seq", i))
 
+    def seqs_of(self, at: np.ndarray) -> np.ndarray:
+        """The log seqs of the events at positions `at`, without building :attr:`seqs`."""
+        return self._cols().values_at("seq", np.asarray(at, dtype=np.int64))
+
+    def ts_of(self, at: np.ndarray) -> np.ndarray:
+        """The times of the events at positions `at`, without building :attr:`ts`."""
+        return self._cols().values_at("ts", np.asarray(at, dtype=np.int64))
+
     def ts_at(self, i: int) -> float:
         """The time of the event at position `i` (negative from the end), without building :attr:`ts`."""
         return float(self._cols().value_at("ts", i))
@@ -1301,6 +1309,27 @@ class _Columns:
             base += part.size
         values, _, dtype = self.tail[name]
         return np.asarray(values[i - base], dtype=dtype)[()]
+
+    def values_at(self, name: str, at: np.ndarray) -> np.ndarray:
+        """Column `name` at the positions `at` (each in range), without building the column: gathered from
+        each segment (or the kept sealed part) and the tail — what a request reads of the seq and time columns
+        for the few inputs it sends (memory's markup), a copy of the whole session otherwise."""
+        made = self._made.get(name)
+        if made is not None:
+            picked: np.ndarray = made[at]
+            return picked
+        values, _, dtype = self.tail[name]
+        out = np.empty(at.size, dtype=dtype)
+        base = 0
+        sealed = self.sealed.get(name)
+        for part in [sealed] if sealed is not None else [s[name] for s in self.segments]:
+            inside = (at >= base) & (at < base + part.size)
+            out[inside] = part[at[inside] - base]
+            base += part.size
+        in_tail = at >= base
+        if in_tail.any():
+            out[in_tail] = np.array([values[j] for j in (at[in_tail] - base).tolist()], dtype=dtype)
+        return out
 
     def sealed_part(self, name: str) -> np.ndarray:
         """The segments' part of column `name`, concatenated once and kept (read-only)."""
