@@ -158,13 +158,12 @@ MAX_SESSIONS = 32
 RELEASE_IDLE_S = 2.0
 #: A session whose turn made at least this many LLM requests is released as that turn ends, not
 #: `RELEASE_IDLE_S` later: a long tool loop (the long-turn bench's turn makes 41 requests; a chat's turn one to
-#: three). What such a turn leaves held — its decoded events, its index tail, ~15k objects — was otherwise still
-#: alive while the next session's turn ran its first seconds, and the two sessions' peaks added up (issue 41,
-#: tools/bench/http_turns.py --long: the kernel's peak anonymous memory 116 MB on average with the timer, 105 MB
-#: released at the end; its idle level unchanged: docs/memory.md, "ovl41"). A short turn's session keeps its
-#: timer, so chats taking turns (the soak's four sessions) are not read back at every turn. The price: a long
-#: turn's session continued within `RELEASE_IDLE_S` reads its tail back (~30-300 ms on its next turn's first
-#: request), as after any release.
+#: three). What such a turn leaves held (its decoded events, its index tail, ~15k objects) was otherwise alive
+#: through the next session's first seconds. Measured (issue 41, docs/memory.md "ovl41"; http_turns.py --long on
+#: a shared host): the kernel's idle level unchanged, its peak anonymous memory 116.6 MB on average with the
+#: timer and 108.3 MB released at the end, the ranges overlapping. A short turn's session keeps its timer, so
+#: chats taking turns (the soak's four sessions) are not read back at every turn. The price: a long turn's
+#: session continued within `RELEASE_IDLE_S` reads its tail back (~30-300 ms on its next turn's first request).
 RELEASE_AT_END_REQUESTS = 8
 #: Query vectors remembered by text: a turn's input is embedded once for its first request and reused for the
 #: turn's later requests and when the input event itself is indexed.
