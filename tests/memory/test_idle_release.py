@@ -15,7 +15,7 @@ import asyncio
 from typing import Any
 
 from hologram.agent import Agent, ToolRegistry
-from hologram.llm import ChatRequest, ChatResult, Message
+from hologram.llm import ChatRequest, ChatResult, Message, ToolCall
 from hologram.memory.session_memory import SessionMemory
 from hologram.sessions import SessionStore
 from hologram.sessions.log import SessionLog, event_bytes
@@ -170,5 +170,75 @@ def test_a_session_in_use_by_a_search_is_released_after_it(mem: SessionMemory) -
             assert mem.released == 0 and "s" in mem._sessions
         await released(mem, 1)
         assert "s" not in mem._sessions and not mem.log.held("s")
+
+    asyncio.run(run())
+
+
+class ToolLoop(Answers):
+    """`steps` requests of a turn answered with a tool call (to a tool nobody has: the agent answers it with an
+    error and asks again), then a plain answer: a long tool loop in a few requests. Records, at each request,
+    whether session "a" is still held."""
+
+    def __init__(self, mem: SessionMemory, steps: int) -> None:
+        super().__init__()
+        self.mem, self.steps, self.step, self.a_held = mem, steps, 0, []
+
+    async def complete(self, request: ChatRequest, on_delta: Any = None) -> ChatResult:
+        self.a_held.append(self.mem.log.held("a") or "a" in self.mem._sessions)
+        self.requests.append(request)
+        self.step += 1
+        if self.step <= self.steps:
+            return ChatResult("", None, (ToolCall(f"c{len(self.requests)}", "nowhere", "{}"),), None, "tool_calls")
+        self.step = 0
+        return ChatResult(f"answer {len(self.requests)}", None, (), None, "stop")
+
+
+def test_a_long_turns_session_is_released_as_it_ends_and_read_back_intact(mem: SessionMemory) -> None:
+    """A turn that made `release_at_end_requests` requests has its session released as it ends, not
+    ``release_idle_s`` later, so another session's turn does not run among what it holds (issue 41); its next
+    turn reads it back, the same history as a session never released. Mutation check (done): `turn_ended`
+    always waiting `release_idle_s` turns this red (a still held when b asks)."""
+    mem.release_idle_s = 3600.0  # the timer never decides here
+    mem.release_at_end_requests = 3
+    llm = ToolLoop(mem, steps=2)  # three requests a turn
+    agent = agent_for(mem, llm)
+
+    async def run() -> None:
+        await agent.run_turn("first of a", session_id="a")
+        assert len(llm.requests) == 3 and all(llm.a_held)  # held all through its own turn
+        await released(mem, 1)
+        await agent.run_turn("first of b", session_id="b")
+        assert llm.a_held[3:] == [False, False, False]  # let go before b's first request
+        await released(mem, 2)  # b's turn was long too
+        await agent.run_turn("second of a", session_id="a")  # read back from the log on disk
+
+    asyncio.run(run())
+    kept = SessionMemory(mem.store, mem.cold, None, release_idle_s=None)  # the same turns, nothing released
+    reference = ToolLoop(kept, steps=2)
+    other = agent_for(kept, reference)
+    asyncio.run(other.run_turn("first of a", session_id="t"))
+    asyncio.run(other.run_turn("second of a", session_id="t"))
+    sent, expected = history(llm.requests[6]), history(reference.requests[3])
+    assert sent == expected and ("user", "first of a") in sent and ("assistant", "answer 3") in sent
+
+
+def test_a_short_turns_session_keeps_its_timer(mem: SessionMemory) -> None:
+    """Turns under `release_at_end_requests` requests (a chat's) wait ``release_idle_s`` as before: chats taking
+    turns are not read back at every turn. Mutation check (done): the bound ignored turns this red (b released
+    as its short turn ended)."""
+    mem.release_idle_s = 3600.0
+    llm = ToolLoop(mem, steps=2)
+    agent = agent_for(mem, llm)
+
+    async def run() -> None:
+        await agent.run_turn("first of a", session_id="a")
+        assert len(llm.requests) == 3 < mem.release_at_end_requests  # the path: a turn of three requests
+        await agent.run_turn("first of b", session_id="b")
+        assert all(llm.a_held) and mem.log.held("a")  # a kept through b's turn
+        mem.release_at_end_requests = 3  # now a turn of three requests is long: a's next one goes at its end
+        await agent.run_turn("second of a", session_id="a")
+        await released(mem, 1)
+        assert mem.released == 1 and not mem.log.held("a") and mem.log.held("b") and "b" in mem._sessions
+        assert mem._turn_requests == {}  # nothing counted is kept once a turn ended
 
     asyncio.run(run())

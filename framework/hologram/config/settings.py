@@ -272,7 +272,8 @@ class MemorySettings(BaseModel):
         2.0,
         ge=-1,
         description="seconds after its last turn before what memory holds of an idle session (its index's tail, "
-        "decoded events) is released, read back from disk by its next turn; -1: kept, up to log_cache_bytes",
+        "decoded events) is released, read back from disk by its next turn (a turn of 8 or more LLM requests, a "
+        "long tool loop: released as it ends); -1: kept, up to log_cache_bytes",
     )
     log_cache_bytes: int = Field(
         8 * MiB,

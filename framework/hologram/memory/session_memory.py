@@ -156,6 +156,15 @@ MAX_SESSIONS = 32
 #: idle kernel held +47 MB of PSS, ~10 MB of it Python objects that were live (issue 41). Released, the session's
 #: next turn reads its tail back (sealed segments from disk, the tail re-tokenised, vectors from vectors.db).
 RELEASE_IDLE_S = 2.0
+#: A session whose turn made at least this many LLM requests is released as that turn ends, not
+#: `RELEASE_IDLE_S` later: a long tool loop (the long-turn bench's turn makes 41 requests; a chat's turn one to
+#: three). What such a turn leaves held (its decoded events, its index tail, ~15k objects) was otherwise alive
+#: through the next session's first seconds. Measured (issue 41, docs/memory.md "ovl41"; http_turns.py --long on
+#: a shared host): the kernel's idle level unchanged, its peak anonymous memory 116.6 MB on average with the
+#: timer and 108.3 MB released at the end, the ranges overlapping. A short turn's session keeps its timer, so
+#: chats taking turns (the soak's four sessions) are not read back at every turn. The price: a long turn's
+#: session continued within `RELEASE_IDLE_S` reads its tail back (~30-300 ms on its next turn's first request).
+RELEASE_AT_END_REQUESTS = 8
 #: Query vectors remembered by text: a turn's input is embedded once for its first request and reused for the
 #: turn's later requests and when the input event itself is indexed.
 _QUERY_VECTORS = 64
@@ -264,6 +273,10 @@ class SessionMemory:
         """Turns running per session (`turn_started`, `turn_ended`): a session with one is never released."""
         self._ended: dict[str, int] = {}
         """Turns ended per session with a release still planned: only the latest one's release may run."""
+        self.release_at_end_requests = RELEASE_AT_END_REQUESTS
+        """A turn that made at least this many requests has its session released as it ends (`turn_ended`)."""
+        self._turn_requests: dict[str, int] = {}
+        """Requests (`prepare`) made so far by each session's running turns."""
         """The session log as read so far, shared with the request builder (`Agent` takes it from here)."""
         self.cold = cold
         self.vectors = vectors
@@ -435,14 +448,21 @@ class SessionMemory:
 
     def turn_started(self, sid: str) -> None:
         """A turn of the session began: nothing of it is released until it ends (`turn_ended`)."""
+        if not self._running.get(sid):
+            self._turn_requests[sid] = 0
         self._running[sid] = self._running.get(sid, 0) + 1
 
     def turn_ended(self, sid: str) -> None:
         """A turn of the session ended: release what is held of it (`forget`) once it has stayed idle for
-        `release_idle_s` (:data:`RELEASE_IDLE_S`); a turn that starts or ends in between makes it wait again."""
+        `release_idle_s` (:data:`RELEASE_IDLE_S`); a turn that starts or ends in between makes it wait again.
+        A long turn (at least `release_at_end_requests` requests: :data:`RELEASE_AT_END_REQUESTS`) has it
+        released now, before another session's turn allocates among what it holds."""
         running = self._running.pop(sid, 0) - 1
         if running > 0:
             self._running[sid] = running
+        requests = self._turn_requests.get(sid, 0) if running <= 0 else 0
+        if running <= 0:
+            self._turn_requests.pop(sid, None)
         if self.release_idle_s is None:
             return
         try:
@@ -450,7 +470,8 @@ class SessionMemory:
         except RuntimeError:
             return
         ended = self._ended[sid] = self._ended.get(sid, 0) + 1
-        loop.call_later(self.release_idle_s, self._release_if_idle, sid, ended)
+        delay = 0.0 if requests >= self.release_at_end_requests else self.release_idle_s
+        loop.call_later(delay, self._release_if_idle, sid, ended)
 
     def _release_if_idle(self, sid: str, ended: int) -> None:
         if self._ended.get(sid) != ended or self._running.get(sid):
@@ -636,6 +657,8 @@ class SessionMemory:
         L3 recalls for `query` (`scene` preferred) joins the note, within ``[memory.graph] recall_share`` of
         the budget."""
         budget = history_budget(window_tokens, fixed_tokens)
+        if sid in self._turn_requests:
+            self._turn_requests[sid] += 1  # a long tool loop is released as it ends (turn_ended)
         return await self._prepare(sid, query, budget, overflow=False, commit=True, now=None, scene=scene)
 
     async def preview(
