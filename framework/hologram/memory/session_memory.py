@@ -265,6 +265,7 @@ class SessionMemory:
     ) -> None:
         self.store = store
         self.log = log if log is not None else SessionLog(store, log_cache_bytes)
+        """The session log as read so far, shared with the request builder (`Agent` takes it from here)."""
         self.release_idle_s = release_idle_s
         """Seconds after a turn's end before an idle session's state is released (None: kept, up to the bounds)."""
         self.released = 0
@@ -277,7 +278,6 @@ class SessionMemory:
         """A turn that made at least this many requests has its session released as it ends (`turn_ended`)."""
         self._turn_requests: dict[str, int] = {}
         """Requests (`prepare`) made so far by each session's running turns."""
-        """The session log as read so far, shared with the request builder (`Agent` takes it from here)."""
         self.cold = cold
         self.vectors = vectors
         """Passage vectors on disk (None: recomputed after every start)."""
