@@ -130,6 +130,8 @@ def pinned(pins: dict[str, object]) -> None:
             print(f"  pymalloc {key}: {value['n']} objects {value['types']}")
             for sample in value["sample"][:4]:
                 print(f"      {sample}")
+            for held in value.get("held_by", []):
+                print(f"      held: {held}")
 
 
 def main() -> int:

@@ -121,7 +121,29 @@ def pins(objects: list[object]) -> dict[str, object]:
             "types": dict(kinds.most_common(8)),
             "sample": [short(o) for o in by_arena[a][:6]],
         }
+        if counts[a] <= 20:  # a handful of survivors keep the whole MiB: who holds each of them
+            out[f"arena {a}"]["held_by"] = [holder(o) for o in by_arena[a]]  # type: ignore[index]
     return out
+
+
+def holder(o: object) -> str:
+    """``o`` and what refers to it (types, a dict's first keys, an object's attribute that holds it)."""
+    found = []
+    for r in gc.get_referrers(o):
+        if isinstance(r, list) and len(r) > 10_000:
+            continue  # the walk's own lists
+        label = type(r).__qualname__
+        if isinstance(r, dict):
+            label += " keys " + ",".join(str(k)[:24] for k, v in r.items() if v is o)[:80]
+            for rr in gc.get_referrers(r):
+                if getattr(rr, "__dict__", None) is r:
+                    label += f" of {type(rr).__qualname__}"
+        else:
+            for name in getattr(type(r), "__slots__", ()) or ():
+                if getattr(r, name, None) is o:
+                    label += f".{name}"
+        found.append(label)
+    return f"{short(o)} <- {found[:6]}"
 
 
 def peak_sampler(path: Path, stop: object, every: float = 0.001) -> None:

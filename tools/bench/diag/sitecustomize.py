@@ -16,6 +16,7 @@ import sys
 
 def _start() -> None:
     import collections
+    import contextlib
     import ctypes
     import ctypes.util
     import gc
@@ -105,6 +106,16 @@ def _start() -> None:
                 seen[label] += 1
         return dict(seen.most_common(8))
 
+    def every_class() -> list[type]:
+        out: list[type] = []
+        todo = [object]
+        while todo:
+            cls = todo.pop()
+            out.append(cls)
+            with contextlib.suppress(TypeError):  # type.__subclasses__ unbound
+                todo.extend(cls.__subclasses__())
+        return out
+
     import diag_extras  # beside this file: the long-turns diagnostics (tools/bench/http_long_diag.py)
 
     def answer(name: str) -> None:
@@ -160,6 +171,13 @@ def _start() -> None:
             "gc_counts": list(gc.get_count()),
             "collected": collected,
             "python_threads": {str(t.native_id): t.name for t in threading.enumerate()},
+            "modules": sorted(sys.modules),  # what a long turn imported that the warm-up did not (t0 -> t1)
+            "validators": sorted(  # pydantic models whose validator a turn built (they defer it to first use)
+                f"{c.__module__}.{c.__qualname__}"
+                for c in every_class()
+                if "__pydantic_validator__" in c.__dict__
+                and type(c.__dict__["__pydantic_validator__"]).__name__ == "SchemaValidator"
+            ),
             **{f"before_collect_{k}": v for k, v in uncollected.items() if isinstance(v, int)},
             **{f"after_collect_{k}": v for k, v in after_collect.items() if isinstance(v, int)},
         }
