@@ -55,9 +55,11 @@ def test_walk_names_owned_arrays_and_counts_freed_pages_until_the_trim() -> None
     assert owned is not None, sorted(walk["by_kind"])[:40]
     count, live, _waste, _alone = owned
     assert count == 1 and 48_000 <= live < 48_000 + 64
-    # the freed 200 KiB block: its whole pages resident before the trim, counted by the free chunk's size
+    # the freed 200 KiB block: its whole pages resident before the trim, counted in the free chunks (by their size:
+    # which bucket depends on what the interpreter allocated into the hole after the free — the walk's own lists,
+    # json — so the buckets are summed)
     before = walk["before_trim"]
-    assert before["free_resident"].get(">128K", 0) >= 190 * 1024
+    assert sum(before["free_resident"].values()) >= 190 * 1024, before["free_resident"]
     # ... and not after it: what stays resident is the live chunks' pages (and their waste), nothing wholly free
     assert walk["resident"] <= before["resident"] - 190 * 1024
     assert walk["live"] <= walk["heap_hi"] - walk["heap_lo"]
