@@ -129,12 +129,6 @@ def _subset(tools: list[str] | None) -> list[str] | None:
     return sorted({t.strip() for t in chosen if t.strip() and t.strip() != CLIENT})
 
 
-def _note_child_session(starting: asyncio.Future[Any]) -> None:
-    """Start's answer came: its session is a child's from now on (`agent_delegate` refuses calls from it)."""
-    if not starting.cancelled() and starting.exception() is None:
-        plugin.state.sessions.add(str(starting.result()["session"]))
-
-
 @plugin.tool("agent_delegate")
 async def agent_delegate(
     task: str, ctx: ToolContext, tools: list[str] | None = None, max_steps: int | None = None
@@ -162,9 +156,6 @@ async def agent_delegate(
         params["tools"] = subset
     turns = plugin.facility("kernel.turns")
     starting = asyncio.ensure_future(turns.call("start", **params))
-    # the child's session is known to be a child's as soon as start's answer is read, not when this task resumes
-    # after it (a few loop turns later): a call from the child read meanwhile must already be refused
-    starting.add_done_callback(_note_child_session)
     try:
         started = await asyncio.shield(starting)
     except RpcError as exc:  # the kernel refused (stopping, the parent's turn gone, a tool name too long)
@@ -172,11 +163,11 @@ async def agent_delegate(
     except asyncio.CancelledError:  # cancelled while starting: the child, once it has an id, is cancelled too
         with contextlib.suppress(Exception):
             late = await starting
-            state.sessions.discard(str(late["session"]))
             await turns.call("cancel", session=str(late["session"]), turn=str(late["turn"]))
         raise
     session, turn = str(started["session"]), str(started["turn"])
     child = Child(session, ctx.call_id, ctx.session_id)
+    state.sessions.add(session)
     try:
         while pending := state.early.pop(turn, None):  # what came first, in order; what comes meanwhile is kept too
             for event in pending:
