@@ -460,9 +460,7 @@ class SessionMemory:
         running = self._running.pop(sid, 0) - 1
         if running > 0:
             self._running[sid] = running
-        requests = self._turn_requests.get(sid, 0) if running <= 0 else 0
-        if running <= 0:
-            self._turn_requests.pop(sid, None)
+        requests = self._turn_requests.pop(sid, 0) if running <= 0 else 0
         if self.release_idle_s is None:
             return
         try:

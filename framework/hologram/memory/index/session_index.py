@@ -1298,17 +1298,7 @@ class _Columns:
             i += self.n
         if not 0 <= i < self.n:
             raise IndexError(f"position {i} of an index of {self.n} events")
-        made = self._made.get(name)
-        if made is not None:
-            return made[i]
-        base = 0
-        sealed = self.sealed.get(name)
-        for part in [sealed] if sealed is not None else [s[name] for s in self.segments]:
-            if i < base + part.size:
-                return part[i - base]
-            base += part.size
-        values, _, dtype = self.tail[name]
-        return np.asarray(values[i - base], dtype=dtype)[()]
+        return self.values_at(name, np.array([i], dtype=np.int64))[0]
 
     def values_at(self, name: str, at: np.ndarray) -> np.ndarray:
         """Column `name` at the positions `at` (each in range), without building the column: gathered from
