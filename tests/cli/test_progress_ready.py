@@ -95,3 +95,25 @@ def test_hologram_status_shows_a_lazy_plugin_as_on_demand(tmp_path: Path) -> Non
     sup.start()
     [header, row] = plugin_rows(sup.snapshot()["plugins"])
     assert header[1] == "STATE" and row[:3] == ("a", "on demand", "-"), row
+
+
+def test_a_lazy_plugin_that_ran_shows_its_stop(tmp_path: Path) -> None:
+    """A `[start] lazy` plugin left for its first call gets no line (it is counted "on demand"), but once it has run,
+    its stop at Ctrl-C is shown like any other plugin's: `make up` printed "files stopping" and never "stopped".
+    Mutation check (done): the old condition (any stopped on-demand plugin hidden) drops the "stopped" line."""
+    from hologram.supervisor.core import ON_DEMAND_REASON
+
+    progress, sup, out = _progress(tmp_path)
+    plugin = sup.plugins["a"]
+    plugin.on_demand = True
+    for state, reason in (
+        (State.STOPPED, ON_DEMAND_REASON),
+        (State.STARTING, ""),
+        (State.READY, "ready in 0.02 s"),
+        (State.STOPPING, ""),
+        (State.STOPPED, "stopped at shutdown"),
+    ):
+        plugin.state, plugin.reason = state, reason
+        progress(plugin)
+    states = [line.split()[3] for line in out.getvalue().splitlines() if line.split()[2:3] == ["a"]]
+    assert states == ["starting", "ready", "stopping", "stopped"]

@@ -15,6 +15,7 @@ from typing import TextIO
 
 from hologram.cli.terminal import say
 from hologram.supervisor import ManagedPlugin, State, Supervisor
+from hologram.supervisor.core import ON_DEMAND_REASON
 
 _SYMBOLS = {
     State.WAITING: ("·", "2"),
@@ -67,8 +68,9 @@ class Progress:
     def __call__(self, plugin: ManagedPlugin) -> None:
         if plugin.state is State.WAITING and not plugin.reason:
             return  # the initial and post-restart waiting state is noise; a blocker shows up in status
-        # `[start] lazy`, left for its first call: counted "on demand" in the summary, not a line each
-        if not (plugin.on_demand and plugin.state is State.STOPPED):
+        # `[start] lazy`, left for its first call: counted "on demand" in the summary, not a line each. Once
+        # such a plugin has run, its stop is a line like any other's (Ctrl-C showed "stopping" and never "stopped")
+        if not (plugin.on_demand and plugin.state is State.STOPPED and plugin.reason == ON_DEMAND_REASON):
             self._line(plugin)
         if self.plugins_settled is None and self.settled():
             self.plugins_settled = time.monotonic() - self.started
