@@ -12,11 +12,10 @@ child runs, each of its tool calls and results is published as a line of the del
 
 The tool is ``parallel_safe``: several calls in one step run at once, each child in its own session. A child cannot
 delegate again, so delegation never recurses: the kernel sends each call of a sub-agent's turn with its ``parent``
-(``ToolContext.parent``, docs/protocol.md section 7), and a call that has one is refused. The call itself says it,
-so the refusal does not depend on the plugin having read start's answer first: it used to keep the sessions it had
-started and look the call's session up there, and a child's call read in the few loop turns between start's answer
-and the delegating call's resuming on it was not refused — it started a grandchild (the flake of
-test_a_child_may_not_delegate_again_and_a_failed_child_says_why).
+(``ToolContext.parent``, docs/protocol.md section 7), and a call that has one is refused. The call itself says it, so
+the refusal holds whatever order start's answer and the child's calls are read in, and across a restart of this
+plugin (a set of the sessions it had started did not: a child's call read before the delegating call resumed on
+start's answer, a few loop passes after it was read, started a grandchild).
 """
 
 from __future__ import annotations
