@@ -4,7 +4,8 @@ it with the parent's turn. A real `TurnService` and agent on the strict mock, a 
 
 Mutation checks (done): the hub's cancel of the children at the end of a turn removed turns
 test_a_child_ends_with_its_parents_turn red (the child runs on); ``Restriction.refusal`` ignoring ``parent``
-turns test_a_child_never_exceeds_its_parents_tools red (b offered to the child).
+turns test_a_child_never_exceeds_its_parents_tools red (b offered to the child); the turn's ``ctx.parent`` not set
+from its scope turns test_a_childs_plugin_calls_carry_its_parent red (the child's call sent without it).
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from typing import Any
 
 import pytest
 
-from hologram.agent import KernelTool, ToolInvocation
+from hologram.agent import KernelTool, ToolInvocation, ToolRegistry
 from hologram.agent.service import TurnService
 from hologram.agent.turn import CANCELLED
 from hologram.rpc import RpcError
+from hologram.tools.outcome import ToolOutcome
 from mock_llm import MockLLM
 from tests.kit.loop import run
 
@@ -163,3 +165,42 @@ def test_a_child_never_exceeds_its_parents_tools(tmp_path: Path, mock_llm: MockL
     child = run(go())
     assert offered(mock_llm.requests[1]) == ["a", "block", "spawn"]
     assert child["c1"].startswith("denied: b is not among the tools this turn was given")
+
+
+def test_a_childs_plugin_calls_carry_its_parent(tmp_path: Path, mock_llm: MockLLM) -> None:
+    """Each plugin tool call of a child's turn is sent with the session it works for (``tool/invoke`` ``parent``,
+    `Supervisor.invoke_tool`); the parent's own calls without one. The agents plugin refuses a child's delegation on
+    it, whatever order it reads the child's start and calls in."""
+    sent: list[tuple[str, str | None]] = []
+
+    async def invoke_plugin(plugin: str, tool: str, arguments: dict[str, Any], **kw: Any) -> ToolOutcome:
+        sent.append((kw["session_id"], kw.get("parent")))
+        return ToolOutcome("done")
+
+    family = Family(tmp_path, mock_llm)
+    service = family.service
+    service.agent.tools = ToolRegistry(lambda: [{"name": "p_tool", "plugin": "p", "parameters": OBJ}])
+    for tool in (echo("a"), family.spawn_tool(), family.block_tool()):
+        service.agent.tools.add_kernel_tool(tool)
+    service.agent.executor.invoke_plugin = invoke_plugin
+    mock_llm.script(
+        [
+            {"tool_calls": calls(("p1", "p_tool", '{"x": 1}'), ("p2", "spawn", '{"x": 1}'))},  # the parent
+            {"tool_calls": calls(("c1", "p_tool", '{"x": 2}'), ("c2", "block", '{"x": 1}'))},  # the child
+            {"content": "parent done"},
+        ]
+    )
+
+    async def go() -> str:
+        try:
+            started = await service.start(None, {"text": "go"}, channel="cli")
+            await wait_idle(service, started["session"])
+            child = str(family.child["session"])
+            await wait_idle(service, child)
+            return str(started["session"])
+        finally:
+            await service.aclose()
+
+    parent = run(go())
+    assert sent == [(parent, None), (str(family.child["session"]), parent)]
+    assert mock_llm.rejections == []

@@ -6,6 +6,7 @@ plugins, the strict DeepSeek mock as the model, a turn-API client.
   shared directory and waits (bounded) until both files are there, which only happens if both run at once; run one
   after the other, the first would wait out its bound and answer ``alone``.
 - A child is held to the tools it was given (``shell_run`` only: its call of ``settings_get`` is refused).
+- A child that has ``agent_delegate`` (no ``tools`` given) cannot delegate again: its call is refused.
 - The children's steps show live under their delegate calls in the parent's turn (``tool.output``).
 - ``settings_get`` shows the settings without the provider's key; ``plugins_list`` names the plugins.
 - A model that repeats one call ends its turn with ``stop_reason`` "loop", and the next turn of the session is
@@ -167,6 +168,26 @@ def test_a_model_repeating_one_call_ends_the_turn_with_loop(kernel: AgentsKernel
     again, _ = asyncio.run(one_turn(kernel, "and now?", session=ended.session))
     assert again.stop_reason == "answer" and again.output == "fine"
     assert mock.rejections == []
+
+
+def test_a_sub_agent_that_delegates_again_is_refused(kernel: AgentsKernel, mock: MockLLM) -> None:
+    """A child given all its parent's tools (no ``tools``) has ``agent_delegate`` too; its call of it is refused on
+    the ``parent`` the kernel sends with the child's calls (``tool/invoke``), and no grandchild runs."""
+    mock.script(
+        [
+            {"tool_calls": [call("d1", "agent_delegate", task="look into it")]},
+            {"tool_calls": [call("d2", "agent_delegate", task="look deeper")]},  # the child
+            {"content": "did it myself"},  # the child's answer
+            {"content": "the sub-agent did it"},  # the parent's
+        ]
+    )
+    ended, events = asyncio.run(one_turn(kernel, "delegate it"))
+    assert ended.stop_reason == "answer", ended
+    child = json.loads(next(e.content for e in events if isinstance(e, api.ToolResult) and e.call_id == "d1"))
+    assert child["answer"] == "did it myself"
+    stored = {e["call_id"]: e["data"] for e in kernel.events(child["session"])["events"] if e["kind"] == "tool_result"}
+    assert stored["d2"]["content"] == "error: a sub-agent cannot delegate further: do the task with your own tools"
+    assert len(mock.requests) == 4 and mock.rejections == []  # the parent's two, the child's two: no grandchild
 
 
 def test_a_sub_agents_approval_is_asked_of_the_parents_client(kernel: AgentsKernel, mock: MockLLM) -> None:

@@ -4,7 +4,9 @@ cancel of a child whose call was cancelled. tests/e2e/test_agents_e2e.py runs it
 
 Mutation checks (done): the cancel of the child in either CancelledError path of the call removed turns its
 case of test_a_cancelled_call_cancels_its_child red; the events kept before start's answer (``early``) dropped turns
-test_a_child_that_ends_before_start_answers red (the call waits until its bound).
+test_a_child_that_ends_before_start_answers red (the call waits until its bound); the refusal of a call with a
+``parent`` removed turns test_a_child_may_not_delegate_again_and_a_failed_child_says_why red in ~20 s (the nested
+call's bound: it starts a grandchild and waits for it), the harness's exit cancelling the call left running.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class Turns:
         self.cancelled: list[dict[str, Any]] = []
         self.changed = asyncio.Event()
         self.end_at_start: str | None = None
+        self.hold: asyncio.Event | None = None  # set: start answers only once it is set
 
     async def start(self, caller: str, **params: Any) -> dict[str, Any]:
         self.started.append({"caller": caller, **params})
@@ -43,6 +46,8 @@ class Turns:
             await self.send({"type": "turn.ended", "session": session, "turn": turn, "stop_reason": "answer",
                              "output": self.end_at_start, "steps": 1})  # fmt: skip
         self.changed.set()
+        if self.hold is not None:
+            await self.hold.wait()
         return {"session": session, "turn": turn, "status": "running"}
 
     def cancel(self, caller: str, **params: Any) -> dict[str, Any]:
@@ -97,21 +102,51 @@ def test_the_child_runs_in_a_fresh_session_for_its_parent_and_its_answer_comes_b
 
 
 def test_a_child_may_not_delegate_again_and_a_failed_child_says_why() -> None:
+    """The child's call comes as the kernel sends it, with its turn's ``parent``, before start has even answered: the
+    refusal rests on the call alone, not on the order in which the plugin reads start's answer and the child's calls
+    (it used to look the call's session up among those it had started, and a call read a few loop turns after
+    start's answer, before the delegating call resumed on it, started a grandchild: 6 runs of 30 under load; marking
+    the session from a done callback of start's task, ab369a5, 5 of 30 in the same hour: the callback runs a loop pass
+    after the task's step, and the child's line, read by then, is dispatched in that step's pass)."""
+
     async def go() -> None:
         turns = Turns()
+        turns.hold = asyncio.Event()
         async with agents(turns, config={"max_steps": 3, "tools": ["web"]}) as h:
             call = asyncio.ensure_future(h.call_tool("agent_delegate", {"task": "look"}, session_id="p"))
             await turns.until(lambda: turns.started)
             assert turns.started[0]["tools"] == ["web"] and turns.started[0]["max_steps"] == 3  # the config's
-            # a round trip after start's answer: the plugin has read the answer (and so knows the child's session)
-            assert "task" in err(await h.call_tool("agent_delegate", {"task": " "}, call_id="c3"))
-            nested = await h.call_tool("agent_delegate", {"task": "deeper"}, session_id="child-1", call_id="c2")
+            nested = await h.call_tool(
+                "agent_delegate", {"task": "deeper"}, session_id="child-1", parent="p", call_id="c2", timeout=20
+            )  # a failure bound: unrefused, it would start a grandchild and wait for it
             assert "cannot delegate further" in err(nested)
+            assert len(turns.started) == 1 and not call.done()  # no grandchild; the child's start still unanswered
+            turns.hold.set()
+            assert "task" in err(await h.call_tool("agent_delegate", {"task": " "}, call_id="c3"))
             await turns.send(
                 {"type": "turn.error", "session": "child-1", "turn": "turn-1", "message": "all 1 provider failed"}
             )
             await turns.send({"type": "turn.ended", "session": "child-1", "turn": "turn-1", "stop_reason": "error"})
             assert err(await call) == "error: the sub-agent failed: all 1 provider failed (session child-1)"
+
+    run(go())
+
+
+def test_the_harness_exit_cancels_a_call_left_running_when_the_test_fails() -> None:
+    """A failure in the body is the one reported, at once: the call that will not end (its child never does) is
+    cancelled by the harness's exit instead of the exit waiting behind it."""
+
+    class Failed(Exception):
+        pass
+
+    async def go() -> None:
+        turns = Turns()
+        with pytest.raises(Failed):
+            async with agents(turns) as h:
+                call = asyncio.ensure_future(h.call_tool("agent_delegate", {"task": "forever"}, timeout=3600))
+                await turns.until(lambda: turns.started)
+                raise Failed
+        assert call.cancelled()
 
     run(go())
 

@@ -284,6 +284,7 @@ class Executor:
                     session_id=turn.session_id,
                     timeout=self.timeout_s,
                     grace=CANCEL_GRACE_S,
+                    parent=turn.parent,
                 )
         except RequestTimeout as exc:
             return self._timed_out(tool, exc.answer)

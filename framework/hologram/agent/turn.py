@@ -201,6 +201,7 @@ class Agent:
         turn.restriction = self.restriction(channel, scene=scene, partner=partner)
         if scope is not None:
             turn.restriction = self._scoped(turn.restriction, channel, scope)
+            turn.ctx.parent = scope.parent  # sent with each plugin tool call of the turn (`StageContext.parent`)
             if scope.max_steps is not None:
                 turn.max_steps = min(scope.max_steps, self.settings.max_steps)
         scenes = self.memory.scenes if self.memory is not None else None

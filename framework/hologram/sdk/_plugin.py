@@ -134,6 +134,10 @@ class ToolContext:
     arguments: dict[str, Any] = field(default_factory=dict)
     """The arguments exactly as the kernel sent them (explicit nulls included), e.g. to check them against
     what a before_toolcall hook approved."""
+    parent: str | None = None
+    """The session whose running turn the call's turn works for — the call comes from a sub-agent (a turn started
+    with ``kernel.turns`` ``start`` ``parent``) — or None. The kernel sends it with the call (``tool/invoke``
+    ``parent``), so it is known when the call arrives: the agents plugin refuses a sub-agent's delegation on it."""
 
 
 @dataclass

@@ -306,9 +306,11 @@ class Runtime:
             raise RpcError(INVALID_PARAMS, "tool arguments must be an object")
         kwargs = dict(arguments)
         if spec.wants_context():
+            parent = params.get("parent")
             kwargs["ctx"] = ToolContext(
-                str(params.get("call_id", "")), params.get("session_id"), self.plugin, dict(arguments)
-            )
+                str(params.get("call_id", "")), session, self.plugin, dict(arguments),
+                parent if isinstance(parent, str) else None,
+            )  # fmt: skip
         try:
             if not spec.runtime:
                 signature_of(spec.handler).bind(**kwargs)

@@ -8,6 +8,10 @@ The harness uses the kernel's own supervisor, so a plugin that passes here passe
 same spawn, same handshake, same readiness rules, same facility routing. Facilities the plugin requires
 from other plugins (or orders itself after, ``after_if_present``) can be stubbed with `provide=` (facility →
 {method: function}); an ``after_if_present`` facility not stubbed is absent, as in a graph without its provider.
+
+When the ``async with`` body fails, the calls still running (a call a test started with ``ensure_future``, or
+one of a ``gather``) are cancelled before the plugin stops — each sends the plugin ``$/cancel``, as the kernel
+does for a cancelled turn — so the test reports its first failure, not the call that waited on behind it.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from hologram.sdk.local import LocalEndpoint
 from hologram.supervisor import ManagedPlugin, PluginSpec, State, Supervisor
 from hologram.supervisor.runtime_tools import FACILITY as RUNTIME_TOOLS
 from hologram.supervisor.runtime_tools import RuntimeTools
+
+CANCEL_WAIT_S = 10.0  # how long the exit waits for cancelled calls to end (they end at once: a failure bound)
 
 
 class PluginHarness:
@@ -66,6 +72,7 @@ class PluginHarness:
             for method, handler in methods.items():
                 self.supervisor.add_kernel_method(facility, method, handler)
         self.calls: list[tuple[str, str, dict[str, Any]]] = []
+        self._running: set[asyncio.Task[Any]] = set()  # the tasks waiting for a request (`_request`)
 
     @classmethod
     def from_manifest(
@@ -123,11 +130,19 @@ class PluginHarness:
         call_id: str = "call_1",
         session_id: str | None = "test",
         timeout: float = 60,
+        parent: str | None = None,
     ) -> dict[str, Any]:
-        """Invoke a tool exactly as the agent turn does; returns the plugin's result object."""
-        connection = self._connection()
-        params = {"name": name, "arguments": arguments or {}, "call_id": call_id, "session_id": session_id}
-        result: dict[str, Any] = await connection.request(protocol.TOOL_INVOKE, params, timeout=timeout)
+        """Invoke a tool exactly as the agent turn does; returns the plugin's result object. ``parent``: the call
+        is a sub-agent's, whose turn works for that session's (the kernel sends it as ``tool/invoke`` ``parent``)."""
+        params: dict[str, Any] = {
+            "name": name,
+            "arguments": arguments or {},
+            "call_id": call_id,
+            "session_id": session_id,
+        }
+        if parent is not None:
+            params["parent"] = parent
+        result: dict[str, Any] = await self._request(protocol.TOOL_INVOKE, params, timeout)
         return result
 
     async def call_stage(self, stage: str, context: dict[str, Any], timeout: float = 30) -> Any:
@@ -139,15 +154,26 @@ class PluginHarness:
                 f"plugin {self.spec.name} does not declare the stage {stage!r} in its manifest's [stages]: "
                 f"the kernel would never call this hook (add `{stage} = {{}}` under [stages])"
             )
-        connection = self._connection()
-        answer = await connection.request(protocol.STAGE_INVOKE, {"stage": stage, "context": context}, timeout=timeout)
+        answer = await self._request(protocol.STAGE_INVOKE, {"stage": stage, "context": context}, timeout)
         return answer.get("result") if isinstance(answer, dict) else answer
 
     async def call_facility(self, facility: str, method: str, timeout: float = 30, **params: Any) -> Any:
         """Call a facility method the plugin provides, as another plugin would through the kernel."""
-        connection = self._connection()
         request = {"facility": facility, "method": method, "params": params, "caller": "harness"}
-        return await connection.request(protocol.FACILITY_CALL, request, timeout=timeout)
+        return await self._request(protocol.FACILITY_CALL, request, timeout)
+
+    async def _request(self, method: str, params: dict[str, Any], timeout: float) -> Any:
+        """One request to the plugin; the task waiting for it is known meanwhile, for the exit to cancel
+        (`cancel_running`). Sent from the caller's task, as before: no task of its own that would send it later."""
+        connection = self._connection()
+        task = asyncio.current_task()
+        if task is not None:
+            self._running.add(task)
+        try:
+            return await connection.request(method, params, timeout=timeout)
+        finally:
+            if task is not None:
+                self._running.discard(task)
 
     def read_blob(self, blob: Any) -> bytes:
         from hologram.rpc import from_blob
@@ -186,4 +212,19 @@ class PluginHarness:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        if exc is not None:
+            await self.cancel_running()
         await self.stop()
+
+    async def cancel_running(self) -> None:
+        """Cancel the tasks still waiting for a request to the plugin and wait until they have ended. Each request
+        sends the plugin ``$/cancel`` as it ends, ahead of `stop`'s ``shutdown`` on the same pipe: the plugin runs
+        its cancel path (the agents plugin cancels its child turn) while the stubbed facilities still answer."""
+        running = [task for task in self._running if task is not asyncio.current_task()]
+        for task in running:
+            task.cancel()
+        if running:  # a failure bound: a cancelled request ends at once (`Connection.request` sends `$/cancel`)
+            await asyncio.wait(running, timeout=CANCEL_WAIT_S)
+        for task in running:
+            if task.done() and not task.cancelled():
+                task.exception()  # retrieved: the test's failure is the body's, not "exception never retrieved"

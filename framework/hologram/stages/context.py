@@ -75,6 +75,11 @@ class StageContext:
     denied: str | None = None  # "denied by PLUGIN: REASON"
     respond: str | None = None
     responded_by: str | None = None
+    parent: str | None = None
+    """The session whose running turn this one works for (a sub-agent's turn: agent/scope.py), else None. Not in
+    a hook's view: the kernel sends it with each of the turn's plugin tool calls (``tool/invoke`` ``parent``), so
+    a tool knows its call comes from a sub-agent when the call arrives — not from what it may have learnt of the
+    child's session on another message (the agents plugin refuses a second delegation on it)."""
 
     def for_call(self, call: dict[str, Any]) -> StageContext:
         """A copy for one tool call; ``data`` and ``errors`` stay shared with the turn."""

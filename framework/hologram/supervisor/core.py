@@ -428,8 +428,12 @@ class Supervisor:
         session_id: str | None,
         timeout: float | None = None,
         grace: float = 0.0,
+        parent: str | None = None,
     ) -> ToolOutcome:
         """Run one tool call in its plugin. Raises RpcError / ConnectionClosed / RequestTimeout.
+
+        ``parent``: the session whose running turn the call's turn works for (a sub-agent's call), sent as
+        ``tool/invoke`` ``parent`` only when there is one (docs/protocol.md, section 7).
 
         The plugin's answer enters the kernel here and is normalised here, once (`ToolOutcome.of`).
         Cancelling the caller, or the timeout, sends the plugin `$/cancel`; after a timeout its final
@@ -439,7 +443,9 @@ class Supervisor:
             await self._start_on_demand(plugin)
         if plugin.state is not State.READY or plugin.runtime is None:
             raise RpcError(NOT_READY, f"plugin {plugin_name} is {plugin.state.value}")
-        params = {"name": tool, "arguments": arguments, "call_id": call_id, "session_id": session_id}
+        params: dict[str, Any] = {"name": tool, "arguments": arguments, "call_id": call_id, "session_id": session_id}
+        if parent is not None:
+            params["parent"] = parent
         runtime = plugin.runtime
         arenas = {arena.id: arena for arena in runtime.arenas}
 

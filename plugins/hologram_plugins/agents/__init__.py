@@ -11,7 +11,11 @@ child runs, each of its tool calls and results is published as a line of the del
 (``→ web_fetch {"url": …}``, ``← web_fetch: …``), so the clients watching the parent see the sub-agent work.
 
 The tool is ``parallel_safe``: several calls in one step run at once, each child in its own session. A child cannot
-delegate again (its session is one this plugin started), so delegation never recurses.
+delegate again, so delegation never recurses: the kernel sends each call of a sub-agent's turn with its ``parent``
+(``ToolContext.parent``, docs/protocol.md section 7), and a call that has one is refused. The call itself says it, so
+the refusal holds whatever order start's answer and the child's calls are read in, and across a restart of this
+plugin (a set of the sessions it had started did not: a child's call read before the delegating call resumed on
+start's answer, a few loop passes after it was read, started a grandchild).
 """
 
 from __future__ import annotations
@@ -62,7 +66,6 @@ class AgentsState:
     config: AgentsConfig
     children: dict[str, Child] = field(default_factory=dict)  # turn id → the child turn this plugin waits for
     early: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # events before start's answer
-    sessions: set[str] = field(default_factory=set)  # the children's sessions: a call from one is refused
 
 
 def _state(ctx: StartContext[AgentsConfig]) -> AgentsState:
@@ -140,7 +143,7 @@ async def agent_delegate(
         return tool_error(f"the task is {len(task):,} characters; at most {MAX_TASK:,}: brief it, or save it to a file")
     if ctx.session_id is None:
         return tool_error("agent_delegate runs within a turn (it has no session to work for)")
-    if ctx.session_id in state.sessions:
+    if ctx.parent is not None:  # the call is a sub-agent's (the kernel says so with the call)
         return tool_error("a sub-agent cannot delegate further: do the task with your own tools")
     params: dict[str, Any] = {
         "text": task,
@@ -167,7 +170,6 @@ async def agent_delegate(
         raise
     session, turn = str(started["session"]), str(started["turn"])
     child = Child(session, ctx.call_id, ctx.session_id)
-    state.sessions.add(session)
     try:
         while pending := state.early.pop(turn, None):  # what came first, in order; what comes meanwhile is kept too
             for event in pending:
@@ -180,7 +182,6 @@ async def agent_delegate(
         raise
     finally:
         state.children.pop(turn, None)
-        state.sessions.discard(session)
     reason = str(ended.get("stop_reason") or "")
     answer = {
         "answer": str(ended.get("output") or ""),
