@@ -741,9 +741,13 @@ class SessionMemory:
         # the layer of each event, read at the events of the request's view (memory/index/view.py): no mask,
         # score or count here has one element per event of the session
         where = state.layers.where(self.cold, sid, n, index.hashes_from)
-        l1 = positions_of(where, None)  # in a long session, about what the last request kept: the rest moved
         held_l2, any_l3 = count_of(where, IN_L2), count_of(where, IN_L3) > 0
-        l1_total = int(index.gather("cost", l1).astype(np.int64).sum()) if l1.size else 0
+        # within the window the view is the session; past it, until the request ranks, its L1 events (about what
+        # the last request kept: the rest moved)
+        l1 = None if n <= self.score_window else positions_of(where, None)
+        view = RequestView.whole(index) if l1 is None else RequestView.at(index, l1)
+        in_cold, in_l3, in_l1 = _layers_at(where, view)
+        l1_total = int(view.cost.astype(np.int64)[in_l1].sum()) if n else 0
         if overflow:
             budget = min(budget, int(l1_total * _RECOVERY_SHRINK))
         last_input = state.last_input
@@ -770,15 +774,13 @@ class SessionMemory:
         # (a graph that cannot be read now could not send what won: then L3 does not compete)
         compete_l3 = l3_on and any_l3 and graph is not None and graph.problem is None
         recent_from = 0  # the view position where the recent window (one message per event) begins
-        view = RequestView.whole(index) if n <= self.score_window else RequestView.at(index, l1)
-        in_cold, in_l3, in_l1 = _layers_at(where, view)
         if not held_l2 and not compete_l3 and l1_total + _markup_tokens(view, in_l1, state) <= budget:
             keep = in_l1  # nothing ranked, nothing joined: the history as it is
         else:
             forced_at = index.positions_of_hashes(HashSet(state.protected)) if state.protected else None
             query = await self._query(sid, state, text, now=now, current_input=current)
             # the events this request can send: the window's, and the older ones its words name or it must keep
-            old_kept = l1 if forced_at is None else np.union1d(l1, forced_at)
+            old_kept = l1 if forced_at is None or l1 is None else np.union1d(l1, forced_at)
             view = index.request_view(query, window=self.score_window, horizon=self.dense_horizon, keep=old_kept)
             in_cold, in_l3, in_l1 = _layers_at(where, view)
             forced = None if forced_at is None else np.isin(view.positions, forced_at)
