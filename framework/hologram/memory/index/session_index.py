@@ -1090,7 +1090,7 @@ class SessionIndex:
         the session exceeds (events), the passages before the newest `window` events' get a word's share only
         when the word is rare among them (memory/index/window.py); the idf still counts every passage."""
         n = self.passages
-        out = np.zeros(n if view is None else view.passages.size, dtype=np.float64)
+        out = np.zeros(n if view is None else view.passage_count, dtype=np.float64)
         self.bm25_rows = 0
         if not terms or n == 0:
             return out
@@ -1161,11 +1161,11 @@ class SessionIndex:
         first = self._cols().column("first_passage") if view is None else view.v_first
         if horizon is not None and bm25 is not None and n > horizon:
             first_recent = int(self._cols().value_at("first_passage", n - horizon))
-            k0 = first_recent if view is None else int(np.searchsorted(view.passages, first_recent))
+            k0 = first_recent if view is None or view.is_whole else int(np.searchsorted(view.passages, first_recent))
             old = np.flatnonzero(bm25[:k0] > 0)
             if old.size > FAR_DENSE:
                 old = np.sort(old[np.argpartition(-bm25[old], FAR_DENSE)[:FAR_DENSE]])
-            slots = old if view is None else view.passages[old]
+            slots = old if view is None or view.is_whole else view.passages[old]
             sims = self.passage_cosines_at(query, first_recent, slots, view)
         else:
             sims = self.passage_cosines_at(query, 0, _NO_SLOTS, view)
@@ -1187,7 +1187,7 @@ class SessionIndex:
         if query.dense is None or query.fingerprint != self.fingerprint or self.fingerprint is None:
             return None
         dense = query.dense.astype(np.float32, copy=False)
-        sims = np.full(self.passages if view is None else view.passages.size, -np.inf)
+        sims = np.full(self.passages if view is None else view.passage_count, -np.inf)
         shift = 0 if view is None else view.contiguous_from(since)
         any_vector = False
         computed = 0
@@ -1269,7 +1269,7 @@ class SessionIndex:
         stacked = np.stack(vectors).astype(np.float32)
         n = len(self)
         since = 0 if horizon is None or n <= horizon else int(self._cols().value_at("first_passage", n - horizon))
-        sims = np.full(self.passages if view is None else view.passages.size, -np.inf, dtype=np.float32)
+        sims = np.full(self.passages if view is None else view.passage_count, -np.inf, dtype=np.float32)
         shift = 0 if view is None else view.contiguous_from(since)
         for seg in self._opened():
             base, count = int(seg.meta["first_passage"]), int(seg.meta["passages"])

@@ -76,6 +76,11 @@ class RequestView:
         return cls(index, np.asarray(positions, dtype=np.int64), old=0, is_whole=False)
 
     @property
+    def passage_count(self) -> int:
+        """How many passages the view's events have (a whole view's: the session's, nothing gathered)."""
+        return self.index.passages if self.is_whole else int(self.passages.size)
+
+    @property
     def passages(self) -> np.ndarray:
         """The view's passages' session ids, ascending."""
         return self._passage_spans()[0]
