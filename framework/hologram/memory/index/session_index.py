@@ -549,8 +549,9 @@ class SessionIndex:
         return self._cols().column(name)
 
     def gather(self, name: str, at: np.ndarray) -> np.ndarray:
-        """Column `name` at positions `at` (events, or passages for a passage column), without building it."""
-        return self._cols().values_at(name, np.asarray(at, dtype=np.int64))
+        """Column `name` at ascending positions `at` (events, or passages for a passage column), without
+        building it."""
+        return self._cols().values_at_sorted(name, np.asarray(at, dtype=np.int64))
 
     def seq_at(self, i: int) -> int:
         """The log seq of the event at position `i` (negative from the end), without building :attr:`seqs`."""
@@ -886,9 +887,12 @@ class SessionIndex:
             lo = self._first_passage[k]
             hi = self._first_passage[k + 1] if k + 1 < len(self._first_passage) else self.passages
             return lo, hi
-        cols = self._cols()  # two values, not the whole column (a request asks this of every event it moves)
-        lo = int(cols.value_at("first_passage", i))
-        return lo, int(cols.value_at("first_passage", i + 1)) if i + 1 < len(self) else self.passages
+        cols = self._cols()
+        first = cols.made("first_passage")
+        if first is None:  # two values, not the whole column (a request past its window never builds it)
+            lo = int(cols.value_at("first_passage", i))
+            return lo, int(cols.value_at("first_passage", i + 1)) if i + 1 < len(self) else self.passages
+        return int(first[i]), int(first[i + 1]) if i + 1 < first.size else self.passages
 
     def event_vector(self, i: int) -> np.ndarray | None:
         """One vector for event `i` (its passages' mean, renormalised), for the cold store's global search."""
@@ -1454,6 +1458,10 @@ class _Columns:
             made = self._made[name] = np.concatenate((self.sealed_part(name), tail))
         return made
 
+    def made(self, name: str) -> np.ndarray | None:
+        """Column `name` when this request has built it already, else None."""
+        return self._made.get(name)
+
     def value_at(self, name: str, i: int) -> Any:
         """Column `name` at position `i` (negative from the end), without building the column: a request asks
         the seq and the time of one event (its input's, the newest) and building either column for that was a
@@ -1484,6 +1492,27 @@ class _Columns:
         in_tail = at >= base
         if in_tail.any():
             out[in_tail] = np.array([values[j] for j in (at[in_tail] - base).tolist()], dtype=dtype)
+        return out
+
+    def values_at_sorted(self, name: str, at: np.ndarray) -> np.ndarray:
+        """:meth:`values_at` for ascending positions: each part's positions are one slice of `at` (found by one
+        binary search a part), not a mask over all of them — a request's view gathers ~4,000 positions of each
+        column it ranks with."""
+        made = self._made.get(name)
+        if made is not None:
+            picked: np.ndarray = made[at]
+            return picked
+        values, _, dtype = self.tail[name]
+        out = np.empty(at.size, dtype=dtype)
+        sealed = self.sealed.get(name)
+        base = lo = 0
+        for part in [sealed] if sealed is not None else [s[name] for s in self.segments]:
+            hi = int(np.searchsorted(at, base + part.size))
+            if hi > lo:
+                out[lo:hi] = part[at[lo:hi] - base]
+            lo, base = hi, base + part.size
+        if lo < at.size:  # the tail's (a copy: no view of the growing array outlives this line)
+            out[lo:] = np.frombuffer(values, dtype=dtype)[at[lo:] - base]
         return out
 
     def sealed_part(self, name: str) -> np.ndarray:
