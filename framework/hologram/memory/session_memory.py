@@ -1000,8 +1000,8 @@ class SessionMemory:
     def _records_with_vectors(self, sid: str, state: _Session, positions: Sequence[int]) -> list[EventRecord]:
         """The records of index `positions`, with their vectors (for the cold store's global search)."""
         out = []
-        for i, record in zip(positions, self._records_at(sid, state, positions), strict=True):
-            vector = state.index.event_vector(i)
+        records = self._records_at(sid, state, positions)
+        for record, vector in zip(records, state.index.event_vectors(positions), strict=True):
             if vector is not None and record.dense is None and state.index.fingerprint is not None:
                 record = replace(record, dense=DenseVector(state.index.fingerprint, vector))
             out.append(record)

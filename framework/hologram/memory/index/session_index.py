@@ -894,9 +894,31 @@ class SessionIndex:
             return lo, int(cols.value_at("first_passage", i + 1)) if i + 1 < len(self) else self.passages
         return int(first[i]), int(first[i + 1]) if i + 1 < first.size else self.passages
 
+    def event_vectors(self, positions: Sequence[int]) -> list[np.ndarray | None]:
+        """:meth:`event_vector` of each of `positions` (ascending), their passage spans read in one gather: a
+        request computes the vector of every event it moves to L2."""
+        if not positions:
+            return []
+        cols = self._cols()
+        at = np.asarray(positions, dtype=np.int64)
+        first = cols.made("first_passage")
+        if first is None:
+            ends = np.minimum(at + 1, len(self) - 1)
+            los = cols.values_at_sorted("first_passage", at).tolist()
+            his = cols.values_at_sorted("first_passage", ends).tolist()
+        else:
+            los, his = first[at].tolist(), first[np.minimum(at + 1, len(self) - 1)].tolist()
+        out = []
+        for i, lo, hi in zip(positions, los, his, strict=True):
+            out.append(self._event_vector(int(lo), int(hi) if i + 1 < len(self) else self.passages))
+        return out
+
     def event_vector(self, i: int) -> np.ndarray | None:
         """One vector for event `i` (its passages' mean, renormalised), for the cold store's global search."""
-        rows = self._passage_rows(*self._passage_span(i))
+        return self._event_vector(*self._passage_span(i))
+
+    def _event_vector(self, lo: int, hi: int) -> np.ndarray | None:
+        rows = self._passage_rows(lo, hi)
         if rows is None:
             return None
         v = rows.mean(axis=0)
