@@ -22,7 +22,7 @@ import numpy as np
 if TYPE_CHECKING:
     from hologram.memory.cold.store import ColdStore
 
-__all__ = ["IN_L2", "IN_L3", "Layers"]
+__all__ = ["IN_L2", "IN_L3", "Layers", "count_of", "positions_of"]
 
 IN_L2, IN_L3 = 1, 2
 _NONE = np.zeros(0, dtype=np.uint8)
@@ -42,6 +42,12 @@ class Layers:
     ) -> tuple[np.ndarray, np.ndarray]:
         """(held by L2, held by L3) for the session's `count` indexed events, in index order; `hashes_from(k)`
         gives the id hashes of events k on (only those the remembered answer does not cover are asked for)."""
+        where = self.where(cold, session, count, hashes_from)
+        return where == IN_L2, where == IN_L3
+
+    def where(self, cold: ColdStore, session: str, count: int, hashes_from: Callable[[int], np.ndarray]) -> np.ndarray:
+        """The layer byte of each of the session's `count` events (:meth:`of`'s answer as it is kept: read it,
+        never write it) — a request reads it at its view's events (memory/index/view.py), not as whole masks."""
         stamp = cold.membership_stamp(session)  # read first: a change after it makes the next stamp differ
         where = self._where
         if stamp != self._stamp or where.size > count:
@@ -52,7 +58,7 @@ class Layers:
             part |= cold.in_l3_hashes(new).astype(np.uint8) * np.uint8(IN_L3)
             where = np.concatenate([where, part]) if where.size else part
         self._stamp, self._where = stamp, where
-        return where == IN_L2, where == IN_L3
+        return where
 
     def stamp(self, cold: ColdStore, session: str) -> tuple[int, int]:
         """The store's stamp now (taken right before a write whose effect :meth:`moved_to_l2` then records)."""
@@ -69,3 +75,25 @@ class Layers:
             self._stamp, self._where = after, where
         else:
             self._stamp, self._where = None, _NONE
+
+
+#: Bytes of a layer answer compared at a time (:func:`positions_of`, :func:`count_of`): the temporaries stay
+#: small blocks, not one the session's size (what a request left resident in the main heap: docs/memory.md).
+_CHUNK = 2048
+
+
+def positions_of(where: np.ndarray, code: int | None, stop: int | None = None) -> np.ndarray:
+    """Positions (before `stop`) whose layer byte is `code`; None: those in L1 (neither :data:`IN_L2` nor
+    :data:`IN_L3`, as :meth:`Layers.of` tells them)."""
+    end = where.size if stop is None else min(stop, where.size)
+    found = []
+    for a in range(0, end, _CHUNK):
+        part = where[a : min(a + _CHUNK, end)]
+        hit = (part != IN_L2) & (part != IN_L3) if code is None else part == code
+        found.append(np.flatnonzero(hit) + a)
+    return np.concatenate(found).astype(np.int64) if found else np.zeros(0, dtype=np.int64)
+
+
+def count_of(where: np.ndarray, code: int) -> int:
+    """How many layer bytes are `code`."""
+    return sum(int(np.count_nonzero(where[a : a + _CHUNK] == code)) for a in range(0, where.size, _CHUNK))

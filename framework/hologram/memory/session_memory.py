@@ -104,9 +104,10 @@ from hologram.memory.index.session_index import (
     IndexQuery,
     SessionIndex,
 )
+from hologram.memory.index.view import RequestView
 from hologram.memory.index.window import SCORE_WINDOW, old_candidates
 from hologram.memory.joined import SEPARATOR_TOKENS, join_older
-from hologram.memory.layers import Layers
+from hologram.memory.layers import IN_L2, IN_L3, Layers, count_of, positions_of
 from hologram.memory.rank.fit import fit_messages
 from hologram.memory.rank.prune import DEFAULT_PINNED
 from hologram.memory.rank.query import build_query
@@ -584,7 +585,7 @@ class SessionMemory:
         cache = self._old_events
         old = [p for p in positions if p < base and (sid, p) not in cache]
         if old:
-            seqs = state.index.seqs[old].tolist()
+            seqs = state.index.seqs_of(np.asarray(old, dtype=np.int64)).tolist()
             by_seq = self.log.held_at(sid, seqs)  # the last sealed chunk's: still decoded in the log
             if len(by_seq) < len(seqs):
                 by_seq.update((e.seq, e) for e in self.store.events_at(sid, [s for s in seqs if s not in by_seq]))
@@ -737,10 +738,16 @@ class SessionMemory:
     ) -> Prepared:
         index = state.index
         n = len(index)
-        in_cold, in_l3 = self._layers(sid, state)
-        in_l1 = ~in_cold & ~in_l3
-        cost = index.cost.astype(np.int64)
-        l1_total = int(cost[in_l1].sum()) if n else 0
+        # the layer of each event, read at the events of the request's view (memory/index/view.py): no mask,
+        # score or count here has one element per event of the session
+        where = state.layers.where(self.cold, sid, n, index.hashes_from)
+        held_l2, any_l3 = count_of(where, IN_L2), count_of(where, IN_L3) > 0
+        # within the window the view is the session; past it, until the request ranks, its L1 events (about what
+        # the last request kept: the rest moved)
+        l1 = None if n <= self.score_window else positions_of(where, None)
+        view = RequestView.whole(index) if l1 is None else RequestView.at(index, l1)
+        in_cold, in_l3, in_l1 = _layers_at(where, view)
+        l1_total = int(view.cost.astype(np.int64)[in_l1].sum()) if n else 0
         if overflow:
             budget = min(budget, int(l1_total * _RECOVERY_SHRINK))
         last_input = state.last_input
@@ -765,51 +772,57 @@ class SessionMemory:
         across = render_across(across_hits, int(budget * ACROSS_SHARE))
         budget = max(0, budget - across.tokens)
         # (a graph that cannot be read now could not send what won: then L3 does not compete)
-        compete_l3 = l3_on and bool(in_l3.any()) and graph is not None and graph.problem is None
-        recent_from = 0  # the position where the recent window (one message per event) begins
-        if not in_cold.any() and not compete_l3 and l1_total + _markup_tokens(index, in_l1, state) <= budget:
+        compete_l3 = l3_on and any_l3 and graph is not None and graph.problem is None
+        recent_from = 0  # the view position where the recent window (one message per event) begins
+        if not held_l2 and not compete_l3 and l1_total + _markup_tokens(view, in_l1, state) <= budget:
             keep = in_l1  # nothing ranked, nothing joined: the history as it is
         else:
-            forced = HashSet(state.protected).contains(index.hashes) if state.protected else None
+            forced_at = index.positions_of_hashes(HashSet(state.protected)) if state.protected else None
             query = await self._query(sid, state, text, now=now, current_input=current)
-            scores = index.scores(query, dense_horizon=self.dense_horizon, window=self.score_window)
+            # the events this request can send: the window's, and the older ones its words name or it must keep
+            old_kept = l1 if forced_at is None or l1 is None else np.union1d(l1, forced_at)
+            view = index.request_view(query, window=self.score_window, horizon=self.dense_horizon, keep=old_kept)
+            in_cold, in_l3, in_l1 = _layers_at(where, view)
+            forced = None if forced_at is None else np.isin(view.positions, forced_at)
+            scores = index.scores(query, dense_horizon=self.dense_horizon, window=self.score_window, view=view)
             # the named person's turns like the best matches, for list questions (memory/rank/second_hop.py)
-            scores = second_hop(index, scores, query, horizon=self.dense_horizon)
-            scores = state.corrections.lift(scores, index.position_of_seq)  # a correction above what it corrects
+            scores = second_hop(view, scores, query, horizon=self.dense_horizon)
+            scores = state.corrections.lift(scores, view.position_of_seq)  # a correction above what it corrects
             # L2 (and L3, route 1) compete only with what clearly matches: filling the budget with whatever
             # old events rank above other irrelevant ones would count them as used, and nothing would
             # ever cool. An L3 event that wins is sent in the note, never in the history.
             strong = scores >= AUTO_RECALL_MIN_SCORE
             extra = (in_cold | in_l3) & strong if compete_l3 else in_cold & strong
             if n > self.score_window:  # the old part's candidates: the best that a budget could hold
-                extra = old_candidates(extra, scores, n - self.score_window, budget)
-            candidates = index.whole_units(in_l1 | extra)
+                extra = old_candidates(extra, scores, view.old, budget)
+            candidates = view.whole_units(in_l1 | extra)
             if not compete_l3:  # L3 holds whole call groups, so this splits none
                 candidates &= ~in_l3
-            roles = _joinable_roles(index)
+            roles = _joinable_roles(view)
             fitted = fit_messages(
-                index, scores, candidates, budget, pinned_recent=self.pinned_recent, forced=forced,
+                view, scores, candidates, budget, pinned_recent=self.pinned_recent, forced=forced,
                 roles=roles, overhead=MESSAGE_OVERHEAD, separator=SEPARATOR_TOKENS,
             )  # fmt: skip
             # the dates and marks the history's reading puts in front of the chosen inputs are sent too: the
             # budget pays them (known once the inputs are chosen, so a second fill with them set aside)
-            markup = _markup_tokens(index, fitted.keep & ~in_l3, state)
+            markup = _markup_tokens(view, fitted.keep & ~in_l3, state)
             if markup and not fitted.over:
                 fitted = fit_messages(
-                    index, scores, candidates, max(0, budget - markup), pinned_recent=self.pinned_recent,
+                    view, scores, candidates, max(0, budget - markup), pinned_recent=self.pinned_recent,
                     forced=forced, roles=roles, overhead=MESSAGE_OVERHEAD, separator=SEPARATOR_TOKENS,
                 )  # fmt: skip
             keep, over, recent_from = fitted.keep, fitted.over, fitted.recent_from
         from_l3 = keep & in_l3
         keep = keep & ~in_l3
-        losers = np.flatnonzero(~keep & in_l1).tolist()
-        winners = np.flatnonzero(keep & in_cold).tolist()
+        cost = view.cost.astype(np.int64)
+        losers_at, winners_at = np.flatnonzero(~keep & in_l1), np.flatnonzero(keep & in_cold)  # view positions
+        losers, winners = view.session(losers_at).tolist(), view.session(winners_at).tolist()
         moved = self._records_with_vectors(sid, state, losers)
         # the recalled events' ids and tokens come from the index; only the quoted ones are rebuilt as records
         # (a long session recalls tens of events a request, and rebuilding each cost ~50 us)
         recalled = index.ids_at(winners)
         quoted = self._records_at(sid, state, winners[:NOTE_ITEMS])
-        recalled_tokens = int(cost[winners].sum()) - MESSAGE_OVERHEAD * len(winners)
+        recalled_tokens = int(cost[winners_at].sum()) - MESSAGE_OVERHEAD * len(winners)
         writes: asyncio.Future[None] | None = None
         if commit:
             before = state.layers.stamp(self.cold, sid)
@@ -817,7 +830,8 @@ class SessionMemory:
             if moved or fresh:  # durable (fsynced) in a worker thread while the history is built here
                 writes = asyncio.get_running_loop().run_in_executor(None, self._write_moves, moved, fresh)
         try:
-            kept = np.flatnonzero(keep).tolist()
+            kept_at = np.flatnonzero(keep)
+            kept = view.session(kept_at).tolist()
             events = self._events_at(sid, state, kept)
         finally:
             if writes is not None:  # before the request is sent: moved events are L2's first (L1 is derived)
@@ -828,13 +842,19 @@ class SessionMemory:
             self.schedule_index(sid)
         # the events ranking picked from before the recent window in fewer messages (memory/joined.py); the
         # date in front when the inputs span days; a statement a later one corrects marked so
-        recent_seq = int(index.seqs[recent_from]) if recent_from < n else 1 + (events[-1].seq if events else 0)
+        recent_seq = (
+            index.seq_at(int(view.positions[recent_from]))
+            if recent_from < len(view)
+            else 1 + (events[-1].seq if events else 0)
+        )
         history, joined = join_older(
             dated(events, state.corrections.superseded_seqs([e.seq for e in events])), recent_seq,
             [_ROLE_NAMES[r] for r in JOIN_ROLES],
         )  # fmt: skip
         kept_tokens = (
-            int(cost[kept].sum()) - (MESSAGE_OVERHEAD - SEPARATOR_TOKENS) * joined + _markup_tokens(index, keep, state)
+            int(cost[kept_at].sum())
+            - (MESSAGE_OVERHEAD - SEPARATOR_TOKENS) * joined
+            + _markup_tokens(view, keep, state)
             if kept
             else 0
         )
@@ -844,7 +864,7 @@ class SessionMemory:
             # the L3 events that won the ranking (their triples, or their text), and what the history left
             # unused for the names' hits that clearly match — as L2's compete for the whole budget
             own = (
-                await self._l3_ranked(graph, sid, state, "", scores, from_l3, hops=1, scene=scene)
+                await self._l3_ranked(graph, sid, state, "", scores, from_l3, hops=1, scene=scene, view=view)
                 if from_l3.any()
                 else []
             )
@@ -866,14 +886,14 @@ class SessionMemory:
             messages=history,
             note=Message.system(text_note) if text_note else None,
             pruned=[r.id for r in moved],
-            pruned_seqs=index.seqs[losers].tolist(),
+            pruned_seqs=index.seqs_of(view.session(losers_at)).tolist(),
             kept_tokens=kept_tokens,
             budget_tokens=budget,
             over_budget=over,
             seqs=[e.seq for e in events],
             recalled=recalled,
-            recalled_seqs=index.seqs[winners].tolist(),
-            held=int(in_cold.sum()) + (len(losers) if commit else 0),
+            recalled_seqs=index.seqs_of(view.session(winners_at)).tolist(),
+            held=held_l2 + (len(losers) if commit else 0),
             l3_events=l3.events,
             across=[h.id for h in across.hits],
         )
@@ -948,15 +968,17 @@ class SessionMemory:
         *,
         hops: int,
         scene: SceneHint | None,
+        view: RequestView | None = None,
     ) -> list[L3Hit]:
         """L3 hits, ranked: the session's events at `mask` with their `scores` (route 1: their triples or
         their text) and the graph's triples of the entities `text` names (route 2). A failure costs the request
-        its L3 note, never the request."""
+        its L3 note, never the request. `view`: `scores` and `mask` are over its events."""
         hits: list[tuple[str, float]] = []
         records: dict[str, EventRecord] = {}
         if scores is not None and mask is not None:
-            positions = np.flatnonzero(mask).tolist()
-            for i, record in zip(positions, self._records_at(sid, state, positions), strict=True):
+            at = np.flatnonzero(mask)
+            positions = (at if view is None else view.session(at)).tolist()
+            for i, record in zip(at.tolist(), self._records_at(sid, state, positions), strict=True):
                 hits.append((record.id, float(scores[i])))
                 records[record.id] = record
         if text.strip() and speaks_of_self(text):
@@ -978,8 +1000,8 @@ class SessionMemory:
     def _records_with_vectors(self, sid: str, state: _Session, positions: Sequence[int]) -> list[EventRecord]:
         """The records of index `positions`, with their vectors (for the cold store's global search)."""
         out = []
-        for i, record in zip(positions, self._records_at(sid, state, positions), strict=True):
-            vector = state.index.event_vector(i)
+        records = self._records_at(sid, state, positions)
+        for record, vector in zip(records, state.index.event_vectors(positions), strict=True):
             if vector is not None and record.dense is None and state.index.fingerprint is not None:
                 record = replace(record, dense=DenseVector(state.index.fingerprint, vector))
             out.append(record)
@@ -1027,7 +1049,7 @@ class SessionMemory:
             inputs = inputs[:-1]
         previous: list[int] = []
         if inputs:
-            turns = index.turn[inputs[-1] :]
+            turns = index.gather("turn", np.arange(inputs[-1], len(index)))  # the last turns, not the column
             previous = (np.flatnonzero(turns == turns[0]) + inputs[-1]).tolist()
         previous_text = "\n".join(r.text for r in self._records_at(sid, state, previous))
         if now is None:
@@ -1333,7 +1355,14 @@ JOIN_ROLES: tuple[int, ...] = (1,)
 _ROLE_NAMES = {1: "user", 2: "assistant"}
 
 
-def _markup_tokens(index: SessionIndex, keep: np.ndarray, state: _Session) -> int:
+def _layers_at(where: np.ndarray, view: RequestView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(held by L2, held by L3, in L1) at the view's events, from the session's layer bytes (:class:`Layers`)."""
+    at = where if view.is_whole else where[view.positions]
+    in_cold, in_l3 = at == IN_L2, at == IN_L3
+    return in_cold, in_l3, ~in_cold & ~in_l3
+
+
+def _markup_tokens(index: SessionIndex | RequestView, keep: np.ndarray, state: _Session) -> int:
     """What memory/across/dated.py adds to the inputs `keep` marks (:func:`markup_tokens`), read from the index:
     their times and which of them a later statement supersedes (no event read)."""
     at = np.flatnonzero(keep & (index.roles == 1))
@@ -1343,7 +1372,7 @@ def _markup_tokens(index: SessionIndex, keep: np.ndarray, state: _Session) -> in
     return markup_tokens(index.ts_of(at), len(superseded))
 
 
-def _joinable_roles(index: SessionIndex) -> np.ndarray:
+def _joinable_roles(index: SessionIndex | RequestView) -> np.ndarray:
     """The index's roles (`SessionIndex.roles`) with those :data:`JOIN_ROLES` leaves out set to 0."""
     roles = index.roles
     out: np.ndarray = np.where(np.isin(roles, JOIN_ROLES), roles, 0).astype(np.uint8)

@@ -36,6 +36,7 @@ import numpy as np
 
 from hologram.memory.index.idhash import id_hash
 from hologram.memory.index.index_segment import Layout, Segment, SegmentError, read_segment, write_segment
+from hologram.memory.index.view import RequestView
 from hologram.memory.index.window import old_bounded
 from hologram.memory.rank.says_nothing import SAYS_NOTHING_BIT, SAYS_NOTHING_PENALTY, says_nothing
 from hologram.memory.rank.score import neighbour_smooth, zscore
@@ -543,6 +544,15 @@ class SessionIndex:
     def seqs(self) -> np.ndarray:
         return self._cols().column("seq")
 
+    def column(self, name: str) -> np.ndarray:
+        """The whole-session column `name` (one of :data:`_TAIL_COLUMNS`)."""
+        return self._cols().column(name)
+
+    def gather(self, name: str, at: np.ndarray) -> np.ndarray:
+        """Column `name` at ascending positions `at` (events, or passages for a passage column), without
+        building it."""
+        return self._cols().values_at_sorted(name, np.asarray(at, dtype=np.int64))
+
     def seq_at(self, i: int) -> int:
         """The log seq of the event at position `i` (negative from the end), without building :attr:`seqs`."""
         return int(self._cols().value_at("seq", i))
@@ -594,11 +604,11 @@ class SessionIndex:
         if made is None:  # a request reads it three times (the fit, the markup twice): one pass over the tail
             sealed = cols.sealed.get("roles") if cols.segments else None
             if cols.segments and sealed is None:  # the sealed part's once, kept with the sealed columns
-                sealed = _roles_of(cols.sealed_part("kind"), cols.sealed_part("grouped"))
+                sealed = roles_of(cols.sealed_part("kind"), cols.sealed_part("grouped"))
                 sealed.flags.writeable = False
                 cols.sealed["roles"] = sealed
             start = 0 if sealed is None else sealed.size
-            tail = _roles_of(cols.column("kind")[start:], cols.column("grouped")[start:])
+            tail = roles_of(cols.column("kind")[start:], cols.column("grouped")[start:])
             made = tail if sealed is None else np.concatenate((sealed, tail))
             made.flags.writeable = False  # shared by the request's readers
             cols.derived["roles"] = made
@@ -660,9 +670,18 @@ class SessionIndex:
 
     def position_of_seq(self, seq: int) -> int | None:
         """The position of the event with log seq `seq`, or None when it is not indexed."""
-        seqs = self.seqs
-        at = int(np.searchsorted(seqs, seq))
-        return at if at < seqs.size and int(seqs[at]) == seq else None
+        if seq > self.last_sealed_seq:  # the tail's (its seqs ascend, as the log's)
+            tail = self._seqs
+            at = int(np.searchsorted(np.frombuffer(tail, dtype=np.int64), seq)) if len(tail) else 0
+            return self._base_event + at if at < len(tail) and tail[at] == seq else None
+        for seg in self._opened():  # one segment's seqs (mapped), never the whole column
+            if int(seg.meta["first_seq"]) <= seq <= int(seg.meta["last_seq"]):
+                seqs = seg["seq"]
+                at = int(np.searchsorted(seqs, seq))
+                if at < seqs.size and int(seqs[at]) == seq:
+                    return int(seg.meta["first_event"]) + at
+                return None
+        return None
 
     def with_tool(self, tool: str) -> np.ndarray:
         """Positions of the events whose blocks name `tool` (a call or its result)."""
@@ -868,12 +887,38 @@ class SessionIndex:
             lo = self._first_passage[k]
             hi = self._first_passage[k + 1] if k + 1 < len(self._first_passage) else self.passages
             return lo, hi
-        first = self.first_passage
+        cols = self._cols()
+        first = cols.made("first_passage")
+        if first is None:  # two values, not the whole column (a request past its window never builds it)
+            lo = int(cols.value_at("first_passage", i))
+            return lo, int(cols.value_at("first_passage", i + 1)) if i + 1 < len(self) else self.passages
         return int(first[i]), int(first[i + 1]) if i + 1 < first.size else self.passages
+
+    def event_vectors(self, positions: Sequence[int]) -> list[np.ndarray | None]:
+        """:meth:`event_vector` of each of `positions` (ascending), their passage spans read in one gather: a
+        request computes the vector of every event it moves to L2."""
+        if not positions:
+            return []
+        cols = self._cols()
+        at = np.asarray(positions, dtype=np.int64)
+        first = cols.made("first_passage")
+        if first is None:
+            ends = np.minimum(at + 1, len(self) - 1)
+            los = cols.values_at_sorted("first_passage", at).tolist()
+            his = cols.values_at_sorted("first_passage", ends).tolist()
+        else:
+            los, his = first[at].tolist(), first[np.minimum(at + 1, len(self) - 1)].tolist()
+        out = []
+        for i, lo, hi in zip(positions, los, his, strict=True):
+            out.append(self._event_vector(int(lo), int(hi) if i + 1 < len(self) else self.passages))
+        return out
 
     def event_vector(self, i: int) -> np.ndarray | None:
         """One vector for event `i` (its passages' mean, renormalised), for the cold store's global search."""
-        rows = self._passage_rows(*self._passage_span(i))
+        return self._event_vector(*self._passage_span(i))
+
+    def _event_vector(self, lo: int, hi: int) -> np.ndarray | None:
+        rows = self._passage_rows(lo, hi)
         if rows is None:
             return None
         v = rows.mean(axis=0)
@@ -931,6 +976,107 @@ class SessionIndex:
         out: np.ndarray = hit[unit_of]
         return out
 
+    # -- a request's view (memory/index/view.py) ------------------------------------------------------
+
+    def request_view(
+        self,
+        query: IndexQuery,
+        *,
+        window: int | None,
+        horizon: int | None,
+        keep: np.ndarray | None = None,
+    ) -> RequestView:
+        """The events a request ranks (memory/index/view.py): the whole session within `window` events; past
+        it, the newest `window` events, the older ones the query's bounded postings name (memory/index/window.py:
+        the far dense slots are among their passages), the older positions `keep` (still in L1, forced) and
+        those inside the query's time cue, each with its whole unit. Needs ``horizon <= window`` (the dense
+        product's passages all in the view), else the whole session."""
+        n = len(self)
+        if window is None or horizon is None or horizon > window or n <= window:
+            return RequestView.whole(self, old=max(0, n - window) if window is not None else 0)
+        with self.reading():
+            cols = self._cols()
+            start = n - window
+            first_recent = int(cols.value_at("first_passage", start))
+            active = [(term, weight) for term, weight in query.terms.items() if weight > 0]
+            postings: list[tuple[str, float, int, list[tuple[np.ndarray, np.ndarray]]]] = []
+            old_slots: list[np.ndarray] = []
+            read_parts = self._postings([t for t, _ in active], cols.segments)
+            for (term, weight), found in zip(active, read_parts, strict=True):
+                if not found:
+                    continue
+                df = sum(part[0].size for part in found)
+                found = old_bounded(found, first_recent)
+                if not found:
+                    continue
+                postings.append((term, weight, df, found))
+                for slots, _tfs in found:
+                    if slots.size and int(slots[0]) < first_recent:
+                        old_slots.append(slots[: int(np.searchsorted(slots, first_recent))])
+            parts = [_NO_SLOTS]
+            if old_slots:
+                slots = np.unique(np.concatenate(old_slots))
+                parts.append(cols.values_at("passage_event", slots).astype(np.int64))
+            if keep is not None:
+                parts.append(np.asarray(keep, dtype=np.int64)[keep < start])
+            if query.window is not None:
+                parts.append(self._old_in_time(query.window, start))
+            window_units = cols.values_at("unit_of", np.arange(start, n, dtype=np.int64)).astype(np.int64)
+            parts.append(np.unique(window_units[window_units < start]))  # a unit that straddles the window's start
+            old = self._with_old_units(np.unique(np.concatenate(parts)), start)
+            positions = np.concatenate([old, np.arange(start, n, dtype=np.int64)])
+            return RequestView(self, positions, old=int(old.size), is_whole=False, postings=postings)
+
+    def _with_old_units(self, old: np.ndarray, start: int) -> np.ndarray:
+        """`old` (positions before `start`, ascending, unique) with every member before `start` of their units:
+        from each unit's first member forward while the next event is the unit's (a call group's members follow
+        each other in the log)."""
+        if old.size == 0:
+            return old
+        cols = self._cols()
+        grouped = old[cols.values_at("grouped", old) != 0]
+        if grouped.size == 0:
+            return old
+        units = np.unique(cols.values_at("unit_of", grouped).astype(np.int64))
+        members = [old, units]
+        alive, k = units, 1
+        while alive.size:
+            at = alive + k
+            inside = at < start
+            alive, at = alive[inside], at[inside]
+            if alive.size == 0:
+                break
+            same = cols.values_at("unit_of", at) == alive
+            members.append(at[same])
+            alive, k = alive[same], k + 1
+        out: np.ndarray = np.unique(np.concatenate(members))
+        return out
+
+    def _old_in_time(self, window: tuple[float, float], start: int) -> np.ndarray:
+        """Positions before `start` whose time is inside `window` (a time cue selects by time, whatever its age)."""
+        found = [_NO_SLOTS]
+        for seg in self._opened():
+            lo = int(seg.meta["first_event"])
+            if lo >= start:
+                continue
+            ts = seg["ts"][: start - lo]
+            found.append(np.flatnonzero((ts >= window[0]) & (ts < window[1])) + lo)
+        if self._base_event < start and len(self._ts):
+            ts = np.frombuffer(self._ts, dtype=np.float64)[: start - self._base_event]
+            found.append(np.flatnonzero((ts >= window[0]) & (ts < window[1])) + self._base_event)
+        return np.concatenate(found).astype(np.int64)
+
+    def positions_of_hashes(self, wanted: Any) -> np.ndarray:
+        """Positions of the events whose id hashes `wanted` (an idhash.HashSet) contains: one segment at a time
+        (its mapped hashes), never the whole column."""
+        found = [_NO_SLOTS]
+        for seg in self._opened():
+            found.append(np.flatnonzero(wanted.contains(seg["hash"])) + int(seg.meta["first_event"]))
+        if len(self._hash):
+            tail = np.frombuffer(self._hash, dtype=np.uint64)
+            found.append(np.flatnonzero(wanted.contains(tail)) + self._base_event)
+        return np.concatenate(found).astype(np.int64)
+
     # -- scoring ----------------------------------------------------------------------------------------
 
     def _postings(
@@ -963,38 +1109,46 @@ class SessionIndex:
                 )
         return out
 
-    def _bm25(self, terms: Mapping[str, float], window: int | None = None) -> np.ndarray:
-        """Each passage's BM25 score for `terms`. With a `window` the session exceeds (events), the passages
-        before the newest `window` events' get a word's share only when the word is rare among them
-        (memory/index/window.py); the idf still counts every passage."""
+    def _bm25(
+        self, terms: Mapping[str, float], window: int | None = None, view: RequestView | None = None
+    ) -> np.ndarray:
+        """Each passage's BM25 score for `terms` (with a `view`, each of the view's passages). With a `window`
+        the session exceeds (events), the passages before the newest `window` events' get a word's share only
+        when the word is rare among them (memory/index/window.py); the idf still counts every passage."""
         n = self.passages
-        out = np.zeros(n, dtype=np.float64)
+        out = np.zeros(n if view is None else view.passage_count, dtype=np.float64)
         self.bm25_rows = 0
         if not terms or n == 0:
             return out
         cols = self._cols()
         avg = max(self.total_length / n, 1.0)
-        active = [(term, weight) for term, weight in terms.items() if weight > 0]
-        postings = self._postings([t for t, _ in active], cols.segments)
         first_recent = None
         if window is not None and len(self) > window:
-            first_recent = int(cols.column("first_passage")[len(self) - window])
-        norm: np.ndarray | None = None
-        once: np.ndarray | None = None
-        for (_term, weight), found in zip(active, postings, strict=True):
-            if not found:
-                continue
-            df = sum(part[0].size for part in found)  # the parts' passages are disjoint
-            if first_recent is not None:
-                found = old_bounded(found, first_recent)
+            first_recent = int(cols.value_at("first_passage", len(self) - window))
+        if view is not None and view.postings is not None:  # read, counted and bounded when the view was made
+            read = view.postings
+        else:
+            active = [(term, weight) for term, weight in terms.items() if weight > 0]
+            read = []
+            read_parts = self._postings([t for t, _ in active], cols.segments)
+            for (term, weight), found in zip(active, read_parts, strict=True):
                 if not found:
                     continue
-            if norm is None and first_recent is None:
+                df = sum(part[0].size for part in found)  # the parts' passages are disjoint
+                if first_recent is not None:
+                    found = old_bounded(found, first_recent)
+                    if not found:
+                        continue
+                read.append((term, weight, df, found))
+        norm: np.ndarray | None = None
+        once: np.ndarray | None = None
+        for _term, weight, df, found in read:
+            if norm is None and (first_recent is None or view is not None):
                 # Each passage's length normalisation once a request, not once a posting: a long session's
-                # common terms together have more postings than it has passages. The same float32 operations
-                # on each element as on the gathered lengths, so the same values (and ``tf + norm`` with
-                # tf = 1, the usual count, is ``once``, exactly).
-                length = cols.column("passage_length")
+                # common terms together have more postings than it has passages (a view's: as many as it has).
+                # The same float32 operations on each element as on the gathered lengths, so the same values
+                # (and ``tf + norm`` with tf = 1, the usual count, is ``once``, exactly).
+                length = cols.column("passage_length") if view is None else view.passage_column("passage_length")
                 norm = (_K1 * (1.0 - _B + _B * length / avg)).astype(np.float64)
                 once = norm + 1.0
             idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
@@ -1004,6 +1158,8 @@ class SessionIndex:
             slots = np.concatenate([f[0] for f in found]) if len(found) > 1 else found[0][0]
             tf = np.concatenate([f[1] for f in found]) if len(found) > 1 else found[0][1]
             self.bm25_rows += slots.size
+            if view is not None:
+                slots = view.passage_index(slots)
             if norm is None:  # windowed: the normalisation of the read postings only, not of every passage
                 at = (_K1 * (1.0 - _B + _B * cols.column("passage_length")[slots] / avg)).astype(np.float64)
                 at_once = at + 1.0
@@ -1018,35 +1174,47 @@ class SessionIndex:
         return out
 
     def _cosine(
-        self, query: IndexQuery, bm25: np.ndarray | None = None, horizon: int | None = None
+        self,
+        query: IndexQuery,
+        bm25: np.ndarray | None = None,
+        horizon: int | None = None,
+        view: RequestView | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Best passage cosine per event, and the mask of events that have one. With a `horizon` the session
-        exceeds, only the newest `horizon` events' passages and the :data:`FAR_DENSE` older passages with the
-        best `bm25` (per passage) get a cosine (:meth:`scores`)."""
+        """Best passage cosine per event (per view event), and the mask of events that have one. With a
+        `horizon` the session exceeds, only the newest `horizon` events' passages and the :data:`FAR_DENSE`
+        older passages with the best `bm25` (per passage) get a cosine (:meth:`scores`)."""
         n = len(self)
+        first = self._cols().column("first_passage") if view is None else view.v_first
         if horizon is not None and bm25 is not None and n > horizon:
-            first_recent = int(self._cols().column("first_passage")[n - horizon])
-            old = np.flatnonzero(bm25[:first_recent] > 0)
+            first_recent = int(self._cols().value_at("first_passage", n - horizon))
+            k0 = first_recent if view is None or view.is_whole else int(np.searchsorted(view.passages, first_recent))
+            old = np.flatnonzero(bm25[:k0] > 0)
             if old.size > FAR_DENSE:
                 old = np.sort(old[np.argpartition(-bm25[old], FAR_DENSE)[:FAR_DENSE]])
-            sims = self.passage_cosines_at(query, first_recent, old)
+            slots = old if view is None or view.is_whole else view.passages[old]
+            sims = self.passage_cosines_at(query, first_recent, slots, view)
         else:
-            sims = self.passage_cosines(query)
+            sims = self.passage_cosines_at(query, 0, _NO_SLOTS, view)
+        m = first.size
         if sims is None:
-            return np.zeros(n), np.zeros(n, dtype=bool)
-        best = _best_of_events(sims, self._cols().column("first_passage"))
+            return np.zeros(m), np.zeros(m, dtype=bool)
+        best = _best_of_events(sims, first)
         mask = np.isfinite(best)
         best[~mask] = 0.0
         return best, mask
 
-    def passage_cosines_at(self, query: IndexQuery, since: int, slots: np.ndarray) -> np.ndarray | None:
+    def passage_cosines_at(
+        self, query: IndexQuery, since: int, slots: np.ndarray, view: RequestView | None = None
+    ) -> np.ndarray | None:
         """:meth:`passage_cosines` for the passages from `since` on and at `slots` (ascending, before `since`)
         only — -inf elsewhere (:data:`DENSE_HORIZON`: the product over every sealed passage was the largest
-        cost of a request that grew with its session)."""
+        cost of a request that grew with its session). With a `view`, one value per view passage (every passage
+        from `since` on, and each of `slots`, is the view's)."""
         if query.dense is None or query.fingerprint != self.fingerprint or self.fingerprint is None:
             return None
         dense = query.dense.astype(np.float32, copy=False)
-        sims = np.full(self.passages, -np.inf)
+        sims = np.full(self.passages if view is None else view.passage_count, -np.inf)
+        shift = 0 if view is None else view.contiguous_from(since)
         any_vector = False
         computed = 0
         key = (self.fingerprint, dense.tobytes())
@@ -1064,7 +1232,7 @@ class SessionIndex:
                     part = _segment_cosines(seg, dense)
                     computed += count
                 memo[seg.path] = (seg.layout, part)
-                sims[base : base + count] = part
+                sims[base - shift : base - shift + count] = part
                 any_vector = True
                 continue
             a, b = np.searchsorted(slots, (base, base + count)).tolist()
@@ -1075,10 +1243,10 @@ class SessionIndex:
             computed += rows.size
             part = np.einsum("ij,j->i", seg["matrix"][rows], dense, dtype=np.float32) * seg["scale"][rows]
             part[~seg["has_vector"][rows]] = -np.inf
-            sims[base + rows] = part
+            sims[base + rows if view is None else view.passage_index(base + rows)] = part
             any_vector = True
         self._sealed_cosines = (key, memo)
-        tail = self._tail_cosines(dense, sims)  # the tail: the newest passages
+        tail = self._tail_cosines(dense, sims, view)  # the tail: the newest passages
         self.dense_rows = computed + max(tail, 0)
         return sims if any_vector or tail >= 0 else None
 
@@ -1088,7 +1256,7 @@ class SessionIndex:
         among the newest."""
         return self.passage_cosines_at(query, 0, _NO_SLOTS)
 
-    def _tail_cosines(self, dense: np.ndarray, sims: np.ndarray) -> int:
+    def _tail_cosines(self, dense: np.ndarray, sims: np.ndarray, view: RequestView | None = None) -> int:
         """The unsealed tail's cosines to `dense` written into `sims` (where a passage has a vector); the rows
         computed, or -1 when the tail has no matrix in this space. Every passage of the tail is among the newest,
         so both :meth:`passage_cosines` and :meth:`passage_cosines_at` compute all of it. `dense` may be several
@@ -1104,10 +1272,19 @@ class SessionIndex:
         part *= self._scale[:rows]
         have = self._has_vector[:rows]
         base = self._base_passage
-        sims[base : base + rows][have] = part[have]
+        if view is None or view.is_whole:
+            sims[base : base + rows][have] = part[have]
+            return rows
+        # a view's: the tail's passages it holds (all of them but in a rebuild that left a long tail unsealed)
+        slots = base + np.flatnonzero(have)
+        at = np.minimum(np.searchsorted(view.passages, slots), max(view.passages.size - 1, 0))
+        inside = view.passages[at] == slots if view.passages.size else np.zeros(slots.size, dtype=bool)
+        sims[at[inside]] = part[have][inside]
         return rows
 
-    def cosines_to_events(self, positions: Sequence[int], horizon: int | None = None) -> np.ndarray | None:
+    def cosines_to_events(
+        self, positions: Sequence[int], horizon: int | None = None, *, view: RequestView | None = None
+    ) -> np.ndarray | None:
         """Each event's best passage cosine to any of the events at `positions` (each one vector,
         :meth:`event_vector`), -inf where an event has no vector or is older than the newest `horizon` events;
         None when none of them has a vector. The query's kept cosines (:meth:`passage_cosines_at`) stay as they
@@ -1117,8 +1294,9 @@ class SessionIndex:
             return None
         stacked = np.stack(vectors).astype(np.float32)
         n = len(self)
-        since = 0 if horizon is None or n <= horizon else int(self._cols().column("first_passage")[n - horizon])
-        sims = np.full(self.passages, -np.inf, dtype=np.float32)
+        since = 0 if horizon is None or n <= horizon else int(self._cols().value_at("first_passage", n - horizon))
+        sims = np.full(self.passages if view is None else view.passage_count, -np.inf, dtype=np.float32)
+        shift = 0 if view is None else view.contiguous_from(since)
         for seg in self._opened():
             base, count = int(seg.meta["first_passage"]), int(seg.meta["passages"])
             lo = max(since - base, 0)
@@ -1128,9 +1306,9 @@ class SessionIndex:
             part = np.einsum("ij,kj->ik", seg["matrix"][lo:], stacked, dtype=np.float32).max(axis=1)
             part *= seg["scale"][lo:]
             part[~seg["has_vector"][lo:]] = -np.inf
-            sims[base + lo : base + count] = part
-        self._tail_cosines(stacked, sims)
-        return _best_of_events(sims, self._cols().column("first_passage"))
+            sims[base + lo - shift : base + count - shift] = part
+        self._tail_cosines(stacked, sims, view)
+        return _best_of_events(sims, self._cols().column("first_passage") if view is None else view.v_first)
 
     @property
     def kinds(self) -> np.ndarray:
@@ -1155,6 +1333,7 @@ class SessionIndex:
         segment: np.ndarray | None = None,
         dense_horizon: int | None = None,
         window: int | None = None,
+        view: RequestView | None = None,
     ) -> np.ndarray:
         """The relevance of every event to `query` (module docstring), in log order. ``segment``: a label per
         event (the session, when one index holds several: hologram/memory/inspection.py); turns with another
@@ -1166,15 +1345,20 @@ class SessionIndex:
         query's words; every other older passage is scored as one without a vector is (BM25 alone).
 
         ``window`` (a request's ranking: memory/index/window.py's :data:`SCORE_WINDOW`): in a session longer than
-        that, BM25 reads the older passages' postings only for the query's words that are rare among them."""
+        that, BM25 reads the older passages' postings only for the query's words that are rare among them.
+
+        ``view`` (:meth:`request_view`): the relevance of the view's events only, one value each, every array
+        of the ranking the view's size (memory/index/view.py); the z-scores are then taken over the view."""
         n = len(self)
         if n == 0:
             return np.zeros(0)
         with self.reading():
             cols = self._cols()
-            bm25 = self._bm25(query.terms, window)
-            lexical = zscore(_best_of_events(bm25, cols.column("first_passage"))).astype(np.float64)
-            dense, mask = self._cosine(query, bm25, dense_horizon)
+            column = cols.column if view is None else view.column
+            bm25 = self._bm25(query.terms, window, view)
+            first = cols.column("first_passage") if view is None else view.v_first
+            lexical = zscore(_best_of_events(bm25, first)).astype(np.float64)
+            dense, mask = self._cosine(query, bm25, dense_horizon, view)
             fused = lexical
             if mask.all():  # every event has a vector: the masked form below without its gathers, same values
                 fused = (1.0 - DENSE_WEIGHT) * lexical + DENSE_WEIGHT * zscore(dense)
@@ -1182,25 +1366,31 @@ class SessionIndex:
                 fused = lexical.copy()
                 fused[mask] = (1.0 - DENSE_WEIGHT) * lexical[mask] + DENSE_WEIGHT * zscore(dense[mask])
             if query.window is not None:
-                ts = cols.column("ts")
+                ts = column("ts")
                 fused = fused + TIME_BOOST * ((ts >= query.window[0]) & (ts < query.window[1]))
-            turn = cols.column("turn")
+            turn = column("turn")
             turn_starts = np.flatnonzero(np.diff(turn, prepend=-1))
             best_of_turn = np.maximum.reduceat(fused, turn_starts)
             labels = None if segment is None else segment[turn_starts]
+            ordinal = turn  # each event's turn's place among the turns (the session's turns count from 0)
+            if view is not None and not view.is_whole:  # the view's turns: a turn it lacks is no one's neighbour
+                gaps = np.diff(turn[turn_starts]) > 1
+                if gaps.any():
+                    labels = np.concatenate(([0], np.cumsum(gaps)))
+                ordinal = np.repeat(np.arange(turn_starts.size), np.diff(np.append(turn_starts, turn.size)))
             around = neighbour_smooth(best_of_turn, TURN_NEIGHBOUR_WEIGHTS, labels).astype(np.float64) - best_of_turn
-            out: np.ndarray = fused + around[turn]
+            out: np.ndarray = fused + around[ordinal]
             if query.window is not None:  # after smoothing: the window's neighbours get no share of it
                 out = out + TIME_SELECT * ((ts >= query.window[0]) & (ts < query.window[1]))
             # after smoothing: a question lends its neighbours its score and competes with less of it itself
-            out = out - SAYS_NOTHING_PENALTY * ((cols.column("kind") & SAYS_NOTHING_BIT) != 0)
+            out = out - SAYS_NOTHING_PENALTY * ((column("kind") & SAYS_NOTHING_BIT) != 0)
             if query.speaker:  # another speaker's question points to the named one's answer (rank/speakers.py)
-                kind = cols.column("kind")
+                kind = column("kind")
                 slot = (kind >> SPEAKER_SHIFT) & MAX_SPEAKERS
                 other = ((kind & ASKS_BIT) != 0) & (slot != 0) & (slot != query.speaker)
                 out = out - OTHER_ASKS_PENALTY * other
             if query.month is not None:  # a month and year named: a nudge, never a selection (memory/text/monthcues.py)
-                ts = cols.column("ts")
+                ts = column("ts")
                 out = out + MONTH_BOOST * ((ts >= query.month[0]) & (ts < query.month[1]))
             return out
 
@@ -1249,6 +1439,7 @@ _TAIL_COLUMNS: dict[str, tuple[str, Any]] = {
     "turn": ("_turn", np.int32), "ts": ("_ts", np.float64), "unit_of": ("_unit_of", np.int32),
     "first_passage": ("_first_passage", np.int32), "passage_length": ("_passage_length", np.float32),
     "kind": ("_kinds", np.uint8), "grouped": ("_grouped", np.uint8),
+    "passage_event": ("_passage_event", np.int32),
 }  # fmt: skip
 
 
@@ -1289,6 +1480,10 @@ class _Columns:
             made = self._made[name] = np.concatenate((self.sealed_part(name), tail))
         return made
 
+    def made(self, name: str) -> np.ndarray | None:
+        """Column `name` when this request has built it already, else None."""
+        return self._made.get(name)
+
     def value_at(self, name: str, i: int) -> Any:
         """Column `name` at position `i` (negative from the end), without building the column: a request asks
         the seq and the time of one event (its input's, the newest) and building either column for that was a
@@ -1308,6 +1503,8 @@ class _Columns:
         if made is not None:
             picked: np.ndarray = made[at]
             return picked
+        if at.size < 2 or bool((at[1:] >= at[:-1]).all()):  # ascending (the usual ask): a slice a part
+            return self.values_at_sorted(name, at)
         values, _, dtype = self.tail[name]
         out = np.empty(at.size, dtype=dtype)
         base = 0
@@ -1321,6 +1518,27 @@ class _Columns:
             out[in_tail] = np.array([values[j] for j in (at[in_tail] - base).tolist()], dtype=dtype)
         return out
 
+    def values_at_sorted(self, name: str, at: np.ndarray) -> np.ndarray:
+        """:meth:`values_at` for ascending positions: each part's positions are one slice of `at` (found by one
+        binary search a part), not a mask over all of them — a request's view gathers ~4,000 positions of each
+        column it ranks with."""
+        made = self._made.get(name)
+        if made is not None:
+            picked: np.ndarray = made[at]
+            return picked
+        values, _, dtype = self.tail[name]
+        out = np.empty(at.size, dtype=dtype)
+        sealed = self.sealed.get(name)
+        base = lo = 0
+        for part in [sealed] if sealed is not None else [s[name] for s in self.segments]:
+            hi = int(np.searchsorted(at, base + part.size))
+            if hi > lo:
+                out[lo:hi] = part[at[lo:hi] - base]
+            lo, base = hi, base + part.size
+        if lo < at.size:  # the tail's (a copy: no view of the growing array outlives this line)
+            out[lo:] = np.frombuffer(values, dtype=dtype)[at[lo:] - base]
+        return out
+
     def sealed_part(self, name: str) -> np.ndarray:
         """The segments' part of column `name`, concatenated once and kept (read-only)."""
         sealed = self.sealed.get(name)
@@ -1332,7 +1550,7 @@ class _Columns:
         return sealed
 
 
-def _roles_of(kind: np.ndarray, grouped: np.ndarray) -> np.ndarray:
+def roles_of(kind: np.ndarray, grouped: np.ndarray) -> np.ndarray:
     """:attr:`SessionIndex.roles` of the events whose kind bytes and grouped flags are given (elementwise)."""
     code = kind & np.uint8(KIND_MASK)
     out: np.ndarray = np.where(code == _KIND_CODES["input"], 1, 0).astype(np.uint8)

@@ -17,6 +17,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from hologram.memory.index.session_index import SessionIndex
+    from hologram.memory.index.view import RequestView
 
 __all__ = ["Fitted", "fit", "fit_messages", "greedy_fill"]
 
@@ -40,7 +41,7 @@ class Fitted:
 
 
 def fit(
-    index: SessionIndex,
+    index: SessionIndex | RequestView,
     scores: np.ndarray | None,
     candidates: np.ndarray,
     budget: int,
@@ -61,7 +62,7 @@ def fit(
 
 
 def fit_messages(
-    index: SessionIndex,
+    index: SessionIndex | RequestView,
     scores: np.ndarray | None,
     candidates: np.ndarray,
     budget: int,

@@ -102,4 +102,4 @@ def build_query(
 
 
 def _first_passage_vector(index: SessionIndex, event: int) -> np.ndarray | None:
-    return index.passage_vector(index.first_passage[event])
+    return index.passage_vector(index.first_passage_of(event))  # two values read, not the whole column

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from hologram.memory.index.session_index import IndexQuery, SessionIndex
+from hologram.memory.index.view import RequestView
 from hologram.memory.rank.says_nothing import SAYS_NOTHING_BIT
 from hologram.memory.rank.score import zscore
 from hologram.memory.rank.speakers import ASKS_BIT, MAX_SPEAKERS, SPEAKER_SHIFT
@@ -45,9 +46,12 @@ WEIGHT = 0.5
 _INPUT = 1  # SessionIndex.roles: an input
 
 
-def second_hop(index: SessionIndex, scores: np.ndarray, query: IndexQuery, *, horizon: int | None) -> np.ndarray:
+def second_hop(
+    index: SessionIndex | RequestView, scores: np.ndarray, query: IndexQuery, *, horizon: int | None
+) -> np.ndarray:
     """`scores` with the second hop's lift (module docstring); `scores` itself when the query names no speaker,
-    has no vector, or the speaker has no statement with a vector."""
+    has no vector, or the speaker has no statement with a vector. `index` may be a request's view
+    (memory/index/view.py): `scores` are then its events', and so is the z-score's population."""
     n = scores.size
     if not query.speaker or query.dense is None or n == 0 or n != len(index):
         return scores
