@@ -37,7 +37,7 @@ import httpx
 import orjson
 
 from bench._kernel import BenchKernel, provider_toml
-from bench.sweep import proc_memory_kb
+from bench.sweep import cpu_s, proc_memory_kb
 from mock_llm import MockLLM
 
 REPO = Path(__file__).resolve().parents[2]
@@ -202,6 +202,11 @@ async def settled(kernel: BenchKernel, timeout: float = 300.0) -> float:
     return time.perf_counter() - began
 
 
+def kernel_facts(kernel: BenchKernel) -> dict[str, Any]:
+    """What the kernel says of itself in ``status`` (its allocator, read in its own process)."""
+    return {k: v for k, v in kernel.status()["kernel"].items() if k in ("allocator", "pid")}
+
+
 async def idle(memory: Memory, seconds: float) -> dict[str, float]:
     await asyncio.sleep(seconds)
     return memory.now()
@@ -225,6 +230,7 @@ async def run(kernel: BenchKernel, mock: MockLLM, sessions: int, calls: int, ans
         kinds = {"start": memory.kinds()}
         events = 0
         began = time.perf_counter()
+        cpu_began = cpu_s(memory.kernel_pid)
         with memory.peak() as peak:
             for i in range(sessions):
                 mock.script(turn_script(calls, answer))
@@ -234,6 +240,7 @@ async def run(kernel: BenchKernel, mock: MockLLM, sessions: int, calls: int, ans
                 if i + 1 in SAMPLE_AT:  # where the growth is made: the first turn or the later ones
                     kinds[f"after {i + 1}"] = {**memory.kinds(), "kernel_anon": memory.now()["kernel_anon"]}
         elapsed = time.perf_counter() - began
+        kernel_cpu = cpu_s(memory.kernel_pid) - cpu_began
     # the final idle, read every IDLE_STEP_S: what the last session's release, its vectors and the idle trim do
     # (for sessions 1-27 the same work falls inside the next session's turn)
     for step in range(round(IDLE_S / IDLE_STEP_S)):
@@ -248,7 +255,7 @@ async def run(kernel: BenchKernel, mock: MockLLM, sessions: int, calls: int, ans
     after = memory.now()
     kinds["after"] = memory.kinds()
     out = {"start": start, "peak": dict(peak), "after": after, "events": events, "seconds": elapsed, "kinds": kinds}
-    return {**out, "settle_s": waited}
+    return {**out, "settle_s": waited, "kernel_cpu_s": kernel_cpu, "kernel": kernel_facts(kernel)}
 
 
 _KINDS = (
@@ -261,10 +268,13 @@ _KINDS = (
 
 def report(out: dict[str, Any]) -> str:
     start, peak, after = out["start"], out["peak"], out["after"]
+    cpu = out.get("kernel_cpu_s", 0.0)
     lines = [
         f"long turns: {out['sessions']} sessions one after another, {out['calls']} tool calls and a "
         f"{out['answer_kb']} KB answer each, {out['events'] / out['sessions']:.0f} events a turn "
         f"({out['seconds']:.0f} s; the start-up loads done {out.get('settle_s', 0):.1f} s after the warm-up)",
+        f"kernel CPU {cpu:.1f} s over the turns ({cpu / out['sessions']:.2f} s a long turn); its allocator: "
+        f"{out.get('kernel', {}).get('allocator', '?')}",
         f"{'MB':<14}{'start':>9}{'peak':>9}{'after':>9}{'after-start':>13}{'after/start':>13}",
     ]
     rows = [("http_rss", "http RSS"), ("http_pss", "http PSS"), ("kernel_pss", "kernel PSS")]

@@ -26,6 +26,7 @@ import asyncio
 import ctypes
 import gc
 import logging
+import sys
 from collections.abc import Callable, Iterable
 from functools import cache
 
@@ -55,6 +56,14 @@ def release_free_heap() -> bool:
         return False
     trim(0)
     return True
+
+
+def allocator() -> str:
+    """The allocator this interpreter's objects come from, read from the interpreter itself: ``"pymalloc"``
+    (CPython's default: small objects in 1 MiB arenas, an arena returned only when all its objects are gone)
+    or ``"malloc"`` (``PYTHONMALLOC=malloc``: every object from the C library's malloc, whose free pages the
+    trims below hand back). Without pymalloc the interpreter counts no allocated blocks."""
+    return "pymalloc" if sys.getallocatedblocks() > 0 else "malloc"
 
 
 IDLE_TRIM_S = 1.0
