@@ -227,8 +227,9 @@ async def settled(kernel: BenchKernel, timeout: float = 300.0) -> float:
 
 
 def kernel_facts(kernel: BenchKernel) -> dict[str, Any]:
-    """What the kernel says of itself in ``status`` (its allocator, read in its own process)."""
-    return {k: v for k, v in kernel.status()["kernel"].items() if k in ("allocator", "pid")}
+    """What the kernel says of itself in ``status``: its allocator (read in its own process) and pymalloc's live
+    blocks (0 under malloc) — a count of live objects, which fragmentation does not move."""
+    return {k: v for k, v in kernel.status()["kernel"].items() if k in ("allocator", "pid", "allocated_blocks")}
 
 
 async def idle(memory: Memory, seconds: float) -> dict[str, float]:
@@ -252,6 +253,7 @@ async def run(kernel: BenchKernel, mock: MockLLM, sessions: int, calls: int, ans
         waited = await settled(kernel)
         start = await idle(memory, IDLE_S)
         kinds = {"start": memory.kinds()}
+        facts_start = kernel_facts(kernel)
         events = 0
         began = time.perf_counter()
         cpu_began = cpu_s(memory.kernel_pid)
@@ -279,7 +281,8 @@ async def run(kernel: BenchKernel, mock: MockLLM, sessions: int, calls: int, ans
     after = memory.now()
     kinds["after"] = memory.kinds()
     out = {"start": start, "peak": dict(peak), "after": after, "events": events, "seconds": elapsed, "kinds": kinds}
-    return {**out, "settle_s": waited, "kernel_cpu_s": kernel_cpu, "kernel": kernel_facts(kernel)}
+    out.update(kernel=kernel_facts(kernel), kernel_start=facts_start)
+    return {**out, "settle_s": waited, "kernel_cpu_s": kernel_cpu}
 
 
 _KINDS = (
@@ -293,12 +296,14 @@ _KINDS = (
 def report(out: dict[str, Any]) -> str:
     start, peak, after = out["start"], out["peak"], out["after"]
     cpu = out.get("kernel_cpu_s", 0.0)
+    blocks = [out.get(k, {}).get("allocated_blocks", 0) for k in ("kernel_start", "kernel")]
     lines = [
         f"long turns: {out['sessions']} sessions one after another, {out['calls']} tool calls and a "
         f"{out['answer_kb']} KB answer each, {out['events'] / out['sessions']:.0f} events a turn "
         f"({out['seconds']:.0f} s; the start-up loads done {out.get('settle_s', 0):.1f} s after the warm-up)",
         f"kernel CPU {cpu:.1f} s over the turns ({cpu / out['sessions']:.2f} s a long turn); its allocator: "
-        f"{out.get('kernel', {}).get('allocator', '?')}",
+        f"{out.get('kernel', {}).get('allocator', '?')}; pymalloc's live blocks "
+        f"{blocks[0]:,} -> {blocks[1]:,}",
         f"{'MB':<14}{'start':>9}{'peak':>9}{'after':>9}{'after-start':>13}{'after/start':>13}",
     ]
     rows = [("http_rss", "http RSS"), ("http_pss", "http PSS"), ("kernel_pss", "kernel PSS")]
