@@ -49,6 +49,9 @@ def test_thread_stacks_and_thread_heaps_are_not_arenas() -> None:
     kinds = classify_anon(text)
     assert kinds["thread_stack"] == 24 and kinds["thread_arena"] == 1500 and kinds["heap"] == 7000
     assert kinds["arena_1m"] == 0 and kinds["arena_1m_mapped"] == 0
+    # a 2 MiB map that the kernel put on a 64 MiB boundary (huge-page alignment), no reserve above: not a heap
+    lone = classify_anon(vma(0x7F0008000000, 0x7F0008000000 + 2 * MIB, 2048))
+    assert lone["thread_arena"] == 0 and lone["arena_1m"] == 2048
 
 
 MAKE = """

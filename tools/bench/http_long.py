@@ -37,6 +37,7 @@ import httpx
 import orjson
 
 from bench._kernel import BenchKernel, provider_toml
+from bench._threads import is_thread_heap
 from bench.sweep import cpu_s, proc_memory_kb
 from mock_llm import MockLLM
 
@@ -82,7 +83,6 @@ def _pss_anon_kb(pid: int) -> int:
 
 
 MIB = 1 << 20
-_THREAD_HEAP_ALIGN = 64 << 20  # glibc's per-thread heaps start HEAP_MAX_SIZE-aligned (64 MiB on 64-bit)
 _GUARD_MAX = 64 << 10  # a thread stack's guard: a ---p map of a page or a few just below the stack
 
 
@@ -117,7 +117,7 @@ def classify_anon(smaps: str) -> dict[str, int]:
         elif head[0] == "Anonymous:" and maps:
             maps[-1] = (*maps[-1][:4], int(head[1]))
     below: tuple[int, int, str, str, int] | None = None
-    for lo, hi, perms, name, kb in maps:
+    for (lo, hi, perms, name, kb), above in zip(maps, [*maps[1:], None], strict=True):
         size = hi - lo
         out["anon_total"] += kb
         if name == "[heap]":
@@ -126,7 +126,7 @@ def classify_anon(smaps: str) -> dict[str, int]:
             out["file"] += kb
         elif name or not perms.startswith("rw"):
             out["other_anon"] += kb
-        elif lo % _THREAD_HEAP_ALIGN == 0:
+        elif is_thread_heap((lo, hi, perms, name), above and above[:4]):
             out["thread_arena"] += kb
         elif below is not None and below[1] == lo and below[2].startswith("---") and below[1] - below[0] <= _GUARD_MAX:
             out["thread_stack"] += kb
