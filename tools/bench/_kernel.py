@@ -19,6 +19,20 @@ from hologram.kernel.control import call
 
 HOLOGRAM = [sys.executable, "-m", "hologram"]
 
+KERNEL_ENV: dict[str, str] = {}
+"""Variables set for the kernel's process only (``hologram up``), over this process's environment: an A/B of an
+interpreter setting read at start-up (``PYTHONMALLOC=malloc``) without changing the bench's own interpreter.
+Plugins never see them unless the kernel passes them on (hologram/supervisor/environment.py)."""
+
+
+def kernel_env_option(values: list[str]) -> None:
+    """``--kernel-env NAME=VALUE`` (repeatable) into :data:`KERNEL_ENV`."""
+    for value in values:
+        name, sep, setting = value.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"--kernel-env {value!r}: give NAME=VALUE")
+        KERNEL_ENV[name] = setting
+
 
 def configure_bytecode(scratch: Path, cache: bool = True) -> str:
     """Give the processes a benchmark starts a bytecode cache, as a user's install has one: with
@@ -69,6 +83,7 @@ class BenchKernel:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             cwd=self.root,
+            env={**os.environ, **KERNEL_ENV},
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

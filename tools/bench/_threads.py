@@ -35,16 +35,30 @@ def thread_names(pid: int) -> Counter[str]:
 
 
 def thread_heaps(pid: int) -> int:
-    """glibc's thread heaps mapped in the process: anonymous read-write mappings starting 64 MiB-aligned (each
-    arena has one, or more once it outgrows 64 MiB). The main arena is [heap] and not counted."""
-    count = 0
+    """glibc's thread heaps mapped in the process (each arena has one, or more once it outgrows 64 MiB; the main
+    arena is [heap] and not counted): see :func:`is_thread_heap`."""
+    maps = []
     for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
         head = line.split()
-        if len(head) != 5 or not head[1].startswith("rw"):
-            continue  # named (a file, [heap], [stack]) or not writable (the reserved tail of a heap is ---p)
-        if int(head[0].split("-")[0], 16) % _HEAP_ALIGN == 0:
-            count += 1
-    return count
+        lo, hi = (int(x, 16) for x in head[0].split("-"))
+        maps.append((lo, hi, head[1], head[5] if len(head) > 5 else ""))
+    return sum(is_thread_heap(m, n) for m, n in zip(maps, [*maps[1:], None], strict=True))
+
+
+Map = tuple[int, int, str, str]  # lo, hi, permissions, name
+
+
+def is_thread_heap(vma: Map, above: Map | None) -> bool:
+    """A glibc thread heap: an anonymous read-write map starting 64 MiB-aligned (HEAP_MAX_SIZE) whose reserve,
+    ``---p``, follows it up to the next 64 MiB boundary — or all 64 MiB in use. Alignment alone is not enough:
+    the kernel places some large anonymous maps on 2 MiB boundaries (transparent huge pages), and 1 in 32 of
+    those is on a 64 MiB one."""
+    lo, hi, perms, name = vma
+    if name or not perms.startswith("rw") or lo % _HEAP_ALIGN:
+        return False
+    if hi - lo == _HEAP_ALIGN:
+        return True
+    return above is not None and above[0] == hi and above[2].startswith("---") and above[1] == lo + _HEAP_ALIGN
 
 
 def census(pid: int) -> dict[str, Any]:

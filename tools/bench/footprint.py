@@ -44,7 +44,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, mock_llm
 
-from bench._kernel import BenchKernel, configure_bytecode, provider_toml
+from bench._kernel import BenchKernel, configure_bytecode, kernel_env_option, provider_toml
 from bench.cold_open import ensure_cold, memory_kb, wait_idle
 from bench.proctree import tree
 
@@ -295,7 +295,11 @@ def main() -> int:
     parser.add_argument("--no-kernel", action="store_true", help="only (b), the embedder")
     parser.add_argument("--turns", action="store_true", help="only (c), the default graph after two turns")
     parser.add_argument("--graph", action="store_true", help="with --turns: an L3 graph opened after the turns")
+    parser.add_argument(
+        "--kernel-env", action="append", default=[], metavar="NAME=VALUE", help="set for the kernel's process only"
+    )
     args = parser.parse_args()
+    kernel_env_option(args.kernel_env)
     if args.turns:
         with tempfile.TemporaryDirectory() as tmp:
             configure_bytecode(Path(tmp))  # as a user's install runs: compiled once, not at every start

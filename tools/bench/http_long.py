@@ -37,7 +37,8 @@ import httpx
 import orjson
 
 from bench._kernel import BenchKernel, provider_toml
-from bench.sweep import proc_memory_kb
+from bench._threads import is_thread_heap
+from bench.sweep import cpu_s, proc_memory_kb
 from mock_llm import MockLLM
 
 REPO = Path(__file__).resolve().parents[2]
@@ -81,38 +82,61 @@ def _pss_anon_kb(pid: int) -> int:
     return next((int(line.split()[1]) for line in text.splitlines() if line.startswith("Pss_Anon:")), 0)
 
 
+MIB = 1 << 20
+_GUARD_MAX = 64 << 10  # a thread stack's guard: a ---p map of a page or a few just below the stack
+
+
 def anon_mappings(pid: int) -> dict[str, int]:
     """The process's anonymous memory (kB, Rss) by mapping kind, from /proc/PID/smaps."""
-    out = {"heap": 0, "arena_1m": 0, "thread_arena": 0, "other_anon": 0, "file": 0, "anon_total": 0}
-    out["arena_1m_mapped"] = 0  # the whole-MiB maps' size, resident or not: pymalloc's arenas x 1024
-    size = 0
-    kind = ""
-    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+    return classify_anon(Path(f"/proc/{pid}/smaps").read_text())
+
+
+def classify_anon(smaps: str) -> dict[str, int]:
+    """Anonymous memory (kB) by kind, from the text of a /proc/PID/smaps: ``heap`` (glibc's main heap),
+    ``thread_arena`` (its per-thread heaps), ``thread_stack``, ``arena_1m`` (pymalloc's 1 MiB arenas),
+    ``other_anon`` (every other anonymous map: glibc's mmapped blocks of 128 KiB and more, named maps), and
+    ``arena_1m_mapped`` (the arenas' size, resident or not).
+
+    pymalloc maps each arena on its own, 1 MiB, and the kernel merges neighbouring anonymous maps into one
+    mapping: arenas next to each other, and arenas next to an odd-sized glibc block. Sorting whole mappings by
+    size (a multiple of 1 MiB or not) then moved a region from one kind to the other when its odd neighbour was
+    mapped or unmapped — in the soak, pymalloc's "maps" jumped +2-3 MB at one turn while "other" fell by the
+    same. So a mapping is split: its whole MiBs are arenas, its odd remainder another block, counted resident
+    first (a glibc block is written whole when used; an arena's pools are touched one by one). A mapping right
+    above a small ---p guard is a thread stack (8 MiB each, mostly untouched), not arenas."""
+    out = dict.fromkeys(("heap", "arena_1m", "thread_arena", "thread_stack", "other_anon", "file", "anon_total"), 0)
+    out["arena_1m_mapped"] = 0
+    maps: list[tuple[int, int, str, str, int]] = []  # lo, hi, permissions, name, Anonymous kB
+    for line in smaps.splitlines():
         head = line.split()
         if not head:
             continue
         if "-" in head[0] and not head[0].endswith(":"):
             lo, hi = (int(x, 16) for x in head[0].split("-"))
-            size = hi - lo
-            name = head[5] if len(head) > 5 else ""
-            if name == "[heap]":
-                kind = "heap"
-            elif name.startswith("/"):
-                kind = "file"
-            elif name:
-                kind = "other_anon"
-            elif lo % (64 << 20) == 0:
-                kind = "thread_arena"  # glibc's per-thread heaps start 64 MiB-aligned (HEAP_MAX_SIZE)
-            elif size % (1 << 20) == 0:
-                kind = "arena_1m"  # pymalloc's arenas: 1 MiB mmaps each, neighbours merged into one mapping
-            else:
-                kind = "other_anon"
-            if kind == "arena_1m":
-                out["arena_1m_mapped"] += size >> 10
-        elif head[0] == "Anonymous:":
-            kb = int(head[1])
-            out[kind if kind != "file" else "file"] += kb
-            out["anon_total"] += kb
+            maps.append((lo, hi, head[1], head[5] if len(head) > 5 else "", 0))
+        elif head[0] == "Anonymous:" and maps:
+            maps[-1] = (*maps[-1][:4], int(head[1]))
+    below: tuple[int, int, str, str, int] | None = None
+    for (lo, hi, perms, name, kb), above in zip(maps, [*maps[1:], None], strict=True):
+        size = hi - lo
+        out["anon_total"] += kb
+        if name == "[heap]":
+            out["heap"] += kb
+        elif name.startswith("/"):
+            out["file"] += kb
+        elif name or not perms.startswith("rw"):
+            out["other_anon"] += kb
+        elif is_thread_heap((lo, hi, perms, name), above and above[:4]):
+            out["thread_arena"] += kb
+        elif below is not None and below[1] == lo and below[2].startswith("---") and below[1] - below[0] <= _GUARD_MAX:
+            out["thread_stack"] += kb
+        else:
+            whole, odd_kb = size // MIB * MIB, (size % MIB) >> 10
+            arenas = max(0, kb - odd_kb) if whole else 0
+            out["arena_1m"] += arenas
+            out["other_anon"] += kb - arenas
+            out["arena_1m_mapped"] += whole >> 10
+        below = (lo, hi, perms, name, kb)
     return out
 
 
@@ -202,6 +226,12 @@ async def settled(kernel: BenchKernel, timeout: float = 300.0) -> float:
     return time.perf_counter() - began
 
 
+def kernel_facts(kernel: BenchKernel) -> dict[str, Any]:
+    """What the kernel says of itself in ``status``: its allocator (read in its own process) and pymalloc's live
+    blocks (0 under malloc) — a count of live objects, which fragmentation does not move."""
+    return {k: v for k, v in kernel.status()["kernel"].items() if k in ("allocator", "pid", "allocated_blocks")}
+
+
 async def idle(memory: Memory, seconds: float) -> dict[str, float]:
     await asyncio.sleep(seconds)
     return memory.now()
@@ -223,8 +253,10 @@ async def run(kernel: BenchKernel, mock: MockLLM, sessions: int, calls: int, ans
         waited = await settled(kernel)
         start = await idle(memory, IDLE_S)
         kinds = {"start": memory.kinds()}
+        facts_start = kernel_facts(kernel)
         events = 0
         began = time.perf_counter()
+        cpu_began = cpu_s(memory.kernel_pid)
         with memory.peak() as peak:
             for i in range(sessions):
                 mock.script(turn_script(calls, answer))
@@ -234,6 +266,7 @@ async def run(kernel: BenchKernel, mock: MockLLM, sessions: int, calls: int, ans
                 if i + 1 in SAMPLE_AT:  # where the growth is made: the first turn or the later ones
                     kinds[f"after {i + 1}"] = {**memory.kinds(), "kernel_anon": memory.now()["kernel_anon"]}
         elapsed = time.perf_counter() - began
+        kernel_cpu = cpu_s(memory.kernel_pid) - cpu_began
     # the final idle, read every IDLE_STEP_S: what the last session's release, its vectors and the idle trim do
     # (for sessions 1-27 the same work falls inside the next session's turn)
     for step in range(round(IDLE_S / IDLE_STEP_S)):
@@ -248,7 +281,8 @@ async def run(kernel: BenchKernel, mock: MockLLM, sessions: int, calls: int, ans
     after = memory.now()
     kinds["after"] = memory.kinds()
     out = {"start": start, "peak": dict(peak), "after": after, "events": events, "seconds": elapsed, "kinds": kinds}
-    return {**out, "settle_s": waited}
+    out.update(kernel=kernel_facts(kernel), kernel_start=facts_start)
+    return {**out, "settle_s": waited, "kernel_cpu_s": kernel_cpu}
 
 
 _KINDS = (
@@ -261,10 +295,15 @@ _KINDS = (
 
 def report(out: dict[str, Any]) -> str:
     start, peak, after = out["start"], out["peak"], out["after"]
+    cpu = out.get("kernel_cpu_s", 0.0)
+    blocks = [out.get(k, {}).get("allocated_blocks", 0) for k in ("kernel_start", "kernel")]
     lines = [
         f"long turns: {out['sessions']} sessions one after another, {out['calls']} tool calls and a "
         f"{out['answer_kb']} KB answer each, {out['events'] / out['sessions']:.0f} events a turn "
         f"({out['seconds']:.0f} s; the start-up loads done {out.get('settle_s', 0):.1f} s after the warm-up)",
+        f"kernel CPU {cpu:.1f} s over the turns ({cpu / out['sessions']:.2f} s a long turn); its allocator: "
+        f"{out.get('kernel', {}).get('allocator', '?')}; pymalloc's live blocks "
+        f"{blocks[0]:,} -> {blocks[1]:,}",
         f"{'MB':<14}{'start':>9}{'peak':>9}{'after':>9}{'after-start':>13}{'after/start':>13}",
     ]
     rows = [("http_rss", "http RSS"), ("http_pss", "http PSS"), ("kernel_pss", "kernel PSS")]

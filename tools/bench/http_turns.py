@@ -34,7 +34,7 @@ from typing import Any
 import httpx
 import orjson
 
-from bench._kernel import BenchKernel, provider_toml
+from bench._kernel import BenchKernel, kernel_env_option, provider_toml
 from hologram.api import turn as api
 from hologram.clients import TurnClient
 from mock_llm import MockLLM
@@ -161,7 +161,11 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=400, help="--long: tool calls a turn")
     parser.add_argument("--answer-kb", type=int, default=120, help="--long: the answer's size")
     parser.add_argument("--settings", default="", help="--long: TOML added to settings.toml (\\n for new lines)")
+    parser.add_argument(
+        "--kernel-env", action="append", default=[], metavar="NAME=VALUE", help="set for the kernel's process only"
+    )
     options = parser.parse_args()
+    kernel_env_option(options.kernel_env)
     if options.long:
         from bench import http_long
 

@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, mock_llm
 
 from bench import _threads as threads
-from bench._kernel import BenchKernel, configure_bytecode
+from bench._kernel import BenchKernel, configure_bytecode, kernel_env_option
 from bench.sweep import CHINESE, ENGLISH, answered, cpu_s, private_kb, settings_for, tool_step
 from hologram.clients import TurnClient
 from mock_llm import MockLLM
@@ -289,7 +289,11 @@ def main() -> int:
         "a session idles, so every turn releases and reads back its session, which a quiet host never does; a "
         "larger value keeps the quiet host's path",
     )
+    parser.add_argument(
+        "--kernel-env", action="append", default=[], metavar="NAME=VALUE", help="set for the kernel's process only"
+    )
     args = parser.parse_args()
+    kernel_env_option(args.kernel_env)
     at = sorted(int(t) for t in args.at.split(","))
     profile_at = {int(t) for t in args.profile.split(",") if t}
     profile_end = {t + args.profile_turns: t for t in profile_at}

@@ -26,6 +26,8 @@ import asyncio
 import ctypes
 import gc
 import logging
+import os
+import sys
 from collections.abc import Callable, Iterable
 from functools import cache
 
@@ -55,6 +57,14 @@ def release_free_heap() -> bool:
         return False
     trim(0)
     return True
+
+
+def allocator() -> str:
+    """The allocator this interpreter's objects come from, read from the interpreter itself: ``"pymalloc"``
+    (CPython's default: small objects in 1 MiB arenas, an arena returned only when all its objects are gone)
+    or ``"malloc"`` (``PYTHONMALLOC=malloc``: every object from the C library's malloc, whose free pages the
+    trims below hand back). Without pymalloc the interpreter counts no allocated blocks."""
+    return "pymalloc" if sys.getallocatedblocks() > 0 else "malloc"
 
 
 IDLE_TRIM_S = 1.0
@@ -127,7 +137,7 @@ idle_trim = IdleTrim()
 """The process's own: the kernel's turns and a plugin's served calls report to it."""
 
 
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc malloc.h
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8  # glibc malloc.h
 HEAP_THRESHOLD = 128 * 1024
 """glibc's default for both thresholds, kept fixed (setting them turns off the dynamic raise)."""
 
@@ -141,6 +151,31 @@ def bound_free_heap() -> bool:
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     return bool(mallopt(_M_MMAP_THRESHOLD, HEAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, HEAP_THRESHOLD))
+
+
+ARENA_MAX = 2
+"""glibc malloc arenas the kernel may have: the main heap and one more for all its other threads.
+
+By default glibc gives threads that malloc at once arenas of their own, up to 8 per core; each keeps its
+working set resident for the life of the process, and a turn's freed chunks are spread over all of them. The
+kernel's threads (the loop, four workers, the embedder's) hold the GIL for most of what they allocate, so
+they seldom contend for an arena. Measured (tools/bench/http_turns.py --long, docs/memory.md "#### pin41"):
+idle anonymous memory ~5 MB lower before and after the long turns, the growth over them the same, CPU the
+same."""
+
+
+def limit_arenas(arenas: int = ARENA_MAX) -> bool:
+    """At most `arenas` malloc arenas from now on (glibc ``mallopt(M_ARENA_MAX)``): call before the process
+    starts its threads — a thread that already has an arena keeps it. A MALLOC_ARENA_MAX in the environment
+    (read by glibc itself) is left to rule. False where the C library has no ``mallopt`` or it refused."""
+    if "MALLOC_ARENA_MAX" in os.environ:
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(mallopt(_M_ARENA_MAX, arenas))
 
 
 def freeze_startup_heap() -> int:

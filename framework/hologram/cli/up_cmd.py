@@ -79,6 +79,9 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     require_kernel("up")
+    from hologram.base._heap import limit_arenas
+
+    limit_arenas()  # before the kernel starts any thread (hologram/base/_heap.py ARENA_MAX)
     from hologram.kernel import preload as _preload
     from hologram.kernel.instance import hold_data_dir
     from hologram.supervisor import zygote

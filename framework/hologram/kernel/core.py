@@ -24,6 +24,7 @@ from typing import Any
 
 from hologram._version import __version__
 from hologram.base._defaults import DEFAULT_DATA_DIR as DEFAULT_DATA_DIR
+from hologram.base._heap import allocator
 from hologram.config.current import SettingsFile
 from hologram.config.settings import load_settings
 from hologram.kernel.admin_install import InstallAdmin
@@ -237,6 +238,7 @@ class Kernel:
             # memory blocks the Python allocator holds: a count, not a size, so a leak of Python objects shows
             # as steady growth over turns that PSS noise hides (tests/guard/test_soak.py)
             "allocated_blocks": sys.getallocatedblocks(),
+            "allocator": allocator(),  # pymalloc or malloc (PYTHONMALLOC; hologram/base/_heap.py)
         }
 
     def add_status_section(self, name: str, section: Callable[[], Any]) -> None:
