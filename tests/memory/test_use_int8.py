@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 from hologram.memory.embed import embedder as emb
+from hologram.memory.embed import use_int8
 from hologram.memory.embed.embedder import Int8USEEmbedder, OnnxUSEEmbedder
 from hologram.memory.embed.onnx_weights import WEIGHTS_NAME
 from hologram.memory.embed.ort_math import dynamic_quantize, fma, row_sums
@@ -88,6 +89,38 @@ def test_vectors_equal_onnxruntime_bit_for_bit(int8: Int8USEEmbedder, onnx: Onnx
     assert np.array_equal(single, np.stack([onnx.embed([t])[0] for t in texts]))
     assert not np.array_equal(batched, single), "batch mates move vectors (int8 activations): the test sees it"
     assert int8.texts_embedded == 2 * len(texts)
+
+
+@needs_model
+@needs_ort
+@pytest.mark.parametrize("rows", [7, use_int8.PRODUCT_ROWS])
+def test_products_in_row_chunks_stay_bit_for_bit(
+    int8: Int8USEEmbedder, onnx: OnnxUSEEmbedder, rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dense layers hand BLAS at most `PRODUCT_ROWS` token rows a call (so OpenBLAS's work buffer stays as
+    deep as one chunk, not the largest batch: issue 41); the chunks, the last one short, give onnxruntime's
+    vectors to the last bit. Counted: the batch really went through more than one product a layer.
+    Mutation check (done): the chunk loop starting at its second chunk (the first rows never written) turns it red."""
+    monkeypatch.setattr(use_int8, "PRODUCT_ROWS", rows)
+    tokenizer, model = int8._model.get()
+    session = onnx._model.get().session
+    texts = [many_topics(2)[: 9 * n] for n in range(1, 64)]
+    tokens, splits = tokenizer.encode_batch(texts)
+    assert len(tokens) > 2 * rows and len(tokens) % rows  # several chunks, the last one short
+    chunked = 0
+    matmul = np.matmul
+
+    def counting(*args: object, **kwargs: object) -> object:
+        nonlocal chunked
+        chunked += "out" in kwargs
+        return matmul(*args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(use_int8.np, "matmul", counting)
+    got = model.run(tokens, splits)
+    monkeypatch.setattr(use_int8.np, "matmul", matmul)
+    expected = session.run(["outputs"], {"tokens": tokens, "token_splits": splits})[0]
+    assert np.array_equal(got, expected)
+    assert chunked >= 2 * -(-len(tokens) // rows)  # every chunk of at least two dense layers
 
 
 @needs_model

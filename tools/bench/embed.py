@@ -62,7 +62,7 @@ _CHILD = r"""
 import json, os, sys, time
 build, threads, path, query = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 texts = json.loads(open(path).read())
-from hologram.memory import embed as emb
+from hologram.memory.embed import embedder as emb
 
 def pss():
     kinds = {"total": 0, "onnxruntime": 0, "weights": 0}

@@ -95,6 +95,11 @@ class ModelMismatch(ValueError):
     building its rewrite again would not help, another build (onnxruntime) might."""
 
 
+PRODUCT_ROWS = 256
+"""Token rows one BLAS product takes at most (:meth:`_Dense.__call__`): the depth of OpenBLAS's work buffer
+follows it, not the batch."""
+
+
 @dataclass(frozen=True)
 class _Dense:
     """A quantised dense layer (or several sharing one input, side by side): int8 weights as float32,
@@ -106,8 +111,22 @@ class _Dense:
 
     def __call__(self, q: np.ndarray, a_scale: np.float32) -> np.ndarray:
         """``MatMulIntegerToFloat``: the exact integer product, cast to float32, times ``a_scale * w_scale``
-        (one float32 product per layer, as onnxruntime forms its multiplier), plus the bias."""
-        out: np.ndarray = q @ self.weights
+        (one float32 product per layer, as onnxruntime forms its multiplier), plus the bias.
+
+        The product goes to BLAS :data:`PRODUCT_ROWS` token rows at a time: OpenBLAS packs the token rows of
+        one call into a work buffer of its own (32 MiB mapped per calling thread, kept for the process's life),
+        and the pages it touches stay resident as deep as the largest call so far. A batch of 64 long passages
+        is thousands of rows; unchunked, a kernel's buffers grew ~2.8 MB deeper in its first long turns than
+        its warm-up had made them, and never gave it back (issue 41). In chunks every call packs at most the
+        same few hundred rows, whatever the batch. Each output is still one integer product over the same
+        inputs, exact in float32 (:func:`exact_in_float32`), so the vectors are the same to the last bit."""
+        rows = len(q)
+        if rows <= PRODUCT_ROWS:
+            out: np.ndarray = q @ self.weights
+        else:
+            out = np.empty((rows, self.weights.shape[1]), dtype=f32)
+            for lo in range(0, rows, PRODUCT_ROWS):
+                np.matmul(q[lo : lo + PRODUCT_ROWS], self.weights, out=out[lo : lo + PRODUCT_ROWS])
         out *= a_scale * self.w_scale
         if self.bias is not None:
             out += self.bias
