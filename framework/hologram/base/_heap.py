@@ -142,14 +142,22 @@ HEAP_THRESHOLD = 128 * 1024
 """glibc's default for both thresholds, kept fixed (setting them turns off the dynamic raise)."""
 
 
+@cache
+def _mallopt() -> Callable[[int, int], int] | None:
+    try:
+        mallopt = ctypes.CDLL(None).mallopt  # glibc only (not musl, not macOS)
+    except (OSError, AttributeError):
+        return None
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return mallopt
+
+
 def bound_free_heap() -> bool:
     """Blocks of HEAP_THRESHOLD and more are mmap-ed and returned on free, and free memory above it at the
     heap's top is trimmed, from now on; False where the C library has no ``mallopt`` (glibc only)."""
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
+    mallopt = _mallopt()
+    if mallopt is None:
         return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     return bool(mallopt(_M_MMAP_THRESHOLD, HEAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, HEAP_THRESHOLD))
 
 
@@ -168,13 +176,9 @@ def limit_arenas(arenas: int = ARENA_MAX) -> bool:
     """At most `arenas` malloc arenas from now on (glibc ``mallopt(M_ARENA_MAX)``): call before the process
     starts its threads — a thread that already has an arena keeps it. A MALLOC_ARENA_MAX in the environment
     (read by glibc itself) is left to rule. False where the C library has no ``mallopt`` or it refused."""
-    if "MALLOC_ARENA_MAX" in os.environ:
+    mallopt = _mallopt()
+    if "MALLOC_ARENA_MAX" in os.environ or mallopt is None:
         return False
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     return bool(mallopt(_M_ARENA_MAX, arenas))
 
 
