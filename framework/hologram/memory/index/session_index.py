@@ -1505,17 +1505,9 @@ class _Columns:
             return picked
         if at.size < 2 or bool((at[1:] >= at[:-1]).all()):  # ascending (the usual ask): a slice a part
             return self.values_at_sorted(name, at)
-        values, _, dtype = self.tail[name]
-        out = np.empty(at.size, dtype=dtype)
-        base = 0
-        sealed = self.sealed.get(name)
-        for part in [sealed] if sealed is not None else [s[name] for s in self.segments]:
-            inside = (at >= base) & (at < base + part.size)
-            out[inside] = part[at[inside] - base]
-            base += part.size
-        in_tail = at >= base
-        if in_tail.any():
-            out[in_tail] = np.array([values[j] for j in (at[in_tail] - base).tolist()], dtype=dtype)
+        order = np.argsort(at, kind="stable")  # any order: gathered ascending, put back where asked
+        out = np.empty(at.size, dtype=self.tail[name][2])
+        out[order] = self.values_at_sorted(name, at[order])
         return out
 
     def values_at_sorted(self, name: str, at: np.ndarray) -> np.ndarray:
