@@ -6,7 +6,9 @@ Real parts: SessionStore, ColdStore and index segments on disk (small seals, so 
 the session_memory tests' tool-using session (a call and its two results each turn), a bag-of-words embedder.
 
 Mutation checks (done): ``RequestView.passage_index`` searching with ``side="right"`` (each passage mapped to
-its neighbour) turns ``test_within_the_window_the_view_scores_bit_for_bit_as_the_session`` red;
+its neighbour) turns ``test_within_the_window_the_view_scores_bit_for_bit_as_the_session`` red; its window
+part's shift off by one turns ``test_past_the_window_the_view_holds_whole_units_and_the_request_stays_valid``
+red;
 ``SessionIndex._with_old_units`` returning the old events without their units' other members turns
 ``test_past_the_window_the_view_holds_whole_units_and_the_request_stays_valid`` red.
 """
@@ -104,6 +106,12 @@ def test_past_the_window_the_view_holds_whole_units_and_the_request_stays_valid(
         n = len(index)
         assert not view.is_whole and len(view) < n and view.old == len(view) - mem.score_window
         assert np.array_equal(view.positions[view.old :], np.arange(n - mem.score_window, n))
+        # the window's passages map by a shift, the old ones by a search: both as a search over the view's
+        # passages, for slots in any order (BM25 hands it each word's postings, old and window mixed)
+        with index.reading():
+            slots = np.random.default_rng(7).permutation(view.passages).astype(np.int32)
+            assert view.old and slots.size and view._window_passage() is not None  # both parts present
+            assert np.array_equal(view.passage_index(slots), np.searchsorted(view.passages, slots))
         with index.reading():
             unit_of = index.unit_of.copy()
         inside = np.zeros(n, dtype=bool)

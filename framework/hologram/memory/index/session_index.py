@@ -1006,13 +1006,11 @@ class SessionIndex:
                 if not found:
                     continue
                 df = sum(part[0].size for part in found)
-                found = old_bounded(found, first_recent)
+                found, named_old = old_bounded(found, first_recent)
                 if not found:
                     continue
                 postings.append((term, weight, df, found))
-                for slots, _tfs in found:
-                    if slots.size and int(slots[0]) < first_recent:
-                        old_slots.append(slots[: int(np.searchsorted(slots, first_recent))])
+                old_slots += named_old
             parts = [_NO_SLOTS]
             if old_slots:
                 slots = np.unique(np.concatenate(old_slots))
@@ -1025,7 +1023,9 @@ class SessionIndex:
             parts.append(np.unique(window_units[window_units < start]))  # a unit that straddles the window's start
             old = self._with_old_units(np.unique(np.concatenate(parts)), start)
             positions = np.concatenate([old, np.arange(start, n, dtype=np.int64)])
-            return RequestView(self, positions, old=int(old.size), is_whole=False, postings=postings)
+            return RequestView(
+                self, positions, old=int(old.size), is_whole=False, postings=postings, contiguous_tail=True
+            )
 
     def _with_old_units(self, old: np.ndarray, start: int) -> np.ndarray:
         """`old` (positions before `start`, ascending, unique) with every member before `start` of their units:
@@ -1136,7 +1136,7 @@ class SessionIndex:
                     continue
                 df = sum(part[0].size for part in found)  # the parts' passages are disjoint
                 if first_recent is not None:
-                    found = old_bounded(found, first_recent)
+                    found = old_bounded(found, first_recent)[0]
                     if not found:
                         continue
                 read.append((term, weight, df, found))

@@ -41,7 +41,7 @@ class RequestView:
     `roles`, `kinds`, `turn`, `ts`, `whole_units`, `seqs_of`, `ts_of`, `cosines_to_events`, `reading`), each in
     view positions."""
 
-    __slots__ = ("_cols", "_passage_map", "index", "is_whole", "old", "positions", "postings")
+    __slots__ = ("_cols", "_passage_map", "contiguous_tail", "index", "is_whole", "old", "positions", "postings")
 
     def __init__(
         self,
@@ -51,6 +51,7 @@ class RequestView:
         old: int,
         is_whole: bool,
         postings: list[tuple[str, float, int, list[tuple[np.ndarray, np.ndarray]]]] | None = None,
+        contiguous_tail: bool = False,
     ) -> None:
         self.index = index
         self.positions = positions
@@ -61,6 +62,9 @@ class RequestView:
         """The view is the session and reads the index's own columns."""
         self.postings = postings
         """The query's postings the view was built from: (term, weight, document frequency, bounded parts)."""
+        self.contiguous_tail = contiguous_tail
+        """The events from view position `old` on are the session's last ones, one after the other (the
+        window's: :meth:`SessionIndex.request_view`)."""
         self._cols: dict[str, np.ndarray] = {}
         self._passage_map: tuple[np.ndarray, np.ndarray] | None = None
 
@@ -140,11 +144,30 @@ class RequestView:
         return passages, v_first
 
     def passage_index(self, slots: np.ndarray) -> np.ndarray:
-        """View passage indices of the session passages `slots` (each in the view)."""
+        """View passage indices of the session passages `slots` (each in the view). The window's passages are
+        the view's last ones, contiguous, so theirs is a shift; only the old ones are searched for — a
+        request's BM25 maps every posting of the window's common words (tens of thousands) through here."""
         if self.is_whole:
             return slots
-        out: np.ndarray = np.searchsorted(self.passages, slots)
+        passages = self.passages
+        split = self._window_passage()
+        if split is None:
+            out: np.ndarray = np.searchsorted(passages, slots)
+            return out
+        first = int(passages[split])
+        out = np.asarray(slots, dtype=np.int64) - (first - split)
+        old = slots < first
+        if old.any():
+            out[old] = np.searchsorted(passages[:split], slots[old])
         return out
+
+    def _window_passage(self) -> int | None:
+        """The view index of the window's first passage (every later view passage follows it in the session),
+        or None: a view without a window part (:meth:`at`), or whose window events have no passage."""
+        if not self.contiguous_tail or self.old >= len(self):
+            return None
+        split = int(self.v_first[self.old])
+        return split if split < self.passages.size else None
 
     def contiguous_from(self, since: int) -> int:
         """The shift that maps a session passage id >= `since` to its view index (every passage from `since`

@@ -27,32 +27,23 @@ OLD_POSTINGS = 256
 
 def old_bounded(
     found: Sequence[tuple[np.ndarray, np.ndarray]], first_recent: int, limit: int = OLD_POSTINGS
-) -> list[tuple[np.ndarray, np.ndarray]]:
+) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[np.ndarray]]:
     """One term's posting parts (slots ascending within each part, the parts in slot order) with the part
-    before passage `first_recent` dropped when it holds more than `limit` postings. Reads each part's ends
-    only (and one binary search in the part that straddles the boundary), never the postings themselves, so
-    a common word's old postings cost nothing."""
-    old = 0
-    for slots, _tfs in found:
+    before passage `first_recent` dropped when it holds more than `limit` postings; and the slots before
+    `first_recent` that are kept (none when dropped: what names old passages into a request's view). Reads
+    each part's ends only, and one binary search in the part that straddles the boundary — once, for both
+    answers (a request asks this of every query word, and each search in a segment's mapped postings faults
+    its pages in anew) — never the postings themselves, so a common word's old postings cost nothing."""
+    cut = [0] * len(found)  # per part: how many of its postings come before first_recent
+    for at, (slots, _tfs) in enumerate(found):
         if slots.size == 0:
             continue
-        if int(slots[-1]) < first_recent:
-            old += slots.size
-        elif int(slots[0]) < first_recent:
-            old += int(np.searchsorted(slots, first_recent))
-        else:
-            break
-    if old <= limit:
-        return list(found)
-    out = []
-    for slots, tfs in found:
-        if slots.size == 0 or int(slots[-1]) < first_recent:
-            continue
-        if int(slots[0]) < first_recent:
-            at = int(np.searchsorted(slots, first_recent))
-            slots, tfs = slots[at:], tfs[at:]
-        out.append((slots, tfs))
-    return out
+        if int(slots[0]) >= first_recent:
+            break  # this part and every later one are inside the window
+        cut[at] = slots.size if int(slots[-1]) < first_recent else int(slots.searchsorted(first_recent))
+    if sum(cut) <= limit:
+        return list(found), [slots[:k] for (slots, _tfs), k in zip(found, cut, strict=True) if k]
+    return [(slots[k:], tfs[k:]) for (slots, tfs), k in zip(found, cut, strict=True) if slots.size > k], []
 
 
 #: Older events (before the window) a request's fit considers at least: the best-scoring of those that clearly
