@@ -11,13 +11,17 @@ Mutation checks (done): `ToolRegistry.snapshot` handing each `ToolSet` a fresh s
 (``self.loaded(session)`` → ``set()``) fails `test_a_load_is_sent_from_the_next_snapshot_of_the_session` and
 `test_a_call_by_name_runs_and_loads_it`; `wire_schema` returning the schema unchanged fails
 `test_the_wire_form_drops_additional_properties_but_the_check_keeps_it`; dropping the eviction loop in
-`ToolRegistry.loaded` fails `test_loaded_sets_are_kept_for_a_bounded_number_of_sessions`.
+`ToolRegistry.loaded` fails `test_loaded_sets_are_kept_for_a_bounded_number_of_sessions`; ``tools_load``'s
+handler bound to its set again (``self._load`` as before) fails
+`test_a_step_s_tool_set_is_freed_when_dropped_without_the_cycle_collector`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import weakref
 from typing import Any
 
 from hologram.agent.tools import LOAD_TOOL, LOADED_SESSIONS, ToolInvocation, ToolRegistry, ToolSet
@@ -140,3 +144,19 @@ def test_a_call_by_name_with_broken_json_loads_it_too() -> None:
     assert arguments is None and problem is not None and "not valid JSON" in problem
     assert problem.endswith("Its schema is in your tools from your next step."), problem
     assert "notes_read" in sent(reg.snapshot("s1"))
+
+
+def test_a_step_s_tool_set_is_freed_when_dropped_without_the_cycle_collector() -> None:
+    """Every LLM step takes a snapshot; one that lived into the collector's oldest generation was garbage until
+    the next full collection (a soak piled them up). Freed by reference counting, it is gone at once."""
+    reg = registry()
+    tools = reg.snapshot("s1")
+    assert load(tools, "notes_read")["is_error"] is False  # its tools_load works while the step holds it
+    gone = weakref.ref(tools)
+    gc.disable()
+    try:
+        del tools
+        assert gone() is None, "the step's tool set is alive in a reference cycle"
+    finally:
+        gc.enable()
+    assert "notes_read" in sent(reg.snapshot("s1"))  # the load outlives the set it was made through

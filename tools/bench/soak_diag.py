@@ -111,6 +111,18 @@ def report(where: Path, first: str, last: str, turns: int, top: int) -> None:
             print(
                 f"  {d / 1024:+9.1f} KiB  {k}  ({was[0] / 1024:.0f} -> {now[0] / 1024:.0f} KiB, {was[1]} -> {now[1]})"
             )
+    for name, snap in ((first, ja), (last, jb)):
+        print(f"\n== {name}: the full collection found {snap.get('collected', 0):,} unreachable objects ==")
+        for kind, count in list(snap.get("garbage", {}).items())[:25]:
+            print(f"  {count:7,d}  {kind}")
+    ba, bb = ja.get("big", {}), jb.get("big", {})
+    print("\n== blocks of 128 KiB and more (glibc maps each on its own), by holder: KiB, count, longest ==")
+    for k in sorted(set(ba) | set(bb), key=lambda k: -(bb.get(k, [0])[0] - ba.get(k, [0])[0])):
+        was, now = ba.get(k, [0, 0, 0]), bb.get(k, [0, 0, 0])
+        print(
+            f"  {(now[0] - was[0]) / 1024:+9.1f} KiB  {k}  ({was[0] / 1024:.0f} -> {now[0] / 1024:.0f} KiB, "
+            f"{was[1]} -> {now[1]}, longest {was[2]:,} -> {now[2]:,})"
+        )
     for kind, held in jb.get("holders", {}).items():
         print(f"  held: the newest {kind} objects are referred to by {held}")
     for name, row in sorted(jb.get("sqlite_by_file", {}).items()):

@@ -28,6 +28,7 @@ neither offered nor callable, as if it did not exist.
 from __future__ import annotations
 
 import logging
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -156,6 +157,23 @@ class ArgumentCheck:
         return self._validator
 
 
+def _load_handler(tools: ToolSet) -> KernelHandler:
+    """``tools_load``'s handler for the step's tool set `tools`, which it holds weakly. Why: a handler bound
+    to the set that holds it made a reference cycle (set → tools → handler → set) for every LLM step with
+    deferred tools, freed only by the cycle collector; in a long soak the sets that lived into its oldest
+    generation piled up there between full collections (10 sets, 490 tools and ~1,050 schema dicts of garbage
+    at turn 7,000 of ``tools/bench/soak_diag.py``). A step holds its set while its calls run."""
+    ref = weakref.ref(tools)
+
+    async def load(arguments: dict[str, Any], invocation: ToolInvocation) -> dict[str, Any]:
+        held = ref()
+        if held is None:  # a call outlives its step's tool set: nothing to load into
+            return {"content": "error: this step's tools are gone; call tools_load again", "is_error": True}
+        return held._load(arguments)
+
+    return load
+
+
 class ToolSet:
     """The tools of one LLM step (a snapshot: the catalog may change while a batch runs).
 
@@ -195,9 +213,9 @@ class ToolSet:
             f"More tools, sent once loaded: {', '.join(self.waiting)}. "
             "Load the ones you need; call them from your next step."
         )
-        return Tool(LOAD_TOOL, description, LOAD_PARAMETERS, True, KERNEL, self._load)
+        return Tool(LOAD_TOOL, description, LOAD_PARAMETERS, True, KERNEL, _load_handler(self))
 
-    async def _load(self, arguments: dict[str, Any], invocation: ToolInvocation) -> dict[str, Any]:
+    def _load(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """``tools_load``: names are tools, or plugins (all their deferred tools)."""
         return self.load(str(name) for name in arguments.get("names") or [])
 

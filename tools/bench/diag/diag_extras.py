@@ -17,6 +17,7 @@ import sqlite3
 import sys
 import tempfile
 import types
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -275,3 +276,66 @@ def lru_sizes(objects: list[object]) -> dict[str, int]:
             size = int(o.cache_info().currsize)  # type: ignore[attr-defined]
             out[f"{getattr(o, '__module__', '?')}.{getattr(o, '__qualname__', '?')}"] = size
     return out
+
+
+def big_blocks(objects: list[object], least: int = 128 * 1024) -> dict[str, list[int]]:
+    """Objects whose own storage is at least `least` bytes (glibc maps each such block on its own: what the
+    anonymous-by-kind census counts among the whole-MiB maps when it passes 1 MiB), by
+    ``what <- holder``: lists, dicts, sets, bytearrays, arrays, strings and bytes (``sys.getsizeof``) and numpy
+    arrays that own their data, each found as a referent of a tracked object (a dict of str to int is not
+    tracked itself), named by the holder's type and, for an instance's ``__dict__``, the attribute. Each row
+    is [bytes, how many, the longest's length]."""
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover - numpy is a dependency of the kernel
+        return {}
+    seen: set[int] = set()
+    out: dict[str, list[int]] = {}
+
+    def candidates(o: object) -> Iterator[tuple[object, str]]:
+        if isinstance(o, types.ModuleType):
+            for name, value in list(vars(o).items()):
+                yield value, f"{o.__name__}:{name}"
+            return
+        held = None if isinstance(o, type) else getattr(o, "__dict__", None)
+        label = f"{type(o).__module__.rsplit('.', 1)[-1]}.{type(o).__qualname__}"
+        if isinstance(held, dict):  # an instance's attributes (its dict may be made only when asked)
+            for name, value in list(held.items()):
+                yield value, f"{label}.{name}"
+        for r in gc.get_referents(o):
+            yield r, label
+
+    for o in objects:
+        with contextlib.suppress(Exception):  # an object whose attributes raise
+            for r, holder in candidates(o):
+                if id(r) in seen:
+                    continue
+                if isinstance(r, np.ndarray):
+                    size = int(r.nbytes) if r.base is None else 0
+                elif isinstance(r, (list, dict, set, frozenset, bytearray, array.array, str, bytes)):
+                    size = sys.getsizeof(r)
+                else:
+                    continue
+                if size < least:
+                    continue
+                seen.add(id(r))
+                row = out.setdefault(f"{type(r).__name__} <- {holder}"[:160], [0, 0, 0])
+                row[0] += size
+                row[1] += 1
+                row[2] = max(row[2], len(r) if hasattr(r, "__len__") else 0)
+    return out
+
+
+def garbage_kind(o: object) -> str:
+    """A name for an object the cycle collector found unreachable: its type, and for a frame, a coroutine, a
+    function or a cell what code it is or holds (which code leaves cycles behind)."""
+    kind = type(o).__qualname__
+    if isinstance(o, types.FrameType):
+        return f"frame {o.f_code.co_filename.rsplit('/', 2)[-1]}:{o.f_code.co_name}"
+    if isinstance(o, (types.CoroutineType, types.FunctionType)):
+        return f"{kind} {o.__qualname__}"
+    if isinstance(o, types.TracebackType):
+        return f"traceback {o.tb_frame.f_code.co_name}"
+    if isinstance(o, BaseException):
+        return f"exception {kind}"
+    return kind

@@ -130,8 +130,17 @@ def _start() -> None:
             diag_extras.release_sqlite(connections)
         uncollected = diag_extras.mallocstats()  # pymalloc as the kernel left it, before a full collection
         collected = 0
+        garbage: dict[str, int] = {}
         if not os.environ.get("HOLOGRAM_DIAG_NO_COLLECT"):
+            # what the full collection finds unreachable (objects in reference cycles, freed only by the cycle
+            # collector), by type — a frame or a coroutine by its code's name
+            gc.set_debug(gc.DEBUG_SAVEALL)
             collected = gc.collect()
+            gc.set_debug(0)
+            found = collections.Counter(diag_extras.garbage_kind(o) for o in gc.garbage)
+            gc.garbage.clear()
+            gc.collect()  # what DEBUG_SAVEALL kept is still in its cycles: freed now
+            garbage = dict(found.most_common(40))
         after_collect = diag_extras.mallocstats()  # and after it, before the walks below allocate
         if tracemalloc.is_tracing():
             tracemalloc.take_snapshot().dump(str(where / f"{name}.snap"))
@@ -152,12 +161,15 @@ def _start() -> None:
             every = gc.get_objects()  # every object: the start-up's were unfrozen above
             held_by = diag_extras.census(every)
             held_by.update({f"lru {k}": [v, -1] for k, v in diag_extras.lru_sizes(every).items() if v})
+            big = diag_extras.big_blocks(every)
             del every
         except Exception as exc:  # a diagnostic: the snapshot goes on without it
             held_by = {f"census failed: {exc!r}"[:200]: [0, 0]}
+            big = {}
         del objects
         out = {
             "census": held_by,
+            "big": big,
             "traced": tracemalloc.get_traced_memory()[0],
             "blocks": sys.getallocatedblocks(),
             "types": dict(types.most_common(400)),
@@ -170,6 +182,7 @@ def _start() -> None:
             "pins": pinned,
             "gc_counts": list(gc.get_count()),
             "collected": collected,
+            "garbage": garbage,
             "python_threads": {str(t.native_id): t.name for t in threading.enumerate()},
             "modules": sorted(sys.modules),  # what a long turn imported that the warm-up did not (t0 -> t1)
             "validators": sorted(  # pydantic models whose validator a turn built (they defer it to first use)
