@@ -11,19 +11,22 @@ Mutation checks (done): ``old_bounded`` returning every part (no bound) turns
 ``test_a_common_words_request_reads_a_bounded_number_of_postings`` red; a bound that drops the old part's rare
 words too (``limit`` 0) turns ``test_a_far_back_fact_named_by_a_rare_word_reaches_the_request`` red; the
 windowed length normalisation without ``_B`` turns ``test_the_window_scores_exactly_as_without_the_bound`` red;
-``old_candidates`` keeping the worst instead of the best turns ``test_old_candidates_keep_the_best`` red.
+``old_candidates`` keeping the worst instead of the best turns ``test_old_candidates_keep_the_best`` red;
+``old_bounded`` searching with the boundary as a Python int again turns
+``test_finding_the_window_boundary_copies_no_postings`` red.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+import tracemalloc
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
-from hologram.memory.index.window import OLD_CANDIDATES, OLD_POSTINGS, SCORE_WINDOW, old_candidates
+from hologram.memory.index.window import OLD_CANDIDATES, OLD_POSTINGS, SCORE_WINDOW, old_bounded, old_candidates
 from hologram.memory.text.tfidf import TermVector
 from tests.memory.long_session import QUESTION, Long, build
 
@@ -115,3 +118,23 @@ def test_old_candidates_keep_the_best() -> None:
     few = extra.copy()
     few[:start] = False
     assert old_candidates(few, scores, start, budget=4000) is few
+
+
+def test_finding_the_window_boundary_copies_no_postings() -> None:
+    """A segment's postings are int32 (mapped); numpy searches an int32 array for a Python int by first casting
+    the whole array to int64 — every page of a common word's old postings read to find one boundary, which
+    made the late soak's requests slower than the early ones. The search must allocate nothing the size of
+    the part (tracemalloc sees numpy's buffers)."""
+    slots = np.arange(0, 2_000_000, 2, dtype=np.int32)  # one common word's part: a million postings
+    tfs = np.ones_like(slots)
+    later = slots + 2_000_000  # the window's part
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        kept, named = old_bounded([(slots, tfs), (later, tfs)], first_recent=1_000_001)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [k[0].size for k in kept] == [499_999, 1_000_000] and named == []  # the straddling part was cut
+    assert int(kept[0][0][0]) == 1_000_002  # at the boundary
+    assert peak < 64 * 1024, f"{peak:,} bytes allocated to find the boundary (the part is {slots.nbytes:,})"

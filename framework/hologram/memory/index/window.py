@@ -40,7 +40,11 @@ def old_bounded(
             continue
         if int(slots[0]) >= first_recent:
             break  # this part and every later one are inside the window
-        cut[at] = slots.size if int(slots[-1]) < first_recent else int(slots.searchsorted(first_recent))
+        # the key in the slots' own dtype: a Python int would make numpy cast the whole (mapped) part to int64
+        # first — every page of a common word's postings read, to find one boundary
+        cut[at] = (
+            slots.size if int(slots[-1]) < first_recent else int(slots.searchsorted(slots.dtype.type(first_recent)))
+        )
     if sum(cut) <= limit:
         return list(found), [slots[:k] for (slots, _tfs), k in zip(found, cut, strict=True) if k]
     return [(slots[k:], tfs[k:]) for (slots, tfs), k in zip(found, cut, strict=True) if slots.size > k], []
