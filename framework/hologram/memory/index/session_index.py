@@ -1520,10 +1520,14 @@ class _Columns:
             return picked
         values, _, dtype = self.tail[name]
         out = np.empty(at.size, dtype=dtype)
+        # int64 once: positions in int32 (postings' slots) were cast whole at every search below; and every
+        # part's end found in one search, not one call a part (a request gathers ~25 times)
+        at = np.asarray(at, dtype=np.int64)
         sealed = self.sealed.get(name)
+        parts = [sealed] if sealed is not None else [s[name] for s in self.segments]
+        ends = np.cumsum(np.fromiter((p.size for p in parts), dtype=np.int64, count=len(parts)))
         base = lo = 0
-        for part in [sealed] if sealed is not None else [s[name] for s in self.segments]:
-            hi = int(np.searchsorted(at, base + part.size))
+        for part, hi in zip(parts, at.searchsorted(ends).tolist(), strict=True):
             if hi > lo:
                 out[lo:hi] = part[at[lo:hi] - base]
             lo, base = hi, base + part.size
