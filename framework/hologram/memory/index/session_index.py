@@ -1023,9 +1023,7 @@ class SessionIndex:
             parts.append(np.unique(window_units[window_units < start]))  # a unit that straddles the window's start
             old = self._with_old_units(np.unique(np.concatenate(parts)), start)
             positions = np.concatenate([old, np.arange(start, n, dtype=np.int64)])
-            return RequestView(
-                self, positions, old=int(old.size), is_whole=False, postings=postings, contiguous_tail=True
-            )
+            return RequestView(self, positions, old=int(old.size), is_whole=False, postings=postings)
 
     def _with_old_units(self, old: np.ndarray, start: int) -> np.ndarray:
         """`old` (positions before `start`, ascending, unique) with every member before `start` of their units:

@@ -41,7 +41,7 @@ class RequestView:
     `roles`, `kinds`, `turn`, `ts`, `whole_units`, `seqs_of`, `ts_of`, `cosines_to_events`, `reading`), each in
     view positions."""
 
-    __slots__ = ("_cols", "_passage_map", "contiguous_tail", "index", "is_whole", "old", "positions", "postings")
+    __slots__ = ("_cols", "_passage_map", "index", "is_whole", "old", "positions", "postings")
 
     def __init__(
         self,
@@ -51,7 +51,6 @@ class RequestView:
         old: int,
         is_whole: bool,
         postings: list[tuple[str, float, int, list[tuple[np.ndarray, np.ndarray]]]] | None = None,
-        contiguous_tail: bool = False,
     ) -> None:
         self.index = index
         self.positions = positions
@@ -62,9 +61,6 @@ class RequestView:
         """The view is the session and reads the index's own columns."""
         self.postings = postings
         """The query's postings the view was built from: (term, weight, document frequency, bounded parts)."""
-        self.contiguous_tail = contiguous_tail
-        """The events from view position `old` on are the session's last ones, one after the other (the
-        window's: :meth:`SessionIndex.request_view`)."""
         self._cols: dict[str, np.ndarray] = {}
         self._passage_map: tuple[np.ndarray, np.ndarray] | None = None
 
@@ -163,8 +159,10 @@ class RequestView:
 
     def _window_passage(self) -> int | None:
         """The view index of the window's first passage (every later view passage follows it in the session),
-        or None: a view without a window part (:meth:`at`), or whose window events have no passage."""
-        if not self.contiguous_tail or self.old >= len(self):
+        or None: a view with no events before the window (:meth:`at`'s, whose events are no window, among
+        them), or whose window events have no passage. The events after the `old` ones are the window's, the
+        session's last ones one after the other (:meth:`SessionIndex.request_view`)."""
+        if not 0 < self.old < len(self):
             return None
         split = int(self.v_first[self.old])
         return split if split < self.passages.size else None
