@@ -235,6 +235,8 @@ def profiled(where: Path, name: str, top: int) -> None:
     """The busy threads' samples of profile `name`, by function (inclusive) and by leaf."""
     lines = (where / f"{name}.prof").read_text().splitlines()
     rounds = int(lines[0].split()[1])
+    cpu = {f[1]: float(f[2]) for f in (line.split("\t") for line in lines[1:] if line.startswith("cpu\t"))}
+    lines = [line for line in lines if not line.startswith("cpu\t")]
     by_thread: dict[str, Counter[str]] = {}
     leaves: dict[str, Counter[str]] = {}
     busy: Counter[str] = Counter()
@@ -249,6 +251,10 @@ def profiled(where: Path, name: str, top: int) -> None:
             inclusive[fn] += int(n)
         leaves.setdefault(thread, Counter())[frames[-1]] += int(n)
     print(f"\n== profile {name}: {rounds} rounds; busy samples by thread: {dict(busy.most_common(8))} ==")
+    if cpu:  # over the window's turns (profile_turns): which thread's CPU grows from an early window to a late one
+        print(
+            f"  CPU seconds by thread: {', '.join(f'{t} {s:.2f}' for t, s in sorted(cpu.items(), key=lambda x: -x[1]))}"
+        )
     for thread, _ in busy.most_common(4):
         print(f"  -- {thread}: inclusive")
         for fn, n in by_thread[thread].most_common(top):

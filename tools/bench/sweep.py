@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, m
 
 from bench import _threads as threads
 from bench._kernel import HOLOGRAM, BenchKernel, configure_bytecode, provider_toml
+from bench._paired import EarlyKernel, cpu_s, run_paired
 from bench.proctree import tree
 from hologram.base.errors import HologramError
 from hologram.clients import TurnClient
@@ -469,12 +470,6 @@ def private_kb(pid: int) -> dict[str, int]:
     }
 
 
-def cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process, all its threads (/proc/PID/stat)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _threads_seen(samples: list[dict[str, Any]], base: dict[str, Any], last: dict[str, Any]) -> dict[str, Any]:
     """The kernel's threads and glibc thread heaps after the warm-up and at the end, and the most seen: a thread
     started after the warm-up is a malloc arena the baseline did not have (tools/bench/_threads.py)."""
@@ -493,7 +488,22 @@ def _threads_seen(samples: list[dict[str, Any]], base: dict[str, Any], last: dic
     }
 
 
-def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, log: Callable[[str], None]) -> Result:
+def soak_text(i: int) -> str:
+    """The soak's input for its turn `i`: English and Chinese in turn, numbered."""
+    return f"{ENGLISH if i % 2 == 0 else CHINESE} ({i})"
+
+
+def measure_soak(
+    kernel: BenchKernel,
+    mock: MockLLM,
+    turns: int,
+    sessions: int,
+    log: Callable[[str], None],
+    *,
+    early_kernel: EarlyKernel | None = None,
+    paired_rounds: int = 200,
+) -> Result:
+    """The soak; with `early_kernel`, then its end against its early turns side by side (bench/_paired.py)."""
     mock.reset()
     mock.script([], default=tool_step())
     warmup = max(50, turns // 10)
@@ -510,7 +520,7 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
         async with await TurnClient.connect(kernel.data, client="sweep-soak") as client:
             for i in range(turns):
                 slot = i % sessions
-                text = f"{ENGLISH if i % 2 == 0 else CHINESE} ({i})"
+                text = soak_text(i)
                 t0 = time.perf_counter()
                 stream = await client.start(text, session=ids[slot])
                 answered(await stream.result())
@@ -571,6 +581,19 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
 
     asyncio.run(run())
     elapsed = time.perf_counter() - started
+    side_by_side: Result = {}
+    if early_kernel is not None:  # after the last sample: a second kernel would share the first one's pages
+
+        def tidy() -> None:
+            with mock.state.lock:
+                mock.state.requests.clear()
+
+        early_turns = warmup * 3 // 2  # the middle of the windowed figures' early window (warm-up → 2 × warm-up)
+        log(f"paired: an early kernel fed {early_turns} turns, then {paired_rounds} rounds of a turn on each")
+        side_by_side = run_paired(
+            kernel.data, ids, turns, kernel_pid, early_kernel,
+            early_turns=early_turns, rounds=paired_rounds, feed=soak_text, check=answered, tidy=tidy, log=log,
+        )  # fmt: skip
     rejected = len(mock.rejections)
     base = next(s for s in samples if s["turn"] >= warmup)
     last = samples[-1]
@@ -623,6 +646,7 @@ def measure_soak(kernel: BenchKernel, mock: MockLLM, turns: int, sessions: int, 
         "per_process": per_process,
         **kernel_mem,
         **({"windowed": steady} if steady else {}),
+        **({"paired": side_by_side} if side_by_side else {}),
         "kernel_pss_growth_mb_by_mapping": kernel_growth,
         "kernel_threads": _threads_seen(samples, base, last),
         "samples": [
@@ -802,6 +826,23 @@ def table(result: Result) -> list[tuple[str, str]]:
                 rows.append(
                     (f"  kernel CPU a turn, {span}", f"{c['early']:.1f} → {c['end']:.1f} ms ({c['ratio']:.2f}x)")
                 )
+        pr = s.get("paired")
+        if pr:  # bench/_paired.py: the end against an early kernel, turn for turn on the same host
+            span = f"turn {pr['late_turns']:,} beside turn {pr['early_turns']:,}, {pr['rounds']} rounds"
+            lat, c = pr["latency_s"], pr["kernel_cpu_ms_per_turn"]
+            rows.append(
+                (
+                    f"  turn latency side by side, {span}",
+                    f"{ms(lat['early'])} → {ms(lat['end'])} ({lat['ratio']:.2f}x; "
+                    f"pairs' median {pr['pair_ratio_median']:.2f}x)",
+                )
+            )
+            rows.append(
+                (
+                    f"  kernel CPU a turn side by side, {span}",
+                    f"{c['early']:.1f} → {c['end']:.1f} ms ({c['ratio']:.2f}x)",
+                )
+            )
         rows.append(
             ("  open fds after warm-up → end", f"{s['fds_after_warmup']} → {s['fds_end']} ({s['fd_growth']:+d})")
         )
@@ -896,6 +937,13 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=20, help="CLI runs and warm turns")
     parser.add_argument("--soak", type=int, default=1000)
     parser.add_argument("--sessions", type=int, default=4)
+    parser.add_argument(
+        "--paired-rounds",
+        type=int,
+        default=200,
+        help="after the soak, rounds of one turn on its kernel and one on a kernel fed only its early turns "
+        "(bench/_paired.py: latency growth measured on the same host); 0: skip",
+    )
     parser.add_argument("--context-window", type=int, default=6000, help="tokens; small, so the soak prunes")
     parser.add_argument("--sizes", default="20,50", help="plugin counts besides the default graph")
     parser.add_argument("--only", default=",".join(SECTIONS))
@@ -907,6 +955,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.quick:
         args.starts, args.rounds, args.soak = min(args.starts, 3), min(args.rounds, 5), min(args.soak, 100)
+        args.paired_rounds = min(args.paired_rounds, 20)
     only = set(args.only.split(","))
     unknown = only - set(SECTIONS)
     if unknown:
@@ -944,10 +993,20 @@ def main() -> int:
                 kernel.stop()
         if "soak" in only and args.soak:
             log(f"soak: {args.soak} tool-using turns, context window {args.context_window} tokens")
-            kernel = BenchKernel(root / "soak", settings_for(mock, context_window=args.context_window), builtins=True)
+            settings = settings_for(mock, context_window=args.context_window)
+            kernel = BenchKernel(root / "soak", settings, builtins=True)
+
+            def early_kernel() -> tuple[Path, int, Callable[[], None]]:
+                early = BenchKernel(root / "soak-early", settings, builtins=True)
+                early.start()
+                return early.data, int(early.status()["kernel"]["pid"]), early.stop
+
             try:
                 kernel.start()
-                result["soak"] = measure_soak(kernel, mock, args.soak, args.sessions, log)
+                result["soak"] = measure_soak(
+                    kernel, mock, args.soak, args.sessions, log,
+                    early_kernel=early_kernel if args.paired_rounds else None, paired_rounds=args.paired_rounds,
+                )  # fmt: skip
             finally:
                 kernel.stop()
         if "install" in only:

@@ -200,11 +200,28 @@ def _start() -> None:
 
     sampling: dict[str, threading.Event] = {}
 
+    def thread_cpu() -> dict[str, float]:
+        """CPU seconds (user + system) of every thread of this process by name — the Python thread's, summed over
+        a pool's threads (``hologram-worker_0`` … count as ``hologram-worker``), ``native`` for threads Python did
+        not start (onnxruntime's, SQLite's none): which thread's work grows between an early and a late window."""
+        names = {t.native_id: t.name.split("_")[0] for t in threading.enumerate()}
+        tick = os.sysconf("SC_CLK_TCK")
+        out: dict[str, float] = collections.defaultdict(float)
+        for task in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{task}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:  # the thread ended
+                continue
+            out[names.get(int(task), "native")] += (int(fields[11]) + int(fields[12])) / tick
+        return dict(out)
+
     def sample(name: str, stop: threading.Event, every: float = 0.005) -> None:
         """A sampling profiler of every other thread (what py-spy would give, where ptrace is not allowed):
         each `every` s, each thread's stack; written on stop as (thread, inclusive function counts, leaf
         counts, collapsed stacks). A thread waiting (select, a lock, a queue) is counted apart as idle."""
         me = threading.get_ident()
+        cpu_before = thread_cpu()
         idle_leaves = {"select", "poll", "wait", "_wait_for_tstate_lock", "get", "sleep", "acquire", "epoll",
                        "_worker", "run_until_complete", "run_forever", "_log_and_reap", "run", "watch"}  # fmt: skip
         stacks: collections.Counter[tuple[str, str]] = collections.Counter()
@@ -228,8 +245,11 @@ def _start() -> None:
                 stacks[(thread, ";".join(reversed(names)))] += 1
             frame = f = None  # keep no thread's frame (and its locals) alive between samples
             time.sleep(every)
+        cpu_after = thread_cpu()
         with (where / f"{name}.prof").open("w") as out:
             out.write(f"rounds {rounds}\n")
+            for thread, seconds in sorted(cpu_after.items()):  # CPU seconds each thread spent in the window
+                out.write(f"cpu\t{thread}\t{seconds - cpu_before.get(thread, 0.0):.3f}\n")
             for (thread, stack), n in stacks.most_common():
                 out.write(f"{n}\t{thread}\t{stack}\n")
         (where / f"{name}.done").write_text("")

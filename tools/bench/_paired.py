@@ -1,0 +1,153 @@
+"""The soak's latency at its end against its early turns, measured side by side rather than minutes apart.
+
+Why: the soak's windowed ratio compares turns 1,000–2,000 with turns 9,000–10,000, twelve minutes later, and on
+these shared 2-core machines the host's own speed drifts more than that in twelve minutes (the bench's
+pure-Python calibration went 57 → 79 ms over one run, issue 39 item 7): the ratio then measures the host as
+much as the kernel. Here, after the soak's last sample, a second kernel (a fresh data directory, the same
+settings) is fed the soak's first ``early_turns`` turns — the early window's state — and then the two kernels
+take turns alternately, one turn each per round, the order swapped every round: both sides see the same
+host, so what differs is the state 10,000 turns left in the first one. Its figures stand beside the windowed
+ones (the raw ratio stays in the table, as measured); neither replaces the other.
+
+The second kernel starts only after the soak's memory samples are taken: it maps the same libraries, so while
+it runs the first kernel's PSS of those pages is split between the two.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from hologram.clients import TurnClient
+
+Feed = Callable[[int], str]  # the soak's text for its turn i
+Check = Callable[[Any, Sequence[Any]], None]  # sweep.answered: stop at a failed turn
+#: Starts the early kernel: its data directory, its pid, and how to stop it.
+EarlyKernel = Callable[[], tuple[Path, int, Callable[[], None]]]
+Tidy = Callable[[], None]  # called every 100 turns (the sweep empties the mock's record of requests)
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process, all its threads (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class _Side:
+    """One kernel's turns: its sessions (round-robin, as the soak feeds them) and the next turn's number."""
+
+    def __init__(self, client: TurnClient, ids: list[str | None], next_turn: int, pid: int) -> None:
+        self.client, self.ids, self.next_turn, self.pid = client, ids, next_turn, pid
+        self.latencies: list[float] = []
+
+    async def turn(self, feed: Feed, check: Check, tidy: Tidy) -> float:
+        i, slot = self.next_turn, self.next_turn % len(self.ids)
+        started = time.perf_counter()
+        stream = await self.client.start(feed(i), session=self.ids[slot])
+        check(await stream.result(), stream.events)
+        elapsed = time.perf_counter() - started
+        self.ids[slot] = stream.session
+        self.next_turn += 1
+        if self.next_turn % 100 == 0:
+            tidy()
+        return elapsed
+
+
+async def paired(
+    late_data: Path,
+    late_ids: list[str | None],
+    late_next: int,
+    late_pid: int,
+    early_data: Path,
+    early_pid: int,
+    *,
+    early_turns: int,
+    rounds: int,
+    feed: Feed,
+    check: Check,
+    tidy: Tidy,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    """Feed the early kernel ``early_turns`` of the soak, then ``rounds`` rounds of one turn on each kernel.
+    The first round of each session is left out of the figures on both sides: the late kernel was idle while
+    the early one was fed, so it reads its sessions back from disk first (``release_idle_s``)."""
+    sessions = len(late_ids)
+    async with (
+        await TurnClient.connect(late_data, client="sweep-paired") as late_client,
+        await TurnClient.connect(early_data, client="sweep-paired") as early_client,
+    ):
+        early = _Side(early_client, [None] * sessions, 0, early_pid)
+        late = _Side(late_client, list(late_ids), late_next, late_pid)
+        started = time.perf_counter()
+        while early.next_turn < early_turns:
+            await early.turn(feed, check, tidy)
+            if early.next_turn % 500 == 0:
+                log(f"  paired: early kernel fed {early.next_turn}/{early_turns} turns "
+                    f"({early.next_turn / (time.perf_counter() - started):.1f} turns/s)")  # fmt: skip
+        skip = sessions
+        cpu_before: dict[str, float] = {}
+        for r in range(rounds + skip):
+            if r == skip:
+                cpu_before = {"late": cpu_s(late.pid), "early": cpu_s(early.pid)}
+            order = (late, early) if r % 2 == 0 else (early, late)
+            for side in order:
+                elapsed = await side.turn(feed, check, tidy)
+                if r >= skip:
+                    side.latencies.append(elapsed)
+        cpu = {
+            "late": 1000 * (cpu_s(late.pid) - cpu_before["late"]) / rounds,
+            "early": 1000 * (cpu_s(early.pid) - cpu_before["early"]) / rounds,
+        }
+    pair_ratios = [a / b for a, b in zip(late.latencies, early.latencies, strict=True)]
+    late_median, early_median = statistics.median(late.latencies), statistics.median(early.latencies)
+    return {
+        "early_turns": early_turns,
+        "late_turns": late_next,
+        "rounds": rounds,
+        "latency_s": {"early": early_median, "end": late_median, "ratio": late_median / early_median},
+        "pair_ratio_median": statistics.median(pair_ratios),
+        "kernel_cpu_ms_per_turn": {"early": cpu["early"], "end": cpu["late"], "ratio": cpu["late"] / cpu["early"]},
+    }
+
+
+def run_paired(
+    late_data: Path,
+    late_ids: list[str | None],
+    late_next: int,
+    late_pid: int,
+    start_early: EarlyKernel,
+    *,
+    early_turns: int,
+    rounds: int,
+    feed: Feed,
+    check: Check,
+    tidy: Tidy,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    """:func:`paired` with the early kernel started by `start_early` (its data directory, pid and stop) and
+    stopped afterwards, whatever happens."""
+    early_data, early_pid, stop = start_early()
+    try:
+        return asyncio.run(
+            paired(
+                late_data,
+                late_ids,
+                late_next,
+                late_pid,
+                early_data,
+                early_pid,
+                early_turns=early_turns,
+                rounds=rounds,
+                feed=feed,
+                check=check,
+                tidy=tidy,
+                log=log,
+            )
+        )
+    finally:
+        stop()
