@@ -38,6 +38,20 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def host_ticks() -> tuple[int, int]:
+    """(steal, all) of the host's CPU ticks since boot (/proc/stat): the share of time the hypervisor gave this
+    machine's CPUs to someone else over a span is the two's differences' ratio — a soak's early and late windows
+    compared on a shared host."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (fields[7] if len(fields) > 7 else 0), sum(fields[:8])
+
+
+def steal_share(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """The share of CPU time stolen by the hypervisor between two :func:`host_ticks` readings."""
+    spent = after[1] - before[1]
+    return (after[0] - before[0]) / spent if spent > 0 else 0.0
+
+
 class _Side:
     """One kernel's turns: its sessions (round-robin, as the soak feeds them) and the next turn's number."""
 
@@ -94,6 +108,7 @@ async def paired(
         for r in range(rounds + skip):
             if r == skip:
                 cpu_before = {"late": cpu_s(late.pid), "early": cpu_s(early.pid)}
+                ticks = host_ticks()
             order = (late, early) if r % 2 == 0 else (early, late)
             for side in order:
                 elapsed = await side.turn(feed, check, tidy)
@@ -103,6 +118,7 @@ async def paired(
             "late": 1000 * (cpu_s(late.pid) - cpu_before["late"]) / rounds,
             "early": 1000 * (cpu_s(early.pid) - cpu_before["early"]) / rounds,
         }
+        stolen = steal_share(ticks, host_ticks())
     pair_ratios = [a / b for a, b in zip(late.latencies, early.latencies, strict=True)]
     late_median, early_median = statistics.median(late.latencies), statistics.median(early.latencies)
     return {
@@ -111,6 +127,7 @@ async def paired(
         "rounds": rounds,
         "latency_s": {"early": early_median, "end": late_median, "ratio": late_median / early_median},
         "pair_ratio_median": statistics.median(pair_ratios),
+        "host_steal_share": stolen,
         "kernel_cpu_ms_per_turn": {"early": cpu["early"], "end": cpu["late"], "ratio": cpu["late"] / cpu["early"]},
     }
 

@@ -23,7 +23,9 @@ through `hologram ask` (a new process per turn, as a person at a shell does). Ro
 * soak: N tool-using turns (files_write, notes_search) round-robin over several sessions, English and
   Chinese, with a small ``context_window`` so every turn prunes and pruned events go to cold memory (L2);
   sampled along the way: PSS and open fds of every process, SQLite file sizes, turn latency; growth is
-  reported after a warm-up (the first 10% of turns, at least 50);
+  reported after a warm-up (the first 10% of turns, at least 50); then (``--paired-rounds``) its end against its
+  early turns side by side: a second kernel fed the soak's first 1.5 warm-ups of turns, then one turn on each
+  kernel a round (bench/_paired.py) — latency growth measured on one host state, not twelve minutes apart;
 * install: the size of this venv (``sys.prefix``).
 
 Times are noisy on a shared machine (report them with that caveat); counts (bytes, fds, PSS) repeat.
@@ -51,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, m
 
 from bench import _threads as threads
 from bench._kernel import HOLOGRAM, BenchKernel, configure_bytecode, provider_toml
-from bench._paired import EarlyKernel, cpu_s, run_paired
+from bench._paired import EarlyKernel, cpu_s, host_ticks, run_paired, steal_share
 from bench.proctree import tree
 from hologram.base.errors import HologramError
 from hologram.clients import TurnClient
@@ -565,6 +567,8 @@ def measure_soak(
                             # how fast this host runs Python right now (one round of calibration_ms, in the
                             # bench's process): the normalised latency line below divides by it
                             "calibration_ms": calibration_ms(rounds=1),
+                            # the host's CPU ticks, stolen and all, since boot (the windows' steal share)
+                            "host_ticks": host_ticks(),
                             # its threads and glibc heaps (a thread started late brings a malloc arena)
                             "kernel_threads": threads.census(kernel_pid),
                         }
@@ -716,6 +720,11 @@ def _windowed(samples: list[dict[str, Any]], latencies: list[float], window: int
             "end_cal_ms": end_cal,
             "ratio": (end_lat / end_cal) / (early_lat / early_cal),
         }
+    if first[0].get("host_ticks") and end[0].get("host_ticks"):  # how much of the host the hypervisor took
+        out["host_steal_share"] = {
+            "early": steal_share(first[0]["host_ticks"], first[-1]["host_ticks"]),
+            "end": steal_share(end[0]["host_ticks"], end[-1]["host_ticks"]),
+        }
     cpu_first = (first[-1]["kernel_cpu_s"] - first[0]["kernel_cpu_s"]) / max(1, first[-1]["turn"] - first[0]["turn"])
     cpu_end = (end[-1]["kernel_cpu_s"] - end[0]["kernel_cpu_s"]) / max(1, end[-1]["turn"] - end[0]["turn"])
     if cpu_first > 0 and cpu_end > 0:
@@ -826,6 +835,10 @@ def table(result: Result) -> list[tuple[str, str]]:
                 rows.append(
                     (f"  kernel CPU a turn, {span}", f"{c['early']:.1f} → {c['end']:.1f} ms ({c['ratio']:.2f}x)")
                 )
+            if "host_steal_share" in w:
+                h = w["host_steal_share"]
+                steal = f"{100 * h['early']:.1f} → {100 * h['end']:.1f}%"
+                rows.append((f"  host CPU stolen by the hypervisor, {span}", steal))
         pr = s.get("paired")
         if pr:  # bench/_paired.py: the end against an early kernel, turn for turn on the same host
             span = f"turn {pr['late_turns']:,} beside turn {pr['early_turns']:,}, {pr['rounds']} rounds"
@@ -837,6 +850,8 @@ def table(result: Result) -> list[tuple[str, str]]:
                     f"pairs' median {pr['pair_ratio_median']:.2f}x)",
                 )
             )
+            steal = f"{100 * pr['host_steal_share']:.1f}%"
+            rows.append(("  host CPU stolen by the hypervisor during the rounds", steal))
             rows.append(
                 (
                     f"  kernel CPU a turn side by side, {span}",

@@ -17,6 +17,7 @@ import sys
 def _start() -> None:
     import collections
     import contextlib
+    import cProfile
     import ctypes
     import ctypes.util
     import gc
@@ -24,6 +25,7 @@ def _start() -> None:
     import threading
     import time
     import tracemalloc
+    from collections.abc import Callable
     from pathlib import Path
 
     where = Path(os.environ["HOLOGRAM_DIAG_DIR"])
@@ -254,6 +256,27 @@ def _start() -> None:
                 out.write(f"{n}\t{thread}\t{stack}\n")
         (where / f"{name}.done").write_text("")
 
+    profilers: dict[str, cProfile.Profile] = {}
+
+    def on_loop(call: Callable[[], None]) -> None:
+        """Run `call` on the running event loop's thread and wait for it (cProfile profiles the thread that
+        enables it: the kernel's main thread, whose turns a late soak window makes slower)."""
+        import asyncio
+
+        # the loop of any task (every task registers in asyncio's set of all tasks; the loop is not found
+        # among the collector's objects: uvloop's is not tracked)
+        loops = [t.get_loop() for t in list(asyncio.tasks._all_tasks) if t.get_loop().is_running()]
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                call()
+            finally:
+                done.set()
+
+        loops[0].call_soon_threadsafe(run)
+        done.wait(30)
+
     def watch() -> None:
         while True:
             for req in sorted(where.glob("req-*")):
@@ -282,6 +305,14 @@ def _start() -> None:
                         (where / f"{name}.done").write_text("")
                     elif name.startswith("profstop-"):
                         sampling.pop(name[9:]).set()
+                        (where / f"{name}.done").write_text("")
+                    elif name.startswith("cprofstart-"):  # cProfile the event loop's thread (calls counted)
+                        on_loop(profilers.setdefault(name[11:], cProfile.Profile()).enable)
+                        (where / f"{name}.done").write_text("")
+                    elif name.startswith("cprofstop-"):
+                        prof = profilers.pop(name[10:])
+                        on_loop(prof.disable)
+                        prof.dump_stats(str(where / f"{name[10:]}.pstats"))
                         (where / f"{name}.done").write_text("")
                     else:
                         answer(name)
