@@ -13,9 +13,10 @@ state, once for each scoring window of ``--windows`` (a preview stores nothing, 
 state). Evidence in context as in the stream protocol, by conversation: the first conversations are ~11,000
 events back, the last one inside any window.
 
-Measured (issue 39 item 7, 4k): window 4,096 0.785, 2,048 0.736 — conversations 47 and 48, 2,000–4,000 events
-back, 0.844 → 0.676 and 0.916 → 0.733. A request's cost follows the window (the soak's latency at 10,000 turns
-against its early turns, side by side: 1.09× with 4,096, 1.03× with 2,048); the window stays 4,096.
+Measured (issue 39 item 7, 4k, 1,536 questions): window 4,096 0.782, 2,048 0.734 — conversations 47 and 48,
+2,150–4,900 events back, 0.838 → 0.672 and 0.916 → 0.733. A request's cost follows the window (the soak's
+latency at 10,000 turns against its early turns, side by side: 1.09× with 4,096, 1.03× with 2,048); the window
+stays 4,096.
 """
 
 from __future__ import annotations
