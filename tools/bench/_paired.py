@@ -20,6 +20,7 @@ import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -72,36 +73,46 @@ class _Side:
         return elapsed
 
 
-async def paired(
-    late_data: Path,
-    late_ids: list[str | None],
-    late_next: int,
-    late_pid: int,
-    early_data: Path,
-    early_pid: int,
-    *,
-    early_turns: int,
-    rounds: int,
-    feed: Feed,
-    check: Check,
-    tidy: Tidy,
-    log: Callable[[str], None],
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class LateKernel:
+    """The soak's kernel as its last turn left it: data directory, its sessions (round-robin slots), the next
+    turn's number, its pid."""
+
+    data: Path
+    ids: list[str | None]
+    next_turn: int
+    pid: int
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the side-by-side part runs: the early kernel's feed, the rounds, the soak's text and checks."""
+
+    early_turns: int
+    rounds: int
+    feed: Feed
+    check: Check
+    tidy: Tidy
+    log: Callable[[str], None]
+
+
+async def paired(late_kernel: LateKernel, early_data: Path, early_pid: int, plan: Plan) -> dict[str, Any]:
     """Feed the early kernel ``early_turns`` of the soak, then ``rounds`` rounds of one turn on each kernel.
     The first round of each session is left out of the figures on both sides: the late kernel was idle while
     the early one was fed, so it reads its sessions back from disk first (``release_idle_s``)."""
-    sessions = len(late_ids)
+    feed, check, tidy, rounds = plan.feed, plan.check, plan.tidy, plan.rounds
+    sessions = len(late_kernel.ids)
     async with (
-        await TurnClient.connect(late_data, client="sweep-paired") as late_client,
+        await TurnClient.connect(late_kernel.data, client="sweep-paired") as late_client,
         await TurnClient.connect(early_data, client="sweep-paired") as early_client,
     ):
         early = _Side(early_client, [None] * sessions, 0, early_pid)
-        late = _Side(late_client, list(late_ids), late_next, late_pid)
+        late = _Side(late_client, list(late_kernel.ids), late_kernel.next_turn, late_kernel.pid)
         started = time.perf_counter()
-        while early.next_turn < early_turns:
+        while early.next_turn < plan.early_turns:
             await early.turn(feed, check, tidy)
             if early.next_turn % 500 == 0:
-                log(f"  paired: early kernel fed {early.next_turn}/{early_turns} turns "
+                plan.log(f"  paired: early kernel fed {early.next_turn}/{plan.early_turns} turns "
                     f"({early.next_turn / (time.perf_counter() - started):.1f} turns/s)")  # fmt: skip
         skip = sessions
         cpu_before: dict[str, float] = {}
@@ -122,8 +133,8 @@ async def paired(
     pair_ratios = [a / b for a, b in zip(late.latencies, early.latencies, strict=True)]
     late_median, early_median = statistics.median(late.latencies), statistics.median(early.latencies)
     return {
-        "early_turns": early_turns,
-        "late_turns": late_next,
+        "early_turns": plan.early_turns,
+        "late_turns": late_kernel.next_turn,
         "rounds": rounds,
         "latency_s": {"early": early_median, "end": late_median, "ratio": late_median / early_median},
         "pair_ratio_median": statistics.median(pair_ratios),
@@ -132,39 +143,11 @@ async def paired(
     }
 
 
-def run_paired(
-    late_data: Path,
-    late_ids: list[str | None],
-    late_next: int,
-    late_pid: int,
-    start_early: EarlyKernel,
-    *,
-    early_turns: int,
-    rounds: int,
-    feed: Feed,
-    check: Check,
-    tidy: Tidy,
-    log: Callable[[str], None],
-) -> dict[str, Any]:
+def run_paired(late: LateKernel, start_early: EarlyKernel, plan: Plan) -> dict[str, Any]:
     """:func:`paired` with the early kernel started by `start_early` (its data directory, pid and stop) and
     stopped afterwards, whatever happens."""
     early_data, early_pid, stop = start_early()
     try:
-        return asyncio.run(
-            paired(
-                late_data,
-                late_ids,
-                late_next,
-                late_pid,
-                early_data,
-                early_pid,
-                early_turns=early_turns,
-                rounds=rounds,
-                feed=feed,
-                check=check,
-                tidy=tidy,
-                log=log,
-            )
-        )
+        return asyncio.run(paired(late, early_data, early_pid, plan))
     finally:
         stop()

@@ -53,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, m
 
 from bench import _threads as threads
 from bench._kernel import HOLOGRAM, BenchKernel, configure_bytecode, provider_toml
-from bench._paired import EarlyKernel, cpu_s, host_ticks, run_paired, steal_share
+from bench._paired import EarlyKernel, LateKernel, Plan, cpu_s, host_ticks, run_paired, steal_share
 from bench.proctree import tree
 from hologram.base.errors import HologramError
 from hologram.clients import TurnClient
@@ -594,10 +594,8 @@ def measure_soak(
 
         early_turns = warmup * 3 // 2  # the middle of the windowed figures' early window (warm-up → 2 × warm-up)
         log(f"paired: an early kernel fed {early_turns} turns, then {paired_rounds} rounds of a turn on each")
-        side_by_side = run_paired(
-            kernel.data, ids, turns, kernel_pid, early_kernel,
-            early_turns=early_turns, rounds=paired_rounds, feed=soak_text, check=answered, tidy=tidy, log=log,
-        )  # fmt: skip
+        plan = Plan(early_turns, paired_rounds, feed=soak_text, check=answered, tidy=tidy, log=log)
+        side_by_side = run_paired(LateKernel(kernel.data, ids, turns, kernel_pid), early_kernel, plan)
     rejected = len(mock.rejections)
     base = next(s for s in samples if s["turn"] >= warmup)
     last = samples[-1]
