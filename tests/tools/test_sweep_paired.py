@@ -26,17 +26,16 @@ def inputs_by_session(data: Path) -> dict[str, int]:
 def test_the_soak_ends_with_its_kernel_beside_an_early_one(tmp_path: Path) -> None:
     configure_bytecode(tmp_path)
     logged: list[str] = []
-    early: list[BenchKernel] = []
-    pids: list[int] = []
+    started: list[tuple[Path, int]] = []
     with MockLLM("deepseek") as mock:
         settings = sweep.settings_for(mock, context_window=6000)
         kernel = BenchKernel(tmp_path / "soak", settings, builtins=True)
+        start_early = sweep.early_kernel_at(tmp_path / "soak-early", settings)  # the sweep's own
 
         def early_kernel() -> tuple[Path, int, Callable[[], None]]:
-            early.append(BenchKernel(tmp_path / "soak-early", settings, builtins=True))
-            early[0].start()
-            pids.append(int(early[0].status()["kernel"]["pid"]))
-            return early[0].data, pids[0], early[0].stop
+            data, pid, stop = start_early()
+            started.append((data, pid))
+            return data, pid, stop
 
         try:
             kernel.start()
@@ -52,8 +51,9 @@ def test_the_soak_ends_with_its_kernel_beside_an_early_one(tmp_path: Path) -> No
     assert got["mock_rejections"] == 0
     # the early kernel took its feed, then its counted rounds and the 4 left out (a session each), in 4
     # sessions; the late kernel went on in its soak's 4 sessions: 60 turns, then as many rounds
-    early_turns, late_turns = inputs_by_session(early[0].data), inputs_by_session(kernel.data)
+    ((early_data, early_pid),) = started
+    early_turns, late_turns = inputs_by_session(early_data), inputs_by_session(kernel.data)
     assert len(early_turns) == 4 and sum(early_turns.values()) == 75 + 6 + 4
     assert len(late_turns) == 4 and sum(late_turns.values()) == 60 + 6 + 4
-    assert not Path(f"/proc/{pids[0]}").exists()  # the early kernel was stopped after its rounds
+    assert not Path(f"/proc/{early_pid}").exists()  # the early kernel was stopped after its rounds
     assert any("paired: an early kernel fed 75 turns" in line for line in logged)

@@ -495,6 +495,23 @@ def soak_text(i: int) -> str:
     return f"{ENGLISH if i % 2 == 0 else CHINESE} ({i})"
 
 
+def early_kernel_at(root: Path, settings: str) -> EarlyKernel:
+    """How the side-by-side part starts its early kernel: the default graph in `root` with the soak's `settings`;
+    stopped again if it does not get ready (no kernel outlives the sweep)."""
+
+    def start() -> tuple[Path, int, Callable[[], None]]:
+        early = BenchKernel(root, settings, builtins=True)
+        try:
+            early.start()
+            pid = int(early.status()["kernel"]["pid"])
+        except BaseException:
+            early.stop()
+            raise
+        return early.data, pid, early.stop
+
+    return start
+
+
 def measure_soak(
     kernel: BenchKernel,
     mock: MockLLM,
@@ -1009,17 +1026,12 @@ def main() -> int:
             settings = settings_for(mock, context_window=args.context_window)
             kernel = BenchKernel(root / "soak", settings, builtins=True)
 
-            def early_kernel() -> tuple[Path, int, Callable[[], None]]:
-                early = BenchKernel(root / "soak-early", settings, builtins=True)
-                early.start()
-                return early.data, int(early.status()["kernel"]["pid"]), early.stop
-
+            early = early_kernel_at(root / "soak-early", settings) if args.paired_rounds else None
             try:
                 kernel.start()
                 result["soak"] = measure_soak(
-                    kernel, mock, args.soak, args.sessions, log,
-                    early_kernel=early_kernel if args.paired_rounds else None, paired_rounds=args.paired_rounds,
-                )  # fmt: skip
+                    kernel, mock, args.soak, args.sessions, log, early_kernel=early, paired_rounds=args.paired_rounds
+                )
             finally:
                 kernel.stop()
         if "install" in only:

@@ -1536,7 +1536,7 @@ class _Columns:
     def _sealed_parts(self, name: str) -> tuple[list[np.ndarray], np.ndarray]:
         """Column `name`'s sealed parts and their ends, looked up once a request: a long session's request view
         gathers ~25 times (its columns at its events and passages, times and seqs at a few), and each gather
-            viewed every segment's array and summed their sizes anew (issue 39 item 7: 15,000 gathers over 300 late
+        viewed every segment's array and summed their sizes anew (issue 39 item 7: 15,000 gathers over 300 late
         soak turns against 4,900 early; their own time under cProfile 0.34 -> 0.29 s with this and the slices)."""
         got = self._parts.get(name)
         if got is None:
