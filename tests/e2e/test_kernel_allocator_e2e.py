@@ -1,10 +1,12 @@
 """The kernel's allocator as it runs (hologram/base/_heap.py `limit_arenas`, `allocator`): a real `hologram up`,
 read from the kernel itself — its `status` (the allocator its interpreter uses, from the interpreter) and its
-/proc/PID/maps (glibc's thread heaps). At "ready" its worker threads have all started and malloc-ed at the same
-moment (hologram/kernel/executor.py), which without the cap gives each of them a thread heap of its own; with
-it the kernel holds the main heap and at most ARENA_MAX - 1 more, after a burst of turns too.
+/proc/PID/maps and /proc/PID/mem (glibc's thread arenas). At "ready" its worker threads have all started and
+malloc-ed at the same moment (hologram/kernel/executor.py), which without the cap gives each of them an arena of
+its own; with it the kernel holds the main arena and at most ARENA_MAX - 1 more, after a burst of turns too.
+Arenas, not heaps: an arena that outgrows its 64 MiB heap goes on in a second one (CI once saw two heaps, one
+arena, at "ready"; tests/tools/test_thread_arenas.py).
 
-Mutation check (done): `up` not calling `limit_arenas` — red (4-5 thread heaps at "ready")."""
+Mutation check (done): `up` not calling `limit_arenas` — red (9 thread arenas in 10 heaps at "ready")."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bench._threads import thread_heaps
+from bench._threads import thread_arenas, thread_heaps
 from hologram.base._heap import ARENA_MAX
 from hologram.clients import TurnClient
 from hologram.kernel.executor import WORKERS
@@ -39,7 +41,9 @@ def test_the_kernel_runs_pymalloc_with_its_threads_sharing_capped_malloc_arenas(
             pid = int(info["pid"])
             assert info["allocator"] == "pymalloc" and info["allocated_blocks"] > 0
             assert len(list(Path(f"/proc/{pid}/task").iterdir())) > WORKERS  # the loop, the workers, others
-            assert thread_heaps(pid) <= ARENA_MAX - 1, f"{thread_heaps(pid)} thread heaps"
+            assert thread_arenas(pid) <= ARENA_MAX - 1, (
+                f"{thread_arenas(pid)} thread arenas ({thread_heaps(pid)} heaps)"
+            )
 
             mock.script([], default={"reasoning_content": "ok", "content": "Noted, thanks."})
 
@@ -49,6 +53,8 @@ def test_the_kernel_runs_pymalloc_with_its_threads_sharing_capped_malloc_arenas(
                     return [(await s.result()).stop_reason for s in streams]
 
             assert asyncio.run(burst()) == ["answer"] * 6
-            assert thread_heaps(pid) <= ARENA_MAX - 1
+            assert thread_arenas(pid) <= ARENA_MAX - 1, (
+                f"{thread_arenas(pid)} thread arenas ({thread_heaps(pid)} heaps)"
+            )
         finally:
             kernel.stop()

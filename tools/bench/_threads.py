@@ -10,11 +10,15 @@ kernel-visible names), how many glibc thread heaps are mapped, and the anonymous
 
 from __future__ import annotations
 
+import os
+import struct
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 _HEAP_ALIGN = 64 << 20  # glibc's non-main heaps are HEAP_MAX_SIZE-aligned (64 MiB on 64-bit)
+
+Map = tuple[int, int, str, str]  # lo, hi, permissions, name
 
 
 def thread_ids(pid: int) -> list[int]:
@@ -37,15 +41,41 @@ def thread_names(pid: int) -> Counter[str]:
 def thread_heaps(pid: int) -> int:
     """glibc's thread heaps mapped in the process (each arena has one, or more once it outgrows 64 MiB; the main
     arena is [heap] and not counted): see :func:`is_thread_heap`."""
-    maps = []
-    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
-        head = line.split()
-        lo, hi = (int(x, 16) for x in head[0].split("-"))
-        maps.append((lo, hi, head[1], head[5] if len(head) > 5 else ""))
+    maps = _maps(pid)
     return sum(is_thread_heap(m, n) for m, n in zip(maps, [*maps[1:], None], strict=True))
 
 
-Map = tuple[int, int, str, str]  # lo, hi, permissions, name
+def _maps(pid: int) -> list[Map]:
+    out: list[Map] = []
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        head = line.split()
+        lo, hi = (int(x, 16) for x in head[0].split("-"))
+        out.append((lo, hi, head[1], head[5] if len(head) > 5 else ""))
+    return out
+
+
+def thread_arenas(pid: int) -> int:
+    """glibc's thread arenas (the main arena not counted): the thread heaps that begin one.
+
+    An arena whose heap fills its 64 MiB (or cannot grow in place) goes on in a second heap, so heaps are not
+    arenas: a kernel capped at one thread arena showed two heaps at "ready" once in a CI run (the embedding
+    model's load buffers). Each heap starts with glibc's ``heap_info`` — ``ar_ptr`` (its arena), ``prev`` (the
+    arena's previous heap, NULL in the first) —, and a first heap holds its arena right after that header. Read
+    through /proc/PID/mem (the reader must be allowed to trace the process: its parent or root)."""
+    maps = _maps(pid)
+    arenas = 0
+    with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
+        for vma, above in zip(maps, [*maps[1:], None], strict=True):
+            if not is_thread_heap(vma, above):
+                continue
+            header = os.pread(mem.fileno(), 16, vma[0])
+            ar_ptr, prev = struct.unpack("<QQ", header)
+            arenas += prev == 0 and vma[0] < ar_ptr < vma[0] + _HEAP_INFO_MAX
+    return arenas
+
+
+_HEAP_INFO_MAX = 64
+"""``sizeof(heap_info)`` is 32 or 48 bytes (glibc before and after 2.35), the arena right after it."""
 
 
 def is_thread_heap(vma: Map, above: Map | None) -> bool:
