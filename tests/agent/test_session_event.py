@@ -54,3 +54,24 @@ def test_the_strings_every_event_repeats_are_shared() -> None:
     a = Event(1, "".join(["se", "ssion"]), "input", 1.0, {}, turn="".join(["tu", "rn"]), channel="web")
     b = Event(2, "".join(["sess", "ion"]), "input", 1.0, {}, turn="".join(["t", "urn"]), channel="web")
     assert a.session is b.session and a.turn is b.turn and a.kind is b.kind
+
+
+def test_a_turn_id_is_shared_by_its_events_without_entering_the_interpreters_interned_strings() -> None:
+    """Every turn has an id of its own: interned, each one alive would be an entry of the interpreter's
+    interned-string dict, which grew with the turns an old session's requests read back (its table doubled at
+    ~4,500 turns of the soak). Checked through `sys.intern` itself: an equal string interned afterwards is not
+    the event's. Mutation check (done): `_set` interning the turn again — red."""
+    import sys
+    import uuid
+
+    from hologram.sessions import event as event_module
+
+    turn = f"turn-{uuid.uuid4().hex}"
+    a = Event(1, "s", "input", 1.0, {}, turn="".join([turn[:7], turn[7:]]))
+    b = Event(2, "s", "response", 1.0, {}, turn="".join([turn[:9], turn[9:]]))
+    assert a.turn == turn and a.turn is b.turn  # one string for the turn's events
+    assert sys.intern("".join([turn[:5], turn[5:]])) is not a.turn  # and not the interpreter's interned one
+
+    for k in range(event_module._TURNS_KEPT + 10):  # the table of recent turns stays bounded
+        Event(k, "s", "input", 1.0, {}, turn=f"{turn}-{k}")
+    assert len(event_module._TURNS) <= event_module._TURNS_KEPT

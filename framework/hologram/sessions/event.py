@@ -49,9 +49,34 @@ def pack_row(seq: int, ts: float, call_of: int | None, call_id: str | None, raw:
 
 
 def _shared(value: Any) -> Any:
-    """The interned copy of a str (None and other types as they are): the session, kind, turn and channel every
-    event of a session or turn repeats are one string, not one per event."""
+    """The interned copy of a str (None and other types as they are): the session, kind and channel every event
+    of a session repeats are one string, not one per event. Only for values from a small set: an interned
+    string stays in the interpreter's table as long as it lives (see :func:`_shared_turn`)."""
     return sys.intern(value) if type(value) is str else value
+
+
+_TURNS: dict[str, str] = {}
+"""Recent turn ids, each the one string the events of its turn share (:func:`_shared_turn`)."""
+_TURNS_KEPT = 1024
+
+
+def _shared_turn(turn: str | None) -> str | None:
+    """One string for the events of a recent turn, from a table of at most :data:`_TURNS_KEPT` turns (emptied
+    when full). Not ``sys.intern``: every turn has an id of its own, and each interned one alive — an event in
+    the session log's cache, or an old event read back for a request — is an entry of the interpreter's
+    interned-string dict. In a long soak the old events a request reads back come from ever more distinct turns;
+    the dict's live entries crossed a resize boundary at ~4,500 turns and its table doubled (0.93 -> 1.83 MiB,
+    one mmapped block, kept for the rest of the process): the step of +1 MB in the kernel's memory that every
+    10,000-turn soak showed (issue 39 item 7). A turn's events are read together, so a small table shares
+    about as much."""
+    if turn is None:
+        return None
+    got = _TURNS.get(turn)
+    if got is None:
+        if len(_TURNS) >= _TURNS_KEPT:
+            _TURNS.clear()
+        got = _TURNS[turn] = turn
+    return got
 
 
 class Event:
@@ -167,7 +192,7 @@ def _set(event: Event, row: bytes, session: str, kind: str, turn: str | None, ch
     _setter(event, "_row", row)
     _setter(event, "session", _shared(session))
     _setter(event, "kind", _shared(kind))
-    _setter(event, "turn", _shared(turn))
+    _setter(event, "turn", _shared_turn(turn))
     _setter(event, "channel", _shared(channel))
 
 
