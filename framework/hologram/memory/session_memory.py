@@ -124,6 +124,7 @@ from hologram.memory.text.bounds import MAX_EMBEDDED_PASSAGES, MAX_INDEX_CHARS, 
 from hologram.memory.text.tfidf import TermVector
 from hologram.memory.text.tokenizer import warm_up
 from hologram.memory.text.utterance import speaks_of_self
+from hologram.memory.turn_ranking import TurnRanking
 from hologram.sessions import Event, SessionLog, SessionStore
 from hologram.sessions.log import LOG_CACHE_BYTES
 from hologram.tools.kernel_tool import KernelTool
@@ -243,6 +244,8 @@ class _Session:
     corrections: Corrections = field(default_factory=Corrections)
     """Which of the session's statements a later one corrects (memory/across/corrections.py): found as inputs are
     indexed, read by a request's ranking."""
+    turn_ranking: TurnRanking | None = None
+    """What the running turn's latest ranked request scored, for its later requests (memory/turn_ranking.py)."""
 
 
 class SessionMemory:
@@ -461,6 +464,8 @@ class SessionMemory:
         running = self._running.pop(sid, 0) - 1
         if running > 0:
             self._running[sid] = running
+        elif (ended_state := self._sessions.get(sid)) is not None:
+            ended_state.turn_ranking = None  # nothing of a turn's ranking is held between turns
         requests = self._turn_requests.pop(sid, 0) if running <= 0 else 0
         if self.release_idle_s is None:
             return
@@ -758,19 +763,30 @@ class SessionMemory:
         current = last_input if commit else None
         graph = self.graph
         l3_on = graph is not None and graph.settings.graph.recall and bool(text.strip()) and graph.exists()
+        # a later request of the turn fits what its first request scored (memory/turn_ranking.py)
+        ranking = state.turn_ranking if commit and not overflow else None
+        if ranking is not None and not ranking.holds(input_seq=last_input, text=text, budget=budget, scene=scene,
+                                                     events=n):  # fmt: skip
+            ranking = None
+        state.turn_ranking = None
+        whole_budget = budget
         by_name: list[L3Hit] = []
         reserved = L3_NONE
-        if l3_on:
-            assert graph is not None
-            # route 2 (entities the input names) gets its share of the budget first
-            by_name = await self._l3_ranked(graph, sid, state, text, None, None,
-                                            hops=graph.settings.graph.hops, scene=scene)  # fmt: skip
-            reserved = render(by_name, int(budget * graph.settings.graph.recall_share), session=sid)
-            budget = max(0, budget - reserved.tokens)
-        # other sessions of the same person (memory/across/store.py): their share of the budget first, like L3's
-        across_hits = await self._across_hits(sid, state, text)
-        across = render_across(across_hits, int(budget * ACROSS_SHARE))
-        budget = max(0, budget - across.tokens)
+        if ranking is not None:
+            by_name, reserved, across_hits, across, budget = ranking.shares
+        else:
+            if l3_on:
+                assert graph is not None
+                # route 2 (entities the input names) gets its share of the budget first
+                by_name = await self._l3_ranked(graph, sid, state, text, None, None,
+                                                hops=graph.settings.graph.hops, scene=scene)  # fmt: skip
+                reserved = render(by_name, int(budget * graph.settings.graph.recall_share), session=sid)
+                budget = max(0, budget - reserved.tokens)
+            # other sessions of the same person (memory/across/store.py): their share of the budget first, like L3's
+            across_hits = await self._across_hits(sid, state, text)
+            across = render_across(across_hits, int(budget * ACROSS_SHARE))
+            budget = max(0, budget - across.tokens)
+        shares = (by_name, reserved, across_hits, across, budget)
         # (a graph that cannot be read now could not send what won: then L3 does not compete)
         compete_l3 = l3_on and any_l3 and graph is not None and graph.problem is None
         recent_from = 0  # the view position where the recent window (one message per event) begins
@@ -778,16 +794,23 @@ class SessionMemory:
             keep = in_l1  # nothing ranked, nothing joined: the history as it is
         else:
             forced_at = index.positions_of_hashes(HashSet(state.protected)) if state.protected else None
-            query = await self._query(sid, state, text, now=now, current_input=current)
-            # the events this request can send: the window's, and the older ones its words name or it must keep
-            old_kept = l1 if forced_at is None or l1 is None else np.union1d(l1, forced_at)
-            view = index.request_view(query, window=self.score_window, horizon=self.dense_horizon, keep=old_kept)
+            scored = ranking.extended(index, self.score_window) if ranking is not None else None
+            if scored is not None and forced_at is not None and not np.isin(forced_at, scored[0].positions).all():
+                scored = None  # a recall brought back an event the ranked view lacks: rank again
+            if scored is not None:
+                view, scores = scored
+            else:
+                query = await self._query(sid, state, text, now=now, current_input=current)
+                # the events this request can send: the window's, and the older ones its words name or it must keep
+                old_kept = l1 if forced_at is None or l1 is None else np.union1d(l1, forced_at)
+                view = index.request_view(query, window=self.score_window, horizon=self.dense_horizon,
+                                          keep=old_kept)  # fmt: skip
+                scores = index.scores(query, dense_horizon=self.dense_horizon, window=self.score_window, view=view)
+                # the named person's turns like the best matches, for list questions (memory/rank/second_hop.py)
+                scores = second_hop(view, scores, query, horizon=self.dense_horizon)
+                scores = state.corrections.lift(scores, view.position_of_seq)  # a correction above what it corrects
             in_cold, in_l3, in_l1 = _layers_at(where, view)
             forced = None if forced_at is None else np.isin(view.positions, forced_at)
-            scores = index.scores(query, dense_horizon=self.dense_horizon, window=self.score_window, view=view)
-            # the named person's turns like the best matches, for list questions (memory/rank/second_hop.py)
-            scores = second_hop(view, scores, query, horizon=self.dense_horizon)
-            scores = state.corrections.lift(scores, view.position_of_seq)  # a correction above what it corrects
             # L2 (and L3, route 1) compete only with what clearly matches: filling the budget with whatever
             # old events rank above other irrelevant ones would count them as used, and nothing would
             # ever cool. An L3 event that wins is sent in the note, never in the history.
@@ -882,6 +905,11 @@ class SessionMemory:
             moved, quoted, overflow=overflow, recalled_count=len(winners), recalled_tokens=recalled_tokens
         )
         text_note = "\n".join(p for p in (note, l3.note, across.note) if p)
+        if commit and not overflow and scores is not None:  # for the turn's later requests
+            state.turn_ranking = TurnRanking(
+                input_seq=last_input, text=text, budget=whole_budget, scene=scene, events=n, positions=view.positions,
+                old=view.old, whole=view.is_whole, scores=scores, shares=shares,
+            )  # fmt: skip
         return Prepared(
             messages=history,
             note=Message.system(text_note) if text_note else None,
