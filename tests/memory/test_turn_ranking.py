@@ -67,7 +67,7 @@ def first_request(mem: SessionMemory, rankings: list[int]) -> tuple[str, str, Pr
 def test_a_later_request_fits_the_first_ones_scores_with_what_was_appended(
     mem: SessionMemory, rankings: list[int]
 ) -> None:
-    sid, text, first = first_request(mem, rankings)
+    sid, text, _ = first_request(mem, rankings)
     appended = tool_step(mem, sid, 1) + tool_step(mem, sid, 2)
     again = prepare(mem, sid, text)
     assert rankings == [], "not scored again"
@@ -82,7 +82,7 @@ def test_a_later_request_fits_the_first_ones_scores_with_what_was_appended(
 def test_results_that_outgrow_the_budget_are_fitted_by_the_same_scores(
     mem: SessionMemory, rankings: list[int]
 ) -> None:
-    sid, text, first = first_request(mem, rankings)
+    sid, text, _ = first_request(mem, rankings)
     long_result = " ".join(f"reading {i}: wind from the north-west" for i in range(60))  # ~500 tokens
     appended = tool_step(mem, sid, 1, content=long_result)
     again = prepare(mem, sid, text)
@@ -105,7 +105,7 @@ def test_an_event_l2_let_go_of_in_between_is_sent_or_held_again(mem: SessionMemo
 
 
 def test_a_new_input_is_a_new_turn_and_ranks(mem: SessionMemory, rankings: list[int]) -> None:
-    sid, text, first = first_request(mem, rankings)
+    sid, text, _ = first_request(mem, rankings)
     mem.store.append(sid, "response", {"content": "Here is a recipe.", "reasoning": "ok"})
     mem.store.append(sid, "input", {"text": text})  # the same words, a new turn
     prepare(mem, sid, text)
@@ -113,7 +113,7 @@ def test_a_new_input_is_a_new_turn_and_ranks(mem: SessionMemory, rankings: list[
 
 
 def test_a_turn_that_ended_holds_no_ranking(mem: SessionMemory, rankings: list[int]) -> None:
-    sid, text, first = first_request(mem, rankings)
+    sid, text, _ = first_request(mem, rankings)
     mem.turn_started(sid)
     mem.turn_ended(sid)
     tool_step(mem, sid, 1)
