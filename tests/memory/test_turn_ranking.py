@@ -79,9 +79,7 @@ def test_a_later_request_fits_the_first_ones_scores_with_what_was_appended(
     assert asyncio.run(fresh.preview(sid, text, window_tokens=WINDOW, fixed_tokens=0)).seqs == again.seqs
 
 
-def test_results_that_outgrow_the_budget_are_fitted_by_the_same_scores(
-    mem: SessionMemory, rankings: list[int]
-) -> None:
+def test_results_that_outgrow_the_budget_are_fitted_by_the_same_scores(mem: SessionMemory, rankings: list[int]) -> None:
     sid, text, _ = first_request(mem, rankings)
     long_result = " ".join(f"reading {i}: wind from the north-west" for i in range(60))  # ~500 tokens
     appended = tool_step(mem, sid, 1, content=long_result)
