@@ -11,8 +11,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from hologram.kernel.control import call
@@ -54,6 +56,24 @@ def provider_toml(name: str, base_url: str, *, kind: str = "deepseek", **extra: 
     return "\n".join(lines) + "\n"
 
 
+def stop_on_terminate() -> None:
+    """Make a SIGTERM to this process end it as Ctrl-C does, so the ``finally`` blocks that stop its kernels run.
+
+    Why: a bench tool killed with the default SIGTERM ends at once, and the kernel it started — a process of its own
+    — ran on (an orphaned `soak_diag.py` kernel at ~20 % of a core spoiled the next soak's start, issue 39 item 7).
+    Only from the main thread (where Python runs signal handlers) and only over the default action, never over a
+    handler someone else installed."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+
+    def terminate(signum: int, _frame: FrameType | None) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, terminate)
+
+
 class BenchKernel:
     """`hologram up` in `root` with `settings` (TOML text); builtins only when `builtins` is true; `manifests`:
     directories (relative to `root`) of more manifests (`hologram build -m`)."""
@@ -77,6 +97,7 @@ class BenchKernel:
 
     def start(self, timeout: float = 60) -> float:
         """Start and wait until every plugin is ready; returns the seconds that took."""
+        stop_on_terminate()
         started = time.perf_counter()
         self.process = subprocess.Popen(
             [*HOLOGRAM, "up", "--port", "0", "--lock", str(self.lock), "--data", str(self.data)],
