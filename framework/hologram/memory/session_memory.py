@@ -9,10 +9,11 @@ The session database keeps every event forever: it is the durable log. The tiers
   :mod:`hologram.memory.graph.service`) — neither L1 nor L2: never in a history again, never put back in L2;
 * **L1** = the session's events minus those in L2 and L3, in log order.
 
-**One ranking per request over L1 ∪ L2** (issue 11): before every LLM request, every event of the session is
-scored against the turn's query by one scorer (:mod:`hologram.memory.index.session_index`, queries from
+**One ranking over L1 ∪ L2** (issue 11): before every LLM request, the session's events are scored against the
+turn's query by one scorer (:mod:`hologram.memory.index.session_index`, queries from
 :mod:`hologram.memory.rank.query`) and the best are fitted to the one history budget (pinned recent events, whole
-call groups, time order). Then:
+call groups, time order). Scored once a turn, fitted once a request: a tool loop's later requests fit the scores of
+the turn's first, extended by the events the loop appended (:mod:`hologram.memory.turn_ranking`). Then:
 
 * an L1 event that lost moves to L2 — one durable ``ColdStore.put`` (nothing to delete on the L1 side, so a
   crash cannot lose or duplicate anything);
