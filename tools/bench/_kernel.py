@@ -61,6 +61,7 @@ def stop_on_terminate() -> None:
 
     Why: a bench tool killed with the default SIGTERM ends at once, and the kernel it started — a process of its own
     — ran on (an orphaned `soak_diag.py` kernel at ~20 % of a core spoiled the next soak's start, issue 39 item 7).
+    Called by :meth:`BenchKernel.start` and by every tool that starts `hologram up` itself, before the process.
     Only from the main thread (where Python runs signal handlers) and only over the default action, never over a
     handler someone else installed."""
     if threading.current_thread() is not threading.main_thread():

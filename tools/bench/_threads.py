@@ -41,17 +41,18 @@ def thread_names(pid: int) -> Counter[str]:
 def thread_heaps(pid: int) -> int:
     """glibc's thread heaps mapped in the process (each arena has one, or more once it outgrows 64 MiB; the main
     arena is [heap] and not counted): see :func:`is_thread_heap`."""
-    maps = _maps(pid)
-    return sum(is_thread_heap(m, n) for m, n in zip(maps, [*maps[1:], None], strict=True))
+    return len(_heap_maps(pid))
 
 
-def _maps(pid: int) -> list[Map]:
-    out: list[Map] = []
+def _heap_maps(pid: int) -> list[Map]:
+    """The process's glibc thread heaps, from /proc/PID/maps (:func:`is_thread_heap` of each mapping and the one
+    above it)."""
+    maps: list[Map] = []
     for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
         head = line.split()
         lo, hi = (int(x, 16) for x in head[0].split("-"))
-        out.append((lo, hi, head[1], head[5] if len(head) > 5 else ""))
-    return out
+        maps.append((lo, hi, head[1], head[5] if len(head) > 5 else ""))
+    return [m for m, above in zip(maps, [*maps[1:], None], strict=True) if is_thread_heap(m, above)]
 
 
 def thread_arenas(pid: int) -> int:
@@ -62,15 +63,11 @@ def thread_arenas(pid: int) -> int:
     model's load buffers). Each heap starts with glibc's ``heap_info`` — ``ar_ptr`` (its arena), ``prev`` (the
     arena's previous heap, NULL in the first) —, and a first heap holds its arena right after that header. Read
     through /proc/PID/mem (the reader must be allowed to trace the process: its parent or root)."""
-    maps = _maps(pid)
     arenas = 0
     with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
-        for vma, above in zip(maps, [*maps[1:], None], strict=True):
-            if not is_thread_heap(vma, above):
-                continue
-            header = os.pread(mem.fileno(), 16, vma[0])
-            ar_ptr, prev = struct.unpack("<QQ", header)
-            arenas += prev == 0 and vma[0] < ar_ptr < vma[0] + _HEAP_INFO_MAX
+        for lo, *_ in _heap_maps(pid):
+            ar_ptr, prev = struct.unpack("<QQ", os.pread(mem.fileno(), 16, lo))
+            arenas += prev == 0 and lo < ar_ptr < lo + _HEAP_INFO_MAX
     return arenas
 
 

@@ -34,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: mock_llm, bench
 
-from bench._kernel import BenchKernel, provider_toml
+from bench._kernel import BenchKernel, provider_toml, stop_on_terminate
 from hologram.clients import TurnClient
 from hologram.kernel.control import call
 from mock_llm import MockLLM
@@ -92,6 +92,7 @@ async def first_answer(data: Path) -> None:
 
 def cold_start(kernel: BenchKernel) -> tuple[float, float]:
     """(up → every plugin ready, up → first answer), seconds from the `hologram up` process start."""
+    stop_on_terminate()
     started = time.perf_counter()
     process = subprocess.Popen(
         [HOLOGRAM, "up", "--port", "0", "--lock", str(kernel.lock), "--data", str(kernel.data)],

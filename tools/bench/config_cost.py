@@ -42,7 +42,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, mock_llm
 
-from bench._kernel import configure_bytecode, provider_toml
+from bench._kernel import configure_bytecode, provider_toml, stop_on_terminate
 from hologram.base.errors import HologramError
 from hologram.clients import TurnClient
 from mock_llm import MockLLM
@@ -145,6 +145,7 @@ def process_cpu_s(pid: int) -> float:
 
 def start(tree: Path | None, lock: Path, data: Path, timeout: float = 90) -> dict[str, float]:
     """One cold `hologram up`: CPU and wall at the socket's first accept and at the first answer."""
+    stop_on_terminate()
     began = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-m", "hologram", "up", "--port", "0", "--lock", str(lock), "--data", str(data)],

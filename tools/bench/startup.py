@@ -65,7 +65,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench
 
-from bench._kernel import configure_bytecode
+from bench._kernel import configure_bytecode, stop_on_terminate
 from hologram.kernel import plugin_specs
 from hologram.kernel.control import call
 from hologram.manifest.facility import KERNEL
@@ -301,6 +301,7 @@ def kernel_launch(directory: Path, dag: Dag) -> float:
     if not (directory / "hologram.lock").is_file():
         lock_specs(directory, dag)  # writes directory/hologram.lock
     data = directory / "data"
+    stop_on_terminate()
     process = subprocess.Popen(
         [
             sys.executable,

@@ -52,7 +52,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: bench, mock_llm
 
 from bench import _threads as threads
-from bench._kernel import HOLOGRAM, BenchKernel, configure_bytecode, provider_toml
+from bench._kernel import HOLOGRAM, BenchKernel, configure_bytecode, provider_toml, stop_on_terminate
 from bench._paired import EarlyKernel, LateKernel, Plan, cpu_s, host_ticks, run_paired, steal_share
 from bench.proctree import tree
 from hologram.base.errors import HologramError
@@ -308,6 +308,7 @@ def cold_start(kernel: BenchKernel, timeout: float = 90) -> tuple[float, float, 
             ready_s, answer_s = await asyncio.gather(ready(), answer())
         return ready_s, answer_s
 
+    stop_on_terminate()
     started = time.perf_counter()
     kernel.process = subprocess.Popen(
         [*HOLOGRAM, "up", "--port", "0", "--lock", str(kernel.lock), "--data", str(kernel.data)],
