@@ -80,7 +80,7 @@ class TurnRanking:
         top = float(self.scores.max()) + 1.0 if self.scores.size else 1.0
         scores = np.concatenate([self.scores, np.full(added, top)]) if added else self.scores
         if self.whole:
-            view = RequestView.whole(index, old=max(0, n - window) if window is not None else 0)
+            view = RequestView.whole(index, window=window)
         else:
             positions = np.concatenate([self.positions, np.arange(self.events, n, dtype=np.int64)])
             view = RequestView(index, positions, old=self.old, is_whole=False)

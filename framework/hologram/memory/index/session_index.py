@@ -993,7 +993,7 @@ class SessionIndex:
         product's passages all in the view), else the whole session."""
         n = len(self)
         if window is None or horizon is None or horizon > window or n <= window:
-            return RequestView.whole(self, old=max(0, n - window) if window is not None else 0)
+            return RequestView.whole(self, window=window)
         with self.reading():
             cols = self._cols()
             start = n - window

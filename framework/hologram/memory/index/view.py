@@ -65,9 +65,11 @@ class RequestView:
         self._passage_map: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod
-    def whole(cls, index: SessionIndex, *, old: int = 0) -> RequestView:
-        """The whole session (a session within the window); `old`: its events before the window, if any."""
+    def whole(cls, index: SessionIndex, *, window: int | None = None) -> RequestView:
+        """The whole session (a session within the scoring `window`, or any session without one); its events
+        before the window, if any, are its `old` ones."""
         n = len(index)
+        old = max(0, n - window) if window is not None else 0
         return cls(index, np.arange(n, dtype=np.int64), old=old, is_whole=not GATHER_WHOLE)
 
     @classmethod
